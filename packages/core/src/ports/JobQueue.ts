@@ -1,0 +1,49 @@
+/**
+ * Durable jobs and timers. Webhook retries, function deploys, waits and
+ * broadcasts all run on it: a job is enqueued (now, or at a time), survives a
+ * restart of the host, and is handed to exactly one worker at a time across
+ * every host sharing the store. A failed attempt is retried with backoff until
+ * its retry limit is spent.
+ */
+import { Context, type Effect, type Scope } from "effect"
+
+export interface EnqueueOptions {
+  /** Epoch milliseconds before which the job does not start (a timer). */
+  readonly runAt?: number | undefined
+  /** While a job with this key is waiting or running in the queue, another enqueue with it is dropped. */
+  readonly dedupeKey?: string | undefined
+  /** Retries after the first attempt; default 2. */
+  readonly retryLimit?: number | undefined
+  /** Delay before the first retry in milliseconds, doubled for each further retry; default 1000. */
+  readonly retryDelayMs?: number | undefined
+}
+
+export interface Job {
+  readonly id: string
+  readonly queue: string
+  readonly payload: unknown
+  /** 1 for the first attempt. */
+  readonly attempt: number
+}
+
+export interface WorkOptions {
+  /** Jobs of this queue run at most this many at a time in this process. */
+  readonly concurrency: number
+}
+
+export class JobQueue extends Context.Service<JobQueue, {
+  /** Stores the job; answers its id, or null when the dedupe key was already queued. */
+  readonly enqueue: (queue: string, payload: unknown, options?: EnqueueOptions) => Effect.Effect<string | null>
+  /**
+   * Runs `handler` for the queue's jobs until the scope closes. A handler
+   * failure (or defect) counts as a failed attempt. Closing the scope lets
+   * running jobs finish.
+   */
+  readonly work: (
+    queue: string,
+    options: WorkOptions,
+    handler: (job: Job) => Effect.Effect<void, unknown>
+  ) => Effect.Effect<void, never, Scope.Scope>
+  /** Removes a queued job that has not started; false when it already ran or is unknown. */
+  readonly cancel: (queue: string, id: string) => Effect.Effect<boolean>
+}>()("@parley/core/ports/JobQueue") {}

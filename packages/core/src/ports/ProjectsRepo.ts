@@ -1,0 +1,17 @@
+/** Storage of projects and their API keys. */
+import { Context, type Effect, type Option } from "effect"
+import type { ApiKey, Project } from "../projects/Project.ts"
+
+export class ProjectsRepo extends Context.Service<ProjectsRepo, {
+  readonly insert: (project: Project) => Effect.Effect<void>
+  readonly findById: (id: string) => Effect.Effect<Option.Option<Project>>
+  /** All projects, oldest first. */
+  readonly list: Effect.Effect<ReadonlyArray<Project>>
+  readonly setDisabled: (id: string, disabled: boolean, at: string) => Effect.Effect<Option.Option<Project>>
+  readonly insertKey: (key: ApiKey) => Effect.Effect<void>
+  /** The live (not revoked) key with this hash and its project. */
+  readonly findKeyByHash: (hash: string) => Effect.Effect<Option.Option<{ readonly key: ApiKey; readonly project: Project }>>
+  readonly listKeys: (projectId: string) => Effect.Effect<ReadonlyArray<ApiKey>>
+  /** Marks a key revoked; None when the project has no such live key. */
+  readonly revokeKey: (projectId: string, keyId: string, at: string) => Effect.Effect<Option.Option<ApiKey>>
+}>()("@parley/core/ports/ProjectsRepo") {}

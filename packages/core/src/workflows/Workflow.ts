@@ -1,0 +1,166 @@
+/**
+ * The workflow resource (spec "Workflow", decisions 2.1) in its stored form
+ * and its wire forms: Workflow (no definition), WorkflowWithDefinition,
+ * WorkflowSummary, WorkflowMinimal, and the older surface's Flow.
+ */
+import { Schema } from "effect"
+
+export const WorkflowStatus = Schema.Literals(["draft", "active", "archived"])
+export type WorkflowStatus = typeof WorkflowStatus.Type
+
+export const ReadMode = Schema.Literals(["disabled", "read_only", "read_with_typing"])
+export type ReadMode = typeof ReadMode.Type
+
+export const NodeTypes = [
+  "start",
+  "send_text",
+  "send_template",
+  "send_interactive",
+  "wait_for_response",
+  "decide",
+  "function",
+  "webhook",
+  "agent",
+  "call",
+  "handoff",
+  "set_variable",
+  "emit_event"
+] as const
+export const NodeType = Schema.Literals(NodeTypes)
+export type NodeType = typeof NodeType.Type
+
+export const Position = Schema.Struct({ x: Schema.Finite, y: Schema.Finite })
+
+/** Node, read form. */
+export const Node = Schema.Struct({
+  id: Schema.String,
+  type: Schema.String,
+  position: Position,
+  data: Schema.Struct({
+    node_type: Schema.String,
+    config: Schema.Record(Schema.String, Schema.Unknown),
+    display_name: Schema.String
+  })
+})
+export type Node = typeof Node.Type
+
+/** Edge, read form. */
+export const Edge = Schema.Struct({
+  id: Schema.String,
+  source: Schema.String,
+  target: Schema.String,
+  type: Schema.String,
+  label: Schema.NullOr(Schema.String),
+  flow_condition_id: Schema.NullOr(Schema.String)
+})
+export type Edge = typeof Edge.Type
+
+export const Definition = Schema.Struct({ nodes: Schema.Array(Node), edges: Schema.Array(Edge) })
+export type Definition = typeof Definition.Type
+
+/**
+ * Write form of a definition. Kept loose on purpose: the graph validator
+ * (Definition.ts) checks every rule and reports all problems with paths, which
+ * a schema decode failure could not do.
+ */
+export const DefinitionInput = Schema.Record(Schema.String, Schema.Unknown)
+
+/** Who created a record: the API key (or operator) that made the call. */
+export const Actor = Schema.Struct({ id: Schema.String, name: Schema.String })
+export type Actor = typeof Actor.Type
+
+/** The stored record. */
+export interface WorkflowRecord {
+  readonly id: string
+  readonly project_id: string
+  readonly name: string
+  readonly slug: string
+  readonly description: string | null
+  readonly status: WorkflowStatus
+  readonly lock_version: number
+  readonly message_debounce_seconds: number | null
+  readonly agent_default_tools_version: number | null
+  readonly inbound_message_read_mode: ReadMode
+  readonly created_at: string
+  readonly updated_at: string
+  readonly execution_count: number
+  readonly last_executed_at: string | null
+  readonly created_by: Actor
+  readonly definition: Definition
+}
+
+export const Workflow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  slug: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  status: WorkflowStatus,
+  lock_version: Schema.NullOr(Schema.Int),
+  message_debounce_seconds: Schema.NullOr(Schema.Int),
+  agent_default_tools_version: Schema.NullOr(Schema.Int),
+  inbound_message_read_mode: ReadMode,
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  project_id: Schema.String,
+  execution_count: Schema.Int,
+  last_executed_at: Schema.NullOr(Schema.String)
+})
+export type Workflow = typeof Workflow.Type
+
+export const WorkflowWithDefinition = Schema.Struct({ ...Workflow.fields, definition: Definition })
+
+export const WorkflowMinimal = Schema.Struct({ id: Schema.String, name: Schema.String, status: Schema.String })
+
+export const toWorkflow = (w: WorkflowRecord): Workflow => ({
+  id: w.id,
+  name: w.name,
+  slug: w.slug,
+  description: w.description,
+  status: w.status,
+  lock_version: w.lock_version,
+  message_debounce_seconds: w.message_debounce_seconds,
+  agent_default_tools_version: w.agent_default_tools_version,
+  inbound_message_read_mode: w.inbound_message_read_mode,
+  created_at: w.created_at,
+  updated_at: w.updated_at,
+  project_id: w.project_id,
+  execution_count: w.execution_count,
+  last_executed_at: w.last_executed_at
+})
+
+/** Older surface: a flow is a workflow (decisions 1.5). */
+export const Flow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  status: WorkflowStatus,
+  project_id: Schema.String,
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  last_executed_at: Schema.NullOr(Schema.String),
+  created_by: Actor,
+  execution_count: Schema.Int
+})
+export type Flow = typeof Flow.Type
+
+export const toFlow = (w: WorkflowRecord): Flow => ({
+  id: w.id,
+  name: w.name,
+  description: w.description,
+  status: w.status,
+  project_id: w.project_id,
+  created_at: w.created_at,
+  updated_at: w.updated_at,
+  last_executed_at: w.last_executed_at,
+  created_by: w.created_by,
+  execution_count: w.execution_count
+})
+
+/** Filters of `GET /workflows` and `GET /flows`. */
+export interface WorkflowFilter {
+  /** Exact status; when absent, archived workflows are hidden (decisions 3.1). */
+  readonly status?: WorkflowStatus | undefined
+  readonly name_contains?: string | undefined
+  readonly created_after?: string | undefined
+  readonly created_before?: string | undefined
+}
