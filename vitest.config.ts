@@ -8,6 +8,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["@parley/source"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    // One throwaway PostgreSQL for the run (or DATABASE_URL); test files get databases of their own in it.
+    globalSetup: ["packages/store-pg/test/globalSetup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000
   }

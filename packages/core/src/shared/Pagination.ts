@@ -10,8 +10,9 @@ import { Effect, Schema } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 import { BadRequest, unprocessable } from "./ApiError.ts"
 
-/** Position of an item in a list ordered by (sort key, id), newest first. */
+/** Position of an item in a list ordered by (sort key, id), newest first; every cursor list sorts by a time. */
 export interface CursorKey {
+  /** An ISO 8601 date-time (creation or occurrence time). */
   readonly sortKey: string
   readonly id: string
 }
@@ -61,7 +62,7 @@ export const decodeCursor = (cursor: string): Effect.Effect<CursorKey, BadReques
       const decoded: unknown = JSON.parse(Buffer.from(cursor, "base64").toString("utf8"))
       if (
         Array.isArray(decoded) && decoded.length === 2 && typeof decoded[0] === "string" &&
-        typeof decoded[1] === "string"
+        typeof decoded[1] === "string" && !Number.isNaN(Date.parse(decoded[0]))
       ) {
         return Effect.succeed({ sortKey: decoded[0], id: decoded[1] })
       }
@@ -102,9 +103,15 @@ export const resolveWindow = (
       const before = params.before !== undefined ? yield* decodeCursor(params.before) : undefined
       return { mode: "cursor", limit, after, before } satisfies ListWindow as ListWindow
     }
+    return yield* resolvePageWindow(params)
+  })
+
+/** Page mode only (lists of the older surface): `page` >= 1, `per_page` 1-100. */
+export const resolvePageWindow = (params: Pick<PagingParams, "page" | "per_page">) =>
+  Effect.gen(function*() {
     const page = yield* parseBounded("page", params.page, 1, 1, Number.MAX_SAFE_INTEGER)
     const perPage = yield* parseBounded("per_page", params.per_page, 20, 1, 100)
-    return { mode: "page", page, perPage } satisfies ListWindow as ListWindow
+    return { mode: "page", page, perPage } as const
   })
 
 export const PagingCursors = Schema.Struct({

@@ -1,1 +1,3 @@
-export {}
+/** Memory implementations of every port, for unit tests and demos (`@parley/core/testing`). */
+export * from "./MemoryStore.ts"
+export * from "./MemoryRepos.ts"

@@ -4,7 +4,8 @@
  * validator asks here whether an id exists in the project and what its
  * display name is (read-only name fields are filled on read).
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 
 export type ReferenceKind =
   | "function"
@@ -19,3 +20,21 @@ export class DefinitionReferences extends Context.Service<DefinitionReferences, 
   /** The referenced record's display name, or None when the project has no such record. */
   readonly lookup: (projectId: string, kind: ReferenceKind, id: string) => Effect.Effect<Option.Option<string>>
 }>()("@parley/core/workflows/DefinitionReferences") {}
+
+/**
+ * References answered from the stores that exist: workflows. Capabilities that
+ * own other kinds (functions, templates, numbers, ...) answer for them once
+ * they are wired here; until then the project has no such records.
+ */
+export const layerDefinitionReferences = Layer.effect(
+  DefinitionReferences,
+  Effect.gen(function*() {
+    const workflows = yield* WorkflowsRepo
+    return DefinitionReferences.of({
+      lookup: (projectId, kind, id) =>
+        kind === "workflow"
+          ? Effect.map(workflows.findById(projectId, id), Option.map((w) => w.name))
+          : Effect.succeed(Option.none())
+    })
+  })
+)

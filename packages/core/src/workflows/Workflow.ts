@@ -164,3 +164,25 @@ export interface WorkflowFilter {
   readonly created_after?: string | undefined
   readonly created_before?: string | undefined
 }
+
+const writableFields = {
+  slug: Schema.optionalKey(Schema.String),
+  description: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  status: Schema.optionalKey(WorkflowStatus),
+  message_debounce_seconds: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  inbound_message_read_mode: Schema.optionalKey(ReadMode),
+  agent_default_tools_version: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  lock_version: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  definition: Schema.optionalKey(Schema.Unknown)
+}
+
+/** Body of `POST /workflows` inside the `workflow` envelope. */
+export const WorkflowCreateInput = Schema.Struct({ name: Schema.String, ...writableFields })
+export type WorkflowCreateInput = typeof WorkflowCreateInput.Type
+
+/** Body of `PATCH /workflows/<id>` (and the older `PATCH /flows/<id>`): every field optional. */
+export const WorkflowUpdateInput = Schema.Struct({ name: Schema.optionalKey(Schema.String), ...writableFields })
+export type WorkflowUpdateInput = typeof WorkflowUpdateInput.Type
+
+/** A workflow's position in lists ordered newest first. */
+export const cursorKeyOf = (w: { readonly created_at: string; readonly id: string }) => ({ sortKey: w.created_at, id: w.id })

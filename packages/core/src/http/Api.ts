@@ -1,0 +1,19 @@
+/**
+ * The whole HTTP contract of Parley. Every capability adds its groups here;
+ * the host serves it, `/openapi.json` documents it and `@parley/client` calls it.
+ */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { FlowsApi, TriggersApi, WorkflowsApi } from "../workflows/WorkflowsApi.ts"
+import { RequestErrors } from "./Middleware.ts"
+
+export class ParleyApi extends HttpApi.make("parley")
+  .add(WorkflowsApi)
+  .add(TriggersApi)
+  .add(FlowsApi)
+  .middleware(RequestErrors)
+  .annotateMerge(OpenApi.annotations({
+    title: "Parley",
+    version: "0.1.0",
+    description: "Self-hostable engine for automating conversations over a messaging network"
+  }))
+{}

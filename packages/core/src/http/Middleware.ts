@@ -1,0 +1,29 @@
+/**
+ * Cross-cutting pieces of the HTTP contract: API-key authentication
+ * (resolving the caller's project) and the mapping of request decode failures
+ * to the spec's error body. Implementations live in the host.
+ */
+import { Context } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import type { Principal } from "../projects/Projects.ts"
+import { BadRequest, InternalError, Unauthorized, Unprocessable } from "../shared/ApiError.ts"
+
+/** The authenticated caller of the current request. */
+export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()(
+  "@parley/core/http/CurrentPrincipal"
+) {}
+
+/** `X-API-Key` (or `Authorization: Bearer`) → the key's project; 401 otherwise. */
+export class Authentication extends HttpApiMiddleware.Service<Authentication, { provides: CurrentPrincipal }>()(
+  "@parley/core/http/Authentication",
+  {
+    security: { apiKey: HttpApiSecurity.apiKey({ key: "X-API-Key", in: "header" }) },
+    error: Unauthorized,
+    requiredForClient: true
+  }
+) {}
+
+/** Turns request decode failures into 400 (unparsable JSON, missing envelope) or 422 (a field, named). */
+export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()("@parley/core/http/RequestErrors", {
+  error: [BadRequest, Unprocessable, InternalError]
+}) {}

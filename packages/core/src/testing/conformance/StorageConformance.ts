@@ -1,0 +1,28 @@
+/**
+ * The storage ports' conformance suites, one function per port. Each takes a
+ * name and a layer providing the ports (and whatever they need) and registers
+ * its tests; the memory and Postgres adapters run the same assertions.
+ */
+import { describe } from "@effect/vitest"
+import type { Layer } from "effect"
+import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import type { Transactor } from "../../ports/Transactor.ts"
+import type { TriggersRepo, WorkflowsRepo } from "../../ports/WorkflowsRepo.ts"
+import { projectsRepoConformance } from "./ProjectsRepoConformance.ts"
+import { transactorConformance } from "./TransactorConformance.ts"
+import { triggersRepoConformance } from "./TriggersRepoConformance.ts"
+import { workflowsRepoConformance } from "./WorkflowsRepoConformance.ts"
+
+export { projectsRepoConformance, transactorConformance, triggersRepoConformance, workflowsRepoConformance }
+
+export type StoragePorts = Transactor | ProjectsRepo | WorkflowsRepo | TriggersRepo
+
+/** Every storage suite; each builds its own instance of `storage`. */
+export const storageConformance = <E>(name: string, storage: Layer.Layer<StoragePorts, E>): void => {
+  describe(name, () => {
+    projectsRepoConformance("ProjectsRepo", storage)
+    workflowsRepoConformance("WorkflowsRepo", storage)
+    triggersRepoConformance("TriggersRepo", storage)
+    transactorConformance("Transactor", storage)
+  })
+}

@@ -1,0 +1,86 @@
+/** Records for the storage conformance suites: unique ids per call, so tests sharing one store never meet. */
+import { assert } from "@effect/vitest"
+import { Cause, Effect, Exit } from "effect"
+import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import type { ApiKey, Project } from "../../projects/Project.ts"
+import type { TriggerRecord } from "../../workflows/Trigger.ts"
+import type { WorkflowRecord } from "../../workflows/Workflow.ts"
+
+export const uniqueId = (prefix: string) => `${prefix}_${crypto.randomUUID()}`
+
+/** A millisecond-precise instant `ms` after a fixed origin, as records store it. */
+export const at = (ms: number) => new Date(Date.UTC(2026, 2, 4, 5, 6, 7, 89) + ms).toISOString()
+
+export const makeProject = (overrides: Partial<Project> = {}): Project => ({
+  id: uniqueId("prj"),
+  name: "Acme",
+  disabled: false,
+  created_at: at(0),
+  updated_at: at(0),
+  ...overrides
+})
+
+export const makeKey = (projectId: string, overrides: Partial<ApiKey> = {}): ApiKey => ({
+  id: uniqueId("key"),
+  project_id: projectId,
+  name: "ci",
+  key_hash: crypto.randomUUID().replaceAll("-", "").repeat(2),
+  prefix: "pk_live_abc",
+  created_at: at(0),
+  revoked_at: null,
+  ...overrides
+})
+
+export const makeWorkflow = (projectId: string, overrides: Partial<WorkflowRecord> = {}): WorkflowRecord => {
+  const id = overrides.id ?? uniqueId("wf")
+  return {
+    id,
+    project_id: projectId,
+    name: `Workflow ${id}`,
+    slug: `slug-${id}`,
+    description: null,
+    status: "draft",
+    lock_version: 0,
+    message_debounce_seconds: null,
+    agent_default_tools_version: null,
+    inbound_message_read_mode: "disabled",
+    created_at: at(0),
+    updated_at: at(0),
+    execution_count: 0,
+    last_executed_at: null,
+    created_by: { id: "key_1", name: "ci" },
+    definition: { nodes: [], edges: [] },
+    ...overrides
+  }
+}
+
+export const makeTrigger = (
+  projectId: string,
+  workflowId: string,
+  overrides: Partial<TriggerRecord> = {}
+): TriggerRecord => ({
+  id: uniqueId("trg"),
+  project_id: projectId,
+  workflow_id: workflowId,
+  trigger_type: "api_call",
+  active: true,
+  display_name: "API call",
+  triggerable: {},
+  created_at: at(0),
+  updated_at: at(0),
+  ...overrides
+})
+
+/** Inserts a fresh project and answers it. */
+export const givenProject = (overrides: Partial<Project> = {}) =>
+  Effect.gen(function*() {
+    const project = makeProject(overrides)
+    yield* (yield* ProjectsRepo).insert(project)
+    return project
+  })
+
+/** Fails the test unless `effect` dies: a broken storage rule (foreign or primary key) is a defect, not a domain error. */
+export const dies = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.exit(effect), (exit) => {
+    assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause) && !Cause.hasFails(exit.cause), "expected a defect")
+  })

@@ -1,0 +1,54 @@
+/**
+ * Where the PostgreSQL database comes from (`DATABASE_URL`, or an embedded
+ * server under `PARLEY_DATA_DIR`), the client over it, and the migrations
+ * every client sees applied.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Migrator } from "effect/sql"
+import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
+import migration0001 from "./migrations/0001_projects.ts"
+import migration0002 from "./migrations/0002_workflows.ts"
+
+/** Connection string of the database Parley stores in. */
+export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
+  "@parley/store-pg/DatabaseUrl"
+) {
+  static readonly layer = (url: string | Redacted.Redacted<string>) =>
+    Layer.succeed(DatabaseUrl, typeof url === "string" ? Redacted.make(url) : url)
+
+  /** An embedded server with its cluster in `<dataDir>/pg`, running while the layer lives. */
+  static readonly layerEmbedded = (options: EmbeddedPostgres.EmbeddedPostgresOptions) =>
+    Layer.effect(DatabaseUrl, Effect.map(EmbeddedPostgres.start(options), (server) => server.url))
+
+  /** `DATABASE_URL` when set, otherwise an embedded server in `PARLEY_DATA_DIR` (default `./.parley`). */
+  static readonly layerConfig = Layer.unwrap(Effect.gen(function*() {
+    const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
+    if (Option.isSome(url) && Redacted.value(url.value) !== "") return DatabaseUrl.layer(url.value)
+    const dataDir = yield* Config.String("PARLEY_DATA_DIR").pipe(Config.withDefault("./.parley"))
+    return DatabaseUrl.layerEmbedded({ dataDir })
+  }))
+}
+
+/** Numbered migrations; files are never edited once landed, only added. */
+export const migrations = Migrator.fromRecord({
+  "0001_projects": migration0001,
+  "0002_workflows": migration0002
+})
+
+/** Applies pending migrations (safe to run from several processes at once). */
+export const migrate = Migrator.make({})({ loader: migrations, table: "parley_migrations" })
+
+/** PgClient + SqlClient over `url`, with migrations applied. */
+export const layerFromUrl = (url: string | Redacted.Redacted<string>) => {
+  const redacted = typeof url === "string" ? Redacted.make(url) : url
+  return Layer.effectDiscard(migrate).pipe(
+    Layer.provideMerge(PgClient.layer({ url: redacted })),
+    Layer.provideMerge(DatabaseUrl.layer(redacted))
+  )
+}
+
+/** PgClient + SqlClient over the configured database (see `DatabaseUrl.layerConfig`), migrated. */
+export const layer = Layer.unwrap(DatabaseUrl.useSync(layerFromUrl)).pipe(
+  Layer.provideMerge(DatabaseUrl.layerConfig)
+)

@@ -1,0 +1,7 @@
+/** Every storage port on PostgreSQL, over a `SqlClient` (see `Database.ts` for one). */
+import { Layer } from "effect"
+import { layerProjectsRepo } from "./ProjectsRepo.ts"
+import { layerTransactor } from "./Transactor.ts"
+import { layerTriggersRepo, layerWorkflowsRepo } from "./WorkflowsRepo.ts"
+
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo)

@@ -1,0 +1,228 @@
+/** `WorkflowsRepo` and `TriggersRepo` on PostgreSQL. */
+import {
+  type ListWindow,
+  type TriggerRecord,
+  TriggersRepo,
+  type TriggerType,
+  type WorkflowFilter,
+  type WorkflowRecord,
+  WorkflowsRepo
+} from "@parley/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+
+interface WorkflowRow {
+  readonly id: string
+  readonly project_id: string
+  readonly name: string
+  readonly slug: string
+  readonly description: string | null
+  readonly status: WorkflowRecord["status"]
+  readonly lock_version: number
+  readonly message_debounce_seconds: number | null
+  readonly agent_default_tools_version: number | null
+  readonly inbound_message_read_mode: WorkflowRecord["inbound_message_read_mode"]
+  readonly created_at: Date
+  readonly updated_at: Date
+  readonly execution_count: number
+  readonly last_executed_at: Date | null
+  readonly created_by: WorkflowRecord["created_by"]
+  readonly definition: WorkflowRecord["definition"]
+}
+
+interface TriggerRow {
+  readonly id: string
+  readonly project_id: string
+  readonly workflow_id: string
+  readonly trigger_type: TriggerType
+  readonly active: boolean
+  readonly display_name: string
+  readonly triggerable: TriggerRecord["triggerable"]
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toWorkflow = (row: WorkflowRow): WorkflowRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  name: row.name,
+  slug: row.slug,
+  description: row.description,
+  status: row.status,
+  lock_version: row.lock_version,
+  message_debounce_seconds: row.message_debounce_seconds,
+  agent_default_tools_version: row.agent_default_tools_version,
+  inbound_message_read_mode: row.inbound_message_read_mode,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at),
+  execution_count: row.execution_count,
+  last_executed_at: isoOrNull(row.last_executed_at),
+  created_by: row.created_by,
+  definition: row.definition
+})
+
+const toTrigger = (row: TriggerRow): TriggerRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  workflow_id: row.workflow_id,
+  trigger_type: row.trigger_type,
+  active: row.active,
+  display_name: row.display_name,
+  triggerable: row.triggerable,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+/** The unique indexes of 0002_workflows the domain can act on. */
+const duplicates = mapUnique({
+  workflows_project_name_key: "name",
+  workflows_project_slug_key: "slug"
+})
+
+export const layerWorkflowsRepo = Layer.effect(
+  WorkflowsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const where = (projectId: string, filter: WorkflowFilter) =>
+      sql.and([
+        sql`project_id = ${projectId}`,
+        filter.status !== undefined ? sql`status = ${filter.status}` : sql`status <> 'archived'`,
+        // strpos, not LIKE: the text is taken literally, % and _ included.
+        ...(filter.name_contains !== undefined ? [sql`strpos(lower(name), lower(${filter.name_contains})) > 0`] : []),
+        ...(filter.created_after !== undefined ? [sql`created_at >= ${filter.created_after}::timestamptz`] : []),
+        ...(filter.created_before !== undefined ? [sql`created_at <= ${filter.created_before}::timestamptz`] : [])
+      ])
+
+    const listPage = (projectId: string, filter: WorkflowFilter, page: number, perPage: number) =>
+      Effect.gen(function*() {
+        const [{ total }] = yield* sql<{ readonly total: number }>`
+          SELECT count(*)::int AS total FROM workflows WHERE ${where(projectId, filter)}`
+        const rows = yield* sql<WorkflowRow>`
+          SELECT * FROM workflows WHERE ${where(projectId, filter)}
+          ORDER BY created_at DESC, id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`
+        return { items: rows.map(toWorkflow), hasMore: (page - 1) * perPage + rows.length < total, total }
+      })
+
+    const listCursor = (projectId: string, filter: WorkflowFilter, window: Extract<ListWindow, { mode: "cursor" }>) =>
+      Effect.gen(function*() {
+        const { after, before, limit } = window
+        const conditions = [
+          where(projectId, filter),
+          ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
+          ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
+        ]
+        // Travelling towards newer items, read upwards from the key and turn the page round.
+        const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
+        const rows = yield* sql<WorkflowRow>`
+          SELECT * FROM workflows WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
+        const page = rows.slice(0, limit).map(toWorkflow)
+        return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
+      })
+
+    return WorkflowsRepo.of({
+      insert: Effect.fn("WorkflowsRepo.insert")(function*(w: WorkflowRecord) {
+        yield* sql`
+          INSERT INTO workflows (id, project_id, name, slug, description, status, lock_version,
+            message_debounce_seconds, agent_default_tools_version, inbound_message_read_mode, created_at, updated_at,
+            execution_count, last_executed_at, created_by, definition)
+          VALUES (${w.id}, ${w.project_id}, ${w.name}, ${w.slug}, ${w.description}, ${w.status}, ${w.lock_version},
+            ${w.message_debounce_seconds}, ${w.agent_default_tools_version}, ${w.inbound_message_read_mode},
+            ${w.created_at}, ${w.updated_at}, ${w.execution_count}, ${w.last_executed_at}, ${jsonb(w.created_by)},
+            ${jsonb(w.definition)})`
+      }, Effect.catchTag("SqlError", duplicates)),
+
+      findById: Effect.fn("WorkflowsRepo.findById")(function*(projectId: string, id: string) {
+        const rows = yield* sql<WorkflowRow>`SELECT * FROM workflows WHERE project_id = ${projectId} AND id = ${id}`
+        return Option.map(Option.fromNullishOr(rows[0]), toWorkflow)
+      }, Effect.orDie),
+
+      list: Effect.fn("WorkflowsRepo.list")(function*(projectId: string, filter: WorkflowFilter, window: ListWindow) {
+        return yield* window.mode === "page"
+          ? listPage(projectId, filter, window.page, window.perPage)
+          : listCursor(projectId, filter, window)
+      }, Effect.orDie),
+
+      update: Effect.fn("WorkflowsRepo.update")(function*(w: WorkflowRecord, expectedLockVersion: number) {
+        // Identity and creation time are not the caller's to change.
+        const rows = yield* sql<WorkflowRow>`
+          UPDATE workflows SET
+            name = ${w.name}, slug = ${w.slug}, description = ${w.description}, status = ${w.status},
+            lock_version = ${w.lock_version}, message_debounce_seconds = ${w.message_debounce_seconds},
+            agent_default_tools_version = ${w.agent_default_tools_version},
+            inbound_message_read_mode = ${w.inbound_message_read_mode}, updated_at = ${w.updated_at},
+            execution_count = ${w.execution_count}, last_executed_at = ${w.last_executed_at},
+            created_by = ${jsonb(w.created_by)}, definition = ${jsonb(w.definition)}
+          WHERE project_id = ${w.project_id} AND id = ${w.id} AND lock_version = ${expectedLockVersion}
+          RETURNING *`
+        return Option.map(Option.fromNullishOr(rows[0]), toWorkflow)
+      }, Effect.catchTag("SqlError", duplicates)),
+
+      delete: Effect.fn("WorkflowsRepo.delete")(function*(projectId: string, id: string) {
+        // Its triggers go with it (ON DELETE CASCADE).
+        const rows = yield* sql`DELETE FROM workflows WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
+        return rows.length > 0
+      }, Effect.orDie),
+
+      slugTaken: Effect.fn("WorkflowsRepo.slugTaken")(function*(projectId: string, slug: string) {
+        const rows = yield* sql`SELECT 1 FROM workflows WHERE project_id = ${projectId} AND slug = ${slug}`
+        return rows.length > 0
+      }, Effect.orDie)
+    })
+  })
+)
+
+export const layerTriggersRepo = Layer.effect(
+  TriggersRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    return TriggersRepo.of({
+      insert: Effect.fn("TriggersRepo.insert")(function*(t: TriggerRecord) {
+        yield* sql`
+          INSERT INTO triggers (id, project_id, workflow_id, trigger_type, active, display_name, triggerable,
+            created_at, updated_at)
+          VALUES (${t.id}, ${t.project_id}, ${t.workflow_id}, ${t.trigger_type}, ${t.active}, ${t.display_name},
+            ${jsonb(t.triggerable)}, ${t.created_at}, ${t.updated_at})`
+      }, Effect.orDie),
+
+      findById: Effect.fn("TriggersRepo.findById")(function*(projectId: string, id: string) {
+        const rows = yield* sql<TriggerRow>`SELECT * FROM triggers WHERE project_id = ${projectId} AND id = ${id}`
+        return Option.map(Option.fromNullishOr(rows[0]), toTrigger)
+      }, Effect.orDie),
+
+      listByWorkflow: Effect.fn("TriggersRepo.listByWorkflow")(function*(projectId: string, workflowId: string) {
+        const rows = yield* sql<TriggerRow>`
+          SELECT * FROM triggers WHERE project_id = ${projectId} AND workflow_id = ${workflowId}
+          ORDER BY created_at, id`
+        return rows.map(toTrigger)
+      }, Effect.orDie),
+
+      listByType: Effect.fn("TriggersRepo.listByType")(function*(projectId: string, type: TriggerType) {
+        const rows = yield* sql<TriggerRow & { readonly workflow_status: string; readonly workflow_name: string }>`
+          SELECT t.*, w.status AS workflow_status, w.name AS workflow_name
+          FROM triggers t JOIN workflows w ON w.project_id = t.project_id AND w.id = t.workflow_id
+          WHERE t.project_id = ${projectId} AND t.trigger_type = ${type}
+          ORDER BY t.created_at, t.id`
+        return rows.map((row) => ({
+          trigger: toTrigger(row),
+          workflowStatus: row.workflow_status,
+          workflowName: row.workflow_name
+        }))
+      }, Effect.orDie),
+
+      update: Effect.fn("TriggersRepo.update")(function*(t: TriggerRecord) {
+        yield* sql`
+          UPDATE triggers SET trigger_type = ${t.trigger_type}, active = ${t.active}, display_name = ${t.display_name},
+            triggerable = ${jsonb(t.triggerable)}, updated_at = ${t.updated_at}
+          WHERE project_id = ${t.project_id} AND id = ${t.id}`
+      }, Effect.orDie),
+
+      delete: Effect.fn("TriggersRepo.delete")(function*(projectId: string, id: string) {
+        const rows = yield* sql`DELETE FROM triggers WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
+        return rows.length > 0
+      }, Effect.orDie)
+    })
+  })
+)

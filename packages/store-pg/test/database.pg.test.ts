@@ -1,0 +1,77 @@
+import { assert, describe, it, layer } from "@effect/vitest"
+import { PgClient } from "@effect/sql-pg"
+import { ConfigProvider, Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { DatabaseUrl, layer as layerDatabase } from "../src/Database.ts"
+import { emptyDatabase, freshDatabase, layerTestDatabase } from "./pg.ts"
+
+const migrated = SqlClient.SqlClient.use((sql) =>
+  sql<{ readonly name: string }>`SELECT name FROM parley_migrations ORDER BY migration_id`
+).pipe(Effect.map((rows) => rows.map((r) => r.name)))
+
+const withEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
+
+layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it) => {
+  it.effect("gives a migrated database of its own", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const tables = yield* sql<{ readonly table_name: string }>`
+        SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`
+      assert.deepStrictEqual(tables.map((t) => t.table_name), [
+        "api_keys",
+        "parley_migrations",
+        "projects",
+        "triggers",
+        "workflows"
+      ])
+      const url = yield* DatabaseUrl
+      const [db] = yield* sql<{ readonly name: string }>`SELECT current_database() AS name`
+      assert.isTrue(db.name.startsWith("parley_test_"))
+      assert.isTrue(Redacted.value(url).endsWith(`/${db.name}`))
+    }))
+})
+
+describe("freshDatabase", () => {
+  it.live("drops the database when the scope closes", () =>
+    Effect.gen(function*() {
+      const url = yield* Effect.scoped(freshDatabase)
+      const name = new URL(url).pathname.slice(1)
+      const admin = new URL(url)
+      admin.pathname = "/postgres"
+      const rows = yield* SqlClient.SqlClient.use((sql) =>
+        sql`SELECT 1 FROM pg_database WHERE datname = ${name}`
+      ).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(admin.toString()) })))
+      assert.strictEqual(rows.length, 0)
+    }))
+})
+
+describe("Database.layer", () => {
+  it.live("uses DATABASE_URL when set, and migrates it", () =>
+    Effect.gen(function*() {
+      const url = yield* emptyDatabase
+      const { names, used } = yield* Effect.gen(function*() {
+        return { names: yield* migrated, used: Redacted.value(yield* DatabaseUrl) }
+      }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ DATABASE_URL: url })))))
+      assert.strictEqual(used, url)
+      assert.deepStrictEqual(names, ["projects", "workflows"])
+    }))
+
+  it.live("otherwise runs an embedded server in PARLEY_DATA_DIR", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* Effect.acquireRelease(
+        Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-data-"))),
+        (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      const { names, used } = yield* Effect.gen(function*() {
+        return { names: yield* migrated, used: new URL(Redacted.value(yield* DatabaseUrl)) }
+      }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ PARLEY_DATA_DIR: dataDir })))))
+      assert.deepStrictEqual(names, ["projects", "workflows"])
+      const stored = JSON.parse(Fs.readFileSync(Path.join(dataDir, "postgres.json"), "utf8")) as { port: number }
+      assert.strictEqual(Number(used.port), stored.port)
+      assert.isTrue(Fs.existsSync(Path.join(dataDir, "pg", "PG_VERSION")))
+      assert.isFalse(Fs.existsSync(Path.join(dataDir, "pg", "postmaster.pid")), "stopped with the layer")
+    }))
+})
