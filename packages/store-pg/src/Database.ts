@@ -28,6 +28,18 @@ export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<
     const dataDir = yield* Config.String("PARLEY_DATA_DIR").pipe(Config.withDefault("./.parley"))
     return DatabaseUrl.layerEmbedded({ dataDir })
   }))
+
+  /**
+   * Like `layerConfig`, but an embedded server already run by another process
+   * (a running host) is joined instead of refused: for short-lived tools.
+   */
+  static readonly layerConfigShared = Layer.unwrap(Effect.gen(function*() {
+    const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
+    if (Option.isSome(url) && Redacted.value(url.value) !== "") return DatabaseUrl.layer(url.value)
+    const dataDir = yield* Config.String("PARLEY_DATA_DIR").pipe(Config.withDefault("./.parley"))
+    const shared = yield* EmbeddedPostgres.running({ dataDir })
+    return shared !== undefined ? DatabaseUrl.layer(shared) : DatabaseUrl.layerEmbedded({ dataDir })
+  }))
 }
 
 /** Numbered migrations; files are never edited once landed, only added. */
@@ -51,4 +63,9 @@ export const layerFromUrl = (url: string | Redacted.Redacted<string>) => {
 /** PgClient + SqlClient over the configured database (see `DatabaseUrl.layerConfig`), migrated. */
 export const layer = Layer.unwrap(DatabaseUrl.useSync(layerFromUrl)).pipe(
   Layer.provideMerge(DatabaseUrl.layerConfig)
+)
+
+/** `layer`, joining an embedded server a running host already started (see `DatabaseUrl.layerConfigShared`). */
+export const layerShared = Layer.unwrap(DatabaseUrl.useSync(layerFromUrl)).pipe(
+  Layer.provideMerge(DatabaseUrl.layerConfigShared)
 )

@@ -203,6 +203,25 @@ const stopServer = (server: EmbeddedPostgresServer) =>
   })
 
 /**
+ * The server another live process (a running host) started in `<dataDir>`,
+ * if any: its URL, to connect to without starting or stopping it. Lets the
+ * `parley` CLI work beside a running host.
+ */
+export const running = (options: { readonly dataDir: string }) =>
+  Effect.sync(() => {
+    const dataDir = Path.resolve(options.dataDir)
+    const owner = Number(readText(Path.join(dataDir, "owner.pid")) ?? "")
+    const pid = Number((readText(Path.join(dataDir, "pg", "postmaster.pid")) ?? "").split("\n")[0])
+    const settingsText = readText(Path.join(dataDir, "postgres.json"))
+    if (
+      !Number.isSafeInteger(owner) || owner <= 0 || owner === process.pid || processState(owner) !== "alive" ||
+      !Number.isSafeInteger(pid) || pid <= 0 || processState(pid) !== "alive" || settingsText === undefined
+    ) return undefined
+    const settings = JSON.parse(settingsText) as Settings
+    return Redacted.make(`postgres://postgres:${settings.password}@127.0.0.1:${settings.port}/postgres`)
+  })
+
+/**
  * Starts the server in `<dataDir>/pg` (initialising it on first use) and stops
  * it when the scope closes.
  */

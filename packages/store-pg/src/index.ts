@@ -1,1 +1,7 @@
-export {}
+export * from "./Database.ts"
+export * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
+export * from "./ProjectsRepo.ts"
+export * from "./Storage.ts"
+export * from "./Transactor.ts"
+export * from "./WorkflowsRepo.ts"
+export * from "./JobQueue.ts"

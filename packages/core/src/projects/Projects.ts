@@ -4,6 +4,7 @@
  * the hash up, so a leaked database never leaks usable keys.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import { createHash } from "node:crypto"
 import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, Unauthorized, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
@@ -23,10 +24,9 @@ export interface CreatedKey {
   readonly secret: string
 }
 
+/** sha256 hex of a key; synchronous because it runs on every authenticated request. */
 export const hashKey = (secret: string): Effect.Effect<string> =>
-  Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret))).pipe(
-    Effect.map((digest) => Buffer.from(digest).toString("hex"))
-  )
+  Effect.sync(() => createHash("sha256").update(secret, "utf8").digest("hex"))
 
 const generateSecret = Effect.sync(() => {
   const bytes = crypto.getRandomValues(new Uint8Array(32))

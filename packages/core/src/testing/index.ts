@@ -1,3 +1,4 @@
 /** Memory implementations of every port, for unit tests and demos (`@parley/core/testing`). */
 export * from "./MemoryStore.ts"
 export * from "./MemoryRepos.ts"
+export * from "./MemoryJobQueue.ts"

@@ -1,0 +1,6 @@
+/**
+ * One conformance suite per port (`@parley/core/testing/conformance`): each
+ * adapter, memory or Postgres, runs the same assertions. Needs `@effect/vitest`.
+ */
+export * from "./StorageConformance.ts"
+export * from "./JobQueueConformance.ts"
