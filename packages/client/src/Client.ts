@@ -1,0 +1,54 @@
+/**
+ * The typed Effect client of Parley, derived entirely from the `ParleyApi`
+ * contract: every group the contract gains appears here without client
+ * changes, and failures are the contract's own error schemas (`NotFound`,
+ * `Unprocessable`, `Unauthorized`, ...) carrying the server's message.
+ */
+import { Authentication, ParleyApi } from "@parley/core"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
+
+export interface ParleyClientOptions {
+  /** Where the host answers, e.g. `http://127.0.0.1:4000` (a path prefix is kept). */
+  readonly baseUrl: string | URL
+  /** A project's API key, sent as `X-API-Key` on every authenticated call. */
+  readonly apiKey: string | Redacted.Redacted<string>
+}
+
+/** The generated client: one object per contract group, one method per endpoint. */
+export type ParleyApiClient = HttpApiClient.ForApi<typeof ParleyApi>
+
+/** A trailing slash would double up with the contract's absolute paths. */
+const normalizeBaseUrl = (baseUrl: string | URL): string => baseUrl.toString().replace(/\/+$/, "")
+
+/** The client side of the contract's `Authentication` middleware: adds the project's key. */
+export const layerAuthentication = (apiKey: string | Redacted.Redacted<string>) => {
+  const key = Redacted.isRedacted(apiKey) ? apiKey : Redacted.make(apiKey)
+  return HttpApiMiddleware.layerClient(
+    Authentication,
+    ({ next, request }) => next(HttpClientRequest.setHeader(request, "x-api-key", Redacted.value(key)))
+  )
+}
+
+/**
+ * Builds the client over the `HttpClient` in context (Fetch through `layer`,
+ * or any other implementation a caller provides, e.g. `NodeHttpClient`).
+ */
+const make = (options: ParleyClientOptions): Effect.Effect<ParleyApiClient, never, HttpClient.HttpClient> =>
+  HttpApiClient.make(ParleyApi, {
+    transformClient: HttpClient.mapRequest(HttpClientRequest.prependUrl(normalizeBaseUrl(options.baseUrl)))
+  }).pipe(Effect.provide(layerAuthentication(options.apiKey)))
+
+export class ParleyClient extends Context.Service<ParleyClient, ParleyApiClient>()("@parley/client/ParleyClient") {
+  static readonly make = make
+
+  /** The client over the platform's `fetch`. */
+  static readonly layer = (options: ParleyClientOptions): Layer.Layer<ParleyClient> =>
+    Layer.effect(ParleyClient, make(options)).pipe(Layer.provide(FetchHttpClient.layer))
+
+  /** The client over an `HttpClient` the caller provides. */
+  static readonly layerWithoutHttpClient = (
+    options: ParleyClientOptions
+  ): Layer.Layer<ParleyClient, never, HttpClient.HttpClient> => Layer.effect(ParleyClient, make(options))
+}

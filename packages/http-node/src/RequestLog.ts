@@ -1,0 +1,59 @@
+/**
+ * The outermost layer of every request: one structured log line (method,
+ * path, status, duration, project, request id), a request id header, and the
+ * guarantee that no answer leaves without a `{ "error": ... }` body — an
+ * unexpected failure becomes a generic 500 whose detail stays in the log.
+ */
+import { Clock, Effect, type Types } from "effect"
+import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { projectIdOf } from "./RequestInfo.ts"
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad request",
+  401: "Invalid API key",
+  404: "Not found",
+  405: "Method not allowed",
+  413: "Request body too large",
+  500: "Internal server error"
+}
+
+const errorBody = (status: number) => ({ error: STATUS_TEXT[status] ?? `HTTP ${status}` })
+
+/** An error answer with no body gets the spec's error body; everything else passes through. */
+const ensureErrorBody = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status >= 400 && response.body._tag === "Empty"
+    ? HttpServerResponse.jsonUnsafe(errorBody(response.status), { status: response.status, headers: response.headers })
+    : response
+
+export const RequestLog = HttpRouter.middleware(
+  (httpEffect): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const start = yield* Clock.currentTimeMillis
+      const requestId = request.headers["x-request-id"] ?? crypto.randomUUID()
+      const exit = yield* Effect.exit(httpEffect)
+      let response: HttpServerResponse.HttpServerResponse
+      if (exit._tag === "Success") {
+        response = ensureErrorBody(exit.value)
+      } else {
+        const [fromCause, cause] = yield* HttpServerError.causeResponse(exit.cause)
+        if (fromCause.status >= 500) {
+          yield* Effect.logError("Request failed", cause).pipe(Effect.annotateLogs({ request_id: requestId }))
+          response = HttpServerResponse.jsonUnsafe(errorBody(500), { status: 500 })
+        } else {
+          response = ensureErrorBody(fromCause)
+        }
+      }
+      const end = yield* Clock.currentTimeMillis
+      yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
+        method: request.method,
+        path: request.url.split("?")[0],
+        status: response.status,
+        duration_ms: end - start,
+        project_id: projectIdOf(request),
+        request_id: requestId
+      }))
+      return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    }),
+  { global: true }
+)

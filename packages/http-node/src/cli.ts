@@ -1,0 +1,128 @@
+/**
+ * `parley`: the operator's command line. Projects are tenants: create, list,
+ * disable or enable them, and create, list or revoke their API keys. It uses
+ * the same database as the host (`DATABASE_URL`, or the embedded server in
+ * `PARLEY_DATA_DIR`).
+ */
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Ids, Projects } from "@parley/core"
+import { Parley } from "@parley/core"
+import { Cause, Console, Effect, Layer, Predicate } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { layerCliStorage } from "./Ports.ts"
+
+const json = Flag.Boolean("json").pipe(Flag.withDescription("Print JSON"), Flag.withDefault(false))
+
+const print = (asJson: boolean, value: unknown, lines: () => ReadonlyArray<string>) =>
+  Console.log(asJson ? JSON.stringify(value, null, 2) : lines().join("\n"))
+
+const projectsCreate = Command.make(
+  "create",
+  { name: Argument.String("name").pipe(Argument.withDescription("Project name")), json },
+  Effect.fn(function*({ name, json }) {
+    const projects = yield* Projects
+    const project = yield* projects.create(name)
+    const key = yield* projects.createKey(project.id, "default")
+    yield* print(json, { project, api_key: key.secret }, () => [
+      `Created project ${project.name} (${project.id})`,
+      `API key: ${key.secret}`,
+      "shown once: keep it somewhere safe"
+    ])
+  })
+).pipe(Command.withDescription("Create a project and its first API key"))
+
+const projectsList = Command.make(
+  "list",
+  { json },
+  Effect.fn(function*({ json }) {
+    const all = yield* (yield* Projects).list
+    yield* print(json, all, () =>
+      all.length === 0 ? ["No projects"] : all.map((p) => `${p.id}  ${p.disabled ? "disabled" : "active  "}  ${p.name}`))
+  })
+).pipe(Command.withDescription("List projects"))
+
+const setDisabled = (name: string, disabled: boolean, description: string) =>
+  Command.make(
+    name,
+    { id: Argument.String("project-id"), json },
+    Effect.fn(function*({ id, json }) {
+      const project = yield* (yield* Projects).setDisabled(id, disabled)
+      yield* print(json, project, () => [`Project ${project.name} (${project.id}) is ${disabled ? "disabled" : "enabled"}`])
+    })
+  ).pipe(Command.withDescription(description))
+
+const projects = Command.make("projects").pipe(
+  Command.withDescription("Manage projects (tenants)"),
+  Command.withSubcommands([
+    projectsCreate,
+    projectsList,
+    setDisabled("disable", true, "Disable a project: its keys stop working"),
+    setDisabled("enable", false, "Enable a disabled project")
+  ])
+)
+
+const keysCreate = Command.make(
+  "create",
+  {
+    project: Argument.String("project-id"),
+    name: Flag.String("name").pipe(Flag.withDescription("A label for the key"), Flag.withDefault("default")),
+    json
+  },
+  Effect.fn(function*({ project, name, json }) {
+    const created = yield* (yield* Projects).createKey(project, name)
+    yield* print(json, { id: created.key.id, name: created.key.name, api_key: created.secret }, () => [
+      `Created key ${created.key.name} (${created.key.id})`,
+      `API key: ${created.secret}`,
+      "shown once: keep it somewhere safe"
+    ])
+  })
+).pipe(Command.withDescription("Create an API key for a project"))
+
+const keysList = Command.make(
+  "list",
+  { project: Argument.String("project-id"), json },
+  Effect.fn(function*({ project, json }) {
+    const keys = yield* (yield* Projects).listKeys(project)
+    const shown = keys.map(({ key_hash: _hash, ...rest }) => rest)
+    yield* print(json, shown, () =>
+      shown.length === 0
+        ? ["No keys"]
+        : shown.map((k) => `${k.id}  ${k.prefix}…  ${k.revoked_at === null ? "live   " : "revoked"}  ${k.name}`))
+  })
+).pipe(Command.withDescription("List a project's API keys (never their secrets)"))
+
+const keysRevoke = Command.make(
+  "revoke",
+  { project: Argument.String("project-id"), key: Argument.String("key-id"), json },
+  Effect.fn(function*({ project, key, json }) {
+    const revoked = yield* (yield* Projects).revokeKey(project, key)
+    const { key_hash: _hash, ...shown } = revoked
+    yield* print(json, shown, () => [`Revoked key ${revoked.name} (${revoked.id})`])
+  })
+).pipe(Command.withDescription("Revoke an API key at once"))
+
+const keys = Command.make("keys").pipe(
+  Command.withDescription("Manage API keys"),
+  Command.withSubcommands([keysCreate, keysList, keysRevoke])
+)
+
+export const cli = Command.make("parley").pipe(
+  Command.withDescription("Operate a Parley host: projects and API keys"),
+  Command.withSubcommands([projects, keys])
+)
+
+const Services = Parley.layerServices.pipe(Layer.provide(Layer.mergeAll(layerCliStorage, Ids.layer)))
+
+/** A refusal the operator can act on: its message on stderr and exit code 1, no stack trace. */
+const refuse = (e: { readonly error: string }) => Effect.andThen(Console.error(e.error), Effect.fail(e))
+
+cli.pipe(
+  Command.run({ version: "0.0.0" }),
+  Effect.catchTags({ NotFound: refuse, Unprocessable: refuse }),
+  Effect.provide(Layer.mergeAll(Services, NodeServices.layer)),
+  // Refusals were already printed; anything else is unexpected and shown in full.
+  Effect.tapCause((cause) =>
+    Predicate.hasProperty(Cause.squash(cause), "error") ? Effect.void : Console.error(Cause.pretty(cause))
+  ),
+  (effect) => NodeRuntime.runMain(effect, { disableErrorReporting: true })
+)

@@ -1,0 +1,37 @@
+/** The API-key middleware of the contract: `X-API-Key` or `Authorization: Bearer`, resolved by `Projects`. */
+import { Authentication, CurrentPrincipal, Projects, Unauthorized } from "@parley/core"
+import { Effect, Layer } from "effect"
+import { HttpServerRequest } from "effect/http"
+import { setProjectId } from "../RequestInfo.ts"
+
+const invalid = new Unauthorized({ error: "Invalid API key" })
+
+/** The one key a request presents; two different keys answer 401 (decisions 5). */
+export const presentedKey = (request: HttpServerRequest.HttpServerRequest): string | undefined | null => {
+  const header = request.headers["x-api-key"]
+  const authorization = request.headers["authorization"]
+  const bearer = authorization !== undefined && /^bearer\s+/i.test(authorization)
+    ? authorization.replace(/^bearer\s+/i, "").trim()
+    : undefined
+  if (header !== undefined && bearer !== undefined && header !== bearer) return null
+  return header ?? bearer
+}
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.gen(function*() {
+    const projects = yield* Projects
+    return Authentication.of({
+      apiKey: (httpEffect) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const key = presentedKey(request)
+          if (key === null || key === undefined) return yield* invalid
+          const principal = yield* projects.authenticate(key)
+          setProjectId(request, principal.project.id)
+          return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
+        })
+    })
+  })
+)
+

@@ -1,0 +1,69 @@
+/** The `parley` CLI against a real Postgres database: projects and keys, as an operator uses them. */
+import { assert, layer } from "@effect/vitest"
+import { Ids, Parley, Projects } from "@parley/core"
+import { layerStorage } from "@parley/store-pg"
+import { Effect, Layer, Redacted } from "effect"
+import { execFile } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { DatabaseUrl } from "../../store-pg/src/Database.ts"
+import { layerTestDatabase } from "../../store-pg/test/pg.ts"
+
+const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url))
+
+const parley = (url: string, ...args: Array<string>) =>
+  Effect.callback<{ code: number; stdout: string; stderr: string }>((resume) => {
+    execFile(
+      process.execPath,
+      ["--conditions=@parley/source", cli, ...args],
+      { env: { ...process.env, DATABASE_URL: url, PARLEY_LOG_LEVEL: "Warn" } },
+      (error, stdout, stderr) => resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
+    )
+  })
+
+const Services = Parley.layerServices.pipe(
+  Layer.provideMerge(Layer.mergeAll(layerStorage, Ids.layer)),
+  Layer.provideMerge(layerTestDatabase)
+)
+
+layer(Services, { excludeTestServices: true, timeout: 120_000 })("parley CLI (postgres)", (it) => {
+  it.effect("creates, lists, disables projects and creates, lists, revokes keys", () =>
+    Effect.gen(function*() {
+      const url = Redacted.value(yield* DatabaseUrl)
+      const projects = yield* Projects
+
+      const created = yield* parley(url, "projects", "create", "Acme", "--json")
+      assert.strictEqual(created.code, 0, created.stderr)
+      const { project, api_key } = JSON.parse(created.stdout)
+      assert.strictEqual(project.name, "Acme")
+      assert.match(api_key, /^pk_/)
+      assert.strictEqual((yield* projects.authenticate(api_key)).project.id, project.id)
+
+      const listed = JSON.parse((yield* parley(url, "projects", "list", "--json")).stdout)
+      assert.isTrue(listed.some((p: any) => p.id === project.id && p.disabled === false))
+
+      const second = JSON.parse((yield* parley(url, "keys", "create", project.id, "--name", "ci", "--json")).stdout)
+      assert.strictEqual(second.name, "ci")
+      const keys = JSON.parse((yield* parley(url, "keys", "list", project.id, "--json")).stdout)
+      assert.strictEqual(keys.length, 2)
+      // Secrets and hashes never leave the store.
+      for (const k of keys) assert.deepStrictEqual(Object.keys(k).sort(), ["created_at", "id", "name", "prefix", "project_id", "revoked_at"])
+      assert.notInclude(JSON.stringify(keys), api_key)
+
+      const revoked = yield* parley(url, "keys", "revoke", project.id, second.id)
+      assert.strictEqual(revoked.code, 0, revoked.stderr)
+      const afterRevoke = yield* projects.authenticate(second.api_key).pipe(Effect.flip)
+      assert.strictEqual(afterRevoke.error, "Invalid API key")
+      assert.strictEqual((yield* projects.authenticate(api_key)).project.id, project.id)
+
+      const disabled = yield* parley(url, "projects", "disable", project.id)
+      assert.strictEqual(disabled.code, 0, disabled.stderr)
+      const refused = yield* projects.authenticate(api_key).pipe(Effect.flip)
+      assert.strictEqual(refused.error, "Invalid API key")
+      yield* parley(url, "projects", "enable", project.id)
+      assert.strictEqual((yield* projects.authenticate(api_key)).project.id, project.id)
+
+      const unknown = yield* parley(url, "keys", "list", "00000000-0000-4000-8000-000000000000")
+      assert.notStrictEqual(unknown.code, 0)
+      assert.include(unknown.stderr, "Project not found")
+    }), { timeout: 120_000 })
+})
