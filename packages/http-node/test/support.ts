@@ -4,7 +4,7 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Projects } from "@parley/core"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, References } from "effect"
 import { HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import * as Host from "../src/Host.ts"
@@ -34,7 +34,9 @@ export const startHost = <E>(ports: Layer.Layer<any, E, never>) =>
     const context = yield* Layer.build(
       Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-        Layer.provideMerge(ports)
+        Layer.provideMerge(ports),
+        // One log line per request would bury the test output.
+        Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
       )
     )
     const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))

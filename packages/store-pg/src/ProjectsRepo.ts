@@ -1,6 +1,7 @@
 /** `ProjectsRepo` on PostgreSQL. */
 import { type ApiKey, type Project, ProjectsRepo } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Schedule, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, isoOrNull } from "./Rows.ts"
 
@@ -50,10 +51,25 @@ const toKey = (row: ApiKeyRow): ApiKey => ({
 
 const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
 
+const KEY_CHANNEL = "parley_api_keys"
+
 export const layerProjectsRepo = Layer.effect(
   ProjectsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+    /** Delivered to listeners when the surrounding transaction commits. */
+    const notifyKeyChange = sql`SELECT pg_notify(${KEY_CHANNEL}, '')`
+    const signal = <A>(result: Option.Option<A>) =>
+      Option.isSome(result) ? Effect.as(notifyKeyChange, result) : Effect.succeed<Option.Option<A>>(result)
+    // A LISTEN that drops may have missed signals: reconnecting signals once so caches start over.
+    const keyChanges: Stream.Stream<void> = Stream.unwrap(
+      Effect.map(pg.listen(KEY_CHANNEL), (queue) => Stream.concat(Stream.succeed(undefined), Stream.fromQueue(queue)))
+    ).pipe(
+      Stream.as(undefined),
+      Stream.retry(Schedule.spaced("1 second")),
+      Stream.orDie
+    )
 
     return ProjectsRepo.of({
       insert: Effect.fn("ProjectsRepo.insert")(function*(project: Project) {
@@ -76,7 +92,7 @@ export const layerProjectsRepo = Layer.effect(
       setDisabled: Effect.fn("ProjectsRepo.setDisabled")(function*(id: string, disabled: boolean, at: string) {
         const rows = yield* sql<ProjectRow>`
           UPDATE projects SET disabled = ${disabled}, updated_at = ${at} WHERE id = ${id} RETURNING *`
-        return first(rows, toProject)
+        return yield* signal(first(rows, toProject))
       }, Effect.orDie),
 
       insertKey: Effect.fn("ProjectsRepo.insertKey")(function*(key: ApiKey) {
@@ -114,8 +130,10 @@ export const layerProjectsRepo = Layer.effect(
           UPDATE api_keys SET revoked_at = ${at}
           WHERE project_id = ${projectId} AND id = ${keyId} AND revoked_at IS NULL
           RETURNING *`
-        return first(rows, toKey)
-      }, Effect.orDie)
+        return yield* signal(first(rows, toKey))
+      }, Effect.orDie),
+
+      keyChanges
     })
   })
 )

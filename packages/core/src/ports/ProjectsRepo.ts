@@ -1,5 +1,5 @@
 /** Storage of projects and their API keys. */
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option, type Stream } from "effect"
 import type { ApiKey, Project } from "../projects/Project.ts"
 
 export class ProjectsRepo extends Context.Service<ProjectsRepo, {
@@ -14,4 +14,11 @@ export class ProjectsRepo extends Context.Service<ProjectsRepo, {
   readonly listKeys: (projectId: string) => Effect.Effect<ReadonlyArray<ApiKey>>
   /** Marks a key revoked; None when the project has no such live key. */
   readonly revokeKey: (projectId: string, keyId: string, at: string) => Effect.Effect<Option.Option<ApiKey>>
+  /**
+   * Signals after any key was revoked or project disabled, by this process or
+   * another one sharing the store, once the change is committed. May also
+   * signal when nothing changed (e.g. after reconnecting), so a cache of
+   * authenticated keys can be dropped whenever it fires.
+   */
+  readonly keyChanges: Stream.Stream<void>
 }>()("@parley/core/ports/ProjectsRepo") {}

@@ -3,7 +3,7 @@
  * stored as a sha256 hash; authentication hashes the presented key and looks
  * the hash up, so a leaked database never leaks usable keys.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -34,6 +34,9 @@ const generateSecret = Effect.sync(() => {
 })
 
 const invalidKey = new Unauthorized({ error: "Invalid API key" })
+
+const CACHE_TTL_MS = 60_000
+const CACHE_MAX = 10_000
 
 export class Projects extends Context.Service<Projects, {
   readonly create: (name: string) => Effect.Effect<Project, Unprocessable>
@@ -103,11 +106,32 @@ export class Projects extends Context.Service<Projects, {
         return { key, secret: value }
       })
 
+      // Authenticated keys are remembered so a request costs no key lookup; every revoke or disable, from any
+      // process sharing the store, drops them all at once (`keyChanges`), and entries expire as a backstop.
+      const cache = new Map<string, { readonly principal: Principal; readonly until: number }>()
+      let generation = 0
+      const forget = Effect.sync(() => {
+        cache.clear()
+        generation++
+      })
+      yield* Effect.forkScoped(Stream.runForEach(repo.keyChanges, () => forget))
+
       const authenticate = Effect.fn("Projects.authenticate")(function*(secret: string) {
         if (secret.length === 0) return yield* invalidKey
-        const found = yield* repo.findKeyByHash(yield* hashKey(secret))
+        const hash = yield* hashKey(secret)
+        const now = yield* Clock.currentTimeMillis
+        const cached = cache.get(hash)
+        if (cached !== undefined && cached.until > now) return cached.principal
+        const seen = generation
+        const found = yield* repo.findKeyByHash(hash)
         if (Option.isNone(found) || found.value.project.disabled) return yield* invalidKey
-        return { project: found.value.project, apiKey: { id: found.value.key.id, name: found.value.key.name } }
+        const principal = { project: found.value.project, apiKey: { id: found.value.key.id, name: found.value.key.name } }
+        // A change signalled during the lookup may concern this very key: do not remember it then.
+        if (seen === generation) {
+          if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!)
+          cache.set(hash, { principal, until: now + CACHE_TTL_MS })
+        }
+        return principal
       })
 
       const bootstrap = Effect.fn("Projects.bootstrap")(function*(explicitKey: string | undefined) {
@@ -133,6 +157,7 @@ export class Projects extends Context.Service<Projects, {
         get,
         setDisabled: Effect.fn("Projects.setDisabled")(function*(id: string, disabled: boolean) {
           const updated = yield* repo.setDisabled(id, disabled, yield* nowIso)
+          yield* forget
           return yield* Option.match(updated, { onNone: () => Effect.fail(notFound("Project")), onSome: Effect.succeed })
         }),
         createKey,
@@ -142,6 +167,8 @@ export class Projects extends Context.Service<Projects, {
         }),
         revokeKey: Effect.fn("Projects.revokeKey")(function*(projectId: string, keyId: string) {
           const revoked = yield* repo.revokeKey(projectId, keyId, yield* nowIso)
+          // Effective here at once, before the store's signal arrives.
+          yield* forget
           return yield* Option.match(revoked, { onNone: () => Effect.fail(notFound("API key")), onSome: Effect.succeed })
         }),
         authenticate,

@@ -4,7 +4,7 @@
  * timestamps and JSON as they come back from the database), so a test that
  * passes here passes on Postgres; the conformance suites hold both to that.
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
 import { Duplicate } from "../ports/StorageError.ts"
 import { TriggersRepo, WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
@@ -107,6 +107,9 @@ export const layerMemoryProjectsRepo = Layer.effect(
   ProjectsRepo,
   Effect.gen(function*() {
     const store = yield* MemoryStore
+    const changes = yield* PubSub.unbounded<void>()
+    const signal = <A>(result: Option.Option<A>): Effect.Effect<Option.Option<A>> =>
+      Option.isSome(result) ? Effect.as(PubSub.publish(changes, undefined), result) : Effect.succeed(result)
 
     return ProjectsRepo.of({
       insert: Effect.fn("ProjectsRepo.insert")((project: Project) =>
@@ -120,13 +123,13 @@ export const layerMemoryProjectsRepo = Layer.effect(
       ),
       list: store.run((db) => oldestFirst(db.all(Projects))).pipe(Effect.withSpan("ProjectsRepo.list")),
       setDisabled: Effect.fn("ProjectsRepo.setDisabled")((id: string, disabled: boolean, at: string) =>
-        store.run((db) => {
+        store.run((db): Option.Option<Project> => {
           const project = db.get(Projects, id)
           if (project === undefined) return Option.none()
           const updated = storedProject({ ...project, disabled, updated_at: at })
           db.put(Projects, id, updated)
           return Option.some(updated)
-        })
+        }).pipe(Effect.flatMap(signal))
       ),
       insertKey: Effect.fn("ProjectsRepo.insertKey")((key: ApiKey) =>
         store.run((db) => {
@@ -147,14 +150,15 @@ export const layerMemoryProjectsRepo = Layer.effect(
         store.run((db) => oldestFirst(db.all(ApiKeys).filter((k) => k.project_id === projectId)))
       ),
       revokeKey: Effect.fn("ProjectsRepo.revokeKey")((projectId: string, keyId: string, at: string) =>
-        store.run((db) => {
+        store.run((db): Option.Option<ApiKey> => {
           const key = db.get(ApiKeys, keyId)
           if (key === undefined || key.project_id !== projectId || key.revoked_at !== null) return Option.none()
           const revoked = storedKey({ ...key, revoked_at: at })
           db.put(ApiKeys, keyId, revoked)
           return Option.some(revoked)
-        })
-      )
+        }).pipe(Effect.flatMap(signal))
+      ),
+      keyChanges: Stream.fromPubSub(changes)
     })
   })
 )

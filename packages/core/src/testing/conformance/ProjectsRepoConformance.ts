@@ -1,6 +1,6 @@
 /** The behaviour every `ProjectsRepo` adapter owes, written once and run against each adapter. */
 import { assert, layer } from "@effect/vitest"
-import { Effect, type Layer, Option } from "effect"
+import { Effect, Fiber, type Layer, Option, Queue, Stream } from "effect"
 import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
 import { at, dies, givenProject, makeKey, makeProject } from "./fixtures.ts"
 
@@ -68,6 +68,28 @@ export const projectsRepoConformance = <E>(name: string, storage: Layer.Layer<Pr
         assert.isTrue(Option.isNone(yield* repo.findKeyByHash(key.key_hash)))
         assert.isTrue(Option.isNone(yield* repo.revokeKey(project.id, key.id, at(5))), "already revoked")
         assert.isTrue(Option.isNone(yield* repo.revokeKey(project.id, "key_missing", at(5))))
+      }))
+
+    it.effect("signals key changes once a revoke or a disable is done", () =>
+      Effect.gen(function*() {
+        const repo = yield* ProjectsRepo
+        const project = yield* givenProject()
+        const key = makeKey(project.id)
+        yield* repo.insertKey(key)
+        const signals = yield* Queue.unbounded<void>()
+        const listener = yield* Stream.runForEach(repo.keyChanges, () => Queue.offer(signals, undefined)).pipe(
+          Effect.forkChild
+        )
+        // Let the subscription settle, then forget whatever it said on connecting.
+        yield* Effect.sleep("300 millis")
+        yield* Queue.clear(signals)
+        const waitForSignal = Queue.take(signals).pipe(Effect.timeout("5 seconds"))
+
+        yield* repo.revokeKey(project.id, key.id, at(1))
+        yield* waitForSignal
+        yield* repo.setDisabled(project.id, true, at(2))
+        yield* waitForSignal
+        yield* Fiber.interrupt(listener)
       }))
 
     it.effect("keeps keys to their project", () =>
