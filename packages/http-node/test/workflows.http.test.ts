@@ -328,6 +328,65 @@ describe("triggers", () => {
   })
 })
 
+describe("trigger uniqueness across active workflows", () => {
+  it("refuses a second active msg_event trigger for the same event, on create and on activation", async () => {
+    const event = "msg.conversation.ended"
+    const a = await create({ name: "Unique A", definition: sendTextGraph })
+    const b = await create({ name: "Unique B", definition: sendTextGraph })
+    const t = (id: string) => `/platform/v1/workflows/${id}/triggers`
+    assert.strictEqual((await host.request("POST", t(a.id), { body: { trigger: { trigger_type: "msg_event", event } } })).status, 201)
+    assert.strictEqual((await host.request("PATCH", `/platform/v1/workflows/${a.id}`, { body: { workflow: { status: "active" } } })).status, 200)
+    // B is a draft: its trigger is kept (it never fires), so no conflict yet.
+    const draftTrigger = await host.request("POST", t(b.id), { body: { trigger: { trigger_type: "msg_event", event } } })
+    assert.strictEqual(draftTrigger.status, 201)
+    const activate = await host.request("PATCH", `/platform/v1/workflows/${b.id}`, { body: { workflow: { status: "active" } } })
+    assert.strictEqual(activate.status, 422)
+    assert.include(activate.body.error, "Unique A")
+    // Once A is unpublished, B may go live, and then A's trigger conflicts on A's activation.
+    assert.strictEqual((await host.request("PATCH", `/platform/v1/workflows/${a.id}`, { body: { workflow: { status: "draft" } } })).status, 200)
+    assert.strictEqual((await host.request("PATCH", `/platform/v1/workflows/${b.id}`, { body: { workflow: { status: "active" } } })).status, 200)
+    const back = await host.request("PATCH", `/platform/v1/workflows/${a.id}`, { body: { workflow: { status: "active" } } })
+    assert.strictEqual(back.status, 422)
+    assert.include(back.body.error, "Unique B")
+    // Creating a conflicting trigger on an active workflow is refused too.
+    const c = await create({ name: "Unique C", definition: sendTextGraph, status: "active" })
+    const conflict = await host.request("POST", t(c.id), { body: { trigger: { trigger_type: "msg_event", event } } })
+    assert.strictEqual(conflict.status, 422)
+    assert.include(conflict.body.error, "Unique B")
+    // An inactive trigger does not count.
+    const inactive = await host.request("POST", t(c.id), { body: { trigger: { trigger_type: "msg_event", event, active: false } } })
+    assert.strictEqual(inactive.status, 201)
+  })
+})
+
+describe("bad input", () => {
+  it("never answers 500 or an empty body, whatever the body", async () => {
+    const w = await create({ name: "Fuzz Target" })
+    const bodies = ["null", "[]", "\"text\"", "42", "{}", "{\"workflow\":null}", "{\"workflow\":[]}", "{\"workflow\":{\"name\":null}}",
+      "{\"workflow\":{\"name\":\"x\",\"definition\":\"nope\"}}", "{\"workflow\":{\"name\":\"x\",\"definition\":{\"nodes\":{}}}}",
+      "{\"workflow\":{\"name\":\"x\",\"definition\":{\"nodes\":[null,1,\"a\",{}],\"edges\":[null]}}}",
+      "{\"workflow\":{\"message_debounce_seconds\":1.5}}", "{\"trigger\":{\"trigger_type\":[]}}", "{\"triggers\":{}}", "{\"flow\":7}", "\u0000", "{\"a\":" ]
+    const targets: Array<[string, string]> = [
+      ["POST", "/platform/v1/workflows"],
+      ["PATCH", `/platform/v1/workflows/${w.id}`],
+      ["POST", `/platform/v1/workflows/${w.id}/triggers`],
+      ["PUT", `/platform/v1/workflows/${w.id}/triggers`],
+      ["PATCH", `/api/v1/flows/${w.id}`]
+    ]
+    for (const [method, path] of targets) {
+      for (const rawBody of bodies) {
+        const res = await host.request(method, path, { rawBody })
+        assert.isBelow(res.status, 500, `${method} ${path} ${rawBody}: ${res.text}`)
+        if (res.status >= 400) assert.isString(res.body?.error, `${method} ${path} ${rawBody}: ${res.text}`)
+      }
+    }
+    for (const q of ["status=nope", "created_before=%ZZ", "limit=abc", "page=1e3", "before=", "after=W10="]) {
+      const res = await host.request("GET", `/platform/v1/workflows?${q}`)
+      assert.isBelow(res.status, 500, q)
+    }
+  })
+})
+
 describe("older surface: flows", () => {
   it("lists flows in page mode with q[status_eq], reads one, and updates through the flow envelope", async () => {
     const w = await create({ name: "Legacy Flow", description: "old" })
