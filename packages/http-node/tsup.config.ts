@@ -1,12 +1,3 @@
-import { defineConfig } from "tsup"
+import { packageConfig } from "../../tsup.base.ts"
 
-// ESM with bundled declarations; other @parley packages and npm dependencies stay external.
-export default defineConfig({
-  entry: ["src/index.ts", "src/main.ts", "src/cli.ts"],
-  format: ["esm"],
-  dts: { compilerOptions: { allowImportingTsExtensions: true, noEmit: false, customConditions: ["@parley/source"] } },
-  clean: true,
-  sourcemap: true,
-  target: "node22",
-  tsconfig: "../../tsconfig.build.json"
-})
+export default packageConfig(["src/index.ts", "src/main.ts", "src/cli.ts"])
