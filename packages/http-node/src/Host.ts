@@ -20,7 +20,8 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provideMerge(AuthenticationLive)
 )
 
-const DocsRoute = HttpApiScalar.layer(ParleyApi, { path: "/docs" })
+// The reference must render on a closed network: no web fonts fetched from elsewhere.
+const DocsRoute = HttpApiScalar.layer(ParleyApi, { path: "/docs", scalar: { withDefaultFonts: false } })
 
 const HealthRoute = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
