@@ -4,3 +4,4 @@
  */
 export * from "./StorageConformance.ts"
 export * from "./JobQueueConformance.ts"
+export * from "./MessagingNetworkConformance.ts"

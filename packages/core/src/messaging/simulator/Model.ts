@@ -1,0 +1,421 @@
+/**
+ * The simulated network's state and the rules shared by its endpoints:
+ * numbers, accounts and their tokens, contacts and their business-scoped ids,
+ * customer-service windows, throughput and pair-rate counters, messages,
+ * media, templates and interactive forms. Plain synchronous code over plain
+ * maps: each request is decided and applied in one step, so concurrent
+ * requests never see half of another one.
+ */
+import { createHash } from "node:crypto"
+import type { SimError } from "./NetworkErrors.ts"
+import { simError, unknownObject } from "./NetworkErrors.ts"
+
+export const DAY_MS = 24 * 60 * 60 * 1000
+export const WINDOW_MS = DAY_MS
+
+/** Facts of a simulated number; the defaults are those of a healthy production number. */
+export interface SimulatedNumberInput {
+  readonly phoneNumberId: string
+  readonly businessAccountId: string
+  /** The token that acts for the number and its business account. */
+  readonly accessToken: string
+  /** Digits, optionally with `+`, spaces and dashes; webhooks carry the digits. */
+  readonly displayPhoneNumber: string
+  readonly verifiedName: string
+  readonly qualityRating?: string | undefined
+  readonly messagingLimitTier?: string | undefined
+  readonly status?: string | undefined
+  readonly nameStatus?: string | undefined
+  readonly codeVerificationStatus?: string | undefined
+  /** Messages per second, inbound and outbound together (decisions §8.2); default 80. */
+  readonly throughputPerSecond?: number | undefined
+  /** Pair rate: a burst of this many messages to one contact (default 45), then one per `pairIntervalMs`. */
+  readonly pairBurst?: number | undefined
+  /** Default 6,000 ms. */
+  readonly pairIntervalMs?: number | undefined
+  readonly isOnBizApp?: boolean | undefined
+  readonly isOfficialBusinessAccount?: boolean | undefined
+}
+
+export interface NumberRecord {
+  readonly phoneNumberId: string
+  readonly businessAccountId: string
+  displayPhoneNumber: string
+  verifiedName: string
+  qualityRating: string
+  messagingLimitTier: string
+  status: string
+  nameStatus: string
+  codeVerificationStatus: string
+  throughputPerSecond: number
+  pairBurst: number
+  pairIntervalMs: number
+  isOnBizApp: boolean
+  isOfficialBusinessAccount: boolean
+  username: { username: string; status: string } | undefined
+  /** Times of the messages of the last second (throughput). */
+  events: Array<number>
+  /** Blocked contacts by business-scoped user id, in blocking order. */
+  readonly blocked: Map<string, ContactRef>
+}
+
+export interface AccountRecord {
+  readonly id: string
+  subscription: { readonly overrideCallbackUri?: string | undefined } | undefined
+}
+
+/** A contact as the network knows it for one business: phone number when known, business-scoped id always. */
+export interface ContactRef {
+  readonly waId: string | undefined
+  readonly userId: string
+}
+
+export type OutboundStatus = "accepted" | "sent" | "delivered" | "read" | "failed"
+
+export interface OutboundRecord {
+  readonly id: string
+  readonly phoneNumberId: string
+  readonly recipient: ContactRef
+  /** Sent to a phone number (`to`) rather than to a business-scoped id (`recipient`). */
+  readonly toPhone: boolean
+  readonly type: string
+  readonly envelope: unknown
+  readonly raw: Uint8Array
+  readonly version: string
+  readonly acceptedAt: number
+  /** `service` (free-form) or the template's category, lowercase. */
+  readonly category: string
+  readonly inWindow: boolean
+  readonly bizOpaqueCallbackData: string | undefined
+  /** Undeliverable messages fail with this code instead of reaching the contact. */
+  readonly failure: { readonly code: number; readonly details: string } | undefined
+}
+
+export interface InboundRecord {
+  readonly id: string
+  readonly phoneNumberId: string
+  readonly contact: ContactRef
+  readonly receivedAt: number
+  read: boolean
+}
+
+export interface MediaRecord {
+  readonly id: string
+  readonly businessAccountId: string
+  readonly phoneNumberId: string
+  readonly bytes: Uint8Array
+  readonly mimeType: string
+  readonly filename: string | undefined
+  readonly sha256: string
+  readonly expiresAt: number
+  deleted: boolean
+}
+
+export interface TemplateRecord {
+  readonly id: string
+  readonly businessAccountId: string
+  readonly name: string
+  readonly language: string
+  category: string
+  subCategory: string | undefined
+  parameterFormat: "POSITIONAL" | "NAMED"
+  components: Array<Record<string, unknown>>
+  status: string
+  rejectedReason: string
+  /** While `PENDING`: when review ends, and how. */
+  review: { readonly at: number; readonly verdict: "APPROVED" | "REJECTED"; readonly reason: string } | undefined
+  /** Bumped on every change, so a stale review notification stays silent. */
+  generation: number
+  readonly createdAt: number
+  /** Times of the edits of an approved template (edit limits). */
+  edits: Array<number>
+  deleted: boolean
+}
+
+export interface FlowRecord {
+  readonly id: string
+  readonly businessAccountId: string
+  name: string
+  categories: Array<string>
+  endpointUri: string | undefined
+  applicationId: string | undefined
+}
+
+/** What a transport needs to know about time and ids for one request. */
+export interface RequestContext {
+  readonly now: number
+  /** A fresh uuid from `Ids`, for the object this request may create. */
+  readonly uuid: string
+  readonly baseUrl: string
+}
+
+/** Work a request leaves behind: webhooks to report now or later. */
+export type Followup =
+  | { readonly _tag: "Statuses"; readonly messageId: string }
+  | { readonly _tag: "TemplateReview"; readonly templateId: string; readonly generation: number; readonly at: number }
+  | { readonly _tag: "Webhook"; readonly businessAccountId: string; readonly field: string; readonly value: unknown }
+
+/** A decided request: the JSON answer (or bytes) and the follow-ups. */
+export interface Outcome {
+  readonly status: number
+  readonly json?: unknown
+  readonly bytes?: { readonly contentType: string; readonly body: Uint8Array } | undefined
+  readonly error?: SimError | undefined
+  readonly followups: ReadonlyArray<Followup>
+}
+
+export const ok = (json: unknown, followups: ReadonlyArray<Followup> = []): Outcome => ({ status: 200, json, followups })
+export const fail = (error: SimError): Outcome => ({ status: 0, error, followups: [] })
+
+export class SimState {
+  readonly numbers = new Map<string, NumberRecord>()
+  readonly accounts = new Map<string, AccountRecord>()
+  readonly tokens = new Map<string, { readonly businessAccountId: string; expired: boolean }>()
+  /** `waba|waId` → business-scoped user id. */
+  readonly userIds = new Map<string, string>()
+  /** `waba|userId` → contact. */
+  readonly contacts = new Map<string, ContactRef>()
+  /** `pnid|userId` → time of the last inbound message. */
+  readonly windows = new Map<string, number>()
+  /** `pnid|userId` → pair-rate bucket. */
+  readonly pairBuckets = new Map<string, { tokens: number; at: number }>()
+  readonly outbound = new Map<string, OutboundRecord>()
+  readonly inbound = new Map<string, InboundRecord>()
+  readonly outboxes = new Map<string, Array<OutboundRecord>>()
+  readonly media = new Map<string, MediaRecord>()
+  readonly templates = new Map<string, TemplateRecord>()
+  /** `waba|name` → when an approved template of that name was deleted (30-day reuse ban). */
+  readonly deletedNames = new Map<string, number>()
+  readonly flows = new Map<string, FlowRecord>()
+  /** Contacts (phone or business-scoped id) the network cannot deliver to. */
+  readonly unreachable = new Set<string>()
+  /** username → phone number id. */
+  readonly usernames = new Map<string, string>()
+  private traces = 0
+
+  /** Keys the media download addresses. */
+  readonly urlSecret: string
+
+  constructor(urlSecret: string) {
+    this.urlSecret = urlSecret
+  }
+
+  nextTraceId(): string {
+    return `A${createHash("sha1").update(`trace:${++this.traces}:${this.urlSecret}`).digest("base64url").slice(0, 22)}`
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ids
+
+/** `wamid.` followed by an opaque base64 string, like the network's. */
+export const messageId = (uuid: string, contact: string): string =>
+  `wamid.${Buffer.from(`HBgL${contact}FQIAERgS${uuid.replace(/-/g, "").toUpperCase()}`).toString("base64")}`
+
+/** A 16-digit numeric id (media, templates, forms), below 2^53 so it also fits a JSON number. */
+export const numericId = (uuid: string): string =>
+  (1_000_000_000_000_000n + BigInt(`0x${uuid.replace(/-/g, "")}`) % 8_000_000_000_000_000n).toString()
+
+// ---------------------------------------------------------------------------------------------
+// Contacts
+
+const countryPrefixes: ReadonlyArray<readonly [string, string]> = [
+  ["1", "US"],
+  ["44", "GB"],
+  ["49", "DE"],
+  ["33", "FR"],
+  ["34", "ES"],
+  ["39", "IT"],
+  ["52", "MX"],
+  ["55", "BR"],
+  ["91", "IN"],
+  ["62", "ID"],
+  ["234", "NG"],
+  ["27", "ZA"]
+]
+
+/** The business-scoped user id the network gives a phone number within one business: `<CC>.<digits>`. */
+export const deriveUserId = (businessAccountId: string, waId: string): string => {
+  const country = countryPrefixes.find(([prefix]) => waId.startsWith(prefix))?.[1] ?? "US"
+  const digest = createHash("sha256").update(`${businessAccountId}|${waId}`).digest()
+  return `${country}.${digest.readBigUInt64BE(0).toString().padStart(20, "0")}`
+}
+
+/** Digits of a phone number given with `+`, spaces, dashes, dots or parentheses; undefined when it is not one. */
+export const normalizePhone = (input: string): string | undefined => {
+  const digits = input.replace(/[\s\-().+]/g, "")
+  return /^\d{6,15}$/.test(digits) ? digits : undefined
+}
+
+const userIdPattern = /^[A-Z]{2}\.(ENT\.)?[0-9A-Za-z]{6,40}$/
+
+export const isUserId = (input: string): boolean => userIdPattern.test(input)
+
+export const contactByPhone = (state: SimState, businessAccountId: string, waId: string): ContactRef => {
+  const key = `${businessAccountId}|${waId}`
+  let userId = state.userIds.get(key)
+  if (userId === undefined) {
+    userId = deriveUserId(businessAccountId, waId)
+    state.userIds.set(key, userId)
+    state.contacts.set(`${businessAccountId}|${userId}`, { waId, userId })
+  }
+  return { waId, userId }
+}
+
+export const contactByUserId = (state: SimState, businessAccountId: string, userId: string): ContactRef =>
+  state.contacts.get(`${businessAccountId}|${userId}`) ?? { waId: undefined, userId }
+
+export const rememberContact = (state: SimState, businessAccountId: string, contact: ContactRef): void => {
+  state.contacts.set(`${businessAccountId}|${contact.userId}`, contact)
+  if (contact.waId !== undefined) state.userIds.set(`${businessAccountId}|${contact.waId}`, contact.userId)
+}
+
+export const isReachable = (state: SimState, contact: ContactRef): boolean =>
+  !state.unreachable.has(contact.userId) && (contact.waId === undefined || !state.unreachable.has(contact.waId))
+
+// ---------------------------------------------------------------------------------------------
+// Windows and rates
+
+export const windowKey = (phoneNumberId: string, contact: ContactRef) => `${phoneNumberId}|${contact.userId}`
+
+export const windowOpen = (state: SimState, phoneNumberId: string, contact: ContactRef, now: number): boolean => {
+  const last = state.windows.get(windowKey(phoneNumberId, contact))
+  return last !== undefined && now - last < WINDOW_MS
+}
+
+/** Messages of the number in the last second. */
+export const throughputUsed = (number: NumberRecord, now: number): number => {
+  const from = now - 1000
+  let drop = 0
+  while (drop < number.events.length && number.events[drop]! <= from) drop++
+  if (drop > 0) number.events.splice(0, drop)
+  return number.events.length
+}
+
+export const pairTokens = (state: SimState, number: NumberRecord, contact: ContactRef, now: number) => {
+  const key = windowKey(number.phoneNumberId, contact)
+  const bucket = state.pairBuckets.get(key) ?? { tokens: number.pairBurst, at: now }
+  const tokens = Math.min(number.pairBurst, bucket.tokens + (now - bucket.at) / number.pairIntervalMs)
+  return {
+    available: tokens,
+    take: () => void state.pairBuckets.set(key, { tokens: tokens - 1, at: now })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Access
+
+/**
+ * The business account a bearer header acts for: 401 (code 0) without a
+ * bearer token, 401 (190) for an unknown or expired one.
+ */
+export const authenticate = (
+  state: SimState,
+  authorization: string | undefined
+): { readonly businessAccountId: string } | SimError => {
+  const match = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+  if (match === null) return simError(0, "An access token is required to request this resource.")
+  const token = state.tokens.get(match[1]!)
+  if (token === undefined) return simError(190, "Invalid OAuth access token - Cannot parse access token")
+  if (token.expired) return simError(190, "Error validating access token: Session has expired.", { subcode: 463 })
+  return { businessAccountId: token.businessAccountId }
+}
+
+export const isSimError = (value: unknown): value is SimError =>
+  typeof value === "object" && value !== null && "_tag" in value && value._tag === "SimError"
+
+/** The number a request acts on, if the caller's account owns it; otherwise the network's "does not exist" error. */
+export const ownedNumber = (
+  state: SimState,
+  businessAccountId: string,
+  method: string,
+  phoneNumberId: string
+): NumberRecord | SimError => {
+  const number = state.numbers.get(phoneNumberId)
+  return number !== undefined && number.businessAccountId === businessAccountId
+    ? number
+    : unknownObject(method, phoneNumberId)
+}
+
+export const ownedAccount = (
+  state: SimState,
+  businessAccountId: string,
+  method: string,
+  accountId: string
+): AccountRecord | SimError => {
+  const account = state.accounts.get(accountId)
+  return account !== undefined && account.id === businessAccountId ? account : unknownObject(method, accountId)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists
+
+const encodeCursor = (index: number) => Buffer.from(`i:${index}`).toString("base64")
+const decodeCursor = (cursor: string): number | undefined => {
+  const match = /^i:(\d+)$/.exec(Buffer.from(cursor, "base64").toString("utf8"))
+  return match === null ? undefined : Number(match[1])
+}
+
+/**
+ * One page of `items` in the network's paging shape: `limit` (default
+ * `defaultLimit`), `after`/`before` cursors, `next`/`previous` addresses.
+ */
+export const page = <A>(
+  items: ReadonlyArray<A>,
+  query: Readonly<Record<string, string>>,
+  selfUrl: string,
+  defaultLimit: number
+): { readonly data: ReadonlyArray<A>; readonly paging?: Record<string, unknown> } | SimError => {
+  const limit = query["limit"] === undefined ? defaultLimit : Number(query["limit"])
+  if (!Number.isInteger(limit) || limit < 1) return simError(100, "Param limit must be a positive integer")
+  let start = 0
+  let end: number
+  if (query["after"] !== undefined) {
+    const index = decodeCursor(query["after"])
+    if (index === undefined) return simError(100, "Param after is not a valid cursor")
+    start = index + 1
+    end = Math.min(items.length, start + limit)
+  } else if (query["before"] !== undefined) {
+    const index = decodeCursor(query["before"])
+    if (index === undefined) return simError(100, "Param before is not a valid cursor")
+    end = Math.min(items.length, index)
+    start = Math.max(0, end - limit)
+  } else {
+    end = Math.min(items.length, limit)
+  }
+  const data = items.slice(start, end)
+  if (data.length === 0) return { data }
+  const link = (cursor: Record<string, string>) => {
+    const params = new URLSearchParams({ ...query, limit: String(limit) })
+    params.delete("after")
+    params.delete("before")
+    for (const [key, value] of Object.entries(cursor)) params.set(key, value)
+    return `${selfUrl}?${params.toString()}`
+  }
+  return {
+    data,
+    paging: {
+      cursors: { before: encodeCursor(start), after: encodeCursor(end - 1) },
+      ...(end < items.length ? { next: link({ after: encodeCursor(end - 1) }) } : {}),
+      ...(start > 0 ? { previous: link({ before: encodeCursor(start) }) } : {})
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small readers over untrusted JSON
+
+export type Json = Record<string, unknown>
+
+export const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+export const stringField = (object: Json, key: string): string | undefined => {
+  const value = object[key]
+  return typeof value === "string" ? value : undefined
+}
+
+export const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
+
+/** Epoch seconds as the network writes them: a string. */
+export const epochSeconds = (ms: number): string => String(Math.floor(ms / 1000))

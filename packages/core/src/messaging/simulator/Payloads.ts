@@ -1,0 +1,113 @@
+/**
+ * The webhook bodies the simulated network posts, in the network's format:
+ * `{ "object": "whatsapp_business_account", "entry": [{ "id": <waba id>,
+ * "changes": [{ "value": ..., "field": ... }] }] }`.
+ */
+import { createHash } from "node:crypto"
+import { MessagingProduct, WebhookObjectName } from "../NetworkObjects.ts"
+import type { WebhookContact, WebhookPayload, WebhookStatus } from "../Webhook.ts"
+import {
+  type ContactRef,
+  DAY_MS,
+  epochSeconds,
+  type NumberRecord,
+  type OutboundRecord,
+  type OutboundStatus
+} from "./Model.ts"
+import { webhookError } from "./NetworkErrors.ts"
+
+export const envelope = (businessAccountId: string, field: string, value: unknown): WebhookPayload => ({
+  object: WebhookObjectName,
+  entry: [{ id: businessAccountId, changes: [{ value, field }] }]
+})
+
+/** Webhooks carry the display number as digits. */
+const metadata = (number: NumberRecord) => ({
+  display_phone_number: number.displayPhoneNumber.replace(/\D/g, ""),
+  phone_number_id: number.phoneNumberId
+})
+
+/** `contacts[]` member for a contact: the phone number only when the network may share it. */
+export const webhookContact = (
+  contact: ContactRef,
+  profile?: { readonly name?: string | undefined; readonly username?: string | undefined }
+): WebhookContact => ({
+  ...(profile !== undefined && (profile.name !== undefined || profile.username !== undefined)
+    ? {
+      profile: {
+        ...(profile.name !== undefined ? { name: profile.name } : {}),
+        ...(profile.username !== undefined ? { username: profile.username } : {})
+      }
+    }
+    : {}),
+  ...(contact.waId !== undefined ? { wa_id: contact.waId } : {}),
+  user_id: contact.userId
+})
+
+/** An inbound message change. */
+export const inboundPayload = (
+  number: NumberRecord,
+  contact: WebhookContact,
+  message: Record<string, unknown>
+): WebhookPayload =>
+  envelope(number.businessAccountId, "messages", {
+    messaging_product: MessagingProduct,
+    metadata: metadata(number),
+    contacts: [contact],
+    messages: [message]
+  })
+
+const conversationId = (record: OutboundRecord) =>
+  createHash("sha1").update(`${record.phoneNumberId}|${record.recipient.userId}|${Math.floor(record.acceptedAt / DAY_MS)}`)
+    .digest("hex")
+    .slice(0, 32)
+
+/** One status change of an outbound message (`sent`, `delivered`, `read` or `failed`). */
+export const statusPayload = (
+  number: NumberRecord,
+  record: OutboundRecord,
+  status: Exclude<OutboundStatus, "accepted">,
+  at: number
+): WebhookPayload => {
+  const failed = status === "failed"
+  const free = record.inWindow && (record.category === "service" || record.category === "utility")
+  const value: WebhookStatus = {
+    id: record.id,
+    status,
+    timestamp: epochSeconds(at),
+    ...(record.toPhone && record.recipient.waId !== undefined ? { recipient_id: record.recipient.waId } : {}),
+    ...(!failed || !record.toPhone ? { recipient_user_id: record.recipient.userId } : {}),
+    ...(record.bizOpaqueCallbackData !== undefined ? { biz_opaque_callback_data: record.bizOpaqueCallbackData } : {}),
+    ...(status === "sent" || status === "delivered"
+      ? {
+        conversation: {
+          id: conversationId(record),
+          ...(status === "sent" ? { expiration_timestamp: epochSeconds(record.acceptedAt + DAY_MS) } : {}),
+          origin: { type: record.category }
+        }
+      }
+      : {}),
+    ...(!failed
+      ? {
+        pricing: {
+          billable: !free,
+          pricing_model: "PMP",
+          category: record.category,
+          type: free ? "free_customer_service" : "regular"
+        }
+      }
+      : {}),
+    ...(failed && record.failure !== undefined
+      ? { errors: [webhookError(record.failure.code, record.failure.details)] }
+      : {})
+  }
+  return envelope(number.businessAccountId, "messages", {
+    messaging_product: MessagingProduct,
+    metadata: metadata(number),
+    // A failed status carries no contacts; a message sent to a business-scoped id never reveals the phone number.
+    ...(!failed
+      ? { contacts: [webhookContact(record.toPhone ? record.recipient : { ...record.recipient, waId: undefined })] }
+      : {}),
+    statuses: [value]
+  })
+}

@@ -1,0 +1,55 @@
+/**
+ * How a transport hands a request to the simulator and gets its answer back.
+ * The simulator speaks the network's own HTTP API, but without HTTP: the HTTP
+ * face (`@parley/http-node`'s `SimulatorServer`) and the in-process client
+ * (`Transport.ts`) both translate to these few shapes.
+ */
+import type { Effect } from "effect"
+
+export interface SimFile {
+  /** Form field name (`file`). */
+  readonly key: string
+  readonly filename: string
+  readonly contentType: string
+  readonly bytes: Uint8Array
+}
+
+export type SimBody =
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Bytes"; readonly contentType: string; readonly bytes: Uint8Array }
+  /** Multipart or URL-encoded form: text fields and files. */
+  | {
+    readonly _tag: "Form"
+    readonly fields: Readonly<Record<string, string>>
+    readonly files: ReadonlyArray<SimFile>
+  }
+
+export interface SimRequest {
+  readonly method: string
+  /**
+   * Where the caller reached the network (scheme, host, any path prefix; no
+   * trailing slash). Addresses the network hands out (media `url`, paging
+   * `next`) are built on it.
+   */
+  readonly baseUrl: string
+  /** The path after `baseUrl`, from its leading `/` (`/v24.0/<id>/messages`). */
+  readonly path: string
+  /** Query parameters (the first value of each). */
+  readonly query: Readonly<Record<string, string>>
+  /** The `Authorization` header as received. */
+  readonly authorization: string | undefined
+  readonly body: SimBody
+}
+
+export interface SimResponse {
+  readonly status: number
+  readonly contentType: string
+  readonly body: Uint8Array
+}
+
+/**
+ * Where the simulator's webhooks go: the raw body and its
+ * `X-Hub-Signature-256` value (`sha256=<hex>`). A failure counts as a failed
+ * delivery and is retried.
+ */
+export type WebhookSink = (rawBody: Uint8Array, signatureHeader: string) => Effect.Effect<void, unknown>

@@ -1,0 +1,621 @@
+/**
+ * An in-process model of the messaging network that behaves like it: it
+ * answers the network's API (`handle`, on the network's own paths, checking
+ * bearer tokens), validates envelopes and answers the network's error objects,
+ * issues message ids, keeps the 24-hour customer-service window, the
+ * per-number throughput and the pair rate, reviews templates after a delay,
+ * stores media, and reports statuses (sent → delivered → read, or failed with
+ * errors) as signed webhooks in the network's format to a pluggable sink.
+ * Simulated contacts write in with `inbound`; `outbox` lists what reached them.
+ *
+ * Time is Effect's `Clock`, read from the clock the layer was built with:
+ * under `TestClock` every delay (status reports, template review, windows,
+ * rate limits) moves only with `TestClock.adjust`.
+ *
+ * Transports: `Transport.ts` (in process, as an `HttpClient`, for the
+ * `MessagingNetwork` port) and `@parley/http-node`'s `SimulatorServer` (HTTP).
+ */
+import { Clock, Context, Duration, Effect, Exit, FiberSet, Layer, Schema } from "effect"
+import { Ids } from "../../shared/Ids.ts"
+import { hubSignature, type WebhookPayload } from "../Webhook.ts"
+import { checkMedia, placeholderMime } from "./Media.ts"
+import {
+  type ContactRef,
+  contactByPhone,
+  contactByUserId,
+  epochSeconds,
+  type FlowRecord,
+  isObject,
+  isSimError,
+  isUserId,
+  messageId,
+  normalizePhone,
+  type NumberRecord,
+  numericId,
+  type OutboundRecord,
+  type OutboundStatus,
+  rememberContact,
+  sha256Hex,
+  type SimulatedNumberInput,
+  SimState,
+  type TemplateRecord
+} from "./Model.ts"
+import { errorBody, statusOf, webhookError } from "./NetworkErrors.ts"
+import { envelope, inboundPayload, statusPayload, webhookContact } from "./Payloads.ts"
+import type { SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
+import {
+  flowCategories,
+  flowView,
+  INBOUND_LIMIT,
+  INBOUND_MEDIA_TTL_MS,
+  outboundStatus,
+  refreshTemplate,
+  route,
+  type SimConfig
+} from "./Routes.ts"
+
+export type { SimulatedNumberInput } from "./Model.ts"
+export type { SimBody, SimFile, SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
+
+/** A request to the simulator's control surface that cannot be carried out (unknown number, bad inbound message). */
+export class SimulatorInputError extends Schema.TaggedError<SimulatorInputError>()("SimulatorInputError", {
+  message: Schema.String
+}) {}
+
+export interface NetworkSimulatorOptions {
+  /** Signs every webhook (`X-Hub-Signature-256`); Parley's ingestion checks it with the same secret. */
+  readonly appSecret: string
+  /** Where webhooks go; none until `setSink`. */
+  readonly sink?: WebhookSink | undefined
+  /** How long templates stay `PENDING`; default 5 seconds. */
+  readonly templateReviewMs?: number | undefined
+  /** After acceptance; default sent 200 ms, delivered 1 s, read 3 s (`read: null`: contacts never read). */
+  readonly statusDelays?: {
+    readonly sent?: number | undefined
+    readonly delivered?: number | undefined
+    readonly read?: number | null | undefined
+  } | undefined
+  /** Delays of the retries of a failed webhook delivery; default 1, 2, 4, 8 and 16 seconds. */
+  readonly retryDelaysMs?: ReadonlyArray<number> | undefined
+  /** The app that receives the accounts' webhooks (as `subscribed_apps` reports it). */
+  readonly appId?: string | undefined
+  readonly appName?: string | undefined
+}
+
+/** A simulated contact writing to a number. Either `from` (phone number) or `user_id` (business-scoped id only). */
+export interface InboundInput {
+  readonly from?: string | undefined
+  readonly user_id?: string | undefined
+  readonly profile_name?: string | undefined
+  readonly username?: string | undefined
+  /**
+   * One network message object: `{ "type": "text", "text": { "body": "hi" } }`,
+   * an `interactive` reply, a `reaction`, a `location`, media, ... `from`,
+   * `id` and `timestamp` are filled in by the network; `context.id` (a reply)
+   * gets its `context.from`.
+   */
+  readonly message: Readonly<Record<string, unknown>>
+  /** The bytes of a media message; without them (and without an id) the network makes a small placeholder file. */
+  readonly media?: { readonly bytes: Uint8Array; readonly mimeType: string; readonly filename?: string | undefined } | undefined
+}
+
+export interface InboundResult {
+  /** The network message id (`wamid.`). */
+  readonly id: string
+  /** The webhook the network posted (or would have posted). */
+  readonly payload: WebhookPayload
+  /** Whether the sink acknowledged the first attempt. */
+  readonly delivered: boolean
+  /** The business blocked this contact: nothing was delivered. */
+  readonly blocked: boolean
+}
+
+/** What the network accepted for a contact, and where its delivery stands. */
+export interface OutboxEntry {
+  readonly id: string
+  readonly phoneNumberId: string
+  /** Phone number of the contact, when known. */
+  readonly to: string | undefined
+  /** Business-scoped user id of the contact. */
+  readonly userId: string
+  readonly type: string
+  /** The envelope as parsed JSON, and byte for byte as received. */
+  readonly envelope: unknown
+  readonly raw: Uint8Array
+  /** Version segment the request used. */
+  readonly version: string
+  /** Epoch milliseconds. */
+  readonly acceptedAt: number
+  readonly status: OutboundStatus
+}
+
+export interface NumberPatch {
+  readonly qualityRating?: string | undefined
+  readonly messagingLimitTier?: string | undefined
+  readonly status?: string | undefined
+  readonly nameStatus?: string | undefined
+  readonly verifiedName?: string | undefined
+  readonly throughputPerSecond?: number | undefined
+}
+
+const inboundTypes = new Set([
+  "text",
+  "image",
+  "audio",
+  "video",
+  "document",
+  "sticker",
+  "interactive",
+  "reaction",
+  "location",
+  "contacts",
+  "button",
+  "order",
+  "system",
+  "unsupported"
+])
+const inboundMediaTypes = new Set(["image", "audio", "video", "document", "sticker"])
+
+const qualityRank: Readonly<Record<string, number>> = { RED: 0, YELLOW: 1, GREEN: 2 }
+const tierRank = ["TIER_50", "TIER_250", "TIER_1K", "TIER_2K", "TIER_10K", "TIER_100K", "TIER_UNLIMITED"]
+
+const badUserId = "user_id must be a business-scoped user id such as US.13491208655302741918"
+
+const encoder = new TextEncoder()
+const jsonContentType = "application/json; charset=UTF-8"
+
+export class NetworkSimulator extends Context.Service<NetworkSimulator, {
+  /** The network's API: one request on its own paths, answered as the network answers it. */
+  readonly handle: (request: SimRequest) => Effect.Effect<SimResponse>
+  /** Connects a number (and creates its account and token); registering it again updates it. */
+  readonly registerNumber: (input: SimulatedNumberInput) => Effect.Effect<void>
+  /** Changes facts of a number; a quality or tier change posts `phone_number_quality_update`. */
+  readonly updateNumber: (phoneNumberId: string, patch: NumberPatch) => Effect.Effect<void, SimulatorInputError>
+  /** A simulated contact writes: a signed inbound webhook, and the contact's window opens. */
+  readonly inbound: (phoneNumberId: string, input: InboundInput) => Effect.Effect<InboundResult, SimulatorInputError>
+  /** What the network accepted for the number's contacts, oldest first. */
+  readonly outbox: (phoneNumberId: string) => Effect.Effect<ReadonlyArray<OutboxEntry>>
+  /** Where webhooks go from now on (`undefined`: nowhere). */
+  readonly setSink: (sink: WebhookSink | undefined) => Effect.Effect<void>
+  /** Makes a contact (phone number or business-scoped id) undeliverable (131026) or deliverable again. */
+  readonly setReachable: (contact: string, reachable: boolean) => Effect.Effect<void>
+  /** Creates an interactive form of an account; answers its id. */
+  readonly createFlow: (
+    businessAccountId: string,
+    input: { readonly name: string; readonly categories?: ReadonlyArray<string> | undefined }
+  ) => Effect.Effect<string, SimulatorInputError>
+  /** A form as the network reports it (`GET /<flow_id>`). */
+  readonly flow: (flowId: string) => Effect.Effect<ReturnType<typeof flowView> | undefined>
+  /** The token stops working (190, subcode 463), as an expired token does. */
+  readonly expireToken: (accessToken: string) => Effect.Effect<void>
+  /** Moves an existing template to a status (`PAUSED`, `DISABLED`, back to `APPROVED`...), with its webhook. */
+  readonly setTemplateStatus: (templateId: string, status: string) => Effect.Effect<void, SimulatorInputError>
+}>()("@parley/core/messaging/simulator/NetworkSimulator") {
+  /** The simulator; needs `Ids` (message, media and template ids). Its timers stop with the layer. */
+  static readonly layer = (options: NetworkSimulatorOptions): Layer.Layer<NetworkSimulator, never, Ids> =>
+    Layer.effect(NetworkSimulator, make(options))
+}
+
+const make = (options: NetworkSimulatorOptions) =>
+  Effect.gen(function*() {
+    const ids = yield* Ids
+    // The clock the layer was built with: every delay and every "now" reads it, whoever calls.
+    const clock = yield* Clock.Clock
+    const fork = yield* FiberSet.makeRuntime<never>()
+    const state = new SimState(options.appSecret + ":urls")
+    let sink = options.sink
+    const config: SimConfig = {
+      templateReviewMs: options.templateReviewMs ?? 5_000,
+      statusDelays: {
+        sent: options.statusDelays?.sent ?? 200,
+        delivered: options.statusDelays?.delivered ?? 1_000,
+        read: options.statusDelays?.read === null ? undefined : options.statusDelays?.read ?? 3_000
+      },
+      appId: options.appId ?? "100000000000099",
+      appName: options.appName ?? "Parley"
+    }
+    const retryDelays = options.retryDelaysMs ?? [1_000, 2_000, 4_000, 8_000, 16_000]
+    const now = () => clock.currentTimeMillisUnsafe()
+    const sleepUntil = (at: number) => {
+      const wait = at - now()
+      return wait > 0 ? clock.sleep(Duration.millis(wait)) : Effect.void
+    }
+
+    // -------------------------------------------------------------------------------------------
+    // Webhooks
+
+    const attempt = (raw: Uint8Array, signature: string) =>
+      sink === undefined
+        ? Effect.succeed(false)
+        : Effect.map(Effect.exit(Effect.suspend(() => sink!(raw, signature))), Exit.isSuccess)
+
+    const retry = (raw: Uint8Array, signature: string) =>
+      Effect.gen(function*() {
+        for (const delay of retryDelays) {
+          yield* clock.sleep(Duration.millis(delay))
+          if (yield* attempt(raw, signature)) return
+        }
+        yield* Effect.logWarning("NetworkSimulator: webhook not delivered, retries exhausted")
+      })
+
+    /** Posts a webhook to the sink if the account has a subscribed app; answers whether the first attempt landed. */
+    const post = (businessAccountId: string, payload: WebhookPayload): Effect.Effect<boolean> =>
+      Effect.gen(function*() {
+        if (state.accounts.get(businessAccountId)?.subscription === undefined || sink === undefined) return false
+        const raw = encoder.encode(JSON.stringify(payload))
+        const signature = hubSignature(raw, options.appSecret)
+        if (yield* attempt(raw, signature)) return true
+        fork(retry(raw, signature))
+        return false
+      })
+
+    const reportStatuses = (record: OutboundRecord) =>
+      Effect.gen(function*() {
+        const { delivered, read, sent } = config.statusDelays
+        const stages: Array<readonly [Exclude<OutboundStatus, "accepted">, number]> = record.failure !== undefined
+          ? [["failed", sent]]
+          : [["sent", sent], ["delivered", delivered], ...(read === undefined ? [] : [["read", read] as const])]
+        for (const [status, delay] of stages) {
+          const at = record.acceptedAt + delay
+          yield* sleepUntil(at)
+          const number = state.numbers.get(record.phoneNumberId)
+          if (number === undefined) return
+          yield* post(number.businessAccountId, statusPayload(number, record, status, at))
+        }
+      })
+
+    const templateEvent = (template: TemplateRecord, event: string) =>
+      envelope(template.businessAccountId, "message_template_status_update", {
+        event,
+        message_template_id: Number(template.id),
+        message_template_name: template.name,
+        message_template_language: template.language,
+        reason: template.status === "REJECTED" ? template.rejectedReason : "NONE",
+        message_template_category: template.category
+      })
+
+    const reportReview = (templateId: string, generation: number, at: number) =>
+      Effect.gen(function*() {
+        yield* sleepUntil(at)
+        const template = state.templates.get(templateId)
+        if (template === undefined || template.deleted || template.generation !== generation) return
+        refreshTemplate(template, now())
+        yield* post(template.businessAccountId, templateEvent(template, template.status))
+      })
+
+    // -------------------------------------------------------------------------------------------
+    // The API
+
+    const render = (status: number, json: unknown): SimResponse => ({
+      status,
+      contentType: jsonContentType,
+      body: encoder.encode(JSON.stringify(json))
+    })
+
+    const handle = (request: SimRequest): Effect.Effect<SimResponse> =>
+      Effect.gen(function*() {
+        const uuid = yield* ids.uuid
+        const outcome = route(state, config, request, { now: now(), uuid, baseUrl: request.baseUrl })
+        for (const followup of outcome.followups) {
+          if (followup._tag === "Statuses") {
+            const record = state.outbound.get(followup.messageId)
+            if (record !== undefined) fork(reportStatuses(record))
+          } else if (followup._tag === "TemplateReview") {
+            fork(reportReview(followup.templateId, followup.generation, followup.at))
+          } else {
+            fork(post(followup.businessAccountId, envelope(followup.businessAccountId, followup.field, followup.value)))
+          }
+        }
+        if (outcome.error !== undefined) return render(statusOf(outcome.error), errorBody(outcome.error, state.nextTraceId()))
+        if (outcome.bytes !== undefined) {
+          return { status: outcome.status, contentType: outcome.bytes.contentType, body: outcome.bytes.body }
+        }
+        return render(outcome.status, outcome.json)
+      })
+
+    // -------------------------------------------------------------------------------------------
+    // Control surface
+
+    const registerNumber = (input: SimulatedNumberInput) =>
+      Effect.sync(() => {
+        const existing = state.numbers.get(input.phoneNumberId)
+        const number: NumberRecord = {
+          phoneNumberId: input.phoneNumberId,
+          businessAccountId: input.businessAccountId,
+          displayPhoneNumber: input.displayPhoneNumber,
+          verifiedName: input.verifiedName,
+          qualityRating: input.qualityRating ?? "GREEN",
+          messagingLimitTier: input.messagingLimitTier ?? "TIER_10K",
+          status: input.status ?? "CONNECTED",
+          nameStatus: input.nameStatus ?? "APPROVED",
+          codeVerificationStatus: input.codeVerificationStatus ?? "VERIFIED",
+          throughputPerSecond: input.throughputPerSecond ?? 80,
+          pairBurst: input.pairBurst ?? 45,
+          pairIntervalMs: input.pairIntervalMs ?? 6_000,
+          isOnBizApp: input.isOnBizApp ?? false,
+          isOfficialBusinessAccount: input.isOfficialBusinessAccount ?? false,
+          username: existing?.username,
+          events: existing?.events ?? [],
+          blocked: existing?.blocked ?? new Map()
+        }
+        state.numbers.set(number.phoneNumberId, number)
+        if (!state.accounts.has(input.businessAccountId)) {
+          // A connected number's account has the app subscribed, as onboarding leaves it.
+          state.accounts.set(input.businessAccountId, { id: input.businessAccountId, subscription: {} })
+        }
+        state.tokens.set(input.accessToken, { businessAccountId: input.businessAccountId, expired: false })
+      })
+
+    const unknownNumber = (phoneNumberId: string) =>
+      new SimulatorInputError({ message: `unknown phone_number_id ${phoneNumberId}` })
+
+    const updateNumber = (phoneNumberId: string, patch: NumberPatch) =>
+      Effect.gen(function*() {
+        const number = state.numbers.get(phoneNumberId)
+        if (number === undefined) return yield* unknownNumber(phoneNumberId)
+        const before = { quality: number.qualityRating, tier: number.messagingLimitTier }
+        if (patch.qualityRating !== undefined) number.qualityRating = patch.qualityRating
+        if (patch.messagingLimitTier !== undefined) number.messagingLimitTier = patch.messagingLimitTier
+        if (patch.status !== undefined) number.status = patch.status
+        if (patch.nameStatus !== undefined) number.nameStatus = patch.nameStatus
+        if (patch.verifiedName !== undefined) number.verifiedName = patch.verifiedName
+        if (patch.throughputPerSecond !== undefined) number.throughputPerSecond = patch.throughputPerSecond
+        if (before.quality === number.qualityRating && before.tier === number.messagingLimitTier) return
+        const worse = (qualityRank[number.qualityRating] ?? 0) < (qualityRank[before.quality] ?? 0) ||
+          tierRank.indexOf(number.messagingLimitTier) < tierRank.indexOf(before.tier)
+        yield* post(
+          number.businessAccountId,
+          envelope(number.businessAccountId, "phone_number_quality_update", {
+            display_phone_number: number.displayPhoneNumber.replace(/\D/g, ""),
+            event: worse ? "DOWNGRADE" : "UPGRADE",
+            current_limit: number.messagingLimitTier
+          })
+        )
+      })
+
+    /** Decides an inbound message; answers the webhook to post, or why it cannot be. */
+    const decideInbound = (
+      phoneNumberId: string,
+      input: InboundInput,
+      uuids: readonly [string, string]
+    ):
+      | SimulatorInputError
+      | { readonly number: NumberRecord; readonly id: string; readonly payload: WebhookPayload; readonly blocked: boolean } =>
+    {
+      const number = state.numbers.get(phoneNumberId)
+      if (number === undefined) return unknownNumber(phoneNumberId)
+      const invalid = (message: string) => new SimulatorInputError({ message })
+      const at = now()
+
+      let contact: ContactRef
+      if (input.from !== undefined) {
+        const waId = normalizePhone(input.from)
+        if (waId === undefined) return invalid("from must be a phone number (digits, optionally with +)")
+        if (input.user_id !== undefined && !isUserId(input.user_id)) return invalid(badUserId)
+        contact = input.user_id !== undefined
+          ? { waId, userId: input.user_id }
+          : contactByPhone(state, number.businessAccountId, waId)
+      } else if (input.user_id !== undefined) {
+        if (!isUserId(input.user_id)) return invalid(badUserId)
+        contact = contactByUserId(state, number.businessAccountId, input.user_id)
+      } else {
+        return invalid("from or user_id is required")
+      }
+
+      const message = input.message
+      const type = message["type"]
+      if (typeof type !== "string" || !inboundTypes.has(type)) {
+        return invalid(`message.type must be one of ${[...inboundTypes].join(", ")}`)
+      }
+      const content = message[type]
+      const present = type === "contacts"
+        ? Array.isArray(content) && content.length > 0
+        : type === "unsupported" || isObject(content)
+      if (!present) {
+        return invalid(`message.${type} is required`)
+      }
+      const problem = inboundProblem(type, content)
+      if (problem !== undefined) return invalid(problem)
+
+      let typed: unknown = content
+      if (inboundMediaTypes.has(type)) {
+        const given = content as Record<string, unknown>
+        if (input.media !== undefined || typeof given["id"] !== "string") {
+          const bytes = input.media?.bytes ?? encoder.encode(`simulated ${type} sent by a contact`)
+          const mimeType = input.media?.mimeType ?? placeholderMime[type as keyof typeof placeholderMime]
+          const kind = checkMedia(mimeType, bytes)
+          if (isSimError(kind)) return invalid(kind.details)
+          const filename = input.media?.filename ?? (type === "document" ? "document.pdf" : undefined)
+          const mediaId = numericId(uuids[1])
+          state.media.set(mediaId, {
+            id: mediaId,
+            businessAccountId: number.businessAccountId,
+            phoneNumberId: number.phoneNumberId,
+            bytes,
+            mimeType,
+            filename,
+            sha256: sha256Hex(bytes),
+            expiresAt: at + INBOUND_MEDIA_TTL_MS,
+            deleted: false
+          })
+          typed = {
+            ...given,
+            ...(type === "document" && filename !== undefined ? { filename } : {}),
+            mime_type: mimeType,
+            sha256: sha256Hex(bytes),
+            id: mediaId
+          }
+        }
+      }
+
+      const id = messageId(uuids[0], contact.waId ?? contact.userId)
+      const {
+        context,
+        from: _from,
+        from_parent_user_id: _parent,
+        from_user_id: _user,
+        id: _id,
+        timestamp: _timestamp,
+        type: _type,
+        [type]: _content,
+        ...rest
+      } = message as Record<string, unknown>
+      const displayDigits = number.displayPhoneNumber.replace(/\D/g, "")
+      const built: Record<string, unknown> = {
+        ...(contact.waId !== undefined ? { from: contact.waId } : {}),
+        from_user_id: contact.userId,
+        id,
+        timestamp: epochSeconds(at),
+        ...(isObject(context) ? { context: { ...context, from: displayDigits } } : {}),
+        type,
+        ...(type === "unsupported"
+          ? { errors: [webhookError(131051, "Message type is currently not supported.")] }
+          : { [type]: typed }),
+        ...rest
+      }
+      const payload = inboundPayload(
+        number,
+        webhookContact(contact, { name: input.profile_name, username: input.username }),
+        built
+      )
+      if (number.blocked.has(contact.userId)) return { number, id, payload, blocked: true }
+      rememberContact(state, number.businessAccountId, contact)
+      state.windows.set(`${number.phoneNumberId}|${contact.userId}`, at)
+      number.events.push(at)
+      state.inbound.set(id, { id, phoneNumberId, contact, receivedAt: at, read: false })
+      if (state.inbound.size > INBOUND_LIMIT) state.inbound.delete(state.inbound.keys().next().value!)
+      return { number, id, payload, blocked: false }
+    }
+
+    const inbound = (phoneNumberId: string, input: InboundInput) =>
+      Effect.gen(function*() {
+        const uuids = [yield* ids.uuid, yield* ids.uuid] as const
+        const decided = decideInbound(phoneNumberId, input, uuids)
+        if (decided instanceof SimulatorInputError) return yield* decided
+        if (decided.blocked) return { id: decided.id, payload: decided.payload, delivered: false, blocked: true }
+        const delivered = yield* post(decided.number.businessAccountId, decided.payload)
+        return { id: decided.id, payload: decided.payload, delivered, blocked: false }
+      })
+
+    const outbox = (phoneNumberId: string) =>
+      Effect.sync(() => {
+        const at = now()
+        return (state.outboxes.get(phoneNumberId) ?? []).map((record): OutboxEntry => ({
+          id: record.id,
+          phoneNumberId: record.phoneNumberId,
+          to: record.recipient.waId,
+          userId: record.recipient.userId,
+          type: record.type,
+          envelope: record.envelope,
+          raw: record.raw,
+          version: record.version,
+          acceptedAt: record.acceptedAt,
+          status: outboundStatus(config, record, at)
+        }))
+      })
+
+    const createFlow = (
+      businessAccountId: string,
+      input: { readonly name: string; readonly categories?: ReadonlyArray<string> | undefined }
+    ) =>
+      Effect.gen(function*() {
+        if (!state.accounts.has(businessAccountId)) {
+          return yield* new SimulatorInputError({ message: `unknown business account ${businessAccountId}` })
+        }
+        const categories = [...(input.categories ?? ["OTHER"])]
+        if (!categories.every((c) => (flowCategories as ReadonlyArray<string>).includes(c))) {
+          return yield* new SimulatorInputError({ message: `categories must be among ${flowCategories.join(", ")}` })
+        }
+        const flow: FlowRecord = {
+          id: numericId(yield* ids.uuid),
+          businessAccountId,
+          name: input.name,
+          categories,
+          endpointUri: undefined,
+          applicationId: undefined
+        }
+        state.flows.set(flow.id, flow)
+        return flow.id
+      })
+
+    const setTemplateStatus = (templateId: string, status: string) =>
+      Effect.gen(function*() {
+        const template = state.templates.get(templateId)
+        if (template === undefined || template.deleted) {
+          return yield* new SimulatorInputError({ message: `unknown template ${templateId}` })
+        }
+        refreshTemplate(template, now())
+        const event = template.status === "PAUSED" && status === "APPROVED" ? "REINSTATED" : status
+        template.status = status
+        template.review = undefined
+        template.generation++
+        yield* post(template.businessAccountId, templateEvent(template, event))
+      })
+
+    return NetworkSimulator.of({
+      handle,
+      registerNumber,
+      updateNumber,
+      inbound,
+      outbox,
+      setSink: (next) => Effect.sync(() => void (sink = next)),
+      setReachable: (contact, reachable) =>
+        Effect.sync(() => {
+          const key = normalizePhone(contact) ?? contact
+          if (reachable) state.unreachable.delete(key)
+          else state.unreachable.add(key)
+        }),
+      createFlow,
+      flow: (flowId) => Effect.sync(() => {
+        const flow = state.flows.get(flowId)
+        return flow === undefined ? undefined : flowView(flow)
+      }),
+      expireToken: (accessToken) =>
+        Effect.sync(() => {
+          const token = state.tokens.get(accessToken)
+          if (token !== undefined) token.expired = true
+        }),
+      setTemplateStatus
+    })
+  })
+
+/** What is wrong with the content of an inbound message of `type`, if anything. */
+const inboundProblem = (type: string, content: unknown): string | undefined => {
+  const object = isObject(content) ? content : {}
+  switch (type) {
+    case "text":
+      return typeof object["body"] === "string" ? undefined : "message.text.body must be a string"
+    case "reaction":
+      return typeof object["message_id"] === "string" && typeof object["emoji"] === "string"
+        ? undefined
+        : "message.reaction needs message_id and emoji"
+    case "location":
+      return typeof object["latitude"] === "number" && typeof object["longitude"] === "number"
+        ? undefined
+        : "message.location needs numeric latitude and longitude"
+    case "button":
+      return typeof object["text"] === "string" ? undefined : "message.button.text must be a string"
+    case "interactive": {
+      const kind = object["type"]
+      if (kind !== "button_reply" && kind !== "list_reply" && kind !== "nfm_reply") {
+        return "message.interactive.type must be button_reply, list_reply or nfm_reply"
+      }
+      const reply = object[kind]
+      if (!isObject(reply)) return `message.interactive.${kind} is required`
+      if (kind === "nfm_reply") {
+        return typeof reply["response_json"] === "string"
+          ? undefined
+          : "message.interactive.nfm_reply.response_json must be a string"
+      }
+      return typeof reply["id"] === "string" && typeof reply["title"] === "string"
+        ? undefined
+        : `message.interactive.${kind} needs id and title`
+    }
+    case "order":
+      return Array.isArray(object["product_items"]) ? undefined : "message.order.product_items must be an array"
+    case "system":
+      return typeof object["body"] === "string" ? undefined : "message.system.body must be a string"
+    default:
+      return undefined
+  }
+}
