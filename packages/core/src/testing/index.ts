@@ -2,3 +2,4 @@
 export * from "./MemoryStore.ts"
 export * from "./MemoryRepos.ts"
 export * from "./MemoryJobQueue.ts"
+export * from "./MemoryFunctionRuntime.ts"

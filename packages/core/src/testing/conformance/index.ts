@@ -4,4 +4,5 @@
  */
 export * from "./StorageConformance.ts"
 export * from "./JobQueueConformance.ts"
+export * from "./FunctionRuntimeConformance.ts"
 export * from "./MessagingNetworkConformance.ts"
