@@ -6,7 +6,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"
 import { Host } from "@parley/http-node"
-import { EmbeddedPostgres, layerFromUrl, layerStorage } from "@parley/store-pg"
+import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import * as Fs from "node:fs"
@@ -31,7 +31,7 @@ export const benchHttp = (options: { readonly durationMs: number; readonly conne
     const context = yield* Layer.build(
       Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
-        Layer.provideMerge(Layer.mergeAll(layerStorage, Ids.layer)),
+        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
         Layer.provideMerge(layerFromUrl(pg.url))
       )
     )

@@ -10,7 +10,7 @@
  *   PORT=3000 npm start      then open http://127.0.0.1:3000/ and /docs
  */
 import { Ids, Projects } from "@parley/core"
-import { layerMemoryStorage } from "@parley/core/testing"
+import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { type HostPorts, layerPorts, makeNodeHandler } from "@parley/http-node"
 import { Layer, ManagedRuntime } from "effect"
 import { createServer } from "node:http"
@@ -20,7 +20,7 @@ const publicUrl = process.env.PARLEY_PUBLIC_URL ?? `http://127.0.0.1:${port}`
 const apiKey = process.env.PARLEY_API_KEY ?? "pk_embedded_demo_key_0123456789"
 
 const ports: Layer.Layer<HostPorts, unknown> = process.env.PARLEY_STORAGE === "memory"
-  ? Layer.mergeAll(layerMemoryStorage, Ids.layer)
+  ? Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)
   : Layer.mergeAll(layerPorts, Ids.layer)
 // One memo map for every runtime below: the ports are built once and shared
 // (the same database pool, or the same memory store).

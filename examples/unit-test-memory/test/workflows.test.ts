@@ -6,12 +6,12 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Ids, Parley, Projects, Workflows } from "@parley/core"
-import { layerMemoryStorage } from "@parley/core/testing"
+import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 
 const ParleyInMemory = Parley.layerServices.pipe(
-  Layer.provideMerge(Layer.mergeAll(layerMemoryStorage, Ids.layerSequential))
+  Layer.provideMerge(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential))
 )
 
 /** A fresh project and the principal its API key authenticates as. */

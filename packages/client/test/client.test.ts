@@ -1,13 +1,13 @@
 /** The Effect client and its Promise facade against a real host over HTTP (memory ports). */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Ids, NotFound, Unauthorized, Unprocessable } from "@parley/core"
-import { layerMemoryStorage } from "@parley/core/testing"
+import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { startHost, type TestHost } from "../../http-node/test/support.ts"
 import { createParleyClient, ParleyClient, ParleyError, type ParleyPromiseClient } from "../src/index.ts"
 
-const ports = Layer.mergeAll(layerMemoryStorage, Ids.layer)
+const ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)
 
 class Host extends Context.Service<Host, TestHost>()("test/Host") {
   static readonly layer = Layer.effect(Host, startHost(ports))

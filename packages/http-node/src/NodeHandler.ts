@@ -15,7 +15,7 @@ import * as Host from "./Host.ts"
 
 /**
  * What the host needs from the caller: storage, ids, job queue (`layerPorts`
- * for Postgres, `Layer.mergeAll(layerMemoryStorage, Ids.layer)` for demos).
+ * for Postgres, `Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)` for demos).
  * The router and Node's platform services are provided here.
  */
 export type HostPorts = Exclude<

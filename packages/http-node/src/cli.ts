@@ -10,6 +10,9 @@ import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { layerCliStorage } from "./Ports.ts"
+import { EventPlans } from "@parley/core"
+import { layerJobQueue } from "@parley/store-pg"
+import { Option } from "effect"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("Print JSON"), Flag.withDefault(false))
 
@@ -51,13 +54,46 @@ const setDisabled = (name: string, disabled: boolean, description: string) =>
     })
   ).pipe(Command.withDescription(description))
 
+const projectsPlan = Command.make(
+  "plan",
+  {
+    id: Argument.String("project-id"),
+    events: Flag.Literals("events", ["on", "off"]).pipe(Flag.withDescription("Project events on the plan"), Flag.optional),
+    allowance: Flag.Int("allowance").pipe(Flag.withDescription("Events per calendar month (UTC)"), Flag.optional),
+    metered: Flag.Literals("metered", ["true", "false"]).pipe(
+      Flag.withDescription("Past the allowance, keep recording and count the overage"),
+      Flag.optional
+    ),
+    retentionDays: Flag.Int("retention-days").pipe(Flag.withDescription("Days events are kept"), Flag.optional),
+    json
+  },
+  Effect.fn(function*({ allowance, events, id, json, metered, retentionDays }) {
+    const plans = yield* EventPlans
+    const changes = {
+      ...Option.match(events, { onNone: () => ({}), onSome: (v) => ({ events_enabled: v === "on" }) }),
+      ...Option.match(allowance, { onNone: () => ({}), onSome: (v) => ({ monthly_allowance: v }) }),
+      ...Option.match(metered, { onNone: () => ({}), onSome: (v) => ({ metered_overage: v === "true" }) }),
+      ...Option.match(retentionDays, { onNone: () => ({}), onSome: (v) => ({ retention_days: v }) })
+    }
+    const plan = Object.keys(changes).length === 0 ? yield* plans.get(id) : yield* plans.set(id, changes)
+    yield* print(json, plan, () => [
+      `Project ${plan.project_id}`,
+      `  project events    ${plan.events_enabled ? "on" : "off"}`,
+      `  monthly allowance ${plan.monthly_allowance} (${plan.used_this_period} used in ${plan.period})`,
+      `  metered overage   ${plan.metered_overage}`,
+      `  retention         ${plan.retention_days} days`
+    ])
+  })
+).pipe(Command.withDescription("Show or change a project's plan: project events, monthly allowance, overage, retention"))
+
 const projects = Command.make("projects").pipe(
   Command.withDescription("Manage projects (tenants)"),
   Command.withSubcommands([
     projectsCreate,
     projectsList,
     setDisabled("disable", true, "Disable a project: its keys stop working"),
-    setDisabled("enable", false, "Enable a disabled project")
+    setDisabled("enable", false, "Enable a disabled project"),
+    projectsPlan
   ])
 )
 
@@ -111,7 +147,9 @@ export const cli = Command.make("parley").pipe(
   Command.withSubcommands([projects, keys])
 )
 
-const Services = Parley.layerServices.pipe(Layer.provide(Layer.mergeAll(layerCliStorage, Ids.layer)))
+const Services = Parley.layerServices.pipe(
+  Layer.provide(Layer.mergeAll(layerJobQueue().pipe(Layer.provideMerge(layerCliStorage)), Ids.layer))
+)
 
 /** A refusal the operator can act on: its message on stderr and exit code 1, no stack trace. */
 const refuse = (e: { readonly error: string }) => Effect.andThen(Console.error(e.error), Effect.fail(e))

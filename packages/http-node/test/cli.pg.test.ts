@@ -1,7 +1,7 @@
 /** The `parley` CLI against a real Postgres database: projects and keys, as an operator uses them. */
 import { assert, layer } from "@effect/vitest"
 import { Ids, Parley, Projects } from "@parley/core"
-import { layerStorage } from "@parley/store-pg"
+import { layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -21,7 +21,7 @@ const parley = (url: string, ...args: Array<string>) =>
   })
 
 const Services = Parley.layerServices.pipe(
-  Layer.provideMerge(Layer.mergeAll(layerStorage, Ids.layer)),
+  Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
   Layer.provideMerge(layerTestDatabase)
 )
 

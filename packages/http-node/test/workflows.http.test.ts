@@ -1,6 +1,6 @@
 /** Workflows, triggers and flows over real HTTP on memory ports: status codes and exact wire shapes. */
 import { Ids } from "@parley/core"
-import { layerMemoryStorage } from "@parley/core/testing"
+import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { beforeAll, afterAll } from "vitest"
@@ -13,7 +13,7 @@ beforeAll(async () => {
   const { Scope, Exit } = await import("effect")
   const scope = Effect.runSync(Scope.make())
   host = await Effect.runPromise(
-    startHost(Layer.mergeAll(layerMemoryStorage, Ids.layer)).pipe(Effect.provideService(Scope.Scope, scope))
+    startHost(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)).pipe(Effect.provideService(Scope.Scope, scope))
   )
   close = () => Effect.runPromise(Scope.close(scope, Exit.void))
 })

@@ -9,6 +9,7 @@ import { Migrator } from "effect/sql"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
 import migration0001 from "./migrations/0001_projects.ts"
 import migration0002 from "./migrations/0002_workflows.ts"
+import migration0003 from "./migrations/0003_events.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -45,7 +46,8 @@ export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<
 /** Numbered migrations; files are never edited once landed, only added. */
 export const migrations = Migrator.fromRecord({
   "0001_projects": migration0001,
-  "0002_workflows": migration0002
+  "0002_workflows": migration0002,
+  "0003_events": migration0003
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

@@ -3,5 +3,6 @@ import { Layer } from "effect"
 import { layerProjectsRepo } from "./ProjectsRepo.ts"
 import { layerTransactor } from "./Transactor.ts"
 import { layerTriggersRepo, layerWorkflowsRepo } from "./WorkflowsRepo.ts"
+import { layerEventsStorage } from "./EventsRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo)
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage)

@@ -22,7 +22,12 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`
       assert.deepStrictEqual(tables.map((t) => t.table_name), [
         "api_keys",
+        "domain_events",
+        "event_definitions",
+        "event_usage",
+        "events",
         "parley_migrations",
+        "project_plans",
         "projects",
         "triggers",
         "workflows"
@@ -56,7 +61,7 @@ describe("Database.layer", () => {
         return { names: yield* migrated, used: Redacted.value(yield* DatabaseUrl) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ DATABASE_URL: url })))))
       assert.strictEqual(used, url)
-      assert.deepStrictEqual(names, ["projects", "workflows"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events"])
     }))
 
   it.live("otherwise runs an embedded server in PARLEY_DATA_DIR", () =>
@@ -68,7 +73,7 @@ describe("Database.layer", () => {
       const { names, used } = yield* Effect.gen(function*() {
         return { names: yield* migrated, used: new URL(Redacted.value(yield* DatabaseUrl)) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ PARLEY_DATA_DIR: dataDir })))))
-      assert.deepStrictEqual(names, ["projects", "workflows"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events"])
       const stored = JSON.parse(Fs.readFileSync(Path.join(dataDir, "postgres.json"), "utf8")) as { port: number }
       assert.strictEqual(Number(used.port), stored.port)
       assert.isTrue(Fs.existsSync(Path.join(dataDir, "pg", "PG_VERSION")))

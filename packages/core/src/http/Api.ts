@@ -5,11 +5,14 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FlowsApi, TriggersApi, WorkflowsApi } from "../workflows/WorkflowsApi.ts"
 import { RequestErrors } from "./Middleware.ts"
+import { EventDefinitionsApi, EventsApi } from "../events/EventsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
   .add(TriggersApi)
   .add(FlowsApi)
+  .add(EventsApi)
+  .add(EventDefinitionsApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

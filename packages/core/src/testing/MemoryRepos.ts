@@ -13,6 +13,7 @@ import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { TriggerRecord, TriggerType } from "../workflows/Trigger.ts"
 import type { WorkflowFilter, WorkflowRecord } from "../workflows/Workflow.ts"
 import { layerMemoryTransactor, MemoryStore, memoryTable } from "./MemoryStore.ts"
+import { layerMemoryEventsStorage } from "./MemoryEvents.ts"
 
 const Projects = memoryTable<Project>("projects")
 const ApiKeys = memoryTable<ApiKey>("api_keys")
@@ -305,5 +306,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryTransactor,
   layerMemoryProjectsRepo,
   layerMemoryWorkflowsRepo,
-  layerMemoryTriggersRepo
+  layerMemoryTriggersRepo,
+  layerMemoryEventsStorage
 ).pipe(Layer.provideMerge(MemoryStore.layer))

@@ -2,4 +2,5 @@
 export * from "./MemoryStore.ts"
 export * from "./MemoryRepos.ts"
 export * from "./MemoryJobQueue.ts"
+export * from "./MemoryEvents.ts"
 export * from "./MemoryFunctionRuntime.ts"

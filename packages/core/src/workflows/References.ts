@@ -6,6 +6,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { EventDefinitionsRepo } from "../ports/EventsRepo.ts"
 
 export type ReferenceKind =
   | "function"
@@ -30,10 +31,15 @@ export const layerDefinitionReferences = Layer.effect(
   DefinitionReferences,
   Effect.gen(function*() {
     const workflows = yield* WorkflowsRepo
+    const eventDefinitions = yield* EventDefinitionsRepo
     return DefinitionReferences.of({
       lookup: (projectId, kind, id) =>
         kind === "workflow"
           ? Effect.map(workflows.findById(projectId, id), Option.map((w) => w.name))
+          : kind === "event_definition"
+          // A definition pending deletion is already gone for its project.
+          ? Effect.map(eventDefinitions.findById(projectId, id), Option.flatMap((d) =>
+            d.deletion_requested_at === null ? Option.some(d.name) : Option.none()))
           : Effect.succeed(Option.none())
     })
   })

@@ -4,5 +4,6 @@
  */
 export * from "./StorageConformance.ts"
 export * from "./JobQueueConformance.ts"
+export * from "./EventsStorageConformance.ts"
 export * from "./FunctionRuntimeConformance.ts"
 export * from "./MessagingNetworkConformance.ts"

@@ -1,0 +1,284 @@
+/**
+ * The project events service (spec "Project events", decisions 2.8, 3.6, 4.5):
+ * emission (validation, plan and allowance, the event with its domain event
+ * in one transaction, definition auto-creation), queries, and the definition
+ * lifecycle (create or update by name, archive and restore, rename while
+ * unused, asynchronous deletion). Depends only on ports.
+ */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import type { Principal } from "../projects/Projects.ts"
+import { EventDefinitionsRepo, EventsRepo } from "../ports/EventsRepo.ts"
+import { JobQueue } from "../ports/JobQueue.ts"
+import { Outbox } from "../ports/Outbox.ts"
+import type { Duplicate } from "../ports/StorageError.ts"
+import { Transactor } from "../ports/Transactor.ts"
+import {
+  type NotFound,
+  notFound,
+  type PaymentRequired,
+  type Unprocessable,
+  unprocessable
+} from "../shared/ApiError.ts"
+import { Ids } from "../shared/Ids.ts"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import { ConversationLookup } from "./Conversations.ts"
+import {
+  type EventDefinitionInput,
+  type EventDefinitionRecord,
+  type EventDefinitionUpdateInput,
+  type EventFilter,
+  type EventInput,
+  type EventRecord,
+  PROJECT_EVENT_RECORDED,
+  type ProjectEventRecordedPayload,
+  type EventPropertySchema,
+  type EventPropertySchemaInput,
+  toProjectEvent
+} from "./Event.ts"
+import { EventPlans } from "./EventPlans.ts"
+import { requestDefinitionDeletion } from "./EventsJobs.ts"
+import {
+  checkName,
+  checkOccurredAt,
+  checkProperties,
+  inferSchema,
+  pendingDeletion,
+  PROPERTY_KEY_MAX_CHARACTERS
+} from "./Rules.ts"
+
+export const EVENT_DEFINITION_DESCRIPTION_MAX = 1000
+
+const nameTaken = (name: string) => unprocessable(`An event definition named ${name} already exists`)
+const onDuplicate = (name: string) => (_: Duplicate) => Effect.fail(nameTaken(name))
+const definitionNotFound = () => notFound("Event definition")
+
+const checkDescription = (description: string | null | undefined) =>
+  description !== undefined && description !== null && [...description].length > EVENT_DEFINITION_DESCRIPTION_MAX
+    ? Effect.fail(unprocessable(`description must be at most ${EVENT_DEFINITION_DESCRIPTION_MAX} characters`))
+    : Effect.void
+
+/** A manual property schema: keys within the property key limit; a null description is no description. */
+const checkPropertySchema = (input: EventPropertySchemaInput | undefined) =>
+  Effect.gen(function*() {
+    if (input === undefined) return undefined
+    const schema: Record<string, EventPropertySchema[string]> = {}
+    for (const [key, spec] of Object.entries(input)) {
+      if ([...key].length > PROPERTY_KEY_MAX_CHARACTERS) {
+        return yield* unprocessable(`property key ${key} is longer than 64 characters`)
+      }
+      Object.defineProperty(schema, key, {
+        value: spec.description === undefined || spec.description === null
+          ? { type: spec.type }
+          : { type: spec.type, description: spec.description },
+        enumerable: true,
+        writable: true,
+        configurable: true
+      })
+    }
+    return schema as EventPropertySchema
+  })
+
+export class Events extends Context.Service<Events, {
+  /**
+   * Records an event for the project (POST /events, and later the emit_event
+   * node, agent tool and function answers): 402 when the plan lacks events or
+   * the allowance is used up, 422 for the spec's refusals.
+   */
+  readonly emit: (projectId: string, input: EventInput) => Effect.Effect<EventRecord, Unprocessable | PaymentRequired>
+  /** Newest first by occurred_at. */
+  readonly list: (principal: Principal, filter: EventFilter, window: ListWindow) => Effect.Effect<ListSlice<EventRecord>>
+  readonly listDefinitions: (
+    principal: Principal,
+    options: { readonly includeArchived: boolean }
+  ) => Effect.Effect<ReadonlyArray<EventDefinitionRecord>>
+  /** Creates the definition, or updates (and restores) the one with the same name; `created` tells which. */
+  readonly saveDefinition: (
+    principal: Principal,
+    input: EventDefinitionInput
+  ) => Effect.Effect<{ readonly definition: EventDefinitionRecord; readonly created: boolean }, Unprocessable | PaymentRequired>
+  readonly getDefinition: (principal: Principal, id: string) => Effect.Effect<EventDefinitionRecord, NotFound>
+  readonly updateDefinition: (
+    principal: Principal,
+    id: string,
+    input: EventDefinitionUpdateInput
+  ) => Effect.Effect<EventDefinitionRecord, NotFound | Unprocessable | PaymentRequired>
+  /** Marks the definition pending deletion and queues the removal of it and its events. */
+  readonly deleteDefinition: (principal: Principal, id: string) => Effect.Effect<EventDefinitionRecord, NotFound>
+}>()("@parley/core/events/Events") {
+  static readonly layer = Layer.effect(
+    Events,
+    Effect.gen(function*() {
+      const events = yield* EventsRepo
+      const definitions = yield* EventDefinitionsRepo
+      const outbox = yield* Outbox
+      const plans = yield* EventPlans
+      const conversations = yield* ConversationLookup
+      const jobs = yield* JobQueue
+      const tx = yield* Transactor
+      const ids = yield* Ids
+
+      const iso = (ms: number) => new Date(ms).toISOString()
+
+      /** A definition the caller may see: not pending deletion. */
+      const findVisible = (projectId: string, id: string, forUpdate = false) =>
+        definitions.findById(projectId, id, { forUpdate }).pipe(
+          Effect.flatMap((found) =>
+            Option.isSome(found) && found.value.deletion_requested_at === null
+              ? Effect.succeed(found.value)
+              : Effect.fail(definitionNotFound())
+          )
+        )
+
+      const emit = Effect.fn("Events.emit")(function*(projectId: string, input: EventInput) {
+        const plan = yield* plans.requireEvents(projectId)
+        const now = yield* Clock.currentTimeMillis
+        const name = yield* checkName(input.name)
+        const occurredAt = yield* checkOccurredAt(input.occurred_at, now, plan.retention_days)
+        const properties = yield* checkProperties(input.properties)
+        const conversationId = input.conversation_id ?? null
+        if (conversationId !== null && !(yield* conversations.exists(projectId, conversationId))) {
+          return yield* unprocessable("Conversation not found")
+        }
+        const record: EventRecord = {
+          id: yield* ids.uuid,
+          project_id: projectId,
+          name,
+          occurred_at: occurredAt,
+          conversation_id: conversationId,
+          properties,
+          created_at: iso(now)
+        }
+        const autoDefinition: EventDefinitionRecord = {
+          id: yield* ids.uuid,
+          project_id: projectId,
+          name,
+          description: null,
+          property_schema: inferSchema(properties),
+          source: "auto",
+          archived_at: null,
+          last_seen_at: record.created_at,
+          deletion_requested_at: null,
+          created_at: record.created_at,
+          updated_at: record.created_at
+        }
+        const domainEventId = yield* ids.uuid
+        return yield* tx.withTransaction(Effect.gen(function*() {
+          // First: it locks the definition, so a concurrent DELETE is either seen here or sees this event's name.
+          const definition = yield* definitions.recordSeen(autoDefinition, record.created_at)
+          if (definition.deletion_requested_at !== null) return yield* pendingDeletion(name)
+          yield* plans.consumeAllowance(projectId, plan, now)
+          yield* events.insert(record)
+          const payload: ProjectEventRecordedPayload = { event: toProjectEvent(record), definition_id: definition.id }
+          yield* outbox.append({
+            id: domainEventId,
+            project_id: projectId,
+            type: PROJECT_EVENT_RECORDED,
+            payload,
+            created_at: record.created_at
+          })
+          return record
+        }))
+      })
+
+      const saveDefinition = Effect.fn("Events.saveDefinition")(function*(principal: Principal, input: EventDefinitionInput) {
+        const projectId = principal.project.id
+        yield* plans.requireEvents(projectId)
+        const name = yield* checkName(input.name)
+        yield* checkDescription(input.description)
+        const schema = yield* checkPropertySchema(input.property_schema)
+        const now = iso(yield* Clock.currentTimeMillis)
+        return yield* tx.withTransaction(Effect.gen(function*() {
+          const existing = yield* definitions.findByName(projectId, name, { forUpdate: true })
+          if (Option.isSome(existing)) {
+            const current = existing.value
+            if (current.deletion_requested_at !== null) return yield* pendingDeletion(name)
+            const next: EventDefinitionRecord = {
+              ...current,
+              description: input.description !== undefined ? input.description : current.description,
+              property_schema: schema ?? current.property_schema,
+              // POST with the name restores an archived definition, unless it asks to stay archived.
+              archived_at: input.archived === true ? (current.archived_at ?? now) : null,
+              updated_at: now
+            }
+            const stored = yield* definitions.update(next).pipe(Effect.catchTag("Duplicate", onDuplicate(name)))
+            return { definition: Option.getOrElse(stored, () => next), created: false }
+          }
+          const created: EventDefinitionRecord = {
+            id: yield* ids.uuid,
+            project_id: projectId,
+            name,
+            description: input.description ?? null,
+            property_schema: schema ?? {},
+            source: "manual",
+            archived_at: input.archived === true ? now : null,
+            last_seen_at: null,
+            deletion_requested_at: null,
+            created_at: now,
+            updated_at: now
+          }
+          yield* definitions.insert(created).pipe(Effect.catchTag("Duplicate", onDuplicate(name)))
+          return { definition: created, created: true }
+        }))
+      })
+
+      const updateDefinition = Effect.fn("Events.updateDefinition")(
+        function*(principal: Principal, id: string, input: EventDefinitionUpdateInput) {
+          const projectId = principal.project.id
+          yield* plans.requireEvents(projectId)
+          yield* checkDescription(input.description)
+          const schema = yield* checkPropertySchema(input.property_schema)
+          const now = iso(yield* Clock.currentTimeMillis)
+          return yield* tx.withTransaction(Effect.gen(function*() {
+            // Locked first: an emission of the old name waits for the rename, or the rename sees its event.
+            const current = yield* findVisible(projectId, id, true)
+            let name = current.name
+            if (input.name !== undefined && input.name !== current.name) {
+              name = yield* checkName(input.name)
+              if (yield* events.nameUsed(projectId, current.name)) {
+                return yield* unprocessable("name cannot change once events with it have been recorded")
+              }
+            }
+            const next: EventDefinitionRecord = {
+              ...current,
+              name,
+              description: input.description !== undefined ? input.description : current.description,
+              property_schema: schema ?? current.property_schema,
+              archived_at: input.archived === undefined
+                ? current.archived_at
+                : input.archived
+                ? (current.archived_at ?? now)
+                : null,
+              updated_at: now
+            }
+            const stored = yield* definitions.update(next).pipe(Effect.catchTag("Duplicate", onDuplicate(name)))
+            return yield* Option.match(stored, { onNone: () => Effect.fail(definitionNotFound()), onSome: Effect.succeed })
+          }))
+        }
+      )
+
+      const deleteDefinition = Effect.fn("Events.deleteDefinition")(function*(principal: Principal, id: string) {
+        const projectId = principal.project.id
+        const now = iso(yield* Clock.currentTimeMillis)
+        const marked = yield* tx.withTransaction(Effect.gen(function*() {
+          const current = yield* findVisible(projectId, id, true)
+          const next = { ...current, deletion_requested_at: now, updated_at: now }
+          const stored = yield* definitions.update(next).pipe(Effect.orDie)
+          return Option.getOrElse(stored, () => next)
+        }))
+        // After the commit, so the job finds the mark. Were this lost, the daily maintenance asks again.
+        yield* requestDefinitionDeletion(jobs, projectId, id)
+        return marked
+      })
+
+      return Events.of({
+        emit,
+        list: (principal, filter, window) => events.list(principal.project.id, filter, window),
+        listDefinitions: (principal, options) => definitions.list(principal.project.id, options),
+        saveDefinition,
+        getDefinition: (principal, id) => findVisible(principal.project.id, id),
+        updateDefinition,
+        deleteDefinition
+      })
+    })
+  )
+}
