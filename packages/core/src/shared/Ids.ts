@@ -1,13 +1,46 @@
 /**
- * Where service ids come from. A port so tests can make ids predictable; the
- * live layer uses the platform's cryptographic uuid v4.
+ * Where service ids come from. A port so tests can make ids predictable. The
+ * live layer makes UUIDv7: time-ordered, so records created in the same
+ * millisecond still list in creation order when their timestamps tie.
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
+
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+
+/** RFC 9562 version 7: 48-bit Unix milliseconds, a 12-bit sequence within the millisecond, 62 random bits. */
+const makeV7 = () => {
+  let lastMs = -1
+  let seq = 0
+  return (nowMs: number): string => {
+    let ms = Math.max(nowMs, lastMs)
+    if (ms === lastMs) {
+      seq++
+      // 4,096 ids in one millisecond: borrow the next one rather than repeat an order.
+      if (seq > 0xfff) {
+        ms++
+        seq = 0
+      }
+    } else {
+      seq = 0
+    }
+    lastMs = ms
+    const bytes = crypto.getRandomValues(new Uint8Array(16))
+    for (let i = 0; i < 6; i++) bytes[i] = Math.floor(ms / 2 ** (8 * (5 - i))) & 0xff
+    bytes[6] = 0x70 | ((seq >> 8) & 0x0f)
+    bytes[7] = seq & 0xff
+    bytes[8] = 0x80 | (bytes[8]! & 0x3f)
+    const h = hex(bytes)
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+  }
+}
 
 export class Ids extends Context.Service<Ids, {
   readonly uuid: Effect.Effect<string>
 }>()("@parley/core/shared/Ids") {
-  static readonly layer = Layer.succeed(Ids, Ids.of({ uuid: Effect.sync(() => crypto.randomUUID()) }))
+  static readonly layer = Layer.sync(Ids, () => {
+    const next = makeV7()
+    return Ids.of({ uuid: Effect.map(Clock.currentTimeMillis, next) })
+  })
 
   /** Sequential, readable uuids (`00000000-0000-4000-8000-000000000001`, ...) for tests. */
   static readonly layerSequential = Layer.sync(Ids, () => {
