@@ -60,6 +60,8 @@ export class FunctionKv extends Context.Service<FunctionKv, {
   readonly list: (functionId: string, options?: KvListOptions) => Effect.Effect<KvListPage, FunctionKvError>
   /** Drops every entry of the function (when the function is deleted). */
   readonly clear: (functionId: string) => Effect.Effect<void, FunctionKvError>
+  /** Removes up to `limit` expired entries of any function (maintenance); answers how many went. */
+  readonly purgeExpired: (limit: number) => Effect.Effect<number, FunctionKvError>
 }>()("@parley/core/functions/FunctionKv") {}
 
 const utf8 = new TextEncoder()

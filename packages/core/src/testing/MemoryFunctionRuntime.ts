@@ -337,7 +337,21 @@ export const makeMemoryFunctionKv = Effect.gen(function*() {
         )
         return { keys, cursor: names.length > limit ? page[page.length - 1]![0] : undefined }
       }),
-    clear: (functionId) => Effect.sync(() => void namespaces.delete(functionId))
+    clear: (functionId) => Effect.sync(() => void namespaces.delete(functionId)),
+    purgeExpired: (limit) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        let removed = 0
+        for (const entries of namespaces.values()) {
+          for (const [key, entry] of entries) {
+            if (removed >= limit) return removed
+            if (!live(entry, now)) {
+              entries.delete(key)
+              removed++
+            }
+          }
+        }
+        return removed
+      })
   })
 })
 

@@ -580,6 +580,16 @@ export const functionKvConformance = <E>(name: string, options: FunctionKvConfor
 
         yield* kv.put(id, "short", "again")
         assert.deepStrictEqual(yield* kv.get(id, "short"), Option.some("again"), "a put clears the old expiry")
+
+        // Maintenance removes expired entries (of every function) in batches; live ones stay.
+        yield* kv.put(id, "gone-1", "x", { expirationTtl: 1 })
+        yield* kv.put(id, "gone-2", "x", { expirationTtl: 1 })
+        yield* kv.put(freshId(), "gone-3", "x", { expirationTtl: 1 })
+        yield* options.advance(1_500)
+        let purged = 0
+        for (let n = yield* kv.purgeExpired(1); n > 0; n = yield* kv.purgeExpired(1)) purged += n
+        assert.isAtLeast(purged, 3)
+        assert.deepStrictEqual((yield* kv.list(id)).keys.map((key) => key.name), ["kept", "short"])
       })
     )
 
