@@ -1,0 +1,211 @@
+/**
+ * The text rendition of a message (`ext.content`, decisions 2.10) and the
+ * type-specific extras kept beside it (`ext.message_type_data`, form replies,
+ * order text), for every message type the network delivers and every
+ * envelope Parley sends.
+ */
+import { MEDIA_TYPES } from "./Message.ts"
+
+type Json = Record<string, unknown>
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+
+/** The kept copy of a message's media, as the rendition names it. */
+export interface RenditionMedia {
+  readonly filename: string
+  readonly content_type: string
+  readonly byte_size: number
+  readonly url: string
+}
+
+export interface Rendition {
+  readonly content: string | null
+  readonly message_type_data: Json | null
+  /** `flow_response`, `flow_token`, `flow_name`, `order_text` when they apply. */
+  readonly ext_data: Json
+}
+
+const label = (type: string) => `${type.charAt(0).toUpperCase()}${type.slice(1)}`
+
+const kilobytes = (bytes: number) => Math.max(1, Math.round(bytes / 1024))
+
+/** `<Type> attached (<file name>) [Size: <n> KB, Type: <mime>] URL: <media_url>`. */
+export const mediaLine = (type: string, media: RenditionMedia) =>
+  `${label(type)} attached (${media.filename}) [Size: ${kilobytes(media.byte_size)} KB, Type: ${media.content_type}] URL: ${media.url}`
+
+const lines = (...parts: ReadonlyArray<string | undefined | null>) => {
+  const kept = parts.filter((p): p is string => typeof p === "string" && p.length > 0)
+  return kept.length === 0 ? null : kept.join("\n")
+}
+
+const orderText = (order: Json): string => {
+  const items = Array.isArray(order["product_items"]) ? order["product_items"].filter(isObject) : []
+  const described = items.map((item) => {
+    const quantity = typeof item["quantity"] === "number" ? item["quantity"] : 1
+    const price = typeof item["item_price"] === "number" ? ` @ ${item["item_price"]}` : ""
+    const currency = str(item["currency"]) ?? ""
+    return `${quantity} x ${str(item["product_retailer_id"]) ?? "item"}${price}${currency !== "" ? ` ${currency}` : ""}`
+  })
+  return lines(`Order (${items.length} item${items.length === 1 ? "" : "s"})`, ...described, str(order["text"]))!
+}
+
+const contactsText = (contacts: ReadonlyArray<unknown>): string =>
+  contacts.filter(isObject).map((c) => {
+    const name = isObject(c["name"]) ? str(c["name"]["formatted_name"]) ?? str(c["name"]["first_name"]) : undefined
+    const phones = Array.isArray(c["phones"])
+      ? c["phones"].filter(isObject).map((p) => str(p["phone"]) ?? str(p["wa_id"])).filter((p) => p !== undefined)
+      : []
+    return `Contact: ${[name, ...phones].filter((p) => p !== undefined).join(" ")}`.trim()
+  }).join("\n")
+
+/**
+ * The rendition of an inbound message object (`{ type, <type>: {...}, ... }`)
+ * as the network delivered it; `media` is Parley's copy of its file, if kept.
+ */
+export const renderInbound = (message: Json, media: RenditionMedia | null): Rendition => {
+  const type = str(message["type"]) ?? "unknown"
+  const content = message[type]
+  const body = isObject(content) ? content : {}
+  if (MEDIA_TYPES.includes(type)) {
+    const caption = str(body["caption"])
+    const filename = str(body["filename"])
+    return {
+      content: lines(caption, media !== null ? mediaLine(type, media) : `${label(type)} attached${filename !== undefined ? ` (${filename})` : ""}`),
+      message_type_data: {
+        ...(caption !== undefined ? { caption } : {}),
+        ...(filename !== undefined ? { filename } : {}),
+        ...(str(body["mime_type"]) !== undefined ? { mime_type: body["mime_type"] } : {}),
+        ...(typeof body["voice"] === "boolean" ? { voice: body["voice"] } : {}),
+        ...(typeof body["animated"] === "boolean" ? { animated: body["animated"] } : {})
+      },
+      ext_data: {}
+    }
+  }
+  switch (type) {
+    case "text":
+      return { content: str(body["body"]) ?? null, message_type_data: null, ext_data: {} }
+    case "interactive": {
+      const kind = str(body["type"]) ?? ""
+      const reply = isObject(body[kind]) ? body[kind] : {}
+      if (kind === "nfm_reply") {
+        const raw = str(reply["response_json"])
+        let response: unknown = null
+        try {
+          response = raw === undefined ? null : JSON.parse(raw)
+        } catch {
+          response = raw ?? null
+        }
+        const token = isObject(response) ? str(response["flow_token"]) : undefined
+        return {
+          content: str(reply["body"]) ?? "Form submitted",
+          message_type_data: { type: kind },
+          ext_data: {
+            flow_response: response,
+            ...(token !== undefined ? { flow_token: token } : {}),
+            ...(str(reply["name"]) !== undefined ? { flow_name: reply["name"] } : {})
+          }
+        }
+      }
+      return {
+        content: str(reply["title"]) ?? null,
+        message_type_data: {
+          type: kind,
+          ...(str(reply["id"]) !== undefined ? { id: reply["id"] } : {}),
+          ...(str(reply["title"]) !== undefined ? { title: reply["title"] } : {}),
+          ...(str(reply["description"]) !== undefined ? { description: reply["description"] } : {})
+        },
+        ext_data: {}
+      }
+    }
+    case "button":
+      return {
+        content: str(body["text"]) ?? null,
+        message_type_data: str(body["payload"]) !== undefined ? { payload: body["payload"] } : null,
+        ext_data: {}
+      }
+    case "reaction": {
+      const emoji = str(body["emoji"])
+      return {
+        content: emoji !== undefined && emoji !== "" ? `Reacted ${emoji}` : "Reaction removed",
+        message_type_data: { message_id: body["message_id"] ?? null, emoji: emoji ?? null },
+        ext_data: {}
+      }
+    }
+    case "location": {
+      const place = [str(body["name"]), str(body["address"])].filter((p) => p !== undefined).join(", ")
+      return {
+        content: `Location: ${place !== "" ? `${place} ` : ""}(${String(body["latitude"])}, ${String(body["longitude"])})`,
+        message_type_data: { ...body },
+        ext_data: {}
+      }
+    }
+    case "contacts":
+      return {
+        content: Array.isArray(content) ? contactsText(content) : null,
+        message_type_data: null,
+        ext_data: {}
+      }
+    case "order": {
+      const text = orderText(body)
+      return {
+        content: text,
+        message_type_data: str(body["catalog_id"]) !== undefined ? { catalog_id: body["catalog_id"] } : null,
+        ext_data: { order_text: text }
+      }
+    }
+    case "system":
+      return {
+        content: str(body["body"]) ?? null,
+        message_type_data: str(body["type"]) !== undefined ? { type: body["type"] } : null,
+        ext_data: {}
+      }
+    default: {
+      // `unsupported` and types the network adds later: the error title says what it was.
+      const errors = Array.isArray(message["errors"]) ? message["errors"].filter(isObject) : []
+      const title = errors.length > 0 ? str(errors[0]!["title"]) : undefined
+      return { content: title ?? `Unsupported message (${type})`, message_type_data: null, ext_data: {} }
+    }
+  }
+}
+
+/** The rendition of an envelope Parley sends (the proxy's outbound record). */
+export const renderOutbound = (envelope: Json): Rendition => {
+  const type = str(envelope["type"]) ?? "text"
+  const body = isObject(envelope[type]) ? envelope[type] : {}
+  if (MEDIA_TYPES.includes(type)) {
+    const caption = str(body["caption"])
+    const filename = str(body["filename"])
+    return {
+      content: lines(caption, `${label(type)} attached${filename !== undefined ? ` (${filename})` : ""}`),
+      message_type_data: caption !== undefined ? { caption } : null,
+      ext_data: {}
+    }
+  }
+  switch (type) {
+    case "text":
+      return { content: str(body["body"]) ?? null, message_type_data: null, ext_data: {} }
+    case "template": {
+      const language = isObject(body["language"]) ? str(body["language"]["code"]) : undefined
+      return {
+        content: `Template: ${str(body["name"]) ?? ""}`.trim(),
+        message_type_data: { name: body["name"] ?? null, language: language ?? null },
+        ext_data: {}
+      }
+    }
+    case "interactive": {
+      const text = isObject(body["body"]) ? str(body["body"]["text"]) : undefined
+      return { content: text ?? null, message_type_data: { type: body["type"] ?? null }, ext_data: {} }
+    }
+    case "reaction": {
+      const emoji = str(body["emoji"])
+      return {
+        content: emoji !== undefined && emoji !== "" ? `Reacted ${emoji}` : "Reaction removed",
+        message_type_data: { message_id: body["message_id"] ?? null, emoji: emoji ?? null },
+        ext_data: {}
+      }
+    }
+    default:
+      return renderInbound(envelope, null)
+  }
+}

@@ -1,0 +1,679 @@
+/**
+ * The stored side of messaging (decisions 2.10, 3.5, 10.1 step 1): inbound
+ * messages recorded once per network id, outbound messages recorded at send
+ * and moved by status reports, contacts found or created by phone number or
+ * business-scoped id, conversations opened on the first message between a
+ * number and a contact and ended after 24 hours of silence. Every change that
+ * webhooks report writes its domain event in the same transaction.
+ *
+ * Ingestion calls `recordInbound` and `applyStatus`; the proxy calls
+ * `recordOutbound`, `assignNetworkId`, `failOutbound`, `markInboundRead` and
+ * the reads.
+ */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { createHash } from "node:crypto"
+import { PublicUrl } from "../http/PublicUrl.ts"
+import { JobQueue } from "../ports/JobQueue.ts"
+import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
+import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
+import { Transactor } from "../ports/Transactor.ts"
+import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { Ids } from "../shared/Ids.ts"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
+import { phoneDigits } from "../tenancy/MessageConfig.ts"
+import { renderInbound, renderOutbound } from "./Content.ts"
+import {
+  conversationEventPayload,
+  messageEventPayload,
+  MSG_CONVERSATION_CREATED,
+  MSG_CONVERSATION_ENDED,
+  MSG_MESSAGE_RECEIVED,
+  msgMessageStatusEvent
+} from "./DomainEvents.ts"
+import {
+  type ContactFilter,
+  type ContactRecord,
+  type ConversationEndReason,
+  type ConversationFilter,
+  type ConversationRecord,
+  MEDIA_TYPES,
+  mediaUrl,
+  type MessageFilter,
+  type MessageOrigin,
+  type MessageRecord,
+  type MessageStatus,
+  type StoredMedia
+} from "./Message.ts"
+import { armInactivity, CONVERSATION_IDLE_MS } from "./Queues.ts"
+import type { WebhookContact } from "./Webhook.ts"
+
+type Json = Record<string, unknown>
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
+
+/** A file fetched from the network for an inbound message, to keep with it. */
+export interface FetchedMedia {
+  readonly network_media_id: string
+  readonly bytes: Uint8Array
+  readonly content_type: string
+  readonly filename: string | undefined
+}
+
+export interface InboundInput {
+  /** The network's message object exactly as the webhook carried it. */
+  readonly message: Json
+  /** The `contacts[]` member of the change that names the sender, if any. */
+  readonly contact?: WebhookContact | undefined
+  readonly media?: FetchedMedia | undefined
+}
+
+export type InboundOutcome =
+  | { readonly _tag: "Recorded"; readonly message: MessageRecord; readonly conversation: ConversationRecord; readonly newConversation: boolean }
+  | { readonly _tag: "Duplicate" }
+  /** Neither a phone number nor a business-scoped id names the sender, or the message has no id. */
+  | { readonly _tag: "Unaddressable" }
+
+export type StatusOutcome =
+  | { readonly _tag: "Applied"; readonly message: MessageRecord; readonly changed: boolean }
+  | { readonly _tag: "Duplicate" }
+  /** Kept: it applies when the message is recorded (a report that overtook the send). */
+  | { readonly _tag: "Pending" }
+
+export interface OutboundInput {
+  /** The send envelope as the proxy forwards it (parsed). */
+  readonly envelope: Json
+  /** Known when the network already answered. */
+  readonly network_id?: string | undefined
+  readonly origin?: MessageOrigin | undefined
+}
+
+/** A status as the network reports it, in rank order (decisions 3.5); `played` counts as `read`. */
+const RANK: Readonly<Record<string, number>> = { pending: 0, sent: 1, delivered: 2, read: 3 }
+
+/** The status a report moves a message to, or undefined when it changes nothing (decisions 3.5). */
+export const nextStatus = (current: MessageStatus, reported: string): MessageStatus | undefined => {
+  const status = reported === "played" ? "read" : reported
+  if (status === "failed") return current === "delivered" || current === "read" || current === "failed" ? undefined : "failed"
+  if (status !== "sent" && status !== "delivered" && status !== "read") return undefined
+  if (current === "failed") return status
+  return RANK[status]! > RANK[current]! ? status : undefined
+}
+
+const epochSeconds = (ms: number) => String(Math.floor(ms / 1000))
+const iso = (ms: number) => new Date(ms).toISOString()
+const later = (a: string | null, b: string) => (a === null || Date.parse(b) > Date.parse(a) ? b : a)
+
+/** When a contact wrote: the network's timestamp, never ahead of now. */
+const activityTime = (timestamp: string | undefined, now: number) => {
+  const seconds = timestamp === undefined ? Number.NaN : Number(timestamp)
+  return Number.isFinite(seconds) ? Math.min(now, seconds * 1000) : now
+}
+
+const extension = (contentType: string) => {
+  const type = contentType.split(";")[0]!.trim().toLowerCase()
+  const known: Readonly<Record<string, string>> = {
+    "image/jpeg": "jpg",
+    "image/png": "png",
+    "image/webp": "webp",
+    "video/mp4": "mp4",
+    "video/3gpp": "3gp",
+    "audio/ogg": "ogg",
+    "audio/mpeg": "mp3",
+    "audio/mp4": "m4a",
+    "audio/aac": "aac",
+    "audio/amr": "amr",
+    "application/pdf": "pdf",
+    "text/plain": "txt"
+  }
+  return known[type] ?? "bin"
+}
+
+export class Messaging extends Context.Service<Messaging, {
+  readonly recordInbound: (config: MessageConfigRecord, input: InboundInput) => Effect.Effect<InboundOutcome>
+  /** Applies a network status object (`{ id, status, timestamp, errors?, ... }`) of one of the number's messages. */
+  readonly applyStatus: (config: MessageConfigRecord, status: Json) => Effect.Effect<StatusOutcome>
+  /** Records a message Parley sends (`ext.status` pending, `origin` api) and links it to its conversation. */
+  readonly recordOutbound: (
+    config: MessageConfigRecord,
+    input: OutboundInput
+  ) => Effect.Effect<{ readonly message: MessageRecord; readonly conversation: ConversationRecord }, Unprocessable>
+  /** The network accepted a recorded send: its id, and any status reports that came first. */
+  readonly assignNetworkId: (projectId: string, messageId: string, networkId: string) => Effect.Effect<MessageRecord, NotFound>
+  /** The network refused a recorded send: `failed`, with the error as its status entry. */
+  readonly failOutbound: (projectId: string, messageId: string, error: Json) => Effect.Effect<MessageRecord, NotFound>
+  /** Marks an inbound message and the earlier inbound messages of its conversation `read` (no webhook, decisions 6.1). */
+  readonly markInboundRead: (config: MessageConfigRecord, networkId: string) => Effect.Effect<number>
+  /** Ends an active conversation; None when it is unknown, already ended answers it unchanged. */
+  readonly endConversation: (
+    projectId: string,
+    conversationId: string,
+    reason: ConversationEndReason
+  ) => Effect.Effect<Option.Option<ConversationRecord>>
+  /**
+   * Ends the conversation when 24 hours passed since its last message;
+   * otherwise answers it (still active, with the time its silence would end it).
+   */
+  readonly endIfIdle: (projectId: string, conversationId: string) => Effect.Effect<Option.Option<ConversationRecord>>
+
+  readonly listMessages: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
+  /** By Parley's id or the network's. */
+  readonly getMessage: (projectId: string, phoneNumberId: string, id: string) => Effect.Effect<MessageRecord, NotFound>
+  readonly listConversations: (
+    projectId: string,
+    filter: ConversationFilter,
+    window: ListWindow
+  ) => Effect.Effect<ListSlice<ConversationRecord>>
+  readonly getConversation: (projectId: string, id: string) => Effect.Effect<ConversationRecord, NotFound>
+  readonly listContacts: (projectId: string, filter: ContactFilter, window: ListWindow) => Effect.Effect<ListSlice<ContactRecord>>
+  /** By contact id, phone number (any format) or business-scoped id. */
+  readonly getContact: (projectId: string, identifier: string) => Effect.Effect<ContactRecord, NotFound>
+}>()("@parley/core/messaging/Messaging") {
+  static readonly layer = Layer.effect(
+    Messaging,
+    Effect.gen(function*() {
+      const configs = yield* MessageConfigsRepo
+      const contacts = yield* ContactsRepo
+      const conversations = yield* ConversationsRepo
+      const messages = yield* MessagesRepo
+      const media = yield* MediaRepo
+      const locks = yield* MessagingLocks
+      const outbox = yield* Outbox
+      const tx = yield* Transactor
+      const ids = yield* Ids
+      const jobs = yield* JobQueue
+      const publicUrl = yield* PublicUrl
+
+      const domainEvent = (projectId: string, type: string, payload: unknown, at: string) =>
+        Effect.flatMap(ids.uuid, (id) =>
+          outbox.append({ id, project_id: projectId, type, payload, created_at: at } satisfies DomainEvent))
+
+      /** Arms the inactivity end after a commit; a lost timer is caught by the maintenance sweep. */
+      const arm = (conversation: ConversationRecord) =>
+        armInactivity(jobs, conversation).pipe(
+          Effect.catchCause((cause) => Effect.logWarning("Could not arm a conversation's inactivity timer", cause))
+        )
+
+      interface Identity {
+        readonly waId: string | undefined
+        readonly userId: string | undefined
+        readonly parentUserId: string | undefined
+        readonly username: string | undefined
+        readonly name: string | undefined
+      }
+
+      /** Finds the contact by phone number, then by business-scoped id; fills what it learnt; creates it otherwise. */
+      const resolveContact = (projectId: string, who: Identity, now: string) =>
+        Effect.gen(function*() {
+          const byPhone = who.waId === undefined ? Option.none() : yield* contacts.findByWaId(projectId, who.waId)
+          const known = Option.isSome(byPhone) && (who.userId === undefined || byPhone.value.business_scoped_user_id === who.userId)
+          const byUser = known || who.userId === undefined ? Option.none() : yield* contacts.findByUserId(projectId, who.userId)
+          const found = Option.orElse(byPhone, () => byUser)
+          if (Option.isNone(found)) {
+            const created: ContactRecord = {
+              id: yield* ids.uuid,
+              project_id: projectId,
+              wa_id: who.waId ?? null,
+              business_scoped_user_id: who.userId ?? null,
+              parent_business_scoped_user_id: who.parentUserId ?? null,
+              username: who.username ?? null,
+              profile_name: who.name ?? null,
+              created_at: now,
+              updated_at: now
+            }
+            yield* contacts.insert(created)
+            return created
+          }
+          const current = found.value
+          // Two records of one person (met once by phone, once by id only) stay apart: never claim the other's id.
+          const otherHoldsUser = Option.isSome(byPhone) && Option.isSome(byUser) && byPhone.value.id !== byUser.value.id
+          const next: ContactRecord = {
+            ...current,
+            wa_id: current.wa_id ?? (Option.isNone(byPhone) ? who.waId ?? null : null),
+            business_scoped_user_id: current.business_scoped_user_id ??
+              (otherHoldsUser ? null : who.userId ?? null),
+            parent_business_scoped_user_id: who.parentUserId ?? current.parent_business_scoped_user_id,
+            username: who.username ?? current.username,
+            profile_name: who.name ?? current.profile_name,
+            updated_at: now
+          }
+          const changed = next.wa_id !== current.wa_id || next.business_scoped_user_id !== current.business_scoped_user_id ||
+            next.parent_business_scoped_user_id !== current.parent_business_scoped_user_id ||
+            next.username !== current.username || next.profile_name !== current.profile_name
+          if (!changed) return current
+          yield* contacts.update(next)
+          return next
+        })
+
+      /** The active conversation of (number, contact), or a new one (with its domain event). */
+      const openConversation = (config: MessageConfigRecord, contact: ContactRecord, activeAt: string, now: string) =>
+        Effect.gen(function*() {
+          yield* locks.lock(`conversation:${config.id}:${contact.id}`)
+          const active = yield* conversations.findActive(config.id, contact.id)
+          if (Option.isSome(active)) return { conversation: active.value, created: false }
+          const conversation: ConversationRecord = {
+            id: yield* ids.uuid,
+            project_id: config.project_id,
+            msg_config_id: config.id,
+            phone_number_id: config.phone_number_id,
+            contact_id: contact.id,
+            phone_number: contact.wa_id,
+            business_scoped_user_id: contact.business_scoped_user_id,
+            parent_business_scoped_user_id: contact.parent_business_scoped_user_id,
+            username: contact.username,
+            contact_name: contact.profile_name,
+            status: "active",
+            end_reason: null,
+            ended_at: null,
+            last_active_at: activeAt,
+            metadata: null,
+            assigned_user_id: null,
+            messages_count: 0,
+            last_message_id: null,
+            last_message_type: null,
+            last_message_timestamp: null,
+            last_message_text: null,
+            last_inbound_at: null,
+            last_outbound_at: null,
+            created_at: now,
+            updated_at: now
+          }
+          yield* conversations.insert(conversation)
+          yield* domainEvent(config.project_id, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)
+          return { conversation, created: true }
+        })
+
+      /** The conversation after one more message. A late (older) message does not replace the latest one. */
+      const countMessage = (conversation: ConversationRecord, message: MessageRecord, contact: ContactRecord, activeAt: string, now: string) => {
+        const newest = conversation.last_message_timestamp === null ||
+          Number(message.timestamp) >= Number(conversation.last_message_timestamp)
+        const next: ConversationRecord = {
+          ...conversation,
+          phone_number: conversation.phone_number ?? contact.wa_id,
+          business_scoped_user_id: conversation.business_scoped_user_id ?? contact.business_scoped_user_id,
+          parent_business_scoped_user_id: contact.parent_business_scoped_user_id ?? conversation.parent_business_scoped_user_id,
+          username: contact.username ?? conversation.username,
+          contact_name: contact.profile_name ?? conversation.contact_name,
+          messages_count: conversation.messages_count + 1,
+          last_active_at: later(conversation.last_active_at, activeAt)!,
+          ...(newest
+            ? {
+              last_message_id: message.network_id,
+              last_message_type: message.type,
+              last_message_timestamp: message.timestamp,
+              last_message_text: message.content
+            }
+            : {}),
+          ...(message.direction === "inbound"
+            ? { last_inbound_at: later(conversation.last_inbound_at, activeAt) }
+            : { last_outbound_at: later(conversation.last_outbound_at, activeAt) }),
+          updated_at: now
+        }
+        return next
+      }
+
+      const recordInbound = Effect.fn("Messaging.recordInbound")(function*(config: MessageConfigRecord, input: InboundInput) {
+        const m = input.message
+        const networkId = str(m["id"])
+        const type = str(m["type"]) ?? "unknown"
+        const who: Identity = {
+          waId: str(m["from"]) ?? str(input.contact?.wa_id),
+          userId: str(m["from_user_id"]) ?? str(input.contact?.user_id),
+          parentUserId: str(m["from_parent_user_id"]) ?? str(input.contact?.parent_user_id),
+          username: str(input.contact?.profile?.username),
+          name: str(input.contact?.profile?.name)
+        }
+        if (networkId === undefined || (who.waId === undefined && who.userId === undefined)) {
+          return { _tag: "Unaddressable" } as InboundOutcome
+        }
+        const nowMs = yield* Clock.currentTimeMillis
+        const now = iso(nowMs)
+        const activeAt = iso(activityTime(str(m["timestamp"]), nowMs))
+        const messageId = yield* ids.uuid
+        const stored: StoredMedia | undefined = input.media === undefined ? undefined : {
+          id: yield* ids.uuid,
+          project_id: config.project_id,
+          msg_config_id: config.id,
+          network_media_id: input.media.network_media_id,
+          filename: input.media.filename ?? `${type}-${input.media.network_media_id}.${extension(input.media.content_type)}`,
+          content_type: input.media.content_type,
+          byte_size: input.media.bytes.byteLength,
+          sha256: createHash("sha256").update(input.media.bytes).digest("hex"),
+          bytes: input.media.bytes,
+          created_at: now
+        }
+
+        const outcome = yield* tx.withTransaction(Effect.gen(function*() {
+          yield* locks.lock(`message:${config.phone_number_id}:${networkId}`)
+          if (Option.isSome(yield* messages.findByNetworkId(config.phone_number_id, networkId))) {
+            return { _tag: "Duplicate" } as InboundOutcome
+          }
+          yield* locks.lock(`contact:${config.project_id}:${who.waId ?? who.userId}`)
+          const contact = yield* resolveContact(config.project_id, who, now)
+          const { conversation, created } = yield* openConversation(config, contact, activeAt, now)
+          if (stored !== undefined) yield* media.insert(stored)
+          const rendition = renderInbound(
+            m,
+            stored === undefined ? null : {
+              filename: stored.filename,
+              content_type: stored.content_type,
+              byte_size: stored.byte_size,
+              url: mediaUrl(publicUrl, stored.id)
+            }
+          )
+          const { id: _id, timestamp: _timestamp, type: _type, ...rest } = m
+          const message: MessageRecord = {
+            id: messageId,
+            project_id: config.project_id,
+            msg_config_id: config.id,
+            phone_number_id: config.phone_number_id,
+            conversation_id: conversation.id,
+            contact_id: contact.id,
+            network_id: networkId,
+            direction: "inbound",
+            type,
+            timestamp: str(m["timestamp"]) ?? epochSeconds(nowMs),
+            fields: {
+              ...rest,
+              ...(contact.business_scoped_user_id !== null ? { business_scoped_user_id: contact.business_scoped_user_id } : {}),
+              ...(contact.parent_business_scoped_user_id !== null
+                ? { parent_business_scoped_user_id: contact.parent_business_scoped_user_id }
+                : {}),
+              ...(contact.username !== null ? { username: contact.username } : {})
+            },
+            status: "delivered",
+            // No execution engine routes messages yet: processing ends here (decisions 10.1 steps 2 and 5).
+            processing_status: config.inbound_processing_enabled ? "completed" : "blocked",
+            origin: null,
+            has_media: MEDIA_TYPES.includes(type),
+            content: rendition.content,
+            transcript: null,
+            media: stored === undefined
+              ? null
+              : { id: stored.id, filename: stored.filename, content_type: stored.content_type, byte_size: stored.byte_size },
+            message_type_data: rendition.message_type_data,
+            statuses: [],
+            ext_data: rendition.ext_data,
+            contact_name: contact.profile_name,
+            phone_number: contact.wa_id,
+            created_at: now,
+            updated_at: now
+          }
+          if (!(yield* messages.insert(message))) return { _tag: "Duplicate" } as InboundOutcome
+          const counted = countMessage(conversation, message, contact, activeAt, now)
+          yield* conversations.update(counted)
+          yield* domainEvent(
+            config.project_id,
+            MSG_MESSAGE_RECEIVED,
+            messageEventPayload(publicUrl, config, message, counted, created),
+            now
+          )
+          return { _tag: "Recorded", message, conversation: counted, newConversation: created } as InboundOutcome
+        }))
+        // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
+        if (outcome._tag === "Recorded" && outcome.newConversation) yield* arm(outcome.conversation)
+        return outcome
+      })
+
+      /**
+       * Applies raw status objects to a message in order: each is appended to
+       * `ext.statuses`; each change of `ext.status` of an outbound message
+       * writes its `msg.message.<status>` domain event.
+       */
+      const applyToMessage = (config: MessageConfigRecord, message: MessageRecord, raws: ReadonlyArray<unknown>, now: string) =>
+        Effect.gen(function*() {
+          let current = message
+          const changes: Array<MessageRecord> = []
+          for (const raw of raws) {
+            const reported = isObject(raw) ? str(raw["status"]) ?? "" : ""
+            const next = current.direction === "outbound" ? nextStatus(current.status, reported) : undefined
+            current = { ...current, statuses: [...current.statuses, raw], status: next ?? current.status, updated_at: now }
+            if (next !== undefined) changes.push(current)
+          }
+          if (raws.length === 0) return { message: current, changed: false }
+          yield* messages.update(current)
+          if (changes.length > 0) {
+            const conversation = yield* conversations.findById(current.project_id, current.conversation_id)
+            if (Option.isSome(conversation)) {
+              for (const changed of changes) {
+                yield* domainEvent(
+                  current.project_id,
+                  msgMessageStatusEvent(changed.status as Exclude<MessageStatus, "pending">),
+                  messageEventPayload(publicUrl, config, changed, conversation.value, false),
+                  now
+                )
+              }
+            }
+          }
+          return { message: current, changed: changes.length > 0 }
+        })
+
+      const applyStatus = Effect.fn("Messaging.applyStatus")(function*(config: MessageConfigRecord, status: Json) {
+        const networkId = str(status["id"])
+        const reported = str(status["status"])
+        const timestamp = str(status["timestamp"]) ?? ""
+        if (networkId === undefined || reported === undefined) return { _tag: "Duplicate" } as StatusOutcome
+        const now = iso(yield* Clock.currentTimeMillis)
+        return yield* tx.withTransaction(Effect.gen(function*() {
+          yield* locks.lock(`message:${config.phone_number_id}:${networkId}`)
+          const fresh = yield* messages.recordStatus({
+            phone_number_id: config.phone_number_id,
+            network_id: networkId,
+            status: reported,
+            timestamp,
+            raw: status,
+            received_at: now
+          })
+          if (!fresh) return { _tag: "Duplicate" } as StatusOutcome
+          const found = yield* messages.findByNetworkId(config.phone_number_id, networkId)
+          if (Option.isNone(found) || found.value.project_id !== config.project_id) return { _tag: "Pending" } as StatusOutcome
+          const applied = yield* applyToMessage(config, found.value, [status], now)
+          return { _tag: "Applied", message: applied.message, changed: applied.changed } as StatusOutcome
+        }))
+      })
+
+      const recordOutbound = Effect.fn("Messaging.recordOutbound")(function*(config: MessageConfigRecord, input: OutboundInput) {
+        const envelope = input.envelope
+        if (str(envelope["status"]) === "read") return yield* unprocessable("A mark-read envelope is not a message")
+        const to = str(envelope["to"])
+        const waId = to === undefined ? undefined : phoneDigits(to) || undefined
+        const userId = waId === undefined ? str(envelope["recipient"]) : undefined
+        if (waId === undefined && userId === undefined) return yield* unprocessable("The envelope names no recipient (to or recipient)")
+        const nowMs = yield* Clock.currentTimeMillis
+        const now = iso(nowMs)
+        const type = str(envelope["type"]) ?? "text"
+        const messageId = yield* ids.uuid
+        const rendition = renderOutbound(envelope)
+        const { messaging_product: _product, type: _type, ...fields } = envelope
+        const result = yield* tx.withTransaction(Effect.gen(function*() {
+          if (input.network_id !== undefined) yield* locks.lock(`message:${config.phone_number_id}:${input.network_id}`)
+          yield* locks.lock(`contact:${config.project_id}:${waId ?? userId}`)
+          const contact = yield* resolveContact(
+            config.project_id,
+            { waId, userId, parentUserId: undefined, username: undefined, name: undefined },
+            now
+          )
+          const { conversation, created } = yield* openConversation(config, contact, now, now)
+          let message: MessageRecord = {
+            id: messageId,
+            project_id: config.project_id,
+            msg_config_id: config.id,
+            phone_number_id: config.phone_number_id,
+            conversation_id: conversation.id,
+            contact_id: contact.id,
+            network_id: input.network_id ?? null,
+            direction: "outbound",
+            type,
+            timestamp: epochSeconds(nowMs),
+            fields,
+            status: "pending",
+            processing_status: "completed",
+            origin: input.origin ?? "api",
+            has_media: MEDIA_TYPES.includes(type),
+            content: rendition.content,
+            transcript: null,
+            media: null,
+            message_type_data: rendition.message_type_data,
+            statuses: [],
+            ext_data: rendition.ext_data,
+            contact_name: contact.profile_name,
+            phone_number: contact.wa_id,
+            created_at: now,
+            updated_at: now
+          }
+          if (!(yield* messages.insert(message))) {
+            return yield* unprocessable(`A message with id ${input.network_id} is already recorded`)
+          }
+          const counted = countMessage(conversation, message, contact, now, now)
+          yield* conversations.update(counted)
+          if (input.network_id !== undefined) {
+            const early = yield* messages.statusEvents(config.phone_number_id, input.network_id)
+            message = (yield* applyToMessage(config, message, early.map((e) => e.raw), now)).message
+          }
+          return { message, conversation: counted, created }
+        }))
+        if (result.created) yield* arm(result.conversation)
+        return { message: result.message, conversation: result.conversation }
+      })
+
+      const findMessage = (projectId: string, id: string) =>
+        messages.findById(projectId, id).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Message")), onSome: Effect.succeed }))
+        )
+
+      const assignNetworkId = Effect.fn("Messaging.assignNetworkId")(
+        function*(projectId: string, messageId: string, networkId: string) {
+          const now = iso(yield* Clock.currentTimeMillis)
+          return yield* tx.withTransaction(Effect.gen(function*() {
+            const current = yield* findMessage(projectId, messageId)
+            yield* locks.lock(`message:${current.phone_number_id}:${networkId}`)
+            let message: MessageRecord = { ...current, network_id: networkId, updated_at: now }
+            yield* messages.update(message)
+            const conversation = yield* conversations.findById(projectId, current.conversation_id)
+            if (Option.isSome(conversation) && conversation.value.last_message_id === null &&
+              conversation.value.last_message_timestamp === current.timestamp) {
+              yield* conversations.update({ ...conversation.value, last_message_id: networkId, updated_at: now })
+            }
+            const early = yield* messages.statusEvents(current.phone_number_id, networkId)
+            if (early.length > 0) {
+              const config = yield* configOf(message)
+              if (Option.isSome(config)) {
+                message = (yield* applyToMessage(config.value, message, early.map((e) => e.raw), now)).message
+              }
+            }
+            return message
+          }))
+        }
+      )
+
+      /** The config a message was recorded on, for its domain events; a disconnected number reports nothing. */
+      const configOf = (message: MessageRecord) => configs.findLiveById(message.msg_config_id)
+
+      const failOutbound = Effect.fn("Messaging.failOutbound")(function*(projectId: string, messageId: string, error: Json) {
+        const nowMs = yield* Clock.currentTimeMillis
+        const now = iso(nowMs)
+        return yield* tx.withTransaction(Effect.gen(function*() {
+          const current = yield* findMessage(projectId, messageId)
+          const config = yield* configOf(current)
+          const raw = { id: current.network_id, status: "failed", timestamp: epochSeconds(nowMs), errors: [error] }
+          if (Option.isNone(config)) return current
+          return (yield* applyToMessage(config.value, current, [raw], now)).message
+        }))
+      })
+
+      const markInboundRead = Effect.fn("Messaging.markInboundRead")(function*(config: MessageConfigRecord, networkId: string) {
+        const now = iso(yield* Clock.currentTimeMillis)
+        return yield* tx.withTransaction(Effect.gen(function*() {
+          const target = yield* messages.findByNetworkId(config.phone_number_id, networkId)
+          if (Option.isNone(target) || target.value.direction !== "inbound") return 0
+          let marked = 0
+          let window: ListWindow = { mode: "cursor", limit: 100 }
+          while (true) {
+            const page: ListSlice<MessageRecord> = yield* messages.list(config.project_id, {
+              conversation_id: target.value.conversation_id,
+              direction: "inbound",
+              status: "delivered",
+              until: target.value.created_at
+            }, window)
+            for (const m of page.items) {
+              yield* messages.update({ ...m, status: "read", updated_at: now })
+              marked++
+            }
+            const last: MessageRecord | undefined = page.items[page.items.length - 1]
+            if (!page.hasMore || last === undefined) return marked
+            window = { mode: "cursor", limit: 100, after: { sortKey: last.created_at, id: last.id } }
+          }
+        }))
+      })
+
+      const endConversation = Effect.fn("Messaging.endConversation")(
+        function*(projectId: string, conversationId: string, reason: ConversationEndReason, onlyIdle = false) {
+          const nowMs = yield* Clock.currentTimeMillis
+          const now = iso(nowMs)
+          return yield* tx.withTransaction(Effect.gen(function*() {
+            const first = yield* conversations.findById(projectId, conversationId)
+            if (Option.isNone(first)) return Option.none<ConversationRecord>()
+            yield* locks.lock(`conversation:${first.value.msg_config_id}:${first.value.contact_id}`)
+            // Read again under the lock: a message may have arrived meanwhile.
+            const found = yield* conversations.findById(projectId, conversationId)
+            if (Option.isNone(found) || found.value.status !== "active") return found
+            const current = found.value
+            if (onlyIdle && Date.parse(current.last_active_at) + CONVERSATION_IDLE_MS > nowMs) return found
+            const ended: ConversationRecord = { ...current, status: "ended", end_reason: reason, ended_at: now, updated_at: now }
+            yield* conversations.update(ended)
+            const config = yield* configs.findLiveById(current.msg_config_id)
+            if (Option.isSome(config)) {
+              yield* domainEvent(projectId, MSG_CONVERSATION_ENDED, conversationEventPayload(config.value, ended, reason), now)
+            }
+            return Option.some(ended)
+          }))
+        }
+      )
+
+      const getConversation = (projectId: string, id: string) =>
+        conversations.findById(projectId, id).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Conversation")), onSome: Effect.succeed }))
+        )
+
+      const getMessage = Effect.fn("Messaging.getMessage")(function*(projectId: string, phoneNumberId: string, id: string) {
+        const byNetwork = yield* messages.findByNetworkId(phoneNumberId, id)
+        if (Option.isSome(byNetwork) && byNetwork.value.project_id === projectId) return byNetwork.value
+        const byId = yield* messages.findById(projectId, id)
+        if (Option.isSome(byId) && byId.value.phone_number_id === phoneNumberId) return byId.value
+        return yield* notFound("Message")
+      })
+
+      const getContact = Effect.fn("Messaging.getContact")(function*(projectId: string, identifier: string) {
+        const byId = yield* contacts.findById(projectId, identifier)
+        if (Option.isSome(byId)) return byId.value
+        const digits = phoneDigits(identifier)
+        if (/^\+?[\d\s\-().]+$/.test(identifier) && digits.length > 0) {
+          const byPhone = yield* contacts.findByWaId(projectId, digits)
+          if (Option.isSome(byPhone)) return byPhone.value
+        }
+        const byUser = yield* contacts.findByUserId(projectId, identifier)
+        if (Option.isSome(byUser)) return byUser.value
+        return yield* notFound("Contact")
+      })
+
+      return Messaging.of({
+        recordInbound,
+        applyStatus,
+        recordOutbound,
+        assignNetworkId,
+        failOutbound,
+        markInboundRead,
+        endConversation: (projectId, conversationId, reason) => endConversation(projectId, conversationId, reason),
+        endIfIdle: (projectId, conversationId) => endConversation(projectId, conversationId, "inactivity", true),
+        listMessages: (projectId, filter, window) => messages.list(projectId, filter, window),
+        getMessage,
+        listConversations: (projectId, filter, window) => conversations.list(projectId, filter, window),
+        getConversation,
+        listContacts: (projectId, filter, window) => contacts.list(projectId, filter, window),
+        getContact
+      })
+    })
+  )
+}

@@ -1,0 +1,166 @@
+/**
+ * The background work of messaging, on the `JobQueue`:
+ *
+ * - `messaging.upstream-inbox`: processes one acknowledged upstream POST.
+ * - `messaging.upstream-forward`: sends a raw POST, unchanged and with its
+ *   original `X-Hub-Signature-256`, to a config's `webhook_destination_url`.
+ * - `messaging.conversation-inactivity`: ends a conversation 24 hours after
+ *   its last message (re-armed by every message).
+ * - `messaging.number-refresh`: reads a number's facts again.
+ * - `messaging.maintenance`, every 10 minutes (once when a host starts):
+ *   queues again inbox entries whose job was lost, ends conversations whose
+ *   timer was lost, drops processed inbox entries after 7 days.
+ *
+ * In simulator mode it also makes ingestion the simulator's webhook sink, for
+ * as long as the layer lives.
+ */
+import { Cause, Clock, Duration, Effect, Layer, Option, Predicate, Redacted, Schema } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { JobQueue } from "../ports/JobQueue.ts"
+import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { ConversationsRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
+import { MessageConfigs } from "../tenancy/MessageConfigs.ts"
+import { UpstreamIngestion } from "./Ingestion.ts"
+import { Messaging } from "./Messaging.ts"
+import {
+  armInactivity,
+  CONVERSATION_IDLE_MS,
+  CONVERSATION_INACTIVITY_QUEUE,
+  type ForwardJob,
+  type InactivityJob,
+  type InboxJob,
+  MESSAGING_MAINTENANCE_QUEUE,
+  NUMBER_REFRESH_QUEUE,
+  requestInboxProcessing,
+  UPSTREAM_FORWARD_QUEUE,
+  UPSTREAM_INBOX_QUEUE
+} from "./Queues.ts"
+import { UpstreamSettings } from "./Upstream.ts"
+import { HubSignatureHeader } from "./Webhook.ts"
+
+const MAINTENANCE_EVERY_MS = 10 * 60 * 1000
+/** An inbox entry still unprocessed this long after it arrived lost its job. */
+const INBOX_STALE_MS = 2 * 60 * 1000
+const INBOX_KEEP_MS = 7 * 24 * 60 * 60 * 1000
+const BATCH = 500
+
+/** A forward that did not land; retried by the queue. */
+export class ForwardFailed extends Schema.TaggedError<ForwardFailed>()("ForwardFailed", {
+  msg_config_id: Schema.String,
+  reason: Schema.String
+}) {}
+
+const forwardReason = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  if (Predicate.hasProperty(error, "_tag") && error._tag === "TimeoutError") return "no answer within 10 seconds"
+  const reason = Predicate.hasProperty(error, "reason") ? error.reason : undefined
+  if (Predicate.hasProperty(reason, "_tag") && reason._tag === "StatusCodeError" && Predicate.hasProperty(reason, "response")) {
+    return `HTTP ${(reason.response as { readonly status: number }).status}`
+  }
+  return Predicate.hasProperty(reason, "_tag") ? String(reason._tag) : "transport failure"
+}
+
+const field = (payload: unknown, key: string): string | undefined => {
+  const value = (payload as Record<string, unknown> | undefined)?.[key]
+  return typeof value === "string" ? value : undefined
+}
+
+export const layerMessagingWorkers = Layer.effectDiscard(Effect.gen(function*() {
+  const jobs = yield* JobQueue
+  const ingestion = yield* UpstreamIngestion
+  const messaging = yield* Messaging
+  const numbers = yield* MessageConfigs
+  const configs = yield* MessageConfigsRepo
+  const conversations = yield* ConversationsRepo
+  const inbox = yield* UpstreamInboxRepo
+  const settings = yield* UpstreamSettings
+  const http = (yield* HttpClient.HttpClient).pipe(HttpClient.filterStatusOk)
+
+  const forward = Effect.fn("MessagingJobs.forward")(function*(job: ForwardJob) {
+    const entry = yield* inbox.find(job.inbox_id)
+    const config = yield* configs.findLiveById(job.msg_config_id)
+    if (Option.isNone(entry) || Option.isNone(config) || config.value.webhook_destination_url === null) return
+    yield* HttpClientRequest.post(Redacted.value(config.value.webhook_destination_url)).pipe(
+      HttpClientRequest.setHeader(HubSignatureHeader, entry.value.signature),
+      HttpClientRequest.bodyUint8Array(entry.value.body, "application/json"),
+      http.execute,
+      Effect.timeout(Duration.seconds(10)),
+      Effect.scoped,
+      // The destination URL is write-only: a failure names what went wrong, never where (it would reach the logs).
+      Effect.catchCause((cause) => Effect.fail(new ForwardFailed({ msg_config_id: job.msg_config_id, reason: forwardReason(cause) })))
+    )
+  })
+
+  const inactivity = Effect.fn("MessagingJobs.inactivity")(function*(job: InactivityJob) {
+    const outcome = yield* messaging.endIfIdle(job.project_id, job.conversation_id)
+    if (Option.isNone(outcome) || outcome.value.status !== "active") return
+    // Fired before its time (a newer message moved it): wait for the newer one's turn.
+    yield* armInactivity(jobs, outcome.value, `inactivity:${outcome.value.id}:${Date.parse(outcome.value.last_active_at)}`)
+  })
+
+  const maintenance = Effect.fn("MessagingJobs.maintenance")(function*(slot: number) {
+    const now = yield* Clock.currentTimeMillis
+    const next = Math.max(slot, Math.floor(now / MAINTENANCE_EVERY_MS)) + 1
+    yield* jobs.enqueue(MESSAGING_MAINTENANCE_QUEUE, { slot: next }, {
+      runAt: next * MAINTENANCE_EVERY_MS,
+      dedupeKey: `slot:${next}`
+    })
+    const stale = yield* inbox.listUnprocessed(new Date(now - INBOX_STALE_MS).toISOString(), BATCH)
+    for (const entry of stale) yield* requestInboxProcessing(jobs, entry.id)
+    let ended = 0
+    for (const idle of yield* conversations.listIdle(new Date(now - CONVERSATION_IDLE_MS).toISOString(), BATCH)) {
+      const outcome = yield* messaging.endIfIdle(idle.project_id, idle.id)
+      if (Option.isSome(outcome) && outcome.value.status === "ended") ended++
+    }
+    const pruned = yield* inbox.prune(new Date(now - INBOX_KEEP_MS).toISOString())
+    yield* Effect.logDebug("Messaging maintenance done").pipe(
+      Effect.annotateLogs({ requeued: stale.length, ended, pruned })
+    )
+  })
+
+  // Two payloads at a time, four updates each: the acknowledging path keeps connections of the pool free.
+  yield* jobs.work(UPSTREAM_INBOX_QUEUE, { concurrency: 2 }, (job) => {
+    const id = field(job.payload, "inbox_id")
+    // The last attempt closes the entry whatever failed, so one poisoned update never blocks it forever.
+    return id === undefined
+      ? Effect.logWarning("Dropped an inbox job without an id")
+      : ingestion.process(id, { final: job.attempt >= 5 }).pipe(Effect.asVoid)
+  })
+  yield* jobs.work(UPSTREAM_FORWARD_QUEUE, { concurrency: 4 }, (job) => {
+    const payload = job.payload as Partial<ForwardJob> | undefined
+    return typeof payload?.inbox_id === "string" && typeof payload.msg_config_id === "string"
+      ? forward({ inbox_id: payload.inbox_id, msg_config_id: payload.msg_config_id })
+      : Effect.logWarning("Dropped a forward job without ids")
+  })
+  yield* jobs.work(CONVERSATION_INACTIVITY_QUEUE, { concurrency: 4 }, (job) => {
+    const projectId = field(job.payload, "project_id")
+    const conversationId = field(job.payload, "conversation_id")
+    return projectId === undefined || conversationId === undefined
+      ? Effect.logWarning("Dropped an inactivity job without ids")
+      : inactivity({ project_id: projectId, conversation_id: conversationId })
+  })
+  yield* jobs.work(NUMBER_REFRESH_QUEUE, { concurrency: 2 }, (job) => {
+    const id = field(job.payload, "msg_config_id")
+    return id === undefined
+      ? Effect.void
+      : Effect.flatMap(configs.findLiveById(id), Option.match({
+        onNone: () => Effect.void,
+        onSome: (config) => Effect.asVoid(numbers.refreshFacts(config))
+      }))
+  })
+  yield* jobs.work(MESSAGING_MAINTENANCE_QUEUE, { concurrency: 1 }, (job) => {
+    const slot = (job.payload as { readonly slot?: unknown } | undefined)?.slot
+    return maintenance(typeof slot === "number" ? slot : 0)
+  })
+  const current = Math.floor((yield* Clock.currentTimeMillis) / MAINTENANCE_EVERY_MS)
+  yield* jobs.enqueue(MESSAGING_MAINTENANCE_QUEUE, { slot: current }, { dedupeKey: `slot:${current}` })
+
+  // The simulated network posts its webhooks through the same path as the real one, signature check included.
+  if (Option.isSome(settings.simulator)) {
+    const simulator = settings.simulator.value
+    yield* Effect.acquireRelease(
+      simulator.setSink((body, signature) => ingestion.receive(body, signature)),
+      () => simulator.setSink(undefined)
+    )
+  }
+})).pipe(Layer.provide(FetchHttpClient.layer))

@@ -1,0 +1,17 @@
+/**
+ * Messaging's services as one layer, over the storage ports, the job queue
+ * and the network of the configuration (`Upstream.layerConfig`: the
+ * simulator by default), which it also exposes (`MessagingNetwork`,
+ * `UpstreamSettings`) for the workers and routes built beside it.
+ */
+import { Layer } from "effect"
+import { MessageConfigs } from "../tenancy/MessageConfigs.ts"
+import { UpstreamIngestion } from "./Ingestion.ts"
+import { Messaging } from "./Messaging.ts"
+import { Sandbox } from "./Sandbox.ts"
+import * as Upstream from "./Upstream.ts"
+
+export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer)),
+  Layer.provideMerge(Upstream.layerConfig)
+)

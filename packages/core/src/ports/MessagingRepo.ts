@@ -1,0 +1,103 @@
+/**
+ * Storage of what Parley keeps of its numbers' conversations: contacts,
+ * conversations, messages and their status reports, the media copies, the
+ * raw upstream webhooks it acknowledged, and template status reports. All
+ * scoped by project except what ingestion reads before it knows the project
+ * (the inbox, status reports keyed by number).
+ */
+import { Context, type Effect, type Option } from "effect"
+import type {
+  ContactFilter,
+  ContactRecord,
+  ConversationFilter,
+  ConversationRecord,
+  InboxEntry,
+  MessageFilter,
+  MessageRecord,
+  StatusEventRecord,
+  StoredMedia,
+  TemplateStatusRecord
+} from "../messaging/Message.ts"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+
+/** Page-mode totals of contacts, conversations and messages are counted up to this many (decisions 1.3). */
+export const MESSAGING_TOTAL_CAP = 10_000
+
+export class ContactsRepo extends Context.Service<ContactsRepo, {
+  /** A broken uniqueness (wa_id or business-scoped id taken in the project) is a defect: callers look up first, under a lock. */
+  readonly insert: (contact: ContactRecord) => Effect.Effect<void>
+  readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<ContactRecord>>
+  readonly findByWaId: (projectId: string, waId: string) => Effect.Effect<Option.Option<ContactRecord>>
+  /** By business-scoped user id, or by its parent id. */
+  readonly findByUserId: (projectId: string, userId: string) => Effect.Effect<Option.Option<ContactRecord>>
+  /** Replaces the identity and profile fields and `updated_at`. */
+  readonly update: (contact: ContactRecord) => Effect.Effect<void>
+  /** Newest first by (created_at, id). */
+  readonly list: (projectId: string, filter: ContactFilter, window: ListWindow) => Effect.Effect<ListSlice<ContactRecord>>
+}>()("@parley/core/ports/ContactsRepo") {}
+
+export class ConversationsRepo extends Context.Service<ConversationsRepo, {
+  /** A second active conversation of one (config, contact) is a defect: callers look up first, under a lock. */
+  readonly insert: (conversation: ConversationRecord) => Effect.Effect<void>
+  readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<ConversationRecord>>
+  /** The active conversation between a number and a contact, if any. */
+  readonly findActive: (msgConfigId: string, contactId: string) => Effect.Effect<Option.Option<ConversationRecord>>
+  /** Replaces every field but identity, project, number, contact and creation time. */
+  readonly update: (conversation: ConversationRecord) => Effect.Effect<void>
+  /** Newest first by (created_at, id). */
+  readonly list: (
+    projectId: string,
+    filter: ConversationFilter,
+    window: ListWindow
+  ) => Effect.Effect<ListSlice<ConversationRecord>>
+  /** Active conversations of every project whose last message is strictly older than `before`, stalest first. */
+  readonly listIdle: (before: string, limit: number) => Effect.Effect<ReadonlyArray<ConversationRecord>>
+}>()("@parley/core/ports/ConversationsRepo") {}
+
+export class MessagesRepo extends Context.Service<MessagesRepo, {
+  /**
+   * Stores the message; false (and nothing stored) when the number already
+   * has a message with its `network_id` (duplicate deliveries).
+   */
+  readonly insert: (message: MessageRecord) => Effect.Effect<boolean>
+  readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<MessageRecord>>
+  readonly findByNetworkId: (phoneNumberId: string, networkId: string) => Effect.Effect<Option.Option<MessageRecord>>
+  /** Replaces every field but identity, project, number, conversation, contact, direction and creation time. */
+  readonly update: (message: MessageRecord) => Effect.Effect<void>
+  /** Newest first by (created_at, id); `since`/`until` inclusive on `created_at`. */
+  readonly list: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
+  /** Keeps a status report; false when (number, id, status, timestamp) was already kept. */
+  readonly recordStatus: (event: StatusEventRecord) => Effect.Effect<boolean>
+  /** The reports kept for a message, in arrival order. */
+  readonly statusEvents: (phoneNumberId: string, networkId: string) => Effect.Effect<ReadonlyArray<StatusEventRecord>>
+}>()("@parley/core/ports/MessagesRepo") {}
+
+export class MediaRepo extends Context.Service<MediaRepo, {
+  readonly insert: (media: StoredMedia) => Effect.Effect<void>
+  /** With its bytes. */
+  readonly find: (projectId: string, id: string) => Effect.Effect<Option.Option<StoredMedia>>
+  readonly delete: (projectId: string, id: string) => Effect.Effect<boolean>
+}>()("@parley/core/ports/MediaRepo") {}
+
+export class UpstreamInboxRepo extends Context.Service<UpstreamInboxRepo, {
+  readonly insert: (entry: InboxEntry) => Effect.Effect<void>
+  readonly find: (id: string) => Effect.Effect<Option.Option<InboxEntry>>
+  readonly markFannedOut: (id: string, at: string) => Effect.Effect<void>
+  readonly markProcessed: (id: string, at: string) => Effect.Effect<void>
+  /** Entries not processed that arrived strictly before `receivedBefore`, oldest first. */
+  readonly listUnprocessed: (receivedBefore: string, limit: number) => Effect.Effect<ReadonlyArray<InboxEntry>>
+  /** Drops processed entries processed strictly before `before`; answers how many. */
+  readonly prune: (before: string) => Effect.Effect<number>
+  readonly recordTemplateStatus: (event: TemplateStatusRecord) => Effect.Effect<void>
+  /** Oldest first. */
+  readonly listTemplateStatus: (businessAccountId: string) => Effect.Effect<ReadonlyArray<TemplateStatusRecord>>
+}>()("@parley/core/ports/UpstreamInboxRepo") {}
+
+/**
+ * Serialises changes that must not interleave across processes (one network
+ * message id, one contact, one conversation). A lock is held until the
+ * surrounding transaction ends; outside a transaction it holds nothing.
+ */
+export class MessagingLocks extends Context.Service<MessagingLocks, {
+  readonly lock: (key: string) => Effect.Effect<void>
+}>()("@parley/core/ports/MessagingLocks") {}

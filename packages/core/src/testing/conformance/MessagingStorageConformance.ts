@@ -1,0 +1,633 @@
+/**
+ * The behaviour every adapter of the messaging ports (`MessageConfigsRepo`,
+ * `ContactsRepo`, `ConversationsRepo`, `MessagesRepo`, `MediaRepo`,
+ * `UpstreamInboxRepo`, `MessagingLocks`) owes, written once and run against
+ * each adapter.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Deferred, Effect, Fiber, type Layer, Option, Redacted } from "effect"
+import type {
+  ContactRecord,
+  ConversationRecord,
+  InboxEntry,
+  MessageRecord,
+  StoredMedia
+} from "../../messaging/Message.ts"
+import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
+import {
+  ContactsRepo,
+  ConversationsRepo,
+  MediaRepo,
+  MessagesRepo,
+  MessagingLocks,
+  UpstreamInboxRepo
+} from "../../ports/MessagingRepo.ts"
+import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import { Duplicate } from "../../ports/StorageError.ts"
+import { Transactor } from "../../ports/Transactor.ts"
+import type { ListWindow } from "../../shared/Pagination.ts"
+import { emptyFacts, type MessageConfigRecord } from "../../tenancy/MessageConfig.ts"
+import { at, dies, givenProject, uniqueId } from "./fixtures.ts"
+
+export type MessagingStoragePorts =
+  | Transactor
+  | ProjectsRepo
+  | MessageConfigsRepo
+  | ContactsRepo
+  | ConversationsRepo
+  | MessagesRepo
+  | MediaRepo
+  | UpstreamInboxRepo
+  | MessagingLocks
+
+const digits = () => String(Math.floor(Math.random() * 1e12)).padStart(12, "1")
+
+export const makeConfig = (projectId: string, overrides: Partial<MessageConfigRecord> = {}): MessageConfigRecord => ({
+  id: uniqueId("cfg"),
+  project_id: projectId,
+  name: "Support line",
+  display_name: "Acme Support",
+  kind: "production",
+  phone_number_id: `pn${digits()}`,
+  business_account_id: `waba${digits()}`,
+  display_phone_number: "+1 555-010-0001",
+  display_phone_number_normalized: "15550100001",
+  customer_id: null,
+  inbound_processing_enabled: true,
+  access_token: Redacted.make(`token-${crypto.randomUUID()}`),
+  webhook_verify_token: null,
+  app_secret: null,
+  webhook_destination_url: null,
+  facts: { ...emptyFacts, quality_rating: "GREEN", status: "CONNECTED", throughput_tier: "TIER_10K" },
+  refreshed_at: at(0),
+  webhook_verified_at: null,
+  deleted_at: null,
+  created_at: at(0),
+  updated_at: at(0),
+  ...overrides
+})
+
+export const makeContact = (projectId: string, overrides: Partial<ContactRecord> = {}): ContactRecord => ({
+  id: uniqueId("ct"),
+  project_id: projectId,
+  wa_id: digits(),
+  business_scoped_user_id: `US.${digits()}${digits()}`,
+  parent_business_scoped_user_id: null,
+  username: null,
+  profile_name: "Ada",
+  created_at: at(0),
+  updated_at: at(0),
+  ...overrides
+})
+
+export const makeConversation = (
+  config: MessageConfigRecord,
+  contact: ContactRecord,
+  overrides: Partial<ConversationRecord> = {}
+): ConversationRecord => ({
+  id: uniqueId("cv"),
+  project_id: config.project_id,
+  msg_config_id: config.id,
+  phone_number_id: config.phone_number_id,
+  contact_id: contact.id,
+  phone_number: contact.wa_id,
+  business_scoped_user_id: contact.business_scoped_user_id,
+  parent_business_scoped_user_id: null,
+  username: null,
+  contact_name: contact.profile_name,
+  status: "active",
+  end_reason: null,
+  ended_at: null,
+  last_active_at: at(0),
+  metadata: null,
+  assigned_user_id: null,
+  messages_count: 0,
+  last_message_id: null,
+  last_message_type: null,
+  last_message_timestamp: null,
+  last_message_text: null,
+  last_inbound_at: null,
+  last_outbound_at: null,
+  created_at: at(0),
+  updated_at: at(0),
+  ...overrides
+})
+
+export const makeMessage = (
+  conversation: ConversationRecord,
+  overrides: Partial<MessageRecord> = {}
+): MessageRecord => ({
+  id: uniqueId("msg"),
+  project_id: conversation.project_id,
+  msg_config_id: conversation.msg_config_id,
+  phone_number_id: conversation.phone_number_id,
+  conversation_id: conversation.id,
+  contact_id: conversation.contact_id,
+  network_id: `wamid.${crypto.randomUUID()}`,
+  direction: "inbound",
+  type: "text",
+  timestamp: "1772600767",
+  fields: { from: conversation.phone_number, text: { body: "hi ☕" } },
+  status: "delivered",
+  processing_status: "completed",
+  origin: null,
+  has_media: false,
+  content: "hi ☕",
+  transcript: null,
+  media: null,
+  message_type_data: null,
+  statuses: [],
+  ext_data: {},
+  contact_name: "Ada",
+  phone_number: conversation.phone_number,
+  created_at: at(0),
+  updated_at: at(0),
+  ...overrides
+})
+
+const ids = (items: ReadonlyArray<{ readonly id: string }>) => items.map((i) => i.id)
+
+const cursor = (limit: number, edge: { after?: { created_at: string; id: string }; before?: { created_at: string; id: string } } = {}): ListWindow => ({
+  mode: "cursor",
+  limit,
+  after: edge.after && { sortKey: edge.after.created_at, id: edge.after.id },
+  before: edge.before && { sortKey: edge.before.created_at, id: edge.before.id }
+})
+
+/** A project with one connected number, a contact and an active conversation. */
+const givenConversation = Effect.gen(function*() {
+  const project = yield* givenProject()
+  const config = makeConfig(project.id)
+  yield* (yield* MessageConfigsRepo).insert(config)
+  const contact = makeContact(project.id)
+  yield* (yield* ContactsRepo).insert(contact)
+  const conversation = makeConversation(config, contact)
+  yield* (yield* ConversationsRepo).insert(conversation)
+  return { project, config, contact, conversation }
+})
+
+const secrets = (c: MessageConfigRecord) => ({
+  access_token: Redacted.value(c.access_token),
+  webhook_verify_token: c.webhook_verify_token === null ? null : Redacted.value(c.webhook_verify_token),
+  app_secret: c.app_secret === null ? null : Redacted.value(c.app_secret),
+  webhook_destination_url: c.webhook_destination_url === null ? null : Redacted.value(c.webhook_destination_url)
+})
+
+/** A config without its `Redacted` members (they compare by reference), and those members revealed. */
+const comparable = (c: MessageConfigRecord) => {
+  const { access_token: _a, app_secret: _b, webhook_destination_url: _c, webhook_verify_token: _d, ...rest } = c
+  return { ...rest, ...secrets(c) }
+}
+
+const randomBytes = (n: number) => {
+  const bytes = new Uint8Array(n)
+  for (let offset = 0; offset < n; offset += 65536) crypto.getRandomValues(bytes.subarray(offset, Math.min(n, offset + 65536)))
+  return bytes
+}
+
+export const messagingStorageConformance = <E>(name: string, storage: Layer.Layer<MessagingStoragePorts, E>): void => {
+  describe(name, () => {
+    layer(storage, { excludeTestServices: true })("MessageConfigsRepo", (it) => {
+      it.effect("stores a config with its credentials and finds it by id, number and account", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessageConfigsRepo
+          const a = yield* givenProject()
+          const b = yield* givenProject()
+          const config = makeConfig(a.id, {
+            webhook_verify_token: Redacted.make("verify-me"),
+            app_secret: Redacted.make("app-secret"),
+            webhook_destination_url: Redacted.make("https://example.com/hook?x=1"),
+            customer_id: "0f8fad5b-d9cb-469f-a165-70867728950e",
+            facts: { ...emptyFacts, verified_name: "Acme ☕", is_coexistence: false, quality_rating: "YELLOW" }
+          })
+          yield* repo.insert(config)
+          const found = yield* repo.findById(a.id, config.id)
+          assert.isTrue(Option.isSome(found))
+          assert.deepStrictEqual(comparable(Option.getOrThrow(found)), comparable(config))
+          assert.isTrue(Option.isNone(yield* repo.findById(b.id, config.id)), "another project's id is unknown")
+          assert.deepStrictEqual(Option.map(yield* repo.findLiveById(config.id), (c) => c.id), Option.some(config.id))
+          assert.deepStrictEqual(
+            Option.map(yield* repo.findByPhoneNumberId(config.phone_number_id), (c) => c.id),
+            Option.some(config.id)
+          )
+          const sibling = makeConfig(b.id, { business_account_id: config.business_account_id, created_at: at(5) })
+          yield* repo.insert(sibling)
+          assert.deepStrictEqual(ids(yield* repo.listByBusinessAccount(config.business_account_id)), [config.id, sibling.id])
+        }))
+
+      it.effect("keeps a number on one live config across the host; a disconnected one frees it", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessageConfigsRepo
+          const a = yield* givenProject()
+          const b = yield* givenProject()
+          const config = makeConfig(a.id)
+          yield* repo.insert(config)
+          const clash = yield* Effect.flip(repo.insert(makeConfig(b.id, { phone_number_id: config.phone_number_id })))
+          assert.deepStrictEqual(clash, new Duplicate({ field: "phone_number_id" }))
+          assert.isTrue(Option.isNone(yield* repo.markDeleted(b.id, config.id, at(10))), "only its project disconnects it")
+          const deleted = yield* repo.markDeleted(a.id, config.id, at(10))
+          assert.strictEqual(Option.getOrThrow(deleted).deleted_at, at(10))
+          assert.isTrue(Option.isNone(yield* repo.markDeleted(a.id, config.id, at(11))))
+          assert.isTrue(Option.isNone(yield* repo.findById(a.id, config.id)))
+          assert.isTrue(Option.isNone(yield* repo.findLiveById(config.id)))
+          assert.isTrue(Option.isNone(yield* repo.findByPhoneNumberId(config.phone_number_id)))
+          assert.deepStrictEqual(yield* repo.listByBusinessAccount(config.business_account_id), [])
+          const again = makeConfig(b.id, { phone_number_id: config.phone_number_id })
+          yield* repo.insert(again)
+          assert.deepStrictEqual(Option.map(yield* repo.findByPhoneNumberId(config.phone_number_id), (c) => c.id), Option.some(again.id))
+          assert.isTrue(Option.isNone(yield* repo.update({ ...config, name: "ghost" })), "a disconnected config stays as it was")
+        }))
+
+      it.effect("updates every field but identity, project and creation time", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessageConfigsRepo
+          const project = yield* givenProject()
+          const other = yield* givenProject()
+          const config = makeConfig(project.id)
+          const taken = makeConfig(project.id)
+          yield* repo.insert(config)
+          yield* repo.insert(taken)
+          const changed: MessageConfigRecord = {
+            ...config,
+            project_id: other.id,
+            name: "Renamed",
+            kind: "sandbox",
+            access_token: Redacted.make("new-token"),
+            app_secret: Redacted.make("s3cret"),
+            inbound_processing_enabled: false,
+            facts: { ...config.facts, quality_rating: "RED" },
+            webhook_verified_at: at(50),
+            created_at: at(99),
+            updated_at: at(60)
+          }
+          assert.isTrue(Option.isNone(yield* repo.update(changed)), "the project is part of the key")
+          const stored = Option.getOrThrow(yield* repo.update({ ...changed, project_id: project.id }))
+          assert.deepStrictEqual(comparable(stored), comparable({ ...changed, project_id: project.id, created_at: config.created_at }))
+          const clash = yield* Effect.flip(repo.update({ ...stored, phone_number_id: taken.phone_number_id }))
+          assert.deepStrictEqual(clash, new Duplicate({ field: "phone_number_id" }))
+        }))
+
+      it.effect("lists a project's live configs newest first, with filters and both paging modes", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessageConfigsRepo
+          const project = yield* givenProject()
+          const c1 = makeConfig(project.id, { created_at: at(1) })
+          const c2 = makeConfig(project.id, { created_at: at(2), kind: "sandbox" })
+          const c3 = makeConfig(project.id, { created_at: at(3), customer_id: "cust-1" })
+          const gone = makeConfig(project.id, { created_at: at(4) })
+          for (const c of [c2, c1, gone, c3]) yield* repo.insert(c)
+          yield* repo.markDeleted(project.id, gone.id, at(5))
+          const list = (filter: Parameters<MessageConfigsRepo["Service"]["list"]>[1], window: ListWindow = cursor(10)) =>
+            repo.list(project.id, filter, window)
+          assert.deepStrictEqual(ids((yield* list({})).items), ids([c3, c2, c1]))
+          assert.deepStrictEqual(ids((yield* list({ kind: "sandbox" })).items), ids([c2]))
+          assert.deepStrictEqual(ids((yield* list({ customer_id: "cust-1" })).items), ids([c3]))
+          const first = yield* list({}, cursor(2))
+          assert.deepStrictEqual([ids(first.items), first.hasMore], [ids([c3, c2]), true])
+          const next = yield* list({}, cursor(2, { after: c2 }))
+          assert.deepStrictEqual([ids(next.items), next.hasMore], [ids([c1]), false])
+          const back = yield* list({}, cursor(2, { before: c1 }))
+          assert.deepStrictEqual(ids(back.items), ids([c3, c2]))
+          const page = yield* list({}, { mode: "page", page: 2, perPage: 2 })
+          assert.deepStrictEqual([ids(page.items), page.total], [ids([c1]), 3])
+        }))
+
+      it.effect("refuses a config of an unknown project", () =>
+        Effect.gen(function*() {
+          yield* dies((yield* MessageConfigsRepo).insert(makeConfig(uniqueId("nobody"))))
+        }))
+    })
+
+    layer(storage, { excludeTestServices: true })("ContactsRepo", (it) => {
+      it.effect("finds contacts by id, phone number, business-scoped id and parent id, per project", () =>
+        Effect.gen(function*() {
+          const repo = yield* ContactsRepo
+          const a = yield* givenProject()
+          const b = yield* givenProject()
+          const contact = makeContact(a.id, { parent_business_scoped_user_id: "US.ENT.parent1", username: "ada" })
+          const onlyScoped = makeContact(a.id, { wa_id: null, profile_name: null })
+          yield* repo.insert(contact)
+          yield* repo.insert(onlyScoped)
+          // The same phone number in another project is another contact.
+          const twin = makeContact(b.id, { wa_id: contact.wa_id, business_scoped_user_id: contact.business_scoped_user_id })
+          yield* repo.insert(twin)
+          assert.deepStrictEqual(yield* repo.findById(a.id, contact.id), Option.some(contact))
+          assert.isTrue(Option.isNone(yield* repo.findById(b.id, contact.id)))
+          assert.deepStrictEqual(yield* repo.findByWaId(a.id, contact.wa_id!), Option.some(contact))
+          assert.deepStrictEqual(yield* repo.findByWaId(b.id, contact.wa_id!), Option.some(twin))
+          assert.deepStrictEqual(yield* repo.findByUserId(a.id, contact.business_scoped_user_id!), Option.some(contact))
+          assert.deepStrictEqual(yield* repo.findByUserId(a.id, "US.ENT.parent1"), Option.some(contact))
+          assert.deepStrictEqual(yield* repo.findByUserId(a.id, onlyScoped.business_scoped_user_id!), Option.some(onlyScoped))
+          assert.isTrue(Option.isNone(yield* repo.findByUserId(a.id, "US.000")))
+        }))
+
+      it.effect("updates identity and profile, and refuses a second contact with one phone number", () =>
+        Effect.gen(function*() {
+          const repo = yield* ContactsRepo
+          const project = yield* givenProject()
+          const contact = makeContact(project.id, { wa_id: null })
+          yield* repo.insert(contact)
+          const learnt = { ...contact, wa_id: "4915112345678", profile_name: "Ada L.", updated_at: at(9), created_at: at(99) }
+          yield* repo.update(learnt)
+          assert.deepStrictEqual(yield* repo.findById(project.id, contact.id), Option.some({ ...learnt, created_at: contact.created_at }))
+          yield* dies(repo.insert(makeContact(project.id, { wa_id: "4915112345678" })))
+          yield* dies(repo.insert(makeContact(project.id, { business_scoped_user_id: contact.business_scoped_user_id })))
+        }))
+
+      it.effect("lists contacts newest first, of one number or phone number", () =>
+        Effect.gen(function*() {
+          const { config, contact, project } = yield* givenConversation
+          const repo = yield* ContactsRepo
+          const other = makeContact(project.id, { created_at: at(5) })
+          yield* repo.insert(other)
+          assert.deepStrictEqual(ids((yield* repo.list(project.id, {}, cursor(10))).items), ids([other, contact]))
+          assert.deepStrictEqual(ids((yield* repo.list(project.id, { msg_config_id: config.id }, cursor(10))).items), ids([contact]))
+          assert.deepStrictEqual(ids((yield* repo.list(project.id, { wa_id: other.wa_id! }, cursor(10))).items), ids([other]))
+          const page = yield* repo.list(project.id, {}, { mode: "page", page: 1, perPage: 1 })
+          assert.deepStrictEqual([ids(page.items), page.total], [ids([other]), 2])
+        }))
+    })
+
+    layer(storage, { excludeTestServices: true })("ConversationsRepo", (it) => {
+      it.effect("keeps one active conversation per number and contact; an ended one makes room", () =>
+        Effect.gen(function*() {
+          const repo = yield* ConversationsRepo
+          const { config, contact, conversation, project } = yield* givenConversation
+          assert.deepStrictEqual(yield* repo.findActive(config.id, contact.id), Option.some(conversation))
+          assert.deepStrictEqual(yield* repo.findById(project.id, conversation.id), Option.some(conversation))
+          yield* dies(repo.insert(makeConversation(config, contact)))
+          const ended: ConversationRecord = {
+            ...conversation,
+            status: "ended",
+            end_reason: "inactivity",
+            ended_at: at(100),
+            metadata: { tier: "gold", nested: { ok: true } },
+            messages_count: 3,
+            last_message_id: "wamid.x",
+            last_message_type: "text",
+            last_message_timestamp: "1772600767",
+            last_message_text: "bye",
+            last_inbound_at: at(40),
+            last_outbound_at: at(50),
+            last_active_at: at(50),
+            updated_at: at(100)
+          }
+          yield* repo.update(ended)
+          assert.deepStrictEqual(yield* repo.findById(project.id, conversation.id), Option.some(ended))
+          assert.isTrue(Option.isNone(yield* repo.findActive(config.id, contact.id)))
+          const next = makeConversation(config, contact, { created_at: at(200) })
+          yield* repo.insert(next)
+          assert.deepStrictEqual(Option.map(yield* repo.findActive(config.id, contact.id), (c) => c.id), Option.some(next.id))
+          yield* dies(repo.update({ ...ended, status: "active" }))
+        }))
+
+      it.effect("lists with filters newest first, and finds idle conversations across projects", () =>
+        Effect.gen(function*() {
+          const repo = yield* ConversationsRepo
+          const { config, contact, conversation, project } = yield* givenConversation
+          const contacts = yield* ContactsRepo
+          const second = makeContact(project.id)
+          yield* contacts.insert(second)
+          const assigned = makeConversation(config, second, {
+            created_at: at(10),
+            last_active_at: at(30),
+            assigned_user_id: "agent-1"
+          })
+          yield* repo.insert(assigned)
+          const list = (filter: Parameters<ConversationsRepo["Service"]["list"]>[1]) =>
+            Effect.map(repo.list(project.id, filter, cursor(10)), (s) => ids(s.items))
+          assert.deepStrictEqual(yield* list({}), ids([assigned, conversation]))
+          assert.deepStrictEqual(yield* list({ msg_config_id: config.id, status: "active" }), ids([assigned, conversation]))
+          assert.deepStrictEqual(yield* list({ status: "ended" }), [])
+          assert.deepStrictEqual(yield* list({ phone_number: contact.wa_id! }), ids([conversation]))
+          assert.deepStrictEqual(yield* list({ assigned_user_id: "agent-1" }), ids([assigned]))
+          assert.deepStrictEqual(yield* list({ unassigned: true }), ids([conversation]))
+          assert.deepStrictEqual(yield* list({ last_active_since: at(30) }), ids([assigned]))
+          assert.deepStrictEqual(yield* list({ last_active_until: at(0) }), ids([conversation]))
+          const idle = yield* repo.listIdle(at(31), 1000)
+          const mine = idle.filter((c) => c.project_id === project.id)
+          assert.deepStrictEqual(ids(mine), ids([conversation, assigned]), "stalest first")
+          assert.deepStrictEqual(ids((yield* repo.listIdle(at(30), 1000)).filter((c) => c.project_id === project.id)), ids([conversation]))
+        }))
+    })
+
+    layer(storage, { excludeTestServices: true })("MessagesRepo", (it) => {
+      it.effect("stores a message once per network id on a number; finds it by either id", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const message = makeMessage(conversation, {
+            message_type_data: { caption: "x" },
+            ext_data: { order_text: "1 x A" },
+            media: { id: "m1", filename: "a.jpg", content_type: "image/jpeg", byte_size: 12 },
+            fields: { from: "1", text: { body: "naïve ☕" }, context: { id: "wamid.prev" } }
+          })
+          assert.isTrue(yield* repo.insert(message))
+          assert.isFalse(yield* repo.insert({ ...message, id: uniqueId("msg") }), "a duplicate delivery stores nothing")
+          assert.deepStrictEqual(yield* repo.findById(project.id, message.id), Option.some(message))
+          assert.deepStrictEqual(yield* repo.findByNetworkId(conversation.phone_number_id, message.network_id!), Option.some(message))
+          assert.isTrue(Option.isNone(yield* repo.findByNetworkId("other-number", message.network_id!)))
+          // Sends the network has not answered yet have no network id, and never collide.
+          assert.isTrue(yield* repo.insert(makeMessage(conversation, { network_id: null, direction: "outbound" })))
+          assert.isTrue(yield* repo.insert(makeMessage(conversation, { network_id: null, direction: "outbound" })))
+          const updated: MessageRecord = {
+            ...message,
+            status: "read",
+            statuses: [{ id: message.network_id, status: "read", timestamp: "1772600800" }],
+            processing_status: "blocked",
+            direction: "outbound",
+            created_at: at(77),
+            updated_at: at(8)
+          }
+          yield* repo.update(updated)
+          assert.deepStrictEqual(
+            yield* repo.findById(project.id, message.id),
+            Option.some({ ...updated, direction: message.direction, created_at: message.created_at })
+          )
+        }))
+
+      it.effect("lists newest first with every filter, since/until inclusive, and cursors both ways", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const m1 = makeMessage(conversation, { created_at: at(1000) })
+          const m2 = makeMessage(conversation, { created_at: at(2000), direction: "outbound", status: "sent", origin: "api" })
+          const m3 = makeMessage(conversation, { created_at: at(2000), type: "image", has_media: true })
+          const m4 = makeMessage(conversation, { created_at: at(3000), status: "read", phone_number: "999" })
+          for (const m of [m3, m1, m4, m2]) yield* repo.insert(m)
+          const newestFirst = [m4, ...(m3.id > m2.id ? [m3, m2] : [m2, m3]), m1]
+          const list = (filter: Parameters<MessagesRepo["Service"]["list"]>[1]) =>
+            Effect.map(repo.list(project.id, filter, cursor(10)), (s) => ids(s.items))
+          assert.deepStrictEqual(yield* list({}), ids(newestFirst))
+          assert.deepStrictEqual(yield* list({ conversation_id: conversation.id }), ids(newestFirst))
+          assert.deepStrictEqual(yield* list({ direction: "outbound" }), ids([m2]))
+          assert.deepStrictEqual(yield* list({ status: "read" }), ids([m4]))
+          assert.deepStrictEqual(yield* list({ since: at(2000), until: at(2000) }), ids(newestFirst.slice(1, 3)))
+          assert.deepStrictEqual(yield* list({ since: at(2001) }), ids([m4]))
+          assert.deepStrictEqual(yield* list({ until: at(1999) }), ids([m1]))
+          assert.deepStrictEqual(yield* list({ has_media: true }), ids([m3]))
+          assert.deepStrictEqual(yield* list({ type: "image" }), ids([m3]))
+          assert.deepStrictEqual(yield* list({ phone_number: "999" }), ids([m4]))
+          assert.deepStrictEqual(yield* list({ msg_config_id: "another" }), [])
+          const first = yield* repo.list(project.id, {}, cursor(2))
+          assert.deepStrictEqual([ids(first.items), first.hasMore], [ids(newestFirst.slice(0, 2)), true])
+          const after = yield* repo.list(project.id, {}, cursor(2, { after: newestFirst[1] }))
+          assert.deepStrictEqual([ids(after.items), after.hasMore], [ids(newestFirst.slice(2)), false])
+          const before = yield* repo.list(project.id, {}, cursor(2, { before: newestFirst[2] }))
+          assert.deepStrictEqual(ids(before.items), ids(newestFirst.slice(0, 2)))
+          const page = yield* repo.list(project.id, {}, { mode: "page", page: 2, perPage: 3 })
+          assert.deepStrictEqual([ids(page.items), page.total], [ids([m1]), 4])
+          assert.deepStrictEqual((yield* repo.list((yield* givenProject()).id, {}, cursor(10))).items, [])
+        }))
+
+      it.effect("keeps each status report once, in arrival order", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const pnid = `pn${digits()}`
+          const report = (status: string, timestamp: string) => ({
+            phone_number_id: pnid,
+            network_id: "wamid.abc",
+            status,
+            timestamp,
+            raw: { id: "wamid.abc", status, timestamp, pricing: { category: "utility" } },
+            received_at: at(0)
+          })
+          assert.isTrue(yield* repo.recordStatus(report("read", "3")))
+          assert.isTrue(yield* repo.recordStatus(report("sent", "1")))
+          assert.isFalse(yield* repo.recordStatus(report("read", "3")), "same id, status and timestamp")
+          assert.isTrue(yield* repo.recordStatus(report("read", "4")), "another timestamp is another report")
+          assert.isTrue(yield* repo.recordStatus({ ...report("sent", "1"), phone_number_id: `pn${digits()}` }))
+          const kept = yield* repo.statusEvents(pnid, "wamid.abc")
+          assert.deepStrictEqual(kept.map((e) => [e.status, e.timestamp]), [["read", "3"], ["sent", "1"], ["read", "4"]])
+          assert.deepStrictEqual(kept[0], report("read", "3"))
+        }))
+
+      it.effect("refuses a message of an unknown conversation", () =>
+        Effect.gen(function*() {
+          const { conversation } = yield* givenConversation
+          yield* dies((yield* MessagesRepo).insert(makeMessage({ ...conversation, id: uniqueId("nope") })))
+        }))
+    })
+
+    layer(storage, { excludeTestServices: true })("MediaRepo", (it) => {
+      it.effect("keeps media bytes exactly, per project", () =>
+        Effect.gen(function*() {
+          const repo = yield* MediaRepo
+          const a = yield* givenProject()
+          const b = yield* givenProject()
+          const bytes = randomBytes(300_000)
+          bytes[0] = 0
+          bytes[1] = 255
+          const media: StoredMedia = {
+            id: uniqueId("media"),
+            project_id: a.id,
+            msg_config_id: "cfg",
+            network_media_id: "1234567890123456",
+            filename: "photo ☕.jpg",
+            content_type: "image/jpeg",
+            byte_size: bytes.byteLength,
+            sha256: "abc",
+            bytes,
+            created_at: at(3)
+          }
+          yield* repo.insert(media)
+          const found = Option.getOrThrow(yield* repo.find(a.id, media.id))
+          assert.deepStrictEqual({ ...found, bytes: undefined }, { ...media, bytes: undefined })
+          assert.isTrue(Buffer.from(found.bytes).equals(Buffer.from(bytes)))
+          assert.isTrue(Option.isNone(yield* repo.find(b.id, media.id)))
+          assert.isFalse(yield* repo.delete(b.id, media.id))
+          assert.isTrue(yield* repo.delete(a.id, media.id))
+          assert.isTrue(Option.isNone(yield* repo.find(a.id, media.id)))
+        }))
+    })
+
+    layer(storage, { excludeTestServices: true })("UpstreamInboxRepo", (it) => {
+      const entry = (overrides: Partial<InboxEntry> = {}): InboxEntry => ({
+        id: uniqueId("in"),
+        msg_config_id: null,
+        body: new TextEncoder().encode(`{"object":"whatsapp_business_account","entry":[],"n":"${crypto.randomUUID()}"}`),
+        signature: "sha256=00",
+        received_at: at(0),
+        fanned_out_at: null,
+        processed_at: null,
+        ...overrides
+      })
+
+      it.effect("stores raw bodies exactly and tracks fan-out and processing", () =>
+        Effect.gen(function*() {
+          const repo = yield* UpstreamInboxRepo
+          const first = entry({ body: randomBytes(4096), msg_config_id: "cfg-1" })
+          yield* repo.insert(first)
+          const found = Option.getOrThrow(yield* repo.find(first.id))
+          assert.deepStrictEqual({ ...found, body: undefined }, { ...first, body: undefined })
+          assert.isTrue(Buffer.from(found.body).equals(Buffer.from(first.body)))
+          yield* repo.markFannedOut(first.id, at(5))
+          yield* repo.markProcessed(first.id, at(6))
+          const after = Option.getOrThrow(yield* repo.find(first.id))
+          assert.deepStrictEqual([after.fanned_out_at, after.processed_at], [at(5), at(6)])
+        }))
+
+      it.effect("lists what is left to process oldest first, and prunes processed entries", () =>
+        Effect.gen(function*() {
+          const repo = yield* UpstreamInboxRepo
+          // Far in the past, so entries of other tests sharing the store stay out of the bounds.
+          const base = -10 * 365 * 24 * 3600 * 1000
+          const e1 = entry({ received_at: at(base + 1) })
+          const e2 = entry({ received_at: at(base + 2) })
+          const e3 = entry({ received_at: at(base + 3) })
+          const done = entry({ received_at: at(base), processed_at: at(base + 10) })
+          for (const e of [e3, done, e1, e2]) yield* repo.insert(e)
+          assert.deepStrictEqual(ids(yield* repo.listUnprocessed(at(base + 3), 10)), ids([e1, e2]))
+          assert.deepStrictEqual(ids(yield* repo.listUnprocessed(at(base + 4), 2)), ids([e1, e2]))
+          assert.strictEqual(yield* repo.prune(at(base + 10)), 0)
+          assert.strictEqual(yield* repo.prune(at(base + 11)), 1)
+          assert.isTrue(Option.isNone(yield* repo.find(done.id)))
+          assert.isTrue(Option.isSome(yield* repo.find(e1.id)), "unprocessed entries are never pruned")
+        }))
+
+      it.effect("keeps template status reports per business account in arrival order", () =>
+        Effect.gen(function*() {
+          const repo = yield* UpstreamInboxRepo
+          const account = `waba${digits()}`
+          const report = (event: string, ms: number) => ({
+            id: uniqueId("tpl"),
+            business_account_id: account,
+            template_id: "1234",
+            template_name: "order_update",
+            language: "en_US",
+            event,
+            reason: event === "REJECTED" ? "INVALID_FORMAT" : null,
+            category: "UTILITY",
+            received_at: at(ms)
+          })
+          const approved = report("APPROVED", 2)
+          const pending = report("PENDING", 1)
+          yield* repo.recordTemplateStatus(approved)
+          yield* repo.recordTemplateStatus(pending)
+          assert.deepStrictEqual(yield* repo.listTemplateStatus(account), [pending, approved])
+          assert.deepStrictEqual(yield* repo.listTemplateStatus("other"), [])
+        }))
+    })
+
+    layer(storage, { excludeTestServices: true })("MessagingLocks", (it) => {
+      it.effect("holds a key until the transaction that took it ends", () =>
+        Effect.gen(function*() {
+          const locks = yield* MessagingLocks
+          const tx = yield* Transactor
+          const key = uniqueId("lock")
+          const taken = yield* Deferred.make<void>()
+          let committed = false
+          const holder = yield* Effect.forkChild(tx.withTransaction(Effect.gen(function*() {
+            yield* locks.lock(key)
+            yield* Deferred.succeed(taken, undefined)
+            yield* Effect.sleep("150 millis")
+            committed = true
+          })))
+          yield* Deferred.await(taken)
+          const seen = yield* tx.withTransaction(Effect.andThen(locks.lock(key), Effect.sync(() => committed)))
+          assert.isTrue(seen, "the second taker waited for the first transaction")
+          yield* Fiber.join(holder)
+        }))
+    })
+  })
+}

@@ -1,0 +1,768 @@
+/**
+ * The messaging ports on PostgreSQL (migration 0004): `MessageConfigsRepo`,
+ * `ContactsRepo`, `ConversationsRepo`, `MessagesRepo`, `MediaRepo`,
+ * `UpstreamInboxRepo`, and `MessagingLocks` as transaction-scoped advisory
+ * locks.
+ */
+import {
+  type ContactFilter,
+  type ContactRecord,
+  ContactsRepo,
+  type ConversationFilter,
+  type ConversationRecord,
+  ConversationsRepo,
+  type InboxEntry,
+  type ListSlice,
+  type ListWindow,
+  MediaRepo,
+  type MessageConfigFilter,
+  type MessageConfigRecord,
+  MessageConfigsRepo,
+  type MessageFilter,
+  type MessageRecord,
+  MessagesRepo,
+  MESSAGING_TOTAL_CAP,
+  MessagingLocks,
+  type NetworkFacts,
+  type StatusEventRecord,
+  type StoredMedia,
+  type TemplateStatusRecord,
+  UpstreamInboxRepo
+} from "@parley/core"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Fragment } from "effect/sql/Statement"
+import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+
+type Sql = SqlClient.SqlClient
+
+const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
+
+const secret = (value: string | null): Redacted.Redacted<string> | null => value === null ? null : Redacted.make(value)
+const reveal = (value: Redacted.Redacted<string> | null): string | null => value === null ? null : Redacted.value(value)
+const jsonOrNull = (value: unknown): string | null => value === null ? null : jsonb(value)
+
+/**
+ * A list of `table` rows matching `where`, newest first by (created_at, id),
+ * through the window; page totals counted up to `cap`.
+ */
+const listWindow = <Row extends object, A>(
+  sql: Sql,
+  table: string,
+  where: Fragment,
+  window: ListWindow,
+  toRecord: (row: Row) => A,
+  cap: number
+): Effect.Effect<ListSlice<A>, unknown> =>
+  Effect.gen(function*() {
+    const from = sql(table)
+    if (window.mode === "page") {
+      const [{ total }] = yield* sql<{ readonly total: number }>`
+        SELECT count(*)::int AS total FROM (SELECT 1 FROM ${from} WHERE ${where} LIMIT ${cap}) capped`
+      const rows = yield* sql<Row>`
+        SELECT * FROM ${from} WHERE ${where}
+        ORDER BY created_at DESC, id DESC LIMIT ${window.perPage + 1} OFFSET ${(window.page - 1) * window.perPage}`
+      return { items: rows.slice(0, window.perPage).map(toRecord), hasMore: rows.length > window.perPage, total }
+    }
+    const { after, before, limit } = window
+    const conditions = [
+      where,
+      ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
+      ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
+    ]
+    const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
+    const rows = yield* sql<Row>`SELECT * FROM ${from} WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
+    const page = rows.slice(0, limit).map(toRecord)
+    return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Message configs
+
+interface ConfigRow {
+  readonly id: string
+  readonly project_id: string
+  readonly name: string
+  readonly display_name: string
+  readonly kind: MessageConfigRecord["kind"]
+  readonly phone_number_id: string
+  readonly business_account_id: string
+  readonly display_phone_number: string
+  readonly display_phone_number_normalized: string
+  readonly customer_id: string | null
+  readonly inbound_processing_enabled: boolean
+  readonly access_token: string
+  readonly webhook_verify_token: string | null
+  readonly app_secret: string | null
+  readonly webhook_destination_url: string | null
+  readonly facts: NetworkFacts
+  readonly refreshed_at: Date | null
+  readonly webhook_verified_at: Date | null
+  readonly deleted_at: Date | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toConfig = (row: ConfigRow): MessageConfigRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  name: row.name,
+  display_name: row.display_name,
+  kind: row.kind,
+  phone_number_id: row.phone_number_id,
+  business_account_id: row.business_account_id,
+  display_phone_number: row.display_phone_number,
+  display_phone_number_normalized: row.display_phone_number_normalized,
+  customer_id: row.customer_id,
+  inbound_processing_enabled: row.inbound_processing_enabled,
+  access_token: Redacted.make(row.access_token),
+  webhook_verify_token: secret(row.webhook_verify_token),
+  app_secret: secret(row.app_secret),
+  webhook_destination_url: secret(row.webhook_destination_url),
+  facts: row.facts,
+  refreshed_at: isoOrNull(row.refreshed_at),
+  webhook_verified_at: isoOrNull(row.webhook_verified_at),
+  deleted_at: isoOrNull(row.deleted_at),
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+const configDuplicates = mapUnique({ msg_configs_live_phone_number_key: "phone_number_id" })
+
+export const layerMessageConfigsRepo = Layer.effect(
+  MessageConfigsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return MessageConfigsRepo.of({
+      insert: Effect.fn("MessageConfigsRepo.insert")(function*(c: MessageConfigRecord) {
+        yield* sql`
+          INSERT INTO msg_configs (id, project_id, name, display_name, kind, phone_number_id, business_account_id,
+            display_phone_number, display_phone_number_normalized, customer_id, inbound_processing_enabled, access_token,
+            webhook_verify_token, app_secret, webhook_destination_url, facts, refreshed_at, webhook_verified_at,
+            deleted_at, created_at, updated_at)
+          VALUES (${c.id}, ${c.project_id}, ${c.name}, ${c.display_name}, ${c.kind}, ${c.phone_number_id},
+            ${c.business_account_id}, ${c.display_phone_number}, ${c.display_phone_number_normalized}, ${c.customer_id},
+            ${c.inbound_processing_enabled}, ${Redacted.value(c.access_token)}, ${reveal(c.webhook_verify_token)},
+            ${reveal(c.app_secret)}, ${reveal(c.webhook_destination_url)}, ${jsonb(c.facts)}, ${c.refreshed_at},
+            ${c.webhook_verified_at}, ${c.deleted_at}, ${c.created_at}, ${c.updated_at})`
+      }, Effect.catchTag("SqlError", configDuplicates)),
+
+      findById: Effect.fn("MessageConfigsRepo.findById")(function*(projectId: string, id: string) {
+        const rows = yield* sql<ConfigRow>`
+          SELECT * FROM msg_configs WHERE project_id = ${projectId} AND id = ${id} AND deleted_at IS NULL`
+        return first(rows, toConfig)
+      }, Effect.orDie),
+
+      findLiveById: Effect.fn("MessageConfigsRepo.findLiveById")(function*(id: string) {
+        const rows = yield* sql<ConfigRow>`SELECT * FROM msg_configs WHERE id = ${id} AND deleted_at IS NULL`
+        return first(rows, toConfig)
+      }, Effect.orDie),
+
+      findByPhoneNumberId: Effect.fn("MessageConfigsRepo.findByPhoneNumberId")(function*(phoneNumberId: string) {
+        const rows = yield* sql<ConfigRow>`
+          SELECT * FROM msg_configs WHERE phone_number_id = ${phoneNumberId} AND deleted_at IS NULL`
+        return first(rows, toConfig)
+      }, Effect.orDie),
+
+      listByBusinessAccount: Effect.fn("MessageConfigsRepo.listByBusinessAccount")(function*(businessAccountId: string) {
+        const rows = yield* sql<ConfigRow>`
+          SELECT * FROM msg_configs WHERE business_account_id = ${businessAccountId} AND deleted_at IS NULL
+          ORDER BY created_at, id`
+        return rows.map(toConfig)
+      }, Effect.orDie),
+
+      list: Effect.fn("MessageConfigsRepo.list")(
+        function*(projectId: string, filter: MessageConfigFilter, window: ListWindow) {
+          const where = sql.and([
+            sql`project_id = ${projectId}`,
+            sql`deleted_at IS NULL`,
+            ...(filter.customer_id !== undefined ? [sql`customer_id = ${filter.customer_id}`] : []),
+            ...(filter.kind !== undefined ? [sql`kind = ${filter.kind}`] : [])
+          ])
+          return yield* listWindow(sql, "msg_configs", where, window, toConfig, Number.MAX_SAFE_INTEGER)
+        },
+        Effect.orDie
+      ),
+
+      update: Effect.fn("MessageConfigsRepo.update")(function*(c: MessageConfigRecord) {
+        const rows = yield* sql<ConfigRow>`
+          UPDATE msg_configs SET
+            name = ${c.name}, display_name = ${c.display_name}, kind = ${c.kind}, phone_number_id = ${c.phone_number_id},
+            business_account_id = ${c.business_account_id}, display_phone_number = ${c.display_phone_number},
+            display_phone_number_normalized = ${c.display_phone_number_normalized}, customer_id = ${c.customer_id},
+            inbound_processing_enabled = ${c.inbound_processing_enabled}, access_token = ${Redacted.value(c.access_token)},
+            webhook_verify_token = ${reveal(c.webhook_verify_token)}, app_secret = ${reveal(c.app_secret)},
+            webhook_destination_url = ${reveal(c.webhook_destination_url)}, facts = ${jsonb(c.facts)},
+            refreshed_at = ${c.refreshed_at}, webhook_verified_at = ${c.webhook_verified_at}, updated_at = ${c.updated_at}
+          WHERE project_id = ${c.project_id} AND id = ${c.id} AND deleted_at IS NULL
+          RETURNING *`
+        return first(rows, toConfig)
+      }, Effect.catchTag("SqlError", configDuplicates)),
+
+      markDeleted: Effect.fn("MessageConfigsRepo.markDeleted")(function*(projectId: string, id: string, at: string) {
+        const rows = yield* sql<ConfigRow>`
+          UPDATE msg_configs SET deleted_at = ${at}, updated_at = ${at}
+          WHERE project_id = ${projectId} AND id = ${id} AND deleted_at IS NULL
+          RETURNING *`
+        return first(rows, toConfig)
+      }, Effect.orDie)
+    })
+  })
+)
+
+// ---------------------------------------------------------------------------------------------
+// Contacts
+
+interface ContactRow {
+  readonly id: string
+  readonly project_id: string
+  readonly wa_id: string | null
+  readonly business_scoped_user_id: string | null
+  readonly parent_business_scoped_user_id: string | null
+  readonly username: string | null
+  readonly profile_name: string | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toContact = (row: ContactRow): ContactRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  wa_id: row.wa_id,
+  business_scoped_user_id: row.business_scoped_user_id,
+  parent_business_scoped_user_id: row.parent_business_scoped_user_id,
+  username: row.username,
+  profile_name: row.profile_name,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+export const layerContactsRepo = Layer.effect(
+  ContactsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const findOne = (condition: Fragment) =>
+      Effect.map(sql<ContactRow>`SELECT * FROM msg_contacts WHERE ${condition} LIMIT 1`, (rows) => first(rows, toContact))
+
+    return ContactsRepo.of({
+      insert: Effect.fn("ContactsRepo.insert")(function*(c: ContactRecord) {
+        yield* sql`
+          INSERT INTO msg_contacts (id, project_id, wa_id, business_scoped_user_id, parent_business_scoped_user_id,
+            username, profile_name, created_at, updated_at)
+          VALUES (${c.id}, ${c.project_id}, ${c.wa_id}, ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id},
+            ${c.username}, ${c.profile_name}, ${c.created_at}, ${c.updated_at})`
+      }, Effect.orDie),
+
+      findById: Effect.fn("ContactsRepo.findById")(function*(projectId: string, id: string) {
+        return yield* findOne(sql`project_id = ${projectId} AND id = ${id}`)
+      }, Effect.orDie),
+
+      findByWaId: Effect.fn("ContactsRepo.findByWaId")(function*(projectId: string, waId: string) {
+        return yield* findOne(sql`project_id = ${projectId} AND wa_id = ${waId}`)
+      }, Effect.orDie),
+
+      findByUserId: Effect.fn("ContactsRepo.findByUserId")(function*(projectId: string, userId: string) {
+        // The contact's own id wins over a parent id that happens to match.
+        const rows = yield* sql<ContactRow>`
+          SELECT * FROM msg_contacts
+          WHERE project_id = ${projectId}
+            AND (business_scoped_user_id = ${userId} OR parent_business_scoped_user_id = ${userId})
+          ORDER BY (business_scoped_user_id = ${userId}) DESC NULLS LAST, created_at, id
+          LIMIT 1`
+        return first(rows, toContact)
+      }, Effect.orDie),
+
+      update: Effect.fn("ContactsRepo.update")(function*(c: ContactRecord) {
+        yield* sql`
+          UPDATE msg_contacts SET
+            wa_id = ${c.wa_id}, business_scoped_user_id = ${c.business_scoped_user_id},
+            parent_business_scoped_user_id = ${c.parent_business_scoped_user_id}, username = ${c.username},
+            profile_name = ${c.profile_name}, updated_at = ${c.updated_at}
+          WHERE project_id = ${c.project_id} AND id = ${c.id}`
+      }, Effect.orDie),
+
+      list: Effect.fn("ContactsRepo.list")(function*(projectId: string, filter: ContactFilter, window: ListWindow) {
+        const where = sql.and([
+          sql`project_id = ${projectId}`,
+          ...(filter.wa_id !== undefined ? [sql`wa_id = ${filter.wa_id}`] : []),
+          ...(filter.msg_config_id !== undefined
+            ? [sql`id IN (SELECT contact_id FROM msg_conversations WHERE msg_config_id = ${filter.msg_config_id})`]
+            : [])
+        ])
+        return yield* listWindow(sql, "msg_contacts", where, window, toContact, MESSAGING_TOTAL_CAP)
+      }, Effect.orDie)
+    })
+  })
+)
+
+// ---------------------------------------------------------------------------------------------
+// Conversations
+
+interface ConversationRow {
+  readonly id: string
+  readonly project_id: string
+  readonly msg_config_id: string
+  readonly phone_number_id: string
+  readonly contact_id: string
+  readonly phone_number: string | null
+  readonly business_scoped_user_id: string | null
+  readonly parent_business_scoped_user_id: string | null
+  readonly username: string | null
+  readonly contact_name: string | null
+  readonly status: ConversationRecord["status"]
+  readonly end_reason: ConversationRecord["end_reason"]
+  readonly ended_at: Date | null
+  readonly last_active_at: Date
+  readonly metadata: ConversationRecord["metadata"]
+  readonly assigned_user_id: string | null
+  readonly messages_count: number
+  readonly last_message_id: string | null
+  readonly last_message_type: string | null
+  readonly last_message_timestamp: string | null
+  readonly last_message_text: string | null
+  readonly last_inbound_at: Date | null
+  readonly last_outbound_at: Date | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toConversation = (row: ConversationRow): ConversationRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  msg_config_id: row.msg_config_id,
+  phone_number_id: row.phone_number_id,
+  contact_id: row.contact_id,
+  phone_number: row.phone_number,
+  business_scoped_user_id: row.business_scoped_user_id,
+  parent_business_scoped_user_id: row.parent_business_scoped_user_id,
+  username: row.username,
+  contact_name: row.contact_name,
+  status: row.status,
+  end_reason: row.end_reason,
+  ended_at: isoOrNull(row.ended_at),
+  last_active_at: iso(row.last_active_at),
+  metadata: row.metadata,
+  assigned_user_id: row.assigned_user_id,
+  messages_count: row.messages_count,
+  last_message_id: row.last_message_id,
+  last_message_type: row.last_message_type,
+  last_message_timestamp: row.last_message_timestamp,
+  last_message_text: row.last_message_text,
+  last_inbound_at: isoOrNull(row.last_inbound_at),
+  last_outbound_at: isoOrNull(row.last_outbound_at),
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+export const layerConversationsRepo = Layer.effect(
+  ConversationsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return ConversationsRepo.of({
+      insert: Effect.fn("ConversationsRepo.insert")(function*(c: ConversationRecord) {
+        yield* sql`
+          INSERT INTO msg_conversations (id, project_id, msg_config_id, phone_number_id, contact_id, phone_number,
+            business_scoped_user_id, parent_business_scoped_user_id, username, contact_name, status, end_reason, ended_at,
+            last_active_at, metadata, assigned_user_id, messages_count, last_message_id, last_message_type,
+            last_message_timestamp, last_message_text, last_inbound_at, last_outbound_at, created_at, updated_at)
+          VALUES (${c.id}, ${c.project_id}, ${c.msg_config_id}, ${c.phone_number_id}, ${c.contact_id}, ${c.phone_number},
+            ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id}, ${c.username}, ${c.contact_name},
+            ${c.status}, ${c.end_reason}, ${c.ended_at}, ${c.last_active_at}, ${jsonOrNull(c.metadata)},
+            ${c.assigned_user_id}, ${c.messages_count}, ${c.last_message_id}, ${c.last_message_type},
+            ${c.last_message_timestamp}, ${c.last_message_text}, ${c.last_inbound_at}, ${c.last_outbound_at},
+            ${c.created_at}, ${c.updated_at})`
+      }, Effect.orDie),
+
+      findById: Effect.fn("ConversationsRepo.findById")(function*(projectId: string, id: string) {
+        const rows = yield* sql<ConversationRow>`
+          SELECT * FROM msg_conversations WHERE project_id = ${projectId} AND id = ${id}`
+        return first(rows, toConversation)
+      }, Effect.orDie),
+
+      findActive: Effect.fn("ConversationsRepo.findActive")(function*(msgConfigId: string, contactId: string) {
+        const rows = yield* sql<ConversationRow>`
+          SELECT * FROM msg_conversations
+          WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId} AND status = 'active'`
+        return first(rows, toConversation)
+      }, Effect.orDie),
+
+      update: Effect.fn("ConversationsRepo.update")(function*(c: ConversationRecord) {
+        yield* sql`
+          UPDATE msg_conversations SET
+            phone_number = ${c.phone_number}, business_scoped_user_id = ${c.business_scoped_user_id},
+            parent_business_scoped_user_id = ${c.parent_business_scoped_user_id}, username = ${c.username},
+            contact_name = ${c.contact_name}, status = ${c.status}, end_reason = ${c.end_reason}, ended_at = ${c.ended_at},
+            last_active_at = ${c.last_active_at}, metadata = ${jsonOrNull(c.metadata)},
+            assigned_user_id = ${c.assigned_user_id}, messages_count = ${c.messages_count},
+            last_message_id = ${c.last_message_id}, last_message_type = ${c.last_message_type},
+            last_message_timestamp = ${c.last_message_timestamp}, last_message_text = ${c.last_message_text},
+            last_inbound_at = ${c.last_inbound_at}, last_outbound_at = ${c.last_outbound_at}, updated_at = ${c.updated_at}
+          WHERE project_id = ${c.project_id} AND id = ${c.id}`
+      }, Effect.orDie),
+
+      list: Effect.fn("ConversationsRepo.list")(
+        function*(projectId: string, f: ConversationFilter, window: ListWindow) {
+          const where = sql.and([
+            sql`project_id = ${projectId}`,
+            ...(f.msg_config_id !== undefined ? [sql`msg_config_id = ${f.msg_config_id}`] : []),
+            ...(f.status !== undefined ? [sql`status = ${f.status}`] : []),
+            ...(f.phone_number !== undefined ? [sql`phone_number = ${f.phone_number}`] : []),
+            ...(f.assigned_user_id !== undefined ? [sql`assigned_user_id = ${f.assigned_user_id}`] : []),
+            ...(f.unassigned === true ? [sql`assigned_user_id IS NULL`] : []),
+            ...(f.last_active_since !== undefined ? [sql`last_active_at >= ${f.last_active_since}::timestamptz`] : []),
+            ...(f.last_active_until !== undefined ? [sql`last_active_at <= ${f.last_active_until}::timestamptz`] : [])
+          ])
+          return yield* listWindow(sql, "msg_conversations", where, window, toConversation, MESSAGING_TOTAL_CAP)
+        },
+        Effect.orDie
+      ),
+
+      listIdle: Effect.fn("ConversationsRepo.listIdle")(function*(before: string, limit: number) {
+        const rows = yield* sql<ConversationRow>`
+          SELECT * FROM msg_conversations WHERE status = 'active' AND last_active_at < ${before}::timestamptz
+          ORDER BY last_active_at, id LIMIT ${limit}`
+        return rows.map(toConversation)
+      }, Effect.orDie)
+    })
+  })
+)
+
+// ---------------------------------------------------------------------------------------------
+// Messages and status reports
+
+interface MessageRow {
+  readonly id: string
+  readonly project_id: string
+  readonly msg_config_id: string
+  readonly phone_number_id: string
+  readonly conversation_id: string
+  readonly contact_id: string
+  readonly network_id: string | null
+  readonly direction: MessageRecord["direction"]
+  readonly type: string
+  readonly timestamp: string
+  readonly fields: MessageRecord["fields"]
+  readonly status: MessageRecord["status"]
+  readonly processing_status: MessageRecord["processing_status"]
+  readonly origin: MessageRecord["origin"]
+  readonly has_media: boolean
+  readonly content: string | null
+  readonly transcript: string | null
+  readonly media: MessageRecord["media"]
+  readonly message_type_data: MessageRecord["message_type_data"]
+  readonly statuses: MessageRecord["statuses"]
+  readonly ext_data: MessageRecord["ext_data"]
+  readonly contact_name: string | null
+  readonly phone_number: string | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toMessage = (row: MessageRow): MessageRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  msg_config_id: row.msg_config_id,
+  phone_number_id: row.phone_number_id,
+  conversation_id: row.conversation_id,
+  contact_id: row.contact_id,
+  network_id: row.network_id,
+  direction: row.direction,
+  type: row.type,
+  timestamp: row.timestamp,
+  fields: row.fields,
+  status: row.status,
+  processing_status: row.processing_status,
+  origin: row.origin,
+  has_media: row.has_media,
+  content: row.content,
+  transcript: row.transcript,
+  media: row.media,
+  message_type_data: row.message_type_data,
+  statuses: row.statuses,
+  ext_data: row.ext_data,
+  contact_name: row.contact_name,
+  phone_number: row.phone_number,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+interface StatusEventRow {
+  readonly phone_number_id: string
+  readonly network_id: string
+  readonly status: string
+  readonly timestamp: string
+  readonly raw: unknown
+  readonly received_at: Date
+}
+
+const toStatusEvent = (row: StatusEventRow): StatusEventRecord => ({
+  phone_number_id: row.phone_number_id,
+  network_id: row.network_id,
+  status: row.status,
+  timestamp: row.timestamp,
+  raw: row.raw,
+  received_at: iso(row.received_at)
+})
+
+export const layerMessagesRepo = Layer.effect(
+  MessagesRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return MessagesRepo.of({
+      insert: Effect.fn("MessagesRepo.insert")(function*(m: MessageRecord) {
+        // Duplicates of a network message meet on the partial unique index and insert nothing.
+        const rows = yield* sql`
+          INSERT INTO msg_messages (id, project_id, msg_config_id, phone_number_id, conversation_id, contact_id, network_id,
+            direction, type, timestamp, fields, status, processing_status, origin, has_media, content, transcript, media,
+            message_type_data, statuses, ext_data, contact_name, phone_number, created_at, updated_at)
+          VALUES (${m.id}, ${m.project_id}, ${m.msg_config_id}, ${m.phone_number_id}, ${m.conversation_id}, ${m.contact_id},
+            ${m.network_id}, ${m.direction}, ${m.type}, ${m.timestamp}, ${jsonb(m.fields)}, ${m.status},
+            ${m.processing_status}, ${m.origin}, ${m.has_media}, ${m.content}, ${m.transcript}, ${jsonOrNull(m.media)},
+            ${jsonOrNull(m.message_type_data)}, ${jsonb(m.statuses)}, ${jsonb(m.ext_data)}, ${m.contact_name},
+            ${m.phone_number}, ${m.created_at}, ${m.updated_at})
+          ON CONFLICT (phone_number_id, network_id) WHERE network_id IS NOT NULL DO NOTHING
+          RETURNING id`
+        return rows.length > 0
+      }, Effect.orDie),
+
+      findById: Effect.fn("MessagesRepo.findById")(function*(projectId: string, id: string) {
+        const rows = yield* sql<MessageRow>`SELECT * FROM msg_messages WHERE project_id = ${projectId} AND id = ${id}`
+        return first(rows, toMessage)
+      }, Effect.orDie),
+
+      findByNetworkId: Effect.fn("MessagesRepo.findByNetworkId")(function*(phoneNumberId: string, networkId: string) {
+        const rows = yield* sql<MessageRow>`
+          SELECT * FROM msg_messages WHERE phone_number_id = ${phoneNumberId} AND network_id = ${networkId}`
+        return first(rows, toMessage)
+      }, Effect.orDie),
+
+      update: Effect.fn("MessagesRepo.update")(function*(m: MessageRecord) {
+        yield* sql`
+          UPDATE msg_messages SET
+            network_id = ${m.network_id}, type = ${m.type}, timestamp = ${m.timestamp}, fields = ${jsonb(m.fields)},
+            status = ${m.status}, processing_status = ${m.processing_status}, origin = ${m.origin},
+            has_media = ${m.has_media}, content = ${m.content}, transcript = ${m.transcript},
+            media = ${jsonOrNull(m.media)}, message_type_data = ${jsonOrNull(m.message_type_data)},
+            statuses = ${jsonb(m.statuses)}, ext_data = ${jsonb(m.ext_data)}, contact_name = ${m.contact_name},
+            phone_number = ${m.phone_number}, updated_at = ${m.updated_at}
+          WHERE project_id = ${m.project_id} AND id = ${m.id}`
+      }, Effect.orDie),
+
+      list: Effect.fn("MessagesRepo.list")(function*(projectId: string, f: MessageFilter, window: ListWindow) {
+        const where = sql.and([
+          sql`project_id = ${projectId}`,
+          ...(f.msg_config_id !== undefined ? [sql`msg_config_id = ${f.msg_config_id}`] : []),
+          ...(f.conversation_id !== undefined ? [sql`conversation_id = ${f.conversation_id}`] : []),
+          ...(f.direction !== undefined ? [sql`direction = ${f.direction}`] : []),
+          ...(f.status !== undefined ? [sql`status = ${f.status}`] : []),
+          ...(f.since !== undefined ? [sql`created_at >= ${f.since}::timestamptz`] : []),
+          ...(f.until !== undefined ? [sql`created_at <= ${f.until}::timestamptz`] : []),
+          ...(f.phone_number !== undefined ? [sql`phone_number = ${f.phone_number}`] : []),
+          ...(f.type !== undefined ? [sql`type = ${f.type}`] : []),
+          ...(f.has_media !== undefined ? [sql`has_media = ${f.has_media}`] : [])
+        ])
+        return yield* listWindow(sql, "msg_messages", where, window, toMessage, MESSAGING_TOTAL_CAP)
+      }, Effect.orDie),
+
+      recordStatus: Effect.fn("MessagesRepo.recordStatus")(function*(e: StatusEventRecord) {
+        const rows = yield* sql`
+          INSERT INTO msg_status_events (phone_number_id, network_id, status, timestamp, raw, received_at)
+          VALUES (${e.phone_number_id}, ${e.network_id}, ${e.status}, ${e.timestamp}, ${jsonb(e.raw)}, ${e.received_at})
+          ON CONFLICT DO NOTHING
+          RETURNING seq`
+        return rows.length > 0
+      }, Effect.orDie),
+
+      statusEvents: Effect.fn("MessagesRepo.statusEvents")(function*(phoneNumberId: string, networkId: string) {
+        const rows = yield* sql<StatusEventRow>`
+          SELECT * FROM msg_status_events WHERE phone_number_id = ${phoneNumberId} AND network_id = ${networkId}
+          ORDER BY seq`
+        return rows.map(toStatusEvent)
+      }, Effect.orDie)
+    })
+  })
+)
+
+// ---------------------------------------------------------------------------------------------
+// Media
+
+interface MediaRow {
+  readonly id: string
+  readonly project_id: string
+  readonly msg_config_id: string
+  readonly network_media_id: string | null
+  readonly filename: string
+  readonly content_type: string
+  /** bigint: the driver gives it as a string. */
+  readonly byte_size: string | number
+  readonly sha256: string
+  readonly bytes: Uint8Array
+  readonly created_at: Date
+}
+
+const toMedia = (row: MediaRow): StoredMedia => ({
+  id: row.id,
+  project_id: row.project_id,
+  msg_config_id: row.msg_config_id,
+  network_media_id: row.network_media_id,
+  filename: row.filename,
+  content_type: row.content_type,
+  byte_size: Number(row.byte_size),
+  sha256: row.sha256,
+  bytes: row.bytes,
+  created_at: iso(row.created_at)
+})
+
+export const layerMediaRepo = Layer.effect(
+  MediaRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return MediaRepo.of({
+      insert: Effect.fn("MediaRepo.insert")(function*(m: StoredMedia) {
+        yield* sql`
+          INSERT INTO msg_media (id, project_id, msg_config_id, network_media_id, filename, content_type, byte_size, sha256,
+            bytes, created_at)
+          VALUES (${m.id}, ${m.project_id}, ${m.msg_config_id}, ${m.network_media_id}, ${m.filename}, ${m.content_type},
+            ${m.byte_size}, ${m.sha256}, ${m.bytes}, ${m.created_at})`
+      }, Effect.orDie),
+
+      find: Effect.fn("MediaRepo.find")(function*(projectId: string, id: string) {
+        const rows = yield* sql<MediaRow>`SELECT * FROM msg_media WHERE project_id = ${projectId} AND id = ${id}`
+        return first(rows, toMedia)
+      }, Effect.orDie),
+
+      delete: Effect.fn("MediaRepo.delete")(function*(projectId: string, id: string) {
+        const rows = yield* sql`DELETE FROM msg_media WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
+        return rows.length > 0
+      }, Effect.orDie)
+    })
+  })
+)
+
+// ---------------------------------------------------------------------------------------------
+// Inbox and template status reports
+
+interface InboxRow {
+  readonly id: string
+  readonly msg_config_id: string | null
+  readonly body: Uint8Array
+  readonly signature: string
+  readonly received_at: Date
+  readonly fanned_out_at: Date | null
+  readonly processed_at: Date | null
+}
+
+const toEntry = (row: InboxRow): InboxEntry => ({
+  id: row.id,
+  msg_config_id: row.msg_config_id,
+  body: row.body,
+  signature: row.signature,
+  received_at: iso(row.received_at),
+  fanned_out_at: isoOrNull(row.fanned_out_at),
+  processed_at: isoOrNull(row.processed_at)
+})
+
+interface TemplateStatusRow {
+  readonly id: string
+  readonly business_account_id: string
+  readonly template_id: string
+  readonly template_name: string
+  readonly language: string
+  readonly event: string
+  readonly reason: string | null
+  readonly category: string | null
+  readonly received_at: Date
+}
+
+const toTemplateStatus = (row: TemplateStatusRow): TemplateStatusRecord => ({
+  id: row.id,
+  business_account_id: row.business_account_id,
+  template_id: row.template_id,
+  template_name: row.template_name,
+  language: row.language,
+  event: row.event,
+  reason: row.reason,
+  category: row.category,
+  received_at: iso(row.received_at)
+})
+
+export const layerUpstreamInboxRepo = Layer.effect(
+  UpstreamInboxRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return UpstreamInboxRepo.of({
+      insert: Effect.fn("UpstreamInboxRepo.insert")(function*(e: InboxEntry) {
+        yield* sql`
+          INSERT INTO msg_upstream_inbox (id, msg_config_id, body, signature, received_at, fanned_out_at, processed_at)
+          VALUES (${e.id}, ${e.msg_config_id}, ${e.body}, ${e.signature}, ${e.received_at}, ${e.fanned_out_at},
+            ${e.processed_at})`
+      }, Effect.orDie),
+
+      find: Effect.fn("UpstreamInboxRepo.find")(function*(id: string) {
+        const rows = yield* sql<InboxRow>`SELECT * FROM msg_upstream_inbox WHERE id = ${id}`
+        return first(rows, toEntry)
+      }, Effect.orDie),
+
+      markFannedOut: Effect.fn("UpstreamInboxRepo.markFannedOut")(function*(id: string, at: string) {
+        yield* sql`UPDATE msg_upstream_inbox SET fanned_out_at = ${at} WHERE id = ${id}`
+      }, Effect.orDie),
+
+      markProcessed: Effect.fn("UpstreamInboxRepo.markProcessed")(function*(id: string, at: string) {
+        yield* sql`UPDATE msg_upstream_inbox SET processed_at = ${at} WHERE id = ${id}`
+      }, Effect.orDie),
+
+      listUnprocessed: Effect.fn("UpstreamInboxRepo.listUnprocessed")(function*(receivedBefore: string, limit: number) {
+        const rows = yield* sql<InboxRow>`
+          SELECT * FROM msg_upstream_inbox WHERE processed_at IS NULL AND received_at < ${receivedBefore}::timestamptz
+          ORDER BY received_at, id LIMIT ${limit}`
+        return rows.map(toEntry)
+      }, Effect.orDie),
+
+      prune: Effect.fn("UpstreamInboxRepo.prune")(function*(before: string) {
+        const rows = yield* sql<{ readonly n: number }>`
+          WITH gone AS (DELETE FROM msg_upstream_inbox WHERE processed_at < ${before}::timestamptz RETURNING 1)
+          SELECT count(*)::int AS n FROM gone`
+        return rows[0]?.n ?? 0
+      }, Effect.orDie),
+
+      recordTemplateStatus: Effect.fn("UpstreamInboxRepo.recordTemplateStatus")(function*(e: TemplateStatusRecord) {
+        yield* sql`
+          INSERT INTO msg_template_status_events (id, business_account_id, template_id, template_name, language, event,
+            reason, category, received_at)
+          VALUES (${e.id}, ${e.business_account_id}, ${e.template_id}, ${e.template_name}, ${e.language}, ${e.event},
+            ${e.reason}, ${e.category}, ${e.received_at})`
+      }, Effect.orDie),
+
+      listTemplateStatus: Effect.fn("UpstreamInboxRepo.listTemplateStatus")(function*(businessAccountId: string) {
+        const rows = yield* sql<TemplateStatusRow>`
+          SELECT * FROM msg_template_status_events WHERE business_account_id = ${businessAccountId}
+          ORDER BY received_at, id`
+        return rows.map(toTemplateStatus)
+      }, Effect.orDie)
+    })
+  })
+)
+
+/** Advisory locks held until the transaction ends (`pg_advisory_xact_lock`), keyed by a 64-bit hash of the key. */
+export const layerMessagingLocks = Layer.effect(
+  MessagingLocks,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return MessagingLocks.of({
+      lock: Effect.fn("MessagingLocks.lock")(function*(key: string) {
+        yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`
+      }, Effect.orDie)
+    })
+  })
+)
+
+/** Every messaging port on PostgreSQL. */
+export const layerMessagingStorage = Layer.mergeAll(
+  layerMessageConfigsRepo,
+  layerContactsRepo,
+  layerConversationsRepo,
+  layerMessagesRepo,
+  layerMediaRepo,
+  layerUpstreamInboxRepo,
+  layerMessagingLocks
+)

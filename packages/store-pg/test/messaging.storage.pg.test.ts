@@ -1,0 +1,6 @@
+import { messagingStorageConformance } from "@parley/core/testing/conformance"
+import { Layer } from "effect"
+import { layerStorage } from "../src/Storage.ts"
+import { layerTestDatabase } from "./pg.ts"
+
+messagingStorageConformance("messaging storage (postgres)", layerStorage.pipe(Layer.provideMerge(layerTestDatabase)))
