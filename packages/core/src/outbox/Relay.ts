@@ -1,0 +1,190 @@
+/**
+ * The domain-event relay: the one taker of the outbox, fanning each entry out
+ * to every consumer of its type.
+ *
+ * The outbox's `take` hands an entry to one taker only, yet several
+ * capabilities react to the same types (webhook deliveries; the execution
+ * engine's triggers). So consumers do not take: they subscribe
+ * (`DomainEventSubscribers.subscribe(name, types, handler)`), and the relay
+ * takes the entries of every subscribed type inside a transaction, enqueues
+ * one `JobQueue` job per (entry, subscriber) on the subscriber's own queue
+ * (`outbox.<name>`, dedupe key `<name>:<entry id>`), and commits. A failed
+ * enqueue rolls the take back and the entries return; a commit that fails
+ * after the enqueue returns them too, and the dedupe key drops the repeat
+ * while the first job is queued or running (handlers are idempotent for the
+ * rest). Each subscriber's jobs then run and retry on their own.
+ *
+ * The relay polls (`OutboxRelaySettings.pollIntervalMs`, 250 ms by default)
+ * and wakes at once when this process appends an entry
+ * (`layerSignalingOutbox`). Hosts sharing a database each run a relay;
+ * `SKIP LOCKED` keeps their takes apart.
+ */
+import { Cause, Context, Effect, Latch, Layer, type Scope } from "effect"
+import { JobQueue } from "../ports/JobQueue.ts"
+import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
+import { Transactor } from "../ports/Transactor.ts"
+
+export interface OutboxRelaySettings {
+  /** How often the relay looks for entries when nothing woke it. */
+  readonly pollIntervalMs: number
+  /** Entries taken per transaction. */
+  readonly batchSize: number
+  /** Retries of a subscriber's job after its first attempt (a second per retry, doubling). */
+  readonly handlerRetryLimit: number
+}
+
+export const OutboxRelaySettings = Context.Reference<OutboxRelaySettings>("@parley/core/outbox/OutboxRelaySettings", {
+  defaultValue: () => ({ pollIntervalMs: 250, batchSize: 100, handlerRetryLimit: 5 })
+})
+
+/** An append made in this process, so the relay need not wait for its next poll. */
+export class OutboxSignal extends Context.Service<OutboxSignal, {
+  readonly appended: Effect.Effect<void>
+  /** Forgets earlier signals; `await` then waits for the next one. */
+  readonly reset: Effect.Effect<void>
+  readonly await: Effect.Effect<void>
+}>()("@parley/core/outbox/OutboxSignal") {
+  static readonly layer = Layer.effect(
+    OutboxSignal,
+    Effect.map(Latch.make(false), (latch) =>
+      OutboxSignal.of({ appended: Effect.asVoid(latch.open), reset: Effect.asVoid(latch.close), await: latch.await }))
+  )
+}
+
+/**
+ * The `Outbox` in context, signalling every append to the relay of this
+ * process (with the `OutboxSignal`, also provided). Capabilities get it
+ * through `Parley.layerServices`.
+ */
+export const layerSignalingOutbox = Layer.effect(
+  Outbox,
+  Effect.gen(function*() {
+    const outbox = yield* Outbox
+    const signal = yield* OutboxSignal
+    return Outbox.of({ ...outbox, append: (event) => Effect.tap(outbox.append(event), () => signal.appended) })
+  })
+).pipe(Layer.provideMerge(OutboxSignal.layer))
+
+export interface DomainEventSubscription {
+  readonly name: string
+  readonly types: ReadonlyArray<string>
+  /** The job queue its entries are enqueued on. */
+  readonly queue: string
+}
+
+export interface SubscribeOptions {
+  /** Jobs of this subscriber run at most this many at a time in this process; default 8. */
+  readonly concurrency?: number | undefined
+}
+
+/** The queue of a subscriber's jobs. */
+export const subscriberQueue = (name: string) => `outbox.${name}`
+
+const validName = /^[a-z0-9][a-z0-9_-]*$/
+
+/** The consumers of domain events; the relay serves the types they subscribed to. */
+export class DomainEventSubscribers extends Context.Service<DomainEventSubscribers, {
+  /**
+   * Registers `handler` for entries of `types` and works its queue until the
+   * scope closes. A handler failure is retried by the job queue; handlers
+   * must tolerate seeing an entry again. Subscribe before the relay starts
+   * (see `Parley.layerWorkers`): entries taken earlier were not meant for you.
+   */
+  readonly subscribe: (
+    name: string,
+    types: ReadonlyArray<string>,
+    handler: (event: DomainEvent) => Effect.Effect<void, unknown>,
+    options?: SubscribeOptions
+  ) => Effect.Effect<void, never, Scope.Scope>
+  readonly subscriptions: Effect.Effect<ReadonlyArray<DomainEventSubscription>>
+}>()("@parley/core/outbox/DomainEventSubscribers") {
+  static readonly layer = Layer.effect(
+    DomainEventSubscribers,
+    Effect.gen(function*() {
+      const jobs = yield* JobQueue
+      const subscriptions = new Map<string, DomainEventSubscription>()
+
+      const subscribe = Effect.fn("DomainEventSubscribers.subscribe")(function*(
+        name: string,
+        types: ReadonlyArray<string>,
+        handler: (event: DomainEvent) => Effect.Effect<void, unknown>,
+        options?: SubscribeOptions
+      ) {
+        if (!validName.test(name)) return yield* Effect.die(new Error(`invalid subscriber name ${JSON.stringify(name)}`))
+        if (subscriptions.has(name)) return yield* Effect.die(new Error(`subscriber ${name} is already registered`))
+        const queue = subscriberQueue(name)
+        yield* jobs.work(queue, { concurrency: options?.concurrency ?? 8 }, (job) => handler(job.payload as DomainEvent))
+        subscriptions.set(name, { name, types: [...new Set(types)], queue })
+        yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.delete(name)))
+      })
+
+      return DomainEventSubscribers.of({
+        subscribe,
+        subscriptions: Effect.sync(() => [...subscriptions.values()])
+      })
+    })
+  )
+}
+
+/** The dedupe key of an entry's job for one subscriber: a relay that takes the entry again adds no second job. */
+export const relayDedupeKey = (subscriber: string, eventId: string) => `${subscriber}:${eventId}`
+
+/**
+ * Relays the outbox for as long as the layer lives. Provide the subscribers'
+ * layers to it (`Layer.provide`), so they have subscribed before it takes.
+ */
+export const layerOutboxRelay = Layer.effectDiscard(Effect.gen(function*() {
+  const outbox = yield* Outbox
+  const tx = yield* Transactor
+  const jobs = yield* JobQueue
+  const subscribers = yield* DomainEventSubscribers
+  const signal = yield* OutboxSignal
+  const settings = yield* OutboxRelaySettings
+
+  /** One transaction: take a batch, enqueue its jobs, commit; answers how many entries it took. */
+  const relayBatch = Effect.gen(function*() {
+    const subscriptions = yield* subscribers.subscriptions
+    const types = [...new Set(subscriptions.flatMap((s) => s.types))]
+    if (types.length === 0) return 0
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const entries = yield* outbox.take(types, settings.batchSize)
+      for (const entry of entries) {
+        for (const subscription of subscriptions) {
+          if (!subscription.types.includes(entry.type)) continue
+          yield* jobs.enqueue(subscription.queue, entry, {
+            dedupeKey: relayDedupeKey(subscription.name, entry.id),
+            retryLimit: settings.handlerRetryLimit,
+            retryDelayMs: 1000
+          })
+        }
+      }
+      return entries.length
+    }))
+  }).pipe(
+    Effect.withSpan("OutboxRelay.batch"),
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.as(Effect.logError("Outbox relay: a batch failed; its entries stay in the outbox", cause), 0)
+    )
+  )
+
+  // An append signals before its transaction commits, so a take right after it may find nothing yet:
+  // after a signal the relay looks again a few times shortly, then settles back into polling.
+  const quickLooksMs = [5, 25, 100]
+  const wait = (ms: number) =>
+    Effect.raceFirst(Effect.as(signal.await, true), Effect.as(Effect.sleep(ms), false))
+
+  yield* Effect.gen(function*() {
+    let quickLooks = 0
+    while (true) {
+      // Reset before taking: an append made while we take opens it again, and the wait below returns at once.
+      yield* signal.reset
+      const taken = yield* relayBatch
+      if (taken >= settings.batchSize) continue
+      if (taken > 0) quickLooks = 0
+      const delayMs = quickLooks > 0 ? quickLooksMs[quickLooksMs.length - quickLooks--]! : settings.pollIntervalMs
+      if (yield* wait(delayMs)) quickLooks = quickLooksMs.length
+    }
+  }).pipe(Effect.forkScoped)
+}))

@@ -1,0 +1,41 @@
+/**
+ * Outbound HTTP for webhook deliveries: one POST of exact bytes, and the
+ * name resolution the registration check needs. The Node host provides the
+ * real adapter (`@parley/http-node`); tests provide a scripted receiver.
+ *
+ * An adapter follows no redirect (a 3xx is an answer like any other), and
+ * unless `allowPrivate` is set it refuses to connect to a private, loopback,
+ * link-local or otherwise reserved address (`shared/PrivateAddress.ts`),
+ * connecting to the very address it checked, so DNS cannot re-point a name
+ * between the check and the connection.
+ */
+import { Context, type Effect, Schema } from "effect"
+
+export interface WebhookHttpRequest {
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  /** Sent exactly as given. */
+  readonly body: Uint8Array
+  /** The adapter gives up after this long (the caller also bounds it on its own clock). */
+  readonly timeoutMs: number
+  /** Connect to private and loopback addresses too (`PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS=true`). */
+  readonly allowPrivate: boolean
+}
+
+export interface WebhookHttpResponse {
+  readonly status: number
+  /** At most the first 1,024 bytes of the answer's body, as text. */
+  readonly body: string
+}
+
+/** No answer: refused address, DNS failure, connection error, timeout. `message` goes to the delivery log. */
+export class WebhookHttpError extends Schema.TaggedError<WebhookHttpError>()("WebhookHttpError", {
+  reason: Schema.Literals(["private_address", "dns", "connection", "timeout", "invalid_url"]),
+  message: Schema.String
+}) {}
+
+export class WebhookHttp extends Context.Service<WebhookHttp, {
+  readonly post: (request: WebhookHttpRequest) => Effect.Effect<WebhookHttpResponse, WebhookHttpError>
+  /** Every address the name resolves to (an IP literal answers itself); fails with reason `dns`. */
+  readonly resolve: (hostname: string) => Effect.Effect<ReadonlyArray<string>, WebhookHttpError>
+}>()("@parley/core/ports/WebhookHttp") {}

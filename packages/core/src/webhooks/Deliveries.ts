@@ -1,0 +1,552 @@
+/**
+ * Webhook deliveries (decisions 6.2–6.6): from a domain event to signed
+ * attempts, and the delivery log.
+ *
+ * - `dispatch` (the relay's subscriber) turns one domain event into one
+ *   delivery per matching active webhook, each body serialized once and
+ *   stored, or adds the payload to the webhook's buffer for the
+ *   conversation. One delivery per (webhook, source): a domain event seen
+ *   twice adds nothing.
+ * - Every attempt is a `JobQueue` job (`webhooks.delivery`): it sends the
+ *   stored bytes, records the attempt and, on failure, enqueues the next one
+ *   at the schedule's time, in one transaction. A host that dies mid-attempt
+ *   leaves the job to the queue, which runs it again elsewhere: the attempt
+ *   is repeated with the same idempotency key (at least once).
+ * - Buffers are flushed by `webhooks.buffer-flush` jobs at their due time,
+ *   or at once when full.
+ * - After a final outcome, a webhook with `auto_pause` may be paused.
+ */
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { JobQueue } from "../ports/JobQueue.ts"
+import type { DomainEvent } from "../ports/Outbox.ts"
+import { Transactor } from "../ports/Transactor.ts"
+import { WebhookHttp, WebhookHttpError } from "../ports/WebhookHttp.ts"
+import { WebhookBuffersRepo, WebhookDeliveriesRepo, WebhooksRepo } from "../ports/WebhooksRepo.ts"
+import type { Principal } from "../projects/Projects.ts"
+import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { Ids } from "../shared/Ids.ts"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import {
+  batchBody,
+  bodyOf,
+  deliveryHeaders,
+  type DeliveryContext,
+  planDeliveries,
+  sampleEvent,
+  sampleUpstreamBody,
+  serialize,
+  sha256Hex
+} from "./Payloads.ts"
+import {
+  ATTEMPT_TIMEOUT_MS,
+  attemptsOf,
+  BUFFER_CAP_MS,
+  DELIVERY_RETENTION_MS,
+  PAUSE_FAILURE_RATE,
+  PAUSE_MIN_DELIVERIES,
+  PAUSE_MIN_FAILURES,
+  PAUSE_WINDOW_MS,
+  RETRY_WAITS_MS
+} from "./Rules.ts"
+import { WebhookSettings } from "./Settings.ts"
+import {
+  type BufferedItem,
+  DELIVERY_PERIOD_MS,
+  type DeliveryQuery,
+  type PayloadVersion,
+  UPSTREAM_EVENT,
+  type WebhookAttemptRecord,
+  type WebhookBufferRecord,
+  type WebhookDeliveryRecord,
+  type WebhookRecord,
+  type WebhookTestResult
+} from "./Webhook.ts"
+
+export const DELIVERY_QUEUE = "webhooks.delivery"
+export const BUFFER_FLUSH_QUEUE = "webhooks.buffer-flush"
+
+/** Retries of an attempt job itself (not of the HTTP attempt): for a store outage or a host that died mid-attempt. */
+const JOB_RETRIES = { retryLimit: 5, retryDelayMs: 5_000 }
+const PRUNE_BATCH = 1000
+/** A job due this long ago that left no trace is taken for lost. */
+const SWEEP_GRACE_MS = 60_000
+const SWEEP_BATCH = 500
+
+export interface AttemptJob {
+  readonly project_id: string
+  readonly delivery_id: string
+  /** The attempt this job makes (1 for the first): a job for an attempt already recorded does nothing. */
+  readonly attempt: number
+}
+
+export interface FlushJob {
+  readonly buffer_id: string
+}
+
+interface Outcome {
+  readonly status: number | null
+  readonly error: string | null
+  readonly startedAt: number
+  readonly endedAt: number
+}
+
+/**
+ * Jobs to queue once the transaction that wrote their records has committed:
+ * queued earlier, a job could start before its record is visible and find
+ * nothing to do. A job lost between the commit and the queue (a crash) is
+ * queued again by the sweep.
+ */
+type AfterCommit = Array<Effect.Effect<unknown>>
+const runAfterCommit = (later: AfterCommit) => Effect.forEach(later, (effect) => effect, { discard: true })
+
+const iso = (ms: number) => new Date(ms).toISOString()
+const toBase64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
+const success = (status: number | null) => status !== null && status >= 200 && status < 300
+
+const failureMessage = (status: number, body: string) =>
+  body.length > 0 ? body : status >= 300 && status < 400 ? `Redirect not followed (HTTP ${status})` : `HTTP ${status}`
+
+export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
+  /** Newest first; `GET /webhook_deliveries`. */
+  readonly list: (
+    principal: Principal,
+    query: DeliveryQuery,
+    window: ListWindow
+  ) => Effect.Effect<ListSlice<WebhookDeliveryRecord>>
+  readonly get: (
+    principal: Principal,
+    id: string
+  ) => Effect.Effect<{ readonly delivery: WebhookDeliveryRecord; readonly attempts: ReadonlyArray<WebhookAttemptRecord> }, NotFound>
+  /** Sends a failed delivery once more: same body, same idempotency key, one attempt through the queue. */
+  readonly retry: (principal: Principal, id: string) => Effect.Effect<WebhookDeliveryRecord, NotFound | Unprocessable>
+  /** A test delivery (decisions 4.6): a sample body, `X-Webhook-Test: true`, one attempt now, logged. */
+  readonly sendTest: (webhook: WebhookRecord, event: string) => Effect.Effect<WebhookTestResult>
+  /** The deliveries of one domain event (the relay's `webhooks` subscriber). */
+  readonly dispatch: (entry: DomainEvent) => Effect.Effect<void>
+  /** One attempt of a delivery (a `webhooks.delivery` job). */
+  readonly attempt: (job: AttemptJob) => Effect.Effect<void>
+  /** Sends a buffer's batch once it is due (a `webhooks.buffer-flush` job). */
+  readonly flush: (job: FlushJob) => Effect.Effect<void>
+  /** Drops deliveries past the log's retention (30 days); answers how many. */
+  readonly prune: Effect.Effect<number>
+  /**
+   * Queues again what should have run a minute ago and did not (a job lost
+   * between a commit and its enqueue): due attempts of pending deliveries and
+   * flushes of due buffers. A job still queued or running is not duplicated.
+   */
+  readonly sweep: Effect.Effect<{ readonly attempts: number; readonly flushes: number }>
+}>()("@parley/core/webhooks/WebhookDeliveries") {
+  static readonly layer = Layer.effect(
+    WebhookDeliveries,
+    Effect.gen(function*() {
+      const webhooks = yield* WebhooksRepo
+      const deliveries = yield* WebhookDeliveriesRepo
+      const buffers = yield* WebhookBuffersRepo
+      const jobs = yield* JobQueue
+      const tx = yield* Transactor
+      const ids = yield* Ids
+      const http = yield* WebhookHttp
+      const settings = yield* WebhookSettings
+
+      const enqueueAttempt = (delivery: WebhookDeliveryRecord, attempt: number, runAt?: number) =>
+        jobs.enqueue(
+          DELIVERY_QUEUE,
+          { project_id: delivery.project_id, delivery_id: delivery.id, attempt } satisfies AttemptJob,
+          { ...JOB_RETRIES, dedupeKey: `${delivery.id}:${attempt}`, runAt }
+        )
+
+      const enqueueFlush = (buffer: WebhookBufferRecord) => {
+        const due = Date.parse(buffer.due_at)
+        return jobs.enqueue(BUFFER_FLUSH_QUEUE, { buffer_id: buffer.id } satisfies FlushJob, {
+          ...JOB_RETRIES,
+          dedupeKey: `${buffer.id}:${due}`,
+          runAt: due
+        })
+      }
+
+      const newDelivery = Effect.fnUntraced(function*(webhook: WebhookRecord, fields: {
+        readonly event: string
+        readonly body: Uint8Array
+        readonly context: DeliveryContext
+        readonly sourceKey: string | null
+        readonly payloadVersion: PayloadVersion | null
+        readonly batchSize: number | null
+        readonly test: boolean
+      }) {
+        const now = iso(yield* Clock.currentTimeMillis)
+        const delivery: WebhookDeliveryRecord = {
+          id: yield* ids.uuid,
+          project_id: webhook.project_id,
+          webhook_id: webhook.id,
+          webhook_url: webhook.url,
+          event: fields.event,
+          status: "pending",
+          response_status: null,
+          delivered_at: null,
+          failed_at: null,
+          last_attempt_at: null,
+          next_attempt_at: now,
+          attempt_count: 0,
+          max_attempts: fields.test ? 1 : attemptsOf(webhook.retry_schedule),
+          retry_schedule: webhook.retry_schedule,
+          error_message: null,
+          created_at: now,
+          msg_config_id: fields.context.msg_config_id,
+          phone_number_id: fields.context.phone_number_id,
+          conversation_phone_number: fields.context.conversation_phone_number,
+          // `upstream`: the payload's own hash, so a payload the network sends twice carries one key.
+          idempotency_key: fields.payloadVersion === null ? sha256Hex(fields.body) : yield* ids.uuid,
+          payload_version: fields.payloadVersion,
+          batch_size: fields.batchSize,
+          test: fields.test,
+          source_key: fields.sourceKey,
+          body: toBase64(fields.body)
+        }
+        return delivery
+      })
+
+      /**
+       * Stores a delivery and plans its first attempt; a source already delivered adds nothing. Also for an
+       * existing pending one: its job may have been lost with a failed run (the dedupe key drops a repeat).
+       */
+      const createAndQueue = Effect.fnUntraced(function*(delivery: WebhookDeliveryRecord, later: AfterCommit) {
+        const stored = yield* deliveries.insert(delivery)
+        if (stored.delivery.status === "pending" && stored.delivery.attempt_count === 0) {
+          later.push(enqueueAttempt(stored.delivery, 1))
+        }
+      })
+
+      /** Sends the stored bytes with the webhook's current URL, secret and headers; never fails. */
+      const send = Effect.fnUntraced(function*(webhook: WebhookRecord, delivery: WebhookDeliveryRecord) {
+        const body = Buffer.from(delivery.body, "base64")
+        const startedAt = yield* Clock.currentTimeMillis
+        const answer = yield* http.post({
+          url: webhook.url,
+          headers: deliveryHeaders(webhook, delivery, body),
+          body,
+          timeoutMs: ATTEMPT_TIMEOUT_MS,
+          allowPrivate: settings.allowPrivateUrls
+        }).pipe(
+          // The adapter has its own timer; this one is on the Clock, so tests move it.
+          Effect.timeoutOrElse({
+            duration: Duration.millis(ATTEMPT_TIMEOUT_MS),
+            orElse: () =>
+              Effect.fail(
+                new WebhookHttpError({ reason: "timeout", message: `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` })
+              )
+          }),
+          Effect.map((response): Pick<Outcome, "status" | "error"> => ({
+            status: response.status,
+            error: success(response.status) ? null : failureMessage(response.status, response.body)
+          })),
+          Effect.catch((error: WebhookHttpError) => Effect.succeed({ status: null, error: error.message }))
+        )
+        const endedAt = yield* Clock.currentTimeMillis
+        return { ...answer, startedAt, endedAt } satisfies Outcome
+      })
+
+      const attemptRecord = (delivery: WebhookDeliveryRecord, attempt: number, outcome: Outcome): WebhookAttemptRecord => ({
+        delivery_id: delivery.id,
+        attempt,
+        attempted_at: iso(outcome.startedAt),
+        response_status: outcome.status,
+        duration_ms: Math.max(0, outcome.endedAt - outcome.startedAt),
+        error: outcome.error
+      })
+
+      /** The delivery after attempt `attempt` ended with `outcome`. */
+      const afterAttempt = (
+        delivery: WebhookDeliveryRecord,
+        webhook: WebhookRecord,
+        attempt: number,
+        outcome: Outcome
+      ): WebhookDeliveryRecord => {
+        const delivered = success(outcome.status)
+        const final = delivered || attempt >= delivery.max_attempts
+        const wait = RETRY_WAITS_MS[delivery.retry_schedule][attempt - 1] ?? 0
+        return {
+          ...delivery,
+          webhook_url: webhook.url,
+          status: delivered ? "delivered" : final ? "failed" : "pending",
+          response_status: outcome.status,
+          delivered_at: delivered ? iso(outcome.endedAt) : null,
+          failed_at: !delivered && final ? iso(outcome.endedAt) : null,
+          last_attempt_at: iso(outcome.startedAt),
+          next_attempt_at: final ? null : iso(outcome.endedAt + wait),
+          attempt_count: attempt,
+          error_message: outcome.error
+        }
+      }
+
+      /** Auto-pause (6.5): the rolling window of finished deliveries, from the last resume at the earliest. */
+      const considerPause = Effect.fnUntraced(function*(webhook: WebhookRecord) {
+        if (!webhook.auto_pause || !webhook.active) return
+        const now = yield* Clock.currentTimeMillis
+        const windowStart = Math.max(
+          now - PAUSE_WINDOW_MS,
+          webhook.failure_window_from === null ? 0 : Date.parse(webhook.failure_window_from)
+        )
+        const { failed, total } = yield* deliveries.finishedSince(webhook.id, iso(windowStart))
+        if (total < PAUSE_MIN_DELIVERIES || failed < PAUSE_MIN_FAILURES || failed / total <= PAUSE_FAILURE_RATE) return
+        const paused = yield* webhooks.pause(webhook.project_id, webhook.id, iso(now), "failure_rate")
+        if (Option.isSome(paused)) {
+          yield* Effect.logWarning("Webhook paused: too many failed deliveries").pipe(
+            Effect.annotateLogs({ webhookId: webhook.id, projectId: webhook.project_id, failed, total })
+          )
+        }
+      })
+
+      const attempt = Effect.fn("WebhookDeliveries.attempt")(function*(job: AttemptJob) {
+        const found = yield* deliveries.findById(job.project_id, job.delivery_id)
+        if (Option.isNone(found)) return
+        const delivery = found.value
+        // Finished, or this attempt was already made (a repeated job): nothing to do.
+        if (delivery.status !== "pending" || delivery.attempt_count >= job.attempt) return
+        const expected = { status: delivery.status, attempt_count: delivery.attempt_count }
+        const webhook = yield* webhooks.findById(delivery.project_id, delivery.webhook_id)
+        if (Option.isNone(webhook)) {
+          const now = iso(yield* Clock.currentTimeMillis)
+          yield* deliveries.update(
+            { ...delivery, status: "failed", failed_at: now, next_attempt_at: null, error_message: "Webhook was deleted" },
+            expected
+          )
+          return
+        }
+        const number = delivery.attempt_count + 1
+        const outcome = yield* send(webhook.value, delivery)
+        const next = afterAttempt(delivery, webhook.value, number, outcome)
+        const written = yield* tx.withTransaction(Effect.gen(function*() {
+          const written = yield* deliveries.update(next, expected, attemptRecord(delivery, number, outcome))
+          if (written && next.status === "pending") yield* enqueueAttempt(next, number + 1, Date.parse(next.next_attempt_at!))
+          return written
+        }))
+        if (written && next.status !== "pending" && !next.test) yield* considerPause(webhook.value)
+      })
+
+      /** Adds one payload to the webhook's buffer for the conversation; a full buffer goes at once. */
+      const bufferItem = Effect.fnUntraced(function*(
+        webhook: WebhookRecord,
+        event: string,
+        item: BufferedItem,
+        conversationKey: string,
+        context: DeliveryContext,
+        later: AfterCommit
+      ) {
+        const now = yield* Clock.currentTimeMillis
+        const open: WebhookBufferRecord = {
+          id: yield* ids.uuid,
+          project_id: webhook.project_id,
+          webhook_id: webhook.id,
+          conversation_key: conversationKey,
+          event,
+          items: [item],
+          payload_version: webhook.payload_version,
+          first_at: iso(now),
+          due_at: iso(now + webhook.buffer_window_seconds * 1000),
+          ...context
+        }
+        const { buffer, opened } = yield* buffers.append(open, item, BUFFER_CAP_MS)
+        if (buffer.items.length >= webhook.max_buffer_size) {
+          const taken = yield* buffers.take(buffer.id, null)
+          if (Option.isSome(taken)) yield* sendBatch(webhook, taken.value, later)
+        } else if (opened) {
+          later.push(enqueueFlush(buffer))
+        }
+      })
+
+      const sendBatch = Effect.fnUntraced(function*(webhook: WebhookRecord, buffer: WebhookBufferRecord, later: AfterCommit) {
+        const delivery = yield* newDelivery(webhook, {
+          event: buffer.event,
+          // Dispatches run concurrently: order the items by when their events happened (a stable sort).
+          body: serialize(batchBody(
+            buffer.event,
+            [...buffer.items].sort((a, b) => Date.parse(a.received_at) - Date.parse(b.received_at)).map((i) => i.payload)
+          )),
+          context: {
+            msg_config_id: buffer.msg_config_id,
+            phone_number_id: buffer.phone_number_id,
+            conversation_phone_number: buffer.conversation_phone_number
+          },
+          sourceKey: `buffer:${buffer.id}`,
+          payloadVersion: buffer.payload_version,
+          batchSize: buffer.items.length,
+          test: false
+        })
+        yield* createAndQueue(delivery, later)
+      })
+
+      const dispatch = Effect.fn("WebhookDeliveries.dispatch")(function*(entry: DomainEvent) {
+        const plan = planDeliveries(entry)
+        if (plan === undefined) {
+          return yield* Effect.logWarning("Webhooks: a domain event they cannot read was skipped").pipe(
+            Effect.annotateLogs({ domainEventId: entry.id, type: entry.type })
+          )
+        }
+        const later: AfterCommit = []
+        yield* tx.withTransaction(Effect.gen(function*() {
+          if (plan.kind === "upstream") {
+            for (const phoneNumberId of plan.phoneNumberIds) {
+              for (const webhook of yield* webhooks.listActive(plan.projectId, phoneNumberId)) {
+                if (webhook.kind !== "upstream") continue
+                yield* createAndQueue(yield* newDelivery(webhook, {
+                  event: UPSTREAM_EVENT,
+                  body: plan.body,
+                  context: { msg_config_id: null, phone_number_id: phoneNumberId, conversation_phone_number: null },
+                  sourceKey: entry.id,
+                  payloadVersion: null,
+                  batchSize: null,
+                  test: false
+                }), later)
+              }
+            }
+            return
+          }
+          for (const webhook of yield* webhooks.listActive(plan.projectId, plan.phoneNumberId)) {
+            if (webhook.kind !== "ext") continue
+            for (const planned of plan.events) {
+              if (!webhook.events.includes(planned.event)) continue
+              const body = bodyOf(planned, webhook.payload_version)
+              if (webhook.buffer_enabled && webhook.buffer_events.includes(planned.event) && plan.conversationKey !== null) {
+                const item = { received_at: entry.created_at, payload: body }
+                yield* bufferItem(webhook, planned.event, item, plan.conversationKey, plan.context, later)
+                continue
+              }
+              yield* createAndQueue(yield* newDelivery(webhook, {
+                event: planned.event,
+                body: serialize(body),
+                context: plan.context,
+                sourceKey: `${entry.id}:${planned.event}`,
+                payloadVersion: webhook.payload_version,
+                batchSize: null,
+                test: false
+              }), later)
+            }
+          }
+        }))
+        yield* runAfterCommit(later)
+      })
+
+      const flush = Effect.fn("WebhookDeliveries.flush")(function*(job: FlushJob) {
+        const now = iso(yield* Clock.currentTimeMillis)
+        const later: AfterCommit = []
+        yield* tx.withTransaction(Effect.gen(function*() {
+          const taken = yield* buffers.take(job.buffer_id, now)
+          if (Option.isNone(taken)) {
+            // Not due yet (a later message moved it): wake again then. Gone: sent when it filled up.
+            const open = yield* buffers.find(job.buffer_id)
+            if (Option.isSome(open)) later.push(enqueueFlush(open.value))
+            return
+          }
+          const buffer = taken.value
+          const webhook = yield* webhooks.findById(buffer.project_id, buffer.webhook_id)
+          // Paused or deleted meanwhile: while paused nothing is queued (6.5).
+          if (Option.isNone(webhook) || !webhook.value.active) return
+          yield* sendBatch(webhook.value, buffer, later)
+        }))
+        yield* runAfterCommit(later)
+      })
+
+      const sendTest = Effect.fn("WebhookDeliveries.sendTest")(function*(webhook: WebhookRecord, event: string) {
+        const now = iso(yield* Clock.currentTimeMillis)
+        const upstream = webhook.kind === "upstream"
+        const delivery = yield* newDelivery(webhook, {
+          event: upstream ? UPSTREAM_EVENT : event,
+          body: upstream
+            ? sampleUpstreamBody(webhook, now)
+            : serialize(bodyOf(sampleEvent(event, webhook, now), webhook.payload_version)),
+          context: { msg_config_id: null, phone_number_id: webhook.phone_number_id, conversation_phone_number: null },
+          sourceKey: null,
+          payloadVersion: upstream ? null : webhook.payload_version,
+          batchSize: null,
+          test: true
+        })
+        yield* deliveries.insert(delivery)
+        const outcome = yield* send(webhook, delivery)
+        const next = afterAttempt(delivery, webhook, 1, outcome)
+        yield* deliveries.update(next, { status: "pending", attempt_count: 0 }, attemptRecord(delivery, 1, outcome))
+        const result: WebhookTestResult = {
+          success: next.status === "delivered",
+          response_status: outcome.status,
+          ...(outcome.error !== null ? { error: outcome.error } : {}),
+          delivery_id: delivery.id
+        }
+        return result
+      })
+
+      const findVisible = (projectId: string, id: string) =>
+        Effect.flatMap(deliveries.findById(projectId, id), (found) =>
+          Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(notFound("Webhook delivery")))
+
+      const retry = Effect.fn("WebhookDeliveries.retry")(function*(principal: Principal, id: string) {
+        const delivery = yield* findVisible(principal.project.id, id)
+        if (delivery.test) return yield* unprocessable("Test deliveries cannot be retried")
+        if (delivery.status !== "failed") {
+          return yield* unprocessable(`Only failed deliveries can be retried; this one is ${delivery.status}`)
+        }
+        if (Option.isNone(yield* webhooks.findById(delivery.project_id, delivery.webhook_id))) {
+          return yield* unprocessable("The webhook of this delivery no longer exists")
+        }
+        const now = iso(yield* Clock.currentTimeMillis)
+        const next: WebhookDeliveryRecord = {
+          ...delivery,
+          status: "pending",
+          failed_at: null,
+          next_attempt_at: now,
+          max_attempts: delivery.attempt_count + 1
+        }
+        const written = yield* deliveries.update(next, { status: "failed", attempt_count: delivery.attempt_count })
+        // Someone retried it a moment ago.
+        if (!written) return yield* unprocessable("Only failed deliveries can be retried; this one is pending")
+        yield* enqueueAttempt(next, next.attempt_count + 1)
+        return next
+      })
+
+      const prune = Effect.gen(function*() {
+        const before = iso((yield* Clock.currentTimeMillis) - DELIVERY_RETENTION_MS)
+        let removed = 0
+        while (true) {
+          const n = yield* deliveries.prune(before, PRUNE_BATCH)
+          removed += n
+          if (n < PRUNE_BATCH) return removed
+        }
+      }).pipe(Effect.withSpan("WebhookDeliveries.prune"))
+
+      const sweep = Effect.gen(function*() {
+        const before = iso((yield* Clock.currentTimeMillis) - SWEEP_GRACE_MS)
+        let attempts = 0
+        for (const delivery of yield* deliveries.listStalled(before, SWEEP_BATCH)) {
+          if ((yield* enqueueAttempt(delivery, delivery.attempt_count + 1)) !== null) attempts++
+        }
+        let flushes = 0
+        for (const buffer of yield* buffers.listOverdue(before, SWEEP_BATCH)) {
+          if ((yield* enqueueFlush(buffer)) !== null) flushes++
+        }
+        if (attempts + flushes > 0) {
+          yield* Effect.logWarning("Webhooks: queued lost jobs again").pipe(Effect.annotateLogs({ attempts, flushes }))
+        }
+        return { attempts, flushes }
+      }).pipe(Effect.withSpan("WebhookDeliveries.sweep"))
+
+      return WebhookDeliveries.of({
+        list: Effect.fn("WebhookDeliveries.list")(function*(principal: Principal, query: DeliveryQuery, window: ListWindow) {
+          const { period, ...filter } = query
+          const createdAfter = period === undefined
+            ? undefined
+            : iso((yield* Clock.currentTimeMillis) - DELIVERY_PERIOD_MS[period])
+          return yield* deliveries.list(principal.project.id, { ...filter, created_after: createdAfter }, window)
+        }),
+        get: Effect.fn("WebhookDeliveries.get")(function*(principal: Principal, id: string) {
+          const delivery = yield* findVisible(principal.project.id, id)
+          return { delivery, attempts: yield* deliveries.attempts(delivery.id) }
+        }),
+        retry,
+        sendTest,
+        dispatch,
+        attempt,
+        flush,
+        prune,
+        sweep
+      })
+    })
+  )
+}

@@ -1,0 +1,137 @@
+/**
+ * The HTTP contract of webhooks (spec "Webhooks", decisions 4.6): number-
+ * level and project-level registrations in the `msg_webhook` envelope, test
+ * deliveries, and the delivery log with manual retries.
+ */
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Authentication } from "../http/Middleware.ts"
+import { NotFound, PaymentRequired, Unprocessable } from "../shared/ApiError.ts"
+import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
+import {
+  DeliveryPeriod,
+  DeliveryStatus,
+  MsgWebhook,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookInput,
+  WebhookKind,
+  WebhookTestResult,
+  WebhookUpdateInput
+} from "./Webhook.ts"
+
+const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
+const Bool = Schema.Literals(["true", "false"])
+
+const listQuery = {
+  url_contains: Schema.optionalKey(Schema.String),
+  kind: Schema.optionalKey(WebhookKind),
+  active: Schema.optionalKey(Bool),
+  created_after: Schema.optionalKey(Schema.String),
+  created_before: Schema.optionalKey(Schema.String),
+  ...PagingQuery
+}
+
+const NumberParams = { phone_number_id: Schema.String }
+const NumberWebhookParams = { phone_number_id: Schema.String, id: Schema.String }
+const IdParams = { id: Schema.String }
+
+export class WebhooksApi extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("listForNumber", "/msg/phone_numbers/:phone_number_id/webhooks", {
+      params: NumberParams,
+      query: listQuery,
+      success: ListResponse(MsgWebhook),
+      error: NotFound
+    }),
+    HttpApiEndpoint.post("createForNumber", "/msg/phone_numbers/:phone_number_id/webhooks", {
+      params: NumberParams,
+      payload: Schema.Struct({ msg_webhook: WebhookInput }),
+      success: data(MsgWebhook).pipe(HttpApiSchema.status(201)),
+      error: [NotFound, PaymentRequired, Unprocessable]
+    }),
+    HttpApiEndpoint.get("getForNumber", "/msg/phone_numbers/:phone_number_id/webhooks/:id", {
+      params: NumberWebhookParams,
+      success: data(MsgWebhook),
+      error: NotFound
+    }),
+    HttpApiEndpoint.patch("updateForNumber", "/msg/phone_numbers/:phone_number_id/webhooks/:id", {
+      params: NumberWebhookParams,
+      payload: Schema.Struct({ msg_webhook: WebhookUpdateInput }),
+      success: data(MsgWebhook),
+      error: [NotFound, PaymentRequired, Unprocessable]
+    }),
+    HttpApiEndpoint.delete("deleteForNumber", "/msg/phone_numbers/:phone_number_id/webhooks/:id", {
+      params: NumberWebhookParams,
+      success: HttpApiSchema.NoContent,
+      error: NotFound
+    }),
+    HttpApiEndpoint.get("list", "/msg/webhooks", {
+      query: { ...listQuery, phone_number_id: Schema.optionalKey(Schema.String) },
+      success: ListResponse(MsgWebhook),
+      error: NotFound
+    }),
+    HttpApiEndpoint.post("create", "/msg/webhooks", {
+      payload: Schema.Struct({ msg_webhook: WebhookInput }),
+      success: data(MsgWebhook).pipe(HttpApiSchema.status(201)),
+      error: [NotFound, PaymentRequired, Unprocessable]
+    }),
+    HttpApiEndpoint.get("get", "/msg/webhooks/:id", { params: IdParams, success: data(MsgWebhook), error: NotFound }),
+    HttpApiEndpoint.patch("update", "/msg/webhooks/:id", {
+      params: IdParams,
+      payload: Schema.Struct({ msg_webhook: WebhookUpdateInput }),
+      success: data(MsgWebhook),
+      error: [NotFound, PaymentRequired, Unprocessable]
+    }),
+    HttpApiEndpoint.delete("delete", "/msg/webhooks/:id", {
+      params: IdParams,
+      success: HttpApiSchema.NoContent,
+      error: NotFound
+    }),
+    HttpApiEndpoint.post("test", "/msg/webhooks/:id/test", {
+      params: IdParams,
+      // No envelope (decisions 1.1); the body itself is optional.
+      payload: [Schema.Struct({ event_type: Schema.optionalKey(Schema.NullOr(Schema.String)) }), Schema.Null],
+      success: data(WebhookTestResult),
+      error: [NotFound, Unprocessable]
+    })
+  )
+  .middleware(Authentication)
+  .prefix("/platform/v1")
+  .annotateMerge(OpenApi.annotations({
+    title: "Webhooks",
+    description: "Signed deliveries of message events per phone number and of project events per project"
+  }))
+{}
+
+export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
+  .add(
+    HttpApiEndpoint.get("list", "/webhook_deliveries", {
+      query: {
+        status: Schema.optionalKey(DeliveryStatus),
+        event: Schema.optionalKey(Schema.String),
+        webhook_id: Schema.optionalKey(Schema.String),
+        errors_only: Schema.optionalKey(Bool),
+        period: Schema.optionalKey(DeliveryPeriod),
+        ...PagingQuery
+      },
+      success: ListResponse(WebhookDelivery)
+    }),
+    HttpApiEndpoint.get("get", "/webhook_deliveries/:id", {
+      params: IdParams,
+      success: data(WebhookDeliveryDetail),
+      error: NotFound
+    }),
+    HttpApiEndpoint.post("retry", "/webhook_deliveries/:id/retry", {
+      params: IdParams,
+      success: data(WebhookDelivery).pipe(HttpApiSchema.status(202)),
+      error: [NotFound, Unprocessable]
+    })
+  )
+  .middleware(Authentication)
+  .prefix("/platform/v1")
+  .annotateMerge(OpenApi.annotations({
+    title: "Webhook deliveries",
+    description: "The delivery log (30 days): status, attempts and the exact body; failed deliveries can be sent again"
+  }))
+{}

@@ -1,0 +1,88 @@
+/**
+ * The background work of webhooks, on the `JobQueue`:
+ *
+ * - the relay's `webhooks` subscriber (`outbox.webhooks`): the deliveries of
+ *   each domain event webhooks consume;
+ * - `webhooks.delivery`: one attempt of one delivery;
+ * - `webhooks.buffer-flush`: a buffer's batch, once due;
+ * - `webhooks.maintenance`, daily at 00:00 UTC and once when a host starts:
+ *   drops deliveries older than the log's 30 days (one chain across hosts,
+ *   the dedupe key names the day, as for events);
+ * - `webhooks.sweep`, every minute (one chain the same way): queues again
+ *   attempts and flushes whose job was lost between a commit and its enqueue.
+ */
+import { Clock, Effect, Layer } from "effect"
+import { JobQueue } from "../ports/JobQueue.ts"
+import { DomainEventSubscribers } from "../outbox/Relay.ts"
+import { type AttemptJob, BUFFER_FLUSH_QUEUE, DELIVERY_QUEUE, type FlushJob, WebhookDeliveries } from "./Deliveries.ts"
+import { WEBHOOK_SOURCE_TYPES } from "./Payloads.ts"
+
+export const WEBHOOKS_MAINTENANCE_QUEUE = "webhooks.maintenance"
+export const WEBHOOKS_SWEEP_QUEUE = "webhooks.sweep"
+export const WEBHOOKS_SUBSCRIBER = "webhooks"
+
+const DAY_MS = 24 * 3_600_000
+const MINUTE_MS = 60_000
+
+export interface WebhooksWorkersOptions {
+  /** Attempts running at once in this process; default 32 (they wait on the network). */
+  readonly deliveryConcurrency?: number | undefined
+}
+
+const isAttemptJob = (u: unknown): u is AttemptJob =>
+  typeof u === "object" && u !== null && typeof (u as AttemptJob).delivery_id === "string" &&
+  typeof (u as AttemptJob).project_id === "string" && typeof (u as AttemptJob).attempt === "number"
+
+const isFlushJob = (u: unknown): u is FlushJob =>
+  typeof u === "object" && u !== null && typeof (u as FlushJob).buffer_id === "string"
+
+/** Subscribes webhooks to the relay and works their queues for the life of the layer. */
+export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const jobs = yield* JobQueue
+    const subscribers = yield* DomainEventSubscribers
+    const deliveries = yield* WebhookDeliveries
+
+    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 8 })
+
+    yield* jobs.work(DELIVERY_QUEUE, { concurrency: options.deliveryConcurrency ?? 32 }, (job) =>
+      isAttemptJob(job.payload)
+        ? deliveries.attempt(job.payload)
+        : Effect.logWarning("Dropped a webhook delivery job without its ids").pipe(Effect.annotateLogs({ jobId: job.id })))
+
+    yield* jobs.work(BUFFER_FLUSH_QUEUE, { concurrency: 4 }, (job) =>
+      isFlushJob(job.payload)
+        ? deliveries.flush(job.payload)
+        : Effect.logWarning("Dropped a webhook buffer job without its id").pipe(Effect.annotateLogs({ jobId: job.id })))
+
+    const maintenance = Effect.fn("WebhooksJobs.maintenance")(function*(slot: number) {
+      const now = yield* Clock.currentTimeMillis
+      const next = Math.max(slot, Math.floor(now / DAY_MS)) + 1
+      yield* jobs.enqueue(WEBHOOKS_MAINTENANCE_QUEUE, { slot: next }, { runAt: next * DAY_MS, dedupeKey: `slot:${next}` })
+      const pruned = yield* deliveries.prune
+      yield* Effect.logDebug("Webhooks maintenance done").pipe(Effect.annotateLogs({ pruned }))
+    })
+
+    yield* jobs.work(WEBHOOKS_MAINTENANCE_QUEUE, { concurrency: 1 }, (job) => {
+      const slot = (job.payload as { readonly slot?: unknown } | undefined)?.slot
+      return maintenance(typeof slot === "number" ? slot : 0)
+    })
+
+    const sweep = Effect.fn("WebhooksJobs.sweep")(function*(slot: number) {
+      const now = yield* Clock.currentTimeMillis
+      const next = Math.max(slot, Math.floor(now / MINUTE_MS)) + 1
+      yield* jobs.enqueue(WEBHOOKS_SWEEP_QUEUE, { slot: next }, { runAt: next * MINUTE_MS, dedupeKey: `minute:${next}` })
+      yield* deliveries.sweep
+    })
+
+    yield* jobs.work(WEBHOOKS_SWEEP_QUEUE, { concurrency: 1 }, (job) => {
+      const slot = (job.payload as { readonly slot?: unknown } | undefined)?.slot
+      return sweep(typeof slot === "number" ? slot : 0)
+    })
+
+    const now = yield* Clock.currentTimeMillis
+    const today = Math.floor(now / DAY_MS)
+    yield* jobs.enqueue(WEBHOOKS_MAINTENANCE_QUEUE, { slot: today }, { dedupeKey: `slot:${today}` })
+    const minute = Math.floor(now / MINUTE_MS)
+    yield* jobs.enqueue(WEBHOOKS_SWEEP_QUEUE, { slot: minute }, { dedupeKey: `minute:${minute}` })
+  }))

@@ -1,0 +1,185 @@
+/**
+ * The domain-event relay on memory ports and the TestClock: fan-out to every
+ * subscriber of a type, the wake-up on append and the polling, and what a
+ * failed enqueue or a failed commit leaves behind.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import {
+  DomainEventSubscribers,
+  layerOutboxRelay,
+  layerSignalingOutbox,
+  OutboxSignal,
+  subscriberQueue
+} from "../src/outbox/Relay.ts"
+import { JobQueue } from "../src/ports/JobQueue.ts"
+import { type DomainEvent, Outbox } from "../src/ports/Outbox.ts"
+import { Transactor } from "../src/ports/Transactor.ts"
+import { Ids } from "../src/shared/Ids.ts"
+import { layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
+
+const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
+
+const until = (what: string, check: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 5_000; i++) {
+      if (check()) return
+      yield* Effect.yieldNow
+    }
+    return yield* Effect.die(new Error(`still waiting for: ${what}`))
+  })
+
+const settle = Effect.yieldNow.pipe(Effect.repeat({ times: 500 }))
+
+let n = 0
+const entry = (type: string): DomainEvent => ({
+  id: `dom-${++n}`,
+  project_id: null,
+  type,
+  payload: { n },
+  created_at: new Date(Date.UTC(2026, 2, 4) + n).toISOString()
+})
+
+/**
+ * The ports, and the relay over them with two subscribers recording what they
+ * get; `ports` may be decorated (a failing job queue, a failing commit).
+ */
+const start = (
+  decorate: (ports: Context.Context<any>) => Context.Context<any> = (c) => c,
+  options: { readonly held?: boolean } = {}
+) =>
+  Effect.gen(function*() {
+    const ports = yield* Layer.build(Ports)
+    const signaling = yield* Layer.build(layerSignalingOutbox.pipe(Layer.provide(Layer.succeedContext(ports))))
+    const seen = { a: [] as Array<string>, b: [] as Array<string> }
+    // Handlers wait here while `held`: their jobs stay running.
+    const gate = yield* Deferred.make<void>()
+    if (options.held !== true) yield* Deferred.succeed(gate, undefined)
+    const record = (into: Array<string>) => (e: DomainEvent) =>
+      Deferred.await(gate).pipe(Effect.andThen(Effect.sync(() => void into.push(e.id))))
+    const subscribers = Layer.effectDiscard(Effect.gen(function*() {
+      const registry = yield* DomainEventSubscribers
+      yield* registry.subscribe("a", ["t.one", "t.two"], record(seen.a))
+      yield* registry.subscribe("b", ["t.two"], record(seen.b))
+    }))
+    const env = Context.merge(decorate(ports), signaling)
+    yield* Layer.build(
+      layerOutboxRelay.pipe(
+        Layer.provide(subscribers),
+        Layer.provide(DomainEventSubscribers.layer),
+        Layer.provide(Layer.succeedContext(env))
+      )
+    )
+    return {
+      seen,
+      release: Deferred.succeed(gate, undefined),
+      /** Appends without telling the relay: only its polling finds the entry. */
+      raw: Context.get(ports, Outbox),
+      signaled: Context.get(signaling, Outbox),
+      tx: Context.get(ports, Transactor)
+    }
+  })
+
+describe("outbox relay", () => {
+  it.effect("fans each entry out to every subscriber of its type, once; other types stay in the outbox", () =>
+    Effect.gen(function*() {
+      const { raw, seen, signaled, tx } = yield* start()
+      const one = entry("t.one")
+      const two = entry("t.two")
+      const other = entry("t.other")
+      yield* tx.withTransaction(Effect.forEach([one, two, other], signaled.append))
+      yield* until("both subscribers", () => seen.a.length === 2 && seen.b.length === 1)
+      yield* TestClock.adjust(10_000)
+      yield* settle
+      assert.deepStrictEqual(seen, { a: [one.id, two.id], b: [two.id] })
+      assert.deepStrictEqual(yield* raw.take(["t.one", "t.two", "t.other"], 10), [other])
+    }).pipe(Effect.scoped))
+
+  it.effect("takes at once after an append in this process; otherwise at its next poll (250 ms)", () =>
+    Effect.gen(function*() {
+      const { raw, seen, signaled } = yield* start()
+      yield* TestClock.adjust(1_000)
+      yield* settle
+      const polled = entry("t.one")
+      yield* raw.append(polled)
+      yield* settle
+      assert.deepStrictEqual(seen.a, [], "nothing woke the relay")
+      yield* TestClock.adjust(250)
+      yield* until("the poll", () => seen.a.length === 1)
+      const signaled1 = entry("t.one")
+      yield* signaled.append(signaled1)
+      yield* until("the wake-up", () => seen.a.length === 2)
+      assert.deepStrictEqual(seen.a, [polled.id, signaled1.id])
+    }).pipe(Effect.scoped))
+
+  it.effect("leaves the entries in the outbox when an enqueue fails, and relays them on the next look", () =>
+    Effect.gen(function*() {
+      let failures = 1
+      const { release, seen, signaled } = yield* start((ports) => {
+        const jobs = Context.get(ports, JobQueue)
+        return Context.add(ports, JobQueue, JobQueue.of({
+          ...jobs,
+          enqueue: (queue, payload, options) =>
+            queue === subscriberQueue("b") && failures-- > 0
+              ? Effect.die(new Error("queue unavailable"))
+              : jobs.enqueue(queue, payload, options)
+        }))
+      }, { held: true })
+      const two = entry("t.two")
+      yield* signaled.append(two)
+      yield* settle
+      // A's job was enqueued before B's failed: the rollback returns the entry, and while A's job
+      // is queued or running the repeat adds no second one.
+      yield* TestClock.adjust(250)
+      yield* settle
+      yield* release
+      yield* until("B", () => seen.b.length === 1)
+      yield* TestClock.adjust(10_000)
+      yield* settle
+      assert.deepStrictEqual(seen, { a: [two.id], b: [two.id] })
+    }).pipe(Effect.scoped))
+
+  it.effect("adds no second job when a commit fails after the enqueue", () =>
+    Effect.gen(function*() {
+      let failedCommits = 0
+      const { release, seen, signaled } = yield* start((ports) => {
+        const tx = Context.get(ports, Transactor)
+        return Context.add(ports, Transactor, Transactor.of({
+          withTransaction: (effect) =>
+            tx.withTransaction(Effect.tap(effect, () =>
+              failedCommits++ === 0 ? Effect.die(new Error("commit failed")) : Effect.void
+            ))
+        }))
+      }, { held: true })
+      // Held: the first jobs are still running when the entries come back.
+      yield* signaled.append(entry("t.two"))
+      yield* settle
+      yield* TestClock.adjust(250)
+      yield* until("the relay's second take", () => failedCommits >= 2)
+      yield* settle
+      yield* release
+      yield* until("both subscribers", () => seen.a.length === 1 && seen.b.length === 1)
+      yield* TestClock.adjust(10_000)
+      yield* settle
+      assert.strictEqual(seen.a.length, 1)
+      assert.strictEqual(seen.b.length, 1)
+    }).pipe(Effect.scoped))
+
+  it.effect("refuses a second subscriber with the same name", () =>
+    Effect.gen(function*() {
+      const registry = yield* DomainEventSubscribers
+      yield* registry.subscribe("twice", ["t.one"], () => Effect.void)
+      const exit = yield* Effect.exit(registry.subscribe("twice", ["t.one"], () => Effect.void))
+      assert.isTrue(exit._tag === "Failure")
+      assert.deepStrictEqual((yield* registry.subscriptions).map((s) => [s.name, s.queue]), [["twice", "outbox.twice"]])
+    }).pipe(Effect.scoped, Effect.provide(DomainEventSubscribers.layer.pipe(Layer.provide(layerMemoryJobQueue)))))
+
+  it.effect("signals appends made through the signaling outbox", () =>
+    Effect.gen(function*() {
+      const signal = yield* OutboxSignal
+      yield* signal.reset
+      yield* (yield* Outbox).append(entry("t.one"))
+      yield* signal.await
+    }).pipe(Effect.provide(layerSignalingOutbox.pipe(Layer.provideMerge(Ports)))))
+})

@@ -1,0 +1,467 @@
+/** `WebhooksRepo`, `WebhookDeliveriesRepo` and `WebhookBuffersRepo` on PostgreSQL (migration 0005). */
+import {
+  type BufferedItem,
+  DELIVERY_TOTAL_CAP,
+  type DeliveryExpectation,
+  type DeliveryFilter,
+  type ListWindow,
+  type WebhookAttemptRecord,
+  type WebhookBufferRecord,
+  WebhookBuffersRepo,
+  WebhookDeliveriesRepo,
+  type WebhookDeliveryRecord,
+  type WebhookFilter,
+  type WebhookRecord,
+  WebhooksRepo
+} from "@parley/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+
+interface WebhookRow {
+  readonly id: string
+  readonly project_id: string
+  readonly phone_number_id: string | null
+  readonly url: string
+  readonly kind: WebhookRecord["kind"]
+  readonly events: ReadonlyArray<string>
+  readonly secret_key: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly active: boolean
+  readonly paused_at: Date | null
+  readonly pause_reason: "failure_rate" | null
+  readonly retry_schedule: WebhookRecord["retry_schedule"]
+  readonly auto_pause: boolean
+  readonly buffer_enabled: boolean
+  readonly buffer_window_seconds: number
+  readonly max_buffer_size: number
+  readonly buffer_events: ReadonlyArray<string>
+  readonly inactivity_minutes: number
+  readonly payload_version: WebhookRecord["payload_version"]
+  readonly failure_window_from: Date | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+interface DeliveryRow {
+  readonly id: string
+  readonly project_id: string
+  readonly webhook_id: string
+  readonly webhook_url: string
+  readonly event: string
+  readonly status: WebhookDeliveryRecord["status"]
+  readonly response_status: number | null
+  readonly delivered_at: Date | null
+  readonly failed_at: Date | null
+  readonly last_attempt_at: Date | null
+  readonly next_attempt_at: Date | null
+  readonly attempt_count: number
+  readonly max_attempts: number
+  readonly retry_schedule: WebhookDeliveryRecord["retry_schedule"]
+  readonly error_message: string | null
+  readonly created_at: Date
+  readonly msg_config_id: string | null
+  readonly phone_number_id: string | null
+  readonly conversation_phone_number: string | null
+  readonly idempotency_key: string
+  readonly payload_version: WebhookDeliveryRecord["payload_version"]
+  readonly batch_size: number | null
+  readonly test: boolean
+  readonly source_key: string | null
+  /** Selected as base64 (see `deliveryColumns`). */
+  readonly body: string
+}
+
+interface AttemptRow {
+  readonly delivery_id: string
+  readonly attempt: number
+  readonly attempted_at: Date
+  readonly response_status: number | null
+  readonly duration_ms: number
+  readonly error: string | null
+}
+
+interface BufferRow {
+  readonly id: string
+  readonly project_id: string
+  readonly webhook_id: string
+  readonly conversation_key: string
+  readonly event: string
+  /** JSON texts of `BufferedItem`s. */
+  readonly items: ReadonlyArray<string>
+  readonly payload_version: WebhookBufferRecord["payload_version"]
+  readonly first_at: Date
+  readonly due_at: Date
+  readonly msg_config_id: string | null
+  readonly phone_number_id: string | null
+  readonly conversation_phone_number: string | null
+}
+
+const toWebhook = (row: WebhookRow): WebhookRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  phone_number_id: row.phone_number_id,
+  url: row.url,
+  kind: row.kind,
+  events: row.events,
+  secret_key: row.secret_key,
+  headers: row.headers,
+  active: row.active,
+  paused_at: isoOrNull(row.paused_at),
+  pause_reason: row.pause_reason,
+  retry_schedule: row.retry_schedule,
+  auto_pause: row.auto_pause,
+  buffer_enabled: row.buffer_enabled,
+  buffer_window_seconds: row.buffer_window_seconds,
+  max_buffer_size: row.max_buffer_size,
+  buffer_events: row.buffer_events,
+  inactivity_minutes: row.inactivity_minutes,
+  payload_version: row.payload_version,
+  failure_window_from: isoOrNull(row.failure_window_from),
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+const toDelivery = (row: DeliveryRow): WebhookDeliveryRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  webhook_id: row.webhook_id,
+  webhook_url: row.webhook_url,
+  event: row.event,
+  status: row.status,
+  response_status: row.response_status,
+  delivered_at: isoOrNull(row.delivered_at),
+  failed_at: isoOrNull(row.failed_at),
+  last_attempt_at: isoOrNull(row.last_attempt_at),
+  next_attempt_at: isoOrNull(row.next_attempt_at),
+  attempt_count: row.attempt_count,
+  max_attempts: row.max_attempts,
+  retry_schedule: row.retry_schedule,
+  error_message: row.error_message,
+  created_at: iso(row.created_at),
+  msg_config_id: row.msg_config_id,
+  phone_number_id: row.phone_number_id,
+  conversation_phone_number: row.conversation_phone_number,
+  idempotency_key: row.idempotency_key,
+  payload_version: row.payload_version,
+  batch_size: row.batch_size,
+  test: row.test,
+  source_key: row.source_key,
+  body: row.body
+})
+
+const toAttempt = (row: AttemptRow): WebhookAttemptRecord => ({
+  delivery_id: row.delivery_id,
+  attempt: row.attempt,
+  attempted_at: iso(row.attempted_at),
+  response_status: row.response_status,
+  duration_ms: row.duration_ms,
+  error: row.error
+})
+
+const toBuffer = (row: BufferRow): WebhookBufferRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  webhook_id: row.webhook_id,
+  conversation_key: row.conversation_key,
+  event: row.event,
+  items: row.items.map((text) => JSON.parse(text) as BufferedItem),
+  payload_version: row.payload_version,
+  first_at: iso(row.first_at),
+  due_at: iso(row.due_at),
+  msg_config_id: row.msg_config_id,
+  phone_number_id: row.phone_number_id,
+  conversation_phone_number: row.conversation_phone_number
+})
+
+const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
+
+type Cursor = Extract<ListWindow, { mode: "cursor" }>
+
+export const layerWebhooksRepo = Layer.effect(
+  WebhooksRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const where = (projectId: string, filter: WebhookFilter) =>
+      sql.and([
+        sql`project_id = ${projectId}`,
+        ...(filter.phone_number_id !== undefined ? [sql`phone_number_id = ${filter.phone_number_id}`] : []),
+        ...(filter.url_contains !== undefined
+          ? [sql`strpos(lower(url), lower(${filter.url_contains})) > 0`]
+          : []),
+        ...(filter.kind !== undefined ? [sql`kind = ${filter.kind}`] : []),
+        ...(filter.active !== undefined ? [sql`active = ${filter.active}`] : []),
+        ...(filter.created_after !== undefined ? [sql`created_at >= ${filter.created_after}::timestamptz`] : []),
+        ...(filter.created_before !== undefined ? [sql`created_at <= ${filter.created_before}::timestamptz`] : [])
+      ])
+
+    const listCursor = (projectId: string, filter: WebhookFilter, window: Cursor) =>
+      Effect.gen(function*() {
+        const { after, before, limit } = window
+        const conditions = [
+          where(projectId, filter),
+          ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
+          ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
+        ]
+        const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
+        const rows = yield* sql<WebhookRow>`
+          SELECT * FROM webhooks WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
+        const page = rows.slice(0, limit).map(toWebhook)
+        return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
+      })
+
+    const listPage = (projectId: string, filter: WebhookFilter, page: number, perPage: number) =>
+      Effect.gen(function*() {
+        const [{ total }] = yield* sql<{ readonly total: number }>`
+          SELECT count(*)::int AS total FROM webhooks WHERE ${where(projectId, filter)}`
+        const rows = yield* sql<WebhookRow>`
+          SELECT * FROM webhooks WHERE ${where(projectId, filter)}
+          ORDER BY created_at DESC, id DESC LIMIT ${perPage + 1} OFFSET ${(page - 1) * perPage}`
+        return { items: rows.slice(0, perPage).map(toWebhook), hasMore: rows.length > perPage, total }
+      })
+
+    return WebhooksRepo.of({
+      insert: Effect.fn("WebhooksRepo.insert")(function*(w: WebhookRecord) {
+        yield* sql`
+          INSERT INTO webhooks (id, project_id, phone_number_id, url, kind, events, secret_key, headers, active,
+            paused_at, pause_reason, retry_schedule, auto_pause, buffer_enabled, buffer_window_seconds, max_buffer_size,
+            buffer_events, inactivity_minutes, payload_version, failure_window_from, created_at, updated_at)
+          VALUES (${w.id}, ${w.project_id}, ${w.phone_number_id}, ${w.url}, ${w.kind}, ${jsonb(w.events)},
+            ${w.secret_key}, ${jsonb(w.headers)}, ${w.active}, ${w.paused_at}, ${w.pause_reason}, ${w.retry_schedule},
+            ${w.auto_pause}, ${w.buffer_enabled}, ${w.buffer_window_seconds}, ${w.max_buffer_size},
+            ${jsonb(w.buffer_events)}, ${w.inactivity_minutes}, ${w.payload_version}, ${w.failure_window_from},
+            ${w.created_at}, ${w.updated_at})`.pipe(Effect.catchTag("SqlError", mapUnique({ webhooks_upstream_key: "upstream" })))
+      }),
+
+      findById: Effect.fn("WebhooksRepo.findById")(function*(projectId: string, id: string) {
+        const rows = yield* sql<WebhookRow>`SELECT * FROM webhooks WHERE project_id = ${projectId} AND id = ${id}`
+        return first(rows, toWebhook)
+      }, Effect.orDie),
+
+      list: Effect.fn("WebhooksRepo.list")(function*(projectId: string, filter: WebhookFilter, window: ListWindow) {
+        return yield* window.mode === "page"
+          ? listPage(projectId, filter, window.page, window.perPage)
+          : listCursor(projectId, filter, window)
+      }, Effect.orDie),
+
+      update: Effect.fn("WebhooksRepo.update")(function*(w: WebhookRecord) {
+        const rows = yield* sql<WebhookRow>`
+          UPDATE webhooks SET url = ${w.url}, events = ${jsonb(w.events)}, secret_key = ${w.secret_key},
+            headers = ${jsonb(w.headers)}, active = ${w.active}, paused_at = ${w.paused_at},
+            pause_reason = ${w.pause_reason}, retry_schedule = ${w.retry_schedule}, auto_pause = ${w.auto_pause},
+            buffer_enabled = ${w.buffer_enabled}, buffer_window_seconds = ${w.buffer_window_seconds},
+            max_buffer_size = ${w.max_buffer_size}, buffer_events = ${jsonb(w.buffer_events)},
+            inactivity_minutes = ${w.inactivity_minutes}, payload_version = ${w.payload_version},
+            failure_window_from = ${w.failure_window_from}, updated_at = ${w.updated_at}
+          WHERE project_id = ${w.project_id} AND id = ${w.id}
+          RETURNING *`
+        return first(rows, toWebhook)
+      }, Effect.orDie),
+
+      delete: Effect.fn("WebhooksRepo.delete")(function*(projectId: string, id: string) {
+        const rows = yield* sql`DELETE FROM webhooks WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
+        return rows.length > 0
+      }, Effect.orDie),
+
+      listActive: Effect.fn("WebhooksRepo.listActive")(function*(projectId: string, phoneNumberId: string | null) {
+        const scope = phoneNumberId === null ? sql`phone_number_id IS NULL` : sql`phone_number_id = ${phoneNumberId}`
+        const rows = yield* sql<WebhookRow>`
+          SELECT * FROM webhooks WHERE project_id = ${projectId} AND ${scope} AND active
+          ORDER BY created_at, id`
+        return rows.map(toWebhook)
+      }, Effect.orDie),
+
+      pause: Effect.fn("WebhooksRepo.pause")(function*(projectId: string, id: string, at: string, reason: "failure_rate") {
+        const rows = yield* sql<WebhookRow>`
+          UPDATE webhooks SET active = false, paused_at = ${at}, pause_reason = ${reason}
+          WHERE project_id = ${projectId} AND id = ${id} AND active
+          RETURNING *`
+        return first(rows, toWebhook)
+      }, Effect.orDie)
+    })
+  })
+)
+
+export const layerWebhookDeliveriesRepo = Layer.effect(
+  WebhookDeliveriesRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // The body travels as base64 both ways, so any bytes fit whatever the driver does with bytea.
+    const columns = sql`
+      id, project_id, webhook_id, webhook_url, event, status, response_status, delivered_at, failed_at,
+      last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule, error_message, created_at,
+      msg_config_id, phone_number_id, conversation_phone_number, idempotency_key, payload_version, batch_size, test,
+      source_key, translate(encode(body, 'base64'), E'\\n', '') AS body`
+
+    const where = (projectId: string, filter: DeliveryFilter) =>
+      sql.and([
+        sql`project_id = ${projectId}`,
+        ...(filter.status !== undefined ? [sql`status = ${filter.status}`] : []),
+        ...(filter.event !== undefined ? [sql`event = ${filter.event}`] : []),
+        ...(filter.webhook_id !== undefined ? [sql`webhook_id = ${filter.webhook_id}`] : []),
+        ...(filter.errors_only === true ? [sql`(status = 'failed' OR error_message IS NOT NULL)`] : []),
+        ...(filter.created_after !== undefined ? [sql`created_at >= ${filter.created_after}::timestamptz`] : [])
+      ])
+
+    const listCursor = (projectId: string, filter: DeliveryFilter, window: Cursor) =>
+      Effect.gen(function*() {
+        const { after, before, limit } = window
+        const conditions = [
+          where(projectId, filter),
+          ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
+          ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
+        ]
+        const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
+        const rows = yield* sql<DeliveryRow>`
+          SELECT ${columns} FROM webhook_deliveries WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
+        const page = rows.slice(0, limit).map(toDelivery)
+        return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
+      })
+
+    const listPage = (projectId: string, filter: DeliveryFilter, page: number, perPage: number) =>
+      Effect.gen(function*() {
+        // Counting stops at the cap: a bounded estimate (decisions 1.3).
+        const [{ total }] = yield* sql<{ readonly total: number }>`
+          SELECT count(*)::int AS total
+          FROM (SELECT 1 FROM webhook_deliveries WHERE ${where(projectId, filter)} LIMIT ${DELIVERY_TOTAL_CAP}) capped`
+        const rows = yield* sql<DeliveryRow>`
+          SELECT ${columns} FROM webhook_deliveries WHERE ${where(projectId, filter)}
+          ORDER BY created_at DESC, id DESC LIMIT ${perPage + 1} OFFSET ${(page - 1) * perPage}`
+        return { items: rows.slice(0, perPage).map(toDelivery), hasMore: rows.length > perPage, total }
+      })
+
+    return WebhookDeliveriesRepo.of({
+      insert: Effect.fn("WebhookDeliveriesRepo.insert")(function*(d: WebhookDeliveryRecord) {
+        const inserted = yield* sql<DeliveryRow>`
+          INSERT INTO webhook_deliveries (id, project_id, webhook_id, webhook_url, event, status, response_status,
+            delivered_at, failed_at, last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule,
+            error_message, created_at, msg_config_id, phone_number_id, conversation_phone_number, idempotency_key,
+            payload_version, batch_size, test, source_key, body)
+          VALUES (${d.id}, ${d.project_id}, ${d.webhook_id}, ${d.webhook_url}, ${d.event}, ${d.status},
+            ${d.response_status}, ${d.delivered_at}, ${d.failed_at}, ${d.last_attempt_at}, ${d.next_attempt_at},
+            ${d.attempt_count}, ${d.max_attempts}, ${d.retry_schedule}, ${d.error_message}, ${d.created_at},
+            ${d.msg_config_id}, ${d.phone_number_id}, ${d.conversation_phone_number}, ${d.idempotency_key},
+            ${d.payload_version}, ${d.batch_size}, ${d.test}, ${d.source_key}, decode(${d.body}, 'base64'))
+          ON CONFLICT (webhook_id, source_key) WHERE source_key IS NOT NULL DO NOTHING
+          RETURNING ${columns}`
+        if (inserted.length > 0) return { delivery: toDelivery(inserted[0]!), created: true }
+        const existing = yield* sql<DeliveryRow>`
+          SELECT ${columns} FROM webhook_deliveries WHERE webhook_id = ${d.webhook_id} AND source_key = ${d.source_key}`
+        return { delivery: toDelivery(existing[0]!), created: false }
+      }, Effect.orDie),
+
+      findById: Effect.fn("WebhookDeliveriesRepo.findById")(function*(projectId: string, id: string) {
+        const rows = yield* sql<DeliveryRow>`
+          SELECT ${columns} FROM webhook_deliveries WHERE project_id = ${projectId} AND id = ${id}`
+        return first(rows, toDelivery)
+      }, Effect.orDie),
+
+      list: Effect.fn("WebhookDeliveriesRepo.list")(function*(projectId: string, filter: DeliveryFilter, window: ListWindow) {
+        return yield* window.mode === "page"
+          ? listPage(projectId, filter, window.page, window.perPage)
+          : listCursor(projectId, filter, window)
+      }, Effect.orDie),
+
+      update: Effect.fn("WebhookDeliveriesRepo.update")(
+        function*(n: WebhookDeliveryRecord, expected: DeliveryExpectation, attempt?: WebhookAttemptRecord) {
+          const rows = yield* sql`
+            UPDATE webhook_deliveries SET status = ${n.status}, response_status = ${n.response_status},
+              delivered_at = ${n.delivered_at}, failed_at = ${n.failed_at}, last_attempt_at = ${n.last_attempt_at},
+              next_attempt_at = ${n.next_attempt_at}, attempt_count = ${n.attempt_count},
+              max_attempts = ${n.max_attempts}, error_message = ${n.error_message}, webhook_url = ${n.webhook_url}
+            WHERE id = ${n.id} AND status = ${expected.status} AND attempt_count = ${expected.attempt_count}
+            RETURNING id`
+          if (rows.length === 0) return false
+          if (attempt !== undefined) {
+            yield* sql`
+              INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, response_status, duration_ms, error)
+              VALUES (${attempt.delivery_id}, ${attempt.attempt}, ${attempt.attempted_at}, ${attempt.response_status},
+                ${attempt.duration_ms}, ${attempt.error})`
+          }
+          return true
+        },
+        // Both statements or neither: a savepoint inside the caller's transaction, or a transaction of its own.
+        (effect) => sql.withTransaction(effect),
+        Effect.orDie
+      ),
+
+      attempts: Effect.fn("WebhookDeliveriesRepo.attempts")(function*(deliveryId: string) {
+        const rows = yield* sql<AttemptRow>`
+          SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt`
+        return rows.map(toAttempt)
+      }, Effect.orDie),
+
+      finishedSince: Effect.fn("WebhookDeliveriesRepo.finishedSince")(function*(webhookId: string, since: string) {
+        const [row] = yield* sql<{ readonly total: number; readonly failed: number }>`
+          SELECT count(*)::int AS total, (count(*) FILTER (WHERE status = 'failed'))::int AS failed
+          FROM webhook_deliveries
+          WHERE webhook_id = ${webhookId} AND status <> 'pending' AND NOT test
+            AND coalesce(delivered_at, failed_at) >= ${since}::timestamptz`
+        return { total: row?.total ?? 0, failed: row?.failed ?? 0 }
+      }, Effect.orDie),
+
+      listStalled: Effect.fn("WebhookDeliveriesRepo.listStalled")(function*(before: string, limit: number) {
+        const rows = yield* sql<DeliveryRow>`
+          SELECT ${columns} FROM webhook_deliveries
+          WHERE status = 'pending' AND NOT test AND next_attempt_at < ${before}::timestamptz
+          ORDER BY next_attempt_at, id LIMIT ${limit}`
+        return rows.map(toDelivery)
+      }, Effect.orDie),
+
+      prune: Effect.fn("WebhookDeliveriesRepo.prune")(function*(before: string, limit: number) {
+        const rows = yield* sql<{ readonly n: number }>`
+          WITH gone AS (
+            DELETE FROM webhook_deliveries WHERE id IN (
+              SELECT id FROM webhook_deliveries WHERE created_at < ${before}::timestamptz LIMIT ${limit}
+            ) RETURNING 1
+          )
+          SELECT count(*)::int AS n FROM gone`
+        return rows[0]?.n ?? 0
+      }, Effect.orDie)
+    })
+  })
+)
+
+export const layerWebhookBuffersRepo = Layer.effect(
+  WebhookBuffersRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return WebhookBuffersRepo.of({
+      append: Effect.fn("WebhookBuffersRepo.append")(function*(open: WebhookBufferRecord, item: BufferedItem, capMs: number) {
+        const items = open.items.map((i) => JSON.stringify(i))
+        // One statement: concurrent appends to one buffer queue on its row and each adds its item.
+        const rows = yield* sql<BufferRow & { readonly opened: boolean }>`
+          INSERT INTO webhook_buffers (id, project_id, webhook_id, conversation_key, event, items, payload_version,
+            first_at, due_at, msg_config_id, phone_number_id, conversation_phone_number)
+          VALUES (${open.id}, ${open.project_id}, ${open.webhook_id}, ${open.conversation_key}, ${open.event},
+            ${jsonb(items)}, ${open.payload_version}, ${open.first_at}, ${open.due_at}, ${open.msg_config_id},
+            ${open.phone_number_id}, ${open.conversation_phone_number})
+          ON CONFLICT (webhook_id, conversation_key) DO UPDATE SET
+            items = webhook_buffers.items || jsonb_build_array(${JSON.stringify(item)}::text),
+            due_at = least(EXCLUDED.due_at, webhook_buffers.first_at + ${capMs} * interval '1 millisecond')
+          RETURNING *, (xmax = 0) AS opened`
+        const { opened, ...row } = rows[0]!
+        return { buffer: toBuffer(row), opened }
+      }, Effect.orDie),
+
+      find: Effect.fn("WebhookBuffersRepo.find")(function*(id: string) {
+        return first(yield* sql<BufferRow>`SELECT * FROM webhook_buffers WHERE id = ${id}`, toBuffer)
+      }, Effect.orDie),
+
+      listOverdue: Effect.fn("WebhookBuffersRepo.listOverdue")(function*(before: string, limit: number) {
+        const rows = yield* sql<BufferRow>`
+          SELECT * FROM webhook_buffers WHERE due_at < ${before}::timestamptz ORDER BY due_at, id LIMIT ${limit}`
+        return rows.map(toBuffer)
+      }, Effect.orDie),
+
+      take: Effect.fn("WebhookBuffersRepo.take")(function*(id: string, now: string | null) {
+        const due = now === null ? sql`true` : sql`due_at <= ${now}::timestamptz`
+        return first(yield* sql<BufferRow>`DELETE FROM webhook_buffers WHERE id = ${id} AND ${due} RETURNING *`, toBuffer)
+      }, Effect.orDie)
+    })
+  })
+)
+
+/** Every webhook storage port on PostgreSQL. */
+export const layerWebhooksStorage = Layer.mergeAll(layerWebhooksRepo, layerWebhookDeliveriesRepo, layerWebhookBuffersRepo)
