@@ -55,12 +55,12 @@ export interface FunctionsBenchResult {
   readonly perFunctionMb: number
 }
 
-const percentile = (samples: ReadonlyArray<number>, p: number) => {
+export const percentile = (samples: ReadonlyArray<number>, p: number) => {
   const sorted = [...samples].sort((a, b) => a - b)
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 }
 
-const code = `export default {
+export const code = `export default {
   async fetch(request) {
     const input = await request.json()
     return Response.json({ ok: true, echo: input.n })

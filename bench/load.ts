@@ -9,6 +9,9 @@ import { parentPort, Worker, workerData } from "node:worker_threads"
 export interface LoadOptions {
   readonly url: string
   readonly headers: Record<string, string>
+  /** Default GET without a body. */
+  readonly method?: string | undefined
+  readonly body?: string | undefined
   readonly connections: number
   readonly durationMs: number
 }
@@ -34,7 +37,7 @@ const run = async (options: LoadOptions): Promise<LoadResult> => {
   const one = () =>
     new Promise<void>((resolve) => {
       const t0 = performance.now()
-      const req = Http.request(options.url, { agent, headers: options.headers }, (res) => {
+      const req = Http.request(options.url, { agent, headers: options.headers, method: options.method ?? "GET" }, (res) => {
         res.resume()
         res.on("end", () => {
           if (res.statusCode !== 200) errors++
@@ -46,7 +49,7 @@ const run = async (options: LoadOptions): Promise<LoadResult> => {
         errors++
         resolve()
       })
-      req.end()
+      req.end(options.body)
     })
   await Promise.all(Array.from({ length: options.connections }, async () => {
     while (performance.now() < deadline) await one()

@@ -5,6 +5,7 @@
 import { Effect, References } from "effect"
 import { benchHttp } from "./http.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
+import { benchFunctionsHttp, formatFunctionsHttpBench } from "./functionsHttp.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 
@@ -18,6 +19,8 @@ const program = Effect.gen(function*() {
   console.log(row("bare node:http, same JSON", http.bare))
   console.log(`  ratio Parley / bare: ${http.ratio.toFixed(2)} (target >= 0.5)\n`)
   console.log(formatJobQueueBench(yield* benchJobQueue()))
+  console.log("")
+  console.log(formatFunctionsHttpBench(yield* benchFunctionsHttp({ durationMs: seconds * 1000, connections: 16 })))
 })
 
 // Request log lines would measure the terminal, not Parley: keep only warnings.

@@ -66,10 +66,31 @@ const decodeDelivery = Schema.decodeUnknownSync(DeliverySchema)
 
 /**
  * The events of a delivery body, single or batched. A string is parsed as
- * JSON first; anything else is taken as the already parsed body. Throws when
- * the body is neither an event nor a batch of events.
+ * JSON first; anything else is taken as the already parsed body.
+ *
+ * A batch is Parley's `{ "type": <event>, "batch": true, "data": [...] }`
+ * (decisions 6.4: one event per item, each named `type`), or the older
+ * `{ "batch": true, "events": [...] }`. A single delivery is
+ * `{ "event", "data", ... }` (project events), or any other JSON object when
+ * `eventHeader` (the delivery's `X-Webhook-Event`) names it: message,
+ * conversation and number events carry their name only there. Throws when
+ * the body is none of these.
  */
-export const parseWebhookBatch = (body: unknown): ReadonlyArray<WebhookEvent> => {
-  const delivery = decodeDelivery(typeof body === "string" ? JSON.parse(body) : body)
+export const parseWebhookBatch = (body: unknown, eventHeader?: string | null): ReadonlyArray<WebhookEvent> => {
+  const parsed: unknown = typeof body === "string" ? JSON.parse(body) : body
+  if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
+    const record = parsed as Record<string, unknown>
+    if (record.batch === true && typeof record.type === "string" && Array.isArray(record.data)) {
+      const type = record.type
+      return record.data.map((data: unknown) => ({ event: type, data }))
+    }
+    if (
+      typeof eventHeader === "string" && eventHeader !== "" && record.batch === undefined &&
+      typeof record.event !== "string"
+    ) {
+      return [{ event: eventHeader, data: parsed }]
+    }
+  }
+  const delivery = decodeDelivery(parsed)
   return "batch" in delivery ? delivery.events : [delivery]
 }

@@ -12,6 +12,19 @@ import { layerConversationLookup } from "./events/Conversations.ts"
 import { EventPlans } from "./events/EventPlans.ts"
 import { Events } from "./events/Events.ts"
 import { layerEventsWorkers } from "./events/EventsJobs.ts"
+import { layerMessagingWorkers } from "./messaging/MessagingJobs.ts"
+import { layerMessagingServices } from "./messaging/Services.ts"
+import { FunctionCalls } from "./functions/FunctionCalls.ts"
+import { Functions } from "./functions/Functions.ts"
+import { layerFunctionsWorkers } from "./functions/FunctionsJobs.ts"
+import { FunctionInvocationLog } from "./functions/InvocationLog.ts"
+import { FunctionInvoker } from "./functions/Invoker.ts"
+import { FunctionSecretsCipher } from "./functions/SecretCipher.ts"
+import { DomainEventSubscribers, layerOutboxRelay, layerSignalingOutbox } from "./outbox/Relay.ts"
+import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
+import { WebhookSettings } from "./webhooks/Settings.ts"
+import { Webhooks } from "./webhooks/Webhooks.ts"
+import { layerWebhooksWorkers } from "./webhooks/WebhooksJobs.ts"
 
 const References = layerDefinitionReferences
 
@@ -19,7 +32,30 @@ export const layerServices = Layer.mergeAll(
   Projects.layer,
   Workflows.layer.pipe(Layer.provide(Triggers.layer), Layer.provideMerge(References)),
   Triggers.layer.pipe(Layer.provide(References)),
-  Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer))
+  Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),
+  layerMessagingServices,
+  Functions.layer.pipe(Layer.provideMerge(FunctionSecretsCipher.layer), Layer.provideMerge(FunctionInvocationLog.layer))
+).pipe(
+  // Every append to the outbox wakes this process's relay (see `outbox/Relay.ts`).
+  Layer.provideMerge(layerSignalingOutbox)
+)
+
+/**
+ * The services that run function code (`FunctionInvoker`, `FunctionCalls`),
+ * over `layerServices` and a `FunctionRuntime` (workerd in the host, the
+ * memory runtime in tests), which tools that never run code do without.
+ */
+export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge(FunctionInvoker.layer))
+
+/**
+ * Webhook registrations and deliveries (`Webhooks`, `WebhookDeliveries`),
+ * over `layerServices` and a `WebhookHttp` (Node's in the host, a scripted
+ * receiver in tests), with their settings from the environment
+ * (`PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS`).
+ */
+export const layerWebhookServices = Webhooks.layer.pipe(
+  Layer.provideMerge(WebhookDeliveries.layer),
+  Layer.provideMerge(WebhookSettings.layerConfig)
 )
 
 /**
@@ -28,5 +64,9 @@ export const layerServices = Layer.mergeAll(
  * `layerServices`; short-lived tools (the CLI) do not.
  */
 export const layerWorkers = Layer.mergeAll(
-  layerEventsWorkers.pipe(Layer.provide(EventPlans.layer))
-)
+  layerEventsWorkers.pipe(Layer.provide(EventPlans.layer)),
+  layerMessagingWorkers,
+  layerFunctionsWorkers,
+  // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
+  layerOutboxRelay.pipe(Layer.provide(layerWebhooksWorkers()))
+).pipe(Layer.provide(DomainEventSubscribers.layer))

@@ -3,8 +3,8 @@
  * surface, OpenAPI, docs, health) over the core services. Storage is the
  * caller's choice: Postgres (`layerPostgres`) or memory ports for tests.
  */
-import { Ids, Parley, ParleyApi, PublicUrl } from "@parley/core"
-import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
+import { FunctionSecretKey, type FunctionKv, type FunctionRuntime, Ids, Parley, ParleyApi, PublicUrl } from "@parley/core"
+import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -12,11 +12,21 @@ import { AuthenticationLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
+import { MsgConfigsHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
+import { SandboxHandlers } from "./handlers/MessagingSandbox.ts"
+import * as Ingestion from "./ingestion/Routes.ts"
+import { FunctionInvokeHandlers, FunctionsHandlers, LegacyFunctionsHandlers } from "./handlers/Functions.ts"
+import { layerWorkerdFunctionRuntimeConfig } from "./runtime/Workerd.ts"
+import { WebhookDeliveriesHandlers, WebhooksHandlers } from "./handlers/Webhooks.ts"
+import { layerNodeWebhookHttp } from "./delivery/NodeWebhookHttp.ts"
 import { RequestLog } from "./RequestLog.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
+  Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers]),
+  Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
+  Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive)
@@ -35,29 +45,45 @@ const NotFoundRoute = HttpRouter.add(
 )
 
 /** Every route of the host; needs the core services and their ports. */
-export const routes = Layer.mergeAll(ApiRoutes, DocsRoute, HealthRoute, NotFoundRoute, RequestLog)
+export const routes = Layer.mergeAll(ApiRoutes, Ingestion.routes, DocsRoute, HealthRoute, NotFoundRoute, RequestLog)
+
+export interface HostOptions {
+  readonly publicUrl: string
+  /**
+   * Where function code runs: by default workerd processes under the
+   * supervisor (`PARLEY_FUNCTION_PROCESSES`, `PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS`),
+   * started on the first deploy or invoke, so a host without functions runs none.
+   */
+  readonly functionRuntime?: Layer.Layer<FunctionRuntime, never, FunctionKv> | undefined
+}
 
 /**
  * The routes over the core services, which it also exposes (so the caller can
  * bootstrap projects); the ports (storage, ids, jobs) come from the caller.
  */
-export const layer = (options: { readonly publicUrl: string }) =>
+export const layer = (options: HostOptions) =>
   routes.pipe(
     // The capabilities' job workers run for as long as the host does.
     Layer.merge(Parley.layerWorkers),
+    Layer.provideMerge(Parley.layerFunctionServices),
+    Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
     Layer.provideMerge(Parley.layerServices),
-    Layer.provide(Layer.succeed(PublicUrl, options.publicUrl))
+    Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
+    Layer.provide(Layer.mergeAll(Layer.succeed(PublicUrl, options.publicUrl), FunctionSecretKey.layerConfig))
   )
 
 /** Serves `layer` on an HTTP server the caller provides (Node's, in `main.ts` and tests). */
-export const serve = (options: { readonly publicUrl: string }) =>
+export const serve = (options: HostOptions) =>
   HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }).pipe(
     // The capabilities' job workers run for as long as the host does.
     Layer.merge(Parley.layerWorkers),
+    Layer.provideMerge(Parley.layerFunctionServices),
+    Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
     Layer.provideMerge(Parley.layerServices),
-    Layer.provide(Layer.succeed(PublicUrl, options.publicUrl))
+    Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
+    Layer.provide(Layer.mergeAll(Layer.succeed(PublicUrl, options.publicUrl), FunctionSecretKey.layerConfig))
   )
 
 /** The host over memory ports: for unit tests and demos, nothing persists. */
-export const layerMemory = (options: { readonly publicUrl: string }) =>
-  layer(options).pipe(Layer.provideMerge(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)))
+export const layerMemory = (options: HostOptions) =>
+  layer({ functionRuntime: layerMemoryFunctionRuntime(), ...options }).pipe(Layer.provideMerge(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)))

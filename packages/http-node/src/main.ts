@@ -5,7 +5,7 @@
  * SIGINT/SIGTERM close the server, let running jobs finish, stop the database.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Ids, Projects } from "@parley/core"
+import { Ids, MessageConfigs, Projects } from "@parley/core"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import { createServer } from "node:http"
 import { HostConfig } from "./Config.ts"
@@ -13,7 +13,7 @@ import * as Host from "./Host.ts"
 import { layerLogging } from "./Logging.ts"
 import { layerPorts } from "./Ports.ts"
 
-const banner = (publicUrl: string, secret: Option.Option<string>) =>
+const banner = (publicUrl: string, secret: Option.Option<string>, simulated: Option.Option<string>) =>
   [
     "",
     "Parley is running.",
@@ -21,6 +21,10 @@ const banner = (publicUrl: string, secret: Option.Option<string>) =>
     `  Older surface  ${publicUrl}/api/v1`,
     `  API docs       ${publicUrl}/docs`,
     `  OpenAPI        ${publicUrl}/openapi.json`,
+    ...Option.match(simulated, {
+      onNone: () => [],
+      onSome: (pnid) => [`  Network        simulator; number ${pnid} connected (try POST ${publicUrl}/sandbox/inbound)`]
+    }),
     ...Option.match(secret, {
       onNone: () => ["  API key        (already issued; create another with `npm exec parley -- keys create`)"],
       onSome: (key) => [`  API key        ${key}`, "                 shown once: keep it somewhere safe"]
@@ -33,7 +37,9 @@ const Main = Layer.unwrap(Effect.gen(function*() {
   const Bootstrap = Layer.effectDiscard(Effect.gen(function*() {
     const projects = yield* Projects
     const boot = yield* projects.bootstrap(Option.map(config.apiKey, Redacted.value).pipe(Option.getOrUndefined))
-    yield* Console.log(banner(config.publicUrl, boot.createdSecret))
+    // In simulator mode the simulated number is connected to the default project (idempotent across restarts).
+    const simulated = yield* (yield* MessageConfigs).bootstrap(boot.project.id)
+    yield* Console.log(banner(config.publicUrl, boot.createdSecret, Option.map(simulated, (c) => c.phone_number_id)))
   }))
   return Bootstrap.pipe(
     Layer.provideMerge(Host.serve({ publicUrl: config.publicUrl })),

@@ -3,19 +3,21 @@
  * and the pg-boss job queue. What only a real database can show: counting
  * the allowance under concurrent requests, one auto definition from
  * concurrent first emissions, deletion run by a pg-boss worker, and the
- * domain event committed with each event.
+ * domain event committed with each event (seen through the relay: a
+ * `project.event` webhook gets one delivery per recorded event).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { EventPlans, Ids, Outbox, PROJECT_EVENT_RECORDED, Projects } from "@parley/core"
+import { EventPlans, Ids, Projects } from "@parley/core"
 import { layerJobQueue, layerStorage } from "@parley/store-pg"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { layerTestDatabase } from "../../store-pg/test/pg.ts"
+import { type Receiver, startReceiver } from "./receiver.ts"
 import { startHost, type TestHost } from "./support.ts"
 
 let host: TestHost
 let plans: EventPlans["Service"]
-let outbox: Outbox["Service"]
+let receiver: Receiver
 let projectB: string
 let close: () => Promise<void>
 
@@ -27,12 +29,14 @@ beforeAll(async () => {
         Layer.provideMerge(layerTestDatabase)
       )
     )
-    host = yield* startHost(Layer.succeedContext(ports))
+    receiver = yield* startReceiver
+    // Webhooks to the loopback receiver need private targets allowed.
+    const environment = ConfigProvider.fromEnv({ env: { ...process.env, PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS: "true" } })
+    host = yield* startHost(Layer.succeedContext(Context.add(ports, ConfigProvider.ConfigProvider, environment)))
     const services = yield* Layer.build(
       Layer.mergeAll(EventPlans.layer, Projects.layer).pipe(Layer.provide(Layer.succeedContext(ports)))
     )
     plans = Context.get(services, EventPlans)
-    outbox = Context.get(ports, Outbox)
     projectB = (yield* Context.get(services, Projects).authenticate(host.otherKey)).project.id
   }).pipe(Effect.provideService(Scope.Scope, scope)))
   close = () => Effect.runPromise(Scope.close(scope, Exit.void))
@@ -53,6 +57,11 @@ const eventually = async (what: string, check: () => Promise<boolean>) => {
 describe("project events (postgres)", () => {
   it("counts the allowance exactly under concurrent requests", async () => {
     await Effect.runPromise(plans.set(projectB, { monthly_allowance: 5 }))
+    const subscribed = await host.request("POST", "/platform/v1/msg/webhooks", {
+      body: { msg_webhook: { url: `${receiver.url}/events`, events: ["project.event"], secret_key: "s" } },
+      key: host.otherKey
+    })
+    assert.strictEqual(subscribed.status, 201, subscribed.text)
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => emit({ name: `burst.${i % 4}` }, host.otherKey)))
     const statuses = answers.map((a) => a.status).sort()
     assert.deepStrictEqual(statuses, [...Array(5).fill(201), ...Array(15).fill(402)])
@@ -62,9 +71,11 @@ describe("project events (postgres)", () => {
     assert.strictEqual((await Effect.runPromise(plans.get(projectB))).used_this_period, 5)
     const listed = await host.request("GET", "/platform/v1/events", { key: host.otherKey })
     assert.strictEqual(listed.body.meta.total_count, 5)
-    // Each recorded event, and only those, has its domain event.
-    const recorded = await Effect.runPromise(outbox.take([PROJECT_EVENT_RECORDED], 1000))
-    const mine = recorded.filter((e) => e.project_id === projectB).map((e) => (e.payload as any).event.id).sort()
+    // Each recorded event, and only those, has its domain event: the relay hands each to the webhook once.
+    const delivered = await receiver.received(5)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.strictEqual(receiver.requests.length, 5)
+    const mine = delivered.map((r) => JSON.parse(r.raw.toString("utf8")).data.id).sort()
     assert.deepStrictEqual(mine, listed.body.data.map((e: any) => e.id).sort())
   })
 

@@ -44,7 +44,7 @@ const DEFINITION_KEYS = [
   "source",
   "updated_at"
 ]
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 const emit = async (body: unknown, key?: string) => {
   const res = await host.request("POST", "/platform/v1/events", { body, ...(key !== undefined ? { key } : {}) })

@@ -3,7 +3,8 @@
  * projects and a key for each, reached over real HTTP with `fetch`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Projects } from "@parley/core"
+import { type FunctionKv, type FunctionRuntime, Projects } from "@parley/core"
+import { layerMemoryFunctionRuntime } from "@parley/core/testing"
 import { Context, Effect, Layer, References } from "effect"
 import { HttpServer } from "effect/http"
 import { createServer } from "node:http"
@@ -27,12 +28,16 @@ const KEY_B = "pk_test_project_b_0123456789abcdef"
 
 /**
  * Serves the host built over `ports` (storage, ids, jobs). The layer is built
- * in the caller's scope, so the server stops with it.
+ * in the caller's scope, so the server stops with it. Functions run on the
+ * memory runtime unless `functionRuntime` says otherwise (workerd).
  */
-export const startHost = <E>(ports: Layer.Layer<any, E, never>) =>
+export const startHost = <E>(
+  ports: Layer.Layer<any, E, never>,
+  options: { readonly functionRuntime?: Layer.Layer<FunctionRuntime, never, FunctionKv> } = {}
+) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
-      Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
+      Host.serve({ publicUrl: "http://127.0.0.1", functionRuntime: options.functionRuntime ?? layerMemoryFunctionRuntime() }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
         Layer.provideMerge(ports),
         // One log line per request would bury the test output.

@@ -10,6 +10,9 @@ import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
 import migration0001 from "./migrations/0001_projects.ts"
 import migration0002 from "./migrations/0002_workflows.ts"
 import migration0003 from "./migrations/0003_events.ts"
+import migration0004 from "./migrations/0004_messaging.ts"
+import migration0005 from "./migrations/0005_webhooks.ts"
+import migration0006 from "./migrations/0006_functions.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -47,7 +50,10 @@ export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<
 export const migrations = Migrator.fromRecord({
   "0001_projects": migration0001,
   "0002_workflows": migration0002,
-  "0003_events": migration0003
+  "0003_events": migration0003,
+  "0004_messaging": migration0004,
+  "0005_webhooks": migration0005,
+  "0006_functions": migration0006
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

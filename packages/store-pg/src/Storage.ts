@@ -4,5 +4,8 @@ import { layerProjectsRepo } from "./ProjectsRepo.ts"
 import { layerTransactor } from "./Transactor.ts"
 import { layerTriggersRepo, layerWorkflowsRepo } from "./WorkflowsRepo.ts"
 import { layerEventsStorage } from "./EventsRepo.ts"
+import { layerFunctionsStorage } from "./FunctionsRepo.ts"
+import { layerMessagingStorage } from "./MessagingRepo.ts"
+import { layerWebhooksStorage } from "./WebhooksRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage)
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage)

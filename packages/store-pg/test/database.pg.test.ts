@@ -26,10 +26,28 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         "event_definitions",
         "event_usage",
         "events",
+        "function_deployments",
+        "function_invocations",
+        "function_kv",
+        "function_secrets",
+        "functions",
+        "host_keys",
+        "msg_configs",
+        "msg_contacts",
+        "msg_conversations",
+        "msg_media",
+        "msg_messages",
+        "msg_status_events",
+        "msg_template_status_events",
+        "msg_upstream_inbox",
         "parley_migrations",
         "project_plans",
         "projects",
         "triggers",
+        "webhook_buffers",
+        "webhook_deliveries",
+        "webhook_delivery_attempts",
+        "webhooks",
         "workflows"
       ])
       const url = yield* DatabaseUrl
@@ -61,7 +79,7 @@ describe("Database.layer", () => {
         return { names: yield* migrated, used: Redacted.value(yield* DatabaseUrl) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ DATABASE_URL: url })))))
       assert.strictEqual(used, url)
-      assert.deepStrictEqual(names, ["projects", "workflows", "events"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions"])
     }))
 
   it.live("otherwise runs an embedded server in PARLEY_DATA_DIR", () =>
@@ -73,7 +91,7 @@ describe("Database.layer", () => {
       const { names, used } = yield* Effect.gen(function*() {
         return { names: yield* migrated, used: new URL(Redacted.value(yield* DatabaseUrl)) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ PARLEY_DATA_DIR: dataDir })))))
-      assert.deepStrictEqual(names, ["projects", "workflows", "events"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions"])
       const stored = JSON.parse(Fs.readFileSync(Path.join(dataDir, "postgres.json"), "utf8")) as { port: number }
       assert.strictEqual(Number(used.port), stored.port)
       assert.isTrue(Fs.existsSync(Path.join(dataDir, "pg", "PG_VERSION")))

@@ -3,18 +3,20 @@
  * emitted events (decisions 4.5). Messaging owns conversations; this port
  * keeps events independent of it.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { ConversationsRepo } from "../ports/MessagingRepo.ts"
 
 export class ConversationLookup extends Context.Service<ConversationLookup, {
   readonly exists: (projectId: string, conversationId: string) => Effect.Effect<boolean>
 }>()("@parley/core/events/ConversationLookup") {}
 
-/**
- * Answered from the stores that exist. No capability stores conversations
- * yet, so no project has one; messaging wires its own lookup here once it
- * lands.
- */
-export const layerConversationLookup = Layer.succeed(
+/** Answered from messaging's stored conversations: a conversation of another project does not exist. */
+export const layerConversationLookup = Layer.effect(
   ConversationLookup,
-  ConversationLookup.of({ exists: () => Effect.succeed(false) })
+  Effect.gen(function*() {
+    const conversations = yield* ConversationsRepo
+    return ConversationLookup.of({
+      exists: (projectId, conversationId) => Effect.map(conversations.findById(projectId, conversationId), Option.isSome)
+    })
+  })
 )

@@ -6,6 +6,10 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { FlowsApi, TriggersApi, WorkflowsApi } from "../workflows/WorkflowsApi.ts"
 import { RequestErrors } from "./Middleware.ts"
 import { EventDefinitionsApi, EventsApi } from "../events/EventsApi.ts"
+import { MsgConfigsApi, PhoneNumbersApi } from "../tenancy/TenancyApi.ts"
+import { SandboxApi } from "../messaging/MessagingApi.ts"
+import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "../functions/FunctionsApi.ts"
+import { WebhookDeliveriesApi, WebhooksApi } from "../webhooks/WebhooksApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -13,6 +17,14 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(FlowsApi)
   .add(EventsApi)
   .add(EventDefinitionsApi)
+  .add(PhoneNumbersApi)
+  .add(MsgConfigsApi)
+  .add(SandboxApi)
+  .add(FunctionsApi)
+  .add(FunctionInvokeApi)
+  .add(LegacyFunctionsApi)
+  .add(WebhooksApi)
+  .add(WebhookDeliveriesApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

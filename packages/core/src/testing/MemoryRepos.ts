@@ -14,6 +14,9 @@ import type { TriggerRecord, TriggerType } from "../workflows/Trigger.ts"
 import type { WorkflowFilter, WorkflowRecord } from "../workflows/Workflow.ts"
 import { layerMemoryTransactor, MemoryStore, memoryTable } from "./MemoryStore.ts"
 import { layerMemoryEventsStorage } from "./MemoryEvents.ts"
+import { layerMemoryFunctionsStorage } from "./MemoryFunctions.ts"
+import { layerMemoryMessagingStorage } from "./MemoryMessaging.ts"
+import { layerMemoryWebhooksStorage } from "./MemoryWebhooks.ts"
 
 const Projects = memoryTable<Project>("projects")
 const ApiKeys = memoryTable<ApiKey>("api_keys")
@@ -307,5 +310,8 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryProjectsRepo,
   layerMemoryWorkflowsRepo,
   layerMemoryTriggersRepo,
-  layerMemoryEventsStorage
+  layerMemoryEventsStorage,
+  layerMemoryFunctionsStorage,
+  layerMemoryMessagingStorage,
+  layerMemoryWebhooksStorage
 ).pipe(Layer.provideMerge(MemoryStore.layer))

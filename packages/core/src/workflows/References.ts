@@ -7,6 +7,8 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import { EventDefinitionsRepo } from "../ports/EventsRepo.ts"
+import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { FunctionsRepo } from "../functions/FunctionsRepo.ts"
 
 export type ReferenceKind =
   | "function"
@@ -32,14 +34,24 @@ export const layerDefinitionReferences = Layer.effect(
   Effect.gen(function*() {
     const workflows = yield* WorkflowsRepo
     const eventDefinitions = yield* EventDefinitionsRepo
+    const numbers = yield* MessageConfigsRepo
+    const functions = yield* FunctionsRepo
     return DefinitionReferences.of({
       lookup: (projectId, kind, id) =>
         kind === "workflow"
           ? Effect.map(workflows.findById(projectId, id), Option.map((w) => w.name))
+          : kind === "function"
+          ? Effect.map(functions.findById(projectId, id), Option.map((f) => f.name))
           : kind === "event_definition"
           // A definition pending deletion is already gone for its project.
           ? Effect.map(eventDefinitions.findById(projectId, id), Option.flatMap((d) =>
             d.deletion_requested_at === null ? Option.some(d.name) : Option.none()))
+          : kind === "phone_number"
+          // A number of the project (network id), by the name contacts see.
+          ? Effect.map(numbers.findByPhoneNumberId(id), Option.flatMap((c) =>
+            c.project_id === projectId ? Option.some(c.display_name) : Option.none()))
+          : kind === "msg_config"
+          ? Effect.map(numbers.findById(projectId, id), Option.map((c) => c.name))
           : Effect.succeed(Option.none())
     })
   })
