@@ -152,10 +152,7 @@ export const benchIngestion = (options: { readonly payloads?: number; readonly u
       bare: summary(bareSamples),
       messagesPerSecond: (expected - warm) / processingSeconds
     } satisfies IngestionBenchResult
-  }).pipe(
-    Effect.scoped,
-    Effect.tap((result) => Effect.sync(() => console.log(formatIngestionBench(result))))
-  )
+  }).pipe(Effect.scoped)
 
 export const formatIngestionBench = (r: IngestionBenchResult): string => {
   const row = (name: string, s: IngestionBenchResult["parley"]) =>
@@ -170,7 +167,10 @@ export const formatIngestionBench = (r: IngestionBenchResult): string => {
 }
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  Effect.runPromise(benchIngestion().pipe(Effect.asVoid, Effect.provideService(References.MinimumLogLevel, "Warn"))).catch((error) => {
+  Effect.runPromise(benchIngestion().pipe(
+    Effect.map((result) => console.log(formatIngestionBench(result))),
+    Effect.provideService(References.MinimumLogLevel, "Warn")
+  )).catch((error) => {
     console.error(error)
     process.exitCode = 1
   })

@@ -6,6 +6,7 @@ import { Effect, References } from "effect"
 import { benchHttp } from "./http.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
 import { benchFunctionsHttp, formatFunctionsHttpBench } from "./functionsHttp.ts"
+import { benchIngestion, formatIngestionBench } from "./ingestion.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 
@@ -21,6 +22,8 @@ const program = Effect.gen(function*() {
   console.log(formatJobQueueBench(yield* benchJobQueue()))
   console.log("")
   console.log(formatFunctionsHttpBench(yield* benchFunctionsHttp({ durationMs: seconds * 1000, connections: 16 })))
+  console.log("")
+  console.log(formatIngestionBench(yield* benchIngestion()))
 })
 
 // Request log lines would measure the terminal, not Parley: keep only warnings.
