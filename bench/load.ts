@@ -40,7 +40,7 @@ const run = async (options: LoadOptions): Promise<LoadResult> => {
       const req = Http.request(options.url, { agent, headers: options.headers, method: options.method ?? "GET" }, (res) => {
         res.resume()
         res.on("end", () => {
-          if (res.statusCode !== 200) errors++
+          if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) errors++
           latencies.push(performance.now() - t0)
           resolve()
         })
