@@ -91,7 +91,7 @@ const toPlan = (row: PlanRow): EventPlanRecord => ({
   updated_at: iso(row.updated_at)
 })
 
-const toDomainEvent = (row: DomainEventRow): DomainEvent => ({
+const domainEventOfRow = (row: DomainEventRow): DomainEvent => ({
   id: row.id,
   project_id: row.project_id,
   type: row.type,
@@ -345,7 +345,7 @@ export const layerOutbox = Layer.effect(
             ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
           )
           RETURNING *`
-        return rows.map(toDomainEvent).sort((a, b) =>
+        return rows.map(domainEventOfRow).sort((a, b) =>
           Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
         )
       }, Effect.orDie),
