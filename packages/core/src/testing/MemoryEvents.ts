@@ -14,6 +14,7 @@ import { Duplicate } from "../ports/StorageError.ts"
 import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { MemoryStore, type MemoryTable, memoryTable, type MemoryTables } from "./MemoryStore.ts"
+import { byteOrder, compareKeys, instant, json, nullableTimestamp, timestamp, violation } from "./MemoryRows.ts"
 
 const Projects = memoryTable<Project>("projects")
 const Events = memoryTable<EventRecord>("events")
@@ -22,22 +23,6 @@ const Plans = memoryTable<EventPlanRecord>("project_plans")
 const Usage = memoryTable<{ readonly project_id: string; readonly period: string; readonly count: number }>("event_usage")
 const DomainEvents = memoryTable<DomainEvent>("domain_events")
 
-const violation = (message: string): never => {
-  throw new Error(`MemoryStore: ${message}`)
-}
-
-const instant = (iso: string): number => {
-  const ms = Date.parse(iso)
-  return Number.isNaN(ms) ? violation(`invalid timestamp ${JSON.stringify(iso)}`) : ms
-}
-const timestamp = (iso: string): string => new Date(instant(iso)).toISOString()
-const nullableTimestamp = (iso: string | null): string | null => iso === null ? null : timestamp(iso)
-const json = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
-
-/** Byte order, as the `COLLATE "C"` columns sort. */
-const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
-
-const compareKeys = (a: CursorKey, b: CursorKey) => instant(a.sortKey) - instant(b.sortKey) || byteOrder(a.id, b.id)
 const eventKey = (e: EventRecord): CursorKey => ({ sortKey: e.occurred_at, id: e.id })
 
 const requireProject = (db: MemoryTables, projectId: string) => {

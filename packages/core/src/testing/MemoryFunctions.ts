@@ -20,6 +20,7 @@ import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { layerMemoryFunctionKv } from "./MemoryFunctionRuntime.ts"
 import { MemoryStore, memoryTable, type MemoryTables } from "./MemoryStore.ts"
+import { byteOrder, compareKeys, instant, json, nullableTimestamp, timestamp, violation } from "./MemoryRows.ts"
 
 const Projects = memoryTable<Project>("projects")
 const Functions = memoryTable<FunctionRecord>("functions")
@@ -27,20 +28,6 @@ const Deployments = memoryTable<FunctionDeploymentRecord>("function_deployments"
 const Secrets = memoryTable<FunctionSecretRecord>("function_secrets")
 const Invocations = memoryTable<FunctionInvocationRecord>("function_invocations")
 const HostKeys = memoryTable<{ readonly name: string; readonly key: string }>("host_keys")
-
-const violation = (message: string): never => {
-  throw new Error(`MemoryStore: ${message}`)
-}
-
-const instant = (iso: string): number => {
-  const ms = Date.parse(iso)
-  return Number.isNaN(ms) ? violation(`invalid timestamp ${JSON.stringify(iso)}`) : ms
-}
-const timestamp = (iso: string): string => new Date(instant(iso)).toISOString()
-const nullableTimestamp = (iso: string | null): string | null => iso === null ? null : timestamp(iso)
-const json = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
-const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
-const compareKeys = (a: CursorKey, b: CursorKey) => instant(a.sortKey) - instant(b.sortKey) || byteOrder(a.id, b.id)
 
 const secretKey = (functionId: string, name: string) => `${functionId}\u0000${name}`
 

@@ -35,6 +35,7 @@ import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { MessageConfigFilter, MessageConfigRecord } from "../tenancy/MessageConfig.ts"
 import { MemoryStore, memoryTable, type MemoryTables } from "./MemoryStore.ts"
+import { byteOrder, compareKeys, instant, json, nullableTimestamp, timestamp, violation } from "./MemoryRows.ts"
 
 const Projects = memoryTable<Project>("projects")
 const Configs = memoryTable<MessageConfigRecord>("msg_configs")
@@ -46,22 +47,8 @@ const Media = memoryTable<StoredMedia>("msg_media")
 const Inbox = memoryTable<InboxEntry>("msg_upstream_inbox")
 const TemplateStatuses = memoryTable<TemplateStatusRecord>("msg_template_status_events")
 
-const violation = (message: string): never => {
-  throw new Error(`MemoryStore: ${message}`)
-}
-
-const instant = (iso: string): number => {
-  const ms = Date.parse(iso)
-  return Number.isNaN(ms) ? violation(`invalid timestamp ${JSON.stringify(iso)}`) : ms
-}
-const timestamp = (iso: string): string => new Date(instant(iso)).toISOString()
-const nullableTimestamp = (iso: string | null): string | null => iso === null ? null : timestamp(iso)
-const json = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
 const bytesOf = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes)
 
-/** Byte order, as the `COLLATE "C"` columns sort. */
-const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
-const compareKeys = (a: CursorKey, b: CursorKey) => instant(a.sortKey) - instant(b.sortKey) || byteOrder(a.id, b.id)
 const keyOf = (r: { readonly created_at: string; readonly id: string }): CursorKey => ({ sortKey: r.created_at, id: r.id })
 
 const requireProject = (db: MemoryTables, projectId: string) => {

@@ -17,34 +17,12 @@ import { layerMemoryEventsStorage } from "./MemoryEvents.ts"
 import { layerMemoryFunctionsStorage } from "./MemoryFunctions.ts"
 import { layerMemoryMessagingStorage } from "./MemoryMessaging.ts"
 import { layerMemoryWebhooksStorage } from "./MemoryWebhooks.ts"
+import { compareKeys, instant, json, nullableTimestamp, timestamp, violation } from "./MemoryRows.ts"
 
 const Projects = memoryTable<Project>("projects")
 const ApiKeys = memoryTable<ApiKey>("api_keys")
 const Workflows = memoryTable<WorkflowRecord>("workflows")
 const Triggers = memoryTable<TriggerRecord>("triggers")
-
-/** A violated constraint the Postgres adapter reports as a defect. */
-const violation = (message: string): never => {
-  throw new Error(`MemoryStore: ${message}`)
-}
-
-/** Instant of an ISO timestamp; an unparsable one is a defect, as a failed timestamptz cast is. */
-const instant = (iso: string): number => {
-  const ms = Date.parse(iso)
-  return Number.isNaN(ms) ? violation(`invalid timestamp ${JSON.stringify(iso)}`) : ms
-}
-
-/** As a timestamptz column gives it back. */
-const timestamp = (iso: string): string => new Date(instant(iso)).toISOString()
-const nullableTimestamp = (iso: string | null): string | null => iso === null ? null : timestamp(iso)
-
-/** As a jsonb column gives it back (undefined fields dropped), and safe from later mutation. */
-const json = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
-
-/** Byte order of ASCII ids, as the `COLLATE "C"` id columns sort. */
-const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
-
-const compareKeys = (a: CursorKey, b: CursorKey) => instant(a.sortKey) - instant(b.sortKey) || compareIds(a.id, b.id)
 
 const keyOf = (row: { readonly created_at: string; readonly id: string }): CursorKey => ({
   sortKey: row.created_at,

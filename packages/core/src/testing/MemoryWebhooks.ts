@@ -34,6 +34,7 @@ import type {
   WebhookRecord
 } from "../webhooks/Webhook.ts"
 import { MemoryStore, memoryTable, type MemoryTables } from "./MemoryStore.ts"
+import { byteOrder, compareKeys, instant, json, nullableTimestamp, timestamp, violation } from "./MemoryRows.ts"
 
 const Projects = memoryTable<Project>("projects")
 const Webhooks = memoryTable<WebhookRecord>("webhooks")
@@ -41,20 +42,7 @@ const Deliveries = memoryTable<WebhookDeliveryRecord>("webhook_deliveries")
 const Attempts = memoryTable<WebhookAttemptRecord & { readonly id: string }>("webhook_delivery_attempts")
 const Buffers = memoryTable<WebhookBufferRecord>("webhook_buffers")
 
-const violation = (message: string): never => {
-  throw new Error(`MemoryStore: ${message}`)
-}
-
-const instant = (iso: string): number => {
-  const ms = Date.parse(iso)
-  return Number.isNaN(ms) ? violation(`invalid timestamp ${JSON.stringify(iso)}`) : ms
-}
-const timestamp = (iso: string): string => new Date(instant(iso)).toISOString()
-const nullableTimestamp = (iso: string | null): string | null => iso === null ? null : timestamp(iso)
-const json = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
-const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 const keyOf = (row: { readonly created_at: string; readonly id: string }): CursorKey => ({ sortKey: row.created_at, id: row.id })
-const compareKeys = (a: CursorKey, b: CursorKey) => instant(a.sortKey) - instant(b.sortKey) || compareIds(a.id, b.id)
 const newestFirst = <A extends { readonly created_at: string; readonly id: string }>(rows: ReadonlyArray<A>) =>
   [...rows].sort((a, b) => compareKeys(keyOf(b), keyOf(a)))
 
@@ -286,7 +274,7 @@ export const layerMemoryWebhookDeliveriesRepo = Layer.effect(
               d.status === "pending" && !d.test && d.next_attempt_at !== null &&
               instant(d.next_attempt_at) < instant(before)
             )
-            .sort((a, b) => instant(a.next_attempt_at!) - instant(b.next_attempt_at!) || compareIds(a.id, b.id))
+            .sort((a, b) => instant(a.next_attempt_at!) - instant(b.next_attempt_at!) || byteOrder(a.id, b.id))
             .slice(0, limit)
         )
       ),
@@ -338,7 +326,7 @@ export const layerMemoryWebhookBuffersRepo = Layer.effect(
         store.run((db) =>
           db.all(Buffers)
             .filter((b) => instant(b.due_at) < instant(before))
-            .sort((a, b) => instant(a.due_at) - instant(b.due_at) || compareIds(a.id, b.id))
+            .sort((a, b) => instant(a.due_at) - instant(b.due_at) || byteOrder(a.id, b.id))
             .slice(0, limit)
         )
       ),

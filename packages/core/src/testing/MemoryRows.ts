@@ -1,0 +1,30 @@
+/**
+ * How the memory stores keep values the way PostgreSQL gives them back
+ * (timestamps normalised, JSON copied, ids in byte order), shared by every
+ * memory repository so they all fail and sort like the Postgres adapters.
+ */
+import type { CursorKey } from "../shared/Pagination.ts"
+
+/** A violated constraint the Postgres adapter reports as a defect. */
+export const violation = (message: string): never => {
+  throw new Error(`MemoryStore: ${message}`)
+}
+
+/** Instant of an ISO timestamp; an unparsable one is a defect, as a failed timestamptz cast is. */
+export const instant = (iso: string): number => {
+  const ms = Date.parse(iso)
+  return Number.isNaN(ms) ? violation(`invalid timestamp ${JSON.stringify(iso)}`) : ms
+}
+
+/** As a timestamptz column gives it back. */
+export const timestamp = (iso: string): string => new Date(instant(iso)).toISOString()
+export const nullableTimestamp = (iso: string | null): string | null => iso === null ? null : timestamp(iso)
+
+/** As a jsonb column gives it back: a copy, without undefined members. */
+export const json = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
+
+/** Byte order, as the `COLLATE "C"` columns sort. */
+export const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
+
+/** Order of list positions: time first, then id. */
+export const compareKeys = (a: CursorKey, b: CursorKey) => instant(a.sortKey) - instant(b.sortKey) || byteOrder(a.id, b.id)
