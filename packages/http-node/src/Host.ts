@@ -13,6 +13,7 @@ import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
 import { MsgConfigsHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
+import { CustomersHandlers } from "./handlers/Customers.ts"
 import { SandboxHandlers } from "./handlers/MessagingSandbox.ts"
 import * as Ingestion from "./ingestion/Routes.ts"
 import { FunctionInvokeHandlers, FunctionsHandlers, LegacyFunctionsHandlers } from "./handlers/Functions.ts"
@@ -24,7 +25,7 @@ import { RequestLog } from "./RequestLog.ts"
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
-  Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers]),
+  Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers, CustomersHandlers]),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.

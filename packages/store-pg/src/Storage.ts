@@ -7,5 +7,6 @@ import { layerEventsStorage } from "./EventsRepo.ts"
 import { layerFunctionsStorage } from "./FunctionsRepo.ts"
 import { layerMessagingStorage } from "./MessagingRepo.ts"
 import { layerWebhooksStorage } from "./WebhooksRepo.ts"
+import { layerCustomersRepo } from "./CustomersRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage)
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo)

@@ -22,6 +22,7 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`
       assert.deepStrictEqual(tables.map((t) => t.table_name), [
         "api_keys",
+        "customers",
         "domain_events",
         "event_definitions",
         "event_usage",
@@ -79,7 +80,7 @@ describe("Database.layer", () => {
         return { names: yield* migrated, used: Redacted.value(yield* DatabaseUrl) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ DATABASE_URL: url })))))
       assert.strictEqual(used, url)
-      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers"])
     }))
 
   it.live("otherwise runs an embedded server in PARLEY_DATA_DIR", () =>
@@ -91,7 +92,7 @@ describe("Database.layer", () => {
       const { names, used } = yield* Effect.gen(function*() {
         return { names: yield* migrated, used: new URL(Redacted.value(yield* DatabaseUrl)) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ PARLEY_DATA_DIR: dataDir })))))
-      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers"])
       const stored = JSON.parse(Fs.readFileSync(Path.join(dataDir, "postgres.json"), "utf8")) as { port: number }
       assert.strictEqual(Number(used.port), stored.port)
       assert.isTrue(Fs.existsSync(Path.join(dataDir, "pg", "PG_VERSION")))

@@ -7,6 +7,7 @@ import { FlowsApi, TriggersApi, WorkflowsApi } from "../workflows/WorkflowsApi.t
 import { RequestErrors } from "./Middleware.ts"
 import { EventDefinitionsApi, EventsApi } from "../events/EventsApi.ts"
 import { MsgConfigsApi, PhoneNumbersApi } from "../tenancy/TenancyApi.ts"
+import { CustomersApi } from "../tenancy/CustomersApi.ts"
 import { SandboxApi } from "../messaging/MessagingApi.ts"
 import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "../functions/FunctionsApi.ts"
 import { WebhookDeliveriesApi, WebhooksApi } from "../webhooks/WebhooksApi.ts"
@@ -18,6 +19,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(EventsApi)
   .add(EventDefinitionsApi)
   .add(PhoneNumbersApi)
+  .add(CustomersApi)
   .add(MsgConfigsApi)
   .add(SandboxApi)
   .add(FunctionsApi)

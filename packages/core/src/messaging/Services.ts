@@ -10,8 +10,9 @@ import { UpstreamIngestion } from "./Ingestion.ts"
 import { Messaging } from "./Messaging.ts"
 import { Sandbox } from "./Sandbox.ts"
 import * as Upstream from "./Upstream.ts"
+import { Customers } from "../tenancy/Customers.ts"
 
-export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer).pipe(
+export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Customers.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer)),
   Layer.provideMerge(Upstream.layerConfig)
 )

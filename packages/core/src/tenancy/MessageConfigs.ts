@@ -65,7 +65,9 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
   /** Manual connection (`POST /msg/phone_numbers`): 422 when the network refuses the credentials or the number is taken. */
   readonly connect: (
     principal: Principal,
-    input: MessageConfigCreateInput
+    input: MessageConfigCreateInput,
+    /** The project's customer the number belongs to (`POST /customers/<id>/msg/phone_numbers`). */
+    customerId?: string
   ) => Effect.Effect<MessageConfigRecord, Unprocessable | BadGateway>
   /** `PATCH /api/v1/msg_configs/<id>`; changed credentials are verified again. */
   readonly update: (
@@ -127,7 +129,8 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
 
       const connectVerified = Effect.fnUntraced(function*(
         projectId: string,
-        input: MessageConfigCreateInput
+        input: MessageConfigCreateInput,
+        customerId: string | null
       ) {
         const phoneNumberId = input.phone_number_id.trim()
         const businessAccountId = input.business_account_id.trim()
@@ -153,7 +156,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           business_account_id: businessAccountId,
           display_phone_number: display,
           display_phone_number_normalized: phoneDigits(display),
-          customer_id: null,
+          customer_id: customerId,
           inbound_processing_enabled: input.inbound_processing_enabled ?? true,
           access_token: accessToken,
           webhook_verify_token: secretOf(input.webhook_verify_token),
@@ -174,8 +177,12 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
         return config
       })
 
-      const connect = Effect.fn("MessageConfigs.connect")(function*(principal: Principal, input: MessageConfigCreateInput) {
-        return yield* connectVerified(principal.project.id, input)
+      const connect = Effect.fn("MessageConfigs.connect")(function*(
+        principal: Principal,
+        input: MessageConfigCreateInput,
+        customerId?: string
+      ) {
+        return yield* connectVerified(principal.project.id, input, customerId ?? null)
       })
 
       const findOwned = (projectId: string, id: string) =>
@@ -367,7 +374,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           business_account_id: number.businessAccountId,
           access_token: Redacted.value(number.accessToken),
           kind: "production"
-        }).pipe(
+        }, null).pipe(
           Effect.map(Option.some),
           Effect.catchCause((cause) =>
             Effect.as(Effect.logWarning("Could not connect the simulated number", cause), Option.none<MessageConfigRecord>())

@@ -17,7 +17,10 @@ import { layerMemoryEventsStorage } from "./MemoryEvents.ts"
 import { layerMemoryFunctionsStorage } from "./MemoryFunctions.ts"
 import { layerMemoryMessagingStorage } from "./MemoryMessaging.ts"
 import { layerMemoryWebhooksStorage } from "./MemoryWebhooks.ts"
-import { compareKeys, instant, json, nullableTimestamp, timestamp, violation } from "./MemoryRows.ts"
+import { layerMemoryCustomersRepo } from "./MemoryCustomers.ts"
+import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
+
+export { sliceWindow }
 
 const Projects = memoryTable<Project>("projects")
 const ApiKeys = memoryTable<ApiKey>("api_keys")
@@ -32,30 +35,6 @@ const keyOf = (row: { readonly created_at: string; readonly id: string }): Curso
 const oldestFirst = <A extends { readonly created_at: string; readonly id: string }>(rows: ReadonlyArray<A>) =>
   [...rows].sort((a, b) => compareKeys(keyOf(a), keyOf(b)))
 
-/** The window over rows sorted newest first (see `ListWindow`). */
-export const sliceWindow = <A extends { readonly created_at: string; readonly id: string }>(
-  newestFirst: ReadonlyArray<A>,
-  window: ListWindow
-): ListSlice<A> => {
-  if (window.mode === "page") {
-    const start = (window.page - 1) * window.perPage
-    const items = newestFirst.slice(start, start + window.perPage)
-    return { items, hasMore: start + items.length < newestFirst.length, total: newestFirst.length }
-  }
-  const { after, before, limit } = window
-  const inRange = newestFirst.filter((row) =>
-    (after === undefined || compareKeys(keyOf(row), after) < 0) &&
-    (before === undefined || compareKeys(keyOf(row), before) > 0)
-  )
-  // Travelling towards newer items, the ones nearest the `before` key come first.
-  const travel = before !== undefined ? [...inRange].reverse() : inRange
-  const page = travel.slice(0, limit)
-  return {
-    items: before !== undefined ? page.reverse() : page,
-    hasMore: travel.length > limit,
-    total: 0
-  }
-}
 
 const storedProject = (p: Project): Project => ({
   ...p,
@@ -291,5 +270,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryEventsStorage,
   layerMemoryFunctionsStorage,
   layerMemoryMessagingStorage,
-  layerMemoryWebhooksStorage
+  layerMemoryWebhooksStorage,
+  layerMemoryCustomersRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))

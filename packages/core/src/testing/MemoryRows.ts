@@ -3,7 +3,7 @@
  * (timestamps normalised, JSON copied, ids in byte order), shared by every
  * memory repository so they all fail and sort like the Postgres adapters.
  */
-import type { CursorKey } from "../shared/Pagination.ts"
+import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
 
 /** A violated constraint the Postgres adapter reports as a defect. */
 export const violation = (message: string): never => {
@@ -28,3 +28,30 @@ export const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a,
 
 /** Order of list positions: time first, then id. */
 export const compareKeys = (a: CursorKey, b: CursorKey) => instant(a.sortKey) - instant(b.sortKey) || byteOrder(a.id, b.id)
+
+const keyOf = (row: { readonly created_at: string; readonly id: string }): CursorKey => ({ sortKey: row.created_at, id: row.id })
+
+/** The window over rows sorted newest first (see `ListWindow`). */
+export const sliceWindow = <A extends { readonly created_at: string; readonly id: string }>(
+  newestFirst: ReadonlyArray<A>,
+  window: ListWindow
+): ListSlice<A> => {
+  if (window.mode === "page") {
+    const start = (window.page - 1) * window.perPage
+    const items = newestFirst.slice(start, start + window.perPage)
+    return { items, hasMore: start + items.length < newestFirst.length, total: newestFirst.length }
+  }
+  const { after, before, limit } = window
+  const inRange = newestFirst.filter((row) =>
+    (after === undefined || compareKeys(keyOf(row), after) < 0) &&
+    (before === undefined || compareKeys(keyOf(row), before) > 0)
+  )
+  // Travelling towards newer items, the ones nearest the `before` key come first.
+  const travel = before !== undefined ? [...inRange].reverse() : inRange
+  const page = travel.slice(0, limit)
+  return {
+    items: before !== undefined ? page.reverse() : page,
+    hasMore: travel.length > limit,
+    total: 0
+  }
+}

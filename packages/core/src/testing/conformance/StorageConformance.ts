@@ -5,17 +5,25 @@
  */
 import { describe } from "@effect/vitest"
 import type { Layer } from "effect"
+import type { CustomersRepo } from "../../ports/CustomersRepo.ts"
 import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
 import type { Transactor } from "../../ports/Transactor.ts"
 import type { TriggersRepo, WorkflowsRepo } from "../../ports/WorkflowsRepo.ts"
+import { customersRepoConformance } from "./CustomersRepoConformance.ts"
 import { projectsRepoConformance } from "./ProjectsRepoConformance.ts"
 import { transactorConformance } from "./TransactorConformance.ts"
 import { triggersRepoConformance } from "./TriggersRepoConformance.ts"
 import { workflowsRepoConformance } from "./WorkflowsRepoConformance.ts"
 
-export { projectsRepoConformance, transactorConformance, triggersRepoConformance, workflowsRepoConformance }
+export {
+  customersRepoConformance,
+  projectsRepoConformance,
+  transactorConformance,
+  triggersRepoConformance,
+  workflowsRepoConformance
+}
 
-export type StoragePorts = Transactor | ProjectsRepo | WorkflowsRepo | TriggersRepo
+export type StoragePorts = Transactor | ProjectsRepo | WorkflowsRepo | TriggersRepo | CustomersRepo
 
 /** Every storage suite; each builds its own instance of `storage`. */
 export const storageConformance = <E>(name: string, storage: Layer.Layer<StoragePorts, E>): void => {
@@ -24,5 +32,6 @@ export const storageConformance = <E>(name: string, storage: Layer.Layer<Storage
     workflowsRepoConformance("WorkflowsRepo", storage)
     triggersRepoConformance("TriggersRepo", storage)
     transactorConformance("Transactor", storage)
+    customersRepoConformance("CustomersRepo", storage)
   })
 }

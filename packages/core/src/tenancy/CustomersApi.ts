@@ -1,0 +1,50 @@
+/** The HTTP contract of customers (decisions 2.13, 4.8) and of connecting a number to one. */
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Authentication } from "../http/Middleware.ts"
+import { BadGateway, NotFound, Unprocessable } from "../shared/ApiError.ts"
+import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
+import { Customer, CustomerCreateInput, CustomerUpdateInput } from "./Customer.ts"
+import { MessageConfigCreateInput, PhoneNumber } from "./MessageConfig.ts"
+
+const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
+const IdParams = { id: Schema.String }
+
+export class CustomersApi extends HttpApiGroup.make("customers")
+  .add(
+    HttpApiEndpoint.get("list", "/customers", {
+      query: {
+        external_customer_id: Schema.optionalKey(Schema.String),
+        name_contains: Schema.optionalKey(Schema.String),
+        ...PagingQuery
+      },
+      success: ListResponse(Customer)
+    }),
+    HttpApiEndpoint.post("create", "/customers", {
+      payload: Schema.Struct({ customer: CustomerCreateInput }),
+      success: data(Customer).pipe(HttpApiSchema.status(201)),
+      error: Unprocessable
+    }),
+    HttpApiEndpoint.get("get", "/customers/:id", { params: IdParams, success: data(Customer), error: NotFound }),
+    HttpApiEndpoint.patch("update", "/customers/:id", {
+      params: IdParams,
+      payload: Schema.Struct({ customer: CustomerUpdateInput }),
+      success: data(Customer),
+      error: [NotFound, Unprocessable]
+    }),
+    HttpApiEndpoint.delete("delete", "/customers/:id", {
+      params: IdParams,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound, Unprocessable]
+    }),
+    HttpApiEndpoint.post("connectNumber", "/customers/:id/msg/phone_numbers", {
+      params: IdParams,
+      payload: Schema.Struct({ msg_config: MessageConfigCreateInput }),
+      success: data(PhoneNumber).pipe(HttpApiSchema.status(201)),
+      error: [NotFound, Unprocessable, BadGateway]
+    })
+  )
+  .middleware(Authentication)
+  .prefix("/platform/v1")
+  .annotateMerge(OpenApi.annotations({ title: "Customers", description: "The businesses whose numbers a project connects" }))
+{}

@@ -1,0 +1,85 @@
+/** `CustomersRepo` on PostgreSQL. */
+import { type CustomerFilter, type CustomerRecord, CustomersRepo, type ListWindow } from "@parley/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { iso, mapUnique } from "./Rows.ts"
+
+interface CustomerRow {
+  readonly id: string
+  readonly project_id: string
+  readonly name: string
+  readonly external_customer_id: string | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toCustomer = (row: CustomerRow): CustomerRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  name: row.name,
+  external_customer_id: row.external_customer_id,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+const duplicates = mapUnique({ customers_project_external_key: "external_customer_id" })
+
+export const layerCustomersRepo = Layer.effect(
+  CustomersRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const where = (projectId: string, filter: CustomerFilter) =>
+      sql.and([
+        sql`project_id = ${projectId}`,
+        ...(filter.external_customer_id !== undefined ? [sql`external_customer_id = ${filter.external_customer_id}`] : []),
+        // strpos, not LIKE: the text is taken literally, % and _ included.
+        ...(filter.name_contains !== undefined ? [sql`strpos(lower(name), lower(${filter.name_contains})) > 0`] : [])
+      ])
+
+    const list = Effect.fn("CustomersRepo.list")(function*(projectId: string, filter: CustomerFilter, window: ListWindow) {
+      if (window.mode === "page") {
+        const [{ total }] = yield* sql<{ readonly total: number }>`
+          SELECT count(*)::int AS total FROM customers WHERE ${where(projectId, filter)}`
+        const rows = yield* sql<CustomerRow>`
+          SELECT * FROM customers WHERE ${where(projectId, filter)}
+          ORDER BY created_at DESC, id DESC LIMIT ${window.perPage} OFFSET ${(window.page - 1) * window.perPage}`
+        return { items: rows.map(toCustomer), hasMore: (window.page - 1) * window.perPage + rows.length < total, total }
+      }
+      const { after, before, limit } = window
+      const conditions = [
+        where(projectId, filter),
+        ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
+        ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
+      ]
+      const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
+      const rows = yield* sql<CustomerRow>`
+        SELECT * FROM customers WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
+      const page = rows.slice(0, limit).map(toCustomer)
+      return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
+    }, Effect.orDie)
+
+    return CustomersRepo.of({
+      insert: Effect.fn("CustomersRepo.insert")(function*(c: CustomerRecord) {
+        yield* sql`
+          INSERT INTO customers (id, project_id, name, external_customer_id, created_at, updated_at)
+          VALUES (${c.id}, ${c.project_id}, ${c.name}, ${c.external_customer_id}, ${c.created_at}, ${c.updated_at})`
+      }, Effect.catchTag("SqlError", duplicates)),
+      findById: Effect.fn("CustomersRepo.findById")(function*(projectId: string, id: string) {
+        const rows = yield* sql<CustomerRow>`SELECT * FROM customers WHERE project_id = ${projectId} AND id = ${id}`
+        return Option.map(Option.fromNullishOr(rows[0]), toCustomer)
+      }, Effect.orDie),
+      list,
+      update: Effect.fn("CustomersRepo.update")(function*(c: CustomerRecord) {
+        const rows = yield* sql<CustomerRow>`
+          UPDATE customers SET name = ${c.name}, external_customer_id = ${c.external_customer_id}, updated_at = ${c.updated_at}
+          WHERE project_id = ${c.project_id} AND id = ${c.id} RETURNING *`
+        return Option.map(Option.fromNullishOr(rows[0]), toCustomer)
+      }, Effect.catchTag("SqlError", duplicates)),
+      delete: Effect.fn("CustomersRepo.delete")(function*(projectId: string, id: string) {
+        const rows = yield* sql`DELETE FROM customers WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
+        return rows.length > 0
+      }, Effect.orDie)
+    })
+  })
+)
