@@ -3,7 +3,7 @@
  * surface, OpenAPI, docs, health) over the core services. Storage is the
  * caller's choice: Postgres (`layerPostgres`) or memory ports for tests.
  */
-import { FunctionSecretKey, type FunctionKv, type FunctionRuntime, Ids, Parley, ParleyApi, PublicUrl } from "@parley/core"
+import { FunctionSecretKey, type FunctionKv, type FunctionRuntime, Ids, MessagingProxy, Parley, ParleyApi, PublicUrl } from "@parley/core"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
@@ -16,6 +16,7 @@ import { MsgConfigsHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNu
 import { CustomersHandlers } from "./handlers/Customers.ts"
 import { SandboxHandlers } from "./handlers/MessagingSandbox.ts"
 import * as Ingestion from "./ingestion/Routes.ts"
+import * as Proxy from "./proxy/Routes.ts"
 import { FunctionInvokeHandlers, FunctionsHandlers, LegacyFunctionsHandlers } from "./handlers/Functions.ts"
 import { layerWorkerdFunctionRuntimeConfig } from "./runtime/Workerd.ts"
 import { WebhookDeliveriesHandlers, WebhooksHandlers } from "./handlers/Webhooks.ts"
@@ -45,8 +46,11 @@ const NotFoundRoute = HttpRouter.add(
   Effect.succeed(HttpServerResponse.jsonUnsafe({ error: "Not found" }, { status: 404 }))
 )
 
+/** The messaging proxy (`/proxy`, `/proxy/vNN.N`), with its service over the messaging services. */
+const ProxyRoutes = Proxy.routes.pipe(Layer.provide(MessagingProxy.layer))
+
 /** Every route of the host; needs the core services and their ports. */
-export const routes = Layer.mergeAll(ApiRoutes, Ingestion.routes, DocsRoute, HealthRoute, NotFoundRoute, RequestLog)
+export const routes = Layer.mergeAll(ApiRoutes, Ingestion.routes, ProxyRoutes, DocsRoute, HealthRoute, NotFoundRoute, RequestLog)
 
 export interface HostOptions {
   readonly publicUrl: string

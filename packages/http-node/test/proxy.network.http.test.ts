@@ -1,0 +1,154 @@
+/**
+ * The proxy's pass-through routes over real HTTP with the network simulator
+ * behind them (decisions 4.10): templates, block users and usernames. Bodies
+ * go out byte for byte; answers and error objects come back unchanged; ids
+ * that are not the project's answer 404 (code 100).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Ids, MessagingNetwork, UpstreamSettings } from "@parley/core"
+import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
+import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { afterAll, beforeAll } from "vitest"
+import { type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+
+let host: MessagingHost
+let pnid: string
+let waba: string
+let token: string
+let close: () => Promise<void>
+
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
+
+beforeAll(async () => {
+  const scope = Effect.runSync(Scope.make())
+  await Effect.runPromise(Effect.gen(function*() {
+    const ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)
+    host = yield* startMessagingHost(ports, { PARLEY_UPSTREAM_VERIFY_TOKEN: "proxy-network-verify-token-01" })
+    const number = Option.getOrThrow(Context.get(host.context, UpstreamSettings).simulatedNumber)
+    pnid = number.phoneNumberId
+    waba = number.businessAccountId
+    token = Redacted.value(number.accessToken)
+    const connected = yield* Effect.promise(() =>
+      host.request("POST", "/platform/v1/msg/phone_numbers", {
+        body: { msg_config: { phone_number_id: pnid, business_account_id: waba, access_token: token } }
+      })
+    )
+    assert.strictEqual(connected.status, 201, connected.text)
+  }).pipe(Effect.provideService(Scope.Scope, scope)))
+  close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+}, 60_000)
+afterAll(() => close())
+
+const network = () => Context.get(host.context, MessagingNetwork)
+const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
+
+describe("proxy templates", () => {
+  it("creates, lists, reads, edits and deletes through the network, answers unchanged", async () => {
+    const definition = {
+      name: `order_update_${Date.now()}`,
+      category: "UTILITY",
+      language: "en_US",
+      components: [{ type: "BODY", text: "Your order {{1}} shipped.", example: { body_text: [["A-1"]] } }]
+    }
+    const created = await host.request("POST", `/proxy/v24.0/${waba}/message_templates`, { raw: JSON.stringify(definition) })
+    assert.strictEqual(created.status, 200, created.text)
+    assert.deepStrictEqual(Object.keys(created.body).sort(), ["category", "id", "status"])
+    assert.strictEqual(created.body.status, "PENDING")
+    const id: string = created.body.id
+
+    const list = await host.request("GET", `/proxy/${waba}/message_templates?name=${definition.name}&limit=5`)
+    assert.strictEqual(list.status, 200, list.text)
+    const direct = await run(network().listTemplates({ accessToken: Redacted.make(token) }, waba, { name: definition.name, limit: "5" }))
+    assert.strictEqual(list.text, text(direct.body))
+
+    const one = await host.request("GET", `/proxy/${waba}/message_templates/${id}`)
+    assert.strictEqual(one.status, 200, one.text)
+    assert.strictEqual(one.body.id, id)
+    assert.strictEqual(one.body.name, definition.name)
+
+    await run(host.simulator.setTemplateStatus(id, "APPROVED"))
+    const edited = await host.request("POST", `/proxy/${waba}/message_templates?hsm_id=${id}`, {
+      raw: JSON.stringify({ components: [{ type: "BODY", text: "Order {{1}} is on its way.", example: { body_text: [["A-1"]] } }] })
+    })
+    assert.strictEqual(edited.status, 200, edited.text)
+    assert.deepStrictEqual(edited.body, { success: true })
+
+    const none = await host.request("DELETE", `/proxy/${waba}/message_templates`)
+    assert.strictEqual(none.status, 400)
+    assert.strictEqual(none.body.error.code, 100)
+    const deleted = await host.request("DELETE", `/proxy/${waba}/message_templates?name=${definition.name}&hsm_id=${id}`)
+    assert.strictEqual(deleted.status, 200, deleted.text)
+    assert.deepStrictEqual(deleted.body, { success: true })
+  })
+
+  it("forwards the network's refusal unchanged and answers 404 for another project's account", async () => {
+    const bad = await host.request("POST", `/proxy/${waba}/message_templates`, { raw: `{"name":"x"}` })
+    assert.strictEqual(bad.status >= 400, true, bad.text)
+    assert.property(bad.body.error, "fbtrace_id")
+    const other = await host.request("GET", `/proxy/${waba}/message_templates`, { key: host.otherKey })
+    assert.strictEqual(other.status, 404)
+    assert.strictEqual(other.body.error.code, 100)
+  })
+})
+
+describe("proxy block users", () => {
+  it("blocks a contact who wrote in, lists and unblocks, with the network's shapes", async () => {
+    await run(host.simulator.inbound(pnid, { from: "15550401001", message: { type: "text", text: { body: "spam" } } }))
+    const body = JSON.stringify({ messaging_product: "whatsapp", block_users: [{ user: "15550401001" }] })
+    const blocked = await host.request("POST", `/proxy/${pnid}/block_users`, { raw: body })
+    assert.strictEqual(blocked.status, 200, blocked.text)
+    assert.deepStrictEqual(blocked.body.block_users.added_users, [{ input: "15550401001", wa_id: "15550401001" }])
+    const list = await host.request("GET", `/proxy/${pnid}/block_users?limit=10`)
+    assert.strictEqual(list.status, 200, list.text)
+    assert.isTrue(list.body.data.some((u: any) => u.wa_id === "15550401001"))
+    assert.property(list.body, "paging")
+    const unblocked = await host.request("DELETE", `/proxy/${pnid}/block_users`, { raw: body })
+    assert.strictEqual(unblocked.status, 200, unblocked.text)
+    assert.deepStrictEqual(unblocked.body.block_users.removed_users, [{ input: "15550401001", wa_id: "15550401001" }])
+    const other = await host.request("GET", `/proxy/${pnid}/block_users`, { key: host.otherKey })
+    assert.strictEqual(other.status, 404)
+  })
+})
+
+describe("proxy usernames", () => {
+  it("sets, reads, suggests and deletes the number's username", async () => {
+    const set = await host.request("POST", `/proxy/${pnid}/username`, { raw: JSON.stringify({ username: "acme.support" }) })
+    assert.strictEqual(set.status, 200, set.text)
+    assert.include(["approved", "reserved"], set.body.status)
+    const got = await host.request("GET", `/proxy/${pnid}/username`)
+    assert.strictEqual(got.status, 200, got.text)
+    assert.strictEqual(got.body.username, "acme.support")
+    const suggestions = await host.request("GET", `/proxy/${pnid}/username_suggestions`)
+    assert.strictEqual(suggestions.status, 200, suggestions.text)
+    assert.isArray(suggestions.body.data[0].username_suggestions)
+    const invalid = await host.request("POST", `/proxy/${pnid}/username`, { raw: JSON.stringify({ username: "x" }) })
+    assert.strictEqual(invalid.status, 400, invalid.text)
+    assert.strictEqual(invalid.body.error.code, 131009)
+    const deleted = await host.request("DELETE", `/proxy/${pnid}/username`)
+    assert.deepStrictEqual(deleted.body, { success: true })
+    const gone = await host.request("GET", `/proxy/${pnid}/username`)
+    assert.strictEqual(gone.status, 404, gone.text)
+  })
+})
+
+describe("proxy interactive form metadata", () => {
+  it("updates a flow of the project's business account; unknown flows answer 404", async () => {
+    const flowId = await run(host.simulator.createFlow(waba, { name: "Booking" }))
+    const res = await host.request("POST", `/proxy/v24.0/${flowId}`, {
+      raw: JSON.stringify({ name: "Booking v2", categories: ["APPOINTMENT_BOOKING"], endpoint_uri: "https://example.com/flow" })
+    })
+    assert.strictEqual(res.status, 200, res.text)
+    assert.deepStrictEqual(res.body, { success: true })
+    const flow = await run(host.simulator.flow(flowId))
+    assert.strictEqual(flow!.name, "Booking v2")
+    assert.deepStrictEqual(flow!.categories, ["APPOINTMENT_BOOKING"])
+    const invalid = await host.request("POST", `/proxy/${flowId}`, { raw: JSON.stringify({ categories: [] }) })
+    assert.strictEqual(invalid.status, 400, invalid.text)
+    assert.strictEqual(invalid.body.error.code, 100)
+    const unknown = await host.request("POST", `/proxy/987654321012345`, { raw: JSON.stringify({ name: "x" }) })
+    assert.strictEqual(unknown.status, 404, unknown.text)
+    assert.strictEqual(unknown.body.error.code, 100)
+    const other = await host.request("POST", `/proxy/${flowId}`, { raw: JSON.stringify({ name: "x" }), key: host.otherKey })
+    assert.strictEqual(other.status, 404, other.text)
+  })
+})
