@@ -335,6 +335,40 @@ describe("ingestion and stored messages", () => {
       assert.notStrictEqual(next.conversation_id, conversationId)
     }))
 
+  scenario("a manual end writes msg.conversation.ended with reason manual; reopening re-arms the 24-hour end", () =>
+    Effect.gen(function*() {
+      const { config, project, simulator } = yield* given
+      const messaging = yield* Messaging
+      const first = yield* simulator.inbound(config.phone_number_id, { from: "15550004545", message: { type: "text", text: { body: "1" } } })
+      yield* settle
+      const conversationId = (yield* messaging.getMessage(project.id, config.phone_number_id, first.id)).conversation_id
+      yield* written
+      yield* advance(HOUR)
+      const ended = yield* messaging.updateConversation(project.id, conversationId, { status: "ended" })
+      assert.strictEqual(ended.status, "ended")
+      assert.strictEqual(ended.end_reason, "manual")
+      const events = (yield* written).filter((e) => e.type === MSG_CONVERSATION_ENDED)
+      assert.strictEqual(events.length, 1)
+      assert.strictEqual((events[0]!.payload as any).data.reason, "manual")
+      assert.strictEqual((events[0]!.payload as any).data.conversation.id, conversationId)
+      // Ending an ended conversation writes nothing.
+      yield* messaging.updateConversation(project.id, conversationId, { status: "ended" })
+      assert.deepStrictEqual(types(yield* written), [])
+
+      yield* advance(30 * HOUR)
+      const reopened = yield* messaging.updateConversation(project.id, conversationId, { status: "active" })
+      assert.strictEqual(reopened.status, "active")
+      assert.strictEqual(reopened.end_reason, null)
+      yield* advance(23 * HOUR)
+      assert.strictEqual((yield* messaging.getConversation(project.id, conversationId)).status, "active", "silence counts from the reopening")
+      yield* advance(2 * HOUR)
+      const idle = yield* messaging.getConversation(project.id, conversationId)
+      assert.strictEqual(idle.status, "ended")
+      assert.strictEqual(idle.end_reason, "inactivity")
+      const later = (yield* written).filter((e) => e.type === MSG_CONVERSATION_ENDED)
+      assert.deepStrictEqual(later.map((e) => (e.payload as any).data.reason), ["inactivity"])
+    }))
+
   scenario("processes a 1,000-update payload: every message once, one conversation per contact", () =>
     Effect.gen(function*() {
       const { config, deliver, project } = yield* given

@@ -14,6 +14,7 @@ import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/W
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
 import { MsgConfigsHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
 import { CustomersHandlers } from "./handlers/Customers.ts"
+import { MsgConversationsHandlers } from "./handlers/Conversations.ts"
 import { SandboxHandlers } from "./handlers/MessagingSandbox.ts"
 import * as Ingestion from "./ingestion/Routes.ts"
 import * as Proxy from "./proxy/Routes.ts"
@@ -27,6 +28,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
   Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers, CustomersHandlers]),
+  Layer.provide(MsgConversationsHandlers),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.

@@ -9,6 +9,7 @@ import { EventDefinitionsApi, EventsApi } from "../events/EventsApi.ts"
 import { MsgConfigsApi, PhoneNumbersApi } from "../tenancy/TenancyApi.ts"
 import { CustomersApi } from "../tenancy/CustomersApi.ts"
 import { SandboxApi } from "../messaging/MessagingApi.ts"
+import { MsgConversationsApi } from "../messaging/ConversationsApi.ts"
 import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "../functions/FunctionsApi.ts"
 import { WebhookDeliveriesApi, WebhooksApi } from "../webhooks/WebhooksApi.ts"
 
@@ -22,6 +23,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(CustomersApi)
   .add(MsgConfigsApi)
   .add(SandboxApi)
+  .add(MsgConversationsApi)
   .add(FunctionsApi)
   .add(FunctionInvokeApi)
   .add(LegacyFunctionsApi)

@@ -31,6 +31,35 @@ export const msgMessageStatusEvent = (status: Exclude<MessageStatus, "pending">)
 /** One per accepted upstream POST: `{ phone_number_ids, body_base64 }`. */
 export const UPSTREAM_PAYLOAD = "upstream.payload"
 
+/**
+ * One per message stored in either direction (inbound when recorded, outbound
+ * when recorded before the network answers), written with the message:
+ * `ConversationActivityPayload`. Not a webhook event: webhooks arm their
+ * `msg.conversation.inactive` timers from it. Kept out of
+ * `MESSAGING_DOMAIN_EVENTS` (the webhook-event twins).
+ */
+export const MSG_CONVERSATION_ACTIVITY = "msg.conversation.activity"
+
+/** The payload of `msg.conversation.activity`. */
+export interface ConversationActivityPayload {
+  readonly conversation_id: string
+  /** Parley's id of the message stored. */
+  readonly message_id: string
+  readonly msg_config_id: string
+  readonly phone_number_id: string
+  /** When the message counts as activity (what moved the conversation's `last_active_at`), ISO. */
+  readonly active_at: string
+}
+
+/** `msg.conversation.activity` payload. */
+export const conversationActivityPayload = (message: MessageRecord, activeAt: string): ConversationActivityPayload => ({
+  conversation_id: message.conversation_id,
+  message_id: message.id,
+  msg_config_id: message.msg_config_id,
+  phone_number_id: message.phone_number_id,
+  active_at: activeAt
+})
+
 /** Every domain event type messaging writes. */
 export const MESSAGING_DOMAIN_EVENTS: ReadonlyArray<string> = [
   MSG_MESSAGE_RECEIVED,

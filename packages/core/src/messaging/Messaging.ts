@@ -27,6 +27,8 @@ import { renderInbound, renderOutbound } from "./Content.ts"
 import {
   conversationEventPayload,
   messageEventPayload,
+  conversationActivityPayload,
+  MSG_CONVERSATION_ACTIVITY,
   MSG_CONVERSATION_CREATED,
   MSG_CONVERSATION_ENDED,
   MSG_MESSAGE_RECEIVED,
@@ -38,6 +40,7 @@ import {
   type ConversationEndReason,
   type ConversationFilter,
   type ConversationRecord,
+  type ConversationStatus,
   MEDIA_TYPES,
   mediaUrl,
   type MessageFilter,
@@ -131,6 +134,16 @@ const extension = (contentType: string) => {
   return known[type] ?? "bin"
 }
 
+/** What a Platform API PATCH may change on a conversation; absent keys stay as they are. */
+export interface ConversationChange {
+  readonly status?: ConversationStatus | undefined
+  /** `null` clears it. */
+  readonly metadata?: Readonly<Record<string, unknown>> | null | undefined
+}
+
+/** Largest `metadata` of a conversation, serialized as JSON (decisions 2.10). */
+export const CONVERSATION_METADATA_MAX_BYTES = 16 * 1024
+
 export class Messaging extends Context.Service<Messaging, {
   readonly recordInbound: (config: MessageConfigRecord, input: InboundInput) => Effect.Effect<InboundOutcome>
   /** Applies a network status object (`{ id, status, timestamp, errors?, ... }`) of one of the number's messages. */
@@ -167,6 +180,18 @@ export class Messaging extends Context.Service<Messaging, {
     window: ListWindow
   ) => Effect.Effect<ListSlice<ConversationRecord>>
   readonly getConversation: (projectId: string, id: string) => Effect.Effect<ConversationRecord, NotFound>
+  /**
+   * `PATCH /platform/v1/msg/conversations/<id>` (decisions 2.10, 3.5): `metadata` replaced as a whole (at most
+   * 16 KB serialized); `status` `ended` ends an active conversation as the inactivity end does (reason `manual`),
+   * `active` reopens an ended one unless the contact has a newer active conversation on the number (422).
+   */
+  readonly updateConversation: (
+    projectId: string,
+    id: string,
+    change: ConversationChange
+  ) => Effect.Effect<ConversationRecord, NotFound | Unprocessable>
+  /** The project's live config of a network phone number id, if any. */
+  readonly numberOf: (projectId: string, phoneNumberId: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
   readonly listContacts: (projectId: string, filter: ContactFilter, window: ListWindow) => Effect.Effect<ListSlice<ContactRecord>>
   /** By contact id, phone number (any format) or business-scoped id. */
   readonly getContact: (projectId: string, identifier: string) => Effect.Effect<ContactRecord, NotFound>
@@ -410,6 +435,7 @@ export class Messaging extends Context.Service<Messaging, {
             messageEventPayload(publicUrl, config, message, counted, created),
             now
           )
+          yield* domainEvent(config.project_id, MSG_CONVERSATION_ACTIVITY, conversationActivityPayload(message, activeAt), now)
           return { _tag: "Recorded", message, conversation: counted, newConversation: created } as InboundOutcome
         }))
         // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
@@ -528,6 +554,7 @@ export class Messaging extends Context.Service<Messaging, {
           }
           const counted = countMessage(conversation, message, contact, now, now)
           yield* conversations.update(counted)
+          yield* domainEvent(config.project_id, MSG_CONVERSATION_ACTIVITY, conversationActivityPayload(message, now), now)
           if (input.network_id !== undefined) {
             const early = yield* messages.statusEvents(config.phone_number_id, input.network_id)
             message = (yield* applyToMessage(config, message, early.map((e) => e.raw), now)).message
@@ -621,16 +648,83 @@ export class Messaging extends Context.Service<Messaging, {
             if (Option.isNone(found) || found.value.status !== "active") return found
             const current = found.value
             if (onlyIdle && Date.parse(current.last_active_at) + CONVERSATION_IDLE_MS > nowMs) return found
-            const ended: ConversationRecord = { ...current, status: "ended", end_reason: reason, ended_at: now, updated_at: now }
-            yield* conversations.update(ended)
-            const config = yield* configs.findLiveById(current.msg_config_id)
-            if (Option.isSome(config)) {
-              yield* domainEvent(projectId, MSG_CONVERSATION_ENDED, conversationEventPayload(config.value, ended, reason), now)
-            }
-            return Option.some(ended)
+            return Option.some(yield* endLocked(current, reason, now))
           }))
         }
       )
+
+      /** Ends an active conversation read under its lock, inside a transaction: the record and `msg.conversation.ended`. */
+      const endLocked = (current: ConversationRecord, reason: ConversationEndReason, now: string) =>
+        Effect.gen(function*() {
+          const ended: ConversationRecord = { ...current, status: "ended", end_reason: reason, ended_at: now, updated_at: now }
+          yield* conversations.update(ended)
+          const config = yield* configs.findLiveById(current.msg_config_id)
+          if (Option.isSome(config)) {
+            yield* domainEvent(current.project_id, MSG_CONVERSATION_ENDED, conversationEventPayload(config.value, ended, reason), now)
+          }
+          return ended
+        })
+
+      const updateConversation = Effect.fn("Messaging.updateConversation")(
+        function*(projectId: string, id: string, change: ConversationChange) {
+          if (change.metadata !== undefined && change.metadata !== null) {
+            const size = new TextEncoder().encode(JSON.stringify(change.metadata)).length
+            if (size > CONVERSATION_METADATA_MAX_BYTES) {
+              return yield* unprocessable("metadata must be at most 16 KB when serialized", [
+                { path: "msg_conversation.metadata", message: `${size} bytes exceeds ${CONVERSATION_METADATA_MAX_BYTES}` }
+              ])
+            }
+          }
+          const now = iso(yield* Clock.currentTimeMillis)
+          const outcome = yield* tx.withTransaction(Effect.gen(function*() {
+            const first = yield* conversations.findById(projectId, id)
+            if (Option.isNone(first)) return yield* notFound("Conversation")
+            yield* locks.lock(`conversation:${first.value.msg_config_id}:${first.value.contact_id}`)
+            const found = yield* conversations.findById(projectId, id)
+            if (Option.isNone(found)) return yield* notFound("Conversation")
+            const current: ConversationRecord = change.metadata === undefined
+              ? found.value
+              : { ...found.value, metadata: change.metadata, updated_at: now }
+            if (change.status === "ended" && current.status === "active") {
+              return { conversation: yield* endLocked(current, "manual", now), reopened: false }
+            }
+            if (change.status === "active" && current.status === "ended") {
+              const newer = yield* conversations.findActive(current.msg_config_id, current.contact_id)
+              if (Option.isSome(newer)) {
+                return yield* unprocessable("The contact has a newer active conversation on this number", [
+                  { path: "msg_conversation.status", message: `conversation ${newer.value.id} is active` }
+                ])
+              }
+              // Reopening counts as activity: the 24-hour silence is measured from now.
+              const reopened: ConversationRecord = {
+                ...current,
+                status: "active",
+                end_reason: null,
+                ended_at: null,
+                last_active_at: now > current.last_active_at ? now : current.last_active_at,
+                updated_at: now
+              }
+              yield* conversations.update(reopened)
+              return { conversation: reopened, reopened: true }
+            }
+            if (current !== found.value) yield* conversations.update(current)
+            return { conversation: current, reopened: false }
+          }))
+          if (outcome.reopened) {
+            yield* armInactivity(
+              jobs,
+              outcome.conversation,
+              `inactivity:${outcome.conversation.id}:${Date.parse(outcome.conversation.last_active_at)}`
+            ).pipe(Effect.catchCause((cause) => Effect.logWarning("Could not arm a conversation's inactivity timer", cause)))
+          }
+          return outcome.conversation
+        }
+      )
+
+      const numberOf = (projectId: string, phoneNumberId: string) =>
+        configs.findByPhoneNumberId(phoneNumberId).pipe(
+          Effect.map(Option.filter((config) => config.project_id === projectId && config.deleted_at === null))
+        )
 
       const getConversation = (projectId: string, id: string) =>
         conversations.findById(projectId, id).pipe(
@@ -671,6 +765,8 @@ export class Messaging extends Context.Service<Messaging, {
         getMessage,
         listConversations: (projectId, filter, window) => conversations.list(projectId, filter, window),
         getConversation,
+        updateConversation,
+        numberOf,
         listContacts: (projectId, filter, window) => contacts.list(projectId, filter, window),
         getContact
       })

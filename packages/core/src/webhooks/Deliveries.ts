@@ -32,6 +32,7 @@ import {
   deliveryHeaders,
   type DeliveryContext,
   planDeliveries,
+  type PlannedEvent,
   sampleEvent,
   sampleUpstreamBody,
   serialize,
@@ -123,6 +124,17 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
   readonly sendTest: (webhook: WebhookRecord, event: string) => Effect.Effect<WebhookTestResult>
   /** The deliveries of one domain event (the relay's `webhooks` subscriber). */
   readonly dispatch: (entry: DomainEvent) => Effect.Effect<void>
+  /**
+   * One delivery of an event Parley makes itself (not from a domain event:
+   * `msg.conversation.inactive`), to one webhook in its payload version; one
+   * per (webhook, `sourceKey`), a repeat adds nothing.
+   */
+  readonly deliver: (
+    webhook: WebhookRecord,
+    event: PlannedEvent,
+    context: DeliveryContext,
+    sourceKey: string
+  ) => Effect.Effect<void>
   /** One attempt of a delivery (a `webhooks.delivery` job). */
   readonly attempt: (job: AttemptJob) => Effect.Effect<void>
   /** Sends a buffer's batch once it is due (a `webhooks.buffer-flush` job). */
@@ -426,6 +438,24 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         yield* runAfterCommit(later)
       })
 
+      const deliver = Effect.fn("WebhookDeliveries.deliver")(
+        function*(webhook: WebhookRecord, event: PlannedEvent, context: DeliveryContext, sourceKey: string) {
+          const later: AfterCommit = []
+          yield* tx.withTransaction(Effect.gen(function*() {
+            yield* createAndQueue(yield* newDelivery(webhook, {
+              event: event.event,
+              body: serialize(bodyOf(event, webhook.payload_version)),
+              context,
+              sourceKey,
+              payloadVersion: webhook.payload_version,
+              batchSize: null,
+              test: false
+            }), later)
+          }))
+          yield* runAfterCommit(later)
+        }
+      )
+
       const flush = Effect.fn("WebhookDeliveries.flush")(function*(job: FlushJob) {
         const now = iso(yield* Clock.currentTimeMillis)
         const later: AfterCommit = []
@@ -542,6 +572,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         retry,
         sendTest,
         dispatch,
+        deliver,
         attempt,
         flush,
         prune,

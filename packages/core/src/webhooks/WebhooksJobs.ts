@@ -5,6 +5,8 @@
  *   each domain event webhooks consume;
  * - `webhooks.delivery`: one attempt of one delivery;
  * - `webhooks.buffer-flush`: a buffer's batch, once due;
+ * - the relay's `webhooks-inactivity` subscriber and `webhooks.inactivity`:
+ *   the `msg.conversation.inactive` timers (`Inactivity.ts`);
  * - `webhooks.maintenance`, daily at 00:00 UTC and once when a host starts:
  *   drops deliveries older than the log's 30 days (one chain across hosts,
  *   the dedupe key names the day, as for events);
@@ -16,6 +18,8 @@ import { JobQueue } from "../ports/JobQueue.ts"
 import { DomainEventSubscribers } from "../outbox/Relay.ts"
 import { type AttemptJob, BUFFER_FLUSH_QUEUE, DELIVERY_QUEUE, type FlushJob, WebhookDeliveries } from "./Deliveries.ts"
 import { WEBHOOK_SOURCE_TYPES } from "./Payloads.ts"
+import { INACTIVITY_QUEUE, INACTIVITY_SUBSCRIBER, isInactivityJob, makeWebhookInactivity } from "./Inactivity.ts"
+import { MSG_CONVERSATION_ACTIVITY } from "../messaging/DomainEvents.ts"
 
 export const WEBHOOKS_MAINTENANCE_QUEUE = "webhooks.maintenance"
 export const WEBHOOKS_SWEEP_QUEUE = "webhooks.sweep"
@@ -44,6 +48,14 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
     const deliveries = yield* WebhookDeliveries
 
     yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 8 })
+
+    // `msg.conversation.inactive`: timers armed by every stored message (see `Inactivity.ts`).
+    const inactivity = yield* makeWebhookInactivity
+    yield* subscribers.subscribe(INACTIVITY_SUBSCRIBER, [MSG_CONVERSATION_ACTIVITY], inactivity.arm, { concurrency: 8 })
+    yield* jobs.work(INACTIVITY_QUEUE, { concurrency: 8 }, (job) =>
+      isInactivityJob(job.payload)
+        ? inactivity.fire(job.payload)
+        : Effect.logWarning("Dropped a webhook inactivity job without its ids").pipe(Effect.annotateLogs({ jobId: job.id })))
 
     yield* jobs.work(DELIVERY_QUEUE, { concurrency: options.deliveryConcurrency ?? 32 }, (job) =>
       isAttemptJob(job.payload)
