@@ -7,7 +7,7 @@
  * (window, unknown number, key) have their exact shapes.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, type MessageRecord, Messaging, MessagingNetwork, Simulator, UpstreamSettings } from "@parley/core"
+import { Ids, type MessageRecord, Messaging, MessagingNetwork, Simulator, UpstreamInboxRepo, UpstreamSettings } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { FetchHttpClient } from "effect/http"
@@ -24,6 +24,7 @@ let simToken: string
 let pnid: string
 let waba: string
 let close: () => Promise<void>
+let sink: Simulator.WebhookSink
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
@@ -38,7 +39,7 @@ beforeAll(async () => {
     pnid = number.phoneNumberId
     waba = number.businessAccountId
     messaging = Context.get(host.context, Messaging)
-    const sink = yield* Simulator.httpWebhookSink(`${host.url}${INGEST}`).pipe(Effect.provide(FetchHttpClient.layer))
+    sink = yield* Simulator.httpWebhookSink(`${host.url}${INGEST}`).pipe(Effect.provide(FetchHttpClient.layer))
     yield* host.simulator.setSink(sink)
   }).pipe(Effect.provideService(Scope.Scope, scope)))
   const connected = await host.request("POST", "/platform/v1/msg/phone_numbers", {
@@ -157,6 +158,24 @@ describe("POST /proxy/<phone_number_id>/messages", () => {
       }
     })
     assert.strictEqual((await run(host.simulator.outbox(pnid))).length, before)
+  })
+
+  it("forwards a send to a contact whose message is acknowledged but not yet processed: the network decides", async () => {
+    // The contact writes; the payload lands in the inbox, but its processing has not happened yet.
+    await run(host.simulator.setSink(undefined))
+    const written = await run(host.simulator.inbound(pnid, { from: "15550201099", message: { type: "text", text: { body: "now" } } } as any))
+    await run(host.simulator.setSink(sink))
+    await run(Context.get(host.context, UpstreamInboxRepo).insert({
+      id: crypto.randomUUID(),
+      msg_config_id: null,
+      body: new TextEncoder().encode(JSON.stringify(written.payload)),
+      signature: "sha256=unused",
+      received_at: new Date().toISOString(),
+      fanned_out_at: null,
+      processed_at: null
+    }))
+    const res = await send(`{"messaging_product":"whatsapp","to":"15550201099","type":"text","text":{"body":"reply"}}`)
+    assert.strictEqual(res.status, 200, res.text)
   })
 
   it("sends to a business-scoped recipient: contacts carry user_id", async () => {

@@ -22,7 +22,7 @@ import { Clock, Context, Data, Effect, Layer, Option, Redacted, Semaphore } from
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { FunctionSecretKey } from "../functions/SecretCipher.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { ContactsRepo, ConversationsRepo, MediaRepo } from "../ports/MessagingRepo.ts"
+import { ContactsRepo, ConversationsRepo, MediaRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
 import {
   MessagingNetwork,
   type NetworkAccess,
@@ -60,6 +60,30 @@ export type ProxyAnswer = RawNetworkAnswer
 
 /** How long a `download_url` works (spec: 4 minutes). */
 export const MEDIA_DOWNLOAD_TTL_MS = 4 * 60 * 1000
+
+/** Whether a raw upstream payload holds a message from the contact to the number (`from` or `from_user_id`). */
+const hasMessageFrom = (
+  body: Uint8Array,
+  phoneNumberId: string,
+  contact: { readonly waId: string | undefined; readonly userId: string | undefined }
+): boolean => {
+  let payload: any
+  try {
+    payload = JSON.parse(new TextDecoder().decode(body))
+  } catch {
+    return false
+  }
+  const entries: Array<any> = Array.isArray(payload?.entry) ? payload.entry : []
+  return entries.some((entry) =>
+    (Array.isArray(entry?.changes) ? entry.changes : []).some((change: any) =>
+      change?.value?.metadata?.phone_number_id === phoneNumberId &&
+      (Array.isArray(change?.value?.messages) ? change.value.messages : []).some((m: any) =>
+        (contact.waId !== undefined && m?.from === contact.waId) ||
+        (contact.userId !== undefined && m?.from_user_id === contact.userId)
+      )
+    )
+  )
+}
 
 /** The 24-hour customer-service window (decisions 7.5). */
 export const CUSTOMER_SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000
@@ -329,6 +353,7 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
       const configs = yield* MessageConfigsRepo
       const contacts = yield* ContactsRepo
       const conversations = yield* ConversationsRepo
+      const inbox = yield* UpstreamInboxRepo
       const messaging = yield* Messaging
       const network = yield* MessagingNetwork
       const publicUrl = yield* PublicUrl
@@ -367,11 +392,16 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
           : recipient.userId !== undefined
           ? yield* contacts.findByUserId(config.project_id, recipient.userId)
           : Option.none()
-        if (Option.isNone(contact)) return false
-        const conversation = yield* conversations.findActive(config.id, contact.value.id)
-        if (Option.isNone(conversation) || conversation.value.last_inbound_at === null) return false
         const now = yield* Clock.currentTimeMillis
-        return now - Date.parse(conversation.value.last_inbound_at) < CUSTOMER_SERVICE_WINDOW_MS
+        const conversation = Option.isSome(contact)
+          ? yield* conversations.findActive(config.id, contact.value.id)
+          : Option.none()
+        const lastInbound = Option.isSome(conversation) ? conversation.value.last_inbound_at : null
+        if (lastInbound !== null && now - Date.parse(lastInbound) < CUSTOMER_SERVICE_WINDOW_MS) return true
+        // Ingestion acknowledges before it processes: a message from this contact may be stored but not yet
+        // processed. Then the network decides (it answers 131047 itself when the window is closed).
+        const waiting = yield* inbox.listUnprocessed(new Date(now + 1).toISOString(), 50)
+        return waiting.some((entry) => hasMessageFrom(entry.body, config.phone_number_id, recipient))
       })
 
       const markRead = Effect.fn("MessagingProxy.markRead")(function*(
