@@ -7,6 +7,7 @@ import { benchHttp } from "./http.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
 import { benchFunctionsHttp, formatFunctionsHttpBench } from "./functionsHttp.ts"
 import { benchIngestion, formatIngestionBench } from "./ingestion.ts"
+import { benchProxy, formatProxyBench } from "./proxy.ts"
 import { benchWebhooks, formatWebhooksBench } from "./webhooks.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
@@ -26,6 +27,7 @@ const program = Effect.gen(function*() {
   console.log("")
   console.log(formatIngestionBench(yield* benchIngestion()))
   console.log(formatWebhooksBench(yield* benchWebhooks({ durationMs: seconds * 1000, connections: 32, deliveries: 2000 })))
+  console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16 })))
 })
 
 // Request log lines would measure the terminal, not Parley: keep only warnings.

@@ -136,6 +136,9 @@ export interface NumberPatch {
   readonly nameStatus?: string | undefined
   readonly verifiedName?: string | undefined
   readonly throughputPerSecond?: number | undefined
+  /** Pair rate: burst size and refill interval (benchmarks raise them). */
+  readonly pairBurst?: number | undefined
+  readonly pairIntervalMs?: number | undefined
 }
 
 const inboundTypes = new Set([
@@ -360,6 +363,8 @@ const make = (options: NetworkSimulatorOptions) =>
         if (patch.nameStatus !== undefined) number.nameStatus = patch.nameStatus
         if (patch.verifiedName !== undefined) number.verifiedName = patch.verifiedName
         if (patch.throughputPerSecond !== undefined) number.throughputPerSecond = patch.throughputPerSecond
+        if (patch.pairBurst !== undefined) number.pairBurst = patch.pairBurst
+        if (patch.pairIntervalMs !== undefined) number.pairIntervalMs = patch.pairIntervalMs
         if (before.quality === number.qualityRating && before.tier === number.messagingLimitTier) return
         const worse = (qualityRank[number.qualityRating] ?? 0) < (qualityRank[before.quality] ?? 0) ||
           tierRank.indexOf(number.messagingLimitTier) < tierRank.indexOf(before.tier)

@@ -1,0 +1,115 @@
+/**
+ * Proxy sends through Parley (authenticated, recorded in Postgres with their
+ * conversation, forwarded to the simulated network) against the same sends
+ * straight to the simulator's own HTTP face, with the same load generator.
+ * The simulated number's throughput and pair-rate limits are lifted so the
+ * network model is not what is measured.
+ *
+ *   node --conditions=@parley/source bench/proxy.ts
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Ids, Projects, UpstreamSettings } from "@parley/core"
+import { Host } from "@parley/http-node"
+import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
+import { Context, Effect, Layer, Option, Redacted, References } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorServer.ts"
+import { Simulator } from "@parley/core"
+import { load, type LoadResult } from "./load.ts"
+
+export interface ProxyBenchResult {
+  readonly parley: LoadResult
+  readonly direct: LoadResult
+}
+
+const KEY = "pk_bench_proxy_0123456789abcdef01"
+const CONTACT = "15550009999"
+
+export const benchProxy = (options: { readonly durationMs: number; readonly connections: number }) =>
+  Effect.gen(function*() {
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-proxy-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
+    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
+    const context = yield* Layer.build(
+      Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
+        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
+        Layer.provideMerge(layerFromUrl(pg.url))
+      )
+    )
+    const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
+    const projects = Context.get(context, Projects)
+    const project = yield* projects.create("Bench")
+    yield* projects.createKey(project.id, "bench", KEY)
+    const settings = Context.get(context, UpstreamSettings)
+    const simulator = Option.getOrThrow(settings.simulator)
+    const number = Option.getOrThrow(settings.simulatedNumber)
+    const token = Redacted.value(number.accessToken)
+    const headers = { "x-api-key": KEY, "content-type": "application/json" }
+    const connected = yield* Effect.promise(() =>
+      fetch(`${url}/platform/v1/msg/phone_numbers`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          msg_config: { phone_number_id: number.phoneNumberId, business_account_id: number.businessAccountId, access_token: token }
+        })
+      })
+    )
+    if (connected.status !== 201) return yield* Effect.die(new Error(`connect: ${connected.status}`))
+    yield* simulator.updateNumber(number.phoneNumberId, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
+    // The contact writes first, so the 24-hour window is open; wait until Parley has stored it.
+    yield* simulator.inbound(number.phoneNumberId, { from: CONTACT, message: { type: "text", text: { body: "hi" } } } as any)
+    yield* Effect.promise(async () => {
+      for (let i = 0; i < 100; i++) {
+        const r = await fetch(`${url}/proxy/${number.phoneNumberId}/messages?direction=inbound`, { headers }).then((x) => x.json()) as any
+        if (r.data.length > 0) return
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    })
+
+    // The simulator's own HTTP face over the same simulator: the network without Parley in front.
+    const direct = yield* Layer.build(
+      HttpRouter.serve(SimulatorServer.routes(), { disableLogger: true, disableListenLog: true }).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
+        Layer.provide(Layer.succeed(Simulator.NetworkSimulator, simulator))
+      )
+    )
+    const directUrl = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(direct))
+    const body = JSON.stringify({ messaging_product: "whatsapp", to: CONTACT, type: "text", text: { body: "hello" } })
+    const run = (target: string, h: Record<string, string>) =>
+      Effect.promise(() => load({ url: target, headers: h, method: "POST", body, ...options }))
+    const parleyTarget = `${url}/proxy/v24.0/${number.phoneNumberId}/messages`
+    const directTarget = `${directUrl}/v24.0/${number.phoneNumberId}/messages`
+    const directHeaders = { authorization: `Bearer ${token}`, "content-type": "application/json" }
+    yield* run(parleyTarget, headers)
+    const directResult = yield* run(directTarget, directHeaders)
+    const parley = yield* run(parleyTarget, headers)
+    return { parley, direct: directResult } satisfies ProxyBenchResult
+  }).pipe(Effect.scoped)
+
+export const formatProxyBench = (r: ProxyBenchResult): string => {
+  const row = (name: string, x: LoadResult) =>
+    `  ${name.padEnd(40)} ${x.rps.toFixed(0).padStart(6)} sends/s   p50 ${x.p50Ms.toFixed(2)} ms   p99 ${x.p99Ms.toFixed(2)} ms   errors ${x.errors}`
+  return [
+    "Proxy sends (text, Postgres storage, simulated network with its limits lifted)",
+    row("POST /proxy/v24.0/<pnid>/messages", r.parley),
+    row("same sends straight to the simulator", r.direct),
+    `  added by Parley: p50 ${(r.parley.p50Ms - r.direct.p50Ms).toFixed(2)} ms, p99 ${(r.parley.p99Ms - r.direct.p99Ms).toFixed(2)} ms (targets >= 2,000 sends/s; p50 <= 1 ms, p99 <= 5 ms added)`,
+    ""
+  ].join("\n")
+}
+
+if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  Effect.runPromise(benchProxy({ durationMs: 3000, connections: Number(process.env.CONNECTIONS ?? 16) }).pipe(
+    Effect.map((r) => console.log(formatProxyBench(r))),
+    Effect.provideService(References.MinimumLogLevel, "Warn")
+  )).catch((error) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+}
