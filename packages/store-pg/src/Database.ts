@@ -61,11 +61,17 @@ export const migrations = Migrator.fromRecord({
 /** Applies pending migrations (safe to run from several processes at once). */
 export const migrate = Migrator.make({})({ loader: migrations, table: "parley_migrations" })
 
+/**
+ * Connections of the PgClient pool (opened lazily). The driver's default of 10 made concurrent requests and
+ * workers queue for a connection; with pg-boss's pool a host stays well under the server's 100.
+ */
+export const MAX_CONNECTIONS = 24
+
 /** PgClient + SqlClient over `url`, with migrations applied. */
 export const layerFromUrl = (url: string | Redacted.Redacted<string>) => {
   const redacted = typeof url === "string" ? Redacted.make(url) : url
   return Layer.effectDiscard(migrate).pipe(
-    Layer.provideMerge(PgClient.layer({ url: redacted })),
+    Layer.provideMerge(PgClient.layer({ url: redacted, maxConnections: MAX_CONNECTIONS })),
     Layer.provideMerge(DatabaseUrl.layer(redacted))
   )
 }

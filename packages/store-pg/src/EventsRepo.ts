@@ -165,6 +165,14 @@ export const layerEventsRepo = Layer.effect(
             ${e.created_at})`
       }, Effect.orDie),
 
+      insertMany: Effect.fn("EventsRepo.insertMany")(function*(events: ReadonlyArray<EventRecord>) {
+        if (events.length === 0) return
+        yield* sql`
+          INSERT INTO events (id, project_id, name, occurred_at, conversation_id, properties, created_at)
+          VALUES ${sql.csv(events.map((e) => sql`(${e.id}, ${e.project_id}, ${e.name}, ${e.occurred_at}::timestamptz,
+            ${e.conversation_id}, ${jsonb(e.properties)}::jsonb, ${e.created_at}::timestamptz)`))}`
+      }, Effect.orDie),
+
       list: Effect.fn("EventsRepo.list")(function*(projectId: string, filter: EventFilter, window: ListWindow) {
         return yield* window.mode === "page"
           ? listPage(projectId, filter, window.page, window.perPage)
@@ -307,11 +315,11 @@ export const layerEventPlansRepo = Layer.effect(
             updated_at = EXCLUDED.updated_at`
       }, Effect.orDie),
 
-      countEmission: Effect.fn("EventPlansRepo.countEmission")(function*(projectId: string, period: string) {
+      countEmission: Effect.fn("EventPlansRepo.countEmission")(function*(projectId: string, period: string, by = 1) {
         // The row stays locked until the emission's transaction ends: the next emitter waits and counts on.
         const rows = yield* sql<{ readonly count: string | number }>`
-          INSERT INTO event_usage (project_id, period, count) VALUES (${projectId}, ${period}, 1)
-          ON CONFLICT (project_id, period) DO UPDATE SET count = event_usage.count + 1
+          INSERT INTO event_usage (project_id, period, count) VALUES (${projectId}, ${period}, ${by})
+          ON CONFLICT (project_id, period) DO UPDATE SET count = event_usage.count + EXCLUDED.count
           RETURNING count`
         return Number(rows[0]!.count)
       }, Effect.orDie),
@@ -334,6 +342,14 @@ export const layerOutbox = Layer.effect(
         yield* sql`
           INSERT INTO domain_events (id, project_id, type, payload, created_at)
           VALUES (${e.id}, ${e.project_id}, ${e.type}, ${jsonb(e.payload)}, ${e.created_at})`
+      }, Effect.orDie),
+
+      appendMany: Effect.fn("Outbox.appendMany")(function*(events: ReadonlyArray<DomainEvent>) {
+        if (events.length === 0) return
+        yield* sql`
+          INSERT INTO domain_events (id, project_id, type, payload, created_at)
+          VALUES ${sql.csv(events.map((e) => sql`(${e.id}, ${e.project_id}, ${e.type}, ${jsonb(e.payload)}::jsonb,
+            ${e.created_at}::timestamptz)`))}`
       }, Effect.orDie),
 
       take: Effect.fn("Outbox.take")(function*(types: ReadonlyArray<string>, limit: number) {

@@ -14,6 +14,9 @@
  *   `job:<its id>`: under `exclusive` a missing key counts as one shared key.
  *   (The `standard` policy ignores a bare singleton key; `singleton` and
  *   `stately` allow one queued and one active job per key.)
+ * - Enqueues are `insert`s (the statement `send` runs, for many jobs): those
+ *   made on a queue while its previous insert runs go together in the next
+ *   one, each answered with its id, or null when its key was taken.
  * - `runAt` is `startAfter`. `retryLimit` is pg-boss's; `retryDelayMs`
  *   becomes whole seconds (rounded up) with `retryBackoff`: pg-boss waits
  *   `delay·2^(n-1)` to `delay·2^n` before retry n (it adds jitter), so the
@@ -64,7 +67,7 @@ export interface PgJobQueueOptions {
    * workers at once through NOTIFY; timers and retries wait for a poll.
    */
   readonly pollingIntervalSeconds?: number | undefined
-  /** Connections in pg-boss's pool; default 10. */
+  /** Connections in pg-boss's pool; default 16 (the relay enqueues a batch's jobs side by side). */
   readonly maxConnections?: number | undefined
 }
 
@@ -123,7 +126,7 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
       const boss = new PgBoss({
         connectionString: Redacted.value(url),
         schema,
-        max: options.maxConnections ?? 10,
+        max: options.maxConnections ?? 16,
         application_name: "parley-jobs",
         // pg-boss's own listener only wakes `boss.work` pollers, which we do not use; ours is below.
         useListenNotify: false,
@@ -180,10 +183,42 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
   const ensureQueue = (name: string) =>
     Cache.get(queues, name).pipe(Effect.onError(() => Cache.invalidate(queues, name)))
 
+  // Enqueues of a queue made while its previous insert runs go together in the next one (one statement,
+  // the same as `send`'s: ON CONFLICT DO NOTHING drops a taken singleton key, NOTIFY wakes the workers).
+  interface PendingSend {
+    readonly job: SendOptions & { readonly id: string; readonly data: Envelope; readonly startAfter?: string }
+    readonly resolve: (id: string | null) => void
+    readonly reject: (cause: unknown) => void
+  }
+  const pendingSends = new Map<string, Array<PendingSend>>()
+  const insertPending = async (queue: string) => {
+    for (let batch = pendingSends.get(queue); batch !== undefined; batch = pendingSends.get(queue)) {
+      pendingSends.set(queue, [])
+      if (batch.length === 0) break
+      try {
+        const ids = await boss.insert(queue, batch.map(({ job }) => job), { returnId: true })
+        const inserted = new Set(ids ?? [])
+        for (const { job, resolve } of batch) resolve(inserted.has(job.id) ? job.id : null)
+      } catch (cause) {
+        for (const { reject } of batch) reject(cause)
+      }
+    }
+    pendingSends.delete(queue)
+  }
+
   const enqueue = Effect.fn("JobQueue.enqueue")(function*(queue: string, payload: unknown, options?: EnqueueOptions) {
     yield* ensureQueue(queue)
-    const envelope: Envelope = { payload }
-    return yield* promise(() => boss.send(queue, envelope, sendOptions(Crypto.randomUUID(), options)))
+    const id = Crypto.randomUUID()
+    const { startAfter, ...send } = sendOptions(id, options)
+    const job = { ...send, id, data: { payload } satisfies Envelope, ...(startAfter === undefined ? {} : { startAfter: new Date(startAfter as Date).toISOString() }) }
+    return yield* promise(() =>
+      new Promise<string | null>((resolve, reject) => {
+        const waiting = pendingSends.get(queue)
+        if (waiting !== undefined) return waiting.push({ job, resolve, reject })
+        pendingSends.set(queue, [{ job, resolve, reject }])
+        void insertPending(queue)
+      })
+    )
   })
 
   const work = Effect.fn("JobQueue.work")(

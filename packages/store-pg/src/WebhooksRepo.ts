@@ -365,24 +365,26 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
 
       update: Effect.fn("WebhookDeliveriesRepo.update")(
         function*(n: WebhookDeliveryRecord, expected: DeliveryExpectation, attempt?: WebhookAttemptRecord) {
-          const rows = yield* sql`
+          const update = sql`
             UPDATE webhook_deliveries SET status = ${n.status}, response_status = ${n.response_status},
               delivered_at = ${n.delivered_at}, failed_at = ${n.failed_at}, last_attempt_at = ${n.last_attempt_at},
               next_attempt_at = ${n.next_attempt_at}, attempt_count = ${n.attempt_count},
               max_attempts = ${n.max_attempts}, error_message = ${n.error_message}, webhook_url = ${n.webhook_url}
             WHERE id = ${n.id} AND status = ${expected.status} AND attempt_count = ${expected.attempt_count}
             RETURNING id`
-          if (rows.length === 0) return false
-          if (attempt !== undefined) {
-            yield* sql`
+          // One statement, so both changes or neither without a transaction of its own: the attempt is
+          // recorded only when the update found the delivery as expected.
+          const rows = attempt === undefined ? yield* update : yield* sql`
+            WITH updated AS (${update})
+            , recorded AS (
               INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, response_status, duration_ms, error)
-              VALUES (${attempt.delivery_id}, ${attempt.attempt}, ${attempt.attempted_at}, ${attempt.response_status},
-                ${attempt.duration_ms}, ${attempt.error})`
-          }
-          return true
+              SELECT ${attempt.delivery_id}::text, ${attempt.attempt}::int, ${attempt.attempted_at}::timestamptz,
+                ${attempt.response_status}::int, ${attempt.duration_ms}::int, ${attempt.error}::text
+              FROM updated
+            )
+            SELECT id FROM updated`
+          return rows.length > 0
         },
-        // Both statements or neither: a savepoint inside the caller's transaction, or a transaction of its own.
-        (effect) => sql.withTransaction(effect),
         Effect.orDie
       ),
 

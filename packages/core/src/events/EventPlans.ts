@@ -49,6 +49,17 @@ export class EventPlans extends Context.Service<EventPlans, {
    * not count.
    */
   readonly consumeAllowance: (projectId: string, plan: EventPlan, atMs: number) => Effect.Effect<void, PaymentRequired>
+  /**
+   * Counts one emission per plan (each as read by its emitter) against the
+   * month of `atMs`, in one step; false when one of them, counted in this
+   * order, would be refused: then roll the transaction back and emit them
+   * one by one.
+   */
+  readonly consumeAllowances: (
+    projectId: string,
+    plans: ReadonlyArray<EventPlan>,
+    atMs: number
+  ) => Effect.Effect<boolean>
 }>()("@parley/core/events/EventPlans") {
   static readonly layer = Layer.effect(
     EventPlans,
@@ -110,7 +121,14 @@ export class EventPlans extends Context.Service<EventPlans, {
         consumeAllowance: Effect.fn("EventPlans.consumeAllowance")(function*(projectId: string, plan: EventPlan, atMs: number) {
           const count = yield* repo.countEmission(projectId, allowancePeriod(atMs))
           if (count > plan.monthly_allowance && !plan.metered_overage) return yield* allowanceExceeded()
-        })
+        }),
+        consumeAllowances: Effect.fn("EventPlans.consumeAllowances")(
+          function*(projectId: string, plans: ReadonlyArray<EventPlan>, atMs: number) {
+            const count = yield* repo.countEmission(projectId, allowancePeriod(atMs), plans.length)
+            const before = count - plans.length
+            return plans.every((plan, i) => plan.metered_overage || before + i + 1 <= plan.monthly_allowance)
+          }
+        )
       })
     })
   )

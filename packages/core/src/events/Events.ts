@@ -5,7 +5,7 @@
  * lifecycle (create or update by name, archive and restore, rename while
  * unused, asynchronous deletion). Depends only on ports.
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { Principal } from "../projects/Projects.ts"
 import { EventDefinitionsRepo, EventsRepo } from "../ports/EventsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
@@ -27,6 +27,7 @@ import {
   type EventDefinitionRecord,
   type EventDefinitionUpdateInput,
   type EventFilter,
+  type EventPlan,
   type EventInput,
   type EventRecord,
   PROJECT_EVENT_RECORDED,
@@ -35,7 +36,7 @@ import {
   type EventPropertySchemaInput,
   toProjectEvent
 } from "./Event.ts"
-import { EventPlans } from "./EventPlans.ts"
+import { allowancePeriod, EventPlans } from "./EventPlans.ts"
 import { requestDefinitionDeletion } from "./EventsJobs.ts"
 import {
   checkName,
@@ -47,6 +48,22 @@ import {
 } from "./Rules.ts"
 
 export const EVENT_DEFINITION_DESCRIPTION_MAX = 1000
+
+/** Emissions written by one transaction at most (see `emit`). */
+export const EMIT_BATCH_MAX = 256
+
+/** An emission checked and waiting for its transaction. */
+interface PendingEmission {
+  readonly plan: EventPlan
+  readonly now: number
+  readonly record: EventRecord
+  readonly autoDefinition: EventDefinitionRecord
+  readonly domainEventId: string
+  readonly done: Deferred.Deferred<EventRecord, Unprocessable | PaymentRequired>
+}
+
+/** A batch that cannot be written as one: its emissions go one by one. */
+const oneByOne = { _tag: "OneByOne" } as const
 
 const nameTaken = (name: string) => unprocessable(`An event definition named ${name} already exists`)
 const onDuplicate = (name: string) => (_: Duplicate) => Effect.fail(nameTaken(name))
@@ -116,6 +133,7 @@ export class Events extends Context.Service<Events, {
       const jobs = yield* JobQueue
       const tx = yield* Transactor
       const ids = yield* Ids
+      const pending = yield* Queue.unbounded<PendingEmission>()
 
       const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -162,23 +180,93 @@ export class Events extends Context.Service<Events, {
           updated_at: record.created_at
         }
         const domainEventId = yield* ids.uuid
-        return yield* tx.withTransaction(Effect.gen(function*() {
+        const done = yield* Deferred.make<EventRecord, Unprocessable | PaymentRequired>()
+        yield* Queue.offer(pending, { plan, now, record, autoDefinition, domainEventId, done })
+        return yield* Deferred.await(done)
+      })
+
+      const domainEvent = (p: PendingEmission, definitionId: string) => {
+        const payload: ProjectEventRecordedPayload = { event: toProjectEvent(p.record), definition_id: definitionId }
+        return {
+          id: p.domainEventId,
+          project_id: p.record.project_id,
+          type: PROJECT_EVENT_RECORDED,
+          payload,
+          created_at: p.record.created_at
+        }
+      }
+
+      /** One emission in its own transaction. */
+      const emitOne = (p: PendingEmission) =>
+        tx.withTransaction(Effect.gen(function*() {
+          const { record } = p
           // First: it locks the definition, so a concurrent DELETE is either seen here or sees this event's name.
-          const definition = yield* definitions.recordSeen(autoDefinition, record.created_at)
-          if (definition.deletion_requested_at !== null) return yield* pendingDeletion(name)
-          yield* plans.consumeAllowance(projectId, plan, now)
+          const definition = yield* definitions.recordSeen(p.autoDefinition, record.created_at)
+          if (definition.deletion_requested_at !== null) return yield* pendingDeletion(record.name)
+          yield* plans.consumeAllowance(record.project_id, p.plan, p.now)
           yield* events.insert(record)
-          const payload: ProjectEventRecordedPayload = { event: toProjectEvent(record), definition_id: definition.id }
-          yield* outbox.append({
-            id: domainEventId,
-            project_id: projectId,
-            type: PROJECT_EVENT_RECORDED,
-            payload,
-            created_at: record.created_at
-          })
+          yield* outbox.append(domainEvent(p, definition.id))
           return record
         }))
-      })
+
+      /**
+       * Emissions waiting together, in one transaction: one definition upsert per name (locked in name order,
+       * before counting, like `emitOne`), one count per project and month, one insert of the events and one of
+       * their domain events. Fails with `oneByOne` (rolling everything back) when a name is pending deletion
+       * or the allowance would refuse one of them: those go through `emitOne`, which answers each as alone.
+       */
+      const emitBatch = (batch: ReadonlyArray<PendingEmission>) =>
+        tx.withTransaction(Effect.gen(function*() {
+          const byName = new Map<string, Array<PendingEmission>>()
+          const byPeriod = new Map<string, Array<PendingEmission>>()
+          const add = (groups: Map<string, Array<PendingEmission>>, key: string, p: PendingEmission) => {
+            const group = groups.get(key)
+            if (group === undefined) groups.set(key, [p])
+            else group.push(p)
+          }
+          for (const p of batch) {
+            add(byName, `${p.record.project_id}\u0000${p.record.name}`, p)
+            add(byPeriod, `${p.record.project_id}\u0000${allowancePeriod(p.now)}`, p)
+          }
+          const definitionIds = new Map<PendingEmission, string>()
+          for (const key of [...byName.keys()].sort()) {
+            const group = byName.get(key)!
+            // As if recorded in turn: a key keeps the type it was first seen with.
+            let schema: EventPropertySchema = {}
+            let seenAt = group[0]!.record.created_at
+            for (const p of group) {
+              schema = { ...p.autoDefinition.property_schema, ...schema }
+              if (Date.parse(p.record.created_at) > Date.parse(seenAt)) seenAt = p.record.created_at
+            }
+            const definition = yield* definitions.recordSeen({ ...group[0]!.autoDefinition, property_schema: schema }, seenAt)
+            if (definition.deletion_requested_at !== null) return yield* Effect.fail(oneByOne)
+            for (const p of group) definitionIds.set(p, definition.id)
+          }
+          for (const key of [...byPeriod.keys()].sort()) {
+            const group = byPeriod.get(key)!
+            const first = group[0]!
+            const accepted = yield* plans.consumeAllowances(first.record.project_id, group.map((p) => p.plan), first.now)
+            if (!accepted) return yield* Effect.fail(oneByOne)
+          }
+          yield* events.insertMany(batch.map((p) => p.record))
+          yield* outbox.appendMany(batch.map((p) => domainEvent(p, definitionIds.get(p)!)))
+        }))
+
+      const settleOne = (p: PendingEmission) =>
+        Effect.flatMap(Effect.exit(emitOne(p)), (exit) => Deferred.done(p.done, exit))
+
+      // The emission writer: whatever waits when it is free makes its next batch, so the hot rows (a name's
+      // definition, the month's count) are locked once per batch, not once per emission.
+      yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+        const batch = yield* Queue.takeBetween(pending, 1, EMIT_BATCH_MAX)
+        if (batch.length === 1) return yield* settleOne(batch[0]!)
+        const exit = yield* Effect.exit(emitBatch(batch))
+        if (Exit.isSuccess(exit)) {
+          for (const p of batch) yield* Deferred.succeed(p.done, p.record)
+        } else {
+          yield* Effect.forEach(batch, settleOne, { discard: true })
+        }
+      })))
 
       const saveDefinition = Effect.fn("Events.saveDefinition")(function*(principal: Principal, input: EventDefinitionInput) {
         const projectId = principal.project.id

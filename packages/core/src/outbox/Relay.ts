@@ -31,6 +31,8 @@ export interface OutboxRelaySettings {
   readonly batchSize: number
   /** Retries of a subscriber's job after its first attempt (a second per retry, doubling). */
   readonly handlerRetryLimit: number
+  /** Jobs of a batch being enqueued at the same time; default all (a job queue may write them together). */
+  readonly enqueueConcurrency?: number | undefined
 }
 
 export const OutboxRelaySettings = Context.Reference<OutboxRelaySettings>("@parley/core/outbox/OutboxRelaySettings", {
@@ -61,7 +63,11 @@ export const layerSignalingOutbox = Layer.effect(
   Effect.gen(function*() {
     const outbox = yield* Outbox
     const signal = yield* OutboxSignal
-    return Outbox.of({ ...outbox, append: (event) => Effect.tap(outbox.append(event), () => signal.appended) })
+    return Outbox.of({
+      ...outbox,
+      append: (event) => Effect.tap(outbox.append(event), () => signal.appended),
+      appendMany: (events) => Effect.tap(outbox.appendMany(events), () => signal.appended)
+    })
   })
 ).pipe(Layer.provideMerge(OutboxSignal.layer))
 
@@ -148,16 +154,17 @@ export const layerOutboxRelay = Layer.effectDiscard(Effect.gen(function*() {
     if (types.length === 0) return 0
     return yield* tx.withTransaction(Effect.gen(function*() {
       const entries = yield* outbox.take(types, settings.batchSize)
-      for (const entry of entries) {
-        for (const subscription of subscriptions) {
-          if (!subscription.types.includes(entry.type)) continue
-          yield* jobs.enqueue(subscription.queue, entry, {
+      // Enqueued side by side: one at a time, a batch waited for as many round trips as it had jobs.
+      const enqueues = entries.flatMap((entry) =>
+        subscriptions.filter((subscription) => subscription.types.includes(entry.type)).map((subscription) =>
+          jobs.enqueue(subscription.queue, entry, {
             dedupeKey: relayDedupeKey(subscription.name, entry.id),
             retryLimit: settings.handlerRetryLimit,
             retryDelayMs: 1000
           })
-        }
-      }
+        )
+      )
+      yield* Effect.all(enqueues, { concurrency: settings.enqueueConcurrency ?? "unbounded", discard: true })
       return entries.length
     }))
   }).pipe(

@@ -17,6 +17,8 @@ export const EVENT_TOTAL_CAP = 10_000
 
 export class EventsRepo extends Context.Service<EventsRepo, {
   readonly insert: (event: EventRecord) => Effect.Effect<void>
+  /** Inserts the events in one step (batched emissions). */
+  readonly insertMany: (events: ReadonlyArray<EventRecord>) => Effect.Effect<void>
   /**
    * Newest first by (occurred_at, id). Cursor keys are occurrence times; page
    * totals count at most `EVENT_TOTAL_CAP` (every page stays reachable).
@@ -79,11 +81,11 @@ export class EventPlansRepo extends Context.Service<EventPlansRepo, {
   /** Inserts or replaces the project's plan. */
   readonly save: (plan: EventPlanRecord) => Effect.Effect<void>
   /**
-   * Counts one more emission in `period` (e.g. `2026-03`) and answers the new
-   * count. Concurrent callers get distinct counts; the count is undone with
-   * the surrounding transaction.
+   * Counts one more emission in `period` (e.g. `2026-03`), or `by` more, and
+   * answers the new count. Concurrent callers get distinct counts; the count
+   * is undone with the surrounding transaction.
    */
-  readonly countEmission: (projectId: string, period: string) => Effect.Effect<number>
+  readonly countEmission: (projectId: string, period: string, by?: number) => Effect.Effect<number>
   /** Emissions counted in `period` so far. */
   readonly usage: (projectId: string, period: string) => Effect.Effect<number>
 }>()("@parley/core/ports/EventPlansRepo") {}

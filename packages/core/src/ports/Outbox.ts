@@ -23,6 +23,8 @@ export interface DomainEvent {
 
 export class Outbox extends Context.Service<Outbox, {
   readonly append: (event: DomainEvent) => Effect.Effect<void>
+  /** Appends the entries in one step. */
+  readonly appendMany: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<void>
   /**
    * Removes and answers up to `limit` of the oldest entries of the given
    * types, oldest first (created_at, id). Concurrent takers never receive the

@@ -104,6 +104,15 @@ export const layerMemoryEventsRepo = Layer.effect(
           db.put(Events, event.id, storedEvent(event))
         })
       ),
+      insertMany: Effect.fn("EventsRepo.insertMany")((events: ReadonlyArray<EventRecord>) =>
+        store.run((db) => {
+          for (const event of events) {
+            requireProject(db, event.project_id)
+            if (db.get(Events, event.id) !== undefined) violation(`duplicate event id ${event.id}`)
+            db.put(Events, event.id, storedEvent(event))
+          }
+        })
+      ),
       list: Effect.fn("EventsRepo.list")((projectId: string, filter: EventFilter, window: ListWindow) =>
         store.run((db) => {
           const rows = db.all(Events).filter(matches(projectId, filter))
@@ -241,11 +250,11 @@ export const layerMemoryEventPlansRepo = Layer.effect(
           db.put(Plans, plan.project_id, { ...plan, updated_at: timestamp(plan.updated_at) })
         })
       ),
-      countEmission: Effect.fn("EventPlansRepo.countEmission")((projectId: string, period: string) =>
+      countEmission: Effect.fn("EventPlansRepo.countEmission")((projectId: string, period: string, by = 1) =>
         store.run((db) => {
           requireProject(db, projectId)
           const id = usageId(projectId, period)
-          const count = (db.get(Usage, id)?.count ?? 0) + 1
+          const count = (db.get(Usage, id)?.count ?? 0) + by
           db.put(Usage, id, { project_id: projectId, period, count })
           return count
         })
@@ -269,6 +278,15 @@ export const layerMemoryOutbox = Layer.effect(
           if (event.project_id !== null) requireProject(db, event.project_id)
           if (db.get(DomainEvents, event.id) !== undefined) violation(`duplicate domain event id ${event.id}`)
           db.put(DomainEvents, event.id, { ...event, payload: json(event.payload), created_at: timestamp(event.created_at) })
+        })
+      ),
+      appendMany: Effect.fn("Outbox.appendMany")((events: ReadonlyArray<DomainEvent>) =>
+        store.run((db) => {
+          for (const event of events) {
+            if (event.project_id !== null) requireProject(db, event.project_id)
+            if (db.get(DomainEvents, event.id) !== undefined) violation(`duplicate domain event id ${event.id}`)
+            db.put(DomainEvents, event.id, { ...event, payload: json(event.payload), created_at: timestamp(event.created_at) })
+          }
         })
       ),
       take: Effect.fn("Outbox.take")((types: ReadonlyArray<string>, limit: number) =>

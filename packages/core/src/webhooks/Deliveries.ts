@@ -327,9 +327,11 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         const number = delivery.attempt_count + 1
         const outcome = yield* send(webhook.value, delivery)
         const next = afterAttempt(delivery, webhook.value, number, outcome)
-        const written = yield* tx.withTransaction(Effect.gen(function*() {
-          const written = yield* deliveries.update(next, expected, attemptRecord(delivery, number, outcome))
-          if (written && next.status === "pending") yield* enqueueAttempt(next, number + 1, Date.parse(next.next_attempt_at!))
+        const record = deliveries.update(next, expected, attemptRecord(delivery, number, outcome))
+        // A final outcome writes nothing else: the update (atomic with its attempt record) needs no transaction.
+        const written = next.status !== "pending" ? yield* record : yield* tx.withTransaction(Effect.gen(function*() {
+          const written = yield* record
+          if (written) yield* enqueueAttempt(next, number + 1, Date.parse(next.next_attempt_at!))
           return written
         }))
         if (written && next.status !== "pending" && !next.test) yield* considerPause(webhook.value)
@@ -394,11 +396,19 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
             Effect.annotateLogs({ domainEventId: entry.id, type: entry.type })
           )
         }
+        // Read before the transaction (they are not locked), so an entry no webhook listens to costs no transaction.
+        const scopes = plan.kind === "upstream" ? plan.phoneNumberIds : [plan.phoneNumberId]
+        const active = yield* Effect.forEach(scopes, (phoneNumberId) => webhooks.listActive(plan.projectId, phoneNumberId))
+        const listening = (webhook: WebhookRecord) =>
+          plan.kind === "upstream"
+            ? webhook.kind === "upstream"
+            : webhook.kind === "ext" && plan.events.some((planned) => webhook.events.includes(planned.event))
+        if (!active.some((list) => list.some(listening))) return
         const later: AfterCommit = []
         yield* tx.withTransaction(Effect.gen(function*() {
           if (plan.kind === "upstream") {
-            for (const phoneNumberId of plan.phoneNumberIds) {
-              for (const webhook of yield* webhooks.listActive(plan.projectId, phoneNumberId)) {
+            for (const [i, phoneNumberId] of plan.phoneNumberIds.entries()) {
+              for (const webhook of active[i]!) {
                 if (webhook.kind !== "upstream") continue
                 yield* createAndQueue(yield* newDelivery(webhook, {
                   event: UPSTREAM_EVENT,
@@ -413,7 +423,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
             }
             return
           }
-          for (const webhook of yield* webhooks.listActive(plan.projectId, plan.phoneNumberId)) {
+          for (const webhook of active[0]!) {
             if (webhook.kind !== "ext") continue
             for (const planned of plan.events) {
               if (!webhook.events.includes(planned.event)) continue

@@ -47,7 +47,7 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
     const subscribers = yield* DomainEventSubscribers
     const deliveries = yield* WebhookDeliveries
 
-    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 8 })
+    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 32 })
 
     // `msg.conversation.inactive`: timers armed by every stored message (see `Inactivity.ts`).
     const inactivity = yield* makeWebhookInactivity
