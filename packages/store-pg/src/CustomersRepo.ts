@@ -2,7 +2,7 @@
 import { type CustomerFilter, type CustomerRecord, CustomersRepo, type ListWindow } from "@parley/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, mapUnique } from "./Rows.ts"
+import { iso, listNewestFirst, mapUnique } from "./Rows.ts"
 
 interface CustomerRow {
   readonly id: string
@@ -37,27 +37,11 @@ export const layerCustomersRepo = Layer.effect(
         ...(filter.name_contains !== undefined ? [sql`strpos(lower(name), lower(${filter.name_contains})) > 0`] : [])
       ])
 
-    const list = Effect.fn("CustomersRepo.list")(function*(projectId: string, filter: CustomerFilter, window: ListWindow) {
-      if (window.mode === "page") {
-        const [{ total }] = yield* sql<{ readonly total: number }>`
-          SELECT count(*)::int AS total FROM customers WHERE ${where(projectId, filter)}`
-        const rows = yield* sql<CustomerRow>`
-          SELECT * FROM customers WHERE ${where(projectId, filter)}
-          ORDER BY created_at DESC, id DESC LIMIT ${window.perPage} OFFSET ${(window.page - 1) * window.perPage}`
-        return { items: rows.map(toCustomer), hasMore: (window.page - 1) * window.perPage + rows.length < total, total }
-      }
-      const { after, before, limit } = window
-      const conditions = [
-        where(projectId, filter),
-        ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
-        ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
-      ]
-      const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
-      const rows = yield* sql<CustomerRow>`
-        SELECT * FROM customers WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
-      const page = rows.slice(0, limit).map(toCustomer)
-      return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
-    }, Effect.orDie)
+    const list = Effect.fn("CustomersRepo.list")(
+      (projectId: string, filter: CustomerFilter, window: ListWindow) =>
+        listNewestFirst(sql, "customers", where(projectId, filter), window, toCustomer),
+      Effect.orDie
+    )
 
     return CustomersRepo.of({
       insert: Effect.fn("CustomersRepo.insert")(function*(c: CustomerRecord) {

@@ -1,7 +1,8 @@
 /** Row shapes as the PostgreSQL client returns them, and the mapping back to records. */
 import { Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
-import { Duplicate } from "@parley/core"
+import type { SqlClient, Statement } from "effect/sql"
+import { Duplicate, type ListSlice, type ListWindow } from "@parley/core"
 
 /** timestamptz comes back as a Date; records carry the ISO form they went in with. */
 export const iso = (date: Date): string => date.toISOString()
@@ -21,3 +22,38 @@ export const mapUnique = (fields: Readonly<Record<string, string>>) => (error: S
   }
   return Effect.die(error)
 }
+
+/**
+ * One list window (decisions 1.3) over the rows of `table` matching `where`,
+ * newest first by (created_at, id), in either paging mode.
+ */
+export const listNewestFirst = <Row extends object, A>(
+  sql: SqlClient.SqlClient,
+  table: string,
+  where: Statement.Fragment,
+  window: ListWindow,
+  toRecord: (row: Row) => A
+): Effect.Effect<ListSlice<A>, SqlError> =>
+  Effect.gen(function*() {
+    if (window.mode === "page") {
+      const offset = (window.page - 1) * window.perPage
+      const [{ total }] = yield* sql<{ readonly total: number }>`
+        SELECT count(*)::int AS total FROM ${sql(table)} WHERE ${where}`
+      const rows = yield* sql<Row>`
+        SELECT * FROM ${sql(table)} WHERE ${where}
+        ORDER BY created_at DESC, id DESC LIMIT ${window.perPage} OFFSET ${offset}`
+      return { items: rows.map(toRecord), hasMore: offset + rows.length < total, total }
+    }
+    const { after, before, limit } = window
+    const conditions = [
+      where,
+      ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
+      ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
+    ]
+    // Travelling towards newer items, read upwards from the key and turn the page round.
+    const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
+    const rows = yield* sql<Row>`
+      SELECT * FROM ${sql(table)} WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
+    const page = rows.slice(0, limit).map(toRecord)
+    return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
+  })

@@ -16,7 +16,7 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { iso, isoOrNull, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
 
 interface WebhookRow {
   readonly id: string
@@ -196,31 +196,6 @@ export const layerWebhooksRepo = Layer.effect(
         ...(filter.created_before !== undefined ? [sql`created_at <= ${filter.created_before}::timestamptz`] : [])
       ])
 
-    const listCursor = (projectId: string, filter: WebhookFilter, window: Cursor) =>
-      Effect.gen(function*() {
-        const { after, before, limit } = window
-        const conditions = [
-          where(projectId, filter),
-          ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
-          ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
-        ]
-        const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
-        const rows = yield* sql<WebhookRow>`
-          SELECT * FROM webhooks WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
-        const page = rows.slice(0, limit).map(toWebhook)
-        return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
-      })
-
-    const listPage = (projectId: string, filter: WebhookFilter, page: number, perPage: number) =>
-      Effect.gen(function*() {
-        const [{ total }] = yield* sql<{ readonly total: number }>`
-          SELECT count(*)::int AS total FROM webhooks WHERE ${where(projectId, filter)}`
-        const rows = yield* sql<WebhookRow>`
-          SELECT * FROM webhooks WHERE ${where(projectId, filter)}
-          ORDER BY created_at DESC, id DESC LIMIT ${perPage + 1} OFFSET ${(page - 1) * perPage}`
-        return { items: rows.slice(0, perPage).map(toWebhook), hasMore: rows.length > perPage, total }
-      })
-
     return WebhooksRepo.of({
       insert: Effect.fn("WebhooksRepo.insert")(function*(w: WebhookRecord) {
         yield* sql`
@@ -240,9 +215,7 @@ export const layerWebhooksRepo = Layer.effect(
       }, Effect.orDie),
 
       list: Effect.fn("WebhooksRepo.list")(function*(projectId: string, filter: WebhookFilter, window: ListWindow) {
-        return yield* window.mode === "page"
-          ? listPage(projectId, filter, window.page, window.perPage)
-          : listCursor(projectId, filter, window)
+        return yield* listNewestFirst(sql, "webhooks", where(projectId, filter), window, toWebhook)
       }, Effect.orDie),
 
       update: Effect.fn("WebhooksRepo.update")(function*(w: WebhookRecord) {

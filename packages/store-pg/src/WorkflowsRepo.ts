@@ -10,7 +10,7 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { iso, isoOrNull, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
 
 interface WorkflowRow {
   readonly id: string
@@ -95,32 +95,6 @@ export const layerWorkflowsRepo = Layer.effect(
         ...(filter.created_before !== undefined ? [sql`created_at <= ${filter.created_before}::timestamptz`] : [])
       ])
 
-    const listPage = (projectId: string, filter: WorkflowFilter, page: number, perPage: number) =>
-      Effect.gen(function*() {
-        const [{ total }] = yield* sql<{ readonly total: number }>`
-          SELECT count(*)::int AS total FROM workflows WHERE ${where(projectId, filter)}`
-        const rows = yield* sql<WorkflowRow>`
-          SELECT * FROM workflows WHERE ${where(projectId, filter)}
-          ORDER BY created_at DESC, id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`
-        return { items: rows.map(toWorkflow), hasMore: (page - 1) * perPage + rows.length < total, total }
-      })
-
-    const listCursor = (projectId: string, filter: WorkflowFilter, window: Extract<ListWindow, { mode: "cursor" }>) =>
-      Effect.gen(function*() {
-        const { after, before, limit } = window
-        const conditions = [
-          where(projectId, filter),
-          ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
-          ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
-        ]
-        // Travelling towards newer items, read upwards from the key and turn the page round.
-        const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
-        const rows = yield* sql<WorkflowRow>`
-          SELECT * FROM workflows WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
-        const page = rows.slice(0, limit).map(toWorkflow)
-        return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
-      })
-
     return WorkflowsRepo.of({
       insert: Effect.fn("WorkflowsRepo.insert")(function*(w: WorkflowRecord) {
         yield* sql`
@@ -139,9 +113,7 @@ export const layerWorkflowsRepo = Layer.effect(
       }, Effect.orDie),
 
       list: Effect.fn("WorkflowsRepo.list")(function*(projectId: string, filter: WorkflowFilter, window: ListWindow) {
-        return yield* window.mode === "page"
-          ? listPage(projectId, filter, window.page, window.perPage)
-          : listCursor(projectId, filter, window)
+        return yield* listNewestFirst(sql, "workflows", where(projectId, filter), window, toWorkflow)
       }, Effect.orDie),
 
       update: Effect.fn("WorkflowsRepo.update")(function*(w: WorkflowRecord, expectedLockVersion: number) {
