@@ -3,16 +3,9 @@
  * storage, real HTTP) against a bare `node:http` server answering the same
  * JSON bytes, measured in the same run with the same load generator.
  */
-import { NodeHttpServer } from "@effect/platform-node"
-import { Ids, Projects } from "@parley/core"
-import { Host } from "@parley/http-node"
-import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
-import { Context, Effect, Layer } from "effect"
-import { HttpServer } from "effect/http"
-import * as Fs from "node:fs"
+import { Effect } from "effect"
 import * as Http from "node:http"
-import * as Os from "node:os"
-import * as Path from "node:path"
+import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 
 export interface HttpBenchResult {
@@ -25,20 +18,7 @@ const KEY = "pk_bench_0123456789abcdef0123456789"
 
 export const benchHttp = (options: { readonly durationMs: number; readonly connections: number }) =>
   Effect.gen(function*() {
-    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-http-"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
-    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
-    const context = yield* Layer.build(
-      Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
-        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
-        Layer.provideMerge(layerFromUrl(pg.url))
-      )
-    )
-    const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
-    const projects = Context.get(context, Projects)
-    const project = yield* projects.create("Bench")
-    yield* projects.createKey(project.id, "bench", KEY)
+    const { url, context } = yield* startBenchHost(KEY)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const created = yield* Effect.promise(() =>
       fetch(`${url}/platform/v1/workflows`, { method: "POST", headers, body: JSON.stringify({ workflow: { name: "Bench" } }) })

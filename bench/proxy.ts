@@ -8,18 +8,15 @@
  *   node --conditions=@parley/source bench/proxy.ts
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Ids, Projects, UpstreamSettings } from "@parley/core"
-import { Host } from "@parley/http-node"
-import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
+import { UpstreamSettings } from "@parley/core"
 import { Context, Effect, Layer, Option, Redacted, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import * as Fs from "node:fs"
 import * as Http from "node:http"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorServer.ts"
 import { Simulator } from "@parley/core"
+import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 
 export interface ProxyBenchResult {
@@ -32,20 +29,7 @@ const CONTACT = "15550009999"
 
 export const benchProxy = (options: { readonly durationMs: number; readonly connections: number }) =>
   Effect.gen(function*() {
-    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-proxy-"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
-    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
-    const context = yield* Layer.build(
-      Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
-        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
-        Layer.provideMerge(layerFromUrl(pg.url))
-      )
-    )
-    const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
-    const projects = Context.get(context, Projects)
-    const project = yield* projects.create("Bench")
-    yield* projects.createKey(project.id, "bench", KEY)
+    const { url, context } = yield* startBenchHost(KEY)
     const settings = Context.get(context, UpstreamSettings)
     const simulator = Option.getOrThrow(settings.simulator)
     const number = Option.getOrThrow(settings.simulatedNumber)

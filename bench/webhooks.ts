@@ -8,17 +8,11 @@
  *
  *   node --conditions=@parley/source bench/webhooks.ts
  */
-import { NodeHttpServer } from "@effect/platform-node"
-import { Ids, Projects } from "@parley/core"
-import { Host } from "@parley/http-node"
-import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
-import { Context, Effect, Layer, References } from "effect"
-import { HttpServer } from "effect/http"
-import * as Fs from "node:fs"
+import { Effect, References } from "effect"
 import * as Http from "node:http"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 
 export interface WebhooksBenchResult {
@@ -40,20 +34,7 @@ export const benchWebhooks = (options: { readonly durationMs: number; readonly c
   Effect.gen(function*() {
     // The receiver is on loopback: the operator's switch for private webhook URLs, read when the host starts.
     process.env.PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS = "true"
-    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-webhooks-"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
-    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
-    const context = yield* Layer.build(
-      Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
-        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
-        Layer.provideMerge(layerFromUrl(pg.url))
-      )
-    )
-    const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
-    const projects = Context.get(context, Projects)
-    const project = yield* projects.create("Bench")
-    yield* projects.createKey(project.id, "bench", KEY)
+    const { url, context } = yield* startBenchHost(KEY)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
 
     const eventBody = JSON.stringify({ name: "bench.load", properties: { n: 1, label: "load" } })

@@ -1,0 +1,34 @@
+/**
+ * The host the benchmarks measure: a real Parley host on a loopback port over
+ * a throwaway embedded PostgreSQL (pg-boss on it), with one project whose key
+ * is `key`. Everything stops with the caller's scope.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Ids, Projects } from "@parley/core"
+import { Host } from "@parley/http-node"
+import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
+import { Context, Effect, Layer } from "effect"
+import { HttpServer } from "effect/http"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+export const startBenchHost = (key: string) =>
+  Effect.gen(function*() {
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
+    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
+    const context = yield* Layer.build(
+      Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
+        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
+        Layer.provideMerge(layerFromUrl(pg.url))
+      )
+    )
+    const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
+    const projects = Context.get(context, Projects)
+    const project = yield* projects.create("Bench")
+    yield* projects.createKey(project.id, "bench", key)
+    return { url, context }
+  })
