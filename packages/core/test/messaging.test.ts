@@ -68,10 +68,11 @@ const written = Effect.gen(function*() {
 })
 const types = (events: ReadonlyArray<DomainEvent>) => events.map((e) => e.type)
 
+/** One `messages` change carrying one status report, or several (the network batches them). */
 const statusChange = (
   pnid: string,
   waba: string,
-  status: Record<string, unknown>
+  status: Record<string, unknown> | ReadonlyArray<Record<string, unknown>>
 ): WebhookPayload => ({
   object: "whatsapp_business_account",
   entry: [{
@@ -81,7 +82,7 @@ const statusChange = (
       value: {
         messaging_product: "whatsapp",
         metadata: { display_phone_number: "15550100001", phone_number_id: pnid },
-        statuses: [status]
+        statuses: Array.isArray(status) ? status : [status]
       }
     }]
   }]
@@ -252,8 +253,9 @@ describe("ingestion and stored messages", () => {
       assert.strictEqual(recorded.origin, "api")
       const answer = yield* network.send({ accessToken: config.access_token }, config.phone_number_id, envelope)
       const networkId = "messages" in answer.value ? answer.value.messages[0]!.id : ""
-      // `sent` is reported at 200 ms, before the proxy stored the id: kept, applied on assignment.
-      yield* advance(200)
+      // `sent` is reported at 200 ms (posted once the host simulator's 50 ms batch window closes), before the id is
+      // stored: kept, applied on assignment.
+      yield* advance(250)
       const assigned = yield* messaging.assignNetworkId(project.id, recorded.id, networkId)
       assert.strictEqual(assigned.status, "sent")
       yield* advance(800)
@@ -267,6 +269,66 @@ describe("ingestion and stored messages", () => {
       assert.strictEqual(conversation.messages_count, 2)
       assert.strictEqual(conversation.last_message_id, networkId)
       assert.isNotNull(conversation.last_outbound_at)
+    }))
+
+  scenario("records concurrent sends together and applies the statuses of one webhook in one go", () =>
+    Effect.gen(function*() {
+      const { config, deliver, project } = yield* given
+      const messaging = yield* Messaging
+      const pnid = config.phone_number_id
+      const envelope = (to: string) => ({ messaging_product: "whatsapp", to, type: "text", text: { body: "x" } })
+      // One contact twice among three recipients, recorded concurrently.
+      const recipients = ["15550004001", "15550004002", "15550004003", "15550004001"]
+      const recorded = yield* Effect.forEach(
+        recipients,
+        (to, i) => messaging.recordOutbound(config, { envelope: envelope(to), network_id: `wamid.C${i}` }),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(recorded.map((r) => r.message.status), ["pending", "pending", "pending", "pending"])
+      assert.strictEqual(recorded[0]!.conversation.id, recorded[3]!.conversation.id, "one conversation per contact")
+      assert.strictEqual(new Set(recorded.map((r) => r.conversation.id)).size, 3)
+      assert.strictEqual((yield* messaging.getConversation(project.id, recorded[0]!.conversation.id)).messages_count, 2)
+      const again = yield* Effect.flip(messaging.recordOutbound(config, { envelope: envelope("15550004002"), network_id: "wamid.C1" }))
+      assert.strictEqual(again._tag, "Unprocessable", "a network id is recorded once")
+      const refused = yield* messaging.recordOutbound(config, {
+        envelope: envelope("15550004002"),
+        failure: { code: 131026, title: "Message undeliverable" }
+      })
+      assert.strictEqual(refused.message.status, "failed")
+      assert.deepStrictEqual((refused.message.statuses[0] as any).errors, [{ code: 131026, title: "Message undeliverable" }])
+      yield* written
+
+      // Out of order, a duplicate, a failure a delivery follows, and a report of a send not recorded yet.
+      const s = (id: string, status: string, ts: string, extra: Record<string, unknown> = {}) => ({
+        id,
+        status,
+        timestamp: ts,
+        recipient_id: "15550004001",
+        ...extra
+      })
+      yield* deliver(statusChange(pnid, config.business_account_id, [
+        s("wamid.C0", "read", "3"),
+        s("wamid.C0", "delivered", "2"),
+        s("wamid.C1", "sent", "1"),
+        s("wamid.C0", "read", "3"),
+        s("wamid.LATER", "sent", "5"),
+        s("wamid.C2", "failed", "4", { errors: [{ code: 131026, title: "Message undeliverable" }] }),
+        s("wamid.C2", "delivered", "6")
+      ]))
+      const get = (id: string) => messaging.getMessage(project.id, pnid, id)
+      assert.strictEqual((yield* get("wamid.C0")).status, "read")
+      assert.deepStrictEqual((yield* get("wamid.C0")).statuses.map((x: any) => x.status), ["read", "delivered"])
+      assert.strictEqual((yield* get("wamid.C1")).status, "sent")
+      assert.strictEqual((yield* get("wamid.C2")).status, "delivered")
+      assert.strictEqual((yield* get("wamid.C3")).status, "pending")
+      assert.deepStrictEqual(types(yield* written).filter((t) => t !== UPSTREAM_PAYLOAD), [
+        msgMessageStatusEvent("read"),
+        msgMessageStatusEvent("sent"),
+        msgMessageStatusEvent("failed"),
+        msgMessageStatusEvent("delivered")
+      ])
+      const later = yield* messaging.recordOutbound(config, { envelope: envelope("15550004003"), network_id: "wamid.LATER" })
+      assert.strictEqual(later.message.status, "sent", "the report that overtook the send applies when it is recorded")
     }))
 
   scenario("deduplicates statuses and never downgrades; failed moves on when a delivery follows", () =>

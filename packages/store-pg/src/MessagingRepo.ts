@@ -42,6 +42,11 @@ const secret = (value: string | null): Redacted.Redacted<string> | null => value
 const reveal = (value: Redacted.Redacted<string> | null): string | null => value === null ? null : Redacted.value(value)
 const jsonOrNull = (value: unknown): string | null => value === null ? null : jsonb(value)
 
+/** The last of the records sharing an id, as updates applied one after another would leave it. */
+const lastOfEach = <A extends { readonly id: string }>(records: ReadonlyArray<A>): ReadonlyArray<A> => [
+  ...new Map(records.map((r) => [r.id, r])).values()
+]
+
 /**
  * A list of `table` rows matching `where`, newest first by (created_at, id),
  * through the window; page totals counted up to `cap`.
@@ -241,25 +246,36 @@ export const layerContactsRepo = Layer.effect(
   ContactsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const findOne = (condition: Fragment) =>
-      Effect.map(sql<ContactRow>`SELECT * FROM msg_contacts WHERE ${condition} LIMIT 1`, (rows) => first(rows, toContact))
+    const find = (condition: Fragment) =>
+      Effect.map(sql<ContactRow>`SELECT * FROM msg_contacts WHERE ${condition}`, (rows) => rows.map(toContact))
+
+    const insertMany = Effect.fn("ContactsRepo.insertMany")(function*(contacts: ReadonlyArray<ContactRecord>) {
+      if (contacts.length === 0) return
+      yield* sql`
+        INSERT INTO msg_contacts (id, project_id, wa_id, business_scoped_user_id, parent_business_scoped_user_id,
+          username, profile_name, created_at, updated_at)
+        VALUES ${sql.csv(contacts.map((c) => sql`(${c.id}, ${c.project_id}, ${c.wa_id}, ${c.business_scoped_user_id},
+          ${c.parent_business_scoped_user_id}, ${c.username}, ${c.profile_name}, ${c.created_at}::timestamptz,
+          ${c.updated_at}::timestamptz)`))}`
+    }, Effect.orDie)
+
+    const findByWaIds = Effect.fn("ContactsRepo.findByWaIds")(function*(projectId: string, waIds: ReadonlyArray<string>) {
+      if (waIds.length === 0) return []
+      return yield* find(sql`project_id = ${projectId} AND wa_id = ANY(${waIds})`)
+    }, Effect.orDie)
 
     return ContactsRepo.of({
-      insert: Effect.fn("ContactsRepo.insert")(function*(c: ContactRecord) {
-        yield* sql`
-          INSERT INTO msg_contacts (id, project_id, wa_id, business_scoped_user_id, parent_business_scoped_user_id,
-            username, profile_name, created_at, updated_at)
-          VALUES (${c.id}, ${c.project_id}, ${c.wa_id}, ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id},
-            ${c.username}, ${c.profile_name}, ${c.created_at}, ${c.updated_at})`
-      }, Effect.orDie),
+      insert: Effect.fn("ContactsRepo.insert")((c: ContactRecord) => insertMany([c])),
+      insertMany,
 
       findById: Effect.fn("ContactsRepo.findById")(function*(projectId: string, id: string) {
-        return yield* findOne(sql`project_id = ${projectId} AND id = ${id}`)
+        return Option.fromNullishOr((yield* find(sql`project_id = ${projectId} AND id = ${id}`))[0])
       }, Effect.orDie),
 
-      findByWaId: Effect.fn("ContactsRepo.findByWaId")(function*(projectId: string, waId: string) {
-        return yield* findOne(sql`project_id = ${projectId} AND wa_id = ${waId}`)
-      }, Effect.orDie),
+      findByWaId: Effect.fn("ContactsRepo.findByWaId")((projectId: string, waId: string) =>
+        Effect.map(findByWaIds(projectId, [waId]), (found) => Option.fromNullishOr(found[0]))
+      ),
+      findByWaIds,
 
       findByUserId: Effect.fn("ContactsRepo.findByUserId")(function*(projectId: string, userId: string) {
         // The contact's own id wins over a parent id that happens to match.
@@ -358,47 +374,83 @@ export const layerConversationsRepo = Layer.effect(
   ConversationsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return ConversationsRepo.of({
-      insert: Effect.fn("ConversationsRepo.insert")(function*(c: ConversationRecord) {
-        yield* sql`
-          INSERT INTO msg_conversations (id, project_id, msg_config_id, phone_number_id, contact_id, phone_number,
-            business_scoped_user_id, parent_business_scoped_user_id, username, contact_name, status, end_reason, ended_at,
-            last_active_at, metadata, assigned_user_id, messages_count, last_message_id, last_message_type,
-            last_message_timestamp, last_message_text, last_inbound_at, last_outbound_at, created_at, updated_at)
-          VALUES (${c.id}, ${c.project_id}, ${c.msg_config_id}, ${c.phone_number_id}, ${c.contact_id}, ${c.phone_number},
-            ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id}, ${c.username}, ${c.contact_name},
-            ${c.status}, ${c.end_reason}, ${c.ended_at}, ${c.last_active_at}, ${jsonOrNull(c.metadata)},
-            ${c.assigned_user_id}, ${c.messages_count}, ${c.last_message_id}, ${c.last_message_type},
-            ${c.last_message_timestamp}, ${c.last_message_text}, ${c.last_inbound_at}, ${c.last_outbound_at},
-            ${c.created_at}, ${c.updated_at})`
-      }, Effect.orDie),
 
-      findById: Effect.fn("ConversationsRepo.findById")(function*(projectId: string, id: string) {
-        const rows = yield* sql<ConversationRow>`
-          SELECT * FROM msg_conversations WHERE project_id = ${projectId} AND id = ${id}`
-        return first(rows, toConversation)
-      }, Effect.orDie),
+    const insertMany = Effect.fn("ConversationsRepo.insertMany")(function*(conversations: ReadonlyArray<ConversationRecord>) {
+      if (conversations.length === 0) return
+      yield* sql`
+        INSERT INTO msg_conversations (id, project_id, msg_config_id, phone_number_id, contact_id, phone_number,
+          business_scoped_user_id, parent_business_scoped_user_id, username, contact_name, status, end_reason, ended_at,
+          last_active_at, metadata, assigned_user_id, messages_count, last_message_id, last_message_type,
+          last_message_timestamp, last_message_text, last_inbound_at, last_outbound_at, created_at, updated_at)
+        VALUES ${sql.csv(conversations.map((c) => sql`(${c.id}, ${c.project_id}, ${c.msg_config_id}, ${c.phone_number_id},
+          ${c.contact_id}, ${c.phone_number}, ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id},
+          ${c.username}, ${c.contact_name}, ${c.status}, ${c.end_reason}, ${c.ended_at}::timestamptz,
+          ${c.last_active_at}::timestamptz, ${jsonOrNull(c.metadata)}::jsonb, ${c.assigned_user_id},
+          ${c.messages_count}::integer, ${c.last_message_id}, ${c.last_message_type}, ${c.last_message_timestamp},
+          ${c.last_message_text}, ${c.last_inbound_at}::timestamptz, ${c.last_outbound_at}::timestamptz,
+          ${c.created_at}::timestamptz, ${c.updated_at}::timestamptz)`))}`
+    }, Effect.orDie)
 
-      findActive: Effect.fn("ConversationsRepo.findActive")(function*(msgConfigId: string, contactId: string) {
+    const findByIds = Effect.fn("ConversationsRepo.findByIds")(function*(projectId: string, ids: ReadonlyArray<string>) {
+      if (ids.length === 0) return []
+      const rows = yield* sql<ConversationRow>`
+        SELECT * FROM msg_conversations WHERE project_id = ${projectId} AND id = ANY(${ids})`
+      return rows.map(toConversation)
+    }, Effect.orDie)
+
+    const findActiveMany = Effect.fn("ConversationsRepo.findActiveMany")(
+      function*(pairs: ReadonlyArray<{ readonly msgConfigId: string; readonly contactId: string }>) {
+        if (pairs.length === 0) return []
         const rows = yield* sql<ConversationRow>`
           SELECT * FROM msg_conversations
-          WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId} AND status = 'active'`
-        return first(rows, toConversation)
-      }, Effect.orDie),
+          WHERE status = 'active' AND (msg_config_id, contact_id) IN (
+            SELECT * FROM unnest(${pairs.map((p) => p.msgConfigId)}::text[], ${pairs.map((p) => p.contactId)}::text[]))`
+        return rows.map(toConversation)
+      },
+      Effect.orDie
+    )
 
-      update: Effect.fn("ConversationsRepo.update")(function*(c: ConversationRecord) {
-        yield* sql`
-          UPDATE msg_conversations SET
-            phone_number = ${c.phone_number}, business_scoped_user_id = ${c.business_scoped_user_id},
-            parent_business_scoped_user_id = ${c.parent_business_scoped_user_id}, username = ${c.username},
-            contact_name = ${c.contact_name}, status = ${c.status}, end_reason = ${c.end_reason}, ended_at = ${c.ended_at},
-            last_active_at = ${c.last_active_at}, metadata = ${jsonOrNull(c.metadata)},
-            assigned_user_id = ${c.assigned_user_id}, messages_count = ${c.messages_count},
-            last_message_id = ${c.last_message_id}, last_message_type = ${c.last_message_type},
-            last_message_timestamp = ${c.last_message_timestamp}, last_message_text = ${c.last_message_text},
-            last_inbound_at = ${c.last_inbound_at}, last_outbound_at = ${c.last_outbound_at}, updated_at = ${c.updated_at}
-          WHERE project_id = ${c.project_id} AND id = ${c.id}`
-      }, Effect.orDie),
+    const updateMany = Effect.fn("ConversationsRepo.updateMany")(function*(conversations: ReadonlyArray<ConversationRecord>) {
+      if (conversations.length === 0) return
+      // VALUES columns take their types from the casts; untyped parameters would all be text.
+      yield* sql`
+        UPDATE msg_conversations AS c SET
+          phone_number = v.phone_number, business_scoped_user_id = v.business_scoped_user_id,
+          parent_business_scoped_user_id = v.parent_business_scoped_user_id, username = v.username,
+          contact_name = v.contact_name, status = v.status, end_reason = v.end_reason, ended_at = v.ended_at,
+          last_active_at = v.last_active_at, metadata = v.metadata, assigned_user_id = v.assigned_user_id,
+          messages_count = v.messages_count, last_message_id = v.last_message_id, last_message_type = v.last_message_type,
+          last_message_timestamp = v.last_message_timestamp, last_message_text = v.last_message_text,
+          last_inbound_at = v.last_inbound_at, last_outbound_at = v.last_outbound_at, updated_at = v.updated_at
+        FROM (VALUES ${sql.csv(lastOfEach(conversations).map((c) => sql`(${c.id}, ${c.project_id}, ${c.phone_number},
+          ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id}, ${c.username}, ${c.contact_name},
+          ${c.status}, ${c.end_reason}, ${c.ended_at}::timestamptz, ${c.last_active_at}::timestamptz,
+          ${jsonOrNull(c.metadata)}::jsonb, ${c.assigned_user_id}, ${c.messages_count}::integer, ${c.last_message_id},
+          ${c.last_message_type}, ${c.last_message_timestamp}, ${c.last_message_text}, ${c.last_inbound_at}::timestamptz,
+          ${c.last_outbound_at}::timestamptz, ${c.updated_at}::timestamptz)`))})
+          AS v (id, project_id, phone_number, business_scoped_user_id, parent_business_scoped_user_id, username,
+            contact_name, status, end_reason, ended_at, last_active_at, metadata, assigned_user_id, messages_count,
+            last_message_id, last_message_type, last_message_timestamp, last_message_text, last_inbound_at,
+            last_outbound_at, updated_at)
+        WHERE c.project_id = v.project_id AND c.id = v.id`
+    }, Effect.orDie)
+
+    return ConversationsRepo.of({
+      insert: Effect.fn("ConversationsRepo.insert")((c: ConversationRecord) => insertMany([c])),
+      insertMany,
+
+      findById: Effect.fn("ConversationsRepo.findById")((projectId: string, id: string) =>
+        Effect.map(findByIds(projectId, [id]), (found) => Option.fromNullishOr(found[0]))
+      ),
+      findByIds,
+
+      findActive: Effect.fn("ConversationsRepo.findActive")((msgConfigId: string, contactId: string) =>
+        Effect.map(findActiveMany([{ msgConfigId, contactId }]), (found) => Option.fromNullishOr(found[0]))
+      ),
+      findActiveMany,
+
+      update: Effect.fn("ConversationsRepo.update")((c: ConversationRecord) => updateMany([c])),
+      updateMany,
 
       list: Effect.fn("ConversationsRepo.list")(
         function*(projectId: string, f: ConversationFilter, window: ListWindow) {
@@ -495,6 +547,10 @@ interface StatusEventRow {
   readonly received_at: Date
 }
 
+type StatusKey = Pick<StatusEventRecord, "phone_number_id" | "network_id" | "status" | "timestamp">
+
+const statusKey = (e: StatusKey) => JSON.stringify([e.phone_number_id, e.network_id, e.status, e.timestamp])
+
 const toStatusEvent = (row: StatusEventRow): StatusEventRecord => ({
   phone_number_id: row.phone_number_id,
   network_id: row.network_id,
@@ -508,45 +564,72 @@ export const layerMessagesRepo = Layer.effect(
   MessagesRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+
+    const insertMany = Effect.fn("MessagesRepo.insertMany")(function*(messages: ReadonlyArray<MessageRecord>) {
+      if (messages.length === 0) return []
+      // Duplicates of a network message, stored or earlier in the same VALUES, meet on the partial unique index
+      // and insert nothing.
+      const rows = yield* sql<{ readonly id: string }>`
+        INSERT INTO msg_messages (id, project_id, msg_config_id, phone_number_id, conversation_id, contact_id, network_id,
+          direction, type, timestamp, fields, status, processing_status, origin, has_media, content, transcript, media,
+          message_type_data, statuses, ext_data, contact_name, phone_number, created_at, updated_at)
+        VALUES ${sql.csv(messages.map((m) => sql`(${m.id}, ${m.project_id}, ${m.msg_config_id}, ${m.phone_number_id},
+          ${m.conversation_id}, ${m.contact_id}, ${m.network_id}, ${m.direction}, ${m.type}, ${m.timestamp},
+          ${jsonb(m.fields)}::jsonb, ${m.status}, ${m.processing_status}, ${m.origin}, ${m.has_media}::boolean,
+          ${m.content}, ${m.transcript}, ${jsonOrNull(m.media)}::jsonb, ${jsonOrNull(m.message_type_data)}::jsonb,
+          ${jsonb(m.statuses)}::jsonb, ${jsonb(m.ext_data)}::jsonb, ${m.contact_name}, ${m.phone_number},
+          ${m.created_at}::timestamptz, ${m.updated_at}::timestamptz)`))}
+        ON CONFLICT (phone_number_id, network_id) WHERE network_id IS NOT NULL DO NOTHING
+        RETURNING id`
+      const stored = new Set(rows.map((r) => r.id))
+      return messages.map((m) => stored.has(m.id))
+    }, Effect.orDie)
+
+    const findByNetworkIds = Effect.fn("MessagesRepo.findByNetworkIds")(
+      function*(phoneNumberId: string, networkIds: ReadonlyArray<string>) {
+        if (networkIds.length === 0) return []
+        const rows = yield* sql<MessageRow>`
+          SELECT * FROM msg_messages WHERE phone_number_id = ${phoneNumberId} AND network_id = ANY(${networkIds})`
+        return rows.map(toMessage)
+      },
+      Effect.orDie
+    )
+
+    const updateMany = Effect.fn("MessagesRepo.updateMany")(function*(messages: ReadonlyArray<MessageRecord>) {
+      if (messages.length === 0) return
+      // VALUES columns take their types from the casts; untyped parameters would all be text.
+      yield* sql`
+        UPDATE msg_messages AS m SET
+          network_id = v.network_id, type = v.type, timestamp = v.timestamp, fields = v.fields, status = v.status,
+          processing_status = v.processing_status, origin = v.origin, has_media = v.has_media, content = v.content,
+          transcript = v.transcript, media = v.media, message_type_data = v.message_type_data, statuses = v.statuses,
+          ext_data = v.ext_data, contact_name = v.contact_name, phone_number = v.phone_number, updated_at = v.updated_at
+        FROM (VALUES ${sql.csv(lastOfEach(messages).map((m) => sql`(${m.id}, ${m.project_id}, ${m.network_id}, ${m.type},
+          ${m.timestamp}, ${jsonb(m.fields)}::jsonb, ${m.status}, ${m.processing_status}, ${m.origin},
+          ${m.has_media}::boolean, ${m.content}, ${m.transcript}, ${jsonOrNull(m.media)}::jsonb,
+          ${jsonOrNull(m.message_type_data)}::jsonb, ${jsonb(m.statuses)}::jsonb, ${jsonb(m.ext_data)}::jsonb,
+          ${m.contact_name}, ${m.phone_number}, ${m.updated_at}::timestamptz)`))})
+          AS v (id, project_id, network_id, type, timestamp, fields, status, processing_status, origin, has_media,
+            content, transcript, media, message_type_data, statuses, ext_data, contact_name, phone_number, updated_at)
+        WHERE m.project_id = v.project_id AND m.id = v.id`
+    }, Effect.orDie)
+
     return MessagesRepo.of({
-      insert: Effect.fn("MessagesRepo.insert")(function*(m: MessageRecord) {
-        // Duplicates of a network message meet on the partial unique index and insert nothing.
-        const rows = yield* sql`
-          INSERT INTO msg_messages (id, project_id, msg_config_id, phone_number_id, conversation_id, contact_id, network_id,
-            direction, type, timestamp, fields, status, processing_status, origin, has_media, content, transcript, media,
-            message_type_data, statuses, ext_data, contact_name, phone_number, created_at, updated_at)
-          VALUES (${m.id}, ${m.project_id}, ${m.msg_config_id}, ${m.phone_number_id}, ${m.conversation_id}, ${m.contact_id},
-            ${m.network_id}, ${m.direction}, ${m.type}, ${m.timestamp}, ${jsonb(m.fields)}, ${m.status},
-            ${m.processing_status}, ${m.origin}, ${m.has_media}, ${m.content}, ${m.transcript}, ${jsonOrNull(m.media)},
-            ${jsonOrNull(m.message_type_data)}, ${jsonb(m.statuses)}, ${jsonb(m.ext_data)}, ${m.contact_name},
-            ${m.phone_number}, ${m.created_at}, ${m.updated_at})
-          ON CONFLICT (phone_number_id, network_id) WHERE network_id IS NOT NULL DO NOTHING
-          RETURNING id`
-        return rows.length > 0
-      }, Effect.orDie),
+      insert: Effect.fn("MessagesRepo.insert")((m: MessageRecord) => Effect.map(insertMany([m]), (stored) => stored[0]!)),
+      insertMany,
 
       findById: Effect.fn("MessagesRepo.findById")(function*(projectId: string, id: string) {
         const rows = yield* sql<MessageRow>`SELECT * FROM msg_messages WHERE project_id = ${projectId} AND id = ${id}`
         return first(rows, toMessage)
       }, Effect.orDie),
 
-      findByNetworkId: Effect.fn("MessagesRepo.findByNetworkId")(function*(phoneNumberId: string, networkId: string) {
-        const rows = yield* sql<MessageRow>`
-          SELECT * FROM msg_messages WHERE phone_number_id = ${phoneNumberId} AND network_id = ${networkId}`
-        return first(rows, toMessage)
-      }, Effect.orDie),
+      findByNetworkId: Effect.fn("MessagesRepo.findByNetworkId")((phoneNumberId: string, networkId: string) =>
+        Effect.map(findByNetworkIds(phoneNumberId, [networkId]), (found) => Option.fromNullishOr(found[0]))
+      ),
+      findByNetworkIds,
 
-      update: Effect.fn("MessagesRepo.update")(function*(m: MessageRecord) {
-        yield* sql`
-          UPDATE msg_messages SET
-            network_id = ${m.network_id}, type = ${m.type}, timestamp = ${m.timestamp}, fields = ${jsonb(m.fields)},
-            status = ${m.status}, processing_status = ${m.processing_status}, origin = ${m.origin},
-            has_media = ${m.has_media}, content = ${m.content}, transcript = ${m.transcript},
-            media = ${jsonOrNull(m.media)}, message_type_data = ${jsonOrNull(m.message_type_data)},
-            statuses = ${jsonb(m.statuses)}, ext_data = ${jsonb(m.ext_data)}, contact_name = ${m.contact_name},
-            phone_number = ${m.phone_number}, updated_at = ${m.updated_at}
-          WHERE project_id = ${m.project_id} AND id = ${m.id}`
-      }, Effect.orDie),
+      update: Effect.fn("MessagesRepo.update")((m: MessageRecord) => updateMany([m])),
+      updateMany,
 
       list: Effect.fn("MessagesRepo.list")(function*(projectId: string, f: MessageFilter, window: ListWindow) {
         const where = sql.and([
@@ -564,21 +647,31 @@ export const layerMessagesRepo = Layer.effect(
         return yield* listWindow(sql, "msg_messages", where, window, toMessage, MESSAGING_TOTAL_CAP)
       }, Effect.orDie),
 
-      recordStatus: Effect.fn("MessagesRepo.recordStatus")(function*(e: StatusEventRecord) {
-        const rows = yield* sql`
+      recordStatuses: Effect.fn("MessagesRepo.recordStatuses")(function*(events: ReadonlyArray<StatusEventRecord>) {
+        if (events.length === 0) return []
+        // `seq` is drawn in VALUES order, so arrival order holds within the call; a report repeated in it
+        // meets the first on the primary key.
+        const rows = yield* sql<StatusKey>`
           INSERT INTO msg_status_events (phone_number_id, network_id, status, timestamp, raw, received_at)
-          VALUES (${e.phone_number_id}, ${e.network_id}, ${e.status}, ${e.timestamp}, ${jsonb(e.raw)}, ${e.received_at})
+          VALUES ${sql.csv(events.map((e) => sql`(${e.phone_number_id}, ${e.network_id}, ${e.status}, ${e.timestamp},
+            ${jsonb(e.raw)}::jsonb, ${e.received_at}::timestamptz)`))}
           ON CONFLICT DO NOTHING
-          RETURNING seq`
-        return rows.length > 0
+          RETURNING phone_number_id, network_id, status, timestamp`
+        // Only the first of repeats in the call is the new one.
+        const fresh = new Set(rows.map(statusKey))
+        return events.map((e) => fresh.delete(statusKey(e)))
       }, Effect.orDie),
 
-      statusEvents: Effect.fn("MessagesRepo.statusEvents")(function*(phoneNumberId: string, networkId: string) {
-        const rows = yield* sql<StatusEventRow>`
-          SELECT * FROM msg_status_events WHERE phone_number_id = ${phoneNumberId} AND network_id = ${networkId}
-          ORDER BY seq`
-        return rows.map(toStatusEvent)
-      }, Effect.orDie)
+      statusEvents: Effect.fn("MessagesRepo.statusEvents")(
+        function*(phoneNumberId: string, networkIds: ReadonlyArray<string>) {
+          if (networkIds.length === 0) return []
+          const rows = yield* sql<StatusEventRow>`
+            SELECT * FROM msg_status_events WHERE phone_number_id = ${phoneNumberId} AND network_id = ANY(${networkIds})
+            ORDER BY seq`
+          return rows.map(toStatusEvent)
+        },
+        Effect.orDie
+      )
     })
   })
 )
@@ -748,10 +841,16 @@ export const layerMessagingLocks = Layer.effect(
   MessagingLocks,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const lockAll = Effect.fn("MessagingLocks.lockAll")(function*(keys: ReadonlyArray<string>) {
+      if (keys.length === 0) return
+      // One statement, in ascending hash order: two holders of overlapping sets never wait on each other in a cycle.
+      yield* sql`
+        SELECT pg_advisory_xact_lock(h)
+        FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(${keys}::text[]) AS k ORDER BY h) AS s`
+    }, Effect.orDie)
     return MessagingLocks.of({
-      lock: Effect.fn("MessagingLocks.lock")(function*(key: string) {
-        yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`
-      }, Effect.orDie)
+      lock: Effect.fn("MessagingLocks.lock")((key: string) => lockAll([key])),
+      lockAll
     })
   })
 )

@@ -18,6 +18,7 @@ import { MessagesRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { Forbidden, NotFound, Unauthorized } from "../shared/ApiError.ts"
+import { groupBy } from "../shared/Collections.ts"
 import { Ids } from "../shared/Ids.ts"
 import { MessageConfigs } from "../tenancy/MessageConfigs.ts"
 import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
@@ -41,17 +42,6 @@ export const MAX_UPSTREAM_BODY_BYTES = 10 * 1024 * 1024
 /** Updates of one POST applied at a time (each in its own transaction). */
 const PAYLOAD_CONCURRENCY = 4
 
-/** Items grouped by key, groups and items in first-seen order. */
-const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string): ReadonlyArray<ReadonlyArray<A>> => {
-  const groups = new Map<string, Array<A>>()
-  for (const item of items) {
-    const k = key(item)
-    const group = groups.get(k)
-    if (group === undefined) groups.set(k, [item])
-    else group.push(item)
-  }
-  return [...groups.values()]
-}
 
 const decoder = new TextDecoder()
 const parseJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
@@ -240,18 +230,21 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
               })
               return guarded(step, counts)
             }, { discard: true }), { concurrency: PAYLOAD_CONCURRENCY, discard: true })
-          const byMessage = groupBy(array(value["statuses"]), (raw) => isObject(raw) ? str(raw["id"]) ?? "" : "")
-          yield* Effect.forEach(byMessage, (group) =>
-            Effect.forEach(group, (raw) =>
-              isObject(raw)
-                ? guarded(
-                  Effect.map(messaging.applyStatus(config, raw), (outcome) => {
-                    if (outcome._tag === "Duplicate") counts.duplicates++
-                    else counts.statuses++
-                  }),
-                  counts
-                )
-                : Effect.sync(() => void counts.dropped++), { discard: true }), { concurrency: PAYLOAD_CONCURRENCY, discard: true })
+          // Every status of the change in one transaction (the network sends many per webhook under load).
+          const statuses = array(value["statuses"])
+          const objects = statuses.filter(isObject)
+          counts.dropped += statuses.length - objects.length
+          if (objects.length > 0) {
+            yield* guarded(
+              Effect.map(messaging.applyStatuses(config, objects), (outcomes) => {
+                for (const outcome of outcomes) {
+                  if (outcome._tag === "Duplicate") counts.duplicates++
+                  else counts.statuses++
+                }
+              }),
+              counts
+            )
+          }
           for (const error of array(value["errors"])) {
             yield* Effect.logWarning("The network reported an error for a number").pipe(
               Effect.annotateLogs({ phone_number_id: config.phone_number_id, error: JSON.stringify(error) })

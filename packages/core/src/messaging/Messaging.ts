@@ -6,11 +6,12 @@
  * number and a contact and ended after 24 hours of silence. Every change that
  * webhooks report writes its domain event in the same transaction.
  *
- * Ingestion calls `recordInbound` and `applyStatus`; the proxy calls
- * `recordOutbound`, `assignNetworkId`, `failOutbound`, `markInboundRead` and
- * the reads.
+ * Ingestion calls `recordInbound` and `applyStatuses`; the proxy calls
+ * `recordOutbound` once the network answered, `markInboundRead` and the
+ * reads. `assignNetworkId` and `failOutbound` finish a record made before
+ * the send (senders that must keep a trace of a send in flight).
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { PublicUrl } from "../http/PublicUrl.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
@@ -19,6 +20,8 @@ import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLock
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { groupBy } from "../shared/Collections.ts"
+import * as GroupCommit from "../shared/GroupCommit.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
@@ -90,8 +93,13 @@ export interface OutboundInput {
   readonly envelope: Json
   /** Known when the network already answered. */
   readonly network_id?: string | undefined
+  /** The network refused the send with this error object: recorded `failed` with it. */
+  readonly failure?: Json | undefined
   readonly origin?: MessageOrigin | undefined
 }
+
+/** The most outbound records or status reports written in one transaction. */
+const BATCH_MAX = 256
 
 /** A status as the network reports it, in rank order (decisions 3.5); `played` counts as `read`. */
 const RANK: Readonly<Record<string, number>> = { pending: 0, sent: 1, delivered: 2, read: 3 }
@@ -134,6 +142,62 @@ const extension = (contentType: string) => {
   return known[type] ?? "bin"
 }
 
+interface Identity {
+  readonly waId: string | undefined
+  readonly userId: string | undefined
+  readonly parentUserId?: string | undefined
+  readonly username?: string | undefined
+  readonly name?: string | undefined
+}
+
+const newContact = (projectId: string, who: Identity, id: string, now: string): ContactRecord => ({
+  id,
+  project_id: projectId,
+  wa_id: who.waId ?? null,
+  business_scoped_user_id: who.userId ?? null,
+  parent_business_scoped_user_id: who.parentUserId ?? null,
+  username: who.username ?? null,
+  profile_name: who.name ?? null,
+  created_at: now,
+  updated_at: now
+})
+
+/** A new active conversation of (number, contact), before its first message is counted. */
+const newConversation = (
+  config: MessageConfigRecord,
+  contact: ContactRecord,
+  id: string,
+  activeAt: string,
+  now: string
+): ConversationRecord =>
+  ({
+    id,
+    project_id: config.project_id,
+    msg_config_id: config.id,
+    phone_number_id: config.phone_number_id,
+    contact_id: contact.id,
+    phone_number: contact.wa_id,
+    business_scoped_user_id: contact.business_scoped_user_id,
+    parent_business_scoped_user_id: contact.parent_business_scoped_user_id,
+    username: contact.username,
+    contact_name: contact.profile_name,
+    status: "active",
+    end_reason: null,
+    ended_at: null,
+    last_active_at: activeAt,
+    metadata: null,
+    assigned_user_id: null,
+    messages_count: 0,
+    last_message_id: null,
+    last_message_type: null,
+    last_message_timestamp: null,
+    last_message_text: null,
+    last_inbound_at: null,
+    last_outbound_at: null,
+    created_at: now,
+    updated_at: now
+  })
+
 /** What a Platform API PATCH may change on a conversation; absent keys stay as they are. */
 export interface ConversationChange {
   readonly status?: ConversationStatus | undefined
@@ -146,9 +210,15 @@ export const CONVERSATION_METADATA_MAX_BYTES = 16 * 1024
 
 export class Messaging extends Context.Service<Messaging, {
   readonly recordInbound: (config: MessageConfigRecord, input: InboundInput) => Effect.Effect<InboundOutcome>
-  /** Applies a network status object (`{ id, status, timestamp, errors?, ... }`) of one of the number's messages. */
-  readonly applyStatus: (config: MessageConfigRecord, status: Json) => Effect.Effect<StatusOutcome>
-  /** Records a message Parley sends (`ext.status` pending, `origin` api) and links it to its conversation. */
+  /**
+   * Applies network status objects (`{ id, status, timestamp, errors?, ... }`)
+   * of the number's messages, in order, in one transaction; one outcome each.
+   */
+  readonly applyStatuses: (config: MessageConfigRecord, statuses: ReadonlyArray<Json>) => Effect.Effect<ReadonlyArray<StatusOutcome>>
+  /**
+   * Records a message Parley sends (`ext.status` pending, `origin` api) and
+   * links it to its conversation. Concurrent records share one transaction.
+   */
   readonly recordOutbound: (
     config: MessageConfigRecord,
     input: OutboundInput
@@ -211,23 +281,16 @@ export class Messaging extends Context.Service<Messaging, {
       const jobs = yield* JobQueue
       const publicUrl = yield* PublicUrl
 
+      const makeEvent = (projectId: string, type: string, payload: unknown, at: string) =>
+        Effect.map(ids.uuid, (id): DomainEvent => ({ id, project_id: projectId, type, payload, created_at: at }))
       const domainEvent = (projectId: string, type: string, payload: unknown, at: string) =>
-        Effect.flatMap(ids.uuid, (id) =>
-          outbox.append({ id, project_id: projectId, type, payload, created_at: at } satisfies DomainEvent))
+        Effect.flatMap(makeEvent(projectId, type, payload, at), outbox.append)
 
       /** Arms the inactivity end after a commit; a lost timer is caught by the maintenance sweep. */
       const arm = (conversation: ConversationRecord) =>
         armInactivity(jobs, conversation).pipe(
           Effect.catchCause((cause) => Effect.logWarning("Could not arm a conversation's inactivity timer", cause))
         )
-
-      interface Identity {
-        readonly waId: string | undefined
-        readonly userId: string | undefined
-        readonly parentUserId: string | undefined
-        readonly username: string | undefined
-        readonly name: string | undefined
-      }
 
       /** Finds the contact by phone number, then by business-scoped id; fills what it learnt; creates it otherwise. */
       const resolveContact = (projectId: string, who: Identity, now: string) =>
@@ -237,17 +300,7 @@ export class Messaging extends Context.Service<Messaging, {
           const byUser = known || who.userId === undefined ? Option.none() : yield* contacts.findByUserId(projectId, who.userId)
           const found = Option.orElse(byPhone, () => byUser)
           if (Option.isNone(found)) {
-            const created: ContactRecord = {
-              id: yield* ids.uuid,
-              project_id: projectId,
-              wa_id: who.waId ?? null,
-              business_scoped_user_id: who.userId ?? null,
-              parent_business_scoped_user_id: who.parentUserId ?? null,
-              username: who.username ?? null,
-              profile_name: who.name ?? null,
-              created_at: now,
-              updated_at: now
-            }
+            const created = newContact(projectId, who, yield* ids.uuid, now)
             yield* contacts.insert(created)
             return created
           }
@@ -278,33 +331,7 @@ export class Messaging extends Context.Service<Messaging, {
           yield* locks.lock(`conversation:${config.id}:${contact.id}`)
           const active = yield* conversations.findActive(config.id, contact.id)
           if (Option.isSome(active)) return { conversation: active.value, created: false }
-          const conversation: ConversationRecord = {
-            id: yield* ids.uuid,
-            project_id: config.project_id,
-            msg_config_id: config.id,
-            phone_number_id: config.phone_number_id,
-            contact_id: contact.id,
-            phone_number: contact.wa_id,
-            business_scoped_user_id: contact.business_scoped_user_id,
-            parent_business_scoped_user_id: contact.parent_business_scoped_user_id,
-            username: contact.username,
-            contact_name: contact.profile_name,
-            status: "active",
-            end_reason: null,
-            ended_at: null,
-            last_active_at: activeAt,
-            metadata: null,
-            assigned_user_id: null,
-            messages_count: 0,
-            last_message_id: null,
-            last_message_type: null,
-            last_message_timestamp: null,
-            last_message_text: null,
-            last_inbound_at: null,
-            last_outbound_at: null,
-            created_at: now,
-            updated_at: now
-          }
+          const conversation = newConversation(config, contact, yield* ids.uuid, activeAt, now)
           yield* conversations.insert(conversation)
           yield* domainEvent(config.project_id, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)
           return { conversation, created: true }
@@ -444,60 +471,265 @@ export class Messaging extends Context.Service<Messaging, {
       })
 
       /**
-       * Applies raw status objects to a message in order: each is appended to
-       * `ext.statuses`; each change of `ext.status` of an outbound message
-       * writes its `msg.message.<status>` domain event.
+       * A message after raw status objects, in order: each is appended to
+       * `ext.statuses`; `steps` is the message after each one, `changes` the
+       * steps that moved `ext.status` of an outbound message.
        */
+      const advance = (message: MessageRecord, raws: ReadonlyArray<unknown>, now: string) => {
+        let current = message
+        const steps: Array<MessageRecord> = []
+        const changes: Array<MessageRecord> = []
+        for (const raw of raws) {
+          const reported = isObject(raw) ? str(raw["status"]) ?? "" : ""
+          const next = current.direction === "outbound" ? nextStatus(current.status, reported) : undefined
+          current = { ...current, statuses: [...current.statuses, raw], status: next ?? current.status, updated_at: now }
+          steps.push(current)
+          if (next !== undefined) changes.push(current)
+        }
+        return { message: current, steps, changes }
+      }
+
+      /** The `msg.message.<status>` domain events of status changes, each with its message's conversation. */
+      const statusEvents = (
+        config: MessageConfigRecord,
+        changes: ReadonlyArray<MessageRecord>,
+        conversationOf: (message: MessageRecord) => ConversationRecord | undefined,
+        now: string
+      ) =>
+        Effect.forEach(changes.flatMap((changed) => {
+          const conversation = conversationOf(changed)
+          return conversation === undefined ? [] : [{ changed, conversation }]
+        }), ({ changed, conversation }) =>
+          makeEvent(
+            changed.project_id,
+            msgMessageStatusEvent(changed.status as Exclude<MessageStatus, "pending">),
+            messageEventPayload(publicUrl, config, changed, conversation, false),
+            now
+          ))
+
+      /** Conversations by id, read in one step. */
+      const conversationsById = (projectId: string, ids: ReadonlyArray<string>) =>
+        Effect.map(
+          ids.length === 0 ? Effect.succeed([]) : conversations.findByIds(projectId, [...new Set(ids)]),
+          (found) => new Map(found.map((c) => [c.id, c]))
+        )
+
+      /** Applies raw status objects to one message: stored, with their domain events. */
       const applyToMessage = (config: MessageConfigRecord, message: MessageRecord, raws: ReadonlyArray<unknown>, now: string) =>
         Effect.gen(function*() {
-          let current = message
-          const changes: Array<MessageRecord> = []
-          for (const raw of raws) {
-            const reported = isObject(raw) ? str(raw["status"]) ?? "" : ""
-            const next = current.direction === "outbound" ? nextStatus(current.status, reported) : undefined
-            current = { ...current, statuses: [...current.statuses, raw], status: next ?? current.status, updated_at: now }
-            if (next !== undefined) changes.push(current)
-          }
-          if (raws.length === 0) return { message: current, changed: false }
-          yield* messages.update(current)
-          if (changes.length > 0) {
-            const conversation = yield* conversations.findById(current.project_id, current.conversation_id)
-            if (Option.isSome(conversation)) {
-              for (const changed of changes) {
-                yield* domainEvent(
-                  current.project_id,
-                  msgMessageStatusEvent(changed.status as Exclude<MessageStatus, "pending">),
-                  messageEventPayload(publicUrl, config, changed, conversation.value, false),
-                  now
-                )
-              }
-            }
-          }
-          return { message: current, changed: changes.length > 0 }
+          const applied = advance(message, raws, now)
+          if (raws.length === 0) return applied.message
+          yield* messages.update(applied.message)
+          const byId = yield* conversationsById(message.project_id, applied.changes.length > 0 ? [message.conversation_id] : [])
+          yield* outbox.appendMany(yield* statusEvents(config, applied.changes, (m) => byId.get(m.conversation_id), now))
+          return applied.message
         })
 
-      const applyStatus = Effect.fn("Messaging.applyStatus")(function*(config: MessageConfigRecord, status: Json) {
-        const networkId = str(status["id"])
-        const reported = str(status["status"])
-        const timestamp = str(status["timestamp"]) ?? ""
-        if (networkId === undefined || reported === undefined) return { _tag: "Duplicate" } as StatusOutcome
-        const now = iso(yield* Clock.currentTimeMillis)
-        return yield* tx.withTransaction(Effect.gen(function*() {
-          yield* locks.lock(`message:${config.phone_number_id}:${networkId}`)
-          const fresh = yield* messages.recordStatus({
-            phone_number_id: config.phone_number_id,
-            network_id: networkId,
-            status: reported,
-            timestamp,
-            raw: status,
-            received_at: now
+      const applyStatuses = Effect.fn("Messaging.applyStatuses")(
+        function*(config: MessageConfigRecord, statuses: ReadonlyArray<Json>) {
+          const now = iso(yield* Clock.currentTimeMillis)
+          const reports = statuses.flatMap((raw, index) => {
+            const networkId = str(raw["id"])
+            const status = str(raw["status"])
+            return networkId === undefined || status === undefined
+              ? []
+              : [{ index, raw, event: { phone_number_id: config.phone_number_id, network_id: networkId, status, timestamp: str(raw["timestamp"]) ?? "", raw, received_at: now } }]
           })
-          if (!fresh) return { _tag: "Duplicate" } as StatusOutcome
-          const found = yield* messages.findByNetworkId(config.phone_number_id, networkId)
-          if (Option.isNone(found) || found.value.project_id !== config.project_id) return { _tag: "Pending" } as StatusOutcome
-          const applied = yield* applyToMessage(config, found.value, [status], now)
-          return { _tag: "Applied", message: applied.message, changed: applied.changed } as StatusOutcome
-        }))
+          const outcomes: Array<StatusOutcome> = statuses.map(() => ({ _tag: "Duplicate" }))
+          if (reports.length === 0) return outcomes
+          yield* tx.withTransaction(Effect.gen(function*() {
+            yield* locks.lockAll(reports.map((r) => `message:${config.phone_number_id}:${r.event.network_id}`))
+            const fresh = yield* messages.recordStatuses(reports.map((r) => r.event))
+            const kept = reports.filter((_, i) => fresh[i])
+            const found = yield* messages.findByNetworkIds(config.phone_number_id, [...new Set(kept.map((r) => r.event.network_id))])
+            const byNetworkId = new Map(
+              found.filter((m) => m.project_id === config.project_id).map((m) => [m.network_id!, m] as const)
+            )
+            const updated: Array<MessageRecord> = []
+            const changes: Array<MessageRecord> = []
+            for (const group of groupBy(kept, (r) => r.event.network_id)) {
+              const message = byNetworkId.get(group[0]!.event.network_id)
+              if (message === undefined) {
+                // Kept: it applies when the message is recorded (a report that overtook the send).
+                for (const r of group) outcomes[r.index] = { _tag: "Pending" }
+                continue
+              }
+              const applied = advance(message, group.map((r) => r.raw), now)
+              group.forEach((r, i) => {
+                outcomes[r.index] = { _tag: "Applied", message: applied.steps[i]!, changed: applied.steps[i]!.status !== (i === 0 ? message : applied.steps[i - 1]!).status }
+              })
+              updated.push(applied.message)
+              changes.push(...applied.changes)
+            }
+            yield* messages.updateMany(updated)
+            const byId = yield* conversationsById(config.project_id, changes.map((m) => m.conversation_id))
+            yield* outbox.appendMany(yield* statusEvents(config, changes, (m) => byId.get(m.conversation_id), now))
+          }))
+          return outcomes
+        }
+      )
+
+      /** An outbound record waiting for its transaction. */
+      interface PendingOutbound {
+        readonly config: MessageConfigRecord
+        readonly input: OutboundInput
+        readonly waId: string | undefined
+        readonly userId: string | undefined
+        readonly messageId: string
+        readonly nowMs: number
+      }
+      type OutboundRecorded = { readonly message: MessageRecord; readonly conversation: ConversationRecord }
+
+      /**
+       * Records outbound messages in one transaction: locks (message ids, then
+       * contacts, then conversations), contacts and active conversations read
+       * in one step each and the missing ones created, messages inserted,
+       * conversations counted, status reports that overtook a send applied,
+       * and every domain event appended at once.
+       */
+      const recordOutboundBatch = (batch: ReadonlyArray<PendingOutbound>) =>
+        Effect.gen(function*() {
+          const contactKey = (p: PendingOutbound) => `${p.config.project_id}:${p.waId ?? p.userId}`
+          const result = yield* tx.withTransaction(Effect.gen(function*() {
+            yield* locks.lockAll(batch.flatMap((p) =>
+              p.input.network_id === undefined ? [] : [`message:${p.config.phone_number_id}:${p.input.network_id}`]
+            ))
+            yield* locks.lockAll(batch.map((p) => `contact:${contactKey(p)}`))
+            const contactOf = new Map<string, ContactRecord>()
+            for (const group of groupBy(batch.filter((p) => p.waId !== undefined), (p) => p.config.project_id)) {
+              const projectId = group[0]!.config.project_id
+              for (const c of yield* contacts.findByWaIds(projectId, [...new Set(group.map((p) => p.waId!))])) {
+                contactOf.set(`${projectId}:${c.wa_id}`, c)
+              }
+            }
+            const created: Array<ContactRecord> = []
+            for (const p of batch) {
+              const key = contactKey(p)
+              if (contactOf.has(key)) continue
+              const byUser = p.userId === undefined ? Option.none() : yield* contacts.findByUserId(p.config.project_id, p.userId)
+              if (Option.isSome(byUser)) {
+                contactOf.set(key, byUser.value)
+                continue
+              }
+              const contact = newContact(p.config.project_id, { waId: p.waId, userId: p.userId }, yield* ids.uuid, iso(p.nowMs))
+              contactOf.set(key, contact)
+              created.push(contact)
+            }
+            yield* contacts.insertMany(created)
+
+            const contactFor = (p: PendingOutbound) => contactOf.get(contactKey(p))!
+            const pairKey = (msgConfigId: string, contactId: string) => `${msgConfigId}:${contactId}`
+            yield* locks.lockAll(batch.map((p) => `conversation:${pairKey(p.config.id, contactFor(p).id)}`))
+            const active = yield* conversations.findActiveMany(
+              batch.map((p) => ({ msgConfigId: p.config.id, contactId: contactFor(p).id }))
+            )
+            const conversationOf = new Map(active.map((c) => [pairKey(c.msg_config_id, c.contact_id), c]))
+            const opened: Array<ConversationRecord> = []
+            const events: Array<DomainEvent> = []
+            for (const p of batch) {
+              const key = pairKey(p.config.id, contactFor(p).id)
+              if (conversationOf.has(key)) continue
+              const now = iso(p.nowMs)
+              const conversation = newConversation(p.config, contactFor(p), yield* ids.uuid, now, now)
+              conversationOf.set(key, conversation)
+              opened.push(conversation)
+              events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_CREATED, conversationEventPayload(p.config, conversation), now))
+            }
+            yield* conversations.insertMany(opened)
+
+            const records = batch.map((p) => {
+              const { messaging_product: _product, type: _type, ...fields } = p.input.envelope
+              const rendition = renderOutbound(p.input.envelope)
+              const type = str(p.input.envelope["type"]) ?? "text"
+              const contact = contactFor(p)
+              const now = iso(p.nowMs)
+              return {
+                id: p.messageId,
+                project_id: p.config.project_id,
+                msg_config_id: p.config.id,
+                phone_number_id: p.config.phone_number_id,
+                conversation_id: conversationOf.get(pairKey(p.config.id, contact.id))!.id,
+                contact_id: contact.id,
+                network_id: p.input.network_id ?? null,
+                direction: "outbound",
+                type,
+                timestamp: epochSeconds(p.nowMs),
+                fields,
+                status: "pending",
+                processing_status: "completed",
+                origin: p.input.origin ?? "api",
+                has_media: MEDIA_TYPES.includes(type),
+                content: rendition.content,
+                transcript: null,
+                media: null,
+                message_type_data: rendition.message_type_data,
+                statuses: [],
+                ext_data: rendition.ext_data,
+                contact_name: contact.profile_name,
+                phone_number: contact.wa_id,
+                created_at: now,
+                updated_at: now
+              } satisfies MessageRecord
+            })
+            const stored = yield* messages.insertMany(records)
+            const touched = new Set<string>()
+            for (let i = 0; i < batch.length; i++) {
+              if (!stored[i]) continue
+              const p = batch[i]!
+              const key = pairKey(p.config.id, contactFor(p).id)
+              const now = iso(p.nowMs)
+              conversationOf.set(key, countMessage(conversationOf.get(key)!, records[i]!, contactFor(p), now, now))
+              touched.add(key)
+              events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_ACTIVITY, conversationActivityPayload(records[i]!, now), now))
+            }
+            yield* conversations.updateMany([...touched].map((key) => conversationOf.get(key)!))
+
+            // Reports that overtook their send, and the network's refusal, move the new records now.
+            const early = new Map<string, ReadonlyArray<unknown>>()
+            for (const group of groupBy(batch.filter((p, i) => stored[i] && p.input.network_id !== undefined), (p) => p.config.phone_number_id)) {
+              const kept = yield* messages.statusEvents(group[0]!.config.phone_number_id, group.map((p) => p.input.network_id!))
+              for (const p of group) early.set(p.messageId, kept.filter((e) => e.network_id === p.input.network_id).map((e) => e.raw))
+            }
+            const recorded = new Map<string, MessageRecord>()
+            const moved: Array<MessageRecord> = []
+            for (let i = 0; i < batch.length; i++) {
+              if (!stored[i]) continue
+              const p = batch[i]!
+              const raws = [
+                ...(early.get(p.messageId) ?? []),
+                ...(p.input.failure === undefined
+                  ? []
+                  : [{ id: p.input.network_id ?? null, status: "failed", timestamp: epochSeconds(p.nowMs), errors: [p.input.failure] }])
+              ]
+              const applied = advance(records[i]!, raws, iso(p.nowMs))
+              recorded.set(p.messageId, applied.message)
+              if (raws.length === 0) continue
+              moved.push(applied.message)
+              const conversation = conversationOf.get(pairKey(p.config.id, contactFor(p).id))
+              events.push(...yield* statusEvents(p.config, applied.changes, () => conversation, iso(p.nowMs)))
+            }
+            yield* messages.updateMany(moved)
+            yield* outbox.appendMany(events)
+            return {
+              opened,
+              outcomes: batch.map((p, i): Exit.Exit<OutboundRecorded, Unprocessable> =>
+                stored[i]
+                  ? Exit.succeed({
+                    message: recorded.get(p.messageId)!,
+                    conversation: conversationOf.get(pairKey(p.config.id, contactFor(p).id))!
+                  })
+                  : Exit.fail(unprocessable(`A message with id ${p.input.network_id} is already recorded`)))
+            }
+          }))
+          // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
+          yield* Effect.forEach(result.opened, arm, { discard: true })
+          return result.outcomes
+        })
+
+      const submitOutbound = yield* GroupCommit.make<PendingOutbound, OutboundRecorded, Unprocessable>({
+        max: BATCH_MAX,
+        many: recordOutboundBatch,
+        one: (p) => Effect.flatMap(recordOutboundBatch([p]), (outcomes) => outcomes[0]!)
       })
 
       const recordOutbound = Effect.fn("Messaging.recordOutbound")(function*(config: MessageConfigRecord, input: OutboundInput) {
@@ -507,62 +739,7 @@ export class Messaging extends Context.Service<Messaging, {
         const waId = to === undefined ? undefined : phoneDigits(to) || undefined
         const userId = waId === undefined ? str(envelope["recipient"]) : undefined
         if (waId === undefined && userId === undefined) return yield* unprocessable("The envelope names no recipient (to or recipient)")
-        const nowMs = yield* Clock.currentTimeMillis
-        const now = iso(nowMs)
-        const type = str(envelope["type"]) ?? "text"
-        const messageId = yield* ids.uuid
-        const rendition = renderOutbound(envelope)
-        const { messaging_product: _product, type: _type, ...fields } = envelope
-        const result = yield* tx.withTransaction(Effect.gen(function*() {
-          if (input.network_id !== undefined) yield* locks.lock(`message:${config.phone_number_id}:${input.network_id}`)
-          yield* locks.lock(`contact:${config.project_id}:${waId ?? userId}`)
-          const contact = yield* resolveContact(
-            config.project_id,
-            { waId, userId, parentUserId: undefined, username: undefined, name: undefined },
-            now
-          )
-          const { conversation, created } = yield* openConversation(config, contact, now, now)
-          let message: MessageRecord = {
-            id: messageId,
-            project_id: config.project_id,
-            msg_config_id: config.id,
-            phone_number_id: config.phone_number_id,
-            conversation_id: conversation.id,
-            contact_id: contact.id,
-            network_id: input.network_id ?? null,
-            direction: "outbound",
-            type,
-            timestamp: epochSeconds(nowMs),
-            fields,
-            status: "pending",
-            processing_status: "completed",
-            origin: input.origin ?? "api",
-            has_media: MEDIA_TYPES.includes(type),
-            content: rendition.content,
-            transcript: null,
-            media: null,
-            message_type_data: rendition.message_type_data,
-            statuses: [],
-            ext_data: rendition.ext_data,
-            contact_name: contact.profile_name,
-            phone_number: contact.wa_id,
-            created_at: now,
-            updated_at: now
-          }
-          if (!(yield* messages.insert(message))) {
-            return yield* unprocessable(`A message with id ${input.network_id} is already recorded`)
-          }
-          const counted = countMessage(conversation, message, contact, now, now)
-          yield* conversations.update(counted)
-          yield* domainEvent(config.project_id, MSG_CONVERSATION_ACTIVITY, conversationActivityPayload(message, now), now)
-          if (input.network_id !== undefined) {
-            const early = yield* messages.statusEvents(config.phone_number_id, input.network_id)
-            message = (yield* applyToMessage(config, message, early.map((e) => e.raw), now)).message
-          }
-          return { message, conversation: counted, created }
-        }))
-        if (result.created) yield* arm(result.conversation)
-        return { message: result.message, conversation: result.conversation }
+        return yield* submitOutbound({ config, input, waId, userId, messageId: yield* ids.uuid, nowMs: yield* Clock.currentTimeMillis })
       })
 
       const findMessage = (projectId: string, id: string) =>
@@ -583,11 +760,11 @@ export class Messaging extends Context.Service<Messaging, {
               conversation.value.last_message_timestamp === current.timestamp) {
               yield* conversations.update({ ...conversation.value, last_message_id: networkId, updated_at: now })
             }
-            const early = yield* messages.statusEvents(current.phone_number_id, networkId)
+            const early = yield* messages.statusEvents(current.phone_number_id, [networkId])
             if (early.length > 0) {
               const config = yield* configOf(message)
               if (Option.isSome(config)) {
-                message = (yield* applyToMessage(config.value, message, early.map((e) => e.raw), now)).message
+                message = yield* applyToMessage(config.value, message, early.map((e) => e.raw), now)
               }
             }
             return message
@@ -606,7 +783,7 @@ export class Messaging extends Context.Service<Messaging, {
           const config = yield* configOf(current)
           const raw = { id: current.network_id, status: "failed", timestamp: epochSeconds(nowMs), errors: [error] }
           if (Option.isNone(config)) return current
-          return (yield* applyToMessage(config.value, current, [raw], now)).message
+          return yield* applyToMessage(config.value, current, [raw], now)
         }))
       })
 
@@ -754,7 +931,7 @@ export class Messaging extends Context.Service<Messaging, {
 
       return Messaging.of({
         recordInbound,
-        applyStatus,
+        applyStatuses,
         recordOutbound,
         assignNetworkId,
         failOutbound,

@@ -3,10 +3,10 @@
  * `POST {proxy_url}[/vNN.N]/<phone_number_id>/messages`.
  *
  * The number must belong to the caller's project (404 in the network's error
- * shape, code 100). A message envelope is recorded first (`ext.status`
- * `pending`, `origin` `api`, linked to its conversation), forwarded to the
- * network byte for byte with the number's stored access token, and then
- * given its network id or marked `failed` with the network's error. The
+ * shape, code 100). A message envelope is forwarded to the network byte for
+ * byte with the number's stored access token, then recorded (`origin` `api`,
+ * linked to its conversation): `pending` with the network's id, or `failed`
+ * with the network's error; concurrent sends share one transaction. The
  * network's answer (or error object) comes back unchanged: status, content
  * type and bytes. A mark-read envelope (`status: "read"`) goes to the
  * network's mark read and marks the thread's inbound messages read.
@@ -87,6 +87,9 @@ const hasMessageFrom = (
 
 /** The 24-hour customer-service window (decisions 7.5). */
 export const CUSTOMER_SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000
+
+/** Open windows a process remembers at most (a bound on memory, not on correctness). */
+const OPEN_WINDOWS_MAX = 100_000
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
@@ -382,22 +385,39 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
           Effect.map(Option.filter((config) => config.project_id === projectId && config.deleted_at === null))
         )
 
+      // Windows seen open, until they would close: a window only ever moves later (a new inbound message), on any
+      // host, so a send inside a remembered window needs no read.
+      const openWindows = new Map<string, number>()
+      const rememberOpen = (key: string, until: number, now: number) => {
+        if (openWindows.size >= OPEN_WINDOWS_MAX) {
+          for (const [k, at] of openWindows) if (at <= now) openWindows.delete(k)
+          if (openWindows.size >= OPEN_WINDOWS_MAX) openWindows.clear()
+        }
+        openWindows.set(key, until)
+      }
+
       /** Is the recipient inside the 24-hour window on this number (decisions 7.5)? */
       const windowOpen = Effect.fn("MessagingProxy.windowOpen")(function*(
         config: MessageConfigRecord,
         recipient: { readonly waId: string | undefined; readonly userId: string | undefined }
       ) {
+        const key = `${config.id}:${recipient.waId ?? recipient.userId}`
+        const now = yield* Clock.currentTimeMillis
+        if ((openWindows.get(key) ?? 0) > now) return true
         const contact = recipient.waId !== undefined
           ? yield* contacts.findByWaId(config.project_id, recipient.waId)
           : recipient.userId !== undefined
           ? yield* contacts.findByUserId(config.project_id, recipient.userId)
           : Option.none()
-        const now = yield* Clock.currentTimeMillis
         const conversation = Option.isSome(contact)
           ? yield* conversations.findActive(config.id, contact.value.id)
           : Option.none()
         const lastInbound = Option.isSome(conversation) ? conversation.value.last_inbound_at : null
-        if (lastInbound !== null && now - Date.parse(lastInbound) < CUSTOMER_SERVICE_WINDOW_MS) return true
+        const until = lastInbound === null ? 0 : Date.parse(lastInbound) + CUSTOMER_SERVICE_WINDOW_MS
+        if (until > now) {
+          rememberOpen(key, until, now)
+          return true
+        }
         // Ingestion acknowledges before it processes: a message from this contact may be stored but not yet
         // processed. Then the network decides (it answers 131047 itself when the window is closed).
         const waiting = yield* inbox.listUnprocessed(new Date(now + 1).toISOString(), 50)
@@ -433,35 +453,36 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
         if ((waId !== undefined || userId !== undefined) && type !== "template") {
           if (!(yield* windowOpen(config, { waId, userId }))) return outsideWindow()
         }
-        // Recorded before it goes out; an envelope without a recipient is not recorded, the network refuses it.
-        const recorded = yield* messaging.recordOutbound(config, { envelope, origin: "api" }).pipe(
-          Effect.map(Option.some),
-          Effect.catchTag("Unprocessable", () => Effect.succeed(Option.none()))
-        )
-        const messageId = Option.map(recorded, ({ message }) => message.id)
         const outcome = yield* Effect.result(network.send(access, config.phone_number_id, body))
+        const failure = outcome._tag === "Failure" ? outcome.failure : undefined
+        // Recorded once the network answered (one write, shared with concurrent sends): `pending` with the network's
+        // id, or `failed` with its error. The answer goes back even when the record cannot be written: the message
+        // went out. An envelope without a recipient is not recorded (the network refused it).
+        yield* messaging.recordOutbound(config, {
+          envelope,
+          origin: "api",
+          network_id: outcome._tag === "Success" ? acceptedMessageId(outcome.success.value) : undefined,
+          failure: failure === undefined
+            ? undefined
+            : failure._tag === "NetworkRefused"
+            ? { ...failure.error }
+            : { code: 131016, title: "Service unavailable", message: failure.detail }
+        }).pipe(
+          Effect.catchTag("Unprocessable", () => Effect.void),
+          Effect.catchCause((cause) => Effect.logError("A proxied send could not be recorded", cause))
+        )
         if (outcome._tag === "Success") {
-          const networkId = acceptedMessageId(outcome.success.value)
-          if (Option.isSome(messageId) && networkId !== undefined) {
-            yield* messaging.assignNetworkId(config.project_id, messageId.value, networkId).pipe(Effect.ignore)
-          }
           const { body: bytes, contentType, status } = outcome.success
           return { status, contentType, body: bytes } satisfies ProxyAnswer
         }
-        const failure = outcome.failure
-        if (Option.isSome(messageId)) {
-          const error: Json = failure._tag === "NetworkRefused"
-            ? { ...failure.error }
-            : { code: 131016, title: "Service unavailable", message: failure.detail }
-          yield* messaging.failOutbound(config.project_id, messageId.value, error).pipe(Effect.ignore)
+        const refused = outcome.failure
+        if (refused._tag === "NetworkRefused") {
+          return { status: refused.status, contentType: refused.contentType, body: refused.body } satisfies ProxyAnswer
         }
-        if (failure._tag === "NetworkRefused") {
-          return { status: failure.status, contentType: failure.contentType, body: failure.body } satisfies ProxyAnswer
+        if (refused.status !== undefined && refused.body !== undefined) {
+          return { status: refused.status, contentType: refused.contentType ?? "", body: refused.body } satisfies ProxyAnswer
         }
-        if (failure.status !== undefined && failure.body !== undefined) {
-          return { status: failure.status, contentType: failure.contentType ?? "", body: failure.body } satisfies ProxyAnswer
-        }
-        return unreachable(failure.reason)
+        return unreachable(refused.reason)
       })
 
       const send = Effect.fn("MessagingProxy.send")(function*(

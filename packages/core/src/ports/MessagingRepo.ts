@@ -26,8 +26,12 @@ export const MESSAGING_TOTAL_CAP = 10_000
 export class ContactsRepo extends Context.Service<ContactsRepo, {
   /** A broken uniqueness (wa_id or business-scoped id taken in the project) is a defect: callers look up first, under a lock. */
   readonly insert: (contact: ContactRecord) => Effect.Effect<void>
+  /** Several in one step (same rule as `insert`). */
+  readonly insertMany: (contacts: ReadonlyArray<ContactRecord>) => Effect.Effect<void>
   readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<ContactRecord>>
   readonly findByWaId: (projectId: string, waId: string) => Effect.Effect<Option.Option<ContactRecord>>
+  /** The project's contacts with any of these phone numbers (digits), in no particular order. */
+  readonly findByWaIds: (projectId: string, waIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ContactRecord>>
   /** By business-scoped user id, or by its parent id. */
   readonly findByUserId: (projectId: string, userId: string) => Effect.Effect<Option.Option<ContactRecord>>
   /** Replaces the identity and profile fields and `updated_at`. */
@@ -39,11 +43,21 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
 export class ConversationsRepo extends Context.Service<ConversationsRepo, {
   /** A second active conversation of one (config, contact) is a defect: callers look up first, under a lock. */
   readonly insert: (conversation: ConversationRecord) => Effect.Effect<void>
+  /** Several in one step (same rule as `insert`). */
+  readonly insertMany: (conversations: ReadonlyArray<ConversationRecord>) => Effect.Effect<void>
   readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<ConversationRecord>>
+  /** The project's conversations among `ids`, in no particular order. */
+  readonly findByIds: (projectId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ConversationRecord>>
   /** The active conversation between a number and a contact, if any. */
   readonly findActive: (msgConfigId: string, contactId: string) => Effect.Effect<Option.Option<ConversationRecord>>
+  /** The active conversations of these (number, contact) pairs, in no particular order. */
+  readonly findActiveMany: (
+    pairs: ReadonlyArray<{ readonly msgConfigId: string; readonly contactId: string }>
+  ) => Effect.Effect<ReadonlyArray<ConversationRecord>>
   /** Replaces every field but identity, project, number, contact and creation time. */
   readonly update: (conversation: ConversationRecord) => Effect.Effect<void>
+  /** `update` of several in one step. */
+  readonly updateMany: (conversations: ReadonlyArray<ConversationRecord>) => Effect.Effect<void>
   /** Newest first by (created_at, id). */
   readonly list: (
     projectId: string,
@@ -60,16 +74,30 @@ export class MessagesRepo extends Context.Service<MessagesRepo, {
    * has a message with its `network_id` (duplicate deliveries).
    */
   readonly insert: (message: MessageRecord) => Effect.Effect<boolean>
+  /**
+   * `insert` of several in one step; answers, for each message in order,
+   * whether it was stored (a duplicate `network_id`, also within the batch,
+   * stores nothing for that one).
+   */
+  readonly insertMany: (messages: ReadonlyArray<MessageRecord>) => Effect.Effect<ReadonlyArray<boolean>>
   readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<MessageRecord>>
   readonly findByNetworkId: (phoneNumberId: string, networkId: string) => Effect.Effect<Option.Option<MessageRecord>>
+  /** The number's messages among these network ids, in no particular order. */
+  readonly findByNetworkIds: (phoneNumberId: string, networkIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<MessageRecord>>
   /** Replaces every field but identity, project, number, conversation, contact, direction and creation time. */
   readonly update: (message: MessageRecord) => Effect.Effect<void>
+  /** `update` of several in one step. */
+  readonly updateMany: (messages: ReadonlyArray<MessageRecord>) => Effect.Effect<void>
   /** Newest first by (created_at, id); `since`/`until` inclusive on `created_at`. */
   readonly list: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
-  /** Keeps a status report; false when (number, id, status, timestamp) was already kept. */
-  readonly recordStatus: (event: StatusEventRecord) => Effect.Effect<boolean>
-  /** The reports kept for a message, in arrival order. */
-  readonly statusEvents: (phoneNumberId: string, networkId: string) => Effect.Effect<ReadonlyArray<StatusEventRecord>>
+  /**
+   * Keeps status reports in order; answers, for each in order, whether it is
+   * new: false when (number, id, status, timestamp) was already kept, or came
+   * earlier in the same call.
+   */
+  readonly recordStatuses: (events: ReadonlyArray<StatusEventRecord>) => Effect.Effect<ReadonlyArray<boolean>>
+  /** The reports kept for these messages of a number, in arrival order. */
+  readonly statusEvents: (phoneNumberId: string, networkIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StatusEventRecord>>
 }>()("@parley/core/ports/MessagesRepo") {}
 
 export class MediaRepo extends Context.Service<MediaRepo, {
@@ -100,4 +128,11 @@ export class UpstreamInboxRepo extends Context.Service<UpstreamInboxRepo, {
  */
 export class MessagingLocks extends Context.Service<MessagingLocks, {
   readonly lock: (key: string) => Effect.Effect<void>
+  /**
+   * Holds every key of the set. Keys are taken in one fixed order, so callers
+   * that hold overlapping sets never wait on each other in a cycle; callers
+   * that take several sets take message keys, then contact keys, then
+   * conversation keys (as single `lock` calls do).
+   */
+  readonly lockAll: (keys: ReadonlyArray<string>) => Effect.Effect<void>
 }>()("@parley/core/ports/MessagingLocks") {}

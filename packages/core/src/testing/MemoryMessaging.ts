@@ -34,7 +34,7 @@ import { Duplicate } from "../ports/StorageError.ts"
 import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { MessageConfigFilter, MessageConfigRecord } from "../tenancy/MessageConfig.ts"
-import { MemoryStore, memoryTable, type MemoryTables } from "./MemoryStore.ts"
+import { MemoryStore, type MemoryTable, memoryTable, type MemoryTables } from "./MemoryStore.ts"
 import { byteOrder, compareKeys, instant, json, nullableTimestamp, timestamp, violation } from "./MemoryRows.ts"
 
 const Projects = memoryTable<Project>("projects")
@@ -54,6 +54,39 @@ const keyOf = (r: { readonly created_at: string; readonly id: string }): CursorK
 const requireProject = (db: MemoryTables, projectId: string) => {
   if (db.get(Projects, projectId) === undefined) violation(`no project ${projectId}`)
 }
+
+/**
+ * `write` applied to each item in order, as one Postgres statement is: when
+ * one breaks a rule, the writes of the earlier ones are undone too.
+ */
+const allOrNothing = <T, A>(db: MemoryTables, items: ReadonlyArray<T>, write: (db: MemoryTables, item: T) => A) => {
+  const undo: Array<() => void> = []
+  const restore = <R>(table: MemoryTable<R>, id: string) => {
+    const had = db.get(table, id)
+    undo.push(() => had === undefined ? db.remove(table, id) : db.put(table, id, had))
+  }
+  const recorded: MemoryTables = {
+    get: db.get,
+    all: db.all,
+    put: (table, id, row) => {
+      restore(table, id)
+      db.put(table, id, row)
+    },
+    remove: (table, id) => {
+      restore(table, id)
+      return db.remove(table, id)
+    }
+  }
+  try {
+    return items.map((item) => write(recorded, item))
+  } catch (error) {
+    for (const step of undo.reverse()) step()
+    throw error
+  }
+}
+
+/** Membership of (a, b) pairs. */
+const pairKey = (a: string, b: string) => JSON.stringify([a, b])
 
 /** Rows of one kind newest first through a window. */
 const slice = <A extends { readonly created_at: string; readonly id: string }>(
@@ -192,6 +225,13 @@ const contactClash = (db: MemoryTables, contact: ContactRecord) =>
       (contact.business_scoped_user_id !== null && c.business_scoped_user_id === contact.business_scoped_user_id))
   )
 
+const insertContact = (db: MemoryTables, contact: ContactRecord) => {
+  requireProject(db, contact.project_id)
+  if (db.get(Contacts, contact.id) !== undefined) violation(`duplicate contact id ${contact.id}`)
+  if (contactClash(db, contact)) violation("duplicate contact wa_id or business-scoped id")
+  db.put(Contacts, contact.id, storedContact(contact))
+}
+
 export const layerMemoryContactsRepo = Layer.effect(
   ContactsRepo,
   Effect.gen(function*() {
@@ -201,11 +241,11 @@ export const layerMemoryContactsRepo = Layer.effect(
 
     return ContactsRepo.of({
       insert: Effect.fn("ContactsRepo.insert")((contact: ContactRecord) =>
+        store.run((db) => insertContact(db, contact))
+      ),
+      insertMany: Effect.fn("ContactsRepo.insertMany")((contacts: ReadonlyArray<ContactRecord>) =>
         store.run((db) => {
-          requireProject(db, contact.project_id)
-          if (db.get(Contacts, contact.id) !== undefined) violation(`duplicate contact id ${contact.id}`)
-          if (contactClash(db, contact)) violation("duplicate contact wa_id or business-scoped id")
-          db.put(Contacts, contact.id, storedContact(contact))
+          allOrNothing(db, contacts, insertContact)
         })
       ),
       findById: Effect.fn("ContactsRepo.findById")((projectId: string, id: string) =>
@@ -213,6 +253,12 @@ export const layerMemoryContactsRepo = Layer.effect(
       ),
       findByWaId: Effect.fn("ContactsRepo.findByWaId")((projectId: string, waId: string) =>
         inProject(projectId, (c) => c.wa_id === waId)
+      ),
+      findByWaIds: Effect.fn("ContactsRepo.findByWaIds")((projectId: string, waIds: ReadonlyArray<string>) =>
+        store.run((db) => {
+          const wanted = new Set(waIds)
+          return db.all(Contacts).filter((c) => c.project_id === projectId && c.wa_id !== null && wanted.has(c.wa_id))
+        })
       ),
       findByUserId: Effect.fn("ContactsRepo.findByUserId")((projectId: string, userId: string) =>
         store.run((db) => {
@@ -274,26 +320,55 @@ const conversationMatches = (projectId: string, f: ConversationFilter) => (c: Co
   (f.last_active_since === undefined || instant(c.last_active_at) >= instant(f.last_active_since)) &&
   (f.last_active_until === undefined || instant(c.last_active_at) <= instant(f.last_active_until))
 
+const activeOf = (db: MemoryTables, msgConfigId: string, contactId: string) =>
+  db.all(Conversations).find((c) => c.msg_config_id === msgConfigId && c.contact_id === contactId && c.status === "active")
+
+const insertConversation = (db: MemoryTables, conversation: ConversationRecord) => {
+  requireProject(db, conversation.project_id)
+  if (db.get(Configs, conversation.msg_config_id) === undefined) violation(`no config ${conversation.msg_config_id}`)
+  if (db.get(Contacts, conversation.contact_id) === undefined) violation(`no contact ${conversation.contact_id}`)
+  if (db.get(Conversations, conversation.id) !== undefined) violation(`duplicate conversation id ${conversation.id}`)
+  if (conversation.status === "active" && activeOf(db, conversation.msg_config_id, conversation.contact_id)) {
+    violation("a second active conversation for one number and contact")
+  }
+  db.put(Conversations, conversation.id, storedConversation(conversation))
+}
+
+const updateConversation = (db: MemoryTables, conversation: ConversationRecord) => {
+  const current = db.get(Conversations, conversation.id)
+  if (current === undefined || current.project_id !== conversation.project_id) return
+  if (conversation.status === "active" && current.status !== "active") {
+    const other = activeOf(db, current.msg_config_id, current.contact_id)
+    if (other !== undefined && other.id !== current.id) {
+      violation("a second active conversation for one number and contact")
+    }
+  }
+  db.put(
+    Conversations,
+    conversation.id,
+    storedConversation({
+      ...conversation,
+      project_id: current.project_id,
+      msg_config_id: current.msg_config_id,
+      phone_number_id: current.phone_number_id,
+      contact_id: current.contact_id,
+      created_at: current.created_at
+    })
+  )
+}
+
 export const layerMemoryConversationsRepo = Layer.effect(
   ConversationsRepo,
   Effect.gen(function*() {
     const store = yield* MemoryStore
-    const activeOf = (db: MemoryTables, msgConfigId: string, contactId: string) =>
-      db.all(Conversations).find((c) =>
-        c.msg_config_id === msgConfigId && c.contact_id === contactId && c.status === "active"
-      )
 
     return ConversationsRepo.of({
       insert: Effect.fn("ConversationsRepo.insert")((conversation: ConversationRecord) =>
+        store.run((db) => insertConversation(db, conversation))
+      ),
+      insertMany: Effect.fn("ConversationsRepo.insertMany")((conversations: ReadonlyArray<ConversationRecord>) =>
         store.run((db) => {
-          requireProject(db, conversation.project_id)
-          if (db.get(Configs, conversation.msg_config_id) === undefined) violation(`no config ${conversation.msg_config_id}`)
-          if (db.get(Contacts, conversation.contact_id) === undefined) violation(`no contact ${conversation.contact_id}`)
-          if (db.get(Conversations, conversation.id) !== undefined) violation(`duplicate conversation id ${conversation.id}`)
-          if (conversation.status === "active" && activeOf(db, conversation.msg_config_id, conversation.contact_id)) {
-            violation("a second active conversation for one number and contact")
-          }
-          db.put(Conversations, conversation.id, storedConversation(conversation))
+          allOrNothing(db, conversations, insertConversation)
         })
       ),
       findById: Effect.fn("ConversationsRepo.findById")((projectId: string, id: string) =>
@@ -301,31 +376,28 @@ export const layerMemoryConversationsRepo = Layer.effect(
           Option.filter(Option.fromNullishOr(db.get(Conversations, id)), (c) => c.project_id === projectId)
         )
       ),
+      findByIds: Effect.fn("ConversationsRepo.findByIds")((projectId: string, ids: ReadonlyArray<string>) =>
+        store.run((db) => {
+          const wanted = new Set(ids)
+          return db.all(Conversations).filter((c) => c.project_id === projectId && wanted.has(c.id))
+        })
+      ),
       findActive: Effect.fn("ConversationsRepo.findActive")((msgConfigId: string, contactId: string) =>
         store.run((db) => Option.fromNullishOr(activeOf(db, msgConfigId, contactId)))
       ),
+      findActiveMany: Effect.fn("ConversationsRepo.findActiveMany")(
+        (pairs: ReadonlyArray<{ readonly msgConfigId: string; readonly contactId: string }>) =>
+          store.run((db) => {
+            const wanted = new Set(pairs.map((p) => pairKey(p.msgConfigId, p.contactId)))
+            return db.all(Conversations).filter((c) => c.status === "active" && wanted.has(pairKey(c.msg_config_id, c.contact_id)))
+          })
+      ),
       update: Effect.fn("ConversationsRepo.update")((conversation: ConversationRecord) =>
+        store.run((db) => updateConversation(db, conversation))
+      ),
+      updateMany: Effect.fn("ConversationsRepo.updateMany")((conversations: ReadonlyArray<ConversationRecord>) =>
         store.run((db) => {
-          const current = db.get(Conversations, conversation.id)
-          if (current === undefined || current.project_id !== conversation.project_id) return
-          if (conversation.status === "active" && current.status !== "active") {
-            const other = activeOf(db, current.msg_config_id, current.contact_id)
-            if (other !== undefined && other.id !== current.id) {
-              violation("a second active conversation for one number and contact")
-            }
-          }
-          db.put(
-            Conversations,
-            conversation.id,
-            storedConversation({
-              ...conversation,
-              project_id: current.project_id,
-              msg_config_id: current.msg_config_id,
-              phone_number_id: current.phone_number_id,
-              contact_id: current.contact_id,
-              created_at: current.created_at
-            })
-          )
+          allOrNothing(db, conversations, updateConversation)
         })
       ),
       list: Effect.fn("ConversationsRepo.list")((projectId: string, filter: ConversationFilter, window: ListWindow) =>
@@ -372,27 +444,65 @@ const messageMatches = (projectId: string, f: MessageFilter) => (m: MessageRecor
 const statusKey = (e: { readonly phone_number_id: string; readonly network_id: string; readonly status: string; readonly timestamp: string }) =>
   JSON.stringify([e.phone_number_id, e.network_id, e.status, e.timestamp])
 
+const byNetworkId = (db: MemoryTables, phoneNumberId: string, networkId: string) =>
+  db.all(Messages).find((m) => m.phone_number_id === phoneNumberId && m.network_id === networkId)
+
+/** Whether it was stored: a duplicate delivery of a network message is not. */
+const insertMessage = (db: MemoryTables, message: MessageRecord) => {
+  requireProject(db, message.project_id)
+  if (db.get(Conversations, message.conversation_id) === undefined) {
+    violation(`no conversation ${message.conversation_id}`)
+  }
+  if (db.get(Messages, message.id) !== undefined) violation(`duplicate message id ${message.id}`)
+  if (message.network_id !== null && byNetworkId(db, message.phone_number_id, message.network_id) !== undefined) {
+    return false
+  }
+  db.put(Messages, message.id, storedMessage(message))
+  return true
+}
+
+const updateMessage = (db: MemoryTables, message: MessageRecord) => {
+  const current = db.get(Messages, message.id)
+  if (current === undefined || current.project_id !== message.project_id) return
+  if (message.network_id !== null) {
+    const other = byNetworkId(db, current.phone_number_id, message.network_id)
+    if (other !== undefined && other.id !== message.id) violation("duplicate network message id")
+  }
+  db.put(
+    Messages,
+    message.id,
+    storedMessage({
+      ...message,
+      project_id: current.project_id,
+      msg_config_id: current.msg_config_id,
+      phone_number_id: current.phone_number_id,
+      conversation_id: current.conversation_id,
+      contact_id: current.contact_id,
+      direction: current.direction,
+      created_at: current.created_at
+    })
+  )
+}
+
+/** Whether it is new: a report kept before is not. */
+const recordStatus = (db: MemoryTables, event: StatusEventRecord) => {
+  const key = statusKey(event)
+  if (db.get(StatusEvents, key) !== undefined) return false
+  db.put(StatusEvents, key, { ...event, raw: json(event.raw), received_at: timestamp(event.received_at) })
+  return true
+}
+
 export const layerMemoryMessagesRepo = Layer.effect(
   MessagesRepo,
   Effect.gen(function*() {
     const store = yield* MemoryStore
-    const byNetworkId = (db: MemoryTables, phoneNumberId: string, networkId: string) =>
-      db.all(Messages).find((m) => m.phone_number_id === phoneNumberId && m.network_id === networkId)
 
     return MessagesRepo.of({
       insert: Effect.fn("MessagesRepo.insert")((message: MessageRecord) =>
-        store.run((db) => {
-          requireProject(db, message.project_id)
-          if (db.get(Conversations, message.conversation_id) === undefined) {
-            violation(`no conversation ${message.conversation_id}`)
-          }
-          if (db.get(Messages, message.id) !== undefined) violation(`duplicate message id ${message.id}`)
-          if (message.network_id !== null && byNetworkId(db, message.phone_number_id, message.network_id) !== undefined) {
-            return false
-          }
-          db.put(Messages, message.id, storedMessage(message))
-          return true
-        })
+        store.run((db) => insertMessage(db, message))
+      ),
+      insertMany: Effect.fn("MessagesRepo.insertMany")((messages: ReadonlyArray<MessageRecord>) =>
+        store.run((db) => allOrNothing(db, messages, insertMessage))
       ),
       findById: Effect.fn("MessagesRepo.findById")((projectId: string, id: string) =>
         store.run((db) => Option.filter(Option.fromNullishOr(db.get(Messages, id)), (m) => m.project_id === projectId))
@@ -400,46 +510,35 @@ export const layerMemoryMessagesRepo = Layer.effect(
       findByNetworkId: Effect.fn("MessagesRepo.findByNetworkId")((phoneNumberId: string, networkId: string) =>
         store.run((db) => Option.fromNullishOr(byNetworkId(db, phoneNumberId, networkId)))
       ),
+      findByNetworkIds: Effect.fn("MessagesRepo.findByNetworkIds")(
+        (phoneNumberId: string, networkIds: ReadonlyArray<string>) =>
+          store.run((db) => {
+            const wanted = new Set(networkIds)
+            return db.all(Messages).filter((m) =>
+              m.phone_number_id === phoneNumberId && m.network_id !== null && wanted.has(m.network_id)
+            )
+          })
+      ),
       update: Effect.fn("MessagesRepo.update")((message: MessageRecord) =>
+        store.run((db) => updateMessage(db, message))
+      ),
+      updateMany: Effect.fn("MessagesRepo.updateMany")((messages: ReadonlyArray<MessageRecord>) =>
         store.run((db) => {
-          const current = db.get(Messages, message.id)
-          if (current === undefined || current.project_id !== message.project_id) return
-          if (message.network_id !== null) {
-            const other = byNetworkId(db, current.phone_number_id, message.network_id)
-            if (other !== undefined && other.id !== message.id) violation("duplicate network message id")
-          }
-          db.put(
-            Messages,
-            message.id,
-            storedMessage({
-              ...message,
-              project_id: current.project_id,
-              msg_config_id: current.msg_config_id,
-              phone_number_id: current.phone_number_id,
-              conversation_id: current.conversation_id,
-              contact_id: current.contact_id,
-              direction: current.direction,
-              created_at: current.created_at
-            })
-          )
+          allOrNothing(db, messages, updateMessage)
         })
       ),
       list: Effect.fn("MessagesRepo.list")((projectId: string, filter: MessageFilter, window: ListWindow) =>
         store.run((db) => slice(db.all(Messages).filter(messageMatches(projectId, filter)), window))
       ),
-      recordStatus: Effect.fn("MessagesRepo.recordStatus")((event: StatusEventRecord) =>
-        store.run((db) => {
-          const key = statusKey(event)
-          if (db.get(StatusEvents, key) !== undefined) return false
-          db.put(StatusEvents, key, { ...event, raw: json(event.raw), received_at: timestamp(event.received_at) })
-          return true
-        })
+      recordStatuses: Effect.fn("MessagesRepo.recordStatuses")((events: ReadonlyArray<StatusEventRecord>) =>
+        store.run((db) => allOrNothing(db, events, recordStatus))
       ),
-      statusEvents: Effect.fn("MessagesRepo.statusEvents")((phoneNumberId: string, networkId: string) =>
+      statusEvents: Effect.fn("MessagesRepo.statusEvents")((phoneNumberId: string, networkIds: ReadonlyArray<string>) =>
         // Insertion order is arrival order.
-        store.run((db) =>
-          db.all(StatusEvents).filter((e) => e.phone_number_id === phoneNumberId && e.network_id === networkId)
-        )
+        store.run((db) => {
+          const wanted = new Set(networkIds)
+          return db.all(StatusEvents).filter((e) => e.phone_number_id === phoneNumberId && wanted.has(e.network_id))
+        })
       )
     })
   })
@@ -551,7 +650,10 @@ export const layerMemoryUpstreamInboxRepo = Layer.effect(
 )
 
 /** Memory transactions already run one at a time, so a lock has nothing left to hold. */
-export const layerMemoryMessagingLocks = Layer.succeed(MessagingLocks, MessagingLocks.of({ lock: () => Effect.void }))
+export const layerMemoryMessagingLocks = Layer.succeed(
+  MessagingLocks,
+  MessagingLocks.of({ lock: () => Effect.void, lockAll: () => Effect.void })
+)
 
 /** Every messaging port in memory, over the `MemoryStore` in context. */
 export const layerMemoryMessagingStorage = Layer.mergeAll(

@@ -147,6 +147,10 @@ export const makeMessage = (
 
 const ids = (items: ReadonlyArray<{ readonly id: string }>) => items.map((i) => i.id)
 
+/** Answers "in no particular order" put in one: by id. */
+const byId = <A extends { readonly id: string }>(items: ReadonlyArray<A>) =>
+  [...items].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
 const cursor = (limit: number, edge: { after?: { created_at: string; id: string }; before?: { created_at: string; id: string } } = {}): ListWindow => ({
   mode: "cursor",
   limit,
@@ -346,6 +350,39 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           const page = yield* repo.list(project.id, {}, { mode: "page", page: 1, perPage: 1 })
           assert.deepStrictEqual([ids(page.items), page.total], [ids([other]), 2])
         }))
+
+      it.effect("inserts several contacts in one step and finds a project's contacts by phone numbers", () =>
+        Effect.gen(function*() {
+          const repo = yield* ContactsRepo
+          const a = yield* givenProject()
+          const b = yield* givenProject()
+          const first = makeContact(a.id, { username: "ada" })
+          const second = makeContact(a.id, { created_at: at(5) })
+          const noPhone = makeContact(a.id, { wa_id: null })
+          yield* repo.insertMany([first, second, noPhone])
+          yield* repo.insertMany([])
+          const twin = makeContact(b.id, { wa_id: first.wa_id })
+          yield* repo.insert(twin)
+          assert.deepStrictEqual(
+            byId(yield* repo.findByWaIds(a.id, [second.wa_id!, first.wa_id!, "10000000000", first.wa_id!])),
+            byId([first, second])
+          )
+          assert.deepStrictEqual(yield* repo.findByWaIds(b.id, [first.wa_id!, second.wa_id!]), [twin])
+          assert.deepStrictEqual(yield* repo.findByWaIds(a.id, []), [])
+          assert.deepStrictEqual(yield* repo.findById(a.id, noPhone.id), Option.some(noPhone))
+        }))
+
+      it.effect("refuses a batch of contacts that takes a phone number, storing none of it", () =>
+        Effect.gen(function*() {
+          const repo = yield* ContactsRepo
+          const project = yield* givenProject()
+          const taken = makeContact(project.id)
+          yield* repo.insert(taken)
+          const fresh = makeContact(project.id)
+          yield* dies(repo.insertMany([fresh, makeContact(project.id, { wa_id: taken.wa_id })]))
+          yield* dies(repo.insertMany([fresh, makeContact(project.id, { wa_id: fresh.wa_id })]))
+          assert.isTrue(Option.isNone(yield* repo.findById(project.id, fresh.id)))
+        }))
     })
 
     layer(storage, { excludeTestServices: true })("ConversationsRepo", (it) => {
@@ -408,6 +445,87 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           const mine = idle.filter((c) => c.project_id === project.id)
           assert.deepStrictEqual(ids(mine), ids([conversation, assigned]), "stalest first")
           assert.deepStrictEqual(ids((yield* repo.listIdle(at(30), 1000)).filter((c) => c.project_id === project.id)), ids([conversation]))
+        }))
+
+      it.effect("inserts several conversations in one step and finds them by ids and by (number, contact)", () =>
+        Effect.gen(function*() {
+          const repo = yield* ConversationsRepo
+          const { config, contact, conversation, project } = yield* givenConversation
+          const other = yield* givenConversation
+          const [c2, c3] = [makeContact(project.id), makeContact(project.id)]
+          yield* (yield* ContactsRepo).insertMany([c2, c3])
+          const second = makeConversation(config, c2, { metadata: { tier: "gold" }, messages_count: 2, last_inbound_at: at(3) })
+          const ended = makeConversation(config, c3, { status: "ended", end_reason: "inactivity", ended_at: at(9) })
+          yield* repo.insertMany([second, ended])
+          yield* repo.insertMany([])
+          assert.deepStrictEqual(
+            byId(yield* repo.findByIds(project.id, [ended.id, second.id, conversation.id, other.conversation.id, "cv_none"])),
+            byId([conversation, second, ended]),
+            "another project's conversations are unknown"
+          )
+          assert.deepStrictEqual(yield* repo.findByIds(project.id, []), [])
+          const active = yield* repo.findActiveMany([
+            { msgConfigId: config.id, contactId: contact.id },
+            { msgConfigId: config.id, contactId: c2.id },
+            { msgConfigId: config.id, contactId: c3.id },
+            { msgConfigId: config.id, contactId: contact.id },
+            { msgConfigId: other.config.id, contactId: contact.id },
+            { msgConfigId: other.config.id, contactId: other.contact.id }
+          ])
+          assert.deepStrictEqual(byId(active), byId([conversation, second, other.conversation]), "each once, ended ones left out")
+          assert.deepStrictEqual(yield* repo.findActiveMany([]), [])
+        }))
+
+      it.effect("refuses a batch with a second active conversation of one (number, contact), storing none of it", () =>
+        Effect.gen(function*() {
+          const repo = yield* ConversationsRepo
+          const { config, contact, project } = yield* givenConversation
+          const fresh = makeContact(project.id)
+          yield* (yield* ContactsRepo).insert(fresh)
+          const ok = makeConversation(config, fresh)
+          yield* dies(repo.insertMany([ok, makeConversation(config, contact)]))
+          yield* dies(repo.insertMany([ok, makeConversation(config, fresh)]))
+          assert.deepStrictEqual(yield* repo.findByIds(project.id, [ok.id]), [])
+        }))
+
+      it.effect("updates several conversations in one step, each as update does", () =>
+        Effect.gen(function*() {
+          const repo = yield* ConversationsRepo
+          const { config, contact, conversation, project } = yield* givenConversation
+          const other = yield* givenProject()
+          const contact2 = makeContact(project.id)
+          yield* (yield* ContactsRepo).insert(contact2)
+          const second = makeConversation(config, contact2)
+          yield* repo.insert(second)
+          const ended: ConversationRecord = {
+            ...conversation,
+            status: "ended",
+            end_reason: "inactivity",
+            ended_at: at(100),
+            metadata: { nested: { ok: true } },
+            messages_count: 3,
+            last_message_text: "bye",
+            last_outbound_at: at(50),
+            created_at: at(99),
+            updated_at: at(100)
+          }
+          const busy: ConversationRecord = { ...second, messages_count: 7, assigned_user_id: "agent-1", updated_at: at(20) }
+          yield* repo.updateMany([
+            { ...ended, messages_count: 1 },
+            { ...second, project_id: other.id, contact_name: "not mine" },
+            ended,
+            busy
+          ])
+          yield* repo.updateMany([])
+          assert.deepStrictEqual(
+            byId(yield* repo.findByIds(project.id, [conversation.id, second.id])),
+            byId([{ ...ended, created_at: conversation.created_at }, busy]),
+            "the last of one id wins; the project is part of the key"
+          )
+          // A reopened conversation clashing with an active one fails the whole batch.
+          yield* repo.insert(makeConversation(config, contact))
+          yield* dies(repo.updateMany([{ ...busy, messages_count: 8 }, { ...ended, status: "active" }]))
+          assert.deepStrictEqual(yield* repo.findById(project.id, second.id), Option.some(busy))
         }))
     })
 
@@ -480,26 +598,132 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual((yield* repo.list((yield* givenProject()).id, {}, cursor(10))).items, [])
         }))
 
-      it.effect("keeps each status report once, in arrival order", () =>
+      it.effect("inserts several messages in one step, answering in order which were stored", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const elsewhere = yield* givenConversation
+          const kept = makeMessage(conversation)
+          yield* repo.insert(kept)
+          const a = makeMessage(conversation, { media: { id: "m1", filename: "a.jpg", content_type: "image/jpeg", byte_size: 12 }, message_type_data: { caption: "x" }, has_media: true })
+          const b = makeMessage(conversation, { direction: "outbound", status: "sent", origin: "api", created_at: at(5) })
+          const again = makeMessage(conversation, { network_id: kept.network_id })
+          const twice = makeMessage(conversation, { network_id: a.network_id })
+          const pending = [1, 2].map(() => makeMessage(conversation, { network_id: null, direction: "outbound" }))
+          const otherNumber = makeMessage(elsewhere.conversation, { network_id: a.network_id })
+          const batch = [a, again, b, twice, ...pending, otherNumber]
+          assert.deepStrictEqual(
+            yield* repo.insertMany(batch),
+            [true, false, true, false, true, true, true],
+            "a network id stored before or earlier in the call stores nothing; none never collides"
+          )
+          assert.deepStrictEqual(yield* repo.insertMany([]), [])
+          assert.isTrue(Option.isNone(yield* repo.findById(project.id, again.id)))
+          assert.isTrue(Option.isNone(yield* repo.findById(project.id, twice.id)))
+          assert.deepStrictEqual(yield* repo.findById(project.id, pending[1]!.id), Option.some(pending[1]!))
+          assert.deepStrictEqual(
+            byId(yield* repo.findByNetworkIds(conversation.phone_number_id, [b.network_id!, a.network_id!, kept.network_id!, "wamid.none"])),
+            byId([kept, a, b])
+          )
+          assert.deepStrictEqual(yield* repo.findByNetworkIds(elsewhere.conversation.phone_number_id, [a.network_id!]), [otherNumber])
+          assert.deepStrictEqual(yield* repo.findByNetworkIds(conversation.phone_number_id, []), [])
+        }))
+
+      it.effect("refuses a batch with a message of an unknown conversation, storing none of it", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const ok = makeMessage(conversation)
+          yield* dies(repo.insertMany([ok, makeMessage({ ...conversation, id: uniqueId("nope") })]))
+          assert.isTrue(Option.isNone(yield* repo.findById(project.id, ok.id)))
+          assert.isTrue(yield* repo.insert(ok), "its network id is still free")
+        }))
+
+      it.effect("updates several messages in one step, each as update does", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const other = yield* givenProject()
+          const sent = makeMessage(conversation, { network_id: null, direction: "outbound", status: "pending" })
+          const received = makeMessage(conversation)
+          yield* repo.insertMany([sent, received])
+          const answered: MessageRecord = {
+            ...sent,
+            network_id: `wamid.${crypto.randomUUID()}`,
+            status: "sent",
+            statuses: [{ status: "sent", timestamp: "1772600800" }],
+            media: { id: "m2", filename: "b.pdf", content_type: "application/pdf", byte_size: 99 },
+            has_media: true,
+            updated_at: at(8)
+          }
+          const read: MessageRecord = { ...received, status: "read", ext_data: { seen: true }, updated_at: at(9) }
+          yield* repo.updateMany([
+            { ...answered, status: "failed" },
+            { ...read, project_id: other.id, content: "not mine" },
+            { ...answered, direction: "inbound", created_at: at(77) },
+            read
+          ])
+          yield* repo.updateMany([])
+          assert.deepStrictEqual(
+            byId([...(yield* repo.findByNetworkIds(conversation.phone_number_id, [answered.network_id!, read.network_id!]))]),
+            byId([answered, read]),
+            "the last of one id wins; the project, direction and creation time stay"
+          )
+          // Taking a network id another message holds fails the whole batch.
+          yield* dies(repo.updateMany([{ ...read, status: "failed" }, { ...answered, network_id: read.network_id }]))
+          assert.deepStrictEqual(yield* repo.findById(project.id, read.id), Option.some(read))
+        }))
+
+      it.effect("keeps each status report once, in arrival order, answering in order which were new", () =>
         Effect.gen(function*() {
           const repo = yield* MessagesRepo
           const pnid = `pn${digits()}`
-          const report = (status: string, timestamp: string) => ({
+          const report = (status: string, timestamp: string, networkId = "wamid.abc") => ({
             phone_number_id: pnid,
-            network_id: "wamid.abc",
+            network_id: networkId,
             status,
             timestamp,
-            raw: { id: "wamid.abc", status, timestamp, pricing: { category: "utility" } },
+            raw: { id: networkId, status, timestamp, pricing: { category: "utility" } },
             received_at: at(0)
           })
-          assert.isTrue(yield* repo.recordStatus(report("read", "3")))
-          assert.isTrue(yield* repo.recordStatus(report("sent", "1")))
-          assert.isFalse(yield* repo.recordStatus(report("read", "3")), "same id, status and timestamp")
-          assert.isTrue(yield* repo.recordStatus(report("read", "4")), "another timestamp is another report")
-          assert.isTrue(yield* repo.recordStatus({ ...report("sent", "1"), phone_number_id: `pn${digits()}` }))
-          const kept = yield* repo.statusEvents(pnid, "wamid.abc")
-          assert.deepStrictEqual(kept.map((e) => [e.status, e.timestamp]), [["read", "3"], ["sent", "1"], ["read", "4"]])
+          assert.deepStrictEqual(
+            yield* repo.recordStatuses([
+              report("read", "3"),
+              report("sent", "1"),
+              report("sent", "1", "wamid.def"),
+              report("read", "3"),
+              report("read", "4")
+            ]),
+            [true, true, true, false, true],
+            "a report repeated in the call is new once; another timestamp is another report"
+          )
+          assert.deepStrictEqual(
+            yield* repo.recordStatuses([
+              report("read", "3"),
+              report("delivered", "2", "wamid.def"),
+              { ...report("sent", "1"), phone_number_id: `pn${digits()}` },
+              report("delivered", "2")
+            ]),
+            [false, true, true, true],
+            "a report kept before is not new; another number's is"
+          )
+          assert.deepStrictEqual(yield* repo.recordStatuses([]), [])
+          const kept = yield* repo.statusEvents(pnid, ["wamid.abc"])
+          assert.deepStrictEqual(kept.map((e) => [e.status, e.timestamp]), [["read", "3"], ["sent", "1"], ["read", "4"], ["delivered", "2"]])
           assert.deepStrictEqual(kept[0], report("read", "3"))
+          assert.deepStrictEqual(
+            (yield* repo.statusEvents(pnid, ["wamid.def", "wamid.abc", "wamid.none"])).map((e) => [e.network_id, e.status]),
+            [
+              ["wamid.abc", "read"],
+              ["wamid.abc", "sent"],
+              ["wamid.def", "sent"],
+              ["wamid.abc", "read"],
+              ["wamid.def", "delivered"],
+              ["wamid.abc", "delivered"]
+            ],
+            "the reports of several messages interleave in arrival order"
+          )
+          assert.deepStrictEqual(yield* repo.statusEvents(pnid, []), [])
         }))
 
       it.effect("refuses a message of an unknown conversation", () =>
@@ -610,23 +834,56 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
     })
 
     layer(storage, { excludeTestServices: true })("MessagingLocks", (it) => {
-      it.effect("holds a key until the transaction that took it ends", () =>
+      /** Whether a transaction taking `second` waited for one that took `first` to commit. */
+      const waitsForHolder = (first: Effect.Effect<void>, second: Effect.Effect<void>) =>
         Effect.gen(function*() {
-          const locks = yield* MessagingLocks
           const tx = yield* Transactor
-          const key = uniqueId("lock")
           const taken = yield* Deferred.make<void>()
           let committed = false
           const holder = yield* Effect.forkChild(tx.withTransaction(Effect.gen(function*() {
-            yield* locks.lock(key)
+            yield* first
             yield* Deferred.succeed(taken, undefined)
             yield* Effect.sleep("150 millis")
             committed = true
           })))
           yield* Deferred.await(taken)
-          const seen = yield* tx.withTransaction(Effect.andThen(locks.lock(key), Effect.sync(() => committed)))
-          assert.isTrue(seen, "the second taker waited for the first transaction")
+          const seen = yield* tx.withTransaction(Effect.andThen(second, Effect.sync(() => committed)))
           yield* Fiber.join(holder)
+          return seen
+        })
+
+      it.effect("holds a key until the transaction that took it ends", () =>
+        Effect.gen(function*() {
+          const locks = yield* MessagingLocks
+          const key = uniqueId("lock")
+          assert.isTrue(yield* waitsForHolder(locks.lock(key), locks.lock(key)), "the second taker waited for the first transaction")
+        }))
+
+      it.effect("holds every key of a set until the transaction that took it ends", () =>
+        Effect.gen(function*() {
+          const locks = yield* MessagingLocks
+          const [a, b, c] = [uniqueId("lock"), uniqueId("lock"), uniqueId("lock")]
+          yield* locks.lockAll([])
+          assert.isTrue(
+            yield* waitsForHolder(locks.lockAll([a, b, a]), locks.lockAll([c, b])),
+            "a set sharing one key waited for the first transaction"
+          )
+        }))
+
+      it.effect("lets concurrent transactions take overlapping sets in any order without deadlock", () =>
+        Effect.gen(function*() {
+          const locks = yield* MessagingLocks
+          const tx = yield* Transactor
+          const keys = Array.from({ length: 8 }, () => uniqueId("lock"))
+          const holding = (set: ReadonlyArray<string>) =>
+            tx.withTransaction(Effect.andThen(locks.lockAll(set), Effect.sleep("5 millis")))
+          for (let round = 0; round < 10; round++) {
+            yield* Effect.all([
+              holding(keys),
+              holding([...keys].reverse()),
+              holding([keys[5]!, keys[1]!, keys[6]!, keys[1]!, keys[2]!])
+            ], { concurrency: "unbounded", discard: true })
+          }
         }))
     })
   })

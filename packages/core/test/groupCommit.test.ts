@@ -1,0 +1,55 @@
+/**
+ * The group commit: items waiting while the writer is busy are settled as one
+ * batch, each caller gets its own item's outcome, and a batch that fails as a
+ * whole is settled item by item.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber } from "effect"
+import * as GroupCommit from "../src/shared/GroupCommit.ts"
+
+describe("GroupCommit", () => {
+  it.effect("batches what waits while the writer is busy; each caller gets its own outcome", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const gate = yield* Deferred.make<void>()
+      const submit = yield* GroupCommit.make<number, string, string>({
+        max: 3,
+        many: (items) =>
+          Effect.sync(() => {
+            batches.push(items)
+            return items.map((n) => (n % 2 === 0 ? Exit.succeed(`even ${n}`) : Exit.fail(`odd ${n}`)))
+          }),
+        // The first item holds the writer until the others are queued behind it.
+        one: (n) => Effect.as(Effect.andThen(Effect.sync(() => batches.push([n])), Deferred.await(gate)), `alone ${n}`)
+      })
+      const first = yield* Effect.forkChild(submit(0))
+      yield* Effect.yieldNow
+      const rest = yield* Effect.forkChild(
+        Effect.forEach([1, 2, 3, 4], (n) => Effect.exit(submit(n)), { concurrency: "unbounded" })
+      )
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual(yield* Fiber.join(first), "alone 0")
+      const exits = yield* Fiber.join(rest)
+      assert.deepStrictEqual(exits, [Exit.fail("odd 1"), Exit.succeed("even 2"), Exit.fail("odd 3"), Exit.succeed("alone 4")])
+      assert.deepStrictEqual(batches, [[0], [1, 2, 3], [4]])
+    }))
+
+  it.effect("settles each item alone when the batch fails as a whole", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      let alone = 0
+      let failedBatches = 0
+      const submit = yield* GroupCommit.make<number, number, never>({
+        max: 10,
+        many: () => Effect.andThen(Effect.sync(() => failedBatches++), Effect.fail("the transaction rolled back")),
+        one: (n) => Effect.andThen(Deferred.await(gate), Effect.sync(() => (alone++, n * 10)))
+      })
+      const fibers = yield* Effect.forEach([1, 2, 3], (n) => Effect.forkChild(submit(n)))
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gate, undefined)
+      assert.deepStrictEqual(yield* Effect.forEach(fibers, Fiber.join), [10, 20, 30])
+      assert.strictEqual(alone, 3)
+      assert.strictEqual(failedBatches, 1)
+    }))
+})
