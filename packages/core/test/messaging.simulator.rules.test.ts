@@ -367,6 +367,37 @@ describe("NetworkSimulator rules", () => {
       assert.isFalse((yield* simulator.inbound(PNID, { from: CONTACT, message: { type: "text", text: { body: "x" } } })).delivered)
     }).pipe(Effect.provide(layer)))
 
+  it.effect("gathers a number's status reports due within the batch window into one webhook", () =>
+    Effect.gen(function*() {
+      const { deliveries, drain, network, writeIn } = yield* setup
+      for (const from of ["15550101001", "15550101002", "15550101003"]) yield* writeIn(from)
+      const text = (to: string) => ({ messaging_product: "whatsapp", to, type: "text", text: { body: "hi" } })
+      yield* network.send(access, PNID, text("15550101001"))
+      yield* network.send(access, PNID, text("15550101002"))
+      yield* TestClock.adjust(50)
+      yield* network.send(access, PNID, text("15550101003"))
+      yield* drain
+      // `sent` falls due at 200, 200 and 250 ms: one webhook when the window (100 ms) after the first closes.
+      yield* TestClock.adjust(200)
+      assert.strictEqual(yield* Queue.size(deliveries), 0)
+      yield* TestClock.adjust(50)
+      const [webhook, ...others] = yield* drain
+      assert.strictEqual(others.length, 0)
+      const value = webhook.entry[0].changes[0].value
+      assert.deepStrictEqual(value.statuses.map((s: any) => [s.status, s.recipient_id]), [
+        ["sent", "15550101001"],
+        ["sent", "15550101002"],
+        ["sent", "15550101003"]
+      ])
+      assert.deepStrictEqual(value.contacts.map((c: any) => c.wa_id), ["15550101001", "15550101002", "15550101003"])
+      // `delivered` (1,000, 1,000 and 1,050 ms) likewise.
+      yield* TestClock.adjust(1_000)
+      assert.deepStrictEqual((yield* drain).map((w) => w.entry[0].changes[0].value.statuses.length), [3])
+    }).pipe(Effect.provide(Simulator.layerMessagingNetwork.pipe(
+      Layer.provideMerge(Simulator.NetworkSimulator.layer({ appSecret: SECRET, statusBatchMs: 100 })),
+      Layer.provide(Ids.layerSequential)
+    ))))
+
   it.effect("bootstraps the configured simulated number", () =>
     Effect.gen(function*() {
       const network = yield* MessagingNetwork

@@ -78,6 +78,9 @@ export const layerCloud: Layer.Layer<MessagingNetwork | UpstreamSettings, Config
   })
 ).pipe(Layer.merge(CloudApi.layerConfig.pipe(Layer.provide(FetchHttpClient.layer))))
 
+/** `PARLEY_SIM_STATUS_BATCH_MS`: how long the simulated network gathers status reports into one webhook (50 ms). */
+const SimStatusBatchMs = Config.Int("PARLEY_SIM_STATUS_BATCH_MS").pipe(Config.withDefault(50))
+
 /**
  * The network of the configuration: `PARLEY_UPSTREAM=simulator` (default)
  * runs the simulator, signing with `PARLEY_UPSTREAM_APP_SECRET` or, when
@@ -94,7 +97,8 @@ export const layerConfig: Layer.Layer<MessagingNetwork | UpstreamSettings, never
       : yield* Effect.sync(() => randomBytes(32).toString("hex"))
     return layerSimulator({
       appSecret,
-      verifyToken: Option.getOrUndefined(Option.map(secrets.verifyToken, Redacted.value))
+      verifyToken: Option.getOrUndefined(Option.map(secrets.verifyToken, Redacted.value)),
+      statusBatchMs: yield* SimStatusBatchMs
     })
   })
 ).pipe(Layer.orDie)

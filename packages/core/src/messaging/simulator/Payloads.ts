@@ -62,13 +62,18 @@ const conversationId = (record: OutboundRecord) =>
     .digest("hex")
     .slice(0, 32)
 
-/** One status change of an outbound message (`sent`, `delivered`, `read` or `failed`). */
-export const statusPayload = (
-  number: NumberRecord,
+/** One status change of an outbound message (`sent`, `delivered`, `read` or `failed`), with the contact it names. */
+export interface StatusReport {
+  readonly status: WebhookStatus
+  /** A failed status carries no contact; a message sent to a business-scoped id never reveals the phone number. */
+  readonly contact: WebhookContact | undefined
+}
+
+export const statusReport = (
   record: OutboundRecord,
   status: Exclude<OutboundStatus, "accepted">,
   at: number
-): WebhookPayload => {
+): StatusReport => {
   const failed = status === "failed"
   const free = record.inWindow && (record.category === "service" || record.category === "utility")
   const value: WebhookStatus = {
@@ -101,13 +106,20 @@ export const statusPayload = (
       ? { errors: [webhookError(record.failure.code, record.failure.details)] }
       : {})
   }
+  return {
+    status: value,
+    contact: failed ? undefined : webhookContact(record.toPhone ? record.recipient : { ...record.recipient, waId: undefined })
+  }
+}
+
+/** Status changes of one number in one webhook, as the network batches them: each contact named once. */
+export const statusPayload = (number: NumberRecord, reports: ReadonlyArray<StatusReport>): WebhookPayload => {
+  const contacts = new Map<string, WebhookContact>()
+  for (const { contact } of reports) if (contact !== undefined) contacts.set(contact.user_id ?? contact.wa_id ?? "", contact)
   return envelope(number.businessAccountId, "messages", {
     messaging_product: MessagingProduct,
     metadata: metadata(number),
-    // A failed status carries no contacts; a message sent to a business-scoped id never reveals the phone number.
-    ...(!failed
-      ? { contacts: [webhookContact(record.toPhone ? record.recipient : { ...record.recipient, waId: undefined })] }
-      : {}),
-    statuses: [value]
+    ...(contacts.size > 0 ? { contacts: [...contacts.values()] } : {}),
+    statuses: reports.map((r) => r.status)
   })
 }

@@ -41,7 +41,7 @@ import {
   type TemplateRecord
 } from "./Model.ts"
 import { errorBody, statusOf, webhookError } from "./NetworkErrors.ts"
-import { envelope, inboundPayload, statusPayload, webhookContact } from "./Payloads.ts"
+import { envelope, inboundPayload, statusPayload, statusReport, type StatusReport, webhookContact } from "./Payloads.ts"
 import type { SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
 import {
   flowCategories,
@@ -56,6 +56,9 @@ import {
 
 export type { SimulatedNumberInput } from "./Model.ts"
 export type { SimBody, SimFile, SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
+
+/** The most status reports one webhook carries. */
+export const STATUS_BATCH_MAX = 500
 
 /** A request to the simulator's control surface that cannot be carried out (unknown number, bad inbound message). */
 export class SimulatorInputError extends Schema.TaggedError<SimulatorInputError>()("SimulatorInputError", {
@@ -75,6 +78,13 @@ export interface NetworkSimulatorOptions {
     readonly delivered?: number | undefined
     readonly read?: number | null | undefined
   } | undefined
+  /**
+   * How long a due status report waits for others of its number, so that one
+   * webhook carries many (the network batches status changes too); default 0:
+   * only reports due at the same moment share a webhook. At most
+   * `STATUS_BATCH_MAX` reports go in one webhook.
+   */
+  readonly statusBatchMs?: number | undefined
   /** Delays of the retries of a failed webhook delivery; default 1, 2, 4, 8 and 16 seconds. */
   readonly retryDelaysMs?: ReadonlyArray<number> | undefined
   /** The app that receives the accounts' webhooks (as `subscribed_apps` reports it). */
@@ -252,6 +262,37 @@ const make = (options: NetworkSimulatorOptions) =>
         return false
       })
 
+    // Due status reports of each number, waiting (at most `statusBatchMs`) to share one webhook.
+    const statusBatchMs = options.statusBatchMs ?? 0
+    const dueReports = new Map<string, Array<StatusReport>>()
+
+    const flushReports = (phoneNumberId: string, batch: Array<StatusReport>) =>
+      Effect.suspend(() => {
+        // A batch that filled up left the map when it did; its timer then finds it empty.
+        if (dueReports.get(phoneNumberId) === batch) dueReports.delete(phoneNumberId)
+        const number = state.numbers.get(phoneNumberId)
+        if (number === undefined || batch.length === 0) return Effect.void
+        const reports = batch.splice(0, batch.length)
+        return post(number.businessAccountId, statusPayload(number, reports))
+      })
+
+    const report = (phoneNumberId: string, item: StatusReport) =>
+      Effect.sync(() => {
+        const batch = dueReports.get(phoneNumberId)
+        if (batch !== undefined) {
+          batch.push(item)
+          if (batch.length >= STATUS_BATCH_MAX) {
+            dueReports.delete(phoneNumberId)
+            fork(flushReports(phoneNumberId, batch))
+          }
+          return
+        }
+        const fresh = [item]
+        dueReports.set(phoneNumberId, fresh)
+        const wait = statusBatchMs > 0 ? clock.sleep(Duration.millis(statusBatchMs)) : Effect.yieldNow
+        fork(Effect.andThen(wait, flushReports(phoneNumberId, fresh)))
+      })
+
     const reportStatuses = (record: OutboundRecord) =>
       Effect.gen(function*() {
         const { delivered, read, sent } = config.statusDelays
@@ -261,9 +302,8 @@ const make = (options: NetworkSimulatorOptions) =>
         for (const [status, delay] of stages) {
           const at = record.acceptedAt + delay
           yield* sleepUntil(at)
-          const number = state.numbers.get(record.phoneNumberId)
-          if (number === undefined) return
-          yield* post(number.businessAccountId, statusPayload(number, record, status, at))
+          if (!state.numbers.has(record.phoneNumberId)) return
+          yield* report(record.phoneNumberId, statusReport(record, status, at))
         }
       })
 
