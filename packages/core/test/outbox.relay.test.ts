@@ -47,7 +47,7 @@ const entry = (type: string): DomainEvent => ({
  */
 const start = (
   decorate: (ports: Context.Context<any>) => Context.Context<any> = (c) => c,
-  options: { readonly held?: boolean } = {}
+  options: { readonly held?: boolean; readonly failOnce?: string } = {}
 ) =>
   Effect.gen(function*() {
     const ports = yield* Layer.build(Ports)
@@ -56,8 +56,14 @@ const start = (
     // Handlers wait here while `held`: their jobs stay running.
     const gate = yield* Deferred.make<void>()
     if (options.held !== true) yield* Deferred.succeed(gate, undefined)
+    let failOnce = options.failOnce
     const record = (into: Array<string>) => (e: DomainEvent) =>
-      Deferred.await(gate).pipe(Effect.andThen(Effect.sync(() => void into.push(e.id))))
+      Deferred.await(gate).pipe(Effect.andThen(Effect.suspend(() => {
+        into.push(e.id)
+        if (e.id !== failOnce) return Effect.void
+        failOnce = undefined
+        return Effect.fail("handler failed")
+      })))
     const subscribers = Layer.effectDiscard(Effect.gen(function*() {
       const registry = yield* DomainEventSubscribers
       yield* registry.subscribe("a", ["t.one", "t.two"], record(seen.a))
@@ -96,7 +102,22 @@ describe("outbox relay", () => {
       assert.deepStrictEqual(yield* raw.take(["t.one", "t.two", "t.other"], 10), [other])
     }).pipe(Effect.scoped))
 
-  it.effect("takes at once after an append in this process; otherwise at its next poll (250 ms)", () =>
+  it.effect("hands a subscriber the batch in one job; a failed entry runs the job again for all of them", () =>
+    Effect.gen(function*() {
+      const batch = [entry("t.one"), entry("t.two"), entry("t.one")]
+      const { seen, signaled, tx } = yield* start(undefined, { failOnce: batch[1]!.id })
+      yield* tx.withTransaction(signaled.appendMany(batch))
+      const ids = batch.map((e) => e.id)
+      yield* until("the first run", () => seen.a.length === 3)
+      assert.deepStrictEqual(seen.a, ids, "every entry had its turn despite the failure")
+      yield* TestClock.adjust(1_000)
+      yield* until("the retry", () => seen.a.length === 6)
+      yield* TestClock.adjust(10_000)
+      yield* settle
+      assert.deepStrictEqual(seen, { a: [...ids, ...ids], b: [ids[1]!] })
+    }).pipe(Effect.scoped))
+
+  it.effect("takes 20 ms after an append in this process (appends gather); otherwise at its next poll (250 ms)", () =>
     Effect.gen(function*() {
       const { raw, seen, signaled } = yield* start()
       yield* TestClock.adjust(1_000)
@@ -109,6 +130,9 @@ describe("outbox relay", () => {
       yield* until("the poll", () => seen.a.length === 1)
       const signaled1 = entry("t.one")
       yield* signaled.append(signaled1)
+      yield* settle
+      assert.strictEqual(seen.a.length, 1, "lingering")
+      yield* TestClock.adjust(20)
       yield* until("the wake-up", () => seen.a.length === 2)
       assert.deepStrictEqual(seen.a, [polled.id, signaled1.id])
     }).pipe(Effect.scoped))

@@ -68,7 +68,7 @@ const Services = Layer.mergeAll(Webhooks.layer, Events.layer, Projects.layer).pi
 const Env = layerOutboxRelay.pipe(
   Layer.provide(layerWebhooksWorkers()),
   Layer.provide(DomainEventSubscribers.layer),
-  Layer.provide(Layer.succeed(OutboxRelaySettings, { pollIntervalMs: 3_600_000, batchSize: 100, handlerRetryLimit: 5 })),
+  Layer.provide(Layer.succeed(OutboxRelaySettings, { pollIntervalMs: 3_600_000, batchSize: 100, lingerMs: 0, handlerRetryLimit: 5 })),
   Layer.provideMerge(Services)
 )
 

@@ -7,19 +7,25 @@
  * engine's triggers). So consumers do not take: they subscribe
  * (`DomainEventSubscribers.subscribe(name, types, handler)`), and the relay
  * takes the entries of every subscribed type inside a transaction, enqueues
- * one `JobQueue` job per (entry, subscriber) on the subscriber's own queue
- * (`outbox.<name>`, dedupe key `<name>:<entry id>`), and commits. A failed
- * enqueue rolls the take back and the entries return; a commit that fails
- * after the enqueue returns them too, and the dedupe key drops the repeat
- * while the first job is queued or running (handlers are idempotent for the
- * rest). Each subscriber's jobs then run and retry on their own.
+ * one `JobQueue` job per (batch, subscriber) on the subscriber's own queue
+ * (`outbox.<name>`, carrying that subscriber's entries of the batch, split
+ * at `RELAY_JOB_MAX_BYTES`; dedupe key `<name>:<digest of the entry ids>`),
+ * and commits. A failed enqueue rolls the take back and the entries return;
+ * a commit that fails after the enqueue returns them too, and the dedupe key
+ * drops the repeat of the same entries while the first job is queued or
+ * running (handlers are idempotent for the rest). Each subscriber's jobs then
+ * run its handler over their entries and retry on their own: a job whose
+ * handler failed for any entry runs again for all of them. One job per batch,
+ * not per entry: a busy host pays the job queue's round trips per hundred
+ * entries.
  *
  * The relay polls (`OutboxRelaySettings.pollIntervalMs`, 250 ms by default)
  * and wakes at once when this process appends an entry
  * (`layerSignalingOutbox`). Hosts sharing a database each run a relay;
  * `SKIP LOCKED` keeps their takes apart.
  */
-import { Cause, Context, Effect, Latch, Layer, type Scope } from "effect"
+import { Cause, Context, Effect, Exit, Latch, Layer, type Scope } from "effect"
+import { createHash } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -29,6 +35,11 @@ export interface OutboxRelaySettings {
   readonly pollIntervalMs: number
   /** Entries taken per transaction. */
   readonly batchSize: number
+  /**
+   * How long the relay lets appends gather after one woke it, so a busy host
+   * relays them in one take (and one job per subscriber) rather than one by one.
+   */
+  readonly lingerMs: number
   /** Retries of a subscriber's job after its first attempt (a second per retry, doubling). */
   readonly handlerRetryLimit: number
   /** Jobs of a batch being enqueued at the same time; default all (a job queue may write them together). */
@@ -36,7 +47,7 @@ export interface OutboxRelaySettings {
 }
 
 export const OutboxRelaySettings = Context.Reference<OutboxRelaySettings>("@parley/core/outbox/OutboxRelaySettings", {
-  defaultValue: () => ({ pollIntervalMs: 250, batchSize: 100, handlerRetryLimit: 5 })
+  defaultValue: () => ({ pollIntervalMs: 250, batchSize: 100, lingerMs: 20, handlerRetryLimit: 5 })
 })
 
 /** An append made in this process, so the relay need not wait for its next poll. */
@@ -79,9 +90,20 @@ export interface DomainEventSubscription {
 }
 
 export interface SubscribeOptions {
-  /** Jobs of this subscriber run at most this many at a time in this process; default 8. */
+  /** Entries of a job handled at most this many at a time; default 8. */
   readonly concurrency?: number | undefined
 }
+
+/** A subscriber's job: entries of one relay batch, oldest first. */
+export interface RelayJob {
+  readonly entries: ReadonlyArray<DomainEvent>
+}
+
+/** A job carries at most this much serialized entries (more than one entry only when they fit together). */
+export const RELAY_JOB_MAX_BYTES = 1024 * 1024
+
+/** Jobs of one subscriber running at a time in a process. */
+const RELAY_JOB_CONCURRENCY = 4
 
 /** The queue of a subscriber's jobs. */
 export const subscriberQueue = (name: string) => `outbox.${name}`
@@ -119,7 +141,16 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
         if (!validName.test(name)) return yield* Effect.die(new Error(`invalid subscriber name ${JSON.stringify(name)}`))
         if (subscriptions.has(name)) return yield* Effect.die(new Error(`subscriber ${name} is already registered`))
         const queue = subscriberQueue(name)
-        yield* jobs.work(queue, { concurrency: options?.concurrency ?? 8 }, (job) => handler(job.payload as DomainEvent))
+        const concurrency = options?.concurrency ?? 8
+        yield* jobs.work(queue, { concurrency: RELAY_JOB_CONCURRENCY }, (job) =>
+          Effect.gen(function*() {
+            // Every entry gets its turn; one failure fails the job after the others ran, and the retry runs all.
+            const exits = yield* Effect.forEach((job.payload as RelayJob).entries, (entry) => Effect.exit(handler(entry)), {
+              concurrency
+            })
+            const failed = exits.find(Exit.isFailure)
+            if (failed !== undefined) return yield* Effect.failCause(failed.cause)
+          }))
         subscriptions.set(name, { name, types: [...new Set(types)], queue })
         yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.delete(name)))
       })
@@ -132,8 +163,27 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
   )
 }
 
-/** The dedupe key of an entry's job for one subscriber: a relay that takes the entry again adds no second job. */
-export const relayDedupeKey = (subscriber: string, eventId: string) => `${subscriber}:${eventId}`
+/** The dedupe key of a job for one subscriber: a relay that takes the same entries again adds no second job. */
+export const relayDedupeKey = (subscriber: string, entries: ReadonlyArray<DomainEvent>) =>
+  `${subscriber}:${createHash("sha256").update(entries.map((e) => e.id).join(",")).digest("base64url")}`
+
+/** Entries in order, cut into runs of at most `RELAY_JOB_MAX_BYTES` serialized (a larger entry goes alone). */
+const bySize = (entries: ReadonlyArray<DomainEvent>): ReadonlyArray<ReadonlyArray<DomainEvent>> => {
+  const runs: Array<Array<DomainEvent>> = []
+  let bytes = 0
+  for (const entry of entries) {
+    const size = JSON.stringify(entry.payload)?.length ?? 0
+    const run = runs[runs.length - 1]
+    if (run === undefined || bytes + size > RELAY_JOB_MAX_BYTES) {
+      runs.push([entry])
+      bytes = size
+    } else {
+      run.push(entry)
+      bytes += size
+    }
+  }
+  return runs
+}
 
 /**
  * Relays the outbox for as long as the layer lives. Provide the subscribers'
@@ -155,10 +205,10 @@ export const layerOutboxRelay = Layer.effectDiscard(Effect.gen(function*() {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const entries = yield* outbox.take(types, settings.batchSize)
       // Enqueued side by side: one at a time, a batch waited for as many round trips as it had jobs.
-      const enqueues = entries.flatMap((entry) =>
-        subscriptions.filter((subscription) => subscription.types.includes(entry.type)).map((subscription) =>
-          jobs.enqueue(subscription.queue, entry, {
-            dedupeKey: relayDedupeKey(subscription.name, entry.id),
+      const enqueues = subscriptions.flatMap((subscription) =>
+        bySize(entries.filter((entry) => subscription.types.includes(entry.type))).map((run) =>
+          jobs.enqueue(subscription.queue, { entries: run } satisfies RelayJob, {
+            dedupeKey: relayDedupeKey(subscription.name, run),
             retryLimit: settings.handlerRetryLimit,
             retryDelayMs: 1000
           })
@@ -191,7 +241,10 @@ export const layerOutboxRelay = Layer.effectDiscard(Effect.gen(function*() {
       if (taken >= settings.batchSize) continue
       if (taken > 0) quickLooks = 0
       const delayMs = quickLooks > 0 ? quickLooksMs[quickLooksMs.length - quickLooks--]! : settings.pollIntervalMs
-      if (yield* wait(delayMs)) quickLooks = quickLooksMs.length
+      if (yield* wait(delayMs)) {
+        quickLooks = quickLooksMs.length
+        if (settings.lingerMs > 0) yield* Effect.sleep(settings.lingerMs)
+      }
     }
   }).pipe(Effect.forkScoped)
 }))
