@@ -12,6 +12,8 @@ export interface LoadOptions {
   /** Default GET without a body. */
   readonly method?: string | undefined
   readonly body?: string | undefined
+  /** Bodies taken in turn (request n sends bodies[n % length]); overrides `body`. */
+  readonly bodies?: ReadonlyArray<string> | undefined
   readonly connections: number
   readonly durationMs: number
 }
@@ -32,10 +34,12 @@ const run = async (options: LoadOptions): Promise<LoadResult> => {
   const agent = new Http.Agent({ keepAlive: true, maxSockets: options.connections })
   const latencies: Array<number> = []
   let errors = 0
+  let sent = 0
   const start = performance.now()
   const deadline = start + options.durationMs
   const one = () =>
     new Promise<void>((resolve) => {
+      const body = options.bodies === undefined ? options.body : options.bodies[sent++ % options.bodies.length]
       const t0 = performance.now()
       const req = Http.request(options.url, { agent, headers: options.headers, method: options.method ?? "GET" }, (res) => {
         res.resume()
@@ -49,7 +53,7 @@ const run = async (options: LoadOptions): Promise<LoadResult> => {
         errors++
         resolve()
       })
-      req.end(options.body)
+      req.end(body)
     })
   await Promise.all(Array.from({ length: options.connections }, async () => {
     while (performance.now() < deadline) await one()
