@@ -1,5 +1,6 @@
 /** Row shapes as the PostgreSQL client returns them, and the mapping back to records. */
-import { Effect } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import { Effect, Schedule, Stream } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type { SqlClient, Statement } from "effect/sql"
 import { Duplicate, type ListSlice, type ListWindow } from "@parley/core"
@@ -57,3 +58,16 @@ export const listNewestFirst = <Row extends object, A>(
     const page = rows.slice(0, limit).map(toRecord)
     return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
   })
+
+/**
+ * The NOTIFYs of `channel`, as signals for caches to start over. A LISTEN that
+ * drops may have missed some: each (re)connection signals once.
+ */
+export const changeSignals = (pg: PgClient.PgClient, channel: string): Stream.Stream<void> =>
+  Stream.unwrap(
+    Effect.map(pg.listen(channel), (queue) => Stream.concat(Stream.succeed(undefined), Stream.fromQueue(queue)))
+  ).pipe(
+    Stream.as(undefined),
+    Stream.retry(Schedule.spaced("1 second")),
+    Stream.orDie
+  )

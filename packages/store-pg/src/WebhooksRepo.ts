@@ -14,9 +14,10 @@ import {
   type WebhookRecord,
   WebhooksRepo
 } from "@parley/core"
+import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
+import { changeSignals, iso, isoOrNull, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
 
 interface WebhookRow {
   readonly id: string
@@ -96,6 +97,15 @@ interface BufferRow {
   readonly phone_number_id: string | null
   readonly conversation_phone_number: string | null
 }
+
+/** A webhook's columns, each selected as `w_<column>` next to a delivery's (see `findWithWebhook`). */
+const WEBHOOK_COLUMNS: ReadonlyArray<keyof WebhookRow> = [
+  "id", "project_id", "phone_number_id", "url", "kind", "events", "secret_key", "headers", "active", "paused_at",
+  "pause_reason", "retry_schedule", "auto_pause", "buffer_enabled", "buffer_window_seconds", "max_buffer_size",
+  "buffer_events", "inactivity_minutes", "payload_version", "failure_window_from", "created_at", "updated_at"
+]
+
+const CHANGES_CHANNEL = "parley_webhooks"
 
 const toWebhook = (row: WebhookRow): WebhookRecord => ({
   id: row.id,
@@ -182,6 +192,11 @@ export const layerWebhooksRepo = Layer.effect(
   WebhooksRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+    /** Delivered to listeners when the surrounding transaction commits. */
+    const signal = sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`
+    const signalSome = <A>(result: Option.Option<A>) =>
+      Option.isSome(result) ? Effect.as(signal, result) : Effect.succeed<Option.Option<A>>(result)
 
     const where = (projectId: string, filter: WebhookFilter) =>
       sql.and([
@@ -207,6 +222,7 @@ export const layerWebhooksRepo = Layer.effect(
             ${w.auto_pause}, ${w.buffer_enabled}, ${w.buffer_window_seconds}, ${w.max_buffer_size},
             ${jsonb(w.buffer_events)}, ${w.inactivity_minutes}, ${w.payload_version}, ${w.failure_window_from},
             ${w.created_at}, ${w.updated_at})`.pipe(Effect.catchTag("SqlError", mapUnique({ webhooks_upstream_key: "upstream" })))
+        yield* Effect.orDie(signal)
       }),
 
       findById: Effect.fn("WebhooksRepo.findById")(function*(projectId: string, id: string) {
@@ -229,11 +245,12 @@ export const layerWebhooksRepo = Layer.effect(
             failure_window_from = ${w.failure_window_from}, updated_at = ${w.updated_at}
           WHERE project_id = ${w.project_id} AND id = ${w.id}
           RETURNING *`
-        return first(rows, toWebhook)
+        return yield* signalSome(first(rows, toWebhook))
       }, Effect.orDie),
 
       delete: Effect.fn("WebhooksRepo.delete")(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM webhooks WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
+        if (rows.length > 0) yield* signal
         return rows.length > 0
       }, Effect.orDie),
 
@@ -250,8 +267,10 @@ export const layerWebhooksRepo = Layer.effect(
           UPDATE webhooks SET active = false, paused_at = ${at}, pause_reason = ${reason}
           WHERE project_id = ${projectId} AND id = ${id} AND active
           RETURNING *`
-        return first(rows, toWebhook)
-      }, Effect.orDie)
+        return yield* signalSome(first(rows, toWebhook))
+      }, Effect.orDie),
+
+      changes: changeSignals(pg, CHANGES_CHANNEL)
     })
   })
 )
@@ -266,6 +285,7 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
       last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule, error_message, created_at,
       msg_config_id, phone_number_id, conversation_phone_number, idempotency_key, payload_version, batch_size, test,
       source_key, translate(encode(body, 'base64'), E'\\n', '') AS body`
+    const webhookColumns = sql.unsafe(WEBHOOK_COLUMNS.map((c) => `w.${c} AS w_${c}`).join(", "))
 
     const where = (projectId: string, filter: DeliveryFilter) =>
       sql.and([
@@ -328,6 +348,19 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
         const rows = yield* sql<DeliveryRow>`
           SELECT ${columns} FROM webhook_deliveries WHERE project_id = ${projectId} AND id = ${id}`
         return first(rows, toDelivery)
+      }, Effect.orDie),
+
+      findWithWebhook: Effect.fn("WebhookDeliveriesRepo.findWithWebhook")(function*(projectId: string, id: string) {
+        const rows = yield* sql<DeliveryRow & Record<string, unknown>>`
+          SELECT d.*, ${webhookColumns}
+          FROM (SELECT ${columns} FROM webhook_deliveries WHERE project_id = ${projectId} AND id = ${id}) d
+          LEFT JOIN webhooks w ON w.project_id = d.project_id AND w.id = d.webhook_id`
+        return first(rows, (row) => ({
+          delivery: toDelivery(row),
+          webhook: row.w_id === null
+            ? Option.none()
+            : Option.some(toWebhook(Object.fromEntries(WEBHOOK_COLUMNS.map((c) => [c, row[`w_${c}`]])) as unknown as WebhookRow))
+        }))
       }, Effect.orDie),
 
       list: Effect.fn("WebhookDeliveriesRepo.list")(function*(projectId: string, filter: DeliveryFilter, window: ListWindow) {

@@ -4,7 +4,7 @@
  * against each adapter.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, type Layer, Option } from "effect"
+import { Effect, Fiber, type Layer, Option, Queue, Stream } from "effect"
 import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
@@ -257,6 +257,31 @@ export const webhooksStorageConformance = <E>(name: string, storage: Layer.Layer
           assert.deepStrictEqual(yield* repo.pause(webhook.project_id, webhook.id, at(10), "failure_rate"), Option.none())
           assert.deepStrictEqual(yield* repo.findById(webhook.project_id, webhook.id), paused)
         }))
+
+      it.effect("signals each insert, update, delete and pause once it is done", () =>
+        Effect.gen(function*() {
+          const repo = yield* WebhooksRepo
+          const project = yield* givenProject()
+          const signals = yield* Queue.unbounded<void>()
+          const listener = yield* Stream.runForEach(repo.changes, () => Queue.offer(signals, undefined)).pipe(
+            Effect.forkChild
+          )
+          // Let the subscription settle, then forget whatever it said on connecting.
+          yield* Effect.sleep("300 millis")
+          yield* Queue.clear(signals)
+          const waitForSignal = Queue.take(signals).pipe(Effect.timeout("5 seconds"))
+
+          const webhook = makeWebhook(project.id)
+          yield* repo.insert(webhook)
+          yield* waitForSignal
+          yield* repo.update({ ...webhook, url: "https://hooks.example.com/moved" })
+          yield* waitForSignal
+          yield* repo.pause(project.id, webhook.id, at(9), "failure_rate")
+          yield* waitForSignal
+          yield* repo.delete(project.id, webhook.id)
+          yield* waitForSignal
+          yield* Fiber.interrupt(listener)
+        }))
     })
 
     layer(storage, { excludeTestServices: true })("WebhookDeliveriesRepo", (it) => {
@@ -283,6 +308,27 @@ export const webhooksStorageConformance = <E>(name: string, storage: Layer.Layer
           assert.deepStrictEqual(yield* repo.findById(other.id, delivery.id), Option.none())
           assert.deepStrictEqual(yield* repo.findById(webhook.project_id, delivery.id), Option.some(delivery))
           yield* dies(repo.insert(makeDelivery(makeWebhook("prj_missing"))))
+        }))
+
+      it.effect("finds a delivery with its webhook in its project, and without it once the webhook is gone", () =>
+        Effect.gen(function*() {
+          const repo = yield* WebhookDeliveriesRepo
+          const webhooks = yield* WebhooksRepo
+          const webhook = yield* givenWebhook()
+          const delivery = makeDelivery(webhook)
+          yield* repo.insert(delivery)
+          assert.deepStrictEqual(
+            yield* repo.findWithWebhook(webhook.project_id, delivery.id),
+            Option.some({ delivery, webhook: Option.some(webhook) })
+          )
+          const other = yield* givenProject()
+          assert.deepStrictEqual(yield* repo.findWithWebhook(other.id, delivery.id), Option.none())
+          assert.deepStrictEqual(yield* repo.findWithWebhook(webhook.project_id, "whd_missing"), Option.none())
+          yield* webhooks.delete(webhook.project_id, webhook.id)
+          assert.deepStrictEqual(
+            yield* repo.findWithWebhook(webhook.project_id, delivery.id),
+            Option.some({ delivery, webhook: Option.none() })
+          )
         }))
 
       it.effect("replaces the state only while it is as expected, recording the attempt with it", () =>
