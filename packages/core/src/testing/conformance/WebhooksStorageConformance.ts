@@ -310,6 +310,38 @@ export const webhooksStorageConformance = <E>(name: string, storage: Layer.Layer
           yield* dies(repo.insert(makeDelivery(makeWebhook("prj_missing"))))
         }))
 
+      it.effect("answers concurrent inserts, reads and updates each as if it were alone", () =>
+        Effect.gen(function*() {
+          const repo = yield* WebhookDeliveriesRepo
+          const webhook = yield* givenWebhook()
+          const deliveries = Array.from({ length: 12 }, () => makeDelivery(webhook))
+          const rival = makeDelivery(webhook, { source_key: deliveries[0]!.source_key })
+          const inserted = yield* Effect.forEach([...deliveries, rival], (d) => repo.insert(d), { concurrency: "unbounded" })
+          assert.strictEqual(inserted.filter((r) => r.created).length, deliveries.length, "one per source")
+          const [first, second] = [inserted[0]!, inserted[deliveries.length]!]
+          assert.strictEqual(first.delivery.id, second.delivery.id, "the rivals answer the same delivery")
+          const stored = deliveries.slice(1)
+          const found = yield* Effect.forEach(stored, (d) => repo.findWithWebhook(d.project_id, d.id), { concurrency: "unbounded" })
+          assert.deepStrictEqual(found, stored.map((delivery) => Option.some({ delivery, webhook: Option.some(webhook) })))
+          // Two attempts of each delivery at once, from the same state: one is written, with its attempt record.
+          const written = yield* Effect.forEach([...stored, ...stored], (d, i) => {
+            const attempt: WebhookAttemptRecord = {
+              delivery_id: d.id,
+              attempt: 1,
+              attempted_at: at(20),
+              response_status: 200,
+              duration_ms: i,
+              error: null
+            }
+            const next: WebhookDeliveryRecord = { ...d, status: "delivered", response_status: 200, attempt_count: 1 }
+            return repo.update(next, { status: "pending", attempt_count: 0 }, attempt)
+          }, { concurrency: "unbounded" })
+          for (const [i, d] of stored.entries()) {
+            assert.isTrue(written[i]! !== written[i + stored.length]!, `one update of ${d.id} wins`)
+            assert.strictEqual((yield* repo.attempts(d.id)).length, 1)
+          }
+        }))
+
       it.effect("finds a delivery with its webhook in its project, and without it once the webhook is gone", () =>
         Effect.gen(function*() {
           const repo = yield* WebhookDeliveriesRepo
