@@ -14,7 +14,7 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { batched, iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
 
 interface EventRow {
   readonly id: string
@@ -297,11 +297,19 @@ export const layerEventPlansRepo = Layer.effect(
   EventPlansRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Every emission reads its project's plan: concurrent reads share a statement.
+    const find = yield* batched(sql, {
+      many: (projectIds: ReadonlyArray<string>) =>
+        Effect.map(
+          sql<PlanRow>`SELECT * FROM project_plans WHERE project_id = ANY(${[...new Set(projectIds)]}::text[])`,
+          (rows) => {
+            const plans = new Map(rows.map((row) => [row.project_id, toPlan(row)]))
+            return projectIds.map((id) => Option.fromNullishOr(plans.get(id)))
+          }
+        )
+    })
     return EventPlansRepo.of({
-      find: Effect.fn("EventPlansRepo.find")(function*(projectId: string) {
-        const rows = yield* sql<PlanRow>`SELECT * FROM project_plans WHERE project_id = ${projectId}`
-        return first(rows, toPlan)
-      }, Effect.orDie),
+      find: Effect.fn("EventPlansRepo.find")((projectId: string) => find(projectId), Effect.orDie),
 
       save: Effect.fn("EventPlansRepo.save")(function*(p: EventPlanRecord) {
         yield* sql`

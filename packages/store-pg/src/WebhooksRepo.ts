@@ -15,10 +15,9 @@ import {
   WebhooksRepo
 } from "@parley/core"
 import { PgClient } from "@effect/sql-pg"
-import { Deferred, Effect, Exit, Layer, Option, Queue } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
-import { changeSignals, iso, isoOrNull, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
+import { batched, changeSignals, iso, isoOrNull, jsonb, jsonRows, listNewestFirst, mapUnique } from "./Rows.ts"
 
 interface WebhookRow {
   readonly id: string
@@ -189,53 +188,6 @@ const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Opt
 
 type Cursor = Extract<ListWindow, { mode: "cursor" }>
 
-/** Most calls one statement serves. */
-const BATCH_MAX = 256
-/** Statements of one kind running at once, each with whatever waited for it. */
-const BATCH_WRITERS = 4
-
-/**
- * One call as part of a statement for many (`many` answers in the order given). Calls made outside a
- * transaction wait for one of a few writers, which takes whatever is waiting: under load one round trip
- * serves many calls, alone a call goes at once. A call inside a transaction runs there, alone; one whose
- * key is already in the batch (a statement must not touch a row twice) waits for the next one; a batch
- * that fails is run call by call, so a bad call fails alone.
- */
-const batched = Effect.fnUntraced(function*<A, B>(sql: SqlClient.SqlClient, options: {
-  readonly key: (a: A) => string
-  readonly many: (as: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, SqlError>
-}) {
-  const one = (a: A) => Effect.map(options.many([a]), (bs) => bs[0]!)
-  const waiting = yield* Queue.unbounded<readonly [A, Deferred.Deferred<B, SqlError>]>()
-  const write = Effect.gen(function*() {
-    const taken = yield* Queue.takeBetween(waiting, 1, BATCH_MAX)
-    const keys = new Set<string>()
-    const batch: Array<readonly [A, Deferred.Deferred<B, SqlError>]> = []
-    for (const call of taken) {
-      const key = options.key(call[0])
-      if (keys.has(key)) yield* Queue.offer(waiting, call)
-      else {
-        keys.add(key)
-        batch.push(call)
-      }
-    }
-    const exit = yield* Effect.exit(options.many(batch.map(([a]) => a)))
-    if (Exit.isSuccess(exit)) {
-      for (const [i, [, done]] of batch.entries()) yield* Deferred.succeed(done, exit.value[i]!)
-    } else {
-      for (const [a, done] of batch) yield* Deferred.done(done, yield* Effect.exit(one(a)))
-    }
-  })
-  for (let i = 0; i < BATCH_WRITERS; i++) yield* Effect.forkScoped(Effect.forever(write))
-  return (a: A): Effect.Effect<B, SqlError> =>
-    Effect.gen(function*() {
-      if (Option.isSome(yield* Effect.serviceOption(sql.transactionService))) return yield* one(a)
-      const done = yield* Deferred.make<B, SqlError>()
-      yield* Queue.offer(waiting, [a, done])
-      return yield* Deferred.await(done)
-    })
-})
-
 export const layerWebhooksRepo = Layer.effect(
   WebhooksRepo,
   Effect.gen(function*() {
@@ -372,8 +324,7 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
         return { items: rows.slice(0, perPage).map(toDelivery), hasMore: rows.length > perPage, total }
       })
 
-    // Rows travel as one jsonb parameter: a statement for one row or many is the same text.
-    const rowsOf = (rows: ReadonlyArray<object>) => sql`jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)`
+    const rowsOf = (rows: ReadonlyArray<object>) => jsonRows(sql, rows)
 
     const insert = yield* batched(sql, {
       key: (d: WebhookDeliveryRecord) => d.source_key === null ? `id:${d.id}` : `source:${d.webhook_id}:${d.source_key}`,
