@@ -1,7 +1,9 @@
 /**
  * The host the benchmarks measure: a real Parley host on a loopback port over
  * a throwaway embedded PostgreSQL (pg-boss on it), with one project whose key
- * is `key`. Everything stops with the caller's scope.
+ * is `key`. Everything stops with the caller's scope. With `workers: false`
+ * the host runs no job workers: the caller builds them (`Parley.layerWorkers`
+ * over the returned context) when it wants its backlog worked.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"
@@ -14,13 +16,13 @@ import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
-export const startBenchHost = (key: string) =>
+export const startBenchHost = (key: string, options: { readonly workers?: boolean } = {}) =>
   Effect.gen(function*() {
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
     const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
     const context = yield* Layer.build(
-      Host.serve({ publicUrl: "http://127.0.0.1" }).pipe(
+      Host.serve({ publicUrl: "http://127.0.0.1", workers: options.workers }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
         Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
         Layer.provideMerge(layerFromUrl(pg.url))

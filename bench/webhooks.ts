@@ -2,13 +2,20 @@
  * Project events and their signed webhook deliveries, on Postgres with the
  * pg-boss queue, through the real HTTP API:
  *
- * - events ingested/s: `POST /platform/v1/events` under load (no webhook yet);
- * - signed deliveries/s to a loopback receiver subscribed to `project.event`,
- *   and the latency from the event's emission to its delivery (p50/p99).
+ * - signed deliveries/s to a loopback receiver subscribed to `project.event`:
+ *   a backlog of events is emitted while the host runs no workers (they wait
+ *   in the outbox), then the workers start and the time until every delivery
+ *   arrived is measured: relay, dispatch, attempt jobs and signed POSTs, not
+ *   the emitter;
+ * - the latency from an event's emission to its delivery (p50/p99) at a
+ *   steady rate the pipeline keeps up with;
+ * - events ingested/s: `POST /platform/v1/events` under load, workers running
+ *   (the webhook deleted: every event still goes through relay and dispatch).
  *
  *   node --conditions=@parley/source bench/webhooks.ts
  */
-import { Effect, References } from "effect"
+import { Parley } from "@parley/core"
+import { Effect, Layer, References, Scope } from "effect"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -17,10 +24,13 @@ import { load, type LoadResult } from "./load.ts"
 
 export interface WebhooksBenchResult {
   readonly events: LoadResult
+  /** Events of the backlog, each delivered once. */
+  readonly backlog: number
+  /** Deliveries received while draining: more than `backlog` means some were delivered twice. */
   readonly deliveries: number
-  /** Distinct events among the deliveries: fewer than `deliveries` means some were delivered twice. */
-  readonly distinct: number
+  readonly drainSeconds: number
   readonly deliveriesPerSecond: number
+  readonly pacedPerSecond: number
   readonly latencyP50Ms: number
   readonly latencyP99Ms: number
 }
@@ -30,44 +40,52 @@ const KEY = "pk_bench_webhooks_0123456789abcdef"
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
-export const benchWebhooks = (options: { readonly durationMs: number; readonly connections: number; readonly deliveries: number }) =>
+export const benchWebhooks = (options: {
+  readonly durationMs: number
+  readonly connections: number
+  /** Events of the backlog the delivery figure drains. */
+  readonly deliveries: number
+  /** Events emitted at `pacedPerSecond` for the latency figure. */
+  readonly paced?: number | undefined
+  readonly pacedPerSecond?: number | undefined
+}) =>
   Effect.gen(function*() {
+    const paced = options.paced ?? 1000
+    const pacedPerSecond = options.pacedPerSecond ?? 250
     // The receiver is on loopback: the operator's switch for private webhook URLs, read when the host starts.
     process.env.PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS = "true"
-    const { url, context } = yield* startBenchHost(KEY)
+    const { url, context } = yield* startBenchHost(KEY, { workers: false })
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
-
-    const eventBody = JSON.stringify({ name: "bench.load", properties: { n: 1, label: "load" } })
-    const run = () =>
-      Effect.promise(() =>
-        load({ url: `${url}/platform/v1/events`, headers, method: "POST", body: eventBody, connections: options.connections, durationMs: options.durationMs })
-      )
-    yield* Effect.promise(() =>
-      load({ url: `${url}/platform/v1/events`, headers, method: "POST", body: eventBody, connections: options.connections, durationMs: 1000 })
-    )
-    const events = yield* run()
+    const emit = (name: string) =>
+      fetch(`${url}/platform/v1/events`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ name, properties: { t: Date.now() } })
+      }).then(async (r) => {
+        if (r.status !== 201) throw new Error(`emit: ${r.status} ${await r.text()}`)
+      })
 
     // A receiver that notes when each delivery arrives, against the emission time the event carries.
-    const latencies: Array<number> = []
-    const ids = new Set<string>()
-    let firstEmit = 0
-    let lastArrival = 0
-    let done: () => void = () => {}
-    const allArrived = new Promise<void>((resolve) => (done = resolve))
+    const arrivals: Array<{ readonly id: string; readonly name: string; readonly at: number; readonly t: number }> = []
+    let waiting: { readonly name: string; readonly count: number; readonly resolve: () => void } | undefined
+    const distinct = new Map<string, Set<string>>()
     const receiver = Http.createServer((req, res) => {
       const chunks: Array<Buffer> = []
       req.on("data", (c: Buffer) => chunks.push(c))
       req.on("end", () => {
         const payload = JSON.parse(Buffer.concat(chunks).toString("utf8"))
         res.writeHead(200).end()
-        // Events of the load phase still on their way through the outbox reach the new webhook too: not counted.
-        if (payload.data.name !== "bench.delivered") return
-        lastArrival = Date.now()
-        ids.add(payload.data.id)
-        latencies.push(lastArrival - payload.data.properties.t)
-        if (ids.size === options.deliveries) done()
+        arrivals.push({ id: payload.data.id, name: payload.data.name, at: Date.now(), t: payload.data.properties.t })
+        const seen = distinct.get(payload.data.name) ?? new Set<string>()
+        distinct.set(payload.data.name, seen.add(payload.data.id))
+        const wanted = waiting
+        if (wanted !== undefined && wanted.name === payload.data.name && seen.size >= wanted.count) wanted.resolve()
       })
     })
+    const arrived = (name: string, count: number) =>
+      Effect.promise(() => new Promise<void>((resolve) => (waiting = { name, count, resolve }))).pipe(
+        Effect.timeout("180 seconds")
+      )
     yield* Effect.acquireRelease(
       Effect.promise(() => new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))),
       () => Effect.promise(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
@@ -80,29 +98,56 @@ export const benchWebhooks = (options: { readonly durationMs: number; readonly c
         body: JSON.stringify({ msg_webhook: { url: receiverUrl, events: ["project.event"], secret_key: "bench-secret" } })
       })
     )
-    if (registered.status !== 201) return yield* Effect.die(new Error(`webhook registration: ${registered.status} ${yield* Effect.promise(() => registered.text())}`))
+    const body = yield* Effect.promise(() => registered.text())
+    if (registered.status !== 201) return yield* Effect.die(new Error(`webhook registration: ${registered.status} ${body}`))
+    const webhookId: string = JSON.parse(body).data.id
 
-    firstEmit = Date.now()
+    // The backlog: emitted with no workers running, so every event waits in the outbox.
     let next = 0
     yield* Effect.promise(() =>
       Promise.all(Array.from({ length: 16 }, async () => {
         while (next < options.deliveries) {
           next++
-          await fetch(`${url}/platform/v1/events`, {
-            method: "POST",
-            headers,
-            body: JSON.stringify({ name: "bench.delivered", properties: { t: Date.now() } })
-          }).then((r) => r.arrayBuffer())
+          await emit("bench.backlog")
         }
       }))
     )
-    yield* Effect.promise(() => allArrived).pipe(Effect.timeout("120 seconds"))
-    latencies.sort((a, b) => a - b)
+    const workers = yield* Scope.fork(yield* Effect.scope)
+    const drainStart = Date.now()
+    yield* Layer.build(Parley.layerWorkers).pipe(Effect.provideContext(context), Scope.provide(workers))
+    yield* arrived("bench.backlog", options.deliveries)
+    const drainSeconds = (Date.now() - drainStart) / 1000
+    const deliveries = arrivals.length
+
+    // Latency at a steady rate.
+    const pacedStart = Date.now()
+    yield* Effect.promise(() =>
+      Promise.all(Array.from({ length: paced }, async (_, i) => {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, pacedStart + (i * 1000) / pacedPerSecond - Date.now())))
+        await emit("bench.paced")
+      }))
+    )
+    yield* arrived("bench.paced", paced)
+    const latencies = arrivals.filter((a) => a.name === "bench.paced").map((a) => a.at - a.t).sort((a, b) => a - b)
+
+    // Ingestion with the workers running, every event relayed and dispatched to no webhook.
+    const deleted = yield* Effect.promise(() => fetch(`${url}/platform/v1/msg/webhooks/${webhookId}`, { method: "DELETE", headers }))
+    if (deleted.status !== 204) return yield* Effect.die(new Error(`webhook deletion: ${deleted.status}`))
+    const eventBody = JSON.stringify({ name: "bench.load", properties: { n: 1, label: "load" } })
+    const run = (durationMs: number) =>
+      Effect.promise(() =>
+        load({ url: `${url}/platform/v1/events`, headers, method: "POST", body: eventBody, connections: options.connections, durationMs })
+      )
+    yield* run(1000)
+    const events = yield* run(options.durationMs)
+
     return {
       events,
-      deliveries: latencies.length,
-      distinct: ids.size,
-      deliveriesPerSecond: latencies.length / ((lastArrival - firstEmit) / 1000),
+      backlog: options.deliveries,
+      deliveries,
+      drainSeconds,
+      deliveriesPerSecond: options.deliveries / drainSeconds,
+      pacedPerSecond,
       latencyP50Ms: percentile(latencies, 50),
       latencyP99Ms: percentile(latencies, 99)
     } satisfies WebhooksBenchResult
@@ -112,13 +157,13 @@ export const formatWebhooksBench = (r: WebhooksBenchResult): string =>
   [
     "Project events and signed webhook deliveries (Postgres storage, pg-boss)",
     `  POST /platform/v1/events            ${r.events.rps.toFixed(0).padStart(7)} events/s   p50 ${r.events.p50Ms.toFixed(2)} ms   p99 ${r.events.p99Ms.toFixed(2)} ms   errors ${r.events.errors}   (target >= 10,000/s)`,
-    `  signed deliveries to a loopback receiver: ${r.deliveries} (${r.distinct} distinct events) in ${(r.deliveries / r.deliveriesPerSecond).toFixed(1)} s = ${r.deliveriesPerSecond.toFixed(0)}/s (target >= 5,000/s)`,
-    `  emission to delivery: p50 ${r.latencyP50Ms.toFixed(0)} ms   p99 ${r.latencyP99Ms.toFixed(0)} ms`,
+    `  signed deliveries to a loopback receiver, a backlog of ${r.backlog} events drained from the outbox: ${r.deliveries} deliveries in ${r.drainSeconds.toFixed(1)} s = ${r.deliveriesPerSecond.toFixed(0)}/s (target >= 5,000/s)`,
+    `  emission to delivery at ${r.pacedPerSecond} events/s: p50 ${r.latencyP50Ms.toFixed(0)} ms   p99 ${r.latencyP99Ms.toFixed(0)} ms`,
     ""
   ].join("\n")
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  Effect.runPromise(benchWebhooks({ durationMs: 4000, connections: 32, deliveries: 2000 }).pipe(
+  Effect.runPromise(benchWebhooks({ durationMs: 4000, connections: 32, deliveries: 5000 }).pipe(
     Effect.map((r) => console.log(formatWebhooksBench(r))),
     Effect.provideService(References.MinimumLogLevel, "Warn")
   )).catch((error) => {

@@ -62,6 +62,11 @@ export interface HostOptions {
    * started on the first deploy or invoke, so a host without functions runs none.
    */
   readonly functionRuntime?: Layer.Layer<FunctionRuntime, never, FunctionKv> | undefined
+  /**
+   * Whether the host runs the capabilities' job workers (`Parley.layerWorkers`); default true. Without,
+   * jobs and domain events wait for workers built later over the host's services (a benchmark's backlog).
+   */
+  readonly workers?: boolean | undefined
 }
 
 /**
@@ -71,7 +76,7 @@ export interface HostOptions {
 export const layer = (options: HostOptions) =>
   routes.pipe(
     // The capabilities' job workers run for as long as the host does.
-    Layer.merge(Parley.layerWorkers),
+    Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
     Layer.provideMerge(Parley.layerFunctionServices),
     Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
     Layer.provideMerge(Parley.layerServices),
@@ -83,7 +88,7 @@ export const layer = (options: HostOptions) =>
 export const serve = (options: HostOptions) =>
   HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }).pipe(
     // The capabilities' job workers run for as long as the host does.
-    Layer.merge(Parley.layerWorkers),
+    Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
     Layer.provideMerge(Parley.layerFunctionServices),
     Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
     Layer.provideMerge(Parley.layerServices),

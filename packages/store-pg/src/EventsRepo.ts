@@ -14,7 +14,7 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { batched, iso, isoOrNull, jsonb, jsonRows, mapUnique } from "./Rows.ts"
 
 interface EventRow {
   readonly id: string
@@ -167,10 +167,12 @@ export const layerEventsRepo = Layer.effect(
 
       insertMany: Effect.fn("EventsRepo.insertMany")(function*(events: ReadonlyArray<EventRecord>) {
         if (events.length === 0) return
+        // One jsonb parameter: the same statement text (prepared once) whatever the batch's size.
         yield* sql`
           INSERT INTO events (id, project_id, name, occurred_at, conversation_id, properties, created_at)
-          VALUES ${sql.csv(events.map((e) => sql`(${e.id}, ${e.project_id}, ${e.name}, ${e.occurred_at}::timestamptz,
-            ${e.conversation_id}, ${jsonb(e.properties)}::jsonb, ${e.created_at}::timestamptz)`))}`
+          SELECT id, project_id, name, occurred_at, conversation_id, properties, created_at
+          FROM ${jsonRows(sql, events)} AS r(id text, project_id text, name text, occurred_at timestamptz,
+            conversation_id text, properties jsonb, created_at timestamptz)`
       }, Effect.orDie),
 
       list: Effect.fn("EventsRepo.list")(function*(projectId: string, filter: EventFilter, window: ListWindow) {
@@ -297,11 +299,19 @@ export const layerEventPlansRepo = Layer.effect(
   EventPlansRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Every emission reads its project's plan: concurrent reads share a statement.
+    const find = yield* batched(sql, {
+      many: (projectIds: ReadonlyArray<string>) =>
+        Effect.map(
+          sql<PlanRow>`SELECT * FROM project_plans WHERE project_id = ANY(${[...new Set(projectIds)]}::text[])`,
+          (rows) => {
+            const plans = new Map(rows.map((row) => [row.project_id, toPlan(row)]))
+            return projectIds.map((id) => Option.fromNullishOr(plans.get(id)))
+          }
+        )
+    })
     return EventPlansRepo.of({
-      find: Effect.fn("EventPlansRepo.find")(function*(projectId: string) {
-        const rows = yield* sql<PlanRow>`SELECT * FROM project_plans WHERE project_id = ${projectId}`
-        return first(rows, toPlan)
-      }, Effect.orDie),
+      find: Effect.fn("EventPlansRepo.find")((projectId: string) => find(projectId), Effect.orDie),
 
       save: Effect.fn("EventPlansRepo.save")(function*(p: EventPlanRecord) {
         yield* sql`
@@ -348,8 +358,8 @@ export const layerOutbox = Layer.effect(
         if (events.length === 0) return
         yield* sql`
           INSERT INTO domain_events (id, project_id, type, payload, created_at)
-          VALUES ${sql.csv(events.map((e) => sql`(${e.id}, ${e.project_id}, ${e.type}, ${jsonb(e.payload)}::jsonb,
-            ${e.created_at}::timestamptz)`))}`
+          SELECT id, project_id, type, payload, created_at
+          FROM ${jsonRows(sql, events)} AS r(id text, project_id text, type text, payload jsonb, created_at timestamptz)`
       }, Effect.orDie),
 
       take: Effect.fn("Outbox.take")(function*(types: ReadonlyArray<string>, limit: number) {

@@ -1,9 +1,9 @@
 /** `ProjectsRepo` on PostgreSQL. */
 import { type ApiKey, type Project, ProjectsRepo } from "@parley/core"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull } from "./Rows.ts"
+import { changeSignals, iso, isoOrNull } from "./Rows.ts"
 
 interface ProjectRow {
   readonly id: string
@@ -62,15 +62,6 @@ export const layerProjectsRepo = Layer.effect(
     const notifyKeyChange = sql`SELECT pg_notify(${KEY_CHANNEL}, '')`
     const signal = <A>(result: Option.Option<A>) =>
       Option.isSome(result) ? Effect.as(notifyKeyChange, result) : Effect.succeed<Option.Option<A>>(result)
-    // A LISTEN that drops may have missed signals: reconnecting signals once so caches start over.
-    const keyChanges: Stream.Stream<void> = Stream.unwrap(
-      Effect.map(pg.listen(KEY_CHANNEL), (queue) => Stream.concat(Stream.succeed(undefined), Stream.fromQueue(queue)))
-    ).pipe(
-      Stream.as(undefined),
-      Stream.retry(Schedule.spaced("1 second")),
-      Stream.orDie
-    )
-
     return ProjectsRepo.of({
       insert: Effect.fn("ProjectsRepo.insert")(function*(project: Project) {
         yield* sql`
@@ -133,7 +124,7 @@ export const layerProjectsRepo = Layer.effect(
         return yield* signal(first(rows, toKey))
       }, Effect.orDie),
 
-      keyChanges
+      keyChanges: changeSignals(pg, KEY_CHANNEL)
     })
   })
 )

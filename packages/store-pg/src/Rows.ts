@@ -1,5 +1,6 @@
 /** Row shapes as the PostgreSQL client returns them, and the mapping back to records. */
-import { Effect } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import { Deferred, Effect, Exit, Option, Queue, Schedule, Stream } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type { SqlClient, Statement } from "effect/sql"
 import { Duplicate, type ListSlice, type ListWindow } from "@parley/core"
@@ -57,3 +58,68 @@ export const listNewestFirst = <Row extends object, A>(
     const page = rows.slice(0, limit).map(toRecord)
     return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
   })
+
+/**
+ * The NOTIFYs of `channel`, as signals for caches to start over. A LISTEN that
+ * drops may have missed some: each (re)connection signals once.
+ */
+export const changeSignals = (pg: PgClient.PgClient, channel: string): Stream.Stream<void> =>
+  Stream.unwrap(
+    Effect.map(pg.listen(channel), (queue) => Stream.concat(Stream.succeed(undefined), Stream.fromQueue(queue)))
+  ).pipe(
+    Stream.as(undefined),
+    Stream.retry(Schedule.spaced("1 second")),
+    Stream.orDie
+  )
+
+/** Most calls one statement serves. */
+const BATCH_MAX = 256
+/** Statements of one kind running at once, each with whatever waited for it. */
+const BATCH_WRITERS = 4
+
+/**
+ * One call as part of a statement for many (`many` answers in the order given). Calls made outside a
+ * transaction wait for one of a few writers, which takes whatever is waiting: under load one round trip
+ * serves many calls, alone a call goes at once. A call inside a transaction runs there, alone; one whose
+ * `key` is already in the batch (a statement must not write a row twice) waits for the next one; a batch
+ * that fails is run call by call, so a bad call fails alone. Needs a scope: the writers live in it.
+ */
+export const batched = Effect.fnUntraced(function*<A, B>(sql: SqlClient.SqlClient, options: {
+  readonly key?: ((a: A) => string) | undefined
+  readonly many: (as: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, SqlError>
+}) {
+  const one = (a: A) => Effect.map(options.many([a]), (bs) => bs[0]!)
+  const waiting = yield* Queue.unbounded<readonly [A, Deferred.Deferred<B, SqlError>]>()
+  const write = Effect.gen(function*() {
+    const taken = yield* Queue.takeBetween(waiting, 1, BATCH_MAX)
+    const keys = new Set<string>()
+    const batch: Array<readonly [A, Deferred.Deferred<B, SqlError>]> = []
+    for (const call of taken) {
+      const key = options.key?.(call[0])
+      if (key === undefined) batch.push(call)
+      else if (keys.has(key)) yield* Queue.offer(waiting, call)
+      else {
+        keys.add(key)
+        batch.push(call)
+      }
+    }
+    const exit = yield* Effect.exit(options.many(batch.map(([a]) => a)))
+    if (Exit.isSuccess(exit)) {
+      for (const [i, [, done]] of batch.entries()) yield* Deferred.succeed(done, exit.value[i]!)
+    } else {
+      for (const [a, done] of batch) yield* Deferred.done(done, yield* Effect.exit(one(a)))
+    }
+  })
+  for (let i = 0; i < BATCH_WRITERS; i++) yield* Effect.forkScoped(Effect.forever(write))
+  return (a: A): Effect.Effect<B, SqlError> =>
+    Effect.gen(function*() {
+      if (Option.isSome(yield* Effect.serviceOption(sql.transactionService))) return yield* one(a)
+      const done = yield* Deferred.make<B, SqlError>()
+      yield* Queue.offer(waiting, [a, done])
+      return yield* Deferred.await(done)
+    })
+})
+
+/** Rows as one jsonb parameter, read back by `AS r(column type, ...)`: one statement text for one row or many. */
+export const jsonRows = (sql: SqlClient.SqlClient, rows: ReadonlyArray<object>) =>
+  sql`jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)`

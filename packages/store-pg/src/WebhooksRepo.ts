@@ -14,9 +14,10 @@ import {
   type WebhookRecord,
   WebhooksRepo
 } from "@parley/core"
+import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
+import { batched, changeSignals, iso, isoOrNull, jsonb, jsonRows, listNewestFirst, mapUnique } from "./Rows.ts"
 
 interface WebhookRow {
   readonly id: string
@@ -96,6 +97,15 @@ interface BufferRow {
   readonly phone_number_id: string | null
   readonly conversation_phone_number: string | null
 }
+
+/** A webhook's columns, each selected as `w_<column>` next to a delivery's (see `findWithWebhook`). */
+const WEBHOOK_COLUMNS: ReadonlyArray<keyof WebhookRow> = [
+  "id", "project_id", "phone_number_id", "url", "kind", "events", "secret_key", "headers", "active", "paused_at",
+  "pause_reason", "retry_schedule", "auto_pause", "buffer_enabled", "buffer_window_seconds", "max_buffer_size",
+  "buffer_events", "inactivity_minutes", "payload_version", "failure_window_from", "created_at", "updated_at"
+]
+
+const CHANGES_CHANNEL = "parley_webhooks"
 
 const toWebhook = (row: WebhookRow): WebhookRecord => ({
   id: row.id,
@@ -182,6 +192,11 @@ export const layerWebhooksRepo = Layer.effect(
   WebhooksRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+    /** Delivered to listeners when the surrounding transaction commits. */
+    const signal = sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`
+    const signalSome = <A>(result: Option.Option<A>) =>
+      Option.isSome(result) ? Effect.as(signal, result) : Effect.succeed<Option.Option<A>>(result)
 
     const where = (projectId: string, filter: WebhookFilter) =>
       sql.and([
@@ -207,6 +222,7 @@ export const layerWebhooksRepo = Layer.effect(
             ${w.auto_pause}, ${w.buffer_enabled}, ${w.buffer_window_seconds}, ${w.max_buffer_size},
             ${jsonb(w.buffer_events)}, ${w.inactivity_minutes}, ${w.payload_version}, ${w.failure_window_from},
             ${w.created_at}, ${w.updated_at})`.pipe(Effect.catchTag("SqlError", mapUnique({ webhooks_upstream_key: "upstream" })))
+        yield* Effect.orDie(signal)
       }),
 
       findById: Effect.fn("WebhooksRepo.findById")(function*(projectId: string, id: string) {
@@ -229,11 +245,12 @@ export const layerWebhooksRepo = Layer.effect(
             failure_window_from = ${w.failure_window_from}, updated_at = ${w.updated_at}
           WHERE project_id = ${w.project_id} AND id = ${w.id}
           RETURNING *`
-        return first(rows, toWebhook)
+        return yield* signalSome(first(rows, toWebhook))
       }, Effect.orDie),
 
       delete: Effect.fn("WebhooksRepo.delete")(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM webhooks WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
+        if (rows.length > 0) yield* signal
         return rows.length > 0
       }, Effect.orDie),
 
@@ -250,8 +267,10 @@ export const layerWebhooksRepo = Layer.effect(
           UPDATE webhooks SET active = false, paused_at = ${at}, pause_reason = ${reason}
           WHERE project_id = ${projectId} AND id = ${id} AND active
           RETURNING *`
-        return first(rows, toWebhook)
-      }, Effect.orDie)
+        return yield* signalSome(first(rows, toWebhook))
+      }, Effect.orDie),
+
+      changes: changeSignals(pg, CHANGES_CHANNEL)
     })
   })
 )
@@ -266,6 +285,7 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
       last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule, error_message, created_at,
       msg_config_id, phone_number_id, conversation_phone_number, idempotency_key, payload_version, batch_size, test,
       source_key, translate(encode(body, 'base64'), E'\\n', '') AS body`
+    const webhookColumns = sql.unsafe(WEBHOOK_COLUMNS.map((c) => `w.${c} AS w_${c}`).join(", "))
 
     const where = (projectId: string, filter: DeliveryFilter) =>
       sql.and([
@@ -304,31 +324,136 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
         return { items: rows.slice(0, perPage).map(toDelivery), hasMore: rows.length > perPage, total }
       })
 
+    const rowsOf = (rows: ReadonlyArray<object>) => jsonRows(sql, rows)
+
+    const insert = yield* batched(sql, {
+      key: (d: WebhookDeliveryRecord) => d.source_key === null ? `id:${d.id}` : `source:${d.webhook_id}:${d.source_key}`,
+      many: (ds) =>
+        Effect.gen(function*() {
+          const inserted = yield* sql<DeliveryRow>`
+            INSERT INTO webhook_deliveries (id, project_id, webhook_id, webhook_url, event, status, response_status,
+              delivered_at, failed_at, last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule,
+              error_message, created_at, msg_config_id, phone_number_id, conversation_phone_number, idempotency_key,
+              payload_version, batch_size, test, source_key, body)
+            SELECT id, project_id, webhook_id, webhook_url, event, status, response_status, delivered_at, failed_at,
+              last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule, error_message, created_at,
+              msg_config_id, phone_number_id, conversation_phone_number, idempotency_key, payload_version, batch_size,
+              test, source_key, decode(body, 'base64')
+            FROM ${rowsOf(ds)} AS r(id text, project_id text, webhook_id text, webhook_url text, event text,
+              status text, response_status int, delivered_at timestamptz, failed_at timestamptz,
+              last_attempt_at timestamptz, next_attempt_at timestamptz, attempt_count int, max_attempts int,
+              retry_schedule text, error_message text, created_at timestamptz, msg_config_id text,
+              phone_number_id text, conversation_phone_number text, idempotency_key text, payload_version text,
+              batch_size int, test boolean, source_key text, body text)
+            ON CONFLICT (webhook_id, source_key) WHERE source_key IS NOT NULL DO NOTHING
+            RETURNING ${columns}`
+          const created = new Map(inserted.map((row) => [row.id, toDelivery(row)]))
+          const taken = ds.filter((d) => !created.has(d.id))
+          // A source already delivered: answer the delivery it has.
+          const existing = taken.length === 0 ? [] : yield* sql<DeliveryRow>`
+            SELECT ${columns} FROM webhook_deliveries
+            WHERE (webhook_id, source_key) IN (
+              SELECT webhook_id, source_key FROM ${rowsOf(taken)} AS r(webhook_id text, source_key text))`
+          const bySource = new Map(existing.map((row) => [`${row.webhook_id}\u0000${row.source_key}`, toDelivery(row)]))
+          return ds.map((d) => {
+            const mine = created.get(d.id)
+            return mine !== undefined
+              ? { delivery: mine, created: true }
+              : { delivery: bySource.get(`${d.webhook_id}\u0000${d.source_key}`)!, created: false }
+          })
+        })
+    })
+
+    const findWithWebhook = yield* batched(sql, {
+      key: ({ id }: { readonly projectId: string; readonly id: string }) => id,
+      many: (keys) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<DeliveryRow & Record<string, unknown>>`
+            SELECT d.*, ${webhookColumns}
+            FROM (
+              SELECT ${columns} FROM webhook_deliveries
+              WHERE (project_id, id) IN (SELECT "projectId", id FROM ${rowsOf(keys)} AS r("projectId" text, id text))
+            ) d
+            LEFT JOIN webhooks w ON w.project_id = d.project_id AND w.id = d.webhook_id`
+          const found = new Map(rows.map((row) => [row.id, row]))
+          return keys.map(({ id }) =>
+            Option.map(Option.fromNullishOr(found.get(id)), (row) => ({
+              delivery: toDelivery(row),
+              webhook: row.w_id === null
+                ? Option.none<WebhookRecord>()
+                : Option.some(toWebhook(Object.fromEntries(WEBHOOK_COLUMNS.map((c) => [c, row[`w_${c}`]])) as unknown as WebhookRow))
+            }))
+          )
+        })
+    })
+
+    interface Update {
+      readonly next: WebhookDeliveryRecord
+      readonly expected: DeliveryExpectation
+      readonly attempt: WebhookAttemptRecord | undefined
+    }
+    // The attempt is recorded in the same statement, only for the deliveries the update found as expected.
+    const update = yield* batched(sql, {
+      key: ({ next }: Update) => next.id,
+      many: (updates) =>
+        Effect.gen(function*() {
+          const rows = updates.map(({ next: n, expected, attempt }) => ({
+            id: n.id,
+            status: n.status,
+            response_status: n.response_status,
+            delivered_at: n.delivered_at,
+            failed_at: n.failed_at,
+            last_attempt_at: n.last_attempt_at,
+            next_attempt_at: n.next_attempt_at,
+            attempt_count: n.attempt_count,
+            max_attempts: n.max_attempts,
+            error_message: n.error_message,
+            webhook_url: n.webhook_url,
+            expected_status: expected.status,
+            expected_count: expected.attempt_count,
+            attempt: attempt ?? null
+          }))
+          const written = yield* sql<{ readonly id: string }>`
+            WITH input AS (
+              SELECT * FROM ${rowsOf(rows)} AS r(id text, status text, response_status int, delivered_at timestamptz,
+                failed_at timestamptz, last_attempt_at timestamptz, next_attempt_at timestamptz, attempt_count int,
+                max_attempts int, error_message text, webhook_url text, expected_status text, expected_count int,
+                attempt jsonb)
+            ), updated AS (
+              UPDATE webhook_deliveries d SET status = i.status, response_status = i.response_status,
+                delivered_at = i.delivered_at, failed_at = i.failed_at, last_attempt_at = i.last_attempt_at,
+                next_attempt_at = i.next_attempt_at, attempt_count = i.attempt_count, max_attempts = i.max_attempts,
+                error_message = i.error_message, webhook_url = i.webhook_url
+              FROM input i
+              WHERE d.id = i.id AND d.status = i.expected_status AND d.attempt_count = i.expected_count
+              RETURNING d.id
+            ), recorded AS (
+              INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, response_status, duration_ms, error)
+              SELECT a.delivery_id, a.attempt, a.attempted_at, a.response_status, a.duration_ms, a.error
+              FROM input i JOIN updated u ON u.id = i.id
+              CROSS JOIN LATERAL jsonb_to_record(i.attempt) AS a(delivery_id text, attempt int, attempted_at timestamptz,
+                response_status int, duration_ms int, error text)
+              WHERE i.attempt IS NOT NULL AND jsonb_typeof(i.attempt) = 'object'
+            )
+            SELECT id FROM updated`
+          const ids = new Set(written.map((row) => row.id))
+          return updates.map(({ next }) => ids.has(next.id))
+        })
+    })
+
     return WebhookDeliveriesRepo.of({
-      insert: Effect.fn("WebhookDeliveriesRepo.insert")(function*(d: WebhookDeliveryRecord) {
-        const inserted = yield* sql<DeliveryRow>`
-          INSERT INTO webhook_deliveries (id, project_id, webhook_id, webhook_url, event, status, response_status,
-            delivered_at, failed_at, last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule,
-            error_message, created_at, msg_config_id, phone_number_id, conversation_phone_number, idempotency_key,
-            payload_version, batch_size, test, source_key, body)
-          VALUES (${d.id}, ${d.project_id}, ${d.webhook_id}, ${d.webhook_url}, ${d.event}, ${d.status},
-            ${d.response_status}, ${d.delivered_at}, ${d.failed_at}, ${d.last_attempt_at}, ${d.next_attempt_at},
-            ${d.attempt_count}, ${d.max_attempts}, ${d.retry_schedule}, ${d.error_message}, ${d.created_at},
-            ${d.msg_config_id}, ${d.phone_number_id}, ${d.conversation_phone_number}, ${d.idempotency_key},
-            ${d.payload_version}, ${d.batch_size}, ${d.test}, ${d.source_key}, decode(${d.body}, 'base64'))
-          ON CONFLICT (webhook_id, source_key) WHERE source_key IS NOT NULL DO NOTHING
-          RETURNING ${columns}`
-        if (inserted.length > 0) return { delivery: toDelivery(inserted[0]!), created: true }
-        const existing = yield* sql<DeliveryRow>`
-          SELECT ${columns} FROM webhook_deliveries WHERE webhook_id = ${d.webhook_id} AND source_key = ${d.source_key}`
-        return { delivery: toDelivery(existing[0]!), created: false }
-      }, Effect.orDie),
+      insert: Effect.fn("WebhookDeliveriesRepo.insert")((d: WebhookDeliveryRecord) => insert(d), Effect.orDie),
 
       findById: Effect.fn("WebhookDeliveriesRepo.findById")(function*(projectId: string, id: string) {
         const rows = yield* sql<DeliveryRow>`
           SELECT ${columns} FROM webhook_deliveries WHERE project_id = ${projectId} AND id = ${id}`
         return first(rows, toDelivery)
       }, Effect.orDie),
+
+      findWithWebhook: Effect.fn("WebhookDeliveriesRepo.findWithWebhook")(
+        (projectId: string, id: string) => findWithWebhook({ projectId, id }),
+        Effect.orDie
+      ),
 
       list: Effect.fn("WebhookDeliveriesRepo.list")(function*(projectId: string, filter: DeliveryFilter, window: ListWindow) {
         return yield* window.mode === "page"
@@ -337,27 +462,8 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
       }, Effect.orDie),
 
       update: Effect.fn("WebhookDeliveriesRepo.update")(
-        function*(n: WebhookDeliveryRecord, expected: DeliveryExpectation, attempt?: WebhookAttemptRecord) {
-          const update = sql`
-            UPDATE webhook_deliveries SET status = ${n.status}, response_status = ${n.response_status},
-              delivered_at = ${n.delivered_at}, failed_at = ${n.failed_at}, last_attempt_at = ${n.last_attempt_at},
-              next_attempt_at = ${n.next_attempt_at}, attempt_count = ${n.attempt_count},
-              max_attempts = ${n.max_attempts}, error_message = ${n.error_message}, webhook_url = ${n.webhook_url}
-            WHERE id = ${n.id} AND status = ${expected.status} AND attempt_count = ${expected.attempt_count}
-            RETURNING id`
-          // One statement, so both changes or neither without a transaction of its own: the attempt is
-          // recorded only when the update found the delivery as expected.
-          const rows = attempt === undefined ? yield* update : yield* sql`
-            WITH updated AS (${update})
-            , recorded AS (
-              INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, response_status, duration_ms, error)
-              SELECT ${attempt.delivery_id}::text, ${attempt.attempt}::int, ${attempt.attempted_at}::timestamptz,
-                ${attempt.response_status}::int, ${attempt.duration_ms}::int, ${attempt.error}::text
-              FROM updated
-            )
-            SELECT id FROM updated`
-          return rows.length > 0
-        },
+        (next: WebhookDeliveryRecord, expected: DeliveryExpectation, attempt?: WebhookAttemptRecord) =>
+          update({ next, expected, attempt }),
         Effect.orDie
       ),
 

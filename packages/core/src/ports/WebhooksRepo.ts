@@ -3,7 +3,7 @@
  * and the buffers of batched events, always scoped by project where a caller
  * names a record.
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option, type Stream } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { Duplicate } from "./StorageError.ts"
 import type {
@@ -40,6 +40,12 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
     at: string,
     reason: "failure_rate"
   ) => Effect.Effect<Option.Option<WebhookRecord>>
+  /**
+   * Signals each insert, update, delete and pause of a webhook once it is
+   * done (committed, on a database), made by any process sharing the store;
+   * it may also signal when it (re)starts listening, having maybe missed some.
+   */
+  readonly changes: Stream.Stream<void>
 }>()("@parley/core/ports/WebhooksRepo") {}
 
 /** What a delivery's state may be compared with before it is replaced. */
@@ -57,6 +63,11 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
     delivery: WebhookDeliveryRecord
   ) => Effect.Effect<{ readonly delivery: WebhookDeliveryRecord; readonly created: boolean }>
   readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<WebhookDeliveryRecord>>
+  /** The delivery with its webhook (None when the webhook is gone), in one read: what an attempt starts from. */
+  readonly findWithWebhook: (
+    projectId: string,
+    id: string
+  ) => Effect.Effect<Option.Option<{ readonly delivery: WebhookDeliveryRecord; readonly webhook: Option.Option<WebhookRecord> }>>
   /** Newest first by (created_at, id); page totals count at most `DELIVERY_TOTAL_CAP`. */
   readonly list: (
     projectId: string,

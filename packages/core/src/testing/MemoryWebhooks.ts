@@ -11,7 +11,7 @@
  * Clock (a slow answer is an `Effect.sleep`, so the TestClock drives
  * timeouts), with a name table standing in for DNS.
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, PubSub, Stream } from "effect"
 import { WebhookHttp, WebhookHttpError, type WebhookHttpRequest, type WebhookHttpResponse } from "../ports/WebhookHttp.ts"
 import {
   DELIVERY_TOTAL_CAP,
@@ -67,6 +67,11 @@ const slice = <A extends { readonly created_at: string; readonly id: string }>(
   return { items: before !== undefined ? page.reverse() : page, hasMore: travel.length > limit, total: 0 }
 }
 
+const inProject = (db: MemoryTables, projectId: string, id: string) => {
+  const row = db.get(Webhooks, id)
+  return row !== undefined && row.project_id === projectId ? row : undefined
+}
+
 const requireProject = (db: MemoryTables, projectId: string) => {
   if (db.get(Projects, projectId) === undefined) violation(`no project ${projectId}`)
 }
@@ -111,10 +116,8 @@ export const layerMemoryWebhooksRepo = Layer.effect(
   WebhooksRepo,
   Effect.gen(function*() {
     const store = yield* MemoryStore
-    const inProject = (db: MemoryTables, projectId: string, id: string) => {
-      const row = db.get(Webhooks, id)
-      return row !== undefined && row.project_id === projectId ? row : undefined
-    }
+    const changes = yield* PubSub.unbounded<void>()
+    const signal = <A>(result: A) => Effect.as(PubSub.publish(changes, undefined), result)
     return WebhooksRepo.of({
       insert: Effect.fn("WebhooksRepo.insert")(function*(webhook: WebhookRecord) {
         const duplicate = yield* store.run((db) => {
@@ -129,6 +132,7 @@ export const layerMemoryWebhooksRepo = Layer.effect(
           return false
         })
         if (duplicate) return yield* new Duplicate({ field: "upstream" })
+        yield* signal(undefined)
       }),
       findById: Effect.fn("WebhooksRepo.findById")((projectId: string, id: string) =>
         store.run((db) => Option.fromNullishOr(inProject(db, projectId, id)))
@@ -151,14 +155,14 @@ export const layerMemoryWebhooksRepo = Layer.effect(
           })
           db.put(Webhooks, webhook.id, updated)
           return Option.some(updated)
-        })
+        }).pipe(Effect.flatMap(signal))
       ),
       delete: Effect.fn("WebhooksRepo.delete")((projectId: string, id: string) =>
         store.run((db) => {
           if (inProject(db, projectId, id) === undefined) return false
           for (const b of db.all(Buffers)) if (b.webhook_id === id) db.remove(Buffers, b.id)
           return db.remove(Webhooks, id)
-        })
+        }).pipe(Effect.flatMap(signal))
       ),
       listActive: Effect.fn("WebhooksRepo.listActive")((projectId: string, phoneNumberId: string | null) =>
         store.run((db) =>
@@ -174,8 +178,9 @@ export const layerMemoryWebhooksRepo = Layer.effect(
           const paused = storedWebhook({ ...current, active: false, paused_at: at, pause_reason: reason })
           db.put(Webhooks, id, paused)
           return Option.some(paused)
-        })
-      )
+        }).pipe(Effect.flatMap(signal))
+      ),
+      changes: Stream.fromPubSub(changes)
     })
   })
 )
@@ -213,6 +218,14 @@ export const layerMemoryWebhookDeliveriesRepo = Layer.effect(
       ),
       findById: Effect.fn("WebhookDeliveriesRepo.findById")((projectId: string, id: string) =>
         store.run((db) => Option.filter(Option.fromNullishOr(db.get(Deliveries, id)), (d) => d.project_id === projectId))
+      ),
+      findWithWebhook: Effect.fn("WebhookDeliveriesRepo.findWithWebhook")((projectId: string, id: string) =>
+        store.run((db) =>
+          Option.map(
+            Option.filter(Option.fromNullishOr(db.get(Deliveries, id)), (d) => d.project_id === projectId),
+            (delivery) => ({ delivery, webhook: Option.fromNullishOr(inProject(db, projectId, delivery.webhook_id)) })
+          )
+        )
       ),
       list: Effect.fn("WebhookDeliveriesRepo.list")((projectId: string, filter: DeliveryFilter, window: ListWindow) =>
         store.run((db) => slice(newestFirst(db.all(Deliveries).filter(matchesDelivery(projectId, filter))), window, DELIVERY_TOTAL_CAP))

@@ -49,6 +49,7 @@ import {
   PAUSE_WINDOW_MS,
   RETRY_WAITS_MS
 } from "./Rules.ts"
+import { ActiveWebhooks } from "./ActiveWebhooks.ts"
 import { WebhookSettings } from "./Settings.ts"
 import {
   type BufferedItem,
@@ -159,6 +160,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
       const ids = yield* Ids
       const http = yield* WebhookHttp
       const settings = yield* WebhookSettings
+      const active = yield* ActiveWebhooks
 
       const enqueueAttempt = (delivery: WebhookDeliveryRecord, attempt: number, runAt?: number) =>
         jobs.enqueue(
@@ -302,6 +304,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         if (total < PAUSE_MIN_DELIVERIES || failed < PAUSE_MIN_FAILURES || failed / total <= PAUSE_FAILURE_RATE) return
         const paused = yield* webhooks.pause(webhook.project_id, webhook.id, iso(now), "failure_rate")
         if (Option.isSome(paused)) {
+          yield* active.forget
           yield* Effect.logWarning("Webhook paused: too many failed deliveries").pipe(
             Effect.annotateLogs({ webhookId: webhook.id, projectId: webhook.project_id, failed, total })
           )
@@ -309,13 +312,12 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
       })
 
       const attempt = Effect.fn("WebhookDeliveries.attempt")(function*(job: AttemptJob) {
-        const found = yield* deliveries.findById(job.project_id, job.delivery_id)
+        const found = yield* deliveries.findWithWebhook(job.project_id, job.delivery_id)
         if (Option.isNone(found)) return
-        const delivery = found.value
+        const { delivery, webhook } = found.value
         // Finished, or this attempt was already made (a repeated job): nothing to do.
         if (delivery.status !== "pending" || delivery.attempt_count >= job.attempt) return
         const expected = { status: delivery.status, attempt_count: delivery.attempt_count }
-        const webhook = yield* webhooks.findById(delivery.project_id, delivery.webhook_id)
         if (Option.isNone(webhook)) {
           const now = iso(yield* Clock.currentTimeMillis)
           yield* deliveries.update(
@@ -396,19 +398,23 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
             Effect.annotateLogs({ domainEventId: entry.id, type: entry.type })
           )
         }
-        // Read before the transaction (they are not locked), so an entry no webhook listens to costs no transaction.
+        // Remembered (see `ActiveWebhooks`), so an entry no webhook listens to costs no read and no write.
         const scopes = plan.kind === "upstream" ? plan.phoneNumberIds : [plan.phoneNumberId]
-        const active = yield* Effect.forEach(scopes, (phoneNumberId) => webhooks.listActive(plan.projectId, phoneNumberId))
+        const listed = yield* Effect.forEach(scopes, (phoneNumberId) => active.list(plan.projectId, phoneNumberId))
         const listening = (webhook: WebhookRecord) =>
           plan.kind === "upstream"
             ? webhook.kind === "upstream"
             : webhook.kind === "ext" && plan.events.some((planned) => webhook.events.includes(planned.event))
-        if (!active.some((list) => list.some(listening))) return
+        if (!listed.some((list) => list.some(listening))) return
+        /** Whether the webhook's payloads of this event go to its buffer for the conversation (6.4). */
+        const buffered = (webhook: WebhookRecord, event: string) =>
+          plan.kind === "ext" && plan.conversationKey !== null && webhook.buffer_enabled &&
+          webhook.events.includes(event) && webhook.buffer_events.includes(event)
         const later: AfterCommit = []
-        yield* tx.withTransaction(Effect.gen(function*() {
+        const writes = Effect.gen(function*() {
           if (plan.kind === "upstream") {
             for (const [i, phoneNumberId] of plan.phoneNumberIds.entries()) {
-              for (const webhook of active[i]!) {
+              for (const webhook of listed[i]!) {
                 if (webhook.kind !== "upstream") continue
                 yield* createAndQueue(yield* newDelivery(webhook, {
                   event: UPSTREAM_EVENT,
@@ -423,14 +429,14 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
             }
             return
           }
-          for (const webhook of active[0]!) {
+          for (const webhook of listed[0]!) {
             if (webhook.kind !== "ext") continue
             for (const planned of plan.events) {
               if (!webhook.events.includes(planned.event)) continue
               const body = bodyOf(planned, webhook.payload_version)
-              if (webhook.buffer_enabled && webhook.buffer_events.includes(planned.event) && plan.conversationKey !== null) {
+              if (buffered(webhook, planned.event)) {
                 const item = { received_at: entry.created_at, payload: body }
-                yield* bufferItem(webhook, planned.event, item, plan.conversationKey, plan.context, later)
+                yield* bufferItem(webhook, planned.event, item, plan.conversationKey!, plan.context, later)
                 continue
               }
               yield* createAndQueue(yield* newDelivery(webhook, {
@@ -444,7 +450,12 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
               }), later)
             }
           }
-        }))
+        })
+        // Deliveries alone need no transaction: each insert stands alone and a repeat of the entry adds nothing.
+        // A buffer's append, take and batch go together.
+        const buffering = plan.kind === "ext" &&
+          listed[0]!.some((webhook) => webhook.kind === "ext" && plan.events.some((planned) => buffered(webhook, planned.event)))
+        yield* buffering ? tx.withTransaction(writes) : writes
         yield* runAfterCommit(later)
       })
 
@@ -589,5 +600,5 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         sweep
       })
     })
-  )
+  ).pipe(Layer.provideMerge(ActiveWebhooks.layer))
 }

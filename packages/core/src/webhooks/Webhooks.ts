@@ -15,6 +15,7 @@ import { type NotFound, notFound, type PaymentRequired, type Unprocessable, unpr
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { DefinitionReferences } from "../workflows/References.ts"
+import { ActiveWebhooks } from "./ActiveWebhooks.ts"
 import { WebhookDeliveries } from "./Deliveries.ts"
 import {
   checkBufferEvents,
@@ -79,6 +80,7 @@ export class Webhooks extends Context.Service<Webhooks, {
       const http = yield* WebhookHttp
       const settings = yield* WebhookSettings
       const deliveries = yield* WebhookDeliveries
+      const active = yield* ActiveWebhooks
 
       const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -175,6 +177,8 @@ export class Webhooks extends Context.Service<Webhooks, {
           updated_at: now
         }, true)
         yield* tx.withTransaction(repo.insert(webhook)).pipe(Effect.catchTag("Duplicate", onDuplicate(phoneNumberId)))
+        // Dispatch answers from what it remembers: from now on it must see this webhook.
+        yield* active.forget
         return webhook
       })
 
@@ -210,6 +214,7 @@ export class Webhooks extends Context.Service<Webhooks, {
             updated_at: now
           }, input.url !== undefined && input.url !== current.url)
           const stored = yield* tx.withTransaction(repo.update(next))
+          yield* active.forget
           return yield* Option.match(stored, { onNone: () => Effect.fail(webhookNotFound()), onSome: Effect.succeed })
         }
       )
@@ -235,7 +240,9 @@ export class Webhooks extends Context.Service<Webhooks, {
         update,
         delete: Effect.fn("Webhooks.delete")(function*(principal: Principal, id: string, scope?: WebhookScope) {
           const webhook = yield* findVisible(principal.project.id, id, scope)
-          if (!(yield* repo.delete(webhook.project_id, webhook.id))) return yield* webhookNotFound()
+          const deleted = yield* repo.delete(webhook.project_id, webhook.id)
+          yield* active.forget
+          if (!deleted) return yield* webhookNotFound()
         }),
         test
       })

@@ -29,7 +29,10 @@ const DAY_MS = 24 * 3_600_000
 const MINUTE_MS = 60_000
 
 export interface WebhooksWorkersOptions {
-  /** Attempts running at once in this process; default 32 (they wait on the network). */
+  /**
+   * Attempts running at once in this process; default 128: they mostly wait, on the network and on the
+   * statements they share with each other (the more wait together, the fewer statements).
+   */
   readonly deliveryConcurrency?: number | undefined
 }
 
@@ -47,7 +50,8 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
     const subscribers = yield* DomainEventSubscribers
     const deliveries = yield* WebhookDeliveries
 
-    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 32 })
+    // As many as attempts: a dispatch mostly waits for the delivery insert it shares with the others.
+    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 128 })
 
     // `msg.conversation.inactive`: timers armed by every stored message (see `Inactivity.ts`).
     const inactivity = yield* makeWebhookInactivity
@@ -57,7 +61,7 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
         ? inactivity.fire(job.payload)
         : Effect.logWarning("Dropped a webhook inactivity job without its ids").pipe(Effect.annotateLogs({ jobId: job.id })))
 
-    yield* jobs.work(DELIVERY_QUEUE, { concurrency: options.deliveryConcurrency ?? 32 }, (job) =>
+    yield* jobs.work(DELIVERY_QUEUE, { concurrency: options.deliveryConcurrency ?? 128 }, (job) =>
       isAttemptJob(job.payload)
         ? deliveries.attempt(job.payload)
         : Effect.logWarning("Dropped a webhook delivery job without its ids").pipe(Effect.annotateLogs({ jobId: job.id })))

@@ -22,10 +22,10 @@ import * as Net from "node:net"
 
 const BODY_LIMIT = 1024
 
-// Keep-alive: deliveries to one receiver reuse their connections.
+// Keep-alive: deliveries to one receiver reuse their connections, one per attempt running at once (128 by default).
 const agents = {
-  http: new Http.Agent({ keepAlive: true, maxSockets: 64 }),
-  https: new Https.Agent({ keepAlive: true, maxSockets: 64 })
+  http: new Http.Agent({ keepAlive: true, maxSockets: 128 }),
+  https: new Https.Agent({ keepAlive: true, maxSockets: 128 })
 }
 
 const bareHost = (hostname: string) => hostname.startsWith("[") ? hostname.slice(1, -1) : hostname

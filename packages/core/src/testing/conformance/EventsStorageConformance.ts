@@ -400,6 +400,28 @@ export const eventsStorageConformance = <E>(name: string, storage: Layer.Layer<E
           yield* dies(repo.save({ ...plan, project_id: "prj_missing" }))
         }))
 
+      it.effect("answers concurrent reads each with its project's plan", () =>
+        Effect.gen(function*() {
+          const repo = yield* EventPlansRepo
+          const projects = yield* Effect.forEach([1, 2, 3], () => givenProject())
+          const plan = (projectId: string, allowance: number) => ({
+            project_id: projectId,
+            events_enabled: true,
+            monthly_allowance: allowance,
+            metered_overage: false,
+            retention_days: 365,
+            updated_at: at(1)
+          })
+          yield* repo.save(plan(projects[0]!.id, 10))
+          yield* repo.save(plan(projects[1]!.id, 20))
+          const asked = [0, 1, 2, 0, 1, 2, 0].map((i) => projects[i]!.id)
+          const found = yield* Effect.forEach(asked, (id) => repo.find(id), { concurrency: "unbounded" })
+          assert.deepStrictEqual(
+            found.map(Option.map((p) => p.monthly_allowance)),
+            [Option.some(10), Option.some(20), Option.none(), Option.some(10), Option.some(20), Option.none(), Option.some(10)]
+          )
+        }))
+
       it.effect("counts emissions per project and period, undone with a failed transaction", () =>
         Effect.gen(function*() {
           const repo = yield* EventPlansRepo

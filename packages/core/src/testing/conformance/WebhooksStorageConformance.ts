@@ -4,7 +4,7 @@
  * against each adapter.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, type Layer, Option } from "effect"
+import { Effect, Fiber, type Layer, Option, Queue, Stream } from "effect"
 import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
@@ -257,6 +257,31 @@ export const webhooksStorageConformance = <E>(name: string, storage: Layer.Layer
           assert.deepStrictEqual(yield* repo.pause(webhook.project_id, webhook.id, at(10), "failure_rate"), Option.none())
           assert.deepStrictEqual(yield* repo.findById(webhook.project_id, webhook.id), paused)
         }))
+
+      it.effect("signals each insert, update, delete and pause once it is done", () =>
+        Effect.gen(function*() {
+          const repo = yield* WebhooksRepo
+          const project = yield* givenProject()
+          const signals = yield* Queue.unbounded<void>()
+          const listener = yield* Stream.runForEach(repo.changes, () => Queue.offer(signals, undefined)).pipe(
+            Effect.forkChild
+          )
+          // Let the subscription settle, then forget whatever it said on connecting.
+          yield* Effect.sleep("300 millis")
+          yield* Queue.clear(signals)
+          const waitForSignal = Queue.take(signals).pipe(Effect.timeout("5 seconds"))
+
+          const webhook = makeWebhook(project.id)
+          yield* repo.insert(webhook)
+          yield* waitForSignal
+          yield* repo.update({ ...webhook, url: "https://hooks.example.com/moved" })
+          yield* waitForSignal
+          yield* repo.pause(project.id, webhook.id, at(9), "failure_rate")
+          yield* waitForSignal
+          yield* repo.delete(project.id, webhook.id)
+          yield* waitForSignal
+          yield* Fiber.interrupt(listener)
+        }))
     })
 
     layer(storage, { excludeTestServices: true })("WebhookDeliveriesRepo", (it) => {
@@ -283,6 +308,59 @@ export const webhooksStorageConformance = <E>(name: string, storage: Layer.Layer
           assert.deepStrictEqual(yield* repo.findById(other.id, delivery.id), Option.none())
           assert.deepStrictEqual(yield* repo.findById(webhook.project_id, delivery.id), Option.some(delivery))
           yield* dies(repo.insert(makeDelivery(makeWebhook("prj_missing"))))
+        }))
+
+      it.effect("answers concurrent inserts, reads and updates each as if it were alone", () =>
+        Effect.gen(function*() {
+          const repo = yield* WebhookDeliveriesRepo
+          const webhook = yield* givenWebhook()
+          const deliveries = Array.from({ length: 12 }, () => makeDelivery(webhook))
+          const rival = makeDelivery(webhook, { source_key: deliveries[0]!.source_key })
+          const inserted = yield* Effect.forEach([...deliveries, rival], (d) => repo.insert(d), { concurrency: "unbounded" })
+          assert.strictEqual(inserted.filter((r) => r.created).length, deliveries.length, "one per source")
+          const [first, second] = [inserted[0]!, inserted[deliveries.length]!]
+          assert.strictEqual(first.delivery.id, second.delivery.id, "the rivals answer the same delivery")
+          const stored = deliveries.slice(1)
+          const found = yield* Effect.forEach(stored, (d) => repo.findWithWebhook(d.project_id, d.id), { concurrency: "unbounded" })
+          assert.deepStrictEqual(found, stored.map((delivery) => Option.some({ delivery, webhook: Option.some(webhook) })))
+          // Two attempts of each delivery at once, from the same state: one is written, with its attempt record.
+          const written = yield* Effect.forEach([...stored, ...stored], (d, i) => {
+            const attempt: WebhookAttemptRecord = {
+              delivery_id: d.id,
+              attempt: 1,
+              attempted_at: at(20),
+              response_status: 200,
+              duration_ms: i,
+              error: null
+            }
+            const next: WebhookDeliveryRecord = { ...d, status: "delivered", response_status: 200, attempt_count: 1 }
+            return repo.update(next, { status: "pending", attempt_count: 0 }, attempt)
+          }, { concurrency: "unbounded" })
+          for (const [i, d] of stored.entries()) {
+            assert.isTrue(written[i]! !== written[i + stored.length]!, `one update of ${d.id} wins`)
+            assert.strictEqual((yield* repo.attempts(d.id)).length, 1)
+          }
+        }))
+
+      it.effect("finds a delivery with its webhook in its project, and without it once the webhook is gone", () =>
+        Effect.gen(function*() {
+          const repo = yield* WebhookDeliveriesRepo
+          const webhooks = yield* WebhooksRepo
+          const webhook = yield* givenWebhook()
+          const delivery = makeDelivery(webhook)
+          yield* repo.insert(delivery)
+          assert.deepStrictEqual(
+            yield* repo.findWithWebhook(webhook.project_id, delivery.id),
+            Option.some({ delivery, webhook: Option.some(webhook) })
+          )
+          const other = yield* givenProject()
+          assert.deepStrictEqual(yield* repo.findWithWebhook(other.id, delivery.id), Option.none())
+          assert.deepStrictEqual(yield* repo.findWithWebhook(webhook.project_id, "whd_missing"), Option.none())
+          yield* webhooks.delete(webhook.project_id, webhook.id)
+          assert.deepStrictEqual(
+            yield* repo.findWithWebhook(webhook.project_id, delivery.id),
+            Option.some({ delivery, webhook: Option.none() })
+          )
         }))
 
       it.effect("replaces the state only while it is as expected, recording the attempt with it", () =>
