@@ -29,10 +29,12 @@ import {
   type TemplateStatusRecord,
   UpstreamInboxRepo
 } from "@parley/core"
+import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
-import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { changeSignals, iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -134,10 +136,17 @@ const toConfig = (row: ConfigRow): MessageConfigRecord => ({
 
 const configDuplicates = mapUnique({ msg_configs_live_phone_number_key: "phone_number_id" })
 
+/** NOTIFYs of committed config changes, for the caches of every process sharing the database. */
+const CONFIG_CHANNEL = "parley_msg_configs"
+
 export const layerMessageConfigsRepo = Layer.effect(
   MessageConfigsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+    // After the write: inside a transaction the NOTIFY is delivered at its commit, outside it after the write's.
+    const signal = <A>(result: Option.Option<A>): Effect.Effect<Option.Option<A>, SqlError> =>
+      Option.isSome(result) ? Effect.as(sql`SELECT pg_notify(${CONFIG_CHANNEL}, '')`, result) : Effect.succeed(result)
     return MessageConfigsRepo.of({
       insert: Effect.fn("MessageConfigsRepo.insert")(function*(c: MessageConfigRecord) {
         yield* sql`
@@ -150,6 +159,7 @@ export const layerMessageConfigsRepo = Layer.effect(
             ${c.inbound_processing_enabled}, ${Redacted.value(c.access_token)}, ${reveal(c.webhook_verify_token)},
             ${reveal(c.app_secret)}, ${reveal(c.webhook_destination_url)}, ${jsonb(c.facts)}, ${c.refreshed_at},
             ${c.webhook_verified_at}, ${c.deleted_at}, ${c.created_at}, ${c.updated_at})`
+        yield* signal(Option.some(c))
       }, Effect.catchTag("SqlError", configDuplicates)),
 
       findById: Effect.fn("MessageConfigsRepo.findById")(function*(projectId: string, id: string) {
@@ -201,7 +211,7 @@ export const layerMessageConfigsRepo = Layer.effect(
             refreshed_at = ${c.refreshed_at}, webhook_verified_at = ${c.webhook_verified_at}, updated_at = ${c.updated_at}
           WHERE project_id = ${c.project_id} AND id = ${c.id} AND deleted_at IS NULL
           RETURNING *`
-        return first(rows, toConfig)
+        return yield* signal(first(rows, toConfig))
       }, Effect.catchTag("SqlError", configDuplicates)),
 
       markDeleted: Effect.fn("MessageConfigsRepo.markDeleted")(function*(projectId: string, id: string, at: string) {
@@ -209,8 +219,10 @@ export const layerMessageConfigsRepo = Layer.effect(
           UPDATE msg_configs SET deleted_at = ${at}, updated_at = ${at}
           WHERE project_id = ${projectId} AND id = ${id} AND deleted_at IS NULL
           RETURNING *`
-        return first(rows, toConfig)
-      }, Effect.orDie)
+        return yield* signal(first(rows, toConfig))
+      }, Effect.orDie),
+
+      changes: changeSignals(pg, CONFIG_CHANNEL)
     })
   })
 )

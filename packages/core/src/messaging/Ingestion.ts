@@ -20,6 +20,7 @@ import { Transactor } from "../ports/Transactor.ts"
 import { Forbidden, NotFound, Unauthorized } from "../shared/ApiError.ts"
 import { groupBy } from "../shared/Collections.ts"
 import { Ids } from "../shared/Ids.ts"
+import { LiveNumbers } from "../tenancy/LiveNumbers.ts"
 import { MessageConfigs } from "../tenancy/MessageConfigs.ts"
 import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
 import { phoneDigits } from "../tenancy/MessageConfig.ts"
@@ -97,6 +98,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
     Effect.gen(function*() {
       const settings = yield* UpstreamSettings
       const configs = yield* MessageConfigsRepo
+      const liveNumbers = yield* LiveNumbers
       const numbers = yield* MessageConfigs
       const inbox = yield* UpstreamInboxRepo
       const stored = yield* MessagesRepo
@@ -167,7 +169,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           if (field === "messages" && isObject(value) && isObject(value["metadata"])) {
             const pnid = str(value["metadata"]["phone_number_id"])
             if (pnid === undefined) return []
-            return Option.toArray(yield* configs.findByPhoneNumberId(pnid))
+            return Option.toArray(yield* liveNumbers.byPhoneNumberId(pnid))
           }
           return yield* configs.listByBusinessAccount(accountId)
         })

@@ -11,8 +11,10 @@ import { Messaging } from "./Messaging.ts"
 import { Sandbox } from "./Sandbox.ts"
 import * as Upstream from "./Upstream.ts"
 import { Customers } from "../tenancy/Customers.ts"
+import { LiveNumbers } from "../tenancy/LiveNumbers.ts"
 
 export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Customers.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer)),
+  Layer.provideMerge(LiveNumbers.layer),
   Layer.provideMerge(Upstream.layerConfig)
 )

@@ -3,7 +3,7 @@
  * the host-wide lookups ingestion routes by: a number id belongs to at most
  * one live config across the host.
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option, type Stream } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { MessageConfigFilter, MessageConfigRecord } from "../tenancy/MessageConfig.ts"
 import type { Duplicate } from "./StorageError.ts"
@@ -33,4 +33,10 @@ export class MessageConfigsRepo extends Context.Service<MessageConfigsRepo, {
   readonly update: (config: MessageConfigRecord) => Effect.Effect<Option.Option<MessageConfigRecord>, Duplicate>
   /** Disconnects: the config stays for history with `deleted_at`, its number is free. None when not live. */
   readonly markDeleted: (projectId: string, id: string, at: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
+  /**
+   * Signals once a change to a config (insert, update, disconnect) is
+   * committed, by any process sharing the store, and once when listening
+   * (re)starts (what happened before may have been missed); for caches.
+   */
+  readonly changes: Stream.Stream<void>
 }>()("@parley/core/ports/MessageConfigsRepo") {}

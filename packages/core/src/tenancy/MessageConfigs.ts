@@ -16,6 +16,7 @@ import { NUMBER_REFRESH_QUEUE } from "../messaging/Queues.ts"
 import { UpstreamSettings } from "../messaging/Upstream.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { LiveNumbers } from "./LiveNumbers.ts"
 import { MessagingNetwork, type NetworkAccess, type NetworkError } from "../ports/MessagingNetwork.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -97,7 +98,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
   static readonly layer = Layer.effect(
     MessageConfigs,
     Effect.gen(function*() {
-      const repo = yield* MessageConfigsRepo
+      const repo = (yield* LiveNumbers).forgetting(yield* MessageConfigsRepo)
       const triggers = yield* TriggersRepo
       const network = yield* MessagingNetwork
       const settings = yield* UpstreamSettings

@@ -7,7 +7,7 @@
  * dedupe by network id, timestamps and JSON as the database gives them
  * back); the messaging storage conformance suite holds both adapters to it.
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import type {
   ContactFilter,
   ContactRecord,
@@ -131,6 +131,9 @@ export const layerMemoryMessageConfigsRepo = Layer.effect(
     const store = yield* MemoryStore
     const holder = (db: MemoryTables, phoneNumberId: string) =>
       db.all(Configs).find((c) => live(c) && c.phone_number_id === phoneNumberId)
+    const changes = yield* PubSub.unbounded<void>()
+    const signal = <A>(result: Option.Option<A>): Effect.Effect<Option.Option<A>> =>
+      Option.isSome(result) ? Effect.as(PubSub.publish(changes, undefined), result) : Effect.succeed(result)
 
     return MessageConfigsRepo.of({
       insert: Effect.fn("MessageConfigsRepo.insert")(function*(config: MessageConfigRecord) {
@@ -142,6 +145,7 @@ export const layerMemoryMessageConfigsRepo = Layer.effect(
           return false
         })
         if (duplicate) return yield* new Duplicate({ field: "phone_number_id" })
+        yield* signal(Option.some(config))
       }),
       findById: Effect.fn("MessageConfigsRepo.findById")((projectId: string, id: string) =>
         store.run((db) =>
@@ -192,7 +196,7 @@ export const layerMemoryMessageConfigsRepo = Layer.effect(
           return Option.some(updated)
         })
         if (result instanceof Duplicate) return yield* result
-        return result
+        return yield* signal(result)
       }),
       markDeleted: Effect.fn("MessageConfigsRepo.markDeleted")((projectId: string, id: string, at: string) =>
         store.run((db) => {
@@ -203,8 +207,9 @@ export const layerMemoryMessageConfigsRepo = Layer.effect(
           const deleted = storedConfig({ ...current, deleted_at: at, updated_at: at })
           db.put(Configs, id, deleted)
           return Option.some(deleted)
-        })
-      )
+        }).pipe(Effect.flatMap(signal))
+      ),
+      changes: Stream.fromPubSub(changes)
     })
   })
 )

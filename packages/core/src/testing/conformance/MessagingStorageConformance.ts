@@ -27,7 +27,7 @@ import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
 import { emptyFacts, type MessageConfigRecord } from "../../tenancy/MessageConfig.ts"
-import { at, dies, givenProject, uniqueId } from "./fixtures.ts"
+import { at, dies, expectSignals, givenProject, uniqueId } from "./fixtures.ts"
 
 export type MessagingStoragePorts =
   | Transactor
@@ -294,6 +294,18 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual(ids(back.items), ids([c3, c2]))
           const page = yield* list({}, { mode: "page", page: 2, perPage: 2 })
           assert.deepStrictEqual([ids(page.items), page.total], [ids([c1]), 3])
+        }))
+
+      it.effect("signals each connection, update and disconnection once it is done", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessageConfigsRepo
+          const project = yield* givenProject()
+          const config = makeConfig(project.id)
+          yield* expectSignals(repo.changes, [
+            repo.insert(config),
+            repo.update({ ...config, name: "Sales line", updated_at: at(1) }),
+            repo.markDeleted(project.id, config.id, at(2))
+          ])
         }))
 
       it.effect("refuses a config of an unknown project", () =>

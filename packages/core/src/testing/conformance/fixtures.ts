@@ -1,12 +1,27 @@
 /** Records for the storage conformance suites: unique ids per call, so tests sharing one store never meet. */
 import { assert } from "@effect/vitest"
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Effect, Exit, Fiber, Queue, Stream } from "effect"
 import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
 import type { ApiKey, Project } from "../../projects/Project.ts"
 import type { TriggerRecord } from "../../workflows/Trigger.ts"
 import type { WorkflowRecord } from "../../workflows/Workflow.ts"
 
 export const uniqueId = (prefix: string) => `${prefix}_${crypto.randomUUID()}`
+
+/** Runs each change in turn and waits (at most 5 s each) for `changes` to signal it once it is done. */
+export const expectSignals = (changes: Stream.Stream<void>, steps: ReadonlyArray<Effect.Effect<unknown, unknown>>) =>
+  Effect.gen(function*() {
+    const signals = yield* Queue.unbounded<void>()
+    const listener = yield* Stream.runForEach(changes, () => Queue.offer(signals, undefined)).pipe(Effect.forkChild)
+    // Let the subscription settle, then forget whatever it said on connecting.
+    yield* Effect.sleep("300 millis")
+    yield* Queue.clear(signals)
+    for (const step of steps) {
+      yield* step
+      yield* Queue.take(signals).pipe(Effect.timeout("5 seconds"))
+    }
+    yield* Fiber.interrupt(listener)
+  })
 
 /** A millisecond-precise instant `ms` after a fixed origin, as records store it. */
 export const at = (ms: number) => new Date(Date.UTC(2026, 2, 4, 5, 6, 7, 89) + ms).toISOString()

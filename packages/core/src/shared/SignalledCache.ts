@@ -1,0 +1,46 @@
+/**
+ * A read-through cache of what rarely changes, kept true across processes:
+ * every signal on `changes` (a store's change notifications, from any
+ * process sharing it) drops everything, this process's writers call `forget`
+ * once a change is done, and entries expire as a backstop.
+ */
+import { Clock, Effect, type Scope, Stream } from "effect"
+
+export interface SignalledCache<V> {
+  readonly get: (key: string) => Effect.Effect<V>
+  /** Drops everything remembered: call it once a change is done. */
+  readonly forget: Effect.Effect<void>
+}
+
+export const make = <V>(options: {
+  readonly lookup: (key: string) => Effect.Effect<V>
+  readonly changes: Stream.Stream<void>
+  readonly ttlMs: number
+  readonly max: number
+}): Effect.Effect<SignalledCache<V>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const entries = new Map<string, { readonly value: V; readonly until: number }>()
+    let generation = 0
+    const forget = Effect.sync(() => {
+      entries.clear()
+      generation++
+    })
+    yield* Effect.forkScoped(Stream.runForEach(options.changes, () => forget))
+
+    const get = (key: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const cached = entries.get(key)
+        if (cached !== undefined && cached.until > now) return cached.value
+        const seen = generation
+        const value = yield* options.lookup(key)
+        // A change signalled during the read may not be in it: do not remember it then.
+        if (seen === generation) {
+          if (entries.size >= options.max) entries.delete(entries.keys().next().value!)
+          entries.set(key, { value, until: now + options.ttlMs })
+        }
+        return value
+      })
+
+    return { get, forget }
+  })
