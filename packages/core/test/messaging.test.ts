@@ -256,7 +256,7 @@ describe("ingestion and stored messages", () => {
       // `sent` is reported at 200 ms (posted once the host simulator's 50 ms batch window closes), before the id is
       // stored: kept, applied on assignment.
       yield* advance(250)
-      const assigned = yield* messaging.assignNetworkId(project.id, recorded.id, networkId)
+      const assigned = yield* messaging.assignNetworkId(config, recorded, networkId)
       assert.strictEqual(assigned.status, "sent")
       yield* advance(800)
       yield* advance(2000)
@@ -290,12 +290,21 @@ describe("ingestion and stored messages", () => {
       assert.strictEqual((yield* messaging.getConversation(project.id, recorded[0]!.conversation.id)).messages_count, 2)
       const again = yield* Effect.flip(messaging.recordOutbound(config, { envelope: envelope("15550004002"), network_id: "wamid.C1" }))
       assert.strictEqual(again._tag, "Unprocessable", "a network id is recorded once")
-      const refused = yield* messaging.recordOutbound(config, {
-        envelope: envelope("15550004002"),
-        failure: { code: 131026, title: "Message undeliverable" }
-      })
-      assert.strictEqual(refused.message.status, "failed")
-      assert.deepStrictEqual((refused.message.statuses[0] as any).errors, [{ code: 131026, title: "Message undeliverable" }])
+      // Sends recorded before the network answered get their ids together; a report that came first applies.
+      const pending = yield* Effect.forEach(
+        ["15550004002", "15550004003"],
+        (to) => messaging.recordOutbound(config, { envelope: envelope(to) }),
+        { concurrency: "unbounded" }
+      )
+      yield* deliver(statusChange(pnid, config.business_account_id, { id: "wamid.P1", status: "sent", timestamp: "1" }))
+      const assigned = yield* Effect.forEach(
+        pending,
+        (r, i) => messaging.assignNetworkId(config, r.message, `wamid.P${i}`),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(assigned.map((m) => [m.network_id, m.status]), [["wamid.P0", "pending"], ["wamid.P1", "sent"]])
+      const latest = yield* messaging.getConversation(project.id, pending[1]!.conversation.id)
+      assert.strictEqual(latest.last_message_id, "wamid.P1", "the conversation's latest message takes its id")
       yield* written
 
       // Out of order, a duplicate, a failure a delivery follows, and a report of a send not recorded yet.

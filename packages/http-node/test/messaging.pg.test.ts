@@ -147,7 +147,7 @@ describe("messaging (postgres)", () => {
     const { message } = await run(messaging.recordOutbound(config, { envelope }))
     const answer = await run(Context.get(context, MessagingNetwork).send({ accessToken: config.access_token }, config.phone_number_id, envelope))
     const id = "messages" in answer.value ? answer.value.messages[0]!.id : ""
-    await run(messaging.assignNetworkId(projectId, message.id, id))
+    await run(messaging.assignNetworkId(config, message, id))
     await takeEvents()
     await eventually("read", async () => (await stored(id)).status === "read", 10_000)
     const events = (await takeEvents()).filter((e) => e.type.startsWith("msg.message.") && (e.payload as any).data.message.id === id)

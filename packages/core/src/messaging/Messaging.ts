@@ -7,9 +7,8 @@
  * webhooks report writes its domain event in the same transaction.
  *
  * Ingestion calls `recordInbound` and `applyStatuses`; the proxy calls
- * `recordOutbound` once the network answered, `markInboundRead` and the
- * reads. `assignNetworkId` and `failOutbound` finish a record made before
- * the send (senders that must keep a trace of a send in flight).
+ * `recordOutbound`, `assignNetworkId`, `failOutbound`, `markInboundRead` and
+ * the reads.
  */
 import { Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
@@ -26,6 +25,7 @@ import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
 import { phoneDigits } from "../tenancy/MessageConfig.ts"
+import { LiveNumbers } from "../tenancy/LiveNumbers.ts"
 import { renderInbound, renderOutbound } from "./Content.ts"
 import {
   conversationEventPayload,
@@ -93,8 +93,6 @@ export interface OutboundInput {
   readonly envelope: Json
   /** Known when the network already answered. */
   readonly network_id?: string | undefined
-  /** The network refused the send with this error object: recorded `failed` with it. */
-  readonly failure?: Json | undefined
   readonly origin?: MessageOrigin | undefined
 }
 
@@ -223,8 +221,12 @@ export class Messaging extends Context.Service<Messaging, {
     config: MessageConfigRecord,
     input: OutboundInput
   ) => Effect.Effect<{ readonly message: MessageRecord; readonly conversation: ConversationRecord }, Unprocessable>
-  /** The network accepted a recorded send: its id, and any status reports that came first. */
-  readonly assignNetworkId: (projectId: string, messageId: string, networkId: string) => Effect.Effect<MessageRecord, NotFound>
+  /**
+   * The network accepted a recorded send (`recordOutbound`'s message): its id,
+   * and any status reports that came first. Concurrent assignments share one
+   * transaction.
+   */
+  readonly assignNetworkId: (config: MessageConfigRecord, message: MessageRecord, networkId: string) => Effect.Effect<MessageRecord>
   /** The network refused a recorded send: `failed`, with the error as its status entry. */
   readonly failOutbound: (projectId: string, messageId: string, error: Json) => Effect.Effect<MessageRecord, NotFound>
   /** Marks an inbound message and the earlier inbound messages of its conversation `read` (no webhook, decisions 6.1). */
@@ -270,6 +272,7 @@ export class Messaging extends Context.Service<Messaging, {
     Messaging,
     Effect.gen(function*() {
       const configs = yield* MessageConfigsRepo
+      const liveNumbers = yield* LiveNumbers
       const contacts = yield* ContactsRepo
       const conversations = yield* ConversationsRepo
       const messages = yield* MessagesRepo
@@ -684,7 +687,7 @@ export class Messaging extends Context.Service<Messaging, {
             }
             yield* conversations.updateMany([...touched].map((key) => conversationOf.get(key)!))
 
-            // Reports that overtook their send, and the network's refusal, move the new records now.
+            // Reports that overtook their send move the new records now.
             const early = new Map<string, ReadonlyArray<unknown>>()
             for (const group of groupBy(batch.filter((p, i) => stored[i] && p.input.network_id !== undefined), (p) => p.config.phone_number_id)) {
               const kept = yield* messages.statusEvents(group[0]!.config.phone_number_id, group.map((p) => p.input.network_id!))
@@ -695,12 +698,7 @@ export class Messaging extends Context.Service<Messaging, {
             for (let i = 0; i < batch.length; i++) {
               if (!stored[i]) continue
               const p = batch[i]!
-              const raws = [
-                ...(early.get(p.messageId) ?? []),
-                ...(p.input.failure === undefined
-                  ? []
-                  : [{ id: p.input.network_id ?? null, status: "failed", timestamp: epochSeconds(p.nowMs), errors: [p.input.failure] }])
-              ]
+              const raws = early.get(p.messageId) ?? []
               const applied = advance(records[i]!, raws, iso(p.nowMs))
               recorded.set(p.messageId, applied.message)
               if (raws.length === 0) continue
@@ -747,28 +745,63 @@ export class Messaging extends Context.Service<Messaging, {
           Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Message")), onSome: Effect.succeed }))
         )
 
+      /** A recorded send the network accepted, waiting for its transaction. */
+      interface PendingAssignment {
+        readonly config: MessageConfigRecord
+        readonly message: MessageRecord
+        readonly networkId: string
+        readonly nowMs: number
+      }
+
+      /**
+       * Gives recorded sends their network ids in one transaction: the
+       * conversations that still point at them take the id, and status
+       * reports that overtook a send apply now.
+       */
+      const assignBatch = (batch: ReadonlyArray<PendingAssignment>) =>
+        tx.withTransaction(Effect.gen(function*() {
+          yield* locks.lockAll(batch.map((p) => `message:${p.message.phone_number_id}:${p.networkId}`))
+          const conversationOf = new Map<string, ConversationRecord>()
+          for (const group of groupBy(batch, (p) => p.message.project_id)) {
+            const found = yield* conversationsById(group[0]!.message.project_id, group.map((p) => p.message.conversation_id))
+            for (const [id, conversation] of found) conversationOf.set(id, conversation)
+          }
+          const early = new Map<string, Array<unknown>>()
+          for (const group of groupBy(batch, (p) => p.message.phone_number_id)) {
+            for (const e of yield* messages.statusEvents(group[0]!.message.phone_number_id, group.map((p) => p.networkId))) {
+              early.set(e.network_id, [...(early.get(e.network_id) ?? []), e.raw])
+            }
+          }
+          const touched = new Set<string>()
+          const events: Array<DomainEvent> = []
+          const assigned: Array<MessageRecord> = []
+          for (const p of batch) {
+            const now = iso(p.nowMs)
+            const conversation = conversationOf.get(p.message.conversation_id)
+            if (conversation !== undefined && conversation.last_message_id === null &&
+              conversation.last_message_timestamp === p.message.timestamp) {
+              conversationOf.set(conversation.id, { ...conversation, last_message_id: p.networkId, updated_at: now })
+              touched.add(conversation.id)
+            }
+            const applied = advance({ ...p.message, network_id: p.networkId, updated_at: now }, early.get(p.networkId) ?? [], now)
+            events.push(...yield* statusEvents(p.config, applied.changes, (m) => conversationOf.get(m.conversation_id), now))
+            assigned.push(applied.message)
+          }
+          yield* messages.updateMany(assigned)
+          yield* conversations.updateMany([...touched].map((id) => conversationOf.get(id)!))
+          yield* outbox.appendMany(events)
+          return assigned.map((message) => Exit.succeed(message))
+        }))
+
+      const submitAssignment = yield* GroupCommit.make<PendingAssignment, MessageRecord, never>({
+        max: BATCH_MAX,
+        many: assignBatch,
+        one: (p) => Effect.flatMap(assignBatch([p]), (exits) => exits[0]!)
+      })
+
       const assignNetworkId = Effect.fn("Messaging.assignNetworkId")(
-        function*(projectId: string, messageId: string, networkId: string) {
-          const now = iso(yield* Clock.currentTimeMillis)
-          return yield* tx.withTransaction(Effect.gen(function*() {
-            const current = yield* findMessage(projectId, messageId)
-            yield* locks.lock(`message:${current.phone_number_id}:${networkId}`)
-            let message: MessageRecord = { ...current, network_id: networkId, updated_at: now }
-            yield* messages.update(message)
-            const conversation = yield* conversations.findById(projectId, current.conversation_id)
-            if (Option.isSome(conversation) && conversation.value.last_message_id === null &&
-              conversation.value.last_message_timestamp === current.timestamp) {
-              yield* conversations.update({ ...conversation.value, last_message_id: networkId, updated_at: now })
-            }
-            const early = yield* messages.statusEvents(current.phone_number_id, [networkId])
-            if (early.length > 0) {
-              const config = yield* configOf(message)
-              if (Option.isSome(config)) {
-                message = yield* applyToMessage(config.value, message, early.map((e) => e.raw), now)
-              }
-            }
-            return message
-          }))
+        function*(config: MessageConfigRecord, message: MessageRecord, networkId: string) {
+          return yield* submitAssignment({ config, message, networkId, nowMs: yield* Clock.currentTimeMillis })
         }
       )
 
@@ -899,7 +932,7 @@ export class Messaging extends Context.Service<Messaging, {
       )
 
       const numberOf = (projectId: string, phoneNumberId: string) =>
-        configs.findByPhoneNumberId(phoneNumberId).pipe(
+        liveNumbers.byPhoneNumberId(phoneNumberId).pipe(
           Effect.map(Option.filter((config) => config.project_id === projectId && config.deleted_at === null))
         )
 

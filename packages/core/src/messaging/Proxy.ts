@@ -3,12 +3,13 @@
  * `POST {proxy_url}[/vNN.N]/<phone_number_id>/messages`.
  *
  * The number must belong to the caller's project (404 in the network's error
- * shape, code 100). A message envelope is forwarded to the network byte for
- * byte with the number's stored access token, then recorded (`origin` `api`,
- * linked to its conversation): `pending` with the network's id, or `failed`
- * with the network's error; concurrent sends share one transaction. The
- * network's answer (or error object) comes back unchanged: status, content
- * type and bytes. A mark-read envelope (`status: "read"`) goes to the
+ * shape, code 100). A message envelope is recorded first (`ext.status`
+ * `pending`, `origin` `api`, linked to its conversation), forwarded to the
+ * network byte for byte with the number's stored access token, and then
+ * given its network id or marked `failed` with the network's error (records
+ * and ids of concurrent sends share their transactions). The network's
+ * answer (or error object) comes back unchanged: status, content type and
+ * bytes. A mark-read envelope (`status: "read"`) goes to the
  * network's mark read and marks the thread's inbound messages read.
  *
  * Non-template sends outside the 24-hour customer-service window are refused
@@ -349,6 +350,20 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
   readonly getContact: (projectId: string, phoneNumberId: string, identifier: string) => Effect.Effect<ProxyAnswer>
   /** The kept copy of a message's media (`ext.media_url`), with its bytes, when it is the project's. */
   readonly keptMedia: (projectId: string, id: string) => Effect.Effect<Option.Option<StoredMedia>>
+  /**
+   * Any other request on the number's edges (`rest`: the segments after the number), forwarded unchanged with its
+   * stored token; methods the network does not take answer its "unsupported request" error.
+   */
+  readonly forward: (
+    projectId: string,
+    phoneNumberId: string,
+    method: string,
+    rest: ReadonlyArray<string>,
+    query: URLSearchParams,
+    body: Uint8Array | undefined,
+    contentType: string | undefined,
+    version?: string | undefined
+  ) => Effect.Effect<ProxyAnswer>
 }>()("@parley/core/messaging/MessagingProxy") {
   static readonly layer = Layer.effect(
     MessagingProxy,
@@ -380,10 +395,7 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
             })
         )
 
-      const number = (projectId: string, phoneNumberId: string) =>
-        configs.findByPhoneNumberId(phoneNumberId).pipe(
-          Effect.map(Option.filter((config) => config.project_id === projectId && config.deleted_at === null))
-        )
+      const number = messaging.numberOf
 
       // Windows seen open, until they would close: a window only ever moves later (a new inbound message), on any
       // host, so a send inside a remembered window needs no read.
@@ -453,29 +465,31 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
         if ((waId !== undefined || userId !== undefined) && type !== "template") {
           if (!(yield* windowOpen(config, { waId, userId }))) return outsideWindow()
         }
-        const outcome = yield* Effect.result(network.send(access, config.phone_number_id, body))
-        const failure = outcome._tag === "Failure" ? outcome.failure : undefined
-        // Recorded once the network answered (one write, shared with concurrent sends): `pending` with the network's
-        // id, or `failed` with its error. The answer goes back even when the record cannot be written: the message
-        // went out. An envelope without a recipient is not recorded (the network refused it).
-        yield* messaging.recordOutbound(config, {
-          envelope,
-          origin: "api",
-          network_id: outcome._tag === "Success" ? acceptedMessageId(outcome.success.value) : undefined,
-          failure: failure === undefined
-            ? undefined
-            : failure._tag === "NetworkRefused"
-            ? { ...failure.error }
-            : { code: 131016, title: "Service unavailable", message: failure.detail }
-        }).pipe(
-          Effect.catchTag("Unprocessable", () => Effect.void),
-          Effect.catchCause((cause) => Effect.logError("A proxied send could not be recorded", cause))
+        // Recorded before it goes out (decisions 4.10); an envelope without a recipient is not recorded, the network
+        // refuses it. Records and network ids of concurrent sends share their transactions.
+        const recorded = yield* messaging.recordOutbound(config, { envelope, origin: "api" }).pipe(
+          Effect.map(Option.some),
+          Effect.catchTag("Unprocessable", () => Effect.succeed(Option.none()))
         )
+        const outcome = yield* Effect.result(network.send(access, config.phone_number_id, body))
         if (outcome._tag === "Success") {
+          const networkId = acceptedMessageId(outcome.success.value)
+          if (Option.isSome(recorded) && networkId !== undefined) {
+            // The message went out: its answer goes back even when the id cannot be stored.
+            yield* messaging.assignNetworkId(config, recorded.value.message, networkId).pipe(
+              Effect.catchCause((cause) => Effect.logError("A proxied send's network id could not be stored", cause))
+            )
+          }
           const { body: bytes, contentType, status } = outcome.success
           return { status, contentType, body: bytes } satisfies ProxyAnswer
         }
         const refused = outcome.failure
+        if (Option.isSome(recorded)) {
+          const error: Json = refused._tag === "NetworkRefused"
+            ? { ...refused.error }
+            : { code: 131016, title: "Service unavailable", message: refused.detail }
+          yield* messaging.failOutbound(config.project_id, recorded.value.message.id, error).pipe(Effect.ignore)
+        }
         if (refused._tag === "NetworkRefused") {
           return { status: refused.status, contentType: refused.contentType, body: refused.body } satisfies ProxyAnswer
         }
@@ -856,7 +870,39 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
           return json(200, toProxyContact(contact))
         }))
 
+      const forward = (
+        projectId: string,
+        phoneNumberId: string,
+        method: string,
+        rest: ReadonlyArray<string>,
+        query: URLSearchParams,
+        body: Uint8Array | undefined,
+        contentType: string | undefined,
+        version?: string | undefined
+      ) =>
+        answered(Effect.gen(function*() {
+          const config = yield* ownNumber(projectId, phoneNumberId)
+          const path = [phoneNumberId, ...rest].join("/")
+          // Dot segments would leave the number's edges once the network's URL is resolved.
+          if (
+            (method !== "GET" && method !== "POST" && method !== "DELETE") ||
+            path.split("/").some((s) => s === "." || s === "..")
+          ) {
+            const reason = `Unsupported ${method.toLowerCase()} request. Object with ID '${phoneNumberId}' does not exist, ` +
+              "cannot be loaded due to missing permissions, or does not support this operation"
+            return networkStyleError(400, 100, `(#100) ${reason}`, { subcode: 33, details: reason })
+          }
+          // The number's stored token is the credential: a token in the query would override it.
+          const params = new URLSearchParams(query)
+          params.delete("access_token")
+          return yield* forwarded(network.forward(
+            { accessToken: config.access_token, version },
+            { method, path, query: params, body, contentType }
+          ))
+        }))
+
       return MessagingProxy.of({
+        forward,
         listContacts,
         getContact,
         flowMetadata,
