@@ -1,8 +1,8 @@
 /** The behaviour every `ProjectsRepo` adapter owes, written once and run against each adapter. */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Fiber, type Layer, Option, Queue, Stream } from "effect"
+import { Effect, type Layer, Option } from "effect"
 import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { at, dies, givenProject, makeKey, makeProject } from "./fixtures.ts"
+import { at, dies, givenProject, listenTo, makeKey, makeProject } from "./fixtures.ts"
 
 export const projectsRepoConformance = <E>(name: string, storage: Layer.Layer<ProjectsRepo, E>): void =>
   layer(storage, { excludeTestServices: true })(name, (it) => {
@@ -76,20 +76,13 @@ export const projectsRepoConformance = <E>(name: string, storage: Layer.Layer<Pr
         const project = yield* givenProject()
         const key = makeKey(project.id)
         yield* repo.insertKey(key)
-        const signals = yield* Queue.unbounded<void>()
-        const listener = yield* Stream.runForEach(repo.keyChanges, () => Queue.offer(signals, undefined)).pipe(
-          Effect.forkChild
-        )
-        // Let the subscription settle, then forget whatever it said on connecting.
-        yield* Effect.sleep("300 millis")
-        yield* Queue.clear(signals)
-        const waitForSignal = Queue.take(signals).pipe(Effect.timeout("5 seconds"))
+        const signals = yield* listenTo(repo.keyChanges)
 
         yield* repo.revokeKey(project.id, key.id, at(1))
-        yield* waitForSignal
+        yield* signals.next
         yield* repo.setDisabled(project.id, true, at(2))
-        yield* waitForSignal
-        yield* Fiber.interrupt(listener)
+        yield* signals.next
+        yield* signals.stop
       }))
 
     it.effect("keeps keys to their project", () =>

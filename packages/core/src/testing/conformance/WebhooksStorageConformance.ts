@@ -4,7 +4,7 @@
  * against each adapter.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Fiber, type Layer, Option, Queue, Stream } from "effect"
+import { Effect, type Layer, Option } from "effect"
 import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
@@ -17,7 +17,7 @@ import type {
   WebhookDeliveryRecord,
   WebhookRecord
 } from "../../webhooks/Webhook.ts"
-import { at, dies, givenProject, uniqueId } from "./fixtures.ts"
+import { at, dies, givenProject, listenTo, uniqueId } from "./fixtures.ts"
 
 export type WebhooksStoragePorts = Transactor | ProjectsRepo | WebhooksRepo | WebhookDeliveriesRepo | WebhookBuffersRepo
 
@@ -262,25 +262,17 @@ export const webhooksStorageConformance = <E>(name: string, storage: Layer.Layer
         Effect.gen(function*() {
           const repo = yield* WebhooksRepo
           const project = yield* givenProject()
-          const signals = yield* Queue.unbounded<void>()
-          const listener = yield* Stream.runForEach(repo.changes, () => Queue.offer(signals, undefined)).pipe(
-            Effect.forkChild
-          )
-          // Let the subscription settle, then forget whatever it said on connecting.
-          yield* Effect.sleep("300 millis")
-          yield* Queue.clear(signals)
-          const waitForSignal = Queue.take(signals).pipe(Effect.timeout("5 seconds"))
-
+          const signals = yield* listenTo(repo.changes)
           const webhook = makeWebhook(project.id)
           yield* repo.insert(webhook)
-          yield* waitForSignal
+          yield* signals.next
           yield* repo.update({ ...webhook, url: "https://hooks.example.com/moved" })
-          yield* waitForSignal
+          yield* signals.next
           yield* repo.pause(project.id, webhook.id, at(9), "failure_rate")
-          yield* waitForSignal
+          yield* signals.next
           yield* repo.delete(project.id, webhook.id)
-          yield* waitForSignal
-          yield* Fiber.interrupt(listener)
+          yield* signals.next
+          yield* signals.stop
         }))
     })
 

@@ -1,12 +1,26 @@
 /** Records for the storage conformance suites: unique ids per call, so tests sharing one store never meet. */
 import { assert } from "@effect/vitest"
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Effect, Exit, Fiber, Queue, Stream } from "effect"
 import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
 import type { ApiKey, Project } from "../../projects/Project.ts"
 import type { TriggerRecord } from "../../workflows/Trigger.ts"
 import type { WorkflowRecord } from "../../workflows/Workflow.ts"
 
 export const uniqueId = (prefix: string) => `${prefix}_${crypto.randomUUID()}`
+
+/**
+ * Listens to a port's change signals, past what it says on connecting: `next` waits (at most 5 s) for the
+ * next signal, `stop` ends the listening.
+ */
+export const listenTo = (changes: Stream.Stream<void>) =>
+  Effect.gen(function*() {
+    const signals = yield* Queue.unbounded<void>()
+    const listener = yield* Stream.runForEach(changes, () => Queue.offer(signals, undefined)).pipe(Effect.forkChild)
+    // Let the subscription settle, then forget whatever it said on connecting.
+    yield* Effect.sleep("300 millis")
+    yield* Queue.clear(signals)
+    return { next: Queue.take(signals).pipe(Effect.timeout("5 seconds")), stop: Fiber.interrupt(listener) }
+  })
 
 /** A millisecond-precise instant `ms` after a fixed origin, as records store it. */
 export const at = (ms: number) => new Date(Date.UTC(2026, 2, 4, 5, 6, 7, 89) + ms).toISOString()
