@@ -7,19 +7,22 @@
  * engine's triggers). So consumers do not take: they subscribe
  * (`DomainEventSubscribers.subscribe(name, types, handler)`), and the relay
  * takes the entries of every subscribed type inside a transaction, enqueues
- * one `JobQueue` job per (entry, subscriber) on the subscriber's own queue
- * (`outbox.<name>`, dedupe key `<name>:<entry id>`), and commits. A failed
+ * one `JobQueue` job per (batch taken, subscriber) carrying that
+ * subscriber's entries of the batch, on its own queue (`outbox.<name>`,
+ * dedupe key `<name>:<hash of the entry ids>`), and commits. A failed
  * enqueue rolls the take back and the entries return; a commit that fails
  * after the enqueue returns them too, and the dedupe key drops the repeat
  * while the first job is queued or running (handlers are idempotent for the
- * rest). Each subscriber's jobs then run and retry on their own.
+ * rest). Each subscriber's jobs then run and retry on their own: a job runs
+ * the handler for each of its entries, and a failed one retries them all.
  *
  * The relay polls (`OutboxRelaySettings.pollIntervalMs`, 250 ms by default)
  * and wakes at once when this process appends an entry
  * (`layerSignalingOutbox`). Hosts sharing a database each run a relay;
  * `SKIP LOCKED` keeps their takes apart.
  */
-import { Cause, Context, Effect, Latch, Layer, type Scope } from "effect"
+import { Cause, Context, Effect, Latch, Layer, type Scope, Semaphore } from "effect"
+import { createHash } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -79,9 +82,12 @@ export interface DomainEventSubscription {
 }
 
 export interface SubscribeOptions {
-  /** Jobs of this subscriber run at most this many at a time in this process; default 8. */
+  /** Entries this subscriber handles at most at a time in this process; default 8. */
   readonly concurrency?: number | undefined
 }
+
+/** Jobs (batches of entries) of one subscriber taken at once by a process: the next ones wait in the queue. */
+const BATCHES_AT_ONCE = 4
 
 /** The queue of a subscriber's jobs. */
 export const subscriberQueue = (name: string) => `outbox.${name}`
@@ -119,7 +125,16 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
         if (!validName.test(name)) return yield* Effect.die(new Error(`invalid subscriber name ${JSON.stringify(name)}`))
         if (subscriptions.has(name)) return yield* Effect.die(new Error(`subscriber ${name} is already registered`))
         const queue = subscriberQueue(name)
-        yield* jobs.work(queue, { concurrency: options?.concurrency ?? 8 }, (job) => handler(job.payload as DomainEvent))
+        const handling = yield* Semaphore.make(options?.concurrency ?? 8)
+        const handle = handling.withPermits(1)
+        yield* jobs.work(queue, { concurrency: BATCHES_AT_ONCE }, (job) =>
+          // A batch, or one entry: a job queued by a host from before batches.
+          Array.isArray(job.payload)
+            ? Effect.forEach(job.payload as ReadonlyArray<DomainEvent>, (entry) => handle(handler(entry)), {
+              concurrency: "unbounded",
+              discard: true
+            })
+            : handle(handler(job.payload as DomainEvent)))
         subscriptions.set(name, { name, types: [...new Set(types)], queue })
         yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.delete(name)))
       })
@@ -132,8 +147,9 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
   )
 }
 
-/** The dedupe key of an entry's job for one subscriber: a relay that takes the entry again adds no second job. */
-export const relayDedupeKey = (subscriber: string, eventId: string) => `${subscriber}:${eventId}`
+/** The dedupe key of a batch's job for one subscriber: a relay that takes the same entries again adds no second job. */
+export const relayDedupeKey = (subscriber: string, entries: ReadonlyArray<DomainEvent>) =>
+  `${subscriber}:${createHash("sha256").update(entries.map((entry) => entry.id).join("\n")).digest("hex")}`
 
 /**
  * Relays the outbox for as long as the layer lives. Provide the subscribers'
@@ -154,16 +170,18 @@ export const layerOutboxRelay = Layer.effectDiscard(Effect.gen(function*() {
     if (types.length === 0) return 0
     return yield* tx.withTransaction(Effect.gen(function*() {
       const entries = yield* outbox.take(types, settings.batchSize)
-      // Enqueued side by side: one at a time, a batch waited for as many round trips as it had jobs.
-      const enqueues = entries.flatMap((entry) =>
-        subscriptions.filter((subscription) => subscription.types.includes(entry.type)).map((subscription) =>
-          jobs.enqueue(subscription.queue, entry, {
-            dedupeKey: relayDedupeKey(subscription.name, entry.id),
+      // One job per subscriber for the whole batch: a job per entry cost each entry a queue row to insert,
+      // fetch and complete. Enqueued side by side.
+      const enqueues = subscriptions.flatMap((subscription) => {
+        const mine = entries.filter((entry) => subscription.types.includes(entry.type))
+        return mine.length === 0 ? [] : [
+          jobs.enqueue(subscription.queue, mine, {
+            dedupeKey: relayDedupeKey(subscription.name, mine),
             retryLimit: settings.handlerRetryLimit,
             retryDelayMs: 1000
           })
-        )
-      )
+        ]
+      })
       yield* Effect.all(enqueues, { concurrency: settings.enqueueConcurrency ?? "unbounded", discard: true })
       return entries.length
     }))
