@@ -83,7 +83,8 @@ const start = (
       /** Appends without telling the relay: only its polling finds the entry. */
       raw: Context.get(ports, Outbox),
       signaled: Context.get(signaling, Outbox),
-      tx: Context.get(ports, Transactor)
+      tx: Context.get(ports, Transactor),
+      jobs: Context.get(ports, JobQueue)
     }
   })
 
@@ -198,6 +199,19 @@ describe("outbox relay", () => {
       assert.isTrue(exit._tag === "Failure")
       assert.deepStrictEqual((yield* registry.subscriptions).map((s) => [s.name, s.queue]), [["twice", "outbox.twice"]])
     }).pipe(Effect.scoped, Effect.provide(DomainEventSubscribers.layer.pipe(Layer.provide(layerMemoryJobQueue)))))
+
+  it.effect("hands every entry of a batch to its subscriber, and a job of one entry (queued before batches) too", () =>
+    Effect.gen(function*() {
+      const { seen, signaled, tx, jobs } = yield* start()
+      const batch = [entry("t.one"), entry("t.two"), entry("t.one")]
+      yield* tx.withTransaction(Effect.forEach(batch, signaled.append))
+      yield* until("the batch", () => seen.a.length === 3 && seen.b.length === 1)
+      const alone = entry("t.one")
+      yield* jobs.enqueue(subscriberQueue("a"), alone)
+      yield* until("the single entry", () => seen.a.length === 4)
+      assert.deepStrictEqual([...seen.a].sort(), [...batch, alone].map((e) => e.id).sort())
+      assert.deepStrictEqual(seen.b, [batch[1]!.id])
+    }).pipe(Effect.scoped))
 
   it.effect("signals appends made through the signaling outbox", () =>
     Effect.gen(function*() {

@@ -7,24 +7,22 @@
  * engine's triggers). So consumers do not take: they subscribe
  * (`DomainEventSubscribers.subscribe(name, types, handler)`), and the relay
  * takes the entries of every subscribed type inside a transaction, enqueues
- * one `JobQueue` job per (batch, subscriber) on the subscriber's own queue
- * (`outbox.<name>`, carrying that subscriber's entries of the batch, split
- * at `RELAY_JOB_MAX_BYTES`; dedupe key `<name>:<digest of the entry ids>`),
- * and commits. A failed enqueue rolls the take back and the entries return;
- * a commit that fails after the enqueue returns them too, and the dedupe key
- * drops the repeat of the same entries while the first job is queued or
- * running (handlers are idempotent for the rest). Each subscriber's jobs then
- * run its handler over their entries and retry on their own: a job whose
- * handler failed for any entry runs again for all of them. One job per batch,
- * not per entry: a busy host pays the job queue's round trips per hundred
- * entries.
+ * one `JobQueue` job per (batch taken, subscriber) carrying that
+ * subscriber's entries of the batch, on its own queue (`outbox.<name>`,
+ * dedupe key `<name>:<hash of the entry ids>`), and commits. A failed
+ * enqueue rolls the take back and the entries return; a commit that fails
+ * after the enqueue returns them too, and the dedupe key drops the repeat
+ * while the first job is queued or running (handlers are idempotent for the
+ * rest). Each subscriber's jobs then run and retry on their own: a job runs
+ * the handler for each of its entries, and a failed one retries them all.
  *
  * The relay polls (`OutboxRelaySettings.pollIntervalMs`, 250 ms by default)
- * and wakes at once when this process appends an entry
- * (`layerSignalingOutbox`). Hosts sharing a database each run a relay;
+ * and, when this process appends an entry (`layerSignalingOutbox`), looks
+ * `lingerMs` later (20 ms), so appends made meanwhile share its take. A job
+ * holds at most `RELAY_JOB_MAX_BYTES` of entries. Hosts sharing a database each run a relay;
  * `SKIP LOCKED` keeps their takes apart.
  */
-import { Cause, Context, Effect, Exit, Latch, Layer, type Scope } from "effect"
+import { Cause, Context, Effect, Exit, Latch, Layer, type Scope, Semaphore } from "effect"
 import { createHash } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
@@ -90,20 +88,12 @@ export interface DomainEventSubscription {
 }
 
 export interface SubscribeOptions {
-  /** Entries of a job handled at most this many at a time; default 8. */
+  /** Entries this subscriber handles at most at a time in this process; default 8. */
   readonly concurrency?: number | undefined
 }
 
-/** A subscriber's job: entries of one relay batch, oldest first. */
-export interface RelayJob {
-  readonly entries: ReadonlyArray<DomainEvent>
-}
-
-/** A job carries at most this much serialized entries (more than one entry only when they fit together). */
-export const RELAY_JOB_MAX_BYTES = 1024 * 1024
-
-/** Jobs of one subscriber running at a time in a process. */
-const RELAY_JOB_CONCURRENCY = 4
+/** Jobs (batches of entries) of one subscriber taken at once by a process: the next ones wait in the queue. */
+const BATCHES_AT_ONCE = 4
 
 /** The queue of a subscriber's jobs. */
 export const subscriberQueue = (name: string) => `outbox.${name}`
@@ -141,16 +131,22 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
         if (!validName.test(name)) return yield* Effect.die(new Error(`invalid subscriber name ${JSON.stringify(name)}`))
         if (subscriptions.has(name)) return yield* Effect.die(new Error(`subscriber ${name} is already registered`))
         const queue = subscriberQueue(name)
-        const concurrency = options?.concurrency ?? 8
-        yield* jobs.work(queue, { concurrency: RELAY_JOB_CONCURRENCY }, (job) =>
-          Effect.gen(function*() {
-            // Every entry gets its turn; one failure fails the job after the others ran, and the retry runs all.
-            const exits = yield* Effect.forEach((job.payload as RelayJob).entries, (entry) => Effect.exit(handler(entry)), {
-              concurrency
+        const handling = yield* Semaphore.make(options?.concurrency ?? 8)
+        const handle = handling.withPermits(1)
+        yield* jobs.work(queue, { concurrency: BATCHES_AT_ONCE }, (job) =>
+          // A batch, or one entry: a job queued by a host from before batches.
+          Array.isArray(job.payload)
+            ? Effect.gen(function*() {
+              // Every entry gets its turn; one failure fails the job after the others ran, and the retry runs all.
+              const exits = yield* Effect.forEach(
+                job.payload as ReadonlyArray<DomainEvent>,
+                (entry) => Effect.exit(handle(handler(entry))),
+                { concurrency: "unbounded" }
+              )
+              const failed = exits.find(Exit.isFailure)
+              if (failed !== undefined) return yield* Effect.failCause(failed.cause)
             })
-            const failed = exits.find(Exit.isFailure)
-            if (failed !== undefined) return yield* Effect.failCause(failed.cause)
-          }))
+            : handle(handler(job.payload as DomainEvent)))
         subscriptions.set(name, { name, types: [...new Set(types)], queue })
         yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.delete(name)))
       })
@@ -163,9 +159,8 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
   )
 }
 
-/** The dedupe key of a job for one subscriber: a relay that takes the same entries again adds no second job. */
-export const relayDedupeKey = (subscriber: string, entries: ReadonlyArray<DomainEvent>) =>
-  `${subscriber}:${createHash("sha256").update(entries.map((e) => e.id).join(",")).digest("base64url")}`
+/** A job carries at most this much serialized entries (more than one entry only when they fit together). */
+export const RELAY_JOB_MAX_BYTES = 1024 * 1024
 
 /** Entries in order, cut into runs of at most `RELAY_JOB_MAX_BYTES` serialized (a larger entry goes alone). */
 const bySize = (entries: ReadonlyArray<DomainEvent>): ReadonlyArray<ReadonlyArray<DomainEvent>> => {
@@ -184,6 +179,10 @@ const bySize = (entries: ReadonlyArray<DomainEvent>): ReadonlyArray<ReadonlyArra
   }
   return runs
 }
+
+/** The dedupe key of a batch's job for one subscriber: a relay that takes the same entries again adds no second job. */
+export const relayDedupeKey = (subscriber: string, entries: ReadonlyArray<DomainEvent>) =>
+  `${subscriber}:${createHash("sha256").update(entries.map((entry) => entry.id).join("\n")).digest("hex")}`
 
 /**
  * Relays the outbox for as long as the layer lives. Provide the subscribers'
@@ -204,11 +203,12 @@ export const layerOutboxRelay = Layer.effectDiscard(Effect.gen(function*() {
     if (types.length === 0) return 0
     return yield* tx.withTransaction(Effect.gen(function*() {
       const entries = yield* outbox.take(types, settings.batchSize)
-      // Enqueued side by side: one at a time, a batch waited for as many round trips as it had jobs.
+      // One job per subscriber for the whole batch: a job per entry cost each entry a queue row to insert,
+      // fetch and complete. Enqueued side by side.
       const enqueues = subscriptions.flatMap((subscription) =>
-        bySize(entries.filter((entry) => subscription.types.includes(entry.type))).map((run) =>
-          jobs.enqueue(subscription.queue, { entries: run } satisfies RelayJob, {
-            dedupeKey: relayDedupeKey(subscription.name, run),
+        bySize(entries.filter((entry) => subscription.types.includes(entry.type))).map((mine) =>
+          jobs.enqueue(subscription.queue, mine, {
+            dedupeKey: relayDedupeKey(subscription.name, mine),
             retryLimit: settings.handlerRetryLimit,
             retryDelayMs: 1000
           })

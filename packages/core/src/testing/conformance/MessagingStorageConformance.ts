@@ -27,7 +27,7 @@ import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
 import { emptyFacts, type MessageConfigRecord } from "../../tenancy/MessageConfig.ts"
-import { at, dies, expectSignals, givenProject, uniqueId } from "./fixtures.ts"
+import { at, dies, givenProject, listenTo, uniqueId } from "./fixtures.ts"
 
 export type MessagingStoragePorts =
   | Transactor
@@ -301,11 +301,14 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           const repo = yield* MessageConfigsRepo
           const project = yield* givenProject()
           const config = makeConfig(project.id)
-          yield* expectSignals(repo.changes, [
-            repo.insert(config),
-            repo.update({ ...config, name: "Sales line", updated_at: at(1) }),
-            repo.markDeleted(project.id, config.id, at(2))
-          ])
+          const signals = yield* listenTo(repo.changes)
+          yield* repo.insert(config)
+          yield* signals.next
+          yield* repo.update({ ...config, name: "Sales line", updated_at: at(1) })
+          yield* signals.next
+          yield* repo.markDeleted(project.id, config.id, at(2))
+          yield* signals.next
+          yield* signals.stop
         }))
 
       it.effect("refuses a config of an unknown project", () =>

@@ -2,7 +2,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { at, dies, expectSignals, givenProject, makeKey, makeProject } from "./fixtures.ts"
+import { at, dies, givenProject, listenTo, makeKey, makeProject } from "./fixtures.ts"
 
 export const projectsRepoConformance = <E>(name: string, storage: Layer.Layer<ProjectsRepo, E>): void =>
   layer(storage, { excludeTestServices: true })(name, (it) => {
@@ -76,7 +76,13 @@ export const projectsRepoConformance = <E>(name: string, storage: Layer.Layer<Pr
         const project = yield* givenProject()
         const key = makeKey(project.id)
         yield* repo.insertKey(key)
-        yield* expectSignals(repo.keyChanges, [repo.revokeKey(project.id, key.id, at(1)), repo.setDisabled(project.id, true, at(2))])
+        const signals = yield* listenTo(repo.keyChanges)
+
+        yield* repo.revokeKey(project.id, key.id, at(1))
+        yield* signals.next
+        yield* repo.setDisabled(project.id, true, at(2))
+        yield* signals.next
+        yield* signals.stop
       }))
 
     it.effect("keeps keys to their project", () =>

@@ -17,7 +17,7 @@ import type {
   WebhookDeliveryRecord,
   WebhookRecord
 } from "../../webhooks/Webhook.ts"
-import { at, dies, expectSignals, givenProject, uniqueId } from "./fixtures.ts"
+import { at, dies, givenProject, listenTo, uniqueId } from "./fixtures.ts"
 
 export type WebhooksStoragePorts = Transactor | ProjectsRepo | WebhooksRepo | WebhookDeliveriesRepo | WebhookBuffersRepo
 
@@ -262,13 +262,17 @@ export const webhooksStorageConformance = <E>(name: string, storage: Layer.Layer
         Effect.gen(function*() {
           const repo = yield* WebhooksRepo
           const project = yield* givenProject()
+          const signals = yield* listenTo(repo.changes)
           const webhook = makeWebhook(project.id)
-          yield* expectSignals(repo.changes, [
-            repo.insert(webhook),
-            repo.update({ ...webhook, url: "https://hooks.example.com/moved" }),
-            repo.pause(project.id, webhook.id, at(9), "failure_rate"),
-            repo.delete(project.id, webhook.id)
-          ])
+          yield* repo.insert(webhook)
+          yield* signals.next
+          yield* repo.update({ ...webhook, url: "https://hooks.example.com/moved" })
+          yield* signals.next
+          yield* repo.pause(project.id, webhook.id, at(9), "failure_rate")
+          yield* signals.next
+          yield* repo.delete(project.id, webhook.id)
+          yield* signals.next
+          yield* signals.stop
         }))
     })
 

@@ -8,19 +8,18 @@ import type { WorkflowRecord } from "../../workflows/Workflow.ts"
 
 export const uniqueId = (prefix: string) => `${prefix}_${crypto.randomUUID()}`
 
-/** Runs each change in turn and waits (at most 5 s each) for `changes` to signal it once it is done. */
-export const expectSignals = (changes: Stream.Stream<void>, steps: ReadonlyArray<Effect.Effect<unknown, unknown>>) =>
+/**
+ * Listens to a port's change signals, past what it says on connecting: `next` waits (at most 5 s) for the
+ * next signal, `stop` ends the listening.
+ */
+export const listenTo = (changes: Stream.Stream<void>) =>
   Effect.gen(function*() {
     const signals = yield* Queue.unbounded<void>()
     const listener = yield* Stream.runForEach(changes, () => Queue.offer(signals, undefined)).pipe(Effect.forkChild)
     // Let the subscription settle, then forget whatever it said on connecting.
     yield* Effect.sleep("300 millis")
     yield* Queue.clear(signals)
-    for (const step of steps) {
-      yield* step
-      yield* Queue.take(signals).pipe(Effect.timeout("5 seconds"))
-    }
-    yield* Fiber.interrupt(listener)
+    return { next: Queue.take(signals).pipe(Effect.timeout("5 seconds")), stop: Fiber.interrupt(listener) }
   })
 
 /** A millisecond-precise instant `ms` after a fixed origin, as records store it. */
