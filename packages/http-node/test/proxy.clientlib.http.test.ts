@@ -7,8 +7,9 @@
  * host over HTTP with the network simulator behind it. A simulated contact
  * writes first; then everything goes through the library: text, reaction,
  * interactive and template sends, mark read, the stored history (messages,
- * conversations, contacts), media upload/metadata/download/delete, and
- * template create/list/get. A wrong key surfaces as the library's error.
+ * conversations, contacts), media upload/metadata/download/delete,
+ * template create/list/get, and the business profile and settings (edges the
+ * proxy forwards as is). A wrong key surfaces as the library's error.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { GraphApiError, WhatsAppClient } from "@kapso/whatsapp-cloud-api"
@@ -238,6 +239,30 @@ describe("@kapso/whatsapp-cloud-api against {proxy_url}", () => {
     assert.strictEqual(stored.type, "template")
   })
 
+  it("reads and updates the business profile and the number's settings, forwarded to the network as is", async () => {
+    const updated = await client.phoneNumbers.businessProfile.update({
+      phoneNumberId: pnid,
+      about: "Open 9 to 5",
+      websites: ["https://acme.test"],
+      vertical: "RETAIL"
+    })
+    assert.deepStrictEqual(updated, { success: true })
+    const profile = await client.phoneNumbers.businessProfile.get({ phoneNumberId: pnid, fields: "about,websites,vertical" })
+    assert.deepStrictEqual(profile, {
+      data: [{ about: "Open 9 to 5", websites: ["https://acme.test"], vertical: "RETAIL", messagingProduct: "whatsapp" }]
+    })
+    const tooLong = await rejection(client.phoneNumbers.businessProfile.update({ phoneNumberId: pnid, about: "x".repeat(140) }))
+    assert.instanceOf(tooLong, GraphApiError)
+    if (!(tooLong instanceof GraphApiError)) return
+    assert.strictEqual(tooLong.httpStatus, 400)
+    assert.strictEqual(tooLong.code, 100)
+
+    const enabled = await client.phoneNumbers.settings.update({ phoneNumberId: pnid, calling: { status: "ENABLED" } })
+    assert.deepStrictEqual(enabled, { success: true })
+    const settings = await client.phoneNumbers.settings.get({ phoneNumberId: pnid })
+    assert.strictEqual(settings.calling?.status, "ENABLED")
+  })
+
   it("also works Meta-style, with the project key as the bearer accessToken", async () => {
     const bearer = new WhatsAppClient({ baseUrl: `${host.url}/proxy`, accessToken: host.key })
     const sent = await bearer.messages.sendText({ phoneNumberId: pnid, to: CONTACT, body: "bearer" })
@@ -247,13 +272,14 @@ describe("@kapso/whatsapp-cloud-api against {proxy_url}", () => {
   it("surfaces a wrong key as the library's GraphApiError (401), on sends and reads", async () => {
     const wrong = new WhatsAppClient({ baseUrl: `${host.url}/proxy`, kapsoApiKey: "pk_test_not_a_key" })
     const before = (await run(host.simulator.outbox(pnid))).length
+    // Started one at a time: a second call already running would reject before anyone awaits it.
     for (
       const call of [
-        wrong.messages.sendText({ phoneNumberId: pnid, to: CONTACT, body: "nope" }),
-        wrong.messages.query({ phoneNumberId: pnid })
+        () => wrong.messages.sendText({ phoneNumberId: pnid, to: CONTACT, body: "nope" }),
+        () => wrong.messages.query({ phoneNumberId: pnid })
       ]
     ) {
-      const error = await rejection(call)
+      const error = await rejection(call())
       assert.instanceOf(error, GraphApiError)
       if (!(error instanceof GraphApiError)) return
       assert.strictEqual(error.httpStatus, 401)

@@ -1,13 +1,15 @@
 /**
  * The proxy's pass-through routes over real HTTP with the network simulator
- * behind them (decisions 4.10): templates, block users and usernames. Bodies
- * go out byte for byte; answers and error objects come back unchanged; ids
- * that are not the project's answer 404 (code 100).
+ * behind them (decisions 4.10): templates, block users, usernames, and any
+ * other edge of a number of the project's (business profile, settings, ...),
+ * forwarded as is. Bodies go out byte for byte; answers and error objects come
+ * back unchanged; ids that are not the project's answer 404 (code 100).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Ids, MessagingNetwork, UpstreamSettings } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll } from "vitest"
 import { type MessagingHost, startMessagingHost } from "./messaging.support.ts"
 
@@ -150,5 +152,97 @@ describe("proxy interactive form metadata", () => {
     assert.strictEqual(unknown.body.error.code, 100)
     const other = await host.request("POST", `/proxy/${flowId}`, { raw: JSON.stringify({ name: "x" }), key: host.otherKey })
     assert.strictEqual(other.status, 404, other.text)
+  })
+})
+
+/** The number's business profile as the network holds it, asked directly with the stored token. */
+const profileAtNetwork = async () => {
+  const answer = await run(
+    network().forward({ accessToken: Redacted.make(token) }, { method: "GET", path: `${pnid}/whatsapp_business_profile` })
+  )
+  return text(answer.body)
+}
+
+describe("proxy pass-through of other edges", () => {
+  it("reads and updates the business profile; the answers are the network's bytes", async () => {
+    const first = await host.request("GET", `/proxy/v24.0/${pnid}/whatsapp_business_profile`)
+    assert.strictEqual(first.status, 200, first.text)
+    assert.strictEqual(first.text, await profileAtNetwork())
+
+    const update = { messaging_product: "whatsapp", about: "Open daily", websites: ["https://acme.test"], vertical: "RETAIL" }
+    const updated = await host.request("POST", `/proxy/${pnid}/whatsapp_business_profile`, { body: update })
+    assert.strictEqual(updated.status, 200, updated.text)
+    assert.deepStrictEqual(updated.body, { success: true })
+    const read = await host.request("GET", `/proxy/${pnid}/whatsapp_business_profile?fields=about,websites,vertical`)
+    assert.deepStrictEqual(read.body, {
+      data: [{ about: "Open daily", websites: ["https://acme.test"], vertical: "RETAIL", messaging_product: "whatsapp" }]
+    })
+
+    // The network's validation, its error object forwarded as is.
+    const tooLong = await host.request("POST", `/proxy/${pnid}/whatsapp_business_profile`, {
+      body: { messaging_product: "whatsapp", about: "x".repeat(140) }
+    })
+    assert.strictEqual(tooLong.status, 400, tooLong.text)
+    assert.strictEqual(tooLong.body.error.code, 100)
+    assert.property(tooLong.body.error, "fbtrace_id")
+  })
+
+  it("reads and updates the number's settings", async () => {
+    const before = await host.request("GET", `/proxy/${pnid}/settings`)
+    assert.strictEqual(before.status, 200, before.text)
+    assert.strictEqual(before.body.calling.status, "DISABLED")
+    const updated = await host.request("POST", `/proxy/${pnid}/settings`, { body: { calling: { status: "ENABLED" } } })
+    assert.deepStrictEqual(updated.body, { success: true })
+    assert.strictEqual((await host.request("GET", `/proxy/${pnid}/settings`)).body.calling.status, "ENABLED")
+  })
+
+  it("answers an edge the network does not have with the network's own error, unchanged", async () => {
+    const unknown = await host.request("GET", `/proxy/${pnid}/no_such_edge`)
+    assert.strictEqual(unknown.status, 400, unknown.text)
+    assert.strictEqual(unknown.body.error.code, 100)
+    assert.strictEqual(unknown.body.error.error_subcode, 33)
+    assert.strictEqual(unknown.body.error.type, "GraphMethodException")
+    assert.isString(unknown.body.error.fbtrace_id, "made by the network, not the proxy")
+    // A method the network does not take answers its shape too, made by the proxy.
+    const put = await host.request("PUT", `/proxy/${pnid}/settings`, { body: {} })
+    assert.strictEqual(put.status, 400, put.text)
+    assert.strictEqual(put.body.error.code, 100)
+    assert.strictEqual(put.body.error.error_subcode, 33)
+    assert.match(put.body.error.message, /^\(#100\) Unsupported put request/)
+  })
+
+  it("never climbs out of the number's edges with dot segments, on any route", async () => {
+    // fetch normalises `..` before sending; a raw request does not.
+    const rawGet = (path: string) =>
+      new Promise<{ readonly status: number; readonly body: any }>((resolve, reject) => {
+        const url = new URL(host.url)
+        const req = httpRequest({ host: url.hostname, port: url.port, method: "GET", path, headers: { "x-api-key": host.key } }, (res) => {
+          const chunks: Array<Buffer> = []
+          res.on("data", (c: Buffer) => chunks.push(c))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }))
+        })
+        req.on("error", reject)
+        req.end()
+      })
+    for (const path of [`/proxy/${pnid}/%2e%2e/${pnid}`, `/proxy/%2e%2e?phone_number_id=${pnid}`, `/proxy/v24.0/%2e`]) {
+      const answer = await rawGet(path)
+      assert.strictEqual(answer.status, 400, path)
+      assert.strictEqual(answer.body.error.code, 100, path)
+    }
+  })
+
+  it("answers 404 (code 100) for another project's number and 401 without a key, before the network", async () => {
+    const before = await profileAtNetwork()
+    const other = await host.request("POST", `/proxy/${pnid}/whatsapp_business_profile`, {
+      body: { messaging_product: "whatsapp", about: "hijacked" },
+      key: host.otherKey
+    })
+    assert.strictEqual(other.status, 404, other.text)
+    assert.strictEqual(other.body.error.code, 100)
+    assert.strictEqual((await host.request("GET", `/proxy/${pnid}/settings`, { key: host.otherKey })).status, 404)
+    const anonymous = await host.request("GET", `/proxy/${pnid}/settings`, { key: null })
+    assert.strictEqual(anonymous.status, 401)
+    assert.deepStrictEqual(anonymous.body, { error: "Invalid API key" })
+    assert.strictEqual(await profileAtNetwork(), before, "nothing changed at the network")
   })
 })

@@ -110,9 +110,10 @@ export const make = (options: CloudApiOptions) =>
      */
     const urlOf = (access: NetworkAccess, segments: ReadonlyArray<string>): Effect.Effect<string> => {
       const version = access.version ?? DefaultApiVersion
-      return isApiVersion(version)
-        ? Effect.succeed(`${base}/${version}/${segments.map(encodeURIComponent).join("/")}`)
-        : Effect.die(new Error(`not a version segment: ${JSON.stringify(version)}`))
+      if (!isApiVersion(version)) return Effect.die(new Error(`not a version segment: ${JSON.stringify(version)}`))
+      // A URL resolves `.`/`..` (even encoded), which would leave the object the caller was allowed to reach.
+      if (segments.some((s) => s === "." || s === "..")) return Effect.die(new Error(`dot segment in ${segments.join("/")}`))
+      return Effect.succeed(`${base}/${version}/${segments.map(encodeURIComponent).join("/")}`)
     }
 
     const execute = <A>(
@@ -265,7 +266,23 @@ export const make = (options: CloudApiOptions) =>
           }
         }),
       unsubscribeApp: (access, businessAccountId) =>
-        call("MessagingNetwork.unsubscribeApp", SuccessAnswer, access, "DELETE", [businessAccountId, "subscribed_apps"])
+        call("MessagingNetwork.unsubscribeApp", SuccessAnswer, access, "DELETE", [businessAccountId, "subscribed_apps"]),
+
+      forward: (access, { body, contentType, method, path, query }) =>
+        Effect.flatMap(urlOf(access, path.split("/").filter((s) => s.length > 0)), (url) => {
+          const request = HttpClientRequest.make(method)(url).pipe(
+            HttpClientRequest.setUrlParams(new URLSearchParams(query)),
+            HttpClientRequest.acceptJson
+          )
+          return execute<Uint8Array>(
+            "MessagingNetwork.forward",
+            access,
+            body === undefined || body.byteLength === 0
+              ? request
+              : HttpClientRequest.bodyUint8Array(request, body, contentType ?? "application/json"),
+            undefined
+          )
+        })
     })
   })
 

@@ -870,15 +870,15 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
           return json(200, toProxyContact(contact))
         }))
 
-      const forward = (
-        projectId: string,
-        phoneNumberId: string,
-        method: string,
-        rest: ReadonlyArray<string>,
-        query: URLSearchParams,
-        body: Uint8Array | undefined,
-        contentType: string | undefined,
-        version?: string | undefined
+      const forward: MessagingProxy["Service"]["forward"] = (
+        projectId,
+        phoneNumberId,
+        method,
+        rest,
+        query,
+        body,
+        contentType,
+        version
       ) =>
         answered(Effect.gen(function*() {
           const config = yield* ownNumber(projectId, phoneNumberId)

@@ -1,7 +1,8 @@
 /**
  * The messaging network, as Parley asks things of it: send a message envelope,
  * mark read, media, templates, block lists, interactive-form metadata,
- * usernames, facts about numbers and the checks health needs.
+ * usernames, facts about numbers and the checks health needs; and `forward`
+ * for any other edge, as given.
  *
  * Every call carries the credentials of the number (or business account) it
  * acts for: its access token, and the version segment to call (`v24.0`
@@ -122,6 +123,17 @@ export interface MediaFile {
   readonly filename: string
 }
 
+/** A request on an edge the port has no operation for: the proxy's pass-through, sent as given. */
+export interface ForwardRequest {
+  readonly method: "GET" | "POST" | "DELETE"
+  /** After the version segment, unencoded segments joined by `/`: `<phone_number_id>/whatsapp_business_profile`. */
+  readonly path: string
+  readonly query?: URLSearchParams | string | undefined
+  /** Sent byte for byte with `contentType` (default `application/json`); none when empty. */
+  readonly body?: Uint8Array | undefined
+  readonly contentType?: string | undefined
+}
+
 type Call<A> = Effect.Effect<NetworkAnswer<A>, NetworkError>
 
 export class MessagingNetwork extends Context.Service<MessagingNetwork, {
@@ -207,6 +219,9 @@ export class MessagingNetwork extends Context.Service<MessagingNetwork, {
   ) => Call<SuccessAnswer>
   /** `DELETE /<waba_id>/subscribed_apps`. */
   readonly unsubscribeApp: (access: NetworkAccess, businessAccountId: string) => Call<SuccessAnswer>
+
+  /** Any other request, answered as the network sent it: the `value` is the answer's bytes. */
+  readonly forward: (access: NetworkAccess, request: ForwardRequest) => Call<Uint8Array>
 }>()("@parley/core/ports/MessagingNetwork") {}
 
 /**

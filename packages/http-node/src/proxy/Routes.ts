@@ -14,6 +14,8 @@
  * (`POST /<phone_number_id>/media`, `GET`/`DELETE /<media_id>?phone_number_id=`,
  * and the token-carrying `GET /proxy/media_download/<token>` behind `download_url`),
  * templates, block users, usernames and interactive form metadata (`POST /<flow_id>`).
+ * Any other request on a number of the project's (business profile, settings,
+ * ...) is forwarded to the network unchanged with the number's token.
  */
 import { invalidParameter, MessagingProxy, Projects, type ProxyAnswer, PublicUrl, unknownObject } from "@parley/core"
 import { ByteSize, Effect, Layer } from "effect"
@@ -100,6 +102,11 @@ const dispatch = (projects: Projects["Service"], proxy: MessagingProxy["Service"
     if (principal._tag === "None") return errorResponse(401, "Invalid API key")
     const projectId = principal.value.project.id
     setProjectId(request, projectId)
+    // Dot segments (`%2e%2e` too: the URL parser resolves them) name no object of the network's; resolved into its
+    // address they would name another one.
+    if (!url.pathname.startsWith(PROXY_PREFIX) || segments.some((s) => s === "." || s === "..")) {
+      return answer(invalidParameter(400, "Unsupported request: the path names no object"))
+    }
 
     if (segments.length === 2 && segments[1] === "messages" && method === "POST") {
       const body = yield* readBody(request, MAX_SEND_BODY_BYTES)
@@ -180,11 +187,25 @@ const dispatch = (projects: Projects["Service"], proxy: MessagingProxy["Service"
       }
     }
     if (segments.length >= 1) {
-      // An id the project does not hold answers 404 before anything else (decisions 4.10).
+      // An id the project does not hold answers 404 before anything else (decisions 4.10), even before its body is read.
       const owned = yield* proxy.number(projectId, segments[0]!)
       if (owned._tag === "None") return answer(unknownObject(segments[0]!))
+      // Any other edge of the number goes to the network as is.
+      const body = method === "POST" || method === "DELETE" ? yield* readBody(request, MAX_SEND_BODY_BYTES) : undefined
+      return answer(
+        yield* proxy.forward(
+          projectId,
+          segments[0]!,
+          method,
+          segments.slice(1),
+          url.searchParams,
+          body,
+          request.headers["content-type"],
+          version
+        )
+      )
     }
-    return errorResponse(404, "Not found")
+    return answer(invalidParameter(400, "Unsupported request: the path names no object"))
   }).pipe(
     Effect.catchTag("HttpServerError", (e) =>
       Effect.succeed(

@@ -53,10 +53,34 @@ export interface NumberRecord {
   isOnBizApp: boolean
   isOfficialBusinessAccount: boolean
   username: { username: string; status: string } | undefined
+  /** `/whatsapp_business_profile`: the members set, as the network stores them. */
+  profile: BusinessProfile
+  /** `/settings`. */
+  settings: NumberSettings
   /** Times of the messages of the last second (throughput). */
   events: Array<number>
   /** Blocked contacts by business-scoped user id, in blocking order. */
   readonly blocked: Map<string, ContactRef>
+}
+
+export interface BusinessProfile {
+  about?: string
+  address?: string
+  description?: string
+  email?: string
+  profile_picture_url?: string
+  websites?: Array<string>
+  vertical?: string
+}
+
+export interface NumberSettings {
+  calling: {
+    status: string
+    call_icon_visibility: string
+    callback_permission_status: string
+    call_hours?: Json
+    sip?: Json
+  }
 }
 
 export interface AccountRecord {

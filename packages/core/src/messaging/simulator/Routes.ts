@@ -7,7 +7,8 @@
  * (GET/DELETE media; GET number facts, template, form; POST template edit or
  * form metadata), `<waba>/message_templates`, `<waba>/phone_numbers`,
  * `<waba>/subscribed_apps`, `<pnid>/block_users`, `<pnid>/username`,
- * `<pnid>/username_suggestions`; and `/attachments/?mid=` (media bytes,
+ * `<pnid>/username_suggestions`, `<pnid>/whatsapp_business_profile`,
+ * `<pnid>/settings`; and `/attachments/?mid=` (media bytes,
  * bearer-only, 5 minutes). Every call needs `Authorization: Bearer <token>`
  * of the account that owns what it touches.
  */
@@ -52,6 +53,7 @@ import {
 } from "./Model.ts"
 import { type SimError, simError, unknownObject } from "./NetworkErrors.ts"
 import type { SimBody, SimRequest } from "./Protocol.ts"
+import { profileView, settingsView, updateProfile, updateSettings } from "./Profile.ts"
 import { readTemplate } from "./Templates.ts"
 import { checkLanguage, checkName } from "./Templates.ts"
 
@@ -86,6 +88,12 @@ const decoder = new TextDecoder()
 /** A body read as the network reads it: JSON, or form fields (JSON-looking values parsed). */
 const readBody = (body: SimBody): { readonly value: unknown } | undefined => {
   if (body._tag === "None") return { value: undefined }
+  // The HTTP face parses URL-encoded bodies into fields; bytes handed over in process get the same reading.
+  if (body._tag === "Bytes" && /^application\/x-www-form-urlencoded/i.test(body.contentType)) {
+    const fields: Record<string, string> = {}
+    for (const [key, value] of new URLSearchParams(decoder.decode(body.bytes))) fields[key] ??= value
+    return readBody({ _tag: "Form", fields, files: [] })
+  }
   if (body._tag === "Form") {
     const value: Json = {}
     for (const [key, field] of Object.entries(body.fields)) {
@@ -753,7 +761,9 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
     case "media":
     case "block_users":
     case "username":
-    case "username_suggestions": {
+    case "username_suggestions":
+    case "whatsapp_business_profile":
+    case "settings": {
       const number = ownedNumber(state, accountId, method, id)
       if (isSimError(number)) return fail(number)
       if (edge === "messages" && method === "POST") return send(state, ctx, number, request, version)
@@ -785,6 +795,14 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
         }
       }
       if (edge === "username_suggestions" && method === "GET") return usernameSuggestions(state, number)
+      if (edge === "whatsapp_business_profile") {
+        if (method === "GET") return profileView(number, request.query["fields"])
+        if (method === "POST") return withBody((value) => updateProfile(number, value))
+      }
+      if (edge === "settings") {
+        if (method === "GET") return settingsView(number)
+        if (method === "POST") return withBody((value) => updateSettings(number, value))
+      }
       return fail(unknownObject(method, `${id}/${edge}`))
     }
     case "message_templates":

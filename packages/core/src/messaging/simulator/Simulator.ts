@@ -42,6 +42,7 @@ import {
 } from "./Model.ts"
 import { errorBody, statusOf, webhookError } from "./NetworkErrors.ts"
 import { envelope, inboundPayload, statusPayload, statusReport, type StatusReport, webhookContact } from "./Payloads.ts"
+import { newProfile, newSettings } from "./Profile.ts"
 import type { SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
 import {
   flowCategories,
@@ -378,6 +379,8 @@ const make = (options: NetworkSimulatorOptions) =>
           isOnBizApp: input.isOnBizApp ?? false,
           isOfficialBusinessAccount: input.isOfficialBusinessAccount ?? false,
           username: existing?.username,
+          profile: existing?.profile ?? newProfile(),
+          settings: existing?.settings ?? newSettings(),
           events: existing?.events ?? [],
           blocked: existing?.blocked ?? new Map()
         }

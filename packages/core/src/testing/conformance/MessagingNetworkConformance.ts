@@ -820,5 +820,72 @@ export const messagingNetworkConformance = <E>(name: string, options: MessagingN
         yield* refused(network.getUsername(access, PNID), 404, 100)
       })
     )
+
+    test(
+      "forwards other edges: the business profile, settings, and the network's error for an edge it does not have",
+      Effect.gen(function*() {
+        const { network } = yield* setup
+        const profile = `${PNID}/whatsapp_business_profile`
+        const get = (path: string, query?: string) => network.forward(access, { method: "GET", path, query })
+        const post = (path: string, body: object) =>
+          network.forward(access, { method: "POST", path, body: encoder.encode(JSON.stringify(body)) })
+        const fresh = json((yield* get(profile)).body)
+        assert.strictEqual(fresh.data.length, 1)
+        assert.strictEqual(fresh.data[0].messaging_product, MessagingProduct)
+
+        const updated = yield* post(profile, {
+          messaging_product: MessagingProduct,
+          about: "Open 9 to 5",
+          email: "hello@shop.test",
+          websites: ["https://shop.test", "https://shop.test/help"],
+          vertical: "RETAIL"
+        })
+        assert.strictEqual(updated.status, 200)
+        assert.include(updated.contentType, "application/json")
+        assert.deepStrictEqual(json(updated.body), { success: true })
+        assert.deepStrictEqual(json((yield* get(profile, "fields=about,websites")).body), {
+          data: [{ about: "Open 9 to 5", websites: ["https://shop.test", "https://shop.test/help"], messaging_product: MessagingProduct }]
+        })
+        // Graph also takes form-encoded parameters.
+        const form = yield* network.forward(access, {
+          method: "POST",
+          path: profile,
+          body: encoder.encode("messaging_product=whatsapp&address=1+Main+St"),
+          contentType: "application/x-www-form-urlencoded"
+        })
+        assert.deepStrictEqual(json(form.body), { success: true })
+        assert.strictEqual(json((yield* get(profile, "fields=address")).body).data[0].address, "1 Main St")
+
+        yield* refused(post(profile, { about: "no product" }), 400, 100)
+        yield* refused(post(profile, { messaging_product: MessagingProduct, about: "x".repeat(140) }), 400, 100)
+        yield* refused(
+          post(profile, { messaging_product: MessagingProduct, websites: ["https://a.test", "https://b.test", "https://c.test"] }),
+          400,
+          100
+        )
+        yield* refused(post(profile, { messaging_product: MessagingProduct, vertical: "SPACESHIPS" }), 400, 100)
+        yield* refused(get(profile, "fields=not_a_field"), 400, 100)
+        assert.strictEqual(json((yield* get(profile, "fields=about")).body).data[0].about, "Open 9 to 5", "refusals change nothing")
+
+        const settings = `${PNID}/settings`
+        assert.strictEqual(json((yield* get(settings)).body).calling.status, "DISABLED")
+        const enabled = yield* post(settings, { calling: { status: "ENABLED", call_icon_visibility: "DEFAULT" } })
+        assert.deepStrictEqual(json(enabled.body), { success: true })
+        assert.deepStrictEqual(json((yield* get(settings)).body).calling, {
+          status: "ENABLED",
+          call_icon_visibility: "DEFAULT",
+          callback_permission_status: "DISABLED"
+        })
+        yield* refused(post(settings, { calling: { status: "MAYBE" } }), 400, 100)
+        yield* refused(post(settings, { no_such_setting: true }), 400, 100)
+
+        const unknown = yield* refused(get(`${PNID}/no_such_edge`), 400, 100)
+        assert.strictEqual(unknown.error.error_subcode, 33)
+        assert.strictEqual(unknown.error.type, "GraphMethodException")
+        assert.match(unknown.error.error_data?.details ?? "", /^Unsupported get request\. Object with ID '/)
+        yield* refused(network.forward(access, { method: "DELETE", path: profile }), 400, 100)
+        yield* refused(get(`${OTHER_PNID}/settings`), 400, 100)
+      })
+    )
   })
 }
