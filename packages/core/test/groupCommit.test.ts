@@ -52,4 +52,35 @@ describe("GroupCommit", () => {
       assert.strictEqual(alone, 3)
       assert.strictEqual(failedBatches, 1)
     }))
+
+  it.effect("runs as many batches at once as it has writers", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      let running = 0
+      let most = 0
+      const submit = yield* GroupCommit.make<number, number, never>({
+        max: 2,
+        writers: 2,
+        many: (items) =>
+          Effect.gen(function*() {
+            most = Math.max(most, ++running)
+            yield* Deferred.await(gate)
+            running--
+            return items.map((n) => Exit.succeed(n))
+          }),
+        one: (n) =>
+          Effect.gen(function*() {
+            most = Math.max(most, ++running)
+            yield* Deferred.await(gate)
+            running--
+            return n
+          })
+      })
+      const all = yield* Effect.forkChild(Effect.forEach([1, 2, 3, 4, 5], submit, { concurrency: "unbounded" }))
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      assert.strictEqual(most, 2, "two writers busy, the rest waiting")
+      yield* Deferred.succeed(gate, undefined)
+      assert.deepStrictEqual(yield* Fiber.join(all), [1, 2, 3, 4, 5])
+      assert.strictEqual(most, 2)
+    }))
 })

@@ -96,8 +96,10 @@ export interface OutboundInput {
   readonly origin?: MessageOrigin | undefined
 }
 
-/** The most outbound records or status reports written in one transaction. */
+/** The most outbound records or network ids written in one transaction. */
 const BATCH_MAX = 256
+/** Such transactions running at once: their round trips overlap. */
+const BATCH_WRITERS = 4
 
 /** A status as the network reports it, in rank order (decisions 3.5); `played` counts as `read`. */
 const RANK: Readonly<Record<string, number>> = { pending: 0, sent: 1, delivered: 2, read: 3 }
@@ -726,6 +728,7 @@ export class Messaging extends Context.Service<Messaging, {
 
       const submitOutbound = yield* GroupCommit.make<PendingOutbound, OutboundRecorded, Unprocessable>({
         max: BATCH_MAX,
+        writers: BATCH_WRITERS,
         many: recordOutboundBatch,
         one: (p) => Effect.flatMap(recordOutboundBatch([p]), (outcomes) => outcomes[0]!)
       })
@@ -795,6 +798,7 @@ export class Messaging extends Context.Service<Messaging, {
 
       const submitAssignment = yield* GroupCommit.make<PendingAssignment, MessageRecord, never>({
         max: BATCH_MAX,
+        writers: BATCH_WRITERS,
         many: assignBatch,
         one: (p) => Effect.flatMap(assignBatch([p]), (exits) => exits[0]!)
       })
