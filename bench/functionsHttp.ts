@@ -192,6 +192,7 @@ const merge = (runs: ReadonlyArray<LoadResult>): LoadResult => {
   const requests = runs.reduce((n, r) => n + r.requests, 0)
   const seconds = runs.reduce((n, r) => n + r.seconds, 0)
   return {
+    connections: runs[0]?.connections ?? 0,
     requests,
     errors: runs.reduce((n, r) => n + r.errors, 0),
     seconds,

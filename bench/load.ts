@@ -19,6 +19,7 @@ export interface LoadOptions {
 }
 
 export interface LoadResult {
+  readonly connections: number
   readonly requests: number
   readonly errors: number
   readonly seconds: number
@@ -62,6 +63,7 @@ const run = async (options: LoadOptions): Promise<LoadResult> => {
   agent.destroy()
   latencies.sort((a, b) => a - b)
   return {
+    connections: options.connections,
     requests: latencies.length,
     errors,
     seconds,
