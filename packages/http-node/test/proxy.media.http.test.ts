@@ -9,7 +9,7 @@ import { Ids, UpstreamSettings } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
 
 let host: MessagingHost
 let pnid: string
@@ -114,5 +114,49 @@ describe("proxy media", () => {
     const other = await upload(new Uint8Array(10), "application/pdf", { key: host.otherKey })
     assert.strictEqual(other.status, 404)
     assert.strictEqual(other.body.error.code, 100)
+  })
+
+  it("refuses a send of media uploaded through another business account's number (decisions 7.4)", async () => {
+    // A second number of the project, on another business account; the contact writes to it first.
+    const simulator = Option.getOrThrow(Context.get(host.context, UpstreamSettings).simulator)
+    const other = { phoneNumberId: "100000000000777", businessAccountId: "200000000000777", accessToken: "other-account-token" }
+    await Effect.runPromise(simulator.registerNumber({ ...other, displayPhoneNumber: "+1 555-010-0777", verifiedName: "Other" }))
+    const connected = await host.request("POST", "/platform/v1/msg/phone_numbers", {
+      body: {
+        msg_config: {
+          phone_number_id: other.phoneNumberId,
+          business_account_id: other.businessAccountId,
+          access_token: other.accessToken
+        }
+      }
+    })
+    assert.strictEqual(connected.status, 201, connected.text)
+    const contact = "15550107070"
+    await Effect.runPromise(simulator.inbound(other.phoneNumberId, { from: contact, message: { type: "text", text: { body: "hi" } } }))
+    await Effect.runPromise(simulator.inbound(pnid, { from: contact, message: { type: "text", text: { body: "hi" } } }))
+    await eventually("both windows open", async () => {
+      const a = await host.request("GET", `/proxy/${pnid}/messages?direction=inbound`)
+      const b = await host.request("GET", `/proxy/${other.phoneNumberId}/messages?direction=inbound`)
+      return a.body.data.some((m: any) => m.from === contact) && b.body.data.length > 0
+    })
+
+    const png = new Uint8Array(64)
+    png.set([0x89, 0x50, 0x4e, 0x47], 0)
+    const up = await upload(png, "image/png")
+    assert.strictEqual(up.status, 200, up.text)
+    const send = (number: string) =>
+      host.request("POST", `/proxy/v24.0/${number}/messages`, {
+        body: { messaging_product: "whatsapp", to: contact, type: "image", image: { id: up.body.id, caption: "x" } }
+      })
+    const refused = await send(other.phoneNumberId)
+    assert.strictEqual(refused.status, 422, refused.text)
+    assert.deepStrictEqual(refused.body, {
+      error: `Media ${up.body.id} was uploaded through another business account than the sending number's`,
+      code: "messaging_account_mismatch"
+    })
+    const stored = await host.request("GET", `/proxy/${other.phoneNumberId}/messages?direction=outbound`)
+    assert.deepStrictEqual(stored.body.data, [], "a refused send is not recorded")
+    const sent = await send(pnid)
+    assert.strictEqual(sent.status, 200, sent.text)
   })
 })

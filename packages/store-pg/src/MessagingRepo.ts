@@ -15,6 +15,7 @@ import {
   type ListSlice,
   type ListWindow,
   MediaRepo,
+  type MediaUpload,
   type MessageConfigFilter,
   type MessageConfigRecord,
   MessageConfigsRepo,
@@ -718,6 +719,14 @@ const toMedia = (row: MediaRow): StoredMedia => ({
   created_at: iso(row.created_at)
 })
 
+interface MediaUploadRow {
+  readonly network_media_id: string
+  readonly project_id: string
+  readonly msg_config_id: string
+  readonly business_account_id: string
+  readonly created_at: Date
+}
+
 export const layerMediaRepo = Layer.effect(
   MediaRepo,
   Effect.gen(function*() {
@@ -739,6 +748,21 @@ export const layerMediaRepo = Layer.effect(
       delete: Effect.fn("MediaRepo.delete")(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM msg_media WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         return rows.length > 0
+      }, Effect.orDie),
+
+      recordUpload: Effect.fn("MediaRepo.recordUpload")(function*(u: MediaUpload) {
+        yield* sql`
+          INSERT INTO msg_media_uploads (network_media_id, project_id, msg_config_id, business_account_id, created_at)
+          VALUES (${u.network_media_id}, ${u.project_id}, ${u.msg_config_id}, ${u.business_account_id}, ${u.created_at})
+          ON CONFLICT (project_id, network_media_id) DO UPDATE SET msg_config_id = EXCLUDED.msg_config_id,
+            business_account_id = EXCLUDED.business_account_id, created_at = EXCLUDED.created_at`
+      }, Effect.orDie),
+
+      findUploads: Effect.fn("MediaRepo.findUploads")(function*(projectId: string, networkMediaIds: ReadonlyArray<string>) {
+        if (networkMediaIds.length === 0) return []
+        const rows = yield* sql<MediaUploadRow>`
+          SELECT * FROM msg_media_uploads WHERE project_id = ${projectId} AND network_media_id = ANY(${networkMediaIds})`
+        return rows.map((row): MediaUpload => ({ ...row, created_at: iso(row.created_at) }))
       }, Effect.orDie)
     })
   })

@@ -45,6 +45,7 @@ import {
   type MessageFilter,
   type MessageStatus,
   type StoredMedia,
+  MEDIA_TYPES,
   toProxyContact,
   toProxyConversation,
   toProxyMessage
@@ -145,6 +146,25 @@ export const outsideWindow = (): ProxyAnswer =>
   networkStyleError(422, 131047, "Only template messages can be sent outside the 24-hour window", {
     subcode: 131047,
     details: "Message failed to send because more than 24 hours have passed since the customer last replied to this number."
+  })
+
+/** Ids of uploaded media an envelope sends (`image.id`, an interactive header's, a template parameter's, ...). */
+const mediaIdsOf = (value: unknown, into: Set<string> = new Set()): Set<string> => {
+  if (Array.isArray(value)) for (const item of value) mediaIdsOf(item, into)
+  else if (isObject(value)) {
+    for (const [key, inner] of Object.entries(value)) {
+      if (MEDIA_TYPES.includes(key) && isObject(inner) && typeof inner["id"] === "string") into.add(inner["id"])
+      else mediaIdsOf(inner, into)
+    }
+  }
+  return into
+}
+
+/** Decisions 7.4: the service's own refusal, flat `{ error, code }`. */
+const accountMismatch = (mediaId: string): ProxyAnswer =>
+  json(422, {
+    error: `Media ${mediaId} was uploaded through another business account than the sending number's`,
+    code: "messaging_account_mismatch"
   })
 
 /** A query parameter the proxy cannot use: the network's invalid-parameter error (code 100). */
@@ -465,6 +485,12 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
         if ((waId !== undefined || userId !== undefined) && type !== "template") {
           if (!(yield* windowOpen(config, { waId, userId }))) return outsideWindow()
         }
+        const mediaIds = mediaIdsOf(envelope)
+        if (mediaIds.size > 0) {
+          const uploads = yield* media.findUploads(config.project_id, [...mediaIds])
+          const foreign = uploads.find((u) => u.business_account_id !== config.business_account_id)
+          if (foreign !== undefined) return accountMismatch(foreign.network_media_id)
+        }
         // Recorded before it goes out (decisions 4.10); an envelope without a recipient is not recorded, the network
         // refuses it. Records and network ids of concurrent sends share their transactions.
         const recorded = yield* messaging.recordOutbound(config, { envelope, origin: "api" }).pipe(
@@ -648,9 +674,21 @@ export class MessagingProxy extends Context.Service<MessagingProxy, {
           if (typeof checked !== "string") {
             return networkStyleError(400, 131053, "(#131053) Media upload error", { details: checked.details })
           }
-          return yield* orUnreachable(
+          const answer = yield* orUnreachable(
             rawAnswer(network.uploadMedia({ accessToken: config.access_token, version }, phoneNumberId, file))
           )
+          // Remembered so a send through another business account's number is refused (decisions 7.4).
+          const uploaded = answer.status === 200 ? parseJson(answer.body) : undefined
+          if (isObject(uploaded) && typeof uploaded["id"] === "string") {
+            yield* media.recordUpload({
+              network_media_id: uploaded["id"],
+              project_id: projectId,
+              msg_config_id: config.id,
+              business_account_id: config.business_account_id,
+              created_at: new Date(yield* Clock.currentTimeMillis).toISOString()
+            })
+          }
+          return answer
         }))
 
       const mediaUrl = (

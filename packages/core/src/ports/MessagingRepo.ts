@@ -100,8 +100,21 @@ export class MessagesRepo extends Context.Service<MessagesRepo, {
   readonly statusEvents: (phoneNumberId: string, networkIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StatusEventRecord>>
 }>()("@parley/core/ports/MessagesRepo") {}
 
+/** A file the proxy uploaded to the network, and the number (and business account) it went up through. */
+export interface MediaUpload {
+  readonly network_media_id: string
+  readonly project_id: string
+  readonly msg_config_id: string
+  readonly business_account_id: string
+  readonly created_at: string
+}
+
 export class MediaRepo extends Context.Service<MediaRepo, {
   readonly insert: (media: StoredMedia) => Effect.Effect<void>
+  /** Remembers an upload (the latest of a media id wins). */
+  readonly recordUpload: (upload: MediaUpload) => Effect.Effect<void>
+  /** The project's uploads among these network media ids, in no particular order. */
+  readonly findUploads: (projectId: string, networkMediaIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<MediaUpload>>
   /** With its bytes. */
   readonly find: (projectId: string, id: string) => Effect.Effect<Option.Option<StoredMedia>>
   readonly delete: (projectId: string, id: string) => Effect.Effect<boolean>

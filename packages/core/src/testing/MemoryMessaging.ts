@@ -25,6 +25,7 @@ import {
   ContactsRepo,
   ConversationsRepo,
   MediaRepo,
+  type MediaUpload,
   MESSAGING_TOTAL_CAP,
   MessagesRepo,
   MessagingLocks,
@@ -44,6 +45,7 @@ const Conversations = memoryTable<ConversationRecord>("msg_conversations")
 const Messages = memoryTable<MessageRecord>("msg_messages")
 const StatusEvents = memoryTable<StatusEventRecord>("msg_status_events")
 const Media = memoryTable<StoredMedia>("msg_media")
+const MediaUploads = memoryTable<MediaUpload>("msg_media_uploads")
 const Inbox = memoryTable<InboxEntry>("msg_upstream_inbox")
 const TemplateStatuses = memoryTable<TemplateStatusRecord>("msg_template_status_events")
 
@@ -578,6 +580,20 @@ export const layerMemoryMediaRepo = Layer.effect(
           const current = db.get(Media, id)
           return current !== undefined && current.project_id === projectId && db.remove(Media, id)
         })
+      ),
+      recordUpload: Effect.fn("MediaRepo.recordUpload")((upload: MediaUpload) =>
+        store.run((db) => {
+          requireProject(db, upload.project_id)
+          db.put(MediaUploads, `${upload.project_id}\u0000${upload.network_media_id}`, {
+            ...upload,
+            created_at: timestamp(upload.created_at)
+          })
+        })
+      ),
+      findUploads: Effect.fn("MediaRepo.findUploads")((projectId: string, networkMediaIds: ReadonlyArray<string>) =>
+        store.run((db) =>
+          networkMediaIds.flatMap((id) => Option.toArray(Option.fromNullishOr(db.get(MediaUploads, `${projectId}\u0000${id}`))))
+        )
       )
     })
   })

@@ -778,6 +778,25 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.isTrue(yield* repo.delete(a.id, media.id))
           assert.isTrue(Option.isNone(yield* repo.find(a.id, media.id)))
         }))
+
+      it.effect("remembers uploads per project, the latest of a media id winning", () =>
+        Effect.gen(function*() {
+          const repo = yield* MediaRepo
+          const a = yield* givenProject()
+          const b = yield* givenProject()
+          const upload = { network_media_id: "9001", project_id: a.id, msg_config_id: "cfg-1", business_account_id: "waba-1", created_at: at(1) }
+          yield* repo.recordUpload(upload)
+          yield* repo.recordUpload({ ...upload, network_media_id: "9002" })
+          const again = { ...upload, msg_config_id: "cfg-2", business_account_id: "waba-2", created_at: at(2) }
+          yield* repo.recordUpload(again)
+          const found = yield* repo.findUploads(a.id, ["9001", "9002", "9003"])
+          assert.deepStrictEqual([...found].sort((x, y) => x.network_media_id.localeCompare(y.network_media_id)), [
+            again,
+            { ...upload, network_media_id: "9002" }
+          ])
+          assert.deepStrictEqual(yield* repo.findUploads(b.id, ["9001"]), [], "another project's uploads stay apart")
+          assert.deepStrictEqual(yield* repo.findUploads(a.id, []), [])
+        }))
     })
 
     layer(storage, { excludeTestServices: true })("UpstreamInboxRepo", (it) => {
