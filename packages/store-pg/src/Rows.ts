@@ -106,6 +106,8 @@ export const batched = Effect.fnUntraced(function*<A, B>(sql: SqlClient.SqlClien
     const exit = yield* Effect.exit(options.many(batch.map(([a]) => a)))
     if (Exit.isSuccess(exit)) {
       for (const [i, [, done]] of batch.entries()) yield* Deferred.succeed(done, exit.value[i]!)
+    } else if (batch.length === 1) {
+      yield* Deferred.failCause(batch[0]![1], exit.cause)
     } else {
       for (const [a, done] of batch) yield* Deferred.done(done, yield* Effect.exit(one(a)))
     }

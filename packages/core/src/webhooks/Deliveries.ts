@@ -461,18 +461,17 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
 
       const deliver = Effect.fn("WebhookDeliveries.deliver")(
         function*(webhook: WebhookRecord, event: PlannedEvent, context: DeliveryContext, sourceKey: string) {
+          // One insert: no transaction (see `dispatch`).
           const later: AfterCommit = []
-          yield* tx.withTransaction(Effect.gen(function*() {
-            yield* createAndQueue(yield* newDelivery(webhook, {
-              event: event.event,
-              body: serialize(bodyOf(event, webhook.payload_version)),
-              context,
-              sourceKey,
-              payloadVersion: webhook.payload_version,
-              batchSize: null,
-              test: false
-            }), later)
-          }))
+          yield* createAndQueue(yield* newDelivery(webhook, {
+            event: event.event,
+            body: serialize(bodyOf(event, webhook.payload_version)),
+            context,
+            sourceKey,
+            payloadVersion: webhook.payload_version,
+            batchSize: null,
+            test: false
+          }), later)
           yield* runAfterCommit(later)
         }
       )

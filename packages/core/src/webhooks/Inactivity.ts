@@ -25,6 +25,7 @@ import { JobQueue } from "../ports/JobQueue.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { WebhooksRepo } from "../ports/WebhooksRepo.ts"
 import { configRef } from "../tenancy/MessageConfig.ts"
+import { ActiveWebhooks } from "./ActiveWebhooks.ts"
 import { WebhookDeliveries } from "./Deliveries.ts"
 import { toV1 } from "./Payloads.ts"
 import type { WebhookRecord } from "./Webhook.ts"
@@ -67,6 +68,7 @@ export const makeWebhookInactivity = Effect.gen(function*() {
   const configs = yield* MessageConfigsRepo
   const jobs = yield* JobQueue
   const deliveries = yield* WebhookDeliveries
+  const active = yield* ActiveWebhooks
 
   const enqueue = (job: InactivityJob, runAt: number, dedupeKey: string) =>
     jobs.enqueue(INACTIVITY_QUEUE, job, { ...JOB_RETRIES, runAt, dedupeKey })
@@ -80,7 +82,8 @@ export const makeWebhookInactivity = Effect.gen(function*() {
       )
     }
     const activeAt = Date.parse(payload.active_at)
-    for (const webhook of yield* webhooks.listActive(entry.project_id, payload.phone_number_id)) {
+    // Remembered (see `ActiveWebhooks`): every stored message comes here, and most numbers have no such webhook.
+    for (const webhook of yield* active.list(entry.project_id, payload.phone_number_id)) {
       if (!listens(webhook)) continue
       const job: InactivityJob = {
         project_id: entry.project_id,
