@@ -6,8 +6,9 @@
  * records every answer (the secret scan reads them).
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Projects, UpstreamSettings } from "@parley/core"
-import { ConfigProvider, Context, Effect, Layer, Logger, Option, References } from "effect"
+import { Projects, Simulator, UpstreamSettings } from "@parley/core"
+import { ConfigProvider, Context, Effect, Layer, Logger, Option, Redacted, References } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { createServer } from "node:http"
 import { createServer as createNetServer } from "node:net"
 import * as Host from "../src/Host.ts"
@@ -124,3 +125,32 @@ export const eventually = async (what: string, check: () => Promise<boolean> | b
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
+
+/**
+ * Connects the host's simulated number to project A through the API, as a
+ * user would; with `sink`, the simulator's webhooks reach the host's
+ * ingestion route over HTTP first. Answers the number.
+ */
+export const connectSimulatedNumber = (host: MessagingHost, options: { readonly sink?: boolean } = {}) =>
+  Effect.gen(function*() {
+    if (options.sink === true) {
+      const sink = yield* Simulator.httpWebhookSink(`${host.url}/platform/v1/msg/upstream/webhook`).pipe(
+        Effect.provide(FetchHttpClient.layer)
+      )
+      yield* host.simulator.setSink(sink)
+    }
+    const number = Option.getOrThrow(Context.get(host.context, UpstreamSettings).simulatedNumber)
+    const connected = yield* Effect.promise(() =>
+      host.request("POST", "/platform/v1/msg/phone_numbers", {
+        body: {
+          msg_config: {
+            phone_number_id: number.phoneNumberId,
+            business_account_id: number.businessAccountId,
+            access_token: Redacted.value(number.accessToken)
+          }
+        }
+      })
+    )
+    if (connected.status !== 201) return yield* Effect.die(new Error(`connecting the number: ${connected.status} ${connected.text}`))
+    return number
+  })

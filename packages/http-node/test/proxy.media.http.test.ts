@@ -7,9 +7,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Ids, UpstreamSettings } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
 
 let host: MessagingHost
 let pnid: string
@@ -20,20 +20,8 @@ beforeAll(async () => {
   await Effect.runPromise(Effect.gen(function*() {
     const ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)
     host = yield* startMessagingHost(ports, { PARLEY_UPSTREAM_VERIFY_TOKEN: "proxy-media-verify-token-0123" })
-    const number = Option.getOrThrow(Context.get(host.context, UpstreamSettings).simulatedNumber)
+    const number = yield* connectSimulatedNumber(host)
     pnid = number.phoneNumberId
-    const connected = yield* Effect.promise(() =>
-      host.request("POST", "/platform/v1/msg/phone_numbers", {
-        body: {
-          msg_config: {
-            phone_number_id: pnid,
-            business_account_id: number.businessAccountId,
-            access_token: Redacted.value(number.accessToken)
-          }
-        }
-      })
-    )
-    assert.strictEqual(connected.status, 201, connected.text)
   }).pipe(Effect.provideService(Scope.Scope, scope)))
   close = () => Effect.runPromise(Scope.close(scope, Exit.void))
 }, 60_000)

@@ -6,12 +6,12 @@
  * back unchanged; ids that are not the project's answer 404 (code 100).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, MessagingNetwork, UpstreamSettings } from "@parley/core"
+import { Ids, MessagingNetwork } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll } from "vitest"
-import { type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { connectSimulatedNumber, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
 
 let host: MessagingHost
 let pnid: string
@@ -26,16 +26,10 @@ beforeAll(async () => {
   await Effect.runPromise(Effect.gen(function*() {
     const ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)
     host = yield* startMessagingHost(ports, { PARLEY_UPSTREAM_VERIFY_TOKEN: "proxy-network-verify-token-01" })
-    const number = Option.getOrThrow(Context.get(host.context, UpstreamSettings).simulatedNumber)
+    const number = yield* connectSimulatedNumber(host)
     pnid = number.phoneNumberId
     waba = number.businessAccountId
     token = Redacted.value(number.accessToken)
-    const connected = yield* Effect.promise(() =>
-      host.request("POST", "/platform/v1/msg/phone_numbers", {
-        body: { msg_config: { phone_number_id: pnid, business_account_id: waba, access_token: token } }
-      })
-    )
-    assert.strictEqual(connected.status, 201, connected.text)
   }).pipe(Effect.provideService(Scope.Scope, scope)))
   close = () => Effect.runPromise(Scope.close(scope, Exit.void))
 }, 60_000)

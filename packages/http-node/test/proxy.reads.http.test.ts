@@ -5,14 +5,11 @@
  * `fields` selector including `ext(...)`.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, type MessageRecord, Messaging, Simulator, UpstreamSettings } from "@parley/core"
+import { Ids, type MessageRecord, Messaging } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
-import { FetchHttpClient } from "effect/http"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
-
-const INGEST = "/platform/v1/msg/upstream/webhook"
+import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
 
 let host: MessagingHost
 let messaging: Messaging["Service"]
@@ -39,23 +36,9 @@ beforeAll(async () => {
   await Effect.runPromise(Effect.gen(function*() {
     const ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)
     host = yield* startMessagingHost(ports, { PARLEY_UPSTREAM_VERIFY_TOKEN: "proxy-reads-verify-token-0123" })
-    const number = Option.getOrThrow(Context.get(host.context, UpstreamSettings).simulatedNumber)
+    const number = yield* connectSimulatedNumber(host, { sink: true })
     pnid = number.phoneNumberId
     messaging = Context.get(host.context, Messaging)
-    const sink = yield* Simulator.httpWebhookSink(`${host.url}${INGEST}`).pipe(Effect.provide(FetchHttpClient.layer))
-    yield* host.simulator.setSink(sink)
-    const connected = yield* Effect.promise(() =>
-      host.request("POST", "/platform/v1/msg/phone_numbers", {
-        body: {
-          msg_config: {
-            phone_number_id: pnid,
-            business_account_id: number.businessAccountId,
-            access_token: Redacted.value(number.accessToken)
-          }
-        }
-      })
-    )
-    assert.strictEqual(connected.status, 201, connected.text)
   }).pipe(Effect.provideService(Scope.Scope, scope)))
   close = () => Effect.runPromise(Scope.close(scope, Exit.void))
   for (const body of ["one", "two", "three"]) {

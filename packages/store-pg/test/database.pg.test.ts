@@ -37,6 +37,7 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         "msg_contacts",
         "msg_conversations",
         "msg_media",
+        "msg_media_uploads",
         "msg_messages",
         "msg_status_events",
         "msg_template_status_events",
@@ -80,7 +81,7 @@ describe("Database.layer", () => {
         return { names: yield* migrated, used: Redacted.value(yield* DatabaseUrl) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ DATABASE_URL: url })))))
       assert.strictEqual(used, url)
-      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads"])
     }))
 
   it.live("otherwise runs an embedded server in PARLEY_DATA_DIR", () =>
@@ -92,7 +93,7 @@ describe("Database.layer", () => {
       const { names, used } = yield* Effect.gen(function*() {
         return { names: yield* migrated, used: new URL(Redacted.value(yield* DatabaseUrl)) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ PARLEY_DATA_DIR: dataDir })))))
-      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads"])
       const stored = JSON.parse(Fs.readFileSync(Path.join(dataDir, "postgres.json"), "utf8")) as { port: number }
       assert.strictEqual(Number(used.port), stored.port)
       assert.isTrue(Fs.existsSync(Path.join(dataDir, "pg", "PG_VERSION")))
