@@ -11,6 +11,9 @@ import { benchProxy, formatProxyBench } from "./proxy.ts"
 import { benchWebhooks, formatWebhooksBench } from "./webhooks.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+// The webhook receiver is on loopback: the operator's switch for private webhook URLs. Set before the first host
+// starts, as the environment is read once per process.
+process.env.PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS = "true"
 
 const program = Effect.gen(function*() {
   console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread)\n`)
