@@ -9,7 +9,7 @@ import { Ids, type MessageRecord, Messaging } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { connectSimulatedNumber, type MessagingHost, startMessagingHost, storedMessage as stored } from "./messaging.support.ts"
 
 const CONVERSATIONS = "/platform/v1/msg/conversations"
 const MESSAGES = "/platform/v1/msg/messages"
@@ -26,15 +26,7 @@ let outboundId: string
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
-const storedMessage = async (id: string): Promise<MessageRecord> => {
-  let found: MessageRecord | undefined
-  await eventually(`message ${id} stored`, async () => {
-    const exit = await Effect.runPromiseExit(messaging.getMessage(host.projectA, pnid, id))
-    if (Exit.isSuccess(exit)) found = exit.value
-    return found !== undefined
-  })
-  return found!
-}
+const storedMessage = (id: string) => stored(host, pnid, id)
 
 const inbound = async (from: string, body: string) => {
   const sent = await run(host.simulator.inbound(pnid, { from, profile_name: from === LIN ? "Lin" : "Kim", message: { type: "text", text: { body } } }))

@@ -13,7 +13,6 @@ import {
   Ids,
   MediaRepo,
   MessageConfigsRepo,
-  type MessageRecord,
   Messaging,
   MessagingNetwork,
   Simulator,
@@ -25,7 +24,7 @@ import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { createServer } from "node:http"
 import { afterAll, beforeAll } from "vitest"
-import { eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { eventually, type MessagingHost, startMessagingHost, storedMessage as stored } from "./messaging.support.ts"
 
 const VERIFY_TOKEN = "host-verify-token-0123456789"
 const PATH = "/platform/v1/msg/upstream/webhook"
@@ -94,15 +93,7 @@ const inbound = async (body: Record<string, unknown>, key?: string) => {
   return res
 }
 
-const storedMessage = async (networkId: string): Promise<MessageRecord> => {
-  let found: MessageRecord | undefined
-  await eventually(`message ${networkId} stored`, async () => {
-    const exit = await Effect.runPromiseExit(messaging.getMessage(host.projectA, pnid, networkId))
-    if (Exit.isSuccess(exit)) found = exit.value
-    return found !== undefined
-  })
-  return found!
-}
+const storedMessage = (networkId: string) => stored(host, pnid, networkId)
 
 const countMessages = async (conversationId: string) =>
   (await run(messaging.listMessages(host.projectA, { conversation_id: conversationId }, { mode: "cursor", limit: 100 }))).items.length

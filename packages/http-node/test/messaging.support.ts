@@ -6,8 +6,8 @@
  * records every answer (the secret scan reads them).
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Projects, Simulator, UpstreamSettings } from "@parley/core"
-import { ConfigProvider, Context, Effect, Layer, Logger, Option, Redacted, References } from "effect"
+import { type MessageRecord, Messaging, Projects, Simulator, UpstreamSettings } from "@parley/core"
+import { ConfigProvider, Context, Effect, Exit, Layer, Logger, Option, Redacted, References } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { createServer } from "node:http"
 import { createServer as createNetServer } from "node:net"
@@ -154,3 +154,15 @@ export const connectSimulatedNumber = (host: MessagingHost, options: { readonly 
     if (connected.status !== 201) return yield* Effect.die(new Error(`connecting the number: ${connected.status} ${connected.text}`))
     return number
   })
+
+/** A message of project A's number as stored, once ingestion or the proxy has written it. */
+export const storedMessage = async (host: MessagingHost, phoneNumberId: string, id: string): Promise<MessageRecord> => {
+  const messaging = Context.get(host.context, Messaging)
+  let found: MessageRecord | undefined
+  await eventually(`message ${id} stored`, async () => {
+    const exit = await Effect.runPromiseExit(messaging.getMessage(host.projectA, phoneNumberId, id))
+    if (Exit.isSuccess(exit)) found = exit.value
+    return found !== undefined
+  })
+  return found!
+}

@@ -17,7 +17,7 @@ import { Ids, type MessageRecord, Messaging } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost, storedMessage as stored } from "./messaging.support.ts"
 
 const CONTACT = "15550401001"
 
@@ -32,15 +32,7 @@ let inbound: MessageRecord
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
-const storedMessage = async (id: string): Promise<MessageRecord> => {
-  let found: MessageRecord | undefined
-  await eventually(`message ${id} stored`, async () => {
-    const exit = await Effect.runPromiseExit(messaging.getMessage(host.projectA, pnid, id))
-    if (Exit.isSuccess(exit)) found = exit.value
-    return found !== undefined
-  })
-  return found!
-}
+const storedMessage = (id: string) => stored(host, pnid, id)
 
 /** Parley's extension object: the library types unknown keys as `unknown` (and camelCases them). */
 const ext = (record: Readonly<Record<string, unknown>>) => record["ext"] as Record<string, unknown>

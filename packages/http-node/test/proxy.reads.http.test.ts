@@ -9,7 +9,7 @@ import { Ids, type MessageRecord, Messaging } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { connectSimulatedNumber, type MessagingHost, startMessagingHost, storedMessage as stored } from "./messaging.support.ts"
 
 let host: MessagingHost
 let messaging: Messaging["Service"]
@@ -21,15 +21,7 @@ let conversationId: string
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
-const storedMessage = async (id: string): Promise<MessageRecord> => {
-  let found: MessageRecord | undefined
-  await eventually(`message ${id} stored`, async () => {
-    const exit = await Effect.runPromiseExit(messaging.getMessage(host.projectA, pnid, id))
-    if (Exit.isSuccess(exit)) found = exit.value
-    return found !== undefined
-  })
-  return found!
-}
+const storedMessage = (id: string) => stored(host, pnid, id)
 
 beforeAll(async () => {
   const scope = Effect.runSync(Scope.make())

@@ -12,7 +12,7 @@ import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { afterAll, beforeAll } from "vitest"
-import { eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { eventually, type MessagingHost, startMessagingHost, storedMessage as stored } from "./messaging.support.ts"
 
 
 const VERIFY_TOKEN = "proxy-verify-token-0123456789"
@@ -56,15 +56,7 @@ const contactWrites = async (input: Record<string, unknown>): Promise<MessageRec
   return storedMessage(sent.id)
 }
 
-const storedMessage = async (id: string): Promise<MessageRecord> => {
-  let found: MessageRecord | undefined
-  await eventually(`message ${id} stored`, async () => {
-    const exit = await Effect.runPromiseExit(messaging.getMessage(host.projectA, pnid, id))
-    if (Exit.isSuccess(exit)) found = exit.value
-    return found !== undefined
-  })
-  return found!
-}
+const storedMessage = (id: string) => stored(host, pnid, id)
 
 const outboundOf = async (conversationId: string) =>
   (await run(messaging.listMessages(host.projectA, { conversation_id: conversationId, direction: "outbound" }, {
