@@ -50,6 +50,7 @@ import {
   type MessageOrigin,
   type MessageRecord,
   type MessageStatus,
+  type StatusEventRecord,
   type StoredMedia
 } from "./Message.ts"
 import { armInactivity, CONVERSATION_IDLE_MS } from "./Queues.ts"
@@ -536,9 +537,16 @@ export class Messaging extends Context.Service<Messaging, {
           const reports = statuses.flatMap((raw, index) => {
             const networkId = str(raw["id"])
             const status = str(raw["status"])
-            return networkId === undefined || status === undefined
-              ? []
-              : [{ index, raw, event: { phone_number_id: config.phone_number_id, network_id: networkId, status, timestamp: str(raw["timestamp"]) ?? "", raw, received_at: now } }]
+            if (networkId === undefined || status === undefined) return []
+            const event: StatusEventRecord = {
+              phone_number_id: config.phone_number_id,
+              network_id: networkId,
+              status,
+              timestamp: str(raw["timestamp"]) ?? "",
+              raw,
+              received_at: now
+            }
+            return [{ index, raw, event }]
           })
           const outcomes: Array<StatusOutcome> = statuses.map(() => ({ _tag: "Duplicate" }))
           if (reports.length === 0) return outcomes
@@ -561,7 +569,8 @@ export class Messaging extends Context.Service<Messaging, {
               }
               const applied = advance(message, group.map((r) => r.raw), now)
               group.forEach((r, i) => {
-                outcomes[r.index] = { _tag: "Applied", message: applied.steps[i]!, changed: applied.steps[i]!.status !== (i === 0 ? message : applied.steps[i - 1]!).status }
+                const before = i === 0 ? message : applied.steps[i - 1]!
+                outcomes[r.index] = { _tag: "Applied", message: applied.steps[i]!, changed: applied.steps[i]!.status !== before.status }
               })
               updated.push(applied.message)
               changes.push(...applied.changes)
@@ -638,7 +647,8 @@ export class Messaging extends Context.Service<Messaging, {
               const conversation = newConversation(p.config, contactFor(p), yield* ids.uuid, now, now)
               conversationOf.set(key, conversation)
               opened.push(conversation)
-              events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_CREATED, conversationEventPayload(p.config, conversation), now))
+              const payload = conversationEventPayload(p.config, conversation)
+              events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_CREATED, payload, now))
             }
             yield* conversations.insertMany(opened)
 
@@ -685,15 +695,19 @@ export class Messaging extends Context.Service<Messaging, {
               const now = iso(p.nowMs)
               conversationOf.set(key, countMessage(conversationOf.get(key)!, records[i]!, contactFor(p), now, now))
               touched.add(key)
-              events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_ACTIVITY, conversationActivityPayload(records[i]!, now), now))
+              const payload = conversationActivityPayload(records[i]!, now)
+              events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_ACTIVITY, payload, now))
             }
             yield* conversations.updateMany([...touched].map((key) => conversationOf.get(key)!))
 
             // Reports that overtook their send move the new records now.
             const early = new Map<string, ReadonlyArray<unknown>>()
-            for (const group of groupBy(batch.filter((p, i) => stored[i] && p.input.network_id !== undefined), (p) => p.config.phone_number_id)) {
+            const assigned = batch.filter((p, i) => stored[i] && p.input.network_id !== undefined)
+            for (const group of groupBy(assigned, (p) => p.config.phone_number_id)) {
               const kept = yield* messages.statusEvents(group[0]!.config.phone_number_id, group.map((p) => p.input.network_id!))
-              for (const p of group) early.set(p.messageId, kept.filter((e) => e.network_id === p.input.network_id).map((e) => e.raw))
+              for (const p of group) {
+                early.set(p.messageId, kept.filter((e) => e.network_id === p.input.network_id).map((e) => e.raw))
+              }
             }
             const recorded = new Map<string, MessageRecord>()
             const moved: Array<MessageRecord> = []
