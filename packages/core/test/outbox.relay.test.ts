@@ -47,7 +47,7 @@ const entry = (type: string): DomainEvent => ({
  */
 const start = (
   decorate: (ports: Context.Context<any>) => Context.Context<any> = (c) => c,
-  options: { readonly held?: boolean; readonly failOnce?: string } = {}
+  options: { readonly held?: boolean; readonly failOnce?: string; readonly aWants?: (e: DomainEvent) => boolean } = {}
 ) =>
   Effect.gen(function*() {
     const ports = yield* Layer.build(Ports)
@@ -66,7 +66,10 @@ const start = (
       })))
     const subscribers = Layer.effectDiscard(Effect.gen(function*() {
       const registry = yield* DomainEventSubscribers
-      yield* registry.subscribe("a", ["t.one", "t.two"], record(seen.a))
+      const aWants = options.aWants
+      yield* registry.subscribe("a", ["t.one", "t.two"], record(seen.a), {
+        wants: aWants === undefined ? undefined : (e) => Effect.succeed(aWants(e))
+      })
       yield* registry.subscribe("b", ["t.two"], record(seen.b))
     }))
     const env = Context.merge(decorate(ports), signaling)
@@ -116,6 +119,19 @@ describe("outbox relay", () => {
       yield* TestClock.adjust(10_000)
       yield* settle
       assert.deepStrictEqual(seen, { a: [...ids, ...ids], b: [ids[1]!] })
+    }).pipe(Effect.scoped))
+
+  it.effect("takes entries a subscriber does not want without a job for it", () =>
+    Effect.gen(function*() {
+      const wanted = entry("t.two")
+      const unwanted = entry("t.two")
+      const { raw, seen, signaled, tx } = yield* start(undefined, { aWants: (e) => e.id === wanted.id })
+      yield* tx.withTransaction(signaled.appendMany([wanted, unwanted]))
+      yield* until("both subscribers", () => seen.a.length === 1 && seen.b.length === 2)
+      yield* TestClock.adjust(10_000)
+      yield* settle
+      assert.deepStrictEqual(seen, { a: [wanted.id], b: [wanted.id, unwanted.id] })
+      assert.deepStrictEqual(yield* raw.take(["t.two"], 10), [], "taken all the same")
     }).pipe(Effect.scoped))
 
   it.effect("takes 20 ms after an append in this process (appends gather); otherwise at its next poll (250 ms)", () =>

@@ -15,6 +15,8 @@
  * while the first job is queued or running (handlers are idempotent for the
  * rest). Each subscriber's jobs then run and retry on their own: a job runs
  * the handler for each of its entries, and a failed one retries them all.
+ * Entries a subscriber does not want (`SubscribeOptions.wants`: no webhook
+ * listens, say) are taken without a job for it.
  *
  * The relay polls (`OutboxRelaySettings.pollIntervalMs`, 250 ms by default)
  * and, when this process appends an entry (`layerSignalingOutbox`), looks
@@ -85,11 +87,19 @@ export interface DomainEventSubscription {
   readonly types: ReadonlyArray<string>
   /** The job queue its entries are enqueued on. */
   readonly queue: string
+  readonly wants: (event: DomainEvent) => Effect.Effect<boolean>
 }
 
 export interface SubscribeOptions {
   /** Entries this subscriber handles at most at a time in this process; default 8. */
   readonly concurrency?: number | undefined
+  /**
+   * Whether an entry of its types would make the handler do anything (say,
+   * a webhook listens); asked by the relay, so entries nobody wants cost no
+   * job. Default: every entry. It must answer what the handler would
+   * decide, from what it can read cheaply (a cache).
+   */
+  readonly wants?: ((event: DomainEvent) => Effect.Effect<boolean>) | undefined
 }
 
 /** Jobs (batches of entries) of one subscriber taken at once by a process: the next ones wait in the queue. */
@@ -147,7 +157,7 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
               if (failed !== undefined) return yield* Effect.failCause(failed.cause)
             })
             : handle(handler(job.payload as DomainEvent)))
-        subscriptions.set(name, { name, types: [...new Set(types)], queue })
+        subscriptions.set(name, { name, types: [...new Set(types)], queue, wants: options?.wants ?? (() => Effect.succeed(true)) })
         yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.delete(name)))
       })
 
@@ -205,8 +215,10 @@ export const layerOutboxRelay = Layer.effectDiscard(Effect.gen(function*() {
       const entries = yield* outbox.take(types, settings.batchSize)
       // One job per subscriber for the whole batch: a job per entry cost each entry a queue row to insert,
       // fetch and complete. Enqueued side by side.
-      const enqueues = subscriptions.flatMap((subscription) =>
-        bySize(entries.filter((entry) => subscription.types.includes(entry.type))).map((mine) =>
+      const wanted = yield* Effect.forEach(subscriptions, (subscription) =>
+        Effect.filter(entries.filter((entry) => subscription.types.includes(entry.type)), subscription.wants))
+      const enqueues = subscriptions.flatMap((subscription, i) =>
+        bySize(wanted[i]!).map((mine) =>
           jobs.enqueue(subscription.queue, mine, {
             dedupeKey: relayDedupeKey(subscription.name, mine),
             retryLimit: settings.handlerRetryLimit,

@@ -31,6 +31,7 @@ import {
   bodyOf,
   deliveryHeaders,
   type DeliveryContext,
+  type DeliveryPlan,
   planDeliveries,
   type PlannedEvent,
   sampleEvent,
@@ -125,6 +126,8 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
   readonly sendTest: (webhook: WebhookRecord, event: string) => Effect.Effect<WebhookTestResult>
   /** The deliveries of one domain event (the relay's `webhooks` subscriber). */
   readonly dispatch: (entry: DomainEvent) => Effect.Effect<void>
+  /** Whether `dispatch` would deliver anything for the entry, from the remembered active webhooks. */
+  readonly wants: (entry: DomainEvent) => Effect.Effect<boolean>
   /**
    * One delivery of an event Parley makes itself (not from a domain event:
    * `msg.conversation.inactive`), to one webhook in its payload version; one
@@ -391,6 +394,24 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         yield* createAndQueue(delivery, later)
       })
 
+      /** The plan's webhooks per scope, remembered (see `ActiveWebhooks`), and whether any of them listens. */
+      const listenersOf = (plan: DeliveryPlan) =>
+        Effect.gen(function*() {
+          const scopes = plan.kind === "upstream" ? plan.phoneNumberIds : [plan.phoneNumberId]
+          const listed = yield* Effect.forEach(scopes, (phoneNumberId) => active.list(plan.projectId, phoneNumberId))
+          const listening = (webhook: WebhookRecord) =>
+            plan.kind === "upstream"
+              ? webhook.kind === "upstream"
+              : webhook.kind === "ext" && plan.events.some((planned) => webhook.events.includes(planned.event))
+          return { listed, any: listed.some((list) => list.some(listening)) }
+        })
+
+      // An entry it cannot read is wanted: `dispatch` logs it.
+      const wants = (entry: DomainEvent) => {
+        const plan = planDeliveries(entry)
+        return plan === undefined ? Effect.succeed(true) : Effect.map(listenersOf(plan), ({ any }) => any)
+      }
+
       const dispatch = Effect.fn("WebhookDeliveries.dispatch")(function*(entry: DomainEvent) {
         const plan = planDeliveries(entry)
         if (plan === undefined) {
@@ -398,14 +419,9 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
             Effect.annotateLogs({ domainEventId: entry.id, type: entry.type })
           )
         }
-        // Remembered (see `ActiveWebhooks`), so an entry no webhook listens to costs no read and no write.
-        const scopes = plan.kind === "upstream" ? plan.phoneNumberIds : [plan.phoneNumberId]
-        const listed = yield* Effect.forEach(scopes, (phoneNumberId) => active.list(plan.projectId, phoneNumberId))
-        const listening = (webhook: WebhookRecord) =>
-          plan.kind === "upstream"
-            ? webhook.kind === "upstream"
-            : webhook.kind === "ext" && plan.events.some((planned) => webhook.events.includes(planned.event))
-        if (!listed.some((list) => list.some(listening))) return
+        // Remembered, so an entry no webhook listens to costs no read and no write.
+        const { any, listed } = yield* listenersOf(plan)
+        if (!any) return
         /** Whether the webhook's payloads of this event go to its buffer for the conversation (6.4). */
         const buffered = (webhook: WebhookRecord, event: string) =>
           plan.kind === "ext" && plan.conversationKey !== null && webhook.buffer_enabled &&
@@ -578,6 +594,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
       }).pipe(Effect.withSpan("WebhookDeliveries.sweep"))
 
       return WebhookDeliveries.of({
+        wants,
         list: Effect.fn("WebhookDeliveries.list")(function*(principal: Principal, query: DeliveryQuery, window: ListWindow) {
           const { period, ...filter } = query
           const createdAfter = period === undefined

@@ -73,6 +73,13 @@ export const makeWebhookInactivity = Effect.gen(function*() {
   const enqueue = (job: InactivityJob, runAt: number, dedupeKey: string) =>
     jobs.enqueue(INACTIVITY_QUEUE, job, { ...JOB_RETRIES, runAt, dedupeKey })
 
+  /** Whether `arm` would arm anything: a webhook of the number listens (an unreadable entry is wanted: `arm` logs it). */
+  const wants = (entry: DomainEvent) => {
+    const payload = entry.payload
+    if (entry.project_id === null || !isActivity(payload)) return Effect.succeed(true)
+    return Effect.map(active.list(entry.project_id, payload.phone_number_id), (webhooks) => webhooks.some(listens))
+  }
+
   /** The relay's `webhooks-inactivity` subscriber: one timer per listening webhook of the number. */
   const arm = Effect.fn("WebhookInactivity.arm")(function*(entry: DomainEvent) {
     const payload = entry.payload
@@ -142,5 +149,5 @@ export const makeWebhookInactivity = Effect.gen(function*() {
     )
   })
 
-  return { arm, fire } as const
+  return { arm, fire, wants } as const
 })
