@@ -16,7 +16,7 @@
  *   or at once when full.
  * - After a final outcome, a webhook with `auto_pause` may be paused.
  */
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, FiberSet, Layer, Option, Semaphore } from "effect"
 import { JobQueue } from "../ports/JobQueue.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -73,6 +73,8 @@ const JOB_RETRIES = { retryLimit: 5, retryDelayMs: 5_000 }
 const PRUNE_BATCH = 1000
 /** A job due this long ago that left no trace is taken for lost. */
 const SWEEP_GRACE_MS = 60_000
+/** First attempts in flight at once in a process; more wait for the job queue. */
+const INLINE_FIRST_ATTEMPTS = 256
 const SWEEP_BATCH = 500
 
 export interface AttemptJob {
@@ -226,12 +228,25 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
        * Stores a delivery and plans its first attempt; a source already delivered adds nothing. Also for an
        * existing pending one: its job may have been lost with a failed run (the dedupe key drops a repeat).
        */
-      const createAndQueue = Effect.fnUntraced(function*(delivery: WebhookDeliveryRecord, later: AfterCommit) {
-        const stored = yield* deliveries.insert(delivery)
-        if (stored.delivery.status === "pending" && stored.delivery.attempt_count === 0) {
-          later.push(enqueueAttempt(stored.delivery, 1))
+      // A delivery's first attempt goes out at once from this process, beside the job queue (a job per delivery was
+      // most of a delivery's cost): retries, first attempts beyond the free slots, and attempts a stopping process
+      // left unfinished (the sweep of stalled deliveries) go through the queue.
+      const inlineSlots = yield* Semaphore.make(INLINE_FIRST_ATTEMPTS)
+      const fork = yield* FiberSet.makeRuntime<never>()
+      const firstAttempt = (delivery: WebhookDeliveryRecord, webhook: WebhookRecord) =>
+        Effect.flatMap(inlineSlots.takeIfAvailable(1), (free) =>
+          free
+            ? Effect.sync(() => void fork(attemptNow(delivery, webhook).pipe(Effect.ensuring(inlineSlots.release(1)))))
+            : Effect.asVoid(enqueueAttempt(delivery, 1)))
+
+      const createAndQueue = Effect.fnUntraced(
+        function*(delivery: WebhookDeliveryRecord, webhook: WebhookRecord, later: AfterCommit) {
+          const stored = yield* deliveries.insert(delivery)
+          if (stored.delivery.status === "pending" && stored.delivery.attempt_count === 0) {
+            later.push(firstAttempt(stored.delivery, webhook))
+          }
         }
-      })
+      )
 
       /** Sends the stored bytes with the webhook's current URL, secret and headers; never fails. */
       const send = Effect.fnUntraced(function*(webhook: WebhookRecord, delivery: WebhookDeliveryRecord) {
@@ -320,18 +335,23 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         const { delivery, webhook } = found.value
         // Finished, or this attempt was already made (a repeated job): nothing to do.
         if (delivery.status !== "pending" || delivery.attempt_count >= job.attempt) return
-        const expected = { status: delivery.status, attempt_count: delivery.attempt_count }
         if (Option.isNone(webhook)) {
           const now = iso(yield* Clock.currentTimeMillis)
           yield* deliveries.update(
             { ...delivery, status: "failed", failed_at: now, next_attempt_at: null, error_message: "Webhook was deleted" },
-            expected
+            { status: delivery.status, attempt_count: delivery.attempt_count }
           )
           return
         }
+        yield* attemptNow(delivery, webhook.value)
+      })
+
+      /** The next attempt of a pending delivery: sent, recorded, and the one after it queued when one is due. */
+      const attemptNow = Effect.fnUntraced(function*(delivery: WebhookDeliveryRecord, webhook: WebhookRecord) {
+        const expected = { status: delivery.status, attempt_count: delivery.attempt_count }
         const number = delivery.attempt_count + 1
-        const outcome = yield* send(webhook.value, delivery)
-        const next = afterAttempt(delivery, webhook.value, number, outcome)
+        const outcome = yield* send(webhook, delivery)
+        const next = afterAttempt(delivery, webhook, number, outcome)
         const record = deliveries.update(next, expected, attemptRecord(delivery, number, outcome))
         // A final outcome writes nothing else: the update (atomic with its attempt record) needs no transaction.
         const written = next.status !== "pending" ? yield* record : yield* tx.withTransaction(Effect.gen(function*() {
@@ -339,7 +359,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
           if (written) yield* enqueueAttempt(next, number + 1, Date.parse(next.next_attempt_at!))
           return written
         }))
-        if (written && next.status !== "pending" && !next.test) yield* considerPause(webhook.value)
+        if (written && next.status !== "pending" && !next.test) yield* considerPause(webhook)
       })
 
       /** Adds one payload to the webhook's buffer for the conversation; a full buffer goes at once. */
@@ -391,7 +411,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
           batchSize: buffer.items.length,
           test: false
         })
-        yield* createAndQueue(delivery, later)
+        yield* createAndQueue(delivery, webhook, later)
       })
 
       /** The plan's webhooks per scope, remembered (see `ActiveWebhooks`), and whether any of them listens. */
@@ -440,7 +460,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
                   payloadVersion: null,
                   batchSize: null,
                   test: false
-                }), later)
+                }), webhook, later)
               }
             }
             return
@@ -463,7 +483,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
                 payloadVersion: webhook.payload_version,
                 batchSize: null,
                 test: false
-              }), later)
+              }), webhook, later)
             }
           }
         })
@@ -487,7 +507,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
             payloadVersion: webhook.payload_version,
             batchSize: null,
             test: false
-          }), later)
+          }), webhook, later)
           yield* runAfterCommit(later)
         }
       )
