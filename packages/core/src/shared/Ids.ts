@@ -5,12 +5,33 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 
-const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"))
+const hex = (bytes: Uint8Array, from: number, to: number) => {
+  let out = ""
+  for (let i = from; i < to; i++) out += HEX[bytes[i]!]
+  return out
+}
+
+/** Random bytes drawn a few kilobytes at a time: every stored record takes an id, and each draw has a cost. */
+const randomPool = () => {
+  const pool = new Uint8Array(4096)
+  let used = pool.length
+  return (n: number): Uint8Array => {
+    if (used + n > pool.length) {
+      crypto.getRandomValues(pool)
+      used = 0
+    }
+    used += n
+    return pool.subarray(used - n, used)
+  }
+}
 
 /** RFC 9562 version 7: 48-bit Unix milliseconds, a 12-bit sequence within the millisecond, 62 random bits. */
 const makeV7 = () => {
   let lastMs = -1
   let seq = 0
+  const random = randomPool()
+  const bytes = new Uint8Array(16)
   return (nowMs: number): string => {
     let ms = Math.max(nowMs, lastMs)
     if (ms === lastMs) {
@@ -24,13 +45,12 @@ const makeV7 = () => {
       seq = 0
     }
     lastMs = ms
-    const bytes = crypto.getRandomValues(new Uint8Array(16))
+    bytes.set(random(8), 8)
     for (let i = 0; i < 6; i++) bytes[i] = Math.floor(ms / 2 ** (8 * (5 - i))) & 0xff
     bytes[6] = 0x70 | ((seq >> 8) & 0x0f)
     bytes[7] = seq & 0xff
     bytes[8] = 0x80 | (bytes[8]! & 0x3f)
-    const h = hex(bytes)
-    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+    return `${hex(bytes, 0, 4)}-${hex(bytes, 4, 6)}-${hex(bytes, 6, 8)}-${hex(bytes, 8, 10)}-${hex(bytes, 10, 16)}`
   }
 }
 
