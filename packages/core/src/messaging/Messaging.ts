@@ -26,7 +26,7 @@ import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
 import { phoneDigits } from "../tenancy/MessageConfig.ts"
 import { LiveNumbers } from "../tenancy/LiveNumbers.ts"
-import { renderInbound, renderOutbound } from "./Content.ts"
+import { renderInbound, renderOutbound, type Rendition } from "./Content.ts"
 import {
   conversationEventPayload,
   messageEventPayload,
@@ -198,6 +198,20 @@ const newConversation = (
     created_at: now,
     updated_at: now
   })
+
+/** The fields a new message takes from its rendition and its contact. */
+const renditionFields = (type: string, rendition: Rendition, contact: ContactRecord, now: string) => ({
+  has_media: MEDIA_TYPES.includes(type),
+  content: rendition.content,
+  transcript: null,
+  message_type_data: rendition.message_type_data,
+  statuses: [],
+  ext_data: rendition.ext_data,
+  contact_name: contact.profile_name,
+  phone_number: contact.wa_id,
+  created_at: now,
+  updated_at: now
+})
 
 /** What a Platform API PATCH may change on a conversation; absent keys stay as they are. */
 export interface ConversationChange {
@@ -445,19 +459,10 @@ export class Messaging extends Context.Service<Messaging, {
             // No execution engine routes messages yet: processing ends here (decisions 10.1 steps 2 and 5).
             processing_status: config.inbound_processing_enabled ? "completed" : "blocked",
             origin: null,
-            has_media: MEDIA_TYPES.includes(type),
-            content: rendition.content,
-            transcript: null,
+            ...renditionFields(type, rendition, contact, now),
             media: stored === undefined
               ? null
-              : { id: stored.id, filename: stored.filename, content_type: stored.content_type, byte_size: stored.byte_size },
-            message_type_data: rendition.message_type_data,
-            statuses: [],
-            ext_data: rendition.ext_data,
-            contact_name: contact.profile_name,
-            phone_number: contact.wa_id,
-            created_at: now,
-            updated_at: now
+              : { id: stored.id, filename: stored.filename, content_type: stored.content_type, byte_size: stored.byte_size }
           }
           if (!(yield* messages.insert(message))) return { _tag: "Duplicate" } as InboundOutcome
           const counted = countMessage(conversation, message, contact, activeAt, now)
@@ -673,17 +678,8 @@ export class Messaging extends Context.Service<Messaging, {
                 status: "pending",
                 processing_status: "completed",
                 origin: p.input.origin ?? "api",
-                has_media: MEDIA_TYPES.includes(type),
-                content: rendition.content,
-                transcript: null,
-                media: null,
-                message_type_data: rendition.message_type_data,
-                statuses: [],
-                ext_data: rendition.ext_data,
-                contact_name: contact.profile_name,
-                phone_number: contact.wa_id,
-                created_at: now,
-                updated_at: now
+                ...renditionFields(type, rendition, contact, now),
+                media: null
               } satisfies MessageRecord
             })
             const stored = yield* messages.insertMany(records)
