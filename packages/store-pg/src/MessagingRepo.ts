@@ -465,6 +465,19 @@ export const layerConversationsRepo = Layer.effect(
       update: Effect.fn("ConversationsRepo.update")((c: ConversationRecord) => updateMany([c])),
       updateMany,
 
+      setLastMessageIds: Effect.fn("ConversationsRepo.setLastMessageIds")(
+        function*(updates: Parameters<ConversationsRepo["Service"]["setLastMessageIds"]>[0]) {
+          if (updates.length === 0) return
+          yield* sql`
+            UPDATE msg_conversations AS c SET last_message_id = v.network_id, updated_at = v.at
+            FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.timestamp}, ${u.networkId},
+              ${u.at}::timestamptz)`))}) AS v (project_id, id, timestamp, network_id, at)
+            WHERE c.project_id = v.project_id AND c.id = v.id AND c.last_message_id IS NULL
+              AND c.last_message_timestamp = v.timestamp`
+        },
+        Effect.orDie
+      ),
+
       list: Effect.fn("ConversationsRepo.list")(
         function*(projectId: string, f: ConversationFilter, window: ListWindow) {
           const where = sql.and([

@@ -613,28 +613,36 @@ export class Messaging extends Context.Service<Messaging, {
             yield* locks.lockAll(batch.flatMap((p) =>
               p.input.network_id === undefined ? [] : [`message:${p.config.phone_number_id}:${p.input.network_id}`]
             ))
-            yield* locks.lockAll(batch.map((p) => `contact:${contactKey(p)}`))
             const contactOf = new Map<string, ContactRecord>()
-            for (const group of groupBy(batch.filter((p) => p.waId !== undefined), (p) => p.config.project_id)) {
-              const projectId = group[0]!.config.project_id
-              for (const c of yield* contacts.findByWaIds(projectId, [...new Set(group.map((p) => p.waId!))])) {
-                contactOf.set(`${projectId}:${c.wa_id}`, c)
+            const findByPhone = (pending: ReadonlyArray<PendingOutbound>) =>
+              Effect.forEach(groupBy(pending.filter((p) => p.waId !== undefined), (p) => p.config.project_id), (group) => {
+                const projectId = group[0]!.config.project_id
+                return Effect.map(contacts.findByWaIds(projectId, [...new Set(group.map((p) => p.waId!))]), (found) => {
+                  for (const c of found) contactOf.set(`${projectId}:${c.wa_id}`, c)
+                })
+              }, { discard: true })
+            // A stored contact keeps its id and phone number: found ones need no lock. Missing ones are looked up
+            // again under their locks (another writer may have just made them), then made.
+            yield* findByPhone(batch)
+            const missing = batch.filter((p) => !contactOf.has(contactKey(p)))
+            if (missing.length > 0) {
+              yield* locks.lockAll(missing.map((p) => `contact:${contactKey(p)}`))
+              yield* findByPhone(missing)
+              const created: Array<ContactRecord> = []
+              for (const p of missing) {
+                const key = contactKey(p)
+                if (contactOf.has(key)) continue
+                const byUser = p.userId === undefined ? Option.none() : yield* contacts.findByUserId(p.config.project_id, p.userId)
+                if (Option.isSome(byUser)) {
+                  contactOf.set(key, byUser.value)
+                  continue
+                }
+                const contact = newContact(p.config.project_id, { waId: p.waId, userId: p.userId }, yield* ids.uuid, iso(p.nowMs))
+                contactOf.set(key, contact)
+                created.push(contact)
               }
+              yield* contacts.insertMany(created)
             }
-            const created: Array<ContactRecord> = []
-            for (const p of batch) {
-              const key = contactKey(p)
-              if (contactOf.has(key)) continue
-              const byUser = p.userId === undefined ? Option.none() : yield* contacts.findByUserId(p.config.project_id, p.userId)
-              if (Option.isSome(byUser)) {
-                contactOf.set(key, byUser.value)
-                continue
-              }
-              const contact = newContact(p.config.project_id, { waId: p.waId, userId: p.userId }, yield* ids.uuid, iso(p.nowMs))
-              contactOf.set(key, contact)
-              created.push(contact)
-            }
-            yield* contacts.insertMany(created)
 
             const contactFor = (p: PendingOutbound) => contactOf.get(contactKey(p))!
             const pairKey = (msgConfigId: string, contactId: string) => `${msgConfigId}:${contactId}`
@@ -774,36 +782,35 @@ export class Messaging extends Context.Service<Messaging, {
       const assignBatch = (batch: ReadonlyArray<PendingAssignment>) =>
         tx.withTransaction(Effect.gen(function*() {
           yield* locks.lockAll(batch.map((p) => `message:${p.message.phone_number_id}:${p.networkId}`))
-          const conversationOf = new Map<string, ConversationRecord>()
-          for (const group of groupBy(batch, (p) => p.message.project_id)) {
-            const found = yield* conversationsById(group[0]!.message.project_id, group.map((p) => p.message.conversation_id))
-            for (const [id, conversation] of found) conversationOf.set(id, conversation)
-          }
           const early = new Map<string, Array<unknown>>()
           for (const group of groupBy(batch, (p) => p.message.phone_number_id)) {
             for (const e of yield* messages.statusEvents(group[0]!.message.phone_number_id, group.map((p) => p.networkId))) {
               early.set(e.network_id, [...(early.get(e.network_id) ?? []), e.raw])
             }
           }
-          const touched = new Set<string>()
-          const events: Array<DomainEvent> = []
-          const assigned: Array<MessageRecord> = []
-          for (const p of batch) {
+          const assigned = batch.map((p) => {
             const now = iso(p.nowMs)
-            const conversation = conversationOf.get(p.message.conversation_id)
-            if (conversation !== undefined && conversation.last_message_id === null &&
-              conversation.last_message_timestamp === p.message.timestamp) {
-              conversationOf.set(conversation.id, { ...conversation, last_message_id: p.networkId, updated_at: now })
-              touched.add(conversation.id)
+            return { p, applied: advance({ ...p.message, network_id: p.networkId, updated_at: now }, early.get(p.networkId) ?? [], now) }
+          })
+          yield* messages.updateMany(assigned.map(({ applied }) => applied.message))
+          yield* conversations.setLastMessageIds(batch.map((p) => ({
+            projectId: p.message.project_id,
+            id: p.message.conversation_id,
+            timestamp: p.message.timestamp,
+            networkId: p.networkId,
+            at: iso(p.nowMs)
+          })))
+          // Reports that overtook a send changed its status: their events carry its conversation, read now.
+          const changed = assigned.filter(({ applied }) => applied.changes.length > 0)
+          const events: Array<DomainEvent> = []
+          for (const group of groupBy(changed, ({ p }) => p.message.project_id)) {
+            const byId = yield* conversationsById(group[0]!.p.message.project_id, group.map(({ p }) => p.message.conversation_id))
+            for (const { applied, p } of group) {
+              events.push(...yield* statusEvents(p.config, applied.changes, (m) => byId.get(m.conversation_id), iso(p.nowMs)))
             }
-            const applied = advance({ ...p.message, network_id: p.networkId, updated_at: now }, early.get(p.networkId) ?? [], now)
-            events.push(...yield* statusEvents(p.config, applied.changes, (m) => conversationOf.get(m.conversation_id), now))
-            assigned.push(applied.message)
           }
-          yield* messages.updateMany(assigned)
-          yield* conversations.updateMany([...touched].map((id) => conversationOf.get(id)!))
           yield* outbox.appendMany(events)
-          return assigned.map((message) => Exit.succeed(message))
+          return assigned.map(({ applied }) => Exit.succeed(applied.message))
         }))
 
       const submitAssignment = yield* GroupCommit.make<PendingAssignment, MessageRecord, never>({

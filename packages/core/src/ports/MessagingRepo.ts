@@ -58,6 +58,20 @@ export class ConversationsRepo extends Context.Service<ConversationsRepo, {
   readonly update: (conversation: ConversationRecord) => Effect.Effect<void>
   /** `update` of several in one step. */
   readonly updateMany: (conversations: ReadonlyArray<ConversationRecord>) => Effect.Effect<void>
+  /**
+   * A send's network id becomes `last_message_id` of each conversation whose
+   * latest message is still that send (`last_message_id` null and
+   * `last_message_timestamp` the send's); one step, no read.
+   */
+  readonly setLastMessageIds: (
+    updates: ReadonlyArray<{
+      readonly projectId: string
+      readonly id: string
+      readonly timestamp: string
+      readonly networkId: string
+      readonly at: string
+    }>
+  ) => Effect.Effect<void>
   /** Newest first by (created_at, id). */
   readonly list: (
     projectId: string,

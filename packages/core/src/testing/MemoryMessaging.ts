@@ -407,6 +407,19 @@ export const layerMemoryConversationsRepo = Layer.effect(
           allOrNothing(db, conversations, updateConversation)
         })
       ),
+      setLastMessageIds: Effect.fn("ConversationsRepo.setLastMessageIds")(
+        (updates: Parameters<ConversationsRepo["Service"]["setLastMessageIds"]>[0]) =>
+          store.run((db) => {
+            for (const u of updates) {
+              const current = db.get(Conversations, u.id)
+              if (
+                current === undefined || current.project_id !== u.projectId || current.last_message_id !== null ||
+                current.last_message_timestamp !== u.timestamp
+              ) continue
+              db.put(Conversations, u.id, storedConversation({ ...current, last_message_id: u.networkId, updated_at: u.at }))
+            }
+          })
+      ),
       list: Effect.fn("ConversationsRepo.list")((projectId: string, filter: ConversationFilter, window: ListWindow) =>
         store.run((db) => slice(db.all(Conversations).filter(conversationMatches(projectId, filter)), window))
       ),

@@ -542,6 +542,45 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           yield* dies(repo.updateMany([{ ...busy, messages_count: 8 }, { ...ended, status: "active" }]))
           assert.deepStrictEqual(yield* repo.findById(project.id, second.id), Option.some(busy))
         }))
+
+      it.effect("gives a send's network id to the conversations whose latest message it still is", () =>
+        Effect.gen(function*() {
+          const repo = yield* ConversationsRepo
+          const { config, conversation, project } = yield* givenConversation
+          const other = yield* givenProject()
+          const contacts = yield* ContactsRepo
+          const make = (overrides: Partial<ConversationRecord>) =>
+            Effect.gen(function*() {
+              const contact = makeContact(project.id)
+              yield* contacts.insert(contact)
+              const made = makeConversation(config, contact, overrides)
+              yield* repo.insert(made)
+              return made
+            })
+          const latest = { ...conversation, last_message_id: null, last_message_timestamp: "100" }
+          yield* repo.update(latest)
+          const newer = yield* make({ last_message_id: null, last_message_timestamp: "200" })
+          const named = yield* make({ last_message_id: "wamid.inbound", last_message_timestamp: "100" })
+          const update = (id: string, networkId: string, projectId = project.id) => ({
+            projectId,
+            id,
+            timestamp: "100",
+            networkId,
+            at: at(5)
+          })
+          yield* repo.setLastMessageIds([
+            update(latest.id, "wamid.A"),
+            update(newer.id, "wamid.B"),
+            update(named.id, "wamid.C"),
+            update(latest.id, "wamid.D", other.id)
+          ])
+          yield* repo.setLastMessageIds([])
+          assert.deepStrictEqual(
+            byId(yield* repo.findByIds(project.id, [latest.id, newer.id, named.id])),
+            byId([{ ...latest, last_message_id: "wamid.A", updated_at: at(5) }, newer, named]),
+            "only a conversation whose latest message is that send, and only the project's"
+          )
+        }))
     })
 
     layer(storage, { excludeTestServices: true })("MessagesRepo", (it) => {
