@@ -657,6 +657,18 @@ export const layerMessagesRepo = Layer.effect(
       update: Effect.fn("MessagesRepo.update")((m: MessageRecord) => updateMany([m])),
       updateMany,
 
+      setNetworkIds: Effect.fn("MessagesRepo.setNetworkIds")(
+        function*(updates: Parameters<MessagesRepo["Service"]["setNetworkIds"]>[0]) {
+          if (updates.length === 0) return
+          yield* sql`
+            UPDATE msg_messages AS m SET network_id = v.network_id, updated_at = v.at
+            FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.networkId}, ${u.at}::timestamptz)`))})
+              AS v (project_id, id, network_id, at)
+            WHERE m.project_id = v.project_id AND m.id = v.id`
+        },
+        Effect.orDie
+      ),
+
       list: Effect.fn("MessagesRepo.list")(function*(projectId: string, f: MessageFilter, window: ListWindow) {
         const where = sql.and([
           sql`project_id = ${projectId}`,

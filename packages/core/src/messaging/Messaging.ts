@@ -792,7 +792,15 @@ export class Messaging extends Context.Service<Messaging, {
             const now = iso(p.nowMs)
             return { p, applied: advance({ ...p.message, network_id: p.networkId, updated_at: now }, early.get(p.networkId) ?? [], now) }
           })
-          yield* messages.updateMany(assigned.map(({ applied }) => applied.message))
+          // Most sends only take their id; one a report overtook changed more and is written whole.
+          const overtaken = (p: PendingAssignment) => early.has(p.networkId)
+          yield* messages.setNetworkIds(assigned.filter(({ p }) => !overtaken(p)).map(({ p }) => ({
+            projectId: p.message.project_id,
+            id: p.message.id,
+            networkId: p.networkId,
+            at: iso(p.nowMs)
+          })))
+          yield* messages.updateMany(assigned.filter(({ p }) => overtaken(p)).map(({ applied }) => applied.message))
           yield* conversations.setLastMessageIds(batch.map((p) => ({
             projectId: p.message.project_id,
             id: p.message.conversation_id,

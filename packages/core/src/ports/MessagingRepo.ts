@@ -102,6 +102,10 @@ export class MessagesRepo extends Context.Service<MessagesRepo, {
   readonly update: (message: MessageRecord) => Effect.Effect<void>
   /** `update` of several in one step. */
   readonly updateMany: (messages: ReadonlyArray<MessageRecord>) => Effect.Effect<void>
+  /** Sets `network_id` (and `updated_at`) of several messages in one step, nothing else. */
+  readonly setNetworkIds: (
+    updates: ReadonlyArray<{ readonly projectId: string; readonly id: string; readonly networkId: string; readonly at: string }>
+  ) => Effect.Effect<void>
   /** Newest first by (created_at, id); `since`/`until` inclusive on `created_at`. */
   readonly list: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
   /**

@@ -547,6 +547,18 @@ export const layerMemoryMessagesRepo = Layer.effect(
           allOrNothing(db, messages, updateMessage)
         })
       ),
+      setNetworkIds: Effect.fn("MessagesRepo.setNetworkIds")(
+        (updates: Parameters<MessagesRepo["Service"]["setNetworkIds"]>[0]) =>
+          store.run((db) => {
+            const changed = updates.flatMap((u) => {
+              const current = db.get(Messages, u.id)
+              return current === undefined || current.project_id !== u.projectId
+                ? []
+                : [{ ...current, network_id: u.networkId, updated_at: u.at }]
+            })
+            allOrNothing(db, changed, updateMessage)
+          })
+      ),
       list: Effect.fn("MessagesRepo.list")((projectId: string, filter: MessageFilter, window: ListWindow) =>
         store.run((db) => slice(db.all(Messages).filter(messageMatches(projectId, filter)), window))
       ),

@@ -728,6 +728,33 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual(yield* repo.findById(project.id, read.id), Option.some(read))
         }))
 
+      it.effect("sets the network ids of several messages and nothing else, per project", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const other = yield* givenProject()
+          const a = makeMessage(conversation, { network_id: null, direction: "outbound", status: "pending" })
+          const b = makeMessage(conversation, { network_id: null, direction: "outbound", status: "pending" })
+          yield* repo.insertMany([a, b])
+          const ids = [`wamid.${crypto.randomUUID()}`, `wamid.${crypto.randomUUID()}`]
+          yield* repo.setNetworkIds([
+            { projectId: project.id, id: a.id, networkId: ids[0]!, at: at(7) },
+            { projectId: other.id, id: b.id, networkId: ids[1]!, at: at(7) }
+          ])
+          yield* repo.setNetworkIds([])
+          assert.deepStrictEqual(yield* repo.findById(project.id, a.id), Option.some({ ...a, network_id: ids[0]!, updated_at: at(7) }))
+          assert.deepStrictEqual(yield* repo.findById(project.id, b.id), Option.some(b), "another project's update changes nothing")
+          // Taking a network id another message holds fails the whole batch.
+          const held = makeMessage(conversation)
+          yield* repo.insert(held)
+          yield* dies(repo.setNetworkIds([
+            { projectId: project.id, id: a.id, networkId: `wamid.${crypto.randomUUID()}`, at: at(8) },
+            { projectId: project.id, id: b.id, networkId: held.network_id!, at: at(8) }
+          ]))
+          assert.deepStrictEqual(yield* repo.findById(project.id, a.id), Option.some({ ...a, network_id: ids[0]!, updated_at: at(7) }))
+          assert.deepStrictEqual(yield* repo.findById(project.id, b.id), Option.some(b))
+        }))
+
       it.effect("keeps each status report once, in arrival order, answering in order which were new", () =>
         Effect.gen(function*() {
           const repo = yield* MessagesRepo
