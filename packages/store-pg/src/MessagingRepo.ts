@@ -657,6 +657,18 @@ export const layerMessagesRepo = Layer.effect(
       update: Effect.fn("MessagesRepo.update")((m: MessageRecord) => updateMany([m])),
       updateMany,
 
+      setStatuses: Effect.fn("MessagesRepo.setStatuses")(
+        function*(updates: Parameters<MessagesRepo["Service"]["setStatuses"]>[0]) {
+          if (updates.length === 0) return
+          yield* sql`
+            UPDATE msg_messages AS m SET status = v.status, statuses = v.statuses, updated_at = v.updated_at
+            FROM (VALUES ${sql.csv(lastOfEach(updates).map((u) => sql`(${u.project_id}, ${u.id}, ${u.status},
+              ${jsonb(u.statuses)}::jsonb, ${u.updated_at}::timestamptz)`))}) AS v (project_id, id, status, statuses, updated_at)
+            WHERE m.project_id = v.project_id AND m.id = v.id`
+        },
+        Effect.orDie
+      ),
+
       setNetworkIds: Effect.fn("MessagesRepo.setNetworkIds")(
         function*(updates: Parameters<MessagesRepo["Service"]["setNetworkIds"]>[0]) {
           if (updates.length === 0) return

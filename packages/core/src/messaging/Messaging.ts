@@ -580,7 +580,8 @@ export class Messaging extends Context.Service<Messaging, {
               updated.push(applied.message)
               changes.push(...applied.changes)
             }
-            yield* messages.updateMany(updated)
+            // Reports change the status and its history only: nothing else of the rows is written again.
+            yield* messages.setStatuses(updated)
             const byId = yield* conversationsById(config.project_id, changes.map((m) => m.conversation_id))
             yield* outbox.appendMany(yield* statusEvents(config, changes, (m) => byId.get(m.conversation_id), now))
           }))
@@ -726,7 +727,7 @@ export class Messaging extends Context.Service<Messaging, {
               const conversation = conversationOf.get(pairKey(p.config.id, contactFor(p).id))
               events.push(...yield* statusEvents(p.config, applied.changes, () => conversation, iso(p.nowMs)))
             }
-            yield* messages.updateMany(moved)
+            yield* messages.setStatuses(moved)
             yield* outbox.appendMany(events)
             return {
               opened,

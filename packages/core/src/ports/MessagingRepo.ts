@@ -102,6 +102,10 @@ export class MessagesRepo extends Context.Service<MessagesRepo, {
   readonly update: (message: MessageRecord) => Effect.Effect<void>
   /** `update` of several in one step. */
   readonly updateMany: (messages: ReadonlyArray<MessageRecord>) => Effect.Effect<void>
+  /** Sets `status` and `statuses` (and `updated_at`) of several messages in one step, nothing else. */
+  readonly setStatuses: (
+    updates: ReadonlyArray<Pick<MessageRecord, "project_id" | "id" | "status" | "statuses" | "updated_at">>
+  ) => Effect.Effect<void>
   /** Sets `network_id` (and `updated_at`) of several messages in one step, nothing else. */
   readonly setNetworkIds: (
     updates: ReadonlyArray<{ readonly projectId: string; readonly id: string; readonly networkId: string; readonly at: string }>

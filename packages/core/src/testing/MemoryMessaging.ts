@@ -547,6 +547,16 @@ export const layerMemoryMessagesRepo = Layer.effect(
           allOrNothing(db, messages, updateMessage)
         })
       ),
+      setStatuses: Effect.fn("MessagesRepo.setStatuses")(
+        (updates: Parameters<MessagesRepo["Service"]["setStatuses"]>[0]) =>
+          store.run((db) => {
+            for (const u of updates) {
+              const current = db.get(Messages, u.id)
+              if (current === undefined || current.project_id !== u.project_id) continue
+              db.put(Messages, u.id, storedMessage({ ...current, status: u.status, statuses: u.statuses, updated_at: u.updated_at }))
+            }
+          })
+      ),
       setNetworkIds: Effect.fn("MessagesRepo.setNetworkIds")(
         (updates: Parameters<MessagesRepo["Service"]["setNetworkIds"]>[0]) =>
           store.run((db) => {

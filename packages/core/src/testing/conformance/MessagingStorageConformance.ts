@@ -728,6 +728,24 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual(yield* repo.findById(project.id, read.id), Option.some(read))
         }))
 
+      it.effect("sets the status and status history of several messages and nothing else, per project", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const other = yield* givenProject()
+          const a = makeMessage(conversation, { direction: "outbound", status: "pending" })
+          const b = makeMessage(conversation, { direction: "outbound", status: "pending" })
+          yield* repo.insertMany([a, b])
+          const delivered = { status: "delivered" as const, statuses: [{ status: "sent" }, { status: "delivered" }], updated_at: at(9) }
+          yield* repo.setStatuses([
+            { project_id: project.id, id: a.id, ...delivered },
+            { project_id: other.id, id: b.id, ...delivered }
+          ])
+          yield* repo.setStatuses([])
+          assert.deepStrictEqual(yield* repo.findById(project.id, a.id), Option.some({ ...a, ...delivered }))
+          assert.deepStrictEqual(yield* repo.findById(project.id, b.id), Option.some(b), "another project's update changes nothing")
+        }))
+
       it.effect("sets the network ids of several messages and nothing else, per project", () =>
         Effect.gen(function*() {
           const repo = yield* MessagesRepo
