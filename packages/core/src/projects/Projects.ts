@@ -3,13 +3,14 @@
  * stored as a sha256 hash; authentication hashes the presented key and looks
  * the hash up, so a leaked database never leaks usable keys.
  */
-import { Clock, Context, Effect, Layer, Option, Stream } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, Unauthorized, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import { nowIso } from "../shared/Time.ts"
+import * as SignalledCache from "../shared/SignalledCache.ts"
 import type { ApiKey, Project } from "./Project.ts"
 
 /** Who is calling: the project a key belongs to and the key itself (never its secret). */
@@ -107,31 +108,26 @@ export class Projects extends Context.Service<Projects, {
       })
 
       // Authenticated keys are remembered so a request costs no key lookup; every revoke or disable, from any
-      // process sharing the store, drops them all at once (`keyChanges`), and entries expire as a backstop.
-      const cache = new Map<string, { readonly principal: Principal; readonly until: number }>()
-      let generation = 0
-      const forget = Effect.sync(() => {
-        cache.clear()
-        generation++
+      // process sharing the store, drops them all at once (`keyChanges`), and entries expire as a backstop. Unknown
+      // keys are not remembered: guesses must not fill the cache.
+      const principals = yield* SignalledCache.make({
+        lookup: (hash: string) =>
+          Effect.map(repo.findKeyByHash(hash), (found): Option.Option<Principal> =>
+            Option.isNone(found) || found.value.project.disabled
+              ? Option.none()
+              : Option.some({ project: found.value.project, apiKey: { id: found.value.key.id, name: found.value.key.name } })),
+        keyOf: (hash) => hash,
+        changes: repo.keyChanges,
+        ttlMs: CACHE_TTL_MS,
+        max: CACHE_MAX,
+        remember: Option.isSome
       })
-      yield* Effect.forkScoped(Stream.runForEach(repo.keyChanges, () => forget))
 
       const authenticate = Effect.fn("Projects.authenticate")(function*(secret: string) {
         if (secret.length === 0) return yield* invalidKey
-        const hash = yield* hashKey(secret)
-        const now = yield* Clock.currentTimeMillis
-        const cached = cache.get(hash)
-        if (cached !== undefined && cached.until > now) return cached.principal
-        const seen = generation
-        const found = yield* repo.findKeyByHash(hash)
-        if (Option.isNone(found) || found.value.project.disabled) return yield* invalidKey
-        const principal = { project: found.value.project, apiKey: { id: found.value.key.id, name: found.value.key.name } }
-        // A change signalled during the lookup may concern this very key: do not remember it then.
-        if (seen === generation) {
-          if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!)
-          cache.set(hash, { principal, until: now + CACHE_TTL_MS })
-        }
-        return principal
+        const principal = yield* principals.get(yield* hashKey(secret))
+        if (Option.isNone(principal)) return yield* invalidKey
+        return principal.value
       })
 
       const bootstrap = Effect.fn("Projects.bootstrap")(function*(explicitKey: string | undefined) {
@@ -157,7 +153,7 @@ export class Projects extends Context.Service<Projects, {
         get,
         setDisabled: Effect.fn("Projects.setDisabled")(function*(id: string, disabled: boolean) {
           const updated = yield* repo.setDisabled(id, disabled, yield* nowIso)
-          yield* forget
+          yield* principals.forget
           return yield* Option.match(updated, { onNone: () => Effect.fail(notFound("Project")), onSome: Effect.succeed })
         }),
         createKey,
@@ -168,7 +164,7 @@ export class Projects extends Context.Service<Projects, {
         revokeKey: Effect.fn("Projects.revokeKey")(function*(projectId: string, keyId: string) {
           const revoked = yield* repo.revokeKey(projectId, keyId, yield* nowIso)
           // Effective here at once, before the store's signal arrives.
-          yield* forget
+          yield* principals.forget
           return yield* Option.match(revoked, { onNone: () => Effect.fail(notFound("API key")), onSome: Effect.succeed })
         }),
         authenticate,

@@ -6,18 +6,22 @@
  */
 import { Clock, Effect, type Scope, Stream } from "effect"
 
-export interface SignalledCache<V> {
-  readonly get: (key: string) => Effect.Effect<V>
+export interface SignalledCache<K, V> {
+  readonly get: (key: K) => Effect.Effect<V>
   /** Drops everything remembered: call it once a change is done. */
   readonly forget: Effect.Effect<void>
 }
 
-export const make = <V>(options: {
-  readonly lookup: (key: string) => Effect.Effect<V>
+export const make = <K, V>(options: {
+  readonly lookup: (key: K) => Effect.Effect<V>
+  /** The entry a key is remembered under. */
+  readonly keyOf: (key: K) => string
   readonly changes: Stream.Stream<void>
   readonly ttlMs: number
   readonly max: number
-}): Effect.Effect<SignalledCache<V>, never, Scope.Scope> =>
+  /** Which answers to remember; default all. */
+  readonly remember?: ((value: V) => boolean) | undefined
+}): Effect.Effect<SignalledCache<K, V>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const entries = new Map<string, { readonly value: V; readonly until: number }>()
     let generation = 0
@@ -27,17 +31,18 @@ export const make = <V>(options: {
     })
     yield* Effect.forkScoped(Stream.runForEach(options.changes, () => forget))
 
-    const get = (key: string) =>
+    const get = (key: K) =>
       Effect.gen(function*() {
+        const entry = options.keyOf(key)
         const now = yield* Clock.currentTimeMillis
-        const cached = entries.get(key)
+        const cached = entries.get(entry)
         if (cached !== undefined && cached.until > now) return cached.value
         const seen = generation
         const value = yield* options.lookup(key)
         // A change signalled during the read may not be in it: do not remember it then.
-        if (seen === generation) {
+        if (seen === generation && (options.remember?.(value) ?? true)) {
           if (entries.size >= options.max) entries.delete(entries.keys().next().value!)
-          entries.set(key, { value, until: now + options.ttlMs })
+          entries.set(entry, { value, until: now + options.ttlMs })
         }
         return value
       })

@@ -22,6 +22,7 @@ export class LiveNumbers extends Context.Service<LiveNumbers, {
       const repo = yield* MessageConfigsRepo
       const cache = yield* SignalledCache.make({
         lookup: repo.findByPhoneNumberId,
+        keyOf: (phoneNumberId: string) => phoneNumberId,
         changes: repo.changes,
         ttlMs: 60_000,
         max: 10_000

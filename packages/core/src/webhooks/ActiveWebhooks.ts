@@ -4,14 +4,12 @@
  * by this process is forgotten as soon as it is done (`forget`, called by the
  * writers); one made by any process sharing the store reaches
  * `WebhooksRepo.changes`, which drops them all; entries also expire as a
- * backstop.
+ * backstop (`SignalledCache`).
  */
-import { Clock, Context, Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { WebhooksRepo } from "../ports/WebhooksRepo.ts"
+import * as SignalledCache from "../shared/SignalledCache.ts"
 import type { WebhookRecord } from "./Webhook.ts"
-
-const CACHE_TTL_MS = 60_000
-const CACHE_MAX = 10_000
 
 export class ActiveWebhooks extends Context.Service<ActiveWebhooks, {
   /** `WebhooksRepo.listActive`, remembered. */
@@ -23,30 +21,18 @@ export class ActiveWebhooks extends Context.Service<ActiveWebhooks, {
     ActiveWebhooks,
     Effect.gen(function*() {
       const repo = yield* WebhooksRepo
-      const cache = new Map<string, { readonly webhooks: ReadonlyArray<WebhookRecord>; readonly until: number }>()
-      let generation = 0
-      const forget = Effect.sync(() => {
-        cache.clear()
-        generation++
+      const cache = yield* SignalledCache.make({
+        lookup: (scope: { readonly projectId: string; readonly phoneNumberId: string | null }) =>
+          repo.listActive(scope.projectId, scope.phoneNumberId),
+        keyOf: (scope) => `${scope.projectId}\u0000${scope.phoneNumberId ?? ""}`,
+        changes: repo.changes,
+        ttlMs: 60_000,
+        max: 10_000
       })
-      yield* Effect.forkScoped(Stream.runForEach(repo.changes, () => forget))
-
-      const list = Effect.fn("ActiveWebhooks.list")(function*(projectId: string, phoneNumberId: string | null) {
-        const key = `${projectId}\u0000${phoneNumberId ?? ""}`
-        const now = yield* Clock.currentTimeMillis
-        const cached = cache.get(key)
-        if (cached !== undefined && cached.until > now) return cached.webhooks
-        const seen = generation
-        const webhooks = yield* repo.listActive(projectId, phoneNumberId)
-        // A change signalled during the read may not be in it: do not remember it then.
-        if (seen === generation) {
-          if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!)
-          cache.set(key, { webhooks, until: now + CACHE_TTL_MS })
-        }
-        return webhooks
+      return ActiveWebhooks.of({
+        list: (projectId, phoneNumberId) => cache.get({ projectId, phoneNumberId }),
+        forget: cache.forget
       })
-
-      return ActiveWebhooks.of({ list, forget })
     })
   )
 }
