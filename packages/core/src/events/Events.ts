@@ -5,7 +5,7 @@
  * lifecycle (create or update by name, archive and restore, rename while
  * unused, asynchronous deletion). Depends only on ports.
  */
-import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Queue } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import type { Principal } from "../projects/Projects.ts"
 import { EventDefinitionsRepo, EventsRepo } from "../ports/EventsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
@@ -19,6 +19,7 @@ import {
   type Unprocessable,
   unprocessable
 } from "../shared/ApiError.ts"
+import * as GroupCommit from "../shared/GroupCommit.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { ConversationLookup } from "./Conversations.ts"
@@ -59,7 +60,6 @@ interface PendingEmission {
   readonly record: EventRecord
   readonly autoDefinition: EventDefinitionRecord
   readonly domainEventId: string
-  readonly done: Deferred.Deferred<EventRecord, Unprocessable | PaymentRequired>
 }
 
 /** A batch that cannot be written as one: its emissions go one by one. */
@@ -133,7 +133,6 @@ export class Events extends Context.Service<Events, {
       const jobs = yield* JobQueue
       const tx = yield* Transactor
       const ids = yield* Ids
-      const pending = yield* Queue.unbounded<PendingEmission>()
 
       const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -180,9 +179,7 @@ export class Events extends Context.Service<Events, {
           updated_at: record.created_at
         }
         const domainEventId = yield* ids.uuid
-        const done = yield* Deferred.make<EventRecord, Unprocessable | PaymentRequired>()
-        yield* Queue.offer(pending, { plan, now, record, autoDefinition, domainEventId, done })
-        return yield* Deferred.await(done)
+        return yield* submit({ plan, now, record, autoDefinition, domainEventId })
       })
 
       const domainEvent = (p: PendingEmission, definitionId: string) => {
@@ -252,21 +249,13 @@ export class Events extends Context.Service<Events, {
           yield* outbox.appendMany(batch.map((p) => domainEvent(p, definitionIds.get(p)!)))
         }))
 
-      const settleOne = (p: PendingEmission) =>
-        Effect.flatMap(Effect.exit(emitOne(p)), (exit) => Deferred.done(p.done, exit))
-
       // The emission writer: whatever waits when it is free makes its next batch, so the hot rows (a name's
       // definition, the month's count) are locked once per batch, not once per emission.
-      yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
-        const batch = yield* Queue.takeBetween(pending, 1, EMIT_BATCH_MAX)
-        if (batch.length === 1) return yield* settleOne(batch[0]!)
-        const exit = yield* Effect.exit(emitBatch(batch))
-        if (Exit.isSuccess(exit)) {
-          for (const p of batch) yield* Deferred.succeed(p.done, p.record)
-        } else {
-          yield* Effect.forEach(batch, settleOne, { discard: true })
-        }
-      })))
+      const submit = yield* GroupCommit.make<PendingEmission, EventRecord, Unprocessable | PaymentRequired>({
+        max: EMIT_BATCH_MAX,
+        many: (batch) => Effect.as(emitBatch(batch), batch.map((p) => Exit.succeed(p.record))),
+        one: emitOne
+      })
 
       const saveDefinition = Effect.fn("Events.saveDefinition")(function*(principal: Principal, input: EventDefinitionInput) {
         const projectId = principal.project.id
