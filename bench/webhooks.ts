@@ -31,7 +31,10 @@ export interface WebhooksBenchResult {
   /** Deliveries received while draining: more than `backlog` means some were delivered twice. */
   readonly deliveries: number
   readonly drainSeconds: number
+  /** The backlog over the drain, from the workers' start (their start-up included). */
   readonly deliveriesPerSecond: number
+  /** Deliveries between the first and the last arrival over that time: the pipeline once running. */
+  readonly steadyPerSecond: number
   readonly pacedPerSecond: number
   readonly latencyP50Ms: number
   readonly latencyP99Ms: number
@@ -121,6 +124,8 @@ export const benchWebhooks = (options: {
     yield* arrived("bench.backlog", options.deliveries)
     const drainSeconds = (Math.max(...arrivals.map((a) => a.at)) - drainStart) / 1000
     const deliveries = arrivals.length
+    const firstAt = Math.min(...arrivals.map((a) => a.at))
+    const steadyPerSecond = (deliveries - 1) / ((Math.max(...arrivals.map((a) => a.at)) - firstAt) / 1000)
 
     // Latency at a steady rate.
     const pacedStart = Date.now()
@@ -150,6 +155,7 @@ export const benchWebhooks = (options: {
       deliveries,
       drainSeconds,
       deliveriesPerSecond: options.deliveries / drainSeconds,
+      steadyPerSecond,
       pacedPerSecond,
       latencyP50Ms: percentile(latencies, 50),
       latencyP99Ms: percentile(latencies, 99)
@@ -160,7 +166,7 @@ export const formatWebhooksBench = (r: WebhooksBenchResult): string =>
   [
     "Project events and signed webhook deliveries (Postgres storage, pg-boss)",
     `  POST /platform/v1/events            ${r.events.rps.toFixed(0).padStart(7)} events/s   p50 ${r.events.p50Ms.toFixed(2)} ms   p99 ${r.events.p99Ms.toFixed(2)} ms   errors ${r.events.errors}   (target >= 10,000/s)`,
-    `  signed deliveries to a loopback receiver (own process), a backlog of ${r.backlog} events drained from the outbox: ${r.deliveries} deliveries in ${r.drainSeconds.toFixed(1)} s = ${r.deliveriesPerSecond.toFixed(0)}/s (target >= 5,000/s)`,
+    `  signed deliveries to a loopback receiver (own process), a backlog of ${r.backlog} events drained from the outbox: ${r.deliveries} deliveries in ${r.drainSeconds.toFixed(1)} s (workers' start-up included) = ${r.deliveriesPerSecond.toFixed(0)}/s; from the first delivery to the last ${r.steadyPerSecond.toFixed(0)}/s (target >= 5,000/s)`,
     `  emission to delivery at ${r.pacedPerSecond} events/s: p50 ${r.latencyP50Ms.toFixed(0)} ms   p99 ${r.latencyP99Ms.toFixed(0)} ms`,
     ""
   ].join("\n")
