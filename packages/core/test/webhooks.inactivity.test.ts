@@ -8,61 +8,27 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { ConversationLookup } from "../src/events/Conversations.ts"
-import { EventPlans } from "../src/events/EventPlans.ts"
-import { Events } from "../src/events/Events.ts"
 import { v2Conversation } from "../src/messaging/DomainEvents.ts"
 import type { MessageRecord } from "../src/messaging/Message.ts"
 import { Messaging } from "../src/messaging/Messaging.ts"
 import { layerMessagingServices } from "../src/messaging/Services.ts"
-import { DomainEventSubscribers, layerOutboxRelay, layerSignalingOutbox, OutboxRelaySettings } from "../src/outbox/Relay.ts"
 import { type Principal, Projects } from "../src/projects/Projects.ts"
-import { Ids } from "../src/shared/Ids.ts"
 import { configRef, type MessageConfigRecord } from "../src/tenancy/MessageConfig.ts"
 import { MessageConfigs } from "../src/tenancy/MessageConfigs.ts"
-import {
-  layerMemoryJobQueue,
-  layerMemoryStorage,
-  layerMemoryWebhookHttp,
-  MemoryWebhookReceiver,
-  type ReceivedWebhookRequest
-} from "../src/testing/index.ts"
+import { MemoryWebhookReceiver, type ReceivedWebhookRequest } from "../src/testing/index.ts"
 import { WebhookDeliveries } from "../src/webhooks/Deliveries.ts"
-import { WebhookSettings } from "../src/webhooks/Settings.ts"
 import type { WebhookInput } from "../src/webhooks/Webhook.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
-import { layerWebhooksWorkers } from "../src/webhooks/WebhooksJobs.ts"
-import { DefinitionReferences } from "../src/workflows/References.ts"
+import { webhooksEnvironment } from "./webhooks.support.ts"
 
 const START = Date.UTC(2026, 2, 4, 12, 0, 0)
 const MINUTE = 60_000
 const CONTACT = "15550001111"
 
 /** Every phone number id is one of the project's (the simulated number's id is the config's). */
-const Numbers = Layer.succeed(
-  DefinitionReferences,
-  DefinitionReferences.of({
-    lookup: (_projectId, kind) => Effect.succeed(kind === "phone_number" ? Option.some("+1 555") : Option.none())
-  })
-)
-
-const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential, layerMemoryWebhookHttp)
-
-const Services = Layer.mergeAll(Webhooks.layer, Events.layer, Projects.layer, layerMessagingServices).pipe(
-  Layer.provideMerge(WebhookDeliveries.layer),
-  Layer.provideMerge(EventPlans.layer),
-  Layer.provide(Numbers),
-  Layer.provide(Layer.succeed(ConversationLookup, ConversationLookup.of({ exists: () => Effect.succeed(true) }))),
-  Layer.provideMerge(WebhookSettings.layer({ allowPrivateUrls: false })),
-  Layer.provideMerge(layerSignalingOutbox),
-  Layer.provideMerge(Ports)
-)
-
-const Env = layerOutboxRelay.pipe(
-  Layer.provide(layerWebhooksWorkers()),
-  Layer.provide(DomainEventSubscribers.layer),
-  Layer.provide(Layer.succeed(OutboxRelaySettings, { pollIntervalMs: 3_600_000, batchSize: 100, lingerMs: 0, handlerRetryLimit: 5 })),
-  Layer.provideMerge(Services)
+const Env = webhooksEnvironment(
+  (_projectId, kind) => Effect.succeed(kind === "phone_number" ? Option.some("+1 555") : Option.none()),
+  layerMessagingServices
 )
 
 const run = <A, E>(body: Effect.Effect<A, E, Layer.Success<typeof Env>>) =>

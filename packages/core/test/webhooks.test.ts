@@ -9,29 +9,18 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { createHash, createHmac } from "node:crypto"
-import { ConversationLookup } from "../src/events/Conversations.ts"
-import { EventPlans } from "../src/events/EventPlans.ts"
 import { Events } from "../src/events/Events.ts"
-import { DomainEventSubscribers, layerOutboxRelay, layerSignalingOutbox, OutboxRelaySettings } from "../src/outbox/Relay.ts"
 import { Outbox } from "../src/ports/Outbox.ts"
 import { Transactor } from "../src/ports/Transactor.ts"
 import { WebhookDeliveriesRepo } from "../src/ports/WebhooksRepo.ts"
 import { type Principal, Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { isPrivateAddress } from "../src/shared/PrivateAddress.ts"
-import {
-  layerMemoryJobQueue,
-  layerMemoryStorage,
-  layerMemoryWebhookHttp,
-  MemoryWebhookReceiver,
-  type ReceivedWebhookRequest
-} from "../src/testing/index.ts"
+import { MemoryWebhookReceiver, type ReceivedWebhookRequest } from "../src/testing/index.ts"
 import { WebhookDeliveries } from "../src/webhooks/Deliveries.ts"
-import { WebhookSettings } from "../src/webhooks/Settings.ts"
 import type { WebhookInput } from "../src/webhooks/Webhook.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
-import { layerWebhooksWorkers } from "../src/webhooks/WebhooksJobs.ts"
-import { DefinitionReferences } from "../src/workflows/References.ts"
+import { webhooksEnvironment } from "./webhooks.support.ts"
 
 const PNID = "106540352242922"
 const OTHER_PNID = "106540352242999"
@@ -40,36 +29,10 @@ const SECRET = "whsec_0123456789"
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 /** The numbers every project of these tests has. */
-const Numbers = Layer.succeed(
-  DefinitionReferences,
-  DefinitionReferences.of({
-    lookup: (_projectId, kind, id) =>
-      Effect.succeed(kind === "phone_number" && (id === PNID || id === OTHER_PNID) ? Option.some("+1 555") : Option.none())
-  })
-)
-
-const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential, layerMemoryWebhookHttp)
-
-const Services = Layer.mergeAll(Webhooks.layer, Events.layer, Projects.layer).pipe(
-  Layer.provideMerge(WebhookDeliveries.layer),
-  Layer.provideMerge(EventPlans.layer),
-  Layer.provide(Numbers),
-  Layer.provide(Layer.succeed(ConversationLookup, ConversationLookup.of({ exists: () => Effect.succeed(true) }))),
-  Layer.provideMerge(WebhookSettings.layer({ allowPrivateUrls: false })),
-  Layer.provideMerge(layerSignalingOutbox),
-  Layer.provideMerge(Ports)
-)
-
-/**
- * Services, and the relay with the webhook workers, as `Parley.layerWorkers`
- * runs them. Appends wake the relay at once; its polling would only make long
- * clock moves slow (one loop per 250 ms of test time), so it polls hourly here.
- */
-const Env = layerOutboxRelay.pipe(
-  Layer.provide(layerWebhooksWorkers()),
-  Layer.provide(DomainEventSubscribers.layer),
-  Layer.provide(Layer.succeed(OutboxRelaySettings, { pollIntervalMs: 3_600_000, batchSize: 100, lingerMs: 0, handlerRetryLimit: 5 })),
-  Layer.provideMerge(Services)
+const Env = webhooksEnvironment(
+  (_projectId, kind, id) =>
+    Effect.succeed(kind === "phone_number" && (id === PNID || id === OTHER_PNID) ? Option.some("+1 555") : Option.none()),
+  Layer.empty
 )
 
 /** Runs a test at START over a fresh environment (the clock is set before the workers start). */

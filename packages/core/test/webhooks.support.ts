@@ -1,0 +1,46 @@
+/**
+ * The environment the webhook suites run in: webhooks, events and projects
+ * (and `more` services beside) over memory ports, and the relay with the
+ * webhook workers as `Parley.layerWorkers` runs them. Appends wake the relay
+ * at once; its polling would only make long clock moves slow (one loop per
+ * 250 ms of test time), so it polls hourly here.
+ */
+import { Effect, Layer, type Option } from "effect"
+import { ConversationLookup } from "../src/events/Conversations.ts"
+import { EventPlans } from "../src/events/EventPlans.ts"
+import { Events } from "../src/events/Events.ts"
+import { DomainEventSubscribers, layerOutboxRelay, layerSignalingOutbox, OutboxRelaySettings } from "../src/outbox/Relay.ts"
+import { Projects } from "../src/projects/Projects.ts"
+import { Ids } from "../src/shared/Ids.ts"
+import { layerMemoryJobQueue, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
+import { WebhookDeliveries } from "../src/webhooks/Deliveries.ts"
+import { WebhookSettings } from "../src/webhooks/Settings.ts"
+import { Webhooks } from "../src/webhooks/Webhooks.ts"
+import { layerWebhooksWorkers } from "../src/webhooks/WebhooksJobs.ts"
+import { DefinitionReferences } from "../src/workflows/References.ts"
+
+const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential, layerMemoryWebhookHttp)
+
+/** `lookup` names the phone numbers the suite's definitions may refer to. */
+export const webhooksEnvironment = <A, E, R>(
+  lookup: (projectId: string, kind: string, id: string) => Effect.Effect<Option.Option<string>>,
+  more: Layer.Layer<A, E, R>
+) => {
+  const Services = Layer.mergeAll(Webhooks.layer, Events.layer, Projects.layer, more).pipe(
+    Layer.provideMerge(WebhookDeliveries.layer),
+    Layer.provideMerge(EventPlans.layer),
+    Layer.provide(Layer.succeed(DefinitionReferences, DefinitionReferences.of({ lookup }))),
+    Layer.provide(Layer.succeed(ConversationLookup, ConversationLookup.of({ exists: () => Effect.succeed(true) }))),
+    Layer.provideMerge(WebhookSettings.layer({ allowPrivateUrls: false })),
+    Layer.provideMerge(layerSignalingOutbox),
+    Layer.provideMerge(Ports)
+  )
+  return layerOutboxRelay.pipe(
+    Layer.provide(layerWebhooksWorkers()),
+    Layer.provide(DomainEventSubscribers.layer),
+    Layer.provide(
+      Layer.succeed(OutboxRelaySettings, { pollIntervalMs: 3_600_000, batchSize: 100, lingerMs: 0, handlerRetryLimit: 5 })
+    ),
+    Layer.provideMerge(Services)
+  )
+}
