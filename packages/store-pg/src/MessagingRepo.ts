@@ -415,9 +415,16 @@ export const layerConversationsRepo = Layer.effect(
       function*(pairs: ReadonlyArray<{ readonly msgConfigId: string; readonly contactId: string }>) {
         if (pairs.length === 0) return []
         const rows = yield* sql<ConversationRow>`
-          SELECT * FROM msg_conversations
-          WHERE status = 'active' AND (msg_config_id, contact_id) IN (
-            SELECT * FROM unnest(${pairs.map((p) => p.msgConfigId)}::text[], ${pairs.map((p) => p.contactId)}::text[]))`
+          SELECT c.* FROM (
+            SELECT DISTINCT * FROM unnest(${pairs.map((p) => p.msgConfigId)}::text[], ${pairs.map((p) => p.contactId)}::text[])
+          ) AS p (msg_config_id, contact_id)
+          -- One lookup in the active index per pair (the LIMIT keeps the planner from turning it into a scan of the
+          -- whole index, which it did whenever its statistics lagged behind new conversations).
+          CROSS JOIN LATERAL (
+            SELECT * FROM msg_conversations AS c
+            WHERE c.msg_config_id = p.msg_config_id AND c.contact_id = p.contact_id AND c.status = 'active'
+            LIMIT 1
+          ) AS c`
         return rows.map(toConversation)
       },
       Effect.orDie
