@@ -22,6 +22,7 @@ import { FunctionInvoker } from "./functions/Invoker.ts"
 import { FunctionSecretsCipher } from "./functions/SecretCipher.ts"
 import { DomainEventSubscribers, layerOutboxRelay, layerSignalingOutbox } from "./outbox/Relay.ts"
 import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
+import { layerWebhooksInterest } from "./webhooks/Interest.ts"
 import { WebhookSettings } from "./webhooks/Settings.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 import { layerWebhooksWorkers } from "./webhooks/WebhooksJobs.ts"
@@ -48,12 +49,13 @@ export const layerServices = Layer.mergeAll(
 export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge(FunctionInvoker.layer))
 
 /**
- * Webhook registrations and deliveries (`Webhooks`, `WebhookDeliveries`),
- * over `layerServices` and a `WebhookHttp` (Node's in the host, a scripted
+ * Webhook registrations and deliveries (`Webhooks`, `WebhookDeliveries`) and
+ * their interest in domain events (entries no webhook listens to are not
+ * written), over `layerServices` and a `WebhookHttp` (Node's in the host, a scripted
  * receiver in tests), with their settings from the environment
  * (`PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS`).
  */
-export const layerWebhookServices = Webhooks.layer.pipe(
+export const layerWebhookServices = Layer.mergeAll(Webhooks.layer, layerWebhooksInterest).pipe(
   Layer.provideMerge(WebhookDeliveries.layer),
   Layer.provideMerge(WebhookSettings.layerConfig)
 )

@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { DomainEventInterest } from "../src/outbox/Interest.ts"
 import {
   DomainEventSubscribers,
   layerOutboxRelay,
@@ -64,12 +65,15 @@ const start = (
         failOnce = undefined
         return Effect.fail("handler failed")
       })))
+    const aWants = options.aWants
+    if (aWants !== undefined) {
+      const interest = Context.get(signaling, DomainEventInterest)
+      yield* interest.declare("a", ["t.one", "t.two"], (e) => Effect.succeed(aWants(e)))
+      yield* interest.declare("b", ["t.two"], () => Effect.succeed(true))
+    }
     const subscribers = Layer.effectDiscard(Effect.gen(function*() {
       const registry = yield* DomainEventSubscribers
-      const aWants = options.aWants
-      yield* registry.subscribe("a", ["t.one", "t.two"], record(seen.a), {
-        wants: aWants === undefined ? undefined : (e) => Effect.succeed(aWants(e))
-      })
+      yield* registry.subscribe("a", ["t.one", "t.two"], record(seen.a))
       yield* registry.subscribe("b", ["t.two"], record(seen.b))
     }))
     const env = Context.merge(decorate(ports), signaling)
@@ -214,7 +218,43 @@ describe("outbox relay", () => {
       const exit = yield* Effect.exit(registry.subscribe("twice", ["t.one"], () => Effect.void))
       assert.isTrue(exit._tag === "Failure")
       assert.deepStrictEqual((yield* registry.subscriptions).map((s) => [s.name, s.queue]), [["twice", "outbox.twice"]])
-    }).pipe(Effect.scoped, Effect.provide(DomainEventSubscribers.layer.pipe(Layer.provide(layerMemoryJobQueue)))))
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(DomainEventSubscribers.layer.pipe(Layer.provide(Layer.merge(layerMemoryJobQueue, DomainEventInterest.layer))))
+    ))
+
+  it.effect("refuses a subscriber of a type others declared an interest in, unless it declares one too", () =>
+    Effect.gen(function*() {
+      const registry = yield* DomainEventSubscribers
+      const interest = yield* DomainEventInterest
+      yield* interest.declare("webhooks", ["t.one"], () => Effect.succeed(false))
+      const exit = yield* Effect.exit(registry.subscribe("triggers", ["t.one", "t.two"], () => Effect.void))
+      assert.isTrue(exit._tag === "Failure" && String(exit.cause).includes("must declare its DomainEventInterest in t.one"))
+      yield* interest.declare("triggers", ["t.one"], () => Effect.succeed(true))
+      yield* registry.subscribe("triggers", ["t.one", "t.two"], () => Effect.void)
+      assert.deepStrictEqual((yield* registry.subscriptions).map((s) => s.name), ["triggers"])
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(DomainEventSubscribers.layer.pipe(
+        Layer.provideMerge(Layer.merge(layerMemoryJobQueue, DomainEventInterest.layer))
+      ))
+    ))
+
+  it.effect("writes no entry of a declared type that no declaration wants; undeclared types are always written", () =>
+    Effect.gen(function*() {
+      const ports = yield* Layer.build(Ports)
+      const signaling = yield* Layer.build(layerSignalingOutbox.pipe(Layer.provide(Layer.succeedContext(ports))))
+      const interest = Context.get(signaling, DomainEventInterest)
+      yield* interest.declare("a", ["t.one", "t.two"], (e) => Effect.succeed((e.payload as { n: number }).n % 2 === 0))
+      yield* interest.declare("b", ["t.two"], () => Effect.succeed(true))
+      const entries = [entry("t.one"), entry("t.one"), entry("t.two"), entry("t.other")]
+      const evenOne = entries.find((e) => e.type === "t.one" && (e.payload as { n: number }).n % 2 === 0)!
+      yield* Context.get(signaling, Outbox).appendMany(entries)
+      const written = yield* Context.get(ports, Outbox).take(["t.one", "t.two", "t.other"], 10)
+      assert.deepStrictEqual(written.map((e) => e.id), [evenOne.id, entries[2]!.id, entries[3]!.id])
+      assert.isTrue(yield* interest.wants("b", entries[0]!), "a subscriber answers only for its declared types")
+      assert.isFalse(yield* interest.wants("a", entries.find((e) => e !== evenOne && e.type === "t.one")!))
+    }).pipe(Effect.scoped))
 
   it.effect("hands every entry of a batch to its subscriber, and a job of one entry (queued before batches) too", () =>
     Effect.gen(function*() {

@@ -15,8 +15,9 @@
  * while the first job is queued or running (handlers are idempotent for the
  * rest). Each subscriber's jobs then run and retry on their own: a job runs
  * the handler for each of its entries, and a failed one retries them all.
- * Entries a subscriber does not want (`SubscribeOptions.wants`: no webhook
- * listens, say) are taken without a job for it.
+ * Entries a subscriber does not want (its `DomainEventInterest`: no webhook
+ * listens, say) are taken without a job for it; entries nobody wants are not
+ * even written.
  *
  * The relay polls (`OutboxRelaySettings.pollIntervalMs`, 250 ms by default)
  * and, when this process appends an entry (`layerSignalingOutbox`), looks
@@ -29,6 +30,7 @@ import { createHash } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
+import { DomainEventInterest } from "./Interest.ts"
 
 export interface OutboxRelaySettings {
   /** How often the relay looks for entries when nothing woke it. */
@@ -65,41 +67,38 @@ export class OutboxSignal extends Context.Service<OutboxSignal, {
 }
 
 /**
- * The `Outbox` in context, signalling every append to the relay of this
- * process (with the `OutboxSignal`, also provided). Capabilities get it
- * through `Parley.layerServices`.
+ * The `Outbox` in context, writing only entries somebody would act on
+ * (`DomainEventInterest`, also provided) and signalling every append to the
+ * relay of this process (with the `OutboxSignal`, also provided).
+ * Capabilities get it through `Parley.layerServices`.
  */
 export const layerSignalingOutbox = Layer.effect(
   Outbox,
   Effect.gen(function*() {
     const outbox = yield* Outbox
     const signal = yield* OutboxSignal
+    const interest = yield* DomainEventInterest
+    const appendMany = (events: ReadonlyArray<DomainEvent>) =>
+      Effect.flatMap(Effect.filter(events, interest.worthWriting), (kept) =>
+        kept.length === 0 ? Effect.void : Effect.tap(outbox.appendMany(kept), () => signal.appended))
     return Outbox.of({
       ...outbox,
-      append: (event) => Effect.tap(outbox.append(event), () => signal.appended),
-      appendMany: (events) => Effect.tap(outbox.appendMany(events), () => signal.appended)
+      append: (event) => appendMany([event]),
+      appendMany
     })
   })
-).pipe(Layer.provideMerge(OutboxSignal.layer))
+).pipe(Layer.provideMerge(Layer.mergeAll(OutboxSignal.layer, DomainEventInterest.layer)))
 
 export interface DomainEventSubscription {
   readonly name: string
   readonly types: ReadonlyArray<string>
   /** The job queue its entries are enqueued on. */
   readonly queue: string
-  readonly wants: (event: DomainEvent) => Effect.Effect<boolean>
 }
 
 export interface SubscribeOptions {
   /** Entries this subscriber handles at most at a time in this process; default 8. */
   readonly concurrency?: number | undefined
-  /**
-   * Whether an entry of its types would make the handler do anything (say,
-   * a webhook listens); asked by the relay, so entries nobody wants cost no
-   * job. Default: every entry. It must answer what the handler would
-   * decide, from what it can read cheaply (a cache).
-   */
-  readonly wants?: ((event: DomainEvent) => Effect.Effect<boolean>) | undefined
 }
 
 /** Jobs (batches of entries) of one subscriber taken at once by a process: the next ones wait in the queue. */
@@ -130,6 +129,7 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
     DomainEventSubscribers,
     Effect.gen(function*() {
       const jobs = yield* JobQueue
+      const interest = yield* DomainEventInterest
       const subscriptions = new Map<string, DomainEventSubscription>()
 
       const subscribe = Effect.fn("DomainEventSubscribers.subscribe")(function*(
@@ -140,6 +140,16 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
       ) {
         if (!validName.test(name)) return yield* Effect.die(new Error(`invalid subscriber name ${JSON.stringify(name)}`))
         if (subscriptions.has(name)) return yield* Effect.die(new Error(`subscriber ${name} is already registered`))
+        // Entries of a declared type that no declaration wants are never written: this one must say what it wants.
+        const undeclared = types.filter((type) => {
+          const declarers = interest.declarers(type)
+          return declarers.length > 0 && !declarers.includes(name)
+        })
+        if (undeclared.length > 0) {
+          return yield* Effect.die(
+            new Error(`subscriber ${name} must declare its DomainEventInterest in ${undeclared.join(", ")}, as others did`)
+          )
+        }
         const queue = subscriberQueue(name)
         const handling = yield* Semaphore.make(options?.concurrency ?? 8)
         const handle = handling.withPermits(1)
@@ -157,7 +167,7 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
               if (failed !== undefined) return yield* Effect.failCause(failed.cause)
             })
             : handle(handler(job.payload as DomainEvent)))
-        subscriptions.set(name, { name, types: [...new Set(types)], queue, wants: options?.wants ?? (() => Effect.succeed(true)) })
+        subscriptions.set(name, { name, types: [...new Set(types)], queue })
         yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.delete(name)))
       })
 
@@ -205,6 +215,7 @@ export const layerOutboxRelay = Layer.effectDiscard(Effect.gen(function*() {
   const subscribers = yield* DomainEventSubscribers
   const signal = yield* OutboxSignal
   const settings = yield* OutboxRelaySettings
+  const interest = yield* DomainEventInterest
 
   /** One transaction: take a batch, enqueue its jobs, commit; answers how many entries it took. */
   const relayBatch = Effect.gen(function*() {
@@ -216,7 +227,10 @@ export const layerOutboxRelay = Layer.effectDiscard(Effect.gen(function*() {
       // One job per subscriber for the whole batch: a job per entry cost each entry a queue row to insert,
       // fetch and complete. Enqueued side by side.
       const wanted = yield* Effect.forEach(subscriptions, (subscription) =>
-        Effect.filter(entries.filter((entry) => subscription.types.includes(entry.type)), subscription.wants))
+        Effect.filter(
+          entries.filter((entry) => subscription.types.includes(entry.type)),
+          (entry) => interest.wants(subscription.name, entry)
+        ))
       const enqueues = subscriptions.flatMap((subscription, i) =>
         bySize(wanted[i]!).map((mine) =>
           jobs.enqueue(subscription.queue, mine, {

@@ -60,6 +60,16 @@ const isActivity = (u: unknown): u is ConversationActivityPayload =>
 const listens = (webhook: WebhookRecord) =>
   webhook.active && webhook.kind === "ext" && webhook.phone_number_id !== null && webhook.events.includes(INACTIVE_EVENT)
 
+/**
+ * Whether `arm` would arm anything for an activity entry: a webhook of the number listens (an unreadable entry is
+ * wanted: `arm` logs it). Webhooks' `DomainEventInterest` in `msg.conversation.activity`.
+ */
+export const inactivityWanted = (active: ActiveWebhooks["Service"]) => (entry: DomainEvent) => {
+  const payload = entry.payload
+  if (entry.project_id === null || !isActivity(payload)) return Effect.succeed(true)
+  return Effect.map(active.list(entry.project_id, payload.phone_number_id), (webhooks) => webhooks.some(listens))
+}
+
 /** Arms and fires the timers; built inside the webhook workers. */
 export const makeWebhookInactivity = Effect.gen(function*() {
   const webhooks = yield* WebhooksRepo
@@ -72,13 +82,6 @@ export const makeWebhookInactivity = Effect.gen(function*() {
 
   const enqueue = (job: InactivityJob, runAt: number, dedupeKey: string) =>
     jobs.enqueue(INACTIVITY_QUEUE, job, { ...JOB_RETRIES, runAt, dedupeKey })
-
-  /** Whether `arm` would arm anything: a webhook of the number listens (an unreadable entry is wanted: `arm` logs it). */
-  const wants = (entry: DomainEvent) => {
-    const payload = entry.payload
-    if (entry.project_id === null || !isActivity(payload)) return Effect.succeed(true)
-    return Effect.map(active.list(entry.project_id, payload.phone_number_id), (webhooks) => webhooks.some(listens))
-  }
 
   /** The relay's `webhooks-inactivity` subscriber: one timer per listening webhook of the number. */
   const arm = Effect.fn("WebhookInactivity.arm")(function*(entry: DomainEvent) {
@@ -149,5 +152,5 @@ export const makeWebhookInactivity = Effect.gen(function*() {
     )
   })
 
-  return { arm, fire, wants } as const
+  return { arm, fire } as const
 })

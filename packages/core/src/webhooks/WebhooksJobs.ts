@@ -51,17 +51,12 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
     const deliveries = yield* WebhookDeliveries
 
     // As many as attempts: a dispatch mostly waits for the delivery insert it shares with the others.
-    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, {
-      concurrency: 128,
-      wants: deliveries.wants
-    })
+    // What each subscriber wants is declared with the services (`Interest.ts`).
+    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 128 })
 
     // `msg.conversation.inactive`: timers armed by every stored message (see `Inactivity.ts`).
     const inactivity = yield* makeWebhookInactivity
-    yield* subscribers.subscribe(INACTIVITY_SUBSCRIBER, [MSG_CONVERSATION_ACTIVITY], inactivity.arm, {
-      concurrency: 8,
-      wants: inactivity.wants
-    })
+    yield* subscribers.subscribe(INACTIVITY_SUBSCRIBER, [MSG_CONVERSATION_ACTIVITY], inactivity.arm, { concurrency: 8 })
     yield* jobs.work(INACTIVITY_QUEUE, { concurrency: 8 }, (job) =>
       isInactivityJob(job.payload)
         ? inactivity.fire(job.payload)

@@ -1,0 +1,21 @@
+/**
+ * Webhooks' `DomainEventInterest` (see `outbox/Interest.ts`): an entry matters
+ * to them only when an active webhook listens to what it reports, which the
+ * remembered active webhooks answer without a read. Declared with the webhook
+ * services, so every process that appends knows it.
+ */
+import { Effect, Layer } from "effect"
+import { MSG_CONVERSATION_ACTIVITY } from "../messaging/DomainEvents.ts"
+import { DomainEventInterest } from "../outbox/Interest.ts"
+import { ActiveWebhooks } from "./ActiveWebhooks.ts"
+import { WebhookDeliveries } from "./Deliveries.ts"
+import { INACTIVITY_SUBSCRIBER, inactivityWanted } from "./Inactivity.ts"
+import { WEBHOOK_SOURCE_TYPES } from "./Payloads.ts"
+import { WEBHOOKS_SUBSCRIBER } from "./WebhooksJobs.ts"
+
+export const layerWebhooksInterest = Layer.effectDiscard(Effect.gen(function*() {
+  const interest = yield* DomainEventInterest
+  const deliveries = yield* WebhookDeliveries
+  yield* interest.declare(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.wants)
+  yield* interest.declare(INACTIVITY_SUBSCRIBER, [MSG_CONVERSATION_ACTIVITY], inactivityWanted(yield* ActiveWebhooks))
+}))
