@@ -29,7 +29,7 @@ const program = Effect.gen(function*() {
   console.log(formatFunctionsHttpBench(yield* benchFunctionsHttp({ durationMs: seconds * 1000, connections: 16 })))
   console.log("")
   console.log(formatIngestionBench(yield* benchIngestion()))
-  console.log(formatWebhooksBench(yield* benchWebhooks({ durationMs: seconds * 1000, connections: 32, deliveries: 5000 })))
+  console.log(formatWebhooksBench(yield* benchWebhooks({ durationMs: seconds * 1000, connections: 32, deliveries: 20_000 })))
   console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16 })))
 })
 

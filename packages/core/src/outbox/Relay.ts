@@ -49,7 +49,7 @@ export interface OutboxRelaySettings {
 }
 
 export const OutboxRelaySettings = Context.Reference<OutboxRelaySettings>("@parley/core/outbox/OutboxRelaySettings", {
-  defaultValue: () => ({ pollIntervalMs: 250, batchSize: 100, lingerMs: 20, handlerRetryLimit: 5 })
+  defaultValue: () => ({ pollIntervalMs: 250, batchSize: 500, lingerMs: 20, handlerRetryLimit: 5 })
 })
 
 /** An append made in this process, so the relay need not wait for its next poll. */
@@ -102,7 +102,7 @@ export interface SubscribeOptions {
 }
 
 /** Jobs (batches of entries) of one subscriber taken at once by a process: the next ones wait in the queue. */
-const BATCHES_AT_ONCE = 4
+const BATCHES_AT_ONCE = 8
 
 /** The queue of a subscriber's jobs. */
 export const subscriberQueue = (name: string) => `outbox.${name}`

@@ -74,7 +74,7 @@ const PRUNE_BATCH = 1000
 /** A job due this long ago that left no trace is taken for lost. */
 const SWEEP_GRACE_MS = 60_000
 /** First attempts in flight at once in a process; more wait for the job queue. */
-const INLINE_FIRST_ATTEMPTS = 256
+const INLINE_FIRST_ATTEMPTS = 512
 const SWEEP_BATCH = 500
 
 export interface AttemptJob {

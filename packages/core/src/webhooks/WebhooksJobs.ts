@@ -50,9 +50,9 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
     const subscribers = yield* DomainEventSubscribers
     const deliveries = yield* WebhookDeliveries
 
-    // As many as attempts: a dispatch mostly waits for the delivery insert it shares with the others.
+    // Many at once: a dispatch mostly waits for the delivery insert it shares with the others (fewer statements).
     // What each subscriber wants is declared with the services (`Interest.ts`).
-    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 128 })
+    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 256 })
 
     // `msg.conversation.inactive`: timers armed by every stored message (see `Inactivity.ts`).
     const inactivity = yield* makeWebhookInactivity
