@@ -1,5 +1,6 @@
 /**
- * The environment the webhook suites run in: webhooks, events and projects
+ * The environment the webhook suites run in: webhooks (with their interest in
+ * domain events, as `Parley.layerWebhookServices` has it), events and projects
  * (and `more` services beside) over memory ports, and the relay with the
  * webhook workers as `Parley.layerWorkers` runs them. Appends wake the relay
  * at once; its polling would only make long clock moves slow (one loop per
@@ -14,6 +15,7 @@ import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { layerMemoryJobQueue, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
 import { WebhookDeliveries } from "../src/webhooks/Deliveries.ts"
+import { layerWebhooksInterest } from "../src/webhooks/Interest.ts"
 import { WebhookSettings } from "../src/webhooks/Settings.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { layerWebhooksWorkers } from "../src/webhooks/WebhooksJobs.ts"
@@ -26,7 +28,7 @@ export const webhooksEnvironment = <A, E, R>(
   lookup: (projectId: string, kind: string, id: string) => Effect.Effect<Option.Option<string>>,
   more: Layer.Layer<A, E, R>
 ) => {
-  const Services = Layer.mergeAll(Webhooks.layer, Events.layer, Projects.layer, more).pipe(
+  const Services = Layer.mergeAll(Webhooks.layer, layerWebhooksInterest, Events.layer, Projects.layer, more).pipe(
     Layer.provideMerge(WebhookDeliveries.layer),
     Layer.provideMerge(EventPlans.layer),
     Layer.provide(Layer.succeed(DefinitionReferences, DefinitionReferences.of({ lookup }))),
