@@ -6,58 +6,25 @@
  * error.
  */
 import { assert, describe, it } from "@effect/vitest"
-import {
-  Ids,
-  layerMessagingServices,
-  type MessageConfigRecord,
-  MessageConfigs,
-  Messaging,
-  MessagingProxy,
-  Projects,
-  UpstreamSettings
-} from "@parley/core"
-import { layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
-import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
-import { afterAll, beforeAll } from "vitest"
-import { freshDatabase } from "../../store-pg/test/pg.ts"
+import { Messaging, MessagingProxy, UpstreamSettings } from "@parley/core"
+import { Context, Effect, Exit, Option } from "effect"
+import { messagingOnPostgres } from "./messagingPg.support.ts"
 
-let context: Context.Context<any>
-let config: MessageConfigRecord
-let projectId: string
-let closeAll: () => Promise<void>
-
-const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<A, E>)
+const { env, run } = messagingOnPostgres(MessagingProxy.layer)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-beforeAll(async () => {
-  const scope = Effect.runSync(Scope.make())
-  await Effect.runPromise(Effect.gen(function*() {
-    const url = yield* freshDatabase
-    context = yield* Layer.build(
-      Layer.mergeAll(Projects.layer, MessagingProxy.layer).pipe(
-        Layer.provideMerge(layerMessagingServices),
-        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue({ pollingIntervalSeconds: 0.5 }), Ids.layer)),
-        Layer.provideMerge(layerFromUrl(url))
-      )
-    )
-    const project = yield* Context.get(context, Projects).create("Acme")
-    projectId = project.id
-    config = Option.getOrThrow(yield* Context.get(context, MessageConfigs).bootstrap(project.id))
-  }).pipe(Effect.provideService(Scope.Scope, scope)))
-  closeAll = () => Effect.runPromise(Scope.close(scope, Exit.void))
-}, 120_000)
-afterAll(() => closeAll())
-
 const send = (envelope: unknown) =>
-  run(MessagingProxy.use((proxy) => proxy.send(projectId, config.phone_number_id, encoder.encode(JSON.stringify(envelope)))))
+  run(MessagingProxy.use((proxy) =>
+    proxy.send(env.projectId, env.config.phone_number_id, encoder.encode(JSON.stringify(envelope)))
+  ))
 
 describe("proxy send on PostgreSQL", () => {
   it("records template sends, serialises concurrent ones, and fails refused ones", async () => {
-    const simulator = Option.getOrThrow(Context.get(context, UpstreamSettings).simulator)
+    const simulator = Option.getOrThrow(Context.get(env.context, UpstreamSettings).simulator)
     // Inside the window: the contact writes first, to the simulated network and to the store (as ingestion would).
     await run(Messaging.use((m) =>
-      m.recordInbound(config, {
+      m.recordInbound(env.config, {
         contact: { wa_id: "15550501001", profile: { name: "Pat" } },
         message: {
           from: "15550501001",
@@ -68,7 +35,9 @@ describe("proxy send on PostgreSQL", () => {
         }
       })
     ))
-    await run(simulator.inbound(config.phone_number_id, { from: "15550501001", message: { type: "text", text: { body: "hi" } } }))
+    await run(
+      simulator.inbound(env.config.phone_number_id, { from: "15550501001", message: { type: "text", text: { body: "hi" } } })
+    )
     const answers = await Promise.all([1, 2, 3, 4].map((i) =>
       send({ messaging_product: "whatsapp", to: "15550501001", type: "text", text: { body: `n${i}` } })
     ))
@@ -77,7 +46,7 @@ describe("proxy send on PostgreSQL", () => {
       return JSON.parse(decoder.decode(a.body)).messages[0].id as string
     })
     for (const id of ids) {
-      const stored = await run(Messaging.use((m) => m.getMessage(projectId, config.phone_number_id, id)))
+      const stored = await run(Messaging.use((m) => m.getMessage(env.projectId, env.config.phone_number_id, id)))
       assert.strictEqual(stored.direction, "outbound")
       assert.strictEqual(stored.origin, "api")
     }
@@ -90,11 +59,11 @@ describe("proxy send on PostgreSQL", () => {
     })
     assert.strictEqual(JSON.parse(decoder.decode(refused.body)).error.code, 132001)
     const conversations = await run(Messaging.use((m) =>
-      m.listConversations(projectId, { phone_number: "15550501002" }, { mode: "cursor", limit: 5 })
+      m.listConversations(env.projectId, { phone_number: "15550501002" }, { mode: "cursor", limit: 5 })
     ))
     assert.strictEqual(conversations.items.length, 1)
     const messages = await run(Messaging.use((m) =>
-      m.listMessages(projectId, { conversation_id: conversations.items[0]!.id }, { mode: "cursor", limit: 5 })
+      m.listMessages(env.projectId, { conversation_id: conversations.items[0]!.id }, { mode: "cursor", limit: 5 })
     ))
     assert.strictEqual(messages.items.length, 1)
     assert.strictEqual(messages.items[0]!.status, "failed")
