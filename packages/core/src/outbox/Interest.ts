@@ -49,11 +49,20 @@ export class DomainEventInterest extends Context.Service<DomainEventInterest, {
 }>()("@parley/core/outbox/DomainEventInterest") {
   static readonly layer = Layer.sync(DomainEventInterest, () => {
     const declarations = new Map<string, Declaration>()
-    const byType = (type: string) => [...declarations.values()].filter((d) => d.types.has(type))
+    // Asked for every append: the declarations by type are kept ready, rebuilt when one is declared.
+    let ofType = new Map<string, ReadonlyArray<Declaration>>()
+    const byType = (type: string) => ofType.get(type) ?? []
     const yes = Effect.succeed(true)
     return DomainEventInterest.of({
       declare: (subscriber, types, wants) =>
-        Effect.sync(() => void declarations.set(subscriber, { subscriber, types: new Set(types), wants })),
+        Effect.sync(() => {
+          declarations.set(subscriber, { subscriber, types: new Set(types), wants })
+          const next = new Map<string, Array<Declaration>>()
+          for (const d of declarations.values()) {
+            for (const type of d.types) next.set(type, [...(next.get(type) ?? []), d])
+          }
+          ofType = next
+        }),
       wants: (subscriber, event) => {
         const declaration = declarations.get(subscriber)
         return declaration === undefined || !declaration.types.has(event.type) ? yes : declaration.wants(event)
