@@ -11,22 +11,30 @@
  *   and signed POSTs, not the emitter;
  * - the latency from an event's emission to its delivery (p50/p99) at a
  *   steady rate the pipeline keeps up with;
+ * - the baseline of the drain: as many signed POSTs straight from the host's
+ *   own HTTP client to the receiver (what the pipeline adds to sending);
  * - events ingested/s: `POST /platform/v1/events` under load, workers running
- *   (the webhook deleted: every event still goes through relay and dispatch).
+ *   (the webhook deleted), against a bare node:http server parsing the same
+ *   body and answering it.
  *
  *   node --conditions=@parley/source bench/webhooks.ts
  */
-import { Parley } from "@parley/core"
-import { Effect, Layer, References, Scope } from "effect"
+import { Parley, WebhookHttp } from "@parley/core"
+import { Context, Effect, Layer, References, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
+import { createHmac } from "node:crypto"
+import * as Http from "node:http"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { layerNodeWebhookHttp } from "../packages/http-node/src/delivery/NodeWebhookHttp.ts"
 import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 import type { Arrival } from "./receiver.ts"
 
 export interface WebhooksBenchResult {
   readonly events: LoadResult
+  /** The same POSTs to a bare node:http server parsing the body and answering it. */
+  readonly bareEvents: LoadResult
   /** Events of the backlog, each delivered once. */
   readonly backlog: number
   /** Deliveries received while draining: more than `backlog` means some were delivered twice. */
@@ -36,6 +44,8 @@ export interface WebhooksBenchResult {
   readonly deliveriesPerSecond: number
   /** Deliveries between the first and the last arrival over that time: the pipeline once running. */
   readonly steadyPerSecond: number
+  /** As many signed POSTs straight from the host's HTTP client to the receiver (no pipeline). */
+  readonly directPerSecond: number
   readonly pacedPerSecond: number
   readonly latencyP50Ms: number
   readonly latencyP99Ms: number
@@ -128,6 +138,30 @@ export const benchWebhooks = (options: {
     const firstAt = Math.min(...arrivals.map((a) => a.at))
     const steadyPerSecond = (deliveries - 1) / ((Math.max(...arrivals.map((a) => a.at)) - firstAt) / 1000)
 
+    // The baseline: as many signed POSTs of the same shape straight from the host's own HTTP client to the
+    // receiver, 512 at a time (the inline attempts a host makes at once): no outbox, relay, storage or jobs.
+    // The host's adapter (Node's HTTP client, its keep-alive agent).
+    const http = Context.get(yield* Layer.build(layerNodeWebhookHttp), WebhookHttp)
+    let sent = 0
+    const post = Effect.suspend(() => {
+      const body = Buffer.from(JSON.stringify({ data: { id: `direct-${sent++}`, name: "bench.direct", properties: { t: Date.now() } } }))
+      return http.post({
+        url: receiverUrl,
+        headers: {
+          "content-type": "application/json",
+          "x-webhook-signature": createHmac("sha256", "bench-secret").update(body).digest("hex")
+        },
+        body,
+        timeoutMs: 10_000,
+        allowPrivate: true
+      })
+    })
+    const directStart = Date.now()
+    yield* Effect.forEach(Array.from({ length: options.deliveries }), () => Effect.ignore(post), { concurrency: 512, discard: true })
+    yield* arrived("bench.direct", options.deliveries)
+    const direct = options.deliveries /
+      ((Math.max(...arrivals.filter((a) => a.name === "bench.direct").map((a) => a.at)) - directStart) / 1000)
+
     // Latency at a steady rate.
     const pacedStart = Date.now()
     yield* Effect.promise(() =>
@@ -150,13 +184,33 @@ export const benchWebhooks = (options: {
     yield* run(1000)
     const events = yield* run(options.durationMs)
 
+    // The baseline: a bare node:http server reading the same body as JSON and answering 201 with it.
+    const bare = Http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const body = JSON.stringify({ data: JSON.parse(Buffer.concat(chunks).toString("utf8")) })
+        res.writeHead(201, { "content-type": "application/json" }).end(body)
+      })
+    })
+    yield* Effect.acquireRelease(
+      Effect.promise(() => new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve))),
+      () => Effect.promise(() => new Promise<void>((resolve) => bare.close(() => resolve())))
+    )
+    const bareUrl = `http://127.0.0.1:${(bare.address() as { port: number }).port}/platform/v1/events`
+    const bareEvents = yield* Effect.promise(() =>
+      load({ url: bareUrl, headers, method: "POST", body: eventBody, connections: options.connections, durationMs: options.durationMs })
+    )
+
     return {
       events,
+      bareEvents,
       backlog: options.deliveries,
       deliveries,
       drainSeconds,
       deliveriesPerSecond: options.deliveries / drainSeconds,
       steadyPerSecond,
+      directPerSecond: direct,
       pacedPerSecond,
       latencyP50Ms: percentile(latencies, 50),
       latencyP99Ms: percentile(latencies, 99)
@@ -167,7 +221,9 @@ export const formatWebhooksBench = (r: WebhooksBenchResult): string =>
   [
     "Project events and signed webhook deliveries (Postgres storage, pg-boss)",
     `  POST /platform/v1/events            ${r.events.rps.toFixed(0).padStart(7)} events/s   p50 ${r.events.p50Ms.toFixed(2)} ms   p99 ${r.events.p99Ms.toFixed(2)} ms   errors ${r.events.errors}   (target >= 10,000/s)`,
+    `  bare node:http, same body parsed   ${r.bareEvents.rps.toFixed(0).padStart(7)} events/s   p50 ${r.bareEvents.p50Ms.toFixed(2)} ms   p99 ${r.bareEvents.p99Ms.toFixed(2)} ms   ratio Parley / bare: ${(r.events.rps / r.bareEvents.rps).toFixed(2)}`,
     `  signed deliveries to a loopback receiver (own process), a backlog of ${r.backlog} events drained from the outbox: ${r.deliveries} deliveries in ${r.drainSeconds.toFixed(1)} s (workers' start-up included) = ${r.deliveriesPerSecond.toFixed(0)}/s; from the first delivery to the last ${r.steadyPerSecond.toFixed(0)}/s (target >= 5,000/s)`,
+    `  the same number of signed POSTs straight from the host's HTTP client, 512 at a time: ${r.directPerSecond.toFixed(0)}/s; ratio drain / direct: ${(r.deliveriesPerSecond / r.directPerSecond).toFixed(2)}`,
     `  emission to delivery at ${r.pacedPerSecond} events/s: p50 ${r.latencyP50Ms.toFixed(0)} ms   p99 ${r.latencyP99Ms.toFixed(0)} ms`,
     ""
   ].join("\n")
