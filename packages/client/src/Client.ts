@@ -4,7 +4,7 @@
  * changes, and failures are the contract's own error schemas (`NotFound`,
  * `Unprocessable`, `Unauthorized`, ...) carrying the server's message.
  */
-import { Authentication, ParleyApi } from "@parley/core"
+import { Authentication, ParleyApi, ProxyKey } from "@parley/core"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
@@ -22,12 +22,14 @@ export type ParleyApiClient = HttpApiClient.ForApi<typeof ParleyApi>
 /** A trailing slash would double up with the contract's absolute paths. */
 const normalizeBaseUrl = (baseUrl: string | URL): string => baseUrl.toString().replace(/\/+$/, "")
 
-/** The client side of the contract's `Authentication` middleware: adds the project's key. */
+/** The client side of the contract's `Authentication` and `ProxyKey` middleware: adds the project's key. */
 export const layerAuthentication = (apiKey: string | Redacted.Redacted<string>) => {
   const key = Redacted.isRedacted(apiKey) ? apiKey : Redacted.make(apiKey)
-  return HttpApiMiddleware.layerClient(
-    Authentication,
-    ({ next, request }) => next(HttpClientRequest.setHeader(request, "x-api-key", Redacted.value(key)))
+  const withKey = (request: HttpClientRequest.HttpClientRequest) =>
+    HttpClientRequest.setHeader(request, "x-api-key", Redacted.value(key))
+  return Layer.merge(
+    HttpApiMiddleware.layerClient(Authentication, ({ next, request }) => next(withKey(request))),
+    HttpApiMiddleware.layerClient(ProxyKey, ({ next, request }) => next(withKey(request)))
   )
 }
 

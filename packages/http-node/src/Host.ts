@@ -8,7 +8,7 @@ import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } f
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
-import { AuthenticationLive } from "./handlers/Authentication.ts"
+import { AuthenticationLive, ProxyKeyLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
@@ -29,11 +29,13 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
   Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers, CustomersHandlers]),
   Layer.provide(MsgConversationsHandlers),
+  Layer.provide(Proxy.ProxyHandlers),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
-  Layer.provideMerge(AuthenticationLive)
+  Layer.provideMerge(AuthenticationLive),
+  Layer.provideMerge(ProxyKeyLive)
 )
 
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
@@ -48,11 +50,12 @@ const NotFoundRoute = HttpRouter.add(
   Effect.succeed(HttpServerResponse.jsonUnsafe({ error: "Not found" }, { status: 404 }))
 )
 
-/** The messaging proxy (`/proxy`, `/proxy/vNN.N`), with its service over the messaging services. */
-const ProxyRoutes = Proxy.routes.pipe(Layer.provide(MessagingProxy.layer))
-
-/** Every route of the host; needs the core services and their ports. */
-export const routes = Layer.mergeAll(ApiRoutes, Ingestion.routes, ProxyRoutes, DocsRoute, HealthRoute, NotFoundRoute, RequestLog)
+/**
+ * Every route of the host; needs the core services and their ports. One `MessagingProxy` serves the documented
+ * proxy endpoints and the other `/proxy/*` routes alike (its per-recipient send order and caches are shared).
+ */
+export const routes = Layer.mergeAll(ApiRoutes, Ingestion.routes, Proxy.routes, DocsRoute, HealthRoute, NotFoundRoute, RequestLog)
+  .pipe(Layer.provide(MessagingProxy.layer))
 
 export interface HostOptions {
   readonly publicUrl: string

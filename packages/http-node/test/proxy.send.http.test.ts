@@ -11,6 +11,7 @@ import { Ids, type MessageRecord, Messaging, MessagingNetwork, Simulator, Upstre
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { FetchHttpClient } from "effect/http"
+import { createParleyClient } from "@parley/client"
 import { afterAll, beforeAll } from "vitest"
 import { eventually, type MessagingHost, startMessagingHost, storedMessage as stored } from "./messaging.support.ts"
 
@@ -237,5 +238,39 @@ describe("POST /proxy/<phone_number_id>/messages", () => {
     const ids = answers.map((a) => a.body.messages[0].id)
     const outbox = (await run(host.simulator.outbox(pnid))).filter((e) => ids.includes(e.id))
     assert.strictEqual(outbox.length, 5)
+  })
+})
+
+describe("the proxy in the contract", () => {
+  it("documents its routes in /openapi.json, served by the same pass-through (bytes kept, errors in the network's shape)", async () => {
+    const doc = await host.request("GET", "/openapi.json", { key: null })
+    assert.strictEqual(doc.status, 200)
+    assert.deepStrictEqual(Object.keys(doc.body.paths["/proxy/{version}/{phone_number_id}/messages"] ?? {}).sort(), ["get", "post"])
+    assert.deepStrictEqual(Object.keys(doc.body.paths["/proxy/{version}/{media_id}"] ?? {}).sort(), ["delete", "get"])
+    await contactWrites({ from: "15550201008" })
+    const raw = `{"to":"15550201008",   "messaging_product":"whatsapp","type":"text","text":{"body":"documented"}}`
+    const res = await send(raw, { version: "v24.0" })
+    assert.strictEqual(res.status, 200, res.text)
+    const entry = (await run(host.simulator.outbox(pnid))).find((e) => e.id === res.body.messages[0].id)!
+    assert.strictEqual(new TextDecoder().decode(entry.raw), raw)
+    const unknown = await host.request("GET", "/proxy/v24.0/1234567890/messages", {})
+    assert.strictEqual(unknown.status, 404)
+    assert.strictEqual(unknown.body.error.code, 100)
+    const keyless = await host.request("GET", `/proxy/v24.0/${pnid}/messages`, { key: null })
+    assert.deepStrictEqual([keyless.status, keyless.body], [401, { error: "Invalid API key" }])
+  })
+
+  it("is called by the typed client: a send and the stored history", async () => {
+    await contactWrites({ from: "15550201009" })
+    const client = createParleyClient({ baseUrl: host.url, apiKey: host.key })
+    const sent: any = await client.proxy.send({
+      params: { version: "v24.0", phone_number_id: pnid },
+      payload: { messaging_product: "whatsapp", to: "15550201009", type: "text", text: { body: "from the client" } }
+    })
+    const id: string = sent.messages[0].id
+    assert.match(id, /^wamid\./)
+    const one: any = await client.proxy.getMessage({ params: { version: "v24.0", phone_number_id: pnid, message_id: id } })
+    assert.strictEqual(one.id, id)
+    assert.strictEqual(one.text.body, "from the client")
   })
 })

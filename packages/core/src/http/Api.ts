@@ -10,6 +10,7 @@ import { MsgConfigsApi, PhoneNumbersApi } from "../tenancy/TenancyApi.ts"
 import { CustomersApi } from "../tenancy/CustomersApi.ts"
 import { SandboxApi } from "../messaging/MessagingApi.ts"
 import { MsgConversationsApi } from "../messaging/ConversationsApi.ts"
+import { MessagingProxyApi } from "../messaging/ProxyApi.ts"
 import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "../functions/FunctionsApi.ts"
 import { WebhookDeliveriesApi, WebhooksApi } from "../webhooks/WebhooksApi.ts"
 
@@ -24,6 +25,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(MsgConfigsApi)
   .add(SandboxApi)
   .add(MsgConversationsApi)
+  .add(MessagingProxyApi)
   .add(FunctionsApi)
   .add(FunctionInvokeApi)
   .add(LegacyFunctionsApi)

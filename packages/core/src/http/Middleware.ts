@@ -23,6 +23,16 @@ export class Authentication extends HttpApiMiddleware.Service<Authentication, { 
   }
 ) {}
 
+/**
+ * The API key of the messaging proxy's routes, as the contract documents it
+ * and the client sends it. The proxy checks it itself (the same 401), so the
+ * host's implementation passes every request through.
+ */
+export class ProxyKey extends HttpApiMiddleware.Service<ProxyKey>()("@parley/core/http/ProxyKey", {
+  security: { apiKey: HttpApiSecurity.apiKey({ key: "X-API-Key", in: "header" }) },
+  requiredForClient: true
+}) {}
+
 /** Turns request decode failures into 400 (unparsable JSON, missing envelope) or 422 (a field, named). */
 export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()("@parley/core/http/RequestErrors", {
   error: [BadRequest, Unprocessable, InternalError]

@@ -1,5 +1,5 @@
 /** The API-key middleware of the contract: `X-API-Key` or `Authorization: Bearer`, resolved by `Projects`. */
-import { Authentication, CurrentPrincipal, Projects, Unauthorized } from "@parley/core"
+import { Authentication, CurrentPrincipal, Projects, ProxyKey, Unauthorized } from "@parley/core"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { setProjectId } from "../RequestInfo.ts"
@@ -35,3 +35,6 @@ export const AuthenticationLive = Layer.effect(
   })
 )
 
+
+/** The proxy's routes check the key themselves (`ProxyKey` documents it): every request passes. */
+export const ProxyKeyLive = Layer.succeed(ProxyKey, ProxyKey.of({ apiKey: (httpEffect) => httpEffect }))

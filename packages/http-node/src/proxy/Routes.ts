@@ -1,9 +1,10 @@
 /**
  * The messaging proxy on HTTP (decisions 4.10): `{proxy_url}` is `/proxy`,
  * optionally followed by a version segment `vNN.N` that is forwarded to the
- * network as given. Routes are plain router routes, not contract endpoints,
- * so bodies reach the network and come back byte for byte (toolchain: HTTP
- * pass-through). Authentication is the API key of decisions 5
+ * network as given. Every request is served raw by one pass-through
+ * (`dispatch`), so bodies reach the network and come back byte for byte
+ * (toolchain: HTTP pass-through): the documented routes of the contract
+ * (`MessagingProxyApi`, `ProxyHandlers`) and every other `/proxy/*` path. Authentication is the API key of decisions 5
  * (`X-API-Key` or `Authorization: Bearer`); a failure answers
  * 401 `{ "error": "Invalid API key" }`.
  *
@@ -17,8 +18,9 @@
  * Any other request on a number of the project's (business profile, settings,
  * ...) is forwarded to the network unchanged with the number's token.
  */
-import { invalidParameter, MessagingProxy, Projects, type ProxyAnswer, PublicUrl, unknownObject } from "@parley/core"
+import { invalidParameter, MessagingProxy, ParleyApi, Projects, type ProxyAnswer, PublicUrl, unknownObject } from "@parley/core"
 import { ByteSize, Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { presentedKey } from "../handlers/Authentication.ts"
 import { setProjectId } from "../RequestInfo.ts"
@@ -240,7 +242,32 @@ const keptMedia = (projects: Projects["Service"], proxy: MessagingProxy["Service
     })
   })
 
-/** Every proxy route, and the kept inbound media; needs `Projects` and `MessagingProxy`. */
+/**
+ * The documented proxy endpoints (`MessagingProxyApi`): each is served by the same pass-through as every other
+ * `{proxy_url}` request, so the contract adds documentation and client methods, never a second behaviour.
+ */
+export const ProxyHandlers = HttpApiBuilder.group(
+  ParleyApi,
+  "proxy",
+  Effect.fn(function*(handlers) {
+    const handler = dispatch(yield* Projects, yield* MessagingProxy, yield* PublicUrl)
+    const raw = ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) => handler(request)
+    return handlers
+      .handleRaw("send", raw)
+      .handleRaw("listMessages", raw)
+      .handleRaw("getMessage", raw)
+      .handleRaw("listConversations", raw)
+      .handleRaw("getConversation", raw)
+      .handleRaw("listContacts", raw)
+      .handleRaw("getMedia", raw)
+      .handleRaw("deleteMedia", raw)
+      .handleRaw("listTemplates", raw)
+      .handleRaw("createTemplate", raw)
+      .handleRaw("deleteTemplate", raw)
+  })
+)
+
+/** Every other proxy route, and the kept inbound media; needs `Projects` and `MessagingProxy`. */
 export const routes: Layer.Layer<never, never, HttpRouter.HttpRouter | Projects | MessagingProxy> = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const handler = dispatch(yield* Projects, yield* MessagingProxy, yield* PublicUrl)

@@ -1,0 +1,107 @@
+/**
+ * The messaging proxy in the contract (spec "Messaging proxy", decisions
+ * 4.10), so `/openapi.json`, `/docs` and `@parley/client` show it. The host
+ * serves these routes raw, through the same pass-through as every other
+ * `{proxy_url}` request: bodies go to the network byte for byte and its
+ * answers (and errors, in the network's shape) come back unchanged, so
+ * nothing here is decoded. The same paths also answer without the version
+ * segment, and any other edge of a number of the project (business profile,
+ * settings, ...) is forwarded too; media uploads are multipart
+ * (`POST /proxy/<version>/<phone_number_id>/media` with `messaging_product`,
+ * `file` and optional `type`). Authentication is the API key (`X-API-Key` or
+ * `Authorization: Bearer`; `ProxyKey`), checked by the proxy itself: a
+ * missing or wrong one answers 401 `{ "error": "Invalid API key" }`, and the
+ * media download link needs none. Query parameters are
+ * documented as optional: the proxy, not the contract, answers a missing one
+ * (in the network's shape).
+ */
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { ProxyKey } from "../http/Middleware.ts"
+
+const Version = Schema.String.annotate({ description: "The network's API version, `vNN.N` (e.g. `v24.0`), forwarded as given" })
+const NumberParams = { version: Version, phone_number_id: Schema.String }
+/** Whatever the network answered (or the stored record, in the network's shape), unchanged. */
+const Answer = Schema.Unknown.annotate({ description: "The network's answer, status and body unchanged" })
+const Envelope = Schema.Unknown.annotate({ description: "The network's own request body, forwarded byte for byte" })
+
+const summary = (text: string, description?: string) =>
+  OpenApi.annotations(description === undefined ? { summary: text } : { summary: text, description })
+
+export class MessagingProxyApi extends HttpApiGroup.make("proxy")
+  .add(
+    HttpApiEndpoint.post("send", "/proxy/:version/:phone_number_id/messages", {
+      params: NumberParams,
+      payload: Envelope,
+      success: Answer
+    }).annotateMerge(summary(
+      "Send a message, or mark one read (with the typing indicator)",
+      "Recorded before it is forwarded (`ext.status` pending) and linked to its conversation; sends to one " +
+        "conversation go out in the order they arrived. Outside the 24-hour window only templates are accepted (131047)."
+    )),
+    HttpApiEndpoint.get("listMessages", "/proxy/:version/:phone_number_id/messages", {
+      params: NumberParams,
+      success: Answer
+    }).annotateMerge(summary(
+      "Stored messages of the number",
+      "Filters `conversation_id`, `direction`, `status`, `since`, `until`; cursors `limit`, `after`, `before`; " +
+        "`fields` selects fields, `ext(...)` the service's own."
+    )),
+    HttpApiEndpoint.get("getMessage", "/proxy/:version/:phone_number_id/messages/:message_id", {
+      params: { ...NumberParams, message_id: Schema.String },
+      success: Answer
+    }).annotateMerge(summary("One stored message, by the network's id")),
+    HttpApiEndpoint.get("listConversations", "/proxy/:version/:phone_number_id/conversations", {
+      params: NumberParams,
+      success: Answer
+    }).annotateMerge(summary(
+      "Conversations of the number",
+      "Filters `status`, `phone_number`, `assigned_user_id`, `unassigned`, `last_active_since`, `last_active_until`; " +
+        "cursors and `fields` as for messages."
+    )),
+    HttpApiEndpoint.get("getConversation", "/proxy/:version/:phone_number_id/conversations/:conversation_id", {
+      params: { ...NumberParams, conversation_id: Schema.String },
+      success: Answer
+    }).annotateMerge(summary("One conversation")),
+    HttpApiEndpoint.get("listContacts", "/proxy/:version/:phone_number_id/contacts", {
+      params: NumberParams,
+      success: Answer
+    }).annotateMerge(summary("Contacts who wrote to or were written from the number")),
+    HttpApiEndpoint.get("getMedia", "/proxy/:version/:media_id", {
+      params: { version: Version, media_id: Schema.String },
+      query: { phone_number_id: Schema.optionalKey(Schema.String) },
+      success: Answer
+    }).annotateMerge(summary(
+      "Media metadata",
+      "`url` is the network's address (bearer only, 5 minutes); `download_url` the service's (no key, 4 minutes)."
+    )),
+    HttpApiEndpoint.delete("deleteMedia", "/proxy/:version/:media_id", {
+      params: { version: Version, media_id: Schema.String },
+      query: { phone_number_id: Schema.optionalKey(Schema.String) },
+      success: Answer
+    }).annotateMerge(summary("Delete uploaded media")),
+    HttpApiEndpoint.get("listTemplates", "/proxy/:version/:business_account_id/message_templates", {
+      params: { version: Version, business_account_id: Schema.String },
+      success: Answer
+    }).annotateMerge(summary("Message templates of the business account")),
+    HttpApiEndpoint.post("createTemplate", "/proxy/:version/:business_account_id/message_templates", {
+      params: { version: Version, business_account_id: Schema.String },
+      payload: Envelope,
+      success: Answer
+    }).annotateMerge(summary(
+      "Create a message template",
+      "Authentication templates follow the spec's rules (no HEADER, `code_expiration_minutes` 1-90, OTP buttons)."
+    )),
+    HttpApiEndpoint.delete("deleteTemplate", "/proxy/:version/:business_account_id/message_templates", {
+      params: { version: Version, business_account_id: Schema.String },
+      query: { name: Schema.optionalKey(Schema.String), hsm_id: Schema.optionalKey(Schema.String) },
+      success: Answer
+    }).annotateMerge(summary("Delete a message template by `name` (every language) or `hsm_id`"))
+  )
+  .middleware(ProxyKey)
+  .annotateMerge(OpenApi.annotations({
+    title: "Messaging proxy",
+    description: "The messaging network's API, proxied: the network's requests and answers, stored messages and " +
+      "conversations in its shape. Point an existing Cloud API client at `{proxy_url}` with `X-API-Key`."
+  }))
+{}
