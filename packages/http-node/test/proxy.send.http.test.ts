@@ -11,7 +11,7 @@ import { Ids, type MessageRecord, Messaging, MessagingNetwork, Simulator, Upstre
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { FetchHttpClient } from "effect/http"
-import { createParleyClient } from "@parley/client"
+import { createParleyClient, ParleyError } from "@parley/client"
 import { afterAll, beforeAll } from "vitest"
 import { eventually, type MessagingHost, startMessagingHost, storedMessage as stored } from "./messaging.support.ts"
 
@@ -272,5 +272,10 @@ describe("the proxy in the contract", () => {
     const one: any = await client.proxy.getMessage({ params: { version: "v24.0", phone_number_id: pnid, message_id: id } })
     assert.strictEqual(one.id, id)
     assert.strictEqual(one.text.body, "from the client")
+    const missing = await client.proxy.getMessage({ params: { version: "v24.0", phone_number_id: pnid, message_id: "wamid.none" } })
+      .then(() => undefined, (error: unknown) => error)
+    assert.instanceOf(missing, ParleyError)
+    assert.strictEqual((missing as ParleyError).status, 404)
+    await client.close()
   })
 })
