@@ -366,14 +366,15 @@ export const layerOutbox = Layer.effect(
         if (types.length === 0 || limit <= 0) return []
         // SKIP LOCKED: entries another taker holds are passed over, never handed out twice.
         const rows = yield* sql<DomainEventRow>`
-          DELETE FROM domain_events WHERE id IN (
-            SELECT id FROM domain_events WHERE ${sql.in("type", types)}
-            ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+          WITH taken AS (
+            DELETE FROM domain_events WHERE id IN (
+              SELECT id FROM domain_events WHERE ${sql.in("type", types)}
+              ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+            )
+            RETURNING *
           )
-          RETURNING *`
-        return rows.map(domainEventOfRow).sort((a, b) =>
-          Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-        )
+          SELECT * FROM taken ORDER BY created_at, id`
+        return rows.map(domainEventOfRow)
       }, Effect.orDie),
 
       prune: Effect.fn("Outbox.prune")(function*(before: string) {
