@@ -54,13 +54,16 @@ const start = (
     const ports = yield* Layer.build(Ports)
     const signaling = yield* Layer.build(layerSignalingOutbox.pipe(Layer.provide(Layer.succeedContext(ports))))
     const seen = { a: [] as Array<string>, b: [] as Array<string> }
+    /** The job attempt each handler call was told, in `seen`'s order. */
+    const attempts = { a: [] as Array<number>, b: [] as Array<number> }
     // Handlers wait here while `held`: their jobs stay running.
     const gate = yield* Deferred.make<void>()
     if (options.held !== true) yield* Deferred.succeed(gate, undefined)
     let failOnce = options.failOnce
-    const record = (into: Array<string>) => (e: DomainEvent) =>
+    const record = (into: Array<string>, tries: Array<number>) => (e: DomainEvent, attempt: number) =>
       Deferred.await(gate).pipe(Effect.andThen(Effect.suspend(() => {
         into.push(e.id)
+        tries.push(attempt)
         if (e.id !== failOnce) return Effect.void
         failOnce = undefined
         return Effect.fail("handler failed")
@@ -73,8 +76,8 @@ const start = (
     }
     const subscribers = Layer.effectDiscard(Effect.gen(function*() {
       const registry = yield* DomainEventSubscribers
-      yield* registry.subscribe("a", ["t.one", "t.two"], record(seen.a))
-      yield* registry.subscribe("b", ["t.two"], record(seen.b))
+      yield* registry.subscribe("a", ["t.one", "t.two"], record(seen.a, attempts.a))
+      yield* registry.subscribe("b", ["t.two"], record(seen.b, attempts.b))
     }))
     const env = Context.merge(decorate(ports), signaling)
     yield* Layer.build(
@@ -86,6 +89,7 @@ const start = (
     )
     return {
       seen,
+      attempts,
       release: Deferred.succeed(gate, undefined),
       /** Appends without telling the relay: only its polling finds the entry. */
       raw: Context.get(ports, Outbox),
@@ -113,7 +117,7 @@ describe("outbox relay", () => {
   it.effect("hands a subscriber the batch in one job; a failed entry runs the job again for all of them", () =>
     Effect.gen(function*() {
       const batch = [entry("t.one"), entry("t.two"), entry("t.one")]
-      const { seen, signaled, tx } = yield* start(undefined, { failOnce: batch[1]!.id })
+      const { attempts, seen, signaled, tx } = yield* start(undefined, { failOnce: batch[1]!.id })
       yield* tx.withTransaction(signaled.appendMany(batch))
       const ids = batch.map((e) => e.id)
       yield* until("the first run", () => seen.a.length === 3)
@@ -123,6 +127,7 @@ describe("outbox relay", () => {
       yield* TestClock.adjust(10_000)
       yield* settle
       assert.deepStrictEqual(seen, { a: [...ids, ...ids], b: [ids[1]!] })
+      assert.deepStrictEqual(attempts, { a: [1, 1, 1, 2, 2, 2], b: [1] }, "the handler knows a retried job")
     }).pipe(Effect.scoped))
 
   it.effect("takes entries a subscriber does not want without a job for it", () =>

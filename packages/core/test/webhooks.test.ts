@@ -6,7 +6,7 @@
  * private-address rule at delivery time.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { createHash, createHmac } from "node:crypto"
 import { Events } from "../src/events/Events.ts"
@@ -110,6 +110,15 @@ const appendMsg = (projectId: string, type: string, data: unknown, conversationP
   })
 
 const iso = (ms: number) => new Date(ms).toISOString()
+
+/** A `msg.message.received` domain event, for dispatching by hand. */
+const receivedEntry = (id: string, projectId: string) => ({
+  id,
+  project_id: projectId,
+  type: "msg.message.received",
+  payload: { data: messageData(1), msg_config: msgConfig, conversation_phone_number: null },
+  created_at: iso(START)
+})
 
 describe("webhook deliveries", () => {
   it.effect("delivers a project event: the exact bytes signed, the headers of 6.2, and the log", () =>
@@ -305,26 +314,57 @@ describe("webhook deliveries", () => {
       )
     })))
 
-  it.effect("delivers one domain event once per webhook, however often it is dispatched", () =>
+  it.effect("delivers one domain event once per webhook when its job runs again; a repeat first run sends the same key", () =>
     run(Effect.gen(function*() {
       const receiver = yield* MemoryWebhookReceiver
       const deliveries = yield* WebhookDeliveries
       const principal = yield* newPrincipal
       yield* (yield* Webhooks).create(principal, hook({ events: ["msg.message.received"] }), { phoneNumberId: PNID })
-      const entry = {
-        id: "dom-1",
-        project_id: principal.project.id,
-        type: "msg.message.received",
-        payload: { data: messageData(1), msg_config: msgConfig, conversation_phone_number: null },
-        created_at: iso(START)
-      }
-      yield* deliveries.dispatch(entry)
+      const entry = receivedEntry("dom-1", principal.project.id)
       yield* deliveries.dispatch(entry)
       yield* until("the delivery", () => receiver.requests.length === 1)
-      yield* deliveries.dispatch(entry)
+      // The relay job retried (its entries may have been dispatched): the stored delivery stands, nothing is sent.
+      yield* deliveries.dispatch(entry, 2)
+      yield* deliveries.dispatch(entry, 3)
       yield* settle
       assert.strictEqual(receiver.requests.length, 1)
-      assert.strictEqual((yield* deliveries.list(principal, {}, { mode: "cursor", limit: 10 })).items.length, 1)
+      const [delivery] = (yield* deliveries.list(principal, {}, { mode: "cursor", limit: 10 })).items
+      // Dispatched again as if for the first time (a relay took it twice): the first attempt comes before the
+      // store finds the delivery, so it goes again with the same key; the log keeps one delivery and its attempt.
+      yield* deliveries.dispatch(entry)
+      yield* settle
+      assert.strictEqual(receiver.requests.length, 2)
+      const keys = receiver.requests.map((r) => r.headers["x-idempotency-key"])
+      assert.deepStrictEqual(keys, [delivery!.idempotency_key, delivery!.idempotency_key])
+      assert.deepStrictEqual((yield* deliveries.list(principal, {}, { mode: "cursor", limit: 10 })).items, [delivery!])
+      assert.strictEqual((yield* deliveries.get(principal, delivery!.id)).attempts.length, 1)
+    })))
+
+  it.effect("a dispatch stopped during its first attempt stores nothing; its job's retry sends the same key", () =>
+    run(Effect.gen(function*() {
+      const receiver = yield* MemoryWebhookReceiver
+      receiver.respondWith(() => Effect.never)
+      const deliveries = yield* WebhookDeliveries
+      const principal = yield* newPrincipal
+      yield* (yield* Webhooks).create(principal, hook({ events: ["msg.message.received"] }), { phoneNumberId: PNID })
+      const entry = receivedEntry("dom-2", principal.project.id)
+      // The host stops mid-attempt: the dispatch (and so its relay job) never finished.
+      const first = yield* Effect.forkChild(deliveries.dispatch(entry))
+      yield* until("attempt 1", () => receiver.requests.length === 1)
+      yield* Fiber.interrupt(first)
+      assert.deepStrictEqual(yield* logOf(principal), [])
+      receiver.respondWith(() => Effect.succeed({ status: 200, body: "" }))
+      yield* deliveries.dispatch(entry, 2)
+      yield* until("attempt 2", () => receiver.requests.length === 2)
+      const [a, b] = receiver.requests
+      assert.strictEqual(b!.headers["x-idempotency-key"], a!.headers["x-idempotency-key"])
+      assert.deepStrictEqual(b!.body, a!.body)
+      const delivered = yield* untilEffect(
+        "delivered",
+        Effect.map(logOf(principal), (log) => log.length === 1 && log[0]!.status === "delivered")
+      ).pipe(Effect.andThen(logOf(principal)))
+      assert.strictEqual(delivered[0]!.idempotency_key, a!.headers["x-idempotency-key"])
+      assert.strictEqual((yield* deliveries.get(principal, delivered[0]!.id)).attempts.length, 1)
     })))
 
   describe("buffering", () => {

@@ -27,6 +27,8 @@ const PNID = "106540352242922"
 const OTHER_PNID = "106540352242999"
 const SECRET = "whsec_http_0123456789"
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[47][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+/** Idempotency keys are name-based (version 5): fixed per (webhook, event occurrence). */
+const NAME_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 const WEBHOOK_KEYS = [
   "active",
@@ -396,7 +398,7 @@ describe("deliveries", () => {
       [request!.method, h["content-type"], h["user-agent"], h["x-webhook-event"], h["x-webhook-payload-version"], h["x-tenant"], h["content-length"]],
       ["POST", "application/json", "Parley-Webhooks/0.1.0", "project.event", "v2", "acme", String(request!.raw.length)]
     )
-    assert.match(h["x-idempotency-key"] as string, UUID)
+    assert.match(h["x-idempotency-key"] as string, NAME_UUID)
     assert.isUndefined(h["x-webhook-batch"])
 
     const listed = await eventually("the delivered record", async () => {

@@ -160,6 +160,19 @@ const toDelivery = (row: DeliveryRow): WebhookDeliveryRecord => ({
   body: row.body
 })
 
+const canonical = (at: string) => new Date(at).toISOString()
+const canonicalOrNull = (at: string | null) => (at === null ? null : canonical(at))
+
+/** A delivery as `toDelivery` would read it back once stored: its times in the canonical ISO form. */
+const asStored = (d: WebhookDeliveryRecord): WebhookDeliveryRecord => ({
+  ...d,
+  delivered_at: canonicalOrNull(d.delivered_at),
+  failed_at: canonicalOrNull(d.failed_at),
+  last_attempt_at: canonicalOrNull(d.last_attempt_at),
+  next_attempt_at: canonicalOrNull(d.next_attempt_at),
+  created_at: canonical(d.created_at)
+})
+
 const toAttempt = (row: AttemptRow): WebhookAttemptRecord => ({
   delivery_id: row.delivery_id,
   attempt: row.attempt,
@@ -326,28 +339,50 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
 
     const rowsOf = (rows: ReadonlyArray<object>) => jsonRows(sql, rows)
 
+    /** Records the `attempt` (jsonb, may be null) of each `input` row whose delivery the CTE `written` returned. */
+    const recordAttempts = (written: string) =>
+      sql`
+        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, response_status, duration_ms, error)
+        SELECT a.delivery_id, a.attempt, a.attempted_at, a.response_status, a.duration_ms, a.error
+        FROM input i JOIN ${sql.unsafe(written)} w ON w.id = i.id
+        CROSS JOIN LATERAL jsonb_to_record(i.attempt) AS a(delivery_id text, attempt int, attempted_at timestamptz,
+          response_status int, duration_ms int, error text)
+        WHERE i.attempt IS NOT NULL AND jsonb_typeof(i.attempt) = 'object'`
+
+    interface Insert {
+      readonly delivery: WebhookDeliveryRecord
+      readonly attempt: WebhookAttemptRecord | undefined
+    }
     const insert = yield* batched(sql, {
-      key: (d: WebhookDeliveryRecord) => d.source_key === null ? `id:${d.id}` : `source:${d.webhook_id}:${d.source_key}`,
-      many: (ds) =>
+      key: ({ delivery: d }: Insert) => d.source_key === null ? `id:${d.id}` : `source:${d.webhook_id}:${d.source_key}`,
+      many: (inserts) =>
         Effect.gen(function*() {
-          const inserted = yield* sql<DeliveryRow>`
-            INSERT INTO webhook_deliveries (id, project_id, webhook_id, webhook_url, event, status, response_status,
-              delivered_at, failed_at, last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule,
-              error_message, created_at, msg_config_id, phone_number_id, conversation_phone_number, idempotency_key,
-              payload_version, batch_size, test, source_key, body)
-            SELECT id, project_id, webhook_id, webhook_url, event, status, response_status, delivered_at, failed_at,
-              last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule, error_message, created_at,
-              msg_config_id, phone_number_id, conversation_phone_number, idempotency_key, payload_version, batch_size,
-              test, source_key, decode(body, 'base64')
-            FROM ${rowsOf(ds)} AS r(id text, project_id text, webhook_id text, webhook_url text, event text,
-              status text, response_status int, delivered_at timestamptz, failed_at timestamptz,
-              last_attempt_at timestamptz, next_attempt_at timestamptz, attempt_count int, max_attempts int,
-              retry_schedule text, error_message text, created_at timestamptz, msg_config_id text,
-              phone_number_id text, conversation_phone_number text, idempotency_key text, payload_version text,
-              batch_size int, test boolean, source_key text, body text)
-            ON CONFLICT (webhook_id, source_key) WHERE source_key IS NOT NULL DO NOTHING
-            RETURNING ${columns}`
-          const created = new Map(inserted.map((row) => [row.id, toDelivery(row)]))
+          const ds = inserts.map(({ delivery }) => delivery)
+          // Only ids come back: a created delivery is what was given (its body is not sent back for nothing).
+          const inserted = yield* sql<{ readonly id: string }>`
+            WITH input AS (
+              SELECT * FROM ${rowsOf(inserts.map(({ attempt, delivery }) => ({ ...delivery, attempt: attempt ?? null })))}
+              AS r(id text, project_id text, webhook_id text, webhook_url text, event text,
+                status text, response_status int, delivered_at timestamptz, failed_at timestamptz,
+                last_attempt_at timestamptz, next_attempt_at timestamptz, attempt_count int, max_attempts int,
+                retry_schedule text, error_message text, created_at timestamptz, msg_config_id text,
+                phone_number_id text, conversation_phone_number text, idempotency_key text, payload_version text,
+                batch_size int, test boolean, source_key text, body text, attempt jsonb)
+            ), inserted AS (
+              INSERT INTO webhook_deliveries (id, project_id, webhook_id, webhook_url, event, status, response_status,
+                delivered_at, failed_at, last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule,
+                error_message, created_at, msg_config_id, phone_number_id, conversation_phone_number, idempotency_key,
+                payload_version, batch_size, test, source_key, body)
+              SELECT id, project_id, webhook_id, webhook_url, event, status, response_status, delivered_at, failed_at,
+                last_attempt_at, next_attempt_at, attempt_count, max_attempts, retry_schedule, error_message, created_at,
+                msg_config_id, phone_number_id, conversation_phone_number, idempotency_key, payload_version, batch_size,
+                test, source_key, decode(body, 'base64')
+              FROM input
+              ON CONFLICT (webhook_id, source_key) WHERE source_key IS NOT NULL DO NOTHING
+              RETURNING id
+            ), recorded AS (${recordAttempts("inserted")})
+            SELECT id FROM inserted`
+          const created = new Set(inserted.map((row) => row.id))
           const taken = ds.filter((d) => !created.has(d.id))
           // A source already delivered: answer the delivery it has.
           const existing = taken.length === 0 ? [] : yield* sql<DeliveryRow>`
@@ -355,12 +390,11 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
             WHERE (webhook_id, source_key) IN (
               SELECT webhook_id, source_key FROM ${rowsOf(taken)} AS r(webhook_id text, source_key text))`
           const bySource = new Map(existing.map((row) => [`${row.webhook_id}\u0000${row.source_key}`, toDelivery(row)]))
-          return ds.map((d) => {
-            const mine = created.get(d.id)
-            return mine !== undefined
-              ? { delivery: mine, created: true }
+          return ds.map((d) =>
+            created.has(d.id)
+              ? { delivery: asStored(d), created: true }
               : { delivery: bySource.get(`${d.webhook_id}\u0000${d.source_key}`)!, created: false }
-          })
+          )
         })
     })
 
@@ -427,14 +461,7 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
               FROM input i
               WHERE d.id = i.id AND d.status = i.expected_status AND d.attempt_count = i.expected_count
               RETURNING d.id
-            ), recorded AS (
-              INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, response_status, duration_ms, error)
-              SELECT a.delivery_id, a.attempt, a.attempted_at, a.response_status, a.duration_ms, a.error
-              FROM input i JOIN updated u ON u.id = i.id
-              CROSS JOIN LATERAL jsonb_to_record(i.attempt) AS a(delivery_id text, attempt int, attempted_at timestamptz,
-                response_status int, duration_ms int, error text)
-              WHERE i.attempt IS NOT NULL AND jsonb_typeof(i.attempt) = 'object'
-            )
+            ), recorded AS (${recordAttempts("updated")})
             SELECT id FROM updated`
           const ids = new Set(written.map((row) => row.id))
           return updates.map(({ next }) => ids.has(next.id))
@@ -442,7 +469,10 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
     })
 
     return WebhookDeliveriesRepo.of({
-      insert: Effect.fn("WebhookDeliveriesRepo.insert")((d: WebhookDeliveryRecord) => insert(d), Effect.orDie),
+      insert: Effect.fn("WebhookDeliveriesRepo.insert")(
+        (delivery: WebhookDeliveryRecord, attempt?: WebhookAttemptRecord) => insert({ delivery, attempt }),
+        Effect.orDie
+      ),
 
       findById: Effect.fn("WebhookDeliveriesRepo.findById")(function*(projectId: string, id: string) {
         const rows = yield* sql<DeliveryRow>`

@@ -101,6 +101,12 @@ export interface SubscribeOptions {
   readonly concurrency?: number | undefined
 }
 
+/**
+ * Handles one entry. `attempt` is 1 the first time the entry's job runs and
+ * more when the job is retried: the entry may have been handled already.
+ */
+export type DomainEventHandler = (event: DomainEvent, attempt: number) => Effect.Effect<void, unknown>
+
 /** Jobs (batches of entries) of one subscriber taken at once by a process: the next ones wait in the queue. */
 const BATCHES_AT_ONCE = 8
 
@@ -120,7 +126,7 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
   readonly subscribe: (
     name: string,
     types: ReadonlyArray<string>,
-    handler: (event: DomainEvent) => Effect.Effect<void, unknown>,
+    handler: DomainEventHandler,
     options?: SubscribeOptions
   ) => Effect.Effect<void, never, Scope.Scope>
   readonly subscriptions: Effect.Effect<ReadonlyArray<DomainEventSubscription>>
@@ -135,7 +141,7 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
       const subscribe = Effect.fn("DomainEventSubscribers.subscribe")(function*(
         name: string,
         types: ReadonlyArray<string>,
-        handler: (event: DomainEvent) => Effect.Effect<void, unknown>,
+        handler: DomainEventHandler,
         options?: SubscribeOptions
       ) {
         if (!validName.test(name)) return yield* Effect.die(new Error(`invalid subscriber name ${JSON.stringify(name)}`))
@@ -160,13 +166,13 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
               // Every entry gets its turn; one failure fails the job after the others ran, and the retry runs all.
               const exits = yield* Effect.forEach(
                 job.payload as ReadonlyArray<DomainEvent>,
-                (entry) => Effect.exit(handle(handler(entry))),
+                (entry) => Effect.exit(handle(handler(entry, job.attempt))),
                 { concurrency: "unbounded" }
               )
               const failed = exits.find(Exit.isFailure)
               if (failed !== undefined) return yield* Effect.failCause(failed.cause)
             })
-            : handle(handler(job.payload as DomainEvent)))
+            : handle(handler(job.payload as DomainEvent, job.attempt)))
         subscriptions.set(name, { name, types: [...new Set(types)], queue })
         yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.delete(name)))
       })

@@ -58,9 +58,12 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
   /**
    * Stores the delivery, unless its webhook already has one with the same
    * (non-null) `source_key`: then answers that one, with `created` false.
+   * With `attempt` (a first attempt made before storing), records it with
+   * the delivery in the same step, only when the delivery is created.
    */
   readonly insert: (
-    delivery: WebhookDeliveryRecord
+    delivery: WebhookDeliveryRecord,
+    attempt?: WebhookAttemptRecord
   ) => Effect.Effect<{ readonly delivery: WebhookDeliveryRecord; readonly created: boolean }>
   readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<WebhookDeliveryRecord>>
   /** The delivery with its webhook (None when the webhook is gone), in one read: what an attempt starts from. */

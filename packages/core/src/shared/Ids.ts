@@ -4,6 +4,7 @@
  * millisecond still list in creation order when their timestamps tie.
  */
 import { Clock, Context, Effect, Layer } from "effect"
+import { createHash } from "node:crypto"
 
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"))
 const hex = (bytes: Uint8Array, from: number, to: number) => {
@@ -52,6 +53,20 @@ const makeV7 = () => {
     bytes[8] = 0x80 | (bytes[8]! & 0x3f)
     return `${hex(bytes, 0, 4)}-${hex(bytes, 4, 6)}-${hex(bytes, 6, 8)}-${hex(bytes, 8, 10)}-${hex(bytes, 10, 16)}`
   }
+}
+
+/** Parley's namespace for name-based uuids. */
+const NAMESPACE = Buffer.from("6f1d2c7e9a4b4e0f8a3d5b6c7d8e9f01", "hex")
+
+/**
+ * RFC 9562 version 5: the same name always gives the same uuid, so a key
+ * derived from what it names survives a repeat of the work that derives it.
+ */
+export const nameUuid = (name: string): string => {
+  const bytes = createHash("sha1").update(NAMESPACE).update(name).digest()
+  bytes[6] = 0x50 | (bytes[6]! & 0x0f)
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f)
+  return `${hex(bytes, 0, 4)}-${hex(bytes, 4, 6)}-${hex(bytes, 6, 8)}-${hex(bytes, 8, 10)}-${hex(bytes, 10, 16)}`
 }
 
 export class Ids extends Context.Service<Ids, {

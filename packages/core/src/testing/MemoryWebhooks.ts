@@ -193,6 +193,12 @@ const matchesDelivery = (projectId: string, filter: DeliveryFilter) => (d: Webho
   (filter.errors_only !== true || d.status === "failed" || d.error_message !== null) &&
   (filter.created_after === undefined || instant(d.created_at) >= instant(filter.created_after))
 
+const putAttempt = (db: MemoryTables, attempt: WebhookAttemptRecord) => {
+  const id = `${attempt.delivery_id}:${attempt.attempt}`
+  if (db.get(Attempts, id) !== undefined) violation(`duplicate attempt ${id}`)
+  db.put(Attempts, id, { ...attempt, id, attempted_at: timestamp(attempt.attempted_at) })
+}
+
 const finishedAt = (d: WebhookDeliveryRecord) =>
   d.status === "delivered" ? d.delivered_at : d.status === "failed" ? d.failed_at : null
 
@@ -201,7 +207,7 @@ export const layerMemoryWebhookDeliveriesRepo = Layer.effect(
   Effect.gen(function*() {
     const store = yield* MemoryStore
     return WebhookDeliveriesRepo.of({
-      insert: Effect.fn("WebhookDeliveriesRepo.insert")((delivery: WebhookDeliveryRecord) =>
+      insert: Effect.fn("WebhookDeliveriesRepo.insert")((delivery: WebhookDeliveryRecord, attempt?: WebhookAttemptRecord) =>
         store.run((db) => {
           requireProject(db, delivery.project_id)
           if (db.get(Deliveries, delivery.id) !== undefined) violation(`duplicate delivery id ${delivery.id}`)
@@ -213,6 +219,7 @@ export const layerMemoryWebhookDeliveriesRepo = Layer.effect(
           }
           const stored = storedDelivery(delivery)
           db.put(Deliveries, delivery.id, stored)
+          if (attempt !== undefined) putAttempt(db, attempt)
           return { delivery: stored, created: true }
         })
       ),
@@ -238,11 +245,7 @@ export const layerMemoryWebhookDeliveriesRepo = Layer.effect(
               current === undefined || current.status !== expected.status ||
               current.attempt_count !== expected.attempt_count
             ) return false
-            if (attempt !== undefined) {
-              const id = `${attempt.delivery_id}:${attempt.attempt}`
-              if (db.get(Attempts, id) !== undefined) violation(`duplicate attempt ${id}`)
-              db.put(Attempts, id, { ...attempt, id, attempted_at: timestamp(attempt.attempted_at) })
-            }
+            if (attempt !== undefined) putAttempt(db, attempt)
             db.put(Deliveries, next.id, storedDelivery({
               ...current,
               status: next.status,

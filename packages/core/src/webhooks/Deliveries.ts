@@ -24,7 +24,7 @@ import { WebhookHttp, WebhookHttpError } from "../ports/WebhookHttp.ts"
 import { WebhookBuffersRepo, WebhookDeliveriesRepo, WebhooksRepo } from "../ports/WebhooksRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
-import { Ids } from "../shared/Ids.ts"
+import { Ids, nameUuid } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import {
   batchBody,
@@ -126,8 +126,11 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
   readonly retry: (principal: Principal, id: string) => Effect.Effect<WebhookDeliveryRecord, NotFound | Unprocessable>
   /** A test delivery (decisions 4.6): a sample body, `X-Webhook-Test: true`, one attempt now, logged. */
   readonly sendTest: (webhook: WebhookRecord, event: string) => Effect.Effect<WebhookTestResult>
-  /** The deliveries of one domain event (the relay's `webhooks` subscriber). */
-  readonly dispatch: (entry: DomainEvent) => Effect.Effect<void>
+  /**
+   * The deliveries of one domain event (the relay's `webhooks` subscriber); `run` is the relay job's attempt
+   * (1 the first time), more when the entry may have been dispatched already.
+   */
+  readonly dispatch: (entry: DomainEvent, run?: number) => Effect.Effect<void>
   /** Whether `dispatch` would deliver anything for the entry, from the remembered active webhooks. */
   readonly wants: (entry: DomainEvent) => Effect.Effect<boolean>
   /**
@@ -213,8 +216,13 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
           msg_config_id: fields.context.msg_config_id,
           phone_number_id: fields.context.phone_number_id,
           conversation_phone_number: fields.context.conversation_phone_number,
-          // `upstream`: the payload's own hash, so a payload the network sends twice carries one key.
-          idempotency_key: fields.payloadVersion === null ? sha256Hex(fields.body) : yield* ids.uuid,
+          // `upstream`: the payload's own hash, so a payload the network sends twice carries one key. Otherwise fixed
+          // per (webhook, source) (decisions 6.2), so a dispatch made again sends the key it sent before.
+          idempotency_key: fields.payloadVersion === null
+            ? sha256Hex(fields.body)
+            : fields.sourceKey === null
+            ? yield* ids.uuid
+            : nameUuid(`${webhook.id}\n${fields.sourceKey}`),
           payload_version: fields.payloadVersion,
           batch_size: fields.batchSize,
           test: fields.test,
@@ -224,10 +232,6 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         return delivery
       })
 
-      /**
-       * Stores a delivery and plans its first attempt; a source already delivered adds nothing. Also for an
-       * existing pending one: its job may have been lost with a failed run (the dedupe key drops a repeat).
-       */
       // A delivery's first attempt goes out at once from this process, beside the job queue (a job per delivery was
       // most of a delivery's cost): retries, first attempts beyond the free slots, and attempts a stopping process
       // left unfinished (the sweep of stalled deliveries) go through the queue.
@@ -239,6 +243,10 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
             ? Effect.sync(() => void fork(attemptNow(delivery, webhook).pipe(Effect.ensuring(inlineSlots.release(1)))))
             : Effect.asVoid(enqueueAttempt(delivery, 1)))
 
+      /**
+       * Stores a delivery and plans its first attempt; a source already delivered adds nothing. Also for an
+       * existing pending one: its job may have been lost with a failed run (the dedupe key drops a repeat).
+       */
       const createAndQueue = Effect.fnUntraced(
         function*(delivery: WebhookDeliveryRecord, webhook: WebhookRecord, later: AfterCommit) {
           const stored = yield* deliveries.insert(delivery)
@@ -248,9 +256,12 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         }
       )
 
-      /** Sends the stored bytes with the webhook's current URL, secret and headers; never fails. */
-      const send = Effect.fnUntraced(function*(webhook: WebhookRecord, delivery: WebhookDeliveryRecord) {
-        const body = Buffer.from(delivery.body, "base64")
+      /** Sends the delivery's bytes with the webhook's current URL, secret and headers; never fails. */
+      const send = Effect.fnUntraced(function*(
+        webhook: WebhookRecord,
+        delivery: WebhookDeliveryRecord,
+        body: Uint8Array = Buffer.from(delivery.body, "base64")
+      ) {
         const startedAt = yield* Clock.currentTimeMillis
         const answer = yield* http.post({
           url: webhook.url,
@@ -362,6 +373,23 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         if (written && next.status !== "pending" && !next.test) yield* considerPause(webhook)
       })
 
+      /**
+       * The first attempt of a delivery not stored yet, then the delivery stored with its outcome and the
+       * attempt (one write where storing first and recording the outcome took two). Until it is stored the
+       * dispatch that made it is unfinished, so its job is the durability: a host that dies meanwhile leaves the
+       * job to run again, and the attempt is made again with the same idempotency key. A source that turns out
+       * to be delivered already records nothing more (that attempt was a repeat).
+       */
+      const attemptThenStore = Effect.fnUntraced(function*(delivery: WebhookDeliveryRecord, webhook: WebhookRecord, body: Uint8Array) {
+        const outcome = yield* send(webhook, delivery, body)
+        const next = afterAttempt(delivery, webhook, 1, outcome)
+        const store = deliveries.insert(next, attemptRecord(delivery, 1, outcome))
+        const stored = next.status !== "pending" ? yield* store : yield* tx.withTransaction(
+          Effect.tap(store, ({ created }) => created ? enqueueAttempt(next, 2, Date.parse(next.next_attempt_at!)) : Effect.void)
+        )
+        if (stored.created && next.status !== "pending" && !next.test) yield* considerPause(webhook)
+      })
+
       /** Adds one payload to the webhook's buffer for the conversation; a full buffer goes at once. */
       const bufferItem = Effect.fnUntraced(function*(
         webhook: WebhookRecord,
@@ -432,7 +460,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         return plan === undefined ? Effect.succeed(true) : Effect.map(listenersOf(plan), ({ any }) => any)
       }
 
-      const dispatch = Effect.fn("WebhookDeliveries.dispatch")(function*(entry: DomainEvent) {
+      const dispatch = Effect.fn("WebhookDeliveries.dispatch")(function*(entry: DomainEvent, run = 1) {
         const plan = planDeliveries(entry)
         if (plan === undefined) {
           return yield* Effect.logWarning("Webhooks: a domain event they cannot read was skipped").pipe(
@@ -446,13 +474,29 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         const buffered = (webhook: WebhookRecord, event: string) =>
           plan.kind === "ext" && plan.conversationKey !== null && webhook.buffer_enabled &&
           webhook.events.includes(event) && webhook.buffer_events.includes(event)
+        // A buffer's append, take and batch go together in a transaction; deliveries alone need none (each
+        // insert stands alone and a repeat of the entry adds nothing).
+        const buffering = plan.kind === "ext" &&
+          listed[0]!.some((webhook) => webhook.kind === "ext" && plan.events.some((planned) => buffered(webhook, planned.event)))
+        // Attempted before they are stored: on the entry's first run (a run again may find them sent and stored
+        // already), outside a transaction, in free inline slots.
+        const attemptFirst = run === 1 && !buffering
+        const now: Array<readonly [WebhookDeliveryRecord, WebhookRecord, Uint8Array]> = []
         const later: AfterCommit = []
+        const create = Effect.fnUntraced(function*(webhook: WebhookRecord, fields: Parameters<typeof newDelivery>[1]) {
+          const delivery = yield* newDelivery(webhook, fields)
+          if (attemptFirst && (yield* inlineSlots.takeIfAvailable(1))) {
+            now.push([delivery, webhook, fields.body])
+          } else {
+            yield* createAndQueue(delivery, webhook, later)
+          }
+        })
         const writes = Effect.gen(function*() {
           if (plan.kind === "upstream") {
             for (const [i, phoneNumberId] of plan.phoneNumberIds.entries()) {
               for (const webhook of listed[i]!) {
                 if (webhook.kind !== "upstream") continue
-                yield* createAndQueue(yield* newDelivery(webhook, {
+                yield* create(webhook, {
                   event: UPSTREAM_EVENT,
                   body: plan.body,
                   context: { msg_config_id: null, phone_number_id: phoneNumberId, conversation_phone_number: null },
@@ -460,7 +504,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
                   payloadVersion: null,
                   batchSize: null,
                   test: false
-                }), webhook, later)
+                })
               }
             }
             return
@@ -475,7 +519,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
                 yield* bufferItem(webhook, planned.event, item, plan.conversationKey!, plan.context, later)
                 continue
               }
-              yield* createAndQueue(yield* newDelivery(webhook, {
+              yield* create(webhook, {
                 event: planned.event,
                 body: serialize(body),
                 context: plan.context,
@@ -483,16 +527,19 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
                 payloadVersion: webhook.payload_version,
                 batchSize: null,
                 test: false
-              }), webhook, later)
+              })
             }
           }
         })
-        // Deliveries alone need no transaction: each insert stands alone and a repeat of the entry adds nothing.
-        // A buffer's append, take and batch go together.
-        const buffering = plan.kind === "ext" &&
-          listed[0]!.some((webhook) => webhook.kind === "ext" && plan.events.some((planned) => buffered(webhook, planned.event)))
-        yield* buffering ? tx.withTransaction(writes) : writes
+        yield* (buffering ? tx.withTransaction(writes) : writes).pipe(
+          Effect.onError(() => inlineSlots.release(now.length))
+        )
         yield* runAfterCommit(later)
+        yield* Effect.forEach(
+          now,
+          ([delivery, webhook, body]) => Effect.ensuring(attemptThenStore(delivery, webhook, body), inlineSlots.release(1)),
+          { concurrency: "unbounded", discard: true }
+        )
       })
 
       const deliver = Effect.fn("WebhookDeliveries.deliver")(

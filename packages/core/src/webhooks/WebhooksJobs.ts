@@ -50,9 +50,10 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
     const subscribers = yield* DomainEventSubscribers
     const deliveries = yield* WebhookDeliveries
 
-    // Many at once: a dispatch mostly waits for the delivery insert it shares with the others (fewer statements).
+    // Many at once: a dispatch mostly waits, on its first attempts and on the delivery insert it shares with the
+    // others (fewer statements); as many as first attempts may be in flight.
     // What each subscriber wants is declared with the services (`Interest.ts`).
-    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 256 })
+    yield* subscribers.subscribe(WEBHOOKS_SUBSCRIBER, WEBHOOK_SOURCE_TYPES, deliveries.dispatch, { concurrency: 512 })
 
     // `msg.conversation.inactive`: timers armed by every stored message (see `Inactivity.ts`).
     const inactivity = yield* makeWebhookInactivity

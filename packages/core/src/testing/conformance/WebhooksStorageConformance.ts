@@ -302,6 +302,46 @@ export const webhooksStorageConformance = <E>(name: string, storage: Layer.Layer
           yield* dies(repo.insert(makeDelivery(makeWebhook("prj_missing"))))
         }))
 
+      it.effect("stores a delivery with its first attempt, only when the delivery is created", () =>
+        Effect.gen(function*() {
+          const repo = yield* WebhookDeliveriesRepo
+          const webhook = yield* givenWebhook()
+          const delivery: WebhookDeliveryRecord = {
+            ...makeDelivery(webhook),
+            status: "delivered",
+            response_status: 200,
+            delivered_at: at(30),
+            last_attempt_at: at(20),
+            next_attempt_at: null,
+            attempt_count: 1
+          }
+          const attempt: WebhookAttemptRecord = {
+            delivery_id: delivery.id,
+            attempt: 1,
+            attempted_at: at(20),
+            response_status: 200,
+            duration_ms: 10,
+            error: null
+          }
+          assert.deepStrictEqual(yield* repo.insert(delivery, attempt), { delivery, created: true })
+          assert.deepStrictEqual(yield* repo.attempts(delivery.id), [attempt])
+          // The same source again (its first attempt made once more): the stored one answers, no attempt is added.
+          const again: WebhookDeliveryRecord = { ...delivery, id: uniqueId("dlv") }
+          const repeat = { ...attempt, delivery_id: again.id, duration_ms: 99 }
+          assert.deepStrictEqual(yield* repo.insert(again, repeat), { delivery, created: false })
+          assert.deepStrictEqual(yield* repo.attempts(again.id), [])
+          assert.deepStrictEqual(yield* repo.attempts(delivery.id), [attempt])
+          // Many at once, each with its attempt.
+          const many = Array.from({ length: 8 }, () => makeDelivery(webhook))
+          yield* Effect.forEach(many, (d, i) =>
+            repo.insert({ ...d, attempt_count: 1 }, { ...attempt, delivery_id: d.id, duration_ms: i }), {
+            concurrency: "unbounded"
+          })
+          for (const [i, d] of many.entries()) {
+            assert.deepStrictEqual((yield* repo.attempts(d.id)).map((a) => a.duration_ms), [i])
+          }
+        }))
+
       it.effect("answers concurrent inserts, reads and updates each as if it were alone", () =>
         Effect.gen(function*() {
           const repo = yield* WebhookDeliveriesRepo
