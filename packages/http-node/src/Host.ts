@@ -3,10 +3,21 @@
  * surface, OpenAPI, docs, health) over the core services. Storage is the
  * caller's choice: Postgres (`layerPostgres`) or memory ports for tests.
  */
-import { FunctionSecretKey, type FunctionKv, type FunctionRuntime, Ids, MessagingProxy, Parley, ParleyApi, PublicUrl } from "@parley/core"
+import { NodeHttpClient } from "@effect/platform-node"
+import {
+  FunctionSecretKey,
+  type FunctionKv,
+  type FunctionRuntime,
+  Ids,
+  MessagingProxy,
+  Parley,
+  ParleyApi,
+  PublicUrl,
+  Upstream
+} from "@parley/core"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpClient, HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AuthenticationLive, ProxyKeyLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
@@ -72,32 +83,36 @@ export interface HostOptions {
   readonly workers?: boolean | undefined
 }
 
+/** The Cloud API adapter's client: undici's (see `Upstream.UpstreamHttpClient`). */
+const layerUpstreamHttpClient = Layer.effect(Upstream.UpstreamHttpClient, Effect.service(HttpClient.HttpClient)).pipe(
+  Layer.provide(NodeHttpClient.layerUndici)
+)
+
+/** `http` (the routes, served or not) over the core services, with their workers unless `workers` is false. */
+const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions) =>
+  http.pipe(
+    // The capabilities' job workers run for as long as the host does.
+    Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
+    Layer.provideMerge(Parley.layerFunctionServices),
+    Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
+    Layer.provideMerge(Parley.layerServices),
+    Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
+    Layer.provide(Layer.mergeAll(
+      Layer.succeed(PublicUrl, options.publicUrl),
+      FunctionSecretKey.layerConfig,
+      layerUpstreamHttpClient
+    ))
+  )
+
 /**
  * The routes over the core services, which it also exposes (so the caller can
  * bootstrap projects); the ports (storage, ids, jobs) come from the caller.
  */
-export const layer = (options: HostOptions) =>
-  routes.pipe(
-    // The capabilities' job workers run for as long as the host does.
-    Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
-    Layer.provideMerge(Parley.layerFunctionServices),
-    Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
-    Layer.provideMerge(Parley.layerServices),
-    Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
-    Layer.provide(Layer.mergeAll(Layer.succeed(PublicUrl, options.publicUrl), FunctionSecretKey.layerConfig))
-  )
+export const layer = (options: HostOptions) => withCapabilities(routes, options)
 
 /** Serves `layer` on an HTTP server the caller provides (Node's, in `main.ts` and tests). */
 export const serve = (options: HostOptions) =>
-  HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }).pipe(
-    // The capabilities' job workers run for as long as the host does.
-    Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
-    Layer.provideMerge(Parley.layerFunctionServices),
-    Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
-    Layer.provideMerge(Parley.layerServices),
-    Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
-    Layer.provide(Layer.mergeAll(Layer.succeed(PublicUrl, options.publicUrl), FunctionSecretKey.layerConfig))
-  )
+  withCapabilities(HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }), options)
 
 /** The host over memory ports: for unit tests and demos, nothing persists. */
 export const layerMemory = (options: HostOptions) =>

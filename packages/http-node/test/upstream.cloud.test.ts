@@ -1,26 +1,33 @@
 /**
  * The Cloud API adapter over real HTTP, against the simulator's HTTP face on a
- * random loopback port: the same conformance suite as the in-process port.
+ * random loopback port: the same conformance suite as the in-process port,
+ * over `fetch` (core's default) and over undici (what the Node host provides).
  */
+import { NodeHttpClient } from "@effect/platform-node"
 import { CloudApi, Ids, Simulator } from "@parley/core"
 import { messagingNetworkConformance, simulatorOptions } from "@parley/core/testing/conformance"
 import { Effect, Layer } from "effect"
-import { FetchHttpClient, HttpServer } from "effect/http"
+import { FetchHttpClient, type HttpClient, HttpServer } from "effect/http"
 import * as SimulatorServer from "../src/upstream/SimulatorServer.ts"
 
 const simulator = Simulator.NetworkSimulator.layer(simulatorOptions).pipe(Layer.provide(Ids.layerSequential))
 
-const cloudApiOverHttp = Layer.unwrap(
-  Effect.gen(function*() {
-    const baseUrl = yield* HttpServer.addressFormattedWith(Effect.succeed)
-    return CloudApi.layer({ baseUrl })
-  })
-).pipe(
-  Layer.provide(FetchHttpClient.layer),
-  Layer.provide(SimulatorServer.layerServer({ port: 0 })),
-  Layer.provideMerge(simulator)
-)
+const cloudApiOverHttp = (client: Layer.Layer<HttpClient.HttpClient>) =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const baseUrl = yield* HttpServer.addressFormattedWith(Effect.succeed)
+      return CloudApi.layer({ baseUrl })
+    })
+  ).pipe(
+    Layer.provide(client),
+    Layer.provide(SimulatorServer.layerServer({ port: 0 })),
+    Layer.provideMerge(simulator)
+  )
 
-messagingNetworkConformance("MessagingNetwork (Cloud API adapter over HTTP to the simulator)", {
-  layer: cloudApiOverHttp
+messagingNetworkConformance("MessagingNetwork (Cloud API adapter over fetch to the simulator)", {
+  layer: cloudApiOverHttp(FetchHttpClient.layer)
+})
+
+messagingNetworkConformance("MessagingNetwork (Cloud API adapter over undici to the simulator)", {
+  layer: cloudApiOverHttp(NodeHttpClient.layerUndici)
 })
