@@ -3,20 +3,24 @@
  * a throwaway embedded PostgreSQL (pg-boss on it), with one project whose key
  * is `key`. Everything stops with the caller's scope. With `workers: false`
  * the host runs no job workers: the caller builds them (`Parley.layerWorkers`
- * over the returned context) when it wants its backlog worked.
+ * over the returned context) when it wants its backlog worked. `env` adds to
+ * the environment the host reads its configuration from.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"
 import { Host } from "@parley/http-node"
 import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
-import { Context, Effect, Layer } from "effect"
+import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
-export const startBenchHost = (key: string, options: { readonly workers?: boolean } = {}) =>
+export const startBenchHost = (
+  key: string,
+  options: { readonly workers?: boolean; readonly env?: Record<string, string> } = {}
+) =>
   Effect.gen(function*() {
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
@@ -25,7 +29,10 @@ export const startBenchHost = (key: string, options: { readonly workers?: boolea
       Host.serve({ publicUrl: "http://127.0.0.1", workers: options.workers }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
         Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
-        Layer.provideMerge(layerFromUrl(pg.url))
+        Layer.provideMerge(layerFromUrl(pg.url)),
+        Layer.provideMerge(
+          Layer.succeed(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { ...process.env, ...options.env } as Record<string, string> }))
+        )
       )
     )
     const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))

@@ -3,14 +3,17 @@
  * conversation, forwarded to the simulated network) against the same sends
  * straight to the simulator's own HTTP face, with the same load generator.
  * The simulated number's throughput and pair-rate limits are lifted so the
- * network model is not what is measured.
+ * network model is not what is measured. The network runs in the host's
+ * process (as `npm start` runs it) or, with `NETWORK=remote`, in a process of
+ * its own behind the Cloud API adapter (as production runs).
  *
  *   node --conditions=@parley/source bench/proxy.ts
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamSettings } from "@parley/core"
-import { Context, Effect, Layer, Option, Redacted, References } from "effect"
+import { Context, Effect, Layer, Option, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
+import * as ChildProcess from "node:child_process"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -20,6 +23,7 @@ import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 
 export interface ProxyBenchResult {
+  readonly network: ProxyNetwork
   /** One connection: the latency Parley adds to a send, without queueing. */
   readonly parleySerial: LoadResult
   readonly directSerial: LoadResult
@@ -32,64 +36,132 @@ const KEY = "pk_bench_proxy_0123456789abcdef01"
 /** Sends spread over this many contacts: sends to one contact are serialised by design (decisions 4.10). */
 const CONTACTS = Array.from({ length: 256 }, (_, i) => `1555100${String(i).padStart(4, "0")}`)
 
-export const benchProxy = (options: { readonly durationMs: number; readonly connections: number }) =>
+/** Signs the remote network's webhooks; the host checks them with it. */
+const APP_SECRET = "bench-network-app-secret"
+
+/** The simulated number (the `PARLEY_SIM_*` defaults, which `network.ts` registers too). */
+const SIM_NUMBER = { phoneNumberId: "100000000000001", businessAccountId: "200000000000001", token: "parley-simulator-token" }
+
+/**
+ * Where the network runs: `in-process` is the host's own simulator (`PARLEY_UPSTREAM=simulator`, what
+ * `npm start` runs); `remote` is the simulator in a process of its own (`network.ts`) reached through the
+ * Cloud API adapter over HTTP (`PARLEY_UPSTREAM=cloud`), as a host in production reaches the network, its
+ * webhooks coming back over HTTP to the ingestion endpoint.
+ */
+export type ProxyNetwork = "in-process" | "remote"
+
+/** The network of `mode` beside a bench host: the direct target's base URL and its remote controls. */
+const startNetwork = (mode: ProxyNetwork) =>
   Effect.gen(function*() {
-    const { url, context } = yield* startBenchHost(KEY)
-    const settings = Context.get(context, UpstreamSettings)
-    const simulator = Option.getOrThrow(settings.simulator)
-    const number = Option.getOrThrow(settings.simulatedNumber)
-    const token = Redacted.value(number.accessToken)
+    if (mode === "in-process") {
+      const { url, context } = yield* startBenchHost(KEY)
+      const settings = Context.get(context, UpstreamSettings)
+      const simulator = Option.getOrThrow(settings.simulator)
+      // The simulator's own HTTP face over the same simulator: the network without Parley in front.
+      const direct = yield* Layer.build(
+        HttpRouter.serve(SimulatorServer.routes(), { disableLogger: true, disableListenLog: true }).pipe(
+          Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
+          Layer.provide(Layer.succeed(Simulator.NetworkSimulator, simulator))
+        )
+      )
+      const directUrl = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(direct))
+      return {
+        url,
+        directUrl,
+        lift: simulator.updateNumber(SIM_NUMBER.phoneNumberId, {
+          throughputPerSecond: 1_000_000,
+          pairBurst: 1_000_000,
+          pairIntervalMs: 1
+        }),
+        inbound: Effect.forEach(CONTACTS, (from) =>
+          simulator.inbound(SIM_NUMBER.phoneNumberId, { from, message: { type: "text", text: { body: "hi" } } }), {
+          discard: true
+        })
+      }
+    }
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => ChildProcess.fork(fileURLToPath(new URL("./network.ts", import.meta.url)), [APP_SECRET])),
+      (child) => Effect.sync(() => child.kill())
+    )
+    const port = yield* Effect.promise(() =>
+      new Promise<number>((resolve) => child.once("message", (m: { readonly port: number }) => resolve(m.port)))
+    )
+    const command = (message: object) =>
+      Effect.promise(() =>
+        new Promise<void>((resolve) => {
+          child.once("message", () => resolve())
+          child.send(message)
+        })
+      )
+    const directUrl = `http://127.0.0.1:${port}`
+    const { url } = yield* startBenchHost(KEY, {
+      env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: directUrl, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
+    })
+    yield* command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
+    return {
+      url,
+      directUrl,
+      lift: command({ lift: SIM_NUMBER.phoneNumberId }),
+      inbound: command({ inbound: { phoneNumberId: SIM_NUMBER.phoneNumberId, contacts: CONTACTS } })
+    }
+  })
+
+export const benchProxy = (
+  options: { readonly durationMs: number; readonly connections: number; readonly network?: ProxyNetwork | undefined }
+) =>
+  Effect.gen(function*() {
+    const network = options.network ?? "in-process"
+    const { directUrl, inbound, lift, url } = yield* startNetwork(network)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const connected = yield* Effect.promise(() =>
       fetch(`${url}/platform/v1/msg/phone_numbers`, {
         method: "POST",
         headers,
         body: JSON.stringify({
-          msg_config: { phone_number_id: number.phoneNumberId, business_account_id: number.businessAccountId, access_token: token }
+          msg_config: {
+            phone_number_id: SIM_NUMBER.phoneNumberId,
+            business_account_id: SIM_NUMBER.businessAccountId,
+            access_token: SIM_NUMBER.token
+          }
         })
       })
     )
     if (connected.status !== 201) return yield* Effect.die(new Error(`connect: ${connected.status}`))
-    yield* simulator.updateNumber(number.phoneNumberId, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
+    yield* lift
     // Each contact writes first, so its 24-hour window is open; wait until Parley has stored them all.
-    for (const from of CONTACTS) {
-      yield* simulator.inbound(number.phoneNumberId, { from, message: { type: "text", text: { body: "hi" } } } as any)
-    }
+    yield* inbound
     yield* Effect.promise(async () => {
       for (let i = 0; i < 300; i++) {
         const page = await fetch(`${url}/platform/v1/msg/conversations?per_page=1`, { headers }).then((x) => x.json()) as any
         if (page.meta.total_count >= CONTACTS.length) return
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
+      throw new Error("the contacts' first messages were not all stored")
     })
 
-    // The simulator's own HTTP face over the same simulator: the network without Parley in front.
-    const direct = yield* Layer.build(
-      HttpRouter.serve(SimulatorServer.routes(), { disableLogger: true, disableListenLog: true }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
-        Layer.provide(Layer.succeed(Simulator.NetworkSimulator, simulator))
-      )
-    )
-    const directUrl = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(direct))
     const bodies = CONTACTS.map((to) => JSON.stringify({ messaging_product: "whatsapp", to, type: "text", text: { body: "hello" } }))
     const run = (target: string, h: Record<string, string>, connections = options.connections) =>
       Effect.promise(() => load({ url: target, headers: h, method: "POST", bodies, durationMs: options.durationMs, connections }))
-    const parleyTarget = `${url}/proxy/v24.0/${number.phoneNumberId}/messages`
-    const directTarget = `${directUrl}/v24.0/${number.phoneNumberId}/messages`
-    const directHeaders = { authorization: `Bearer ${token}`, "content-type": "application/json" }
+    const parleyTarget = `${url}/proxy/v24.0/${SIM_NUMBER.phoneNumberId}/messages`
+    const directTarget = `${directUrl}/v24.0/${SIM_NUMBER.phoneNumberId}/messages`
+    const directHeaders = { authorization: `Bearer ${SIM_NUMBER.token}`, "content-type": "application/json" }
     yield* run(parleyTarget, headers)
     const directSerial = yield* run(directTarget, directHeaders, 1)
     const parleySerial = yield* run(parleyTarget, headers, 1)
     const directResult = yield* run(directTarget, directHeaders)
     const parley = yield* run(parleyTarget, headers)
-    return { parleySerial, directSerial, parley, direct: directResult } satisfies ProxyBenchResult
+    return { network, parleySerial, directSerial, parley, direct: directResult } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
 
 export const formatProxyBench = (r: ProxyBenchResult): string => {
   const row = (name: string, x: LoadResult) =>
     `  ${name.padEnd(40)} ${x.rps.toFixed(0).padStart(6)} sends/s   p50 ${x.p50Ms.toFixed(2)} ms   p99 ${x.p99Ms.toFixed(2)} ms   errors ${x.errors}`
   return [
-    `Proxy sends (text to ${CONTACTS.length} contacts in turn, Postgres storage, simulated network with its limits lifted)`,
+    `Proxy sends (text to ${CONTACTS.length} contacts in turn, Postgres storage, simulated network with its limits lifted, ${
+      r.network === "remote"
+        ? "in a process of its own behind the Cloud API adapter"
+        : "in the host's process"
+    })`,
     row("1 connection: POST /proxy/v24.0/<pnid>/...", r.parleySerial),
     row("1 connection: straight to the simulator", r.directSerial),
     `  added by Parley, one send at a time: p50 ${(r.parleySerial.p50Ms - r.directSerial.p50Ms).toFixed(2)} ms, p99 ${
@@ -103,7 +175,8 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
 }
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  Effect.runPromise(benchProxy({ durationMs: 3000, connections: Number(process.env.CONNECTIONS ?? 16) }).pipe(
+  const network = process.env.NETWORK === "remote" ? "remote" : "in-process"
+  Effect.runPromise(benchProxy({ durationMs: 3000, connections: Number(process.env.CONNECTIONS ?? 16), network }).pipe(
     Effect.map((r) => console.log(formatProxyBench(r))),
     Effect.provideService(References.MinimumLogLevel, "Warn")
   )).catch((error) => {

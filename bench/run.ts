@@ -31,6 +31,7 @@ const program = Effect.gen(function*() {
   console.log(formatIngestionBench(yield* benchIngestion()))
   console.log(formatWebhooksBench(yield* benchWebhooks({ durationMs: seconds * 1000, connections: 32, deliveries: 20_000 })))
   console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16 })))
+  console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16, network: "remote" })))
 })
 
 // Request log lines would measure the terminal, not Parley: keep only warnings.

@@ -1,0 +1,63 @@
+/**
+ * The simulated network in a process of its own, for `proxy.ts`: as a host in
+ * production talks to a network elsewhere (the Cloud API adapter over HTTP),
+ * not to one sharing its thread. Serves the network's HTTP face on a loopback
+ * port with the default simulated number registered, and reports `{ port }`.
+ * Then, on the parent's messages: `{ sink }` posts its webhooks there (signed
+ * with the app secret given as its argument), `{ lift }` lifts the number's throughput and pair-rate
+ * limits, `{ inbound }` makes each contact write first (their windows open);
+ * each is answered `{ done }`.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Ids, Simulator } from "@parley/core"
+import { Effect, Layer, References } from "effect"
+import { FetchHttpClient, HttpClient, HttpRouter } from "effect/http"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorServer.ts"
+
+const appSecret = process.argv[2] ?? "bench-network-app-secret"
+
+type Command =
+  | { readonly sink: string }
+  | { readonly lift: string }
+  | { readonly inbound: { readonly phoneNumberId: string; readonly contacts: ReadonlyArray<string> } }
+
+const program = Effect.gen(function*() {
+  const simulator = yield* Simulator.NetworkSimulator
+  yield* Simulator.registerSimulatedNumber
+  const http = yield* Effect.service(HttpClient.HttpClient)
+  const run = (command: Command) =>
+    Effect.gen(function*() {
+      if ("sink" in command) {
+        yield* simulator.setSink(yield* Simulator.httpWebhookSink(command.sink).pipe(Effect.provideService(HttpClient.HttpClient, http)))
+      }
+      if ("lift" in command) {
+        yield* simulator.updateNumber(command.lift, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
+      }
+      if ("inbound" in command) {
+        for (const from of command.inbound.contacts) {
+          yield* simulator.inbound(command.inbound.phoneNumberId, { from, message: { type: "text", text: { body: "hi" } } })
+        }
+      }
+    })
+  process.on("message", (command: Command) => Effect.runPromise(run(command)).then(() => process.send!({ done: true })))
+  process.send!({ port: (server.address() as AddressInfo).port })
+  yield* Effect.never
+})
+
+const server = Http.createServer()
+Effect.runPromise(program.pipe(
+  Effect.provide(
+    HttpRouter.serve(SimulatorServer.routes(), { disableLogger: true, disableListenLog: true }).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })),
+      Layer.provideMerge(Simulator.NetworkSimulator.layer({ appSecret, statusBatchMs: 50 })),
+      Layer.provideMerge(Layer.mergeAll(FetchHttpClient.layer, Ids.layer))
+    )
+  ),
+  Effect.provideService(References.MinimumLogLevel, "Warn")
+)).catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
+process.on("disconnect", () => process.exit(0))
