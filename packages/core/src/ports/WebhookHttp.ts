@@ -16,7 +16,10 @@ export interface WebhookHttpRequest {
   readonly headers: Readonly<Record<string, string>>
   /** Sent exactly as given. */
   readonly body: Uint8Array
-  /** The adapter gives up after this long (the caller also bounds it on its own clock). */
+  /**
+   * The whole exchange (connecting, waiting, reading) ends after this long with a `timeout` failure,
+   * `Timed out after <seconds> s`; an adapter with no real network (the memory one) measures it on the `Clock`.
+   */
   readonly timeoutMs: number
   /** Connect to private and loopback addresses too (`PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS=true`). */
   readonly allowPrivate: boolean

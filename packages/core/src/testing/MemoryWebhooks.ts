@@ -11,7 +11,7 @@
  * Clock (a slow answer is an `Effect.sleep`, so the TestClock drives
  * timeouts), with a name table standing in for DNS.
  */
-import { Clock, Context, Effect, Layer, Option, PubSub, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Stream } from "effect"
 import { WebhookHttp, WebhookHttpError, type WebhookHttpRequest, type WebhookHttpResponse } from "../ports/WebhookHttp.ts"
 import {
   DELIVERY_TOTAL_CAP,
@@ -433,7 +433,13 @@ export const layerMemoryWebhookHttp: Layer.Layer<WebhookHttp | MemoryWebhookRece
           at: yield* Clock.currentTimeMillis
         }
         requests.push(received)
-        return yield* responder(received)
+        return yield* responder(received).pipe(
+          Effect.timeoutOrElse({
+            duration: Duration.millis(request.timeoutMs),
+            orElse: () =>
+              Effect.fail(new WebhookHttpError({ reason: "timeout", message: `Timed out after ${request.timeoutMs / 1000} s` }))
+          })
+        )
       })
 
     const receiver = MemoryWebhookReceiver.of({

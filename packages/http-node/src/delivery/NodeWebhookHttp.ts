@@ -76,6 +76,7 @@ const postOnce = (request: WebhookHttpRequest) =>
     const settle = (effect: Effect.Effect<WebhookHttpResponse, WebhookHttpError | StaleConnection>) => {
       if (settled) return
       settled = true
+      clearTimeout(deadline)
       resume(effect)
     }
     const https = url.protocol === "https:"
@@ -83,7 +84,6 @@ const postOnce = (request: WebhookHttpRequest) =>
       method: "POST",
       headers: { ...request.headers, "Content-Length": String(request.body.byteLength) },
       agent: https ? agents.https : agents.http,
-      timeout: request.timeoutMs,
       ...(request.allowPrivate ? {} : { lookup: publicOnlyLookup as unknown as Net.LookupFunction })
     })
     req.on("response", (res) => {
@@ -107,8 +107,11 @@ const postOnce = (request: WebhookHttpRequest) =>
       res.on("close", finish)
       res.on("error", finish)
     })
-    req.on("timeout", () =>
-      req.destroy(Object.assign(new Error(`Timed out after ${request.timeoutMs / 1000} s`), { code: "ETIMEDOUT_PARLEY" })))
+    // One deadline for the whole exchange (connecting, waiting, reading), not an idle timer a trickle resets.
+    const deadline = setTimeout(
+      () => req.destroy(Object.assign(new Error(`Timed out after ${request.timeoutMs / 1000} s`), { code: "ETIMEDOUT_PARLEY" })),
+      request.timeoutMs
+    )
     req.on("error", (error: NodeJS.ErrnoException) => {
       if (error instanceof PrivateAddressRefused) return settle(Effect.fail(privateRefusal(hostname)))
       if (req.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE")) {
@@ -125,6 +128,7 @@ const postOnce = (request: WebhookHttpRequest) =>
     // Interrupted (the caller's own timeout, a shutdown): drop the request.
     return Effect.sync(() => {
       settled = true
+      clearTimeout(deadline)
       req.destroy()
     })
   })
