@@ -10,6 +10,7 @@
  * or in process through `NetworkSimulator`'s own `HttpClient`.
  */
 import { Config, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { parseJson } from "../shared/Json.ts"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import {
   type MediaFile,
@@ -59,7 +60,6 @@ const decoder = new TextDecoder()
 const bodyBytes = (body: NetworkBody): Uint8Array =>
   body instanceof Uint8Array ? body : encoder.encode(JSON.stringify(body))
 
-const parseJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const decodeError = Schema.decodeUnknownOption(NetworkErrorBody)
 
 type Query = Readonly<Record<string, string | number | undefined>>

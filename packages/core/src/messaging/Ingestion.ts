@@ -10,6 +10,7 @@
  * the simulator exercises the production path, signature check included.
  */
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { parseJson } from "../shared/Json.ts"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
@@ -45,7 +46,6 @@ const PAYLOAD_CONCURRENCY = 4
 
 
 const decoder = new TextDecoder()
-const parseJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const decodeContact = Schema.decodeUnknownOption(WebhookContact)
 const decodeTemplateStatus = Schema.decodeUnknownOption(TemplateStatusChangeValue)
 const decodeQuality = Schema.decodeUnknownOption(QualityChangeValue)

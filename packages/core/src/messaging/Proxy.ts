@@ -21,6 +21,7 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option, Redacted, Semaphore } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { parseJson as readJson } from "../shared/Json.ts"
 import { FunctionSecretKey } from "../functions/SecretCipher.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { ContactsRepo, ConversationsRepo, MediaRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
@@ -264,13 +265,7 @@ const cursorBody = <A extends { readonly created_at: string; readonly id: string
 const answered = (effect: Effect.Effect<ProxyAnswer, Refusal>): Effect.Effect<ProxyAnswer> =>
   Effect.catchTag(effect, "ProxyRefusal", (r) => Effect.succeed(r.answer))
 
-const parseJson = (bytes: Uint8Array): unknown => {
-  try {
-    return JSON.parse(decoder.decode(bytes))
-  } catch {
-    return undefined
-  }
-}
+const parseJson = (bytes: Uint8Array): unknown => Option.getOrUndefined(readJson(decoder.decode(bytes)))
 
 export class MessagingProxy extends Context.Service<MessagingProxy, {
   /** The project's live number with that network id, if any. */

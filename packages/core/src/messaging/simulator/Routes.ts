@@ -12,8 +12,9 @@
  * bearer-only, 5 minutes). Every call needs `Authorization: Bearer <token>`
  * of the account that owns what it touches.
  */
-import { Option, Schema } from "effect"
+import { Option } from "effect"
 import { createHmac } from "node:crypto"
+import { parseJson as readJson } from "../../shared/Json.ts"
 import { isApiVersion, MessagingProduct } from "../NetworkObjects.ts"
 import { checkMedia, essence } from "./Media.ts"
 import { readEnvelope } from "./Messages.ts"
@@ -105,11 +106,9 @@ const readBody = (body: SimBody): { readonly value: unknown } | undefined => {
   return parseJson(decoder.decode(body.bytes))
 }
 
-const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
-
 /** `{ value }` of a JSON text, undefined when it is not JSON. */
 const parseJson = (text: string): { readonly value: unknown } | undefined =>
-  Option.match(decodeJson(text), { onNone: () => undefined, onSome: (value) => ({ value }) })
+  Option.match(readJson(text), { onNone: () => undefined, onSome: (value) => ({ value }) })
 
 const notJson = () => simError(100, "The request body is not valid JSON")
 
