@@ -474,6 +474,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         // Attempted before they are stored: on the entry's first run (a run again may find them sent and stored
         // already), outside a transaction, in free inline slots.
         const attemptFirst = run === 1 && !buffering
+        // Its slots are held until the dispatch ends, however it ends (a lost job claim interrupts it).
         const now: Array<readonly [WebhookDeliveryRecord, WebhookRecord, Uint8Array]> = []
         const later: AfterCommit = []
         const create = Effect.fnUntraced(function*(webhook: WebhookRecord, fields: Parameters<typeof newDelivery>[1]) {
@@ -524,16 +525,15 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
             }
           }
         })
-        yield* (buffering ? tx.withTransaction(writes) : writes).pipe(
-          Effect.onError(() => inlineSlots.release(now.length))
-        )
-        yield* runAfterCommit(later)
-        const attemptOne = ([delivery, webhook, body]: typeof now[number]) =>
-          Effect.ensuring(attemptThenStore(delivery, webhook, body), inlineSlots.release(1))
-        // Usually one: no fiber of its own then.
-        yield* now.length === 1
-          ? attemptOne(now[0]!)
-          : Effect.forEach(now, attemptOne, { concurrency: "unbounded", discard: true })
+        yield* Effect.gen(function*() {
+          yield* buffering ? tx.withTransaction(writes) : writes
+          yield* runAfterCommit(later)
+          const attemptOne = ([delivery, webhook, body]: typeof now[number]) => attemptThenStore(delivery, webhook, body)
+          // Usually one: no fiber of its own then.
+          yield* now.length === 1
+            ? attemptOne(now[0]!)
+            : Effect.forEach(now, attemptOne, { concurrency: "unbounded", discard: true })
+        }).pipe(Effect.ensuring(Effect.suspend(() => now.length === 0 ? Effect.void : inlineSlots.release(now.length))))
       })
 
       const deliver = Effect.fn("WebhookDeliveries.deliver")(
