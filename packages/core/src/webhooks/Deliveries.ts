@@ -350,20 +350,30 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         yield* attemptNow(delivery, webhook.value)
       })
 
+      /**
+       * Writes what attempt `number` left (`write`: true when it took): a final outcome alone (the write is
+       * atomic with its attempt record, no transaction needed), then maybe an auto-pause; otherwise with the
+       * next attempt queued at its time, in one transaction.
+       */
+      const recordOutcome = Effect.fnUntraced(function*(
+        next: WebhookDeliveryRecord,
+        webhook: WebhookRecord,
+        number: number,
+        write: Effect.Effect<boolean>
+      ) {
+        const written = next.status !== "pending" ? yield* write : yield* tx.withTransaction(
+          Effect.tap(write, (took) => took ? enqueueAttempt(next, number + 1, Date.parse(next.next_attempt_at!)) : Effect.void)
+        )
+        if (written && next.status !== "pending" && !next.test) yield* considerPause(webhook)
+      })
+
       /** The next attempt of a pending delivery: sent, recorded, and the one after it queued when one is due. */
       const attemptNow = Effect.fnUntraced(function*(delivery: WebhookDeliveryRecord, webhook: WebhookRecord) {
         const expected = { status: delivery.status, attempt_count: delivery.attempt_count }
         const number = delivery.attempt_count + 1
         const outcome = yield* send(webhook, delivery)
         const next = afterAttempt(delivery, webhook, number, outcome)
-        const record = deliveries.update(next, expected, attemptRecord(delivery, number, outcome))
-        // A final outcome writes nothing else: the update (atomic with its attempt record) needs no transaction.
-        const written = next.status !== "pending" ? yield* record : yield* tx.withTransaction(Effect.gen(function*() {
-          const written = yield* record
-          if (written) yield* enqueueAttempt(next, number + 1, Date.parse(next.next_attempt_at!))
-          return written
-        }))
-        if (written && next.status !== "pending" && !next.test) yield* considerPause(webhook)
+        yield* recordOutcome(next, webhook, number, deliveries.update(next, expected, attemptRecord(delivery, number, outcome)))
       })
 
       /**
@@ -377,10 +387,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         const outcome = yield* send(webhook, delivery, body)
         const next = afterAttempt(delivery, webhook, 1, outcome)
         const store = deliveries.insert(next, attemptRecord(delivery, 1, outcome))
-        const stored = next.status !== "pending" ? yield* store : yield* tx.withTransaction(
-          Effect.tap(store, ({ created }) => created ? enqueueAttempt(next, 2, Date.parse(next.next_attempt_at!)) : Effect.void)
-        )
-        if (stored.created && next.status !== "pending" && !next.test) yield* considerPause(webhook)
+        yield* recordOutcome(next, webhook, 1, Effect.map(store, ({ created }) => created))
       })
 
       /** Adds one payload to the webhook's buffer for the conversation; a full buffer goes at once. */
