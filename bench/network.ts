@@ -4,7 +4,7 @@
  * not to one sharing its thread. Serves the network's HTTP face on a loopback
  * port with the default simulated number registered, and reports `{ port }`.
  * Then, on the parent's messages: `{ sink }` posts its webhooks there (signed
- * with the app secret given as its argument), `{ lift }` lifts the number's throughput and pair-rate
+ * with the app secret given as its argument; `null`: nowhere), `{ lift }` lifts the number's throughput and pair-rate
  * limits, `{ inbound }` makes each contact write first (their windows open);
  * each is answered `{ done }`.
  */
@@ -19,7 +19,7 @@ import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorSe
 const appSecret = process.argv[2] ?? "bench-network-app-secret"
 
 type Command =
-  | { readonly sink: string }
+  | { readonly sink: string | null }
   | { readonly lift: string }
   | { readonly inbound: { readonly phoneNumberId: string; readonly contacts: ReadonlyArray<string> } }
 
@@ -30,7 +30,11 @@ const program = Effect.gen(function*() {
   const run = (command: Command) =>
     Effect.gen(function*() {
       if ("sink" in command) {
-        yield* simulator.setSink(yield* Simulator.httpWebhookSink(command.sink).pipe(Effect.provideService(HttpClient.HttpClient, http)))
+        yield* simulator.setSink(
+          command.sink === null
+            ? undefined
+            : yield* Simulator.httpWebhookSink(command.sink).pipe(Effect.provideService(HttpClient.HttpClient, http))
+        )
       }
       if ("lift" in command) {
         yield* simulator.updateNumber(command.lift, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })

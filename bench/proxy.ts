@@ -5,12 +5,14 @@
  * The simulated number's throughput and pair-rate limits are lifted so the
  * network model is not what is measured. The network runs in the host's
  * process (as `npm start` runs it) or, with `NETWORK=remote`, in a process of
- * its own behind the Cloud API adapter (as production runs).
+ * its own behind the Cloud API adapter (as production runs). While the sends
+ * go straight to the network, its webhooks go nowhere: the network alone is
+ * measured, and the next Parley run is not charged with their processing.
  *
  *   node --conditions=@parley/source bench/proxy.ts
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { UpstreamSettings } from "@parley/core"
+import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Context, Effect, Layer, Option, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import * as ChildProcess from "node:child_process"
@@ -36,6 +38,9 @@ const KEY = "pk_bench_proxy_0123456789abcdef01"
 /** Sends spread over this many contacts: sends to one contact are serialised by design (decisions 4.10). */
 const CONTACTS = Array.from({ length: 256 }, (_, i) => `1555100${String(i).padStart(4, "0")}`)
 
+/** When the simulated network has sent the last status report of a send (read after 3 s, batched for 50 ms). */
+const STATUSES_DUE_MS = 3_500
+
 /** Signs the remote network's webhooks; the host checks them with it. */
 const APP_SECRET = "bench-network-app-secret"
 
@@ -50,7 +55,10 @@ const SIM_NUMBER = { phoneNumberId: "100000000000001", businessAccountId: "20000
  */
 export type ProxyNetwork = "in-process" | "remote"
 
-/** The network of `mode` beside a bench host: the direct target's base URL and its remote controls. */
+/**
+ * The network of `mode` beside a bench host: the direct target's base URL and its controls (`mute` stops its
+ * webhooks, `unmute` sends them to the host's ingestion again).
+ */
 const startNetwork = (mode: ProxyNetwork) =>
   Effect.gen(function*() {
     if (mode === "in-process") {
@@ -65,9 +73,12 @@ const startNetwork = (mode: ProxyNetwork) =>
         )
       )
       const directUrl = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(direct))
+      const ingestion = Context.get(context, UpstreamIngestion)
       return {
         url,
         directUrl,
+        mute: simulator.setSink(undefined),
+        unmute: simulator.setSink((body, signature) => ingestion.receive(body, signature)),
         lift: simulator.updateNumber(SIM_NUMBER.phoneNumberId, {
           throughputPerSecond: 1_000_000,
           pairBurst: 1_000_000,
@@ -97,10 +108,13 @@ const startNetwork = (mode: ProxyNetwork) =>
     const { url } = yield* startBenchHost(KEY, {
       env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: directUrl, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
     })
-    yield* command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
+    const unmute = command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
+    yield* unmute
     return {
       url,
       directUrl,
+      mute: command({ sink: null }),
+      unmute,
       lift: command({ lift: SIM_NUMBER.phoneNumberId }),
       inbound: command({ inbound: { phoneNumberId: SIM_NUMBER.phoneNumberId, contacts: CONTACTS } })
     }
@@ -111,7 +125,7 @@ export const benchProxy = (
 ) =>
   Effect.gen(function*() {
     const network = options.network ?? "in-process"
-    const { directUrl, inbound, lift, url } = yield* startNetwork(network)
+    const { directUrl, inbound, lift, mute, unmute, url } = yield* startNetwork(network)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const connected = yield* Effect.promise(() =>
       fetch(`${url}/platform/v1/msg/phone_numbers`, {
@@ -145,10 +159,14 @@ export const benchProxy = (
     const parleyTarget = `${url}/proxy/v24.0/${SIM_NUMBER.phoneNumberId}/messages`
     const directTarget = `${directUrl}/v24.0/${SIM_NUMBER.phoneNumberId}/messages`
     const directHeaders = { authorization: `Bearer ${SIM_NUMBER.token}`, "content-type": "application/json" }
-    yield* run(parleyTarget, headers)
+    // Straight to the network first, muted until its last status reports (read, 3 s after a send) are due.
+    yield* mute
     const directSerial = yield* run(directTarget, directHeaders, 1)
-    const parleySerial = yield* run(parleyTarget, headers, 1)
     const directResult = yield* run(directTarget, directHeaders)
+    yield* Effect.sleep(STATUSES_DUE_MS)
+    yield* unmute
+    yield* run(parleyTarget, headers)
+    const parleySerial = yield* run(parleyTarget, headers, 1)
     const parley = yield* run(parleyTarget, headers)
     return { network, parleySerial, directSerial, parley, direct: directResult } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
@@ -176,7 +194,7 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const network = process.env.NETWORK === "remote" ? "remote" : "in-process"
-  Effect.runPromise(benchProxy({ durationMs: 3000, connections: Number(process.env.CONNECTIONS ?? 16), network }).pipe(
+  Effect.runPromise(benchProxy({ durationMs: Number(process.env.DURATION_MS ?? 3000), connections: Number(process.env.CONNECTIONS ?? 16), network }).pipe(
     Effect.map((r) => console.log(formatProxyBench(r))),
     Effect.provideService(References.MinimumLogLevel, "Warn")
   )).catch((error) => {
