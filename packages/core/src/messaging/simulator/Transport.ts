@@ -5,7 +5,7 @@
  * so the in-process path builds the very requests production sends and reads
  * the answers the same way; only the wire is missing.
  */
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { HttpClient, HttpClientError, type HttpClientRequest, HttpClientResponse } from "effect/http"
 import type { HttpClient as HttpClientService } from "effect/http/HttpClient"
 import { MessagingNetwork } from "../../ports/MessagingNetwork.ts"
@@ -79,7 +79,8 @@ export const layerMessagingNetwork: Layer.Layer<MessagingNetwork, never, Network
   MessagingNetwork,
   Effect.gen(function*() {
     const simulator = yield* NetworkSimulator
-    return yield* CloudApi.make({ baseUrl: InProcessBaseUrl }).pipe(
+    // No wire, so nothing to stall: no deadline (and no timer raced against every call).
+    return yield* CloudApi.make({ baseUrl: InProcessBaseUrl, timeout: Duration.infinity }).pipe(
       Effect.provideService(HttpClient.HttpClient, httpClient(simulator))
     )
   })
