@@ -198,7 +198,8 @@ const merge = (runs: ReadonlyArray<LoadResult>): LoadResult => {
     seconds,
     rps: requests / seconds,
     p50Ms: runs.reduce((m, r) => m + r.p50Ms, 0) / runs.length,
-    p99Ms: Math.max(...runs.map((r) => r.p99Ms))
+    p99Ms: Math.max(...runs.map((r) => r.p99Ms)),
+    generatorCpuMicros: runs.reduce((n, r) => n + r.generatorCpuMicros, 0)
   }
 }
 

@@ -4,7 +4,8 @@
  * is `key`. Everything stops with the caller's scope. With `workers: false`
  * the host runs no job workers: the caller builds them (`Parley.layerWorkers`
  * over the returned context) when it wants its backlog worked. `env` adds to
- * the environment the host reads its configuration from.
+ * the environment the host reads its configuration from. `postgresPid` is the
+ * database server's main process.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"
@@ -39,5 +40,7 @@ export const startBenchHost = (
     const projects = Context.get(context, Projects)
     const project = yield* projects.create("Bench")
     yield* projects.createKey(project.id, "bench", key)
-    return { url, context }
+    // The server's first process; its children are the sessions and background workers.
+    const postgresPid = Number(Fs.readFileSync(Path.join(pg.dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0])
+    return { url, context, postgresPid }
   })

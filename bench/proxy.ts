@@ -8,6 +8,9 @@
  * its own behind the Cloud API adapter (as production runs). While the sends
  * go straight to the network, its webhooks go nowhere: the network alone is
  * measured, and the next Parley run is not charged with their processing.
+ * The throughput run also prints what each send cost the machine in CPU (the
+ * host, PostgreSQL, a network of its own), its status reports included: on a
+ * machine whose cores are all busy, that cost is what bounds sends/s.
  *
  *   node --conditions=@parley/source bench/proxy.ts
  */
@@ -17,10 +20,12 @@ import { Context, Effect, Layer, Option, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import * as ChildProcess from "node:child_process"
 import * as Http from "node:http"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorServer.ts"
 import { Simulator } from "@parley/core"
+import { processTreeCpuMicros } from "./cpu.ts"
 import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 
@@ -32,6 +37,20 @@ export interface ProxyBenchResult {
   /** `connections` connections: throughput. */
   readonly parley: LoadResult
   readonly direct: LoadResult
+  /** What `parley`'s sends cost the machine, their status reports included. */
+  readonly cpu: ProxyCpu
+}
+
+/**
+ * CPU time per send, in milliseconds: the host's process (the load generator's thread left out; with the
+ * network in it when it runs in-process), PostgreSQL's processes and the network's own process, where the
+ * machine tells (Linux's `/proc`).
+ */
+export interface ProxyCpu {
+  readonly host: number
+  readonly postgres: number | undefined
+  readonly network: number | undefined
+  readonly cores: number
 }
 
 const KEY = "pk_bench_proxy_0123456789abcdef01"
@@ -62,7 +81,7 @@ export type ProxyNetwork = "in-process" | "remote"
 const startNetwork = (mode: ProxyNetwork) =>
   Effect.gen(function*() {
     if (mode === "in-process") {
-      const { url, context } = yield* startBenchHost(KEY)
+      const { context, postgresPid, url } = yield* startBenchHost(KEY)
       const settings = Context.get(context, UpstreamSettings)
       const simulator = Option.getOrThrow(settings.simulator)
       // The simulator's own HTTP face over the same simulator: the network without Parley in front.
@@ -76,6 +95,8 @@ const startNetwork = (mode: ProxyNetwork) =>
       const ingestion = Context.get(context, UpstreamIngestion)
       return {
         url,
+        postgresPid,
+        networkPid: undefined,
         directUrl,
         mute: simulator.setSink(undefined),
         unmute: simulator.setSink((body, signature) => ingestion.receive(body, signature)),
@@ -105,13 +126,15 @@ const startNetwork = (mode: ProxyNetwork) =>
         })
       )
     const directUrl = `http://127.0.0.1:${port}`
-    const { url } = yield* startBenchHost(KEY, {
+    const { postgresPid, url } = yield* startBenchHost(KEY, {
       env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: directUrl, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
     })
     const unmute = command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
     yield* unmute
     return {
       url,
+      postgresPid,
+      networkPid: child.pid,
       directUrl,
       mute: command({ sink: null }),
       unmute,
@@ -125,7 +148,7 @@ export const benchProxy = (
 ) =>
   Effect.gen(function*() {
     const network = options.network ?? "in-process"
-    const { directUrl, inbound, lift, mute, unmute, url } = yield* startNetwork(network)
+    const { directUrl, inbound, lift, mute, networkPid, postgresPid, unmute, url } = yield* startNetwork(network)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const connected = yield* Effect.promise(() =>
       fetch(`${url}/platform/v1/msg/phone_numbers`, {
@@ -167,9 +190,31 @@ export const benchProxy = (
     yield* unmute
     yield* run(parleyTarget, headers)
     const parleySerial = yield* run(parleyTarget, headers, 1)
+    // The earlier runs' last status reports are in first: the CPU counted below is the measured sends' own.
+    yield* Effect.sleep(STATUSES_DUE_MS)
+    const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
+    const before = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
     const parley = yield* run(parleyTarget, headers)
-    return { network, parleySerial, directSerial, parley, direct: directResult } satisfies ProxyBenchResult
+    yield* Effect.sleep(STATUSES_DUE_MS)
+    const host = process.cpuUsage(before.host)
+    const perSend = (micros: number) => micros / 1000 / parley.requests
+    const since = (start: number | undefined, end: number | undefined) =>
+      start === undefined || end === undefined ? undefined : perSend(end - start)
+    const cpu: ProxyCpu = {
+      host: perSend(host.user + host.system - parley.generatorCpuMicros),
+      postgres: since(before.postgres, cpuAt(postgresPid)),
+      network: since(before.network, cpuAt(networkPid)),
+      cores: Os.availableParallelism()
+    }
+    return { network, parleySerial, directSerial, parley, direct: directResult, cpu } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
+
+const formatCpu = ({ cpu, network }: ProxyBenchResult) =>
+  [
+    `host ${cpu.host.toFixed(2)} ms${network === "in-process" ? " (the network in it)" : ""}`,
+    ...(cpu.postgres === undefined ? [] : [`PostgreSQL ${cpu.postgres.toFixed(2)} ms`]),
+    ...(cpu.network === undefined ? [] : [`network ${cpu.network.toFixed(2)} ms`])
+  ].join(", ") + `; ${cpu.cores} cores on this machine`
 
 export const formatProxyBench = (r: ProxyBenchResult): string => {
   const row = (name: string, x: LoadResult) =>
@@ -188,6 +233,7 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     row(`${r.parley.connections} connections: POST /proxy/...`, r.parley),
     row(`${r.direct.connections} connections: straight to the simulator`, r.direct),
     `  ratio Parley / simulator: ${(r.parley.rps / r.direct.rps).toFixed(2)} (target >= 2,000 sends/s)`,
+    `  CPU per send at ${r.parley.connections} connections, status reports included: ${formatCpu(r)}`,
     ""
   ].join("\n")
 }
