@@ -16,6 +16,7 @@ import {
   Simulator,
   UpstreamWebhook
 } from "../src/index.ts"
+import { Outbox, type OutboundRecord } from "../src/messaging/simulator/Model.ts"
 import { Ids } from "../src/shared/Ids.ts"
 
 const PNID = "100000000000001"
@@ -432,4 +433,18 @@ describe("NetworkSimulator rules", () => {
       assert.strictEqual(yield* mode({ PARLEY_UPSTREAM: "cloud" }), "cloud")
       assert.isTrue(Result.isFailure(yield* Effect.result(mode({ PARLEY_UPSTREAM: "real" }))))
     }).pipe(Effect.provide(layer)))
+})
+
+describe("simulator outbox", () => {
+  const record = (id: string) => ({ id }) as OutboundRecord
+
+  it("keeps the newest `limit` messages in order and names each one it forgets", () => {
+    const outbox = new Outbox(3)
+    const forgotten: Array<string | undefined> = []
+    for (let i = 1; i <= 10; i++) forgotten.push(outbox.push(record(`m${i}`))?.id)
+    assert.deepStrictEqual(forgotten, [undefined, undefined, undefined, "m1", "m2", "m3", "m4", "m5", "m6", "m7"])
+    assert.deepStrictEqual(outbox.toArray().map((r) => r.id), ["m8", "m9", "m10"])
+    outbox.push(record("m11"))
+    assert.deepStrictEqual(outbox.toArray().map((r) => r.id), ["m9", "m10", "m11"])
+  })
 })

@@ -191,6 +191,36 @@ export interface Outcome {
 export const ok = (json: unknown, followups: ReadonlyArray<Followup> = []): Outcome => ({ status: 200, json, followups })
 export const fail = (error: SimError): Outcome => ({ status: 0, error, followups: [] })
 
+/**
+ * The messages a number delivered, oldest first, at most `limit`: a full
+ * outbox forgets its oldest as a new one comes. Forgetting costs O(1)
+ * amortised (the forgotten prefix is cut away once it is half the storage),
+ * so a long-running sandbox pays nothing per send for its history.
+ */
+export class Outbox {
+  private items: Array<OutboundRecord | undefined> = []
+  private head = 0
+  private readonly limit: number
+  constructor(limit: number) {
+    this.limit = limit
+  }
+  /** Appends `record`; answers the one it displaced, if the outbox was full. */
+  push(record: OutboundRecord): OutboundRecord | undefined {
+    this.items.push(record)
+    if (this.items.length - this.head <= this.limit) return undefined
+    const oldest = this.items[this.head]
+    this.items[this.head++] = undefined
+    if (this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head)
+      this.head = 0
+    }
+    return oldest
+  }
+  toArray(): Array<OutboundRecord> {
+    return this.items.slice(this.head) as Array<OutboundRecord>
+  }
+}
+
 export class SimState {
   readonly numbers = new Map<string, NumberRecord>()
   readonly accounts = new Map<string, AccountRecord>()
@@ -205,7 +235,7 @@ export class SimState {
   readonly pairBuckets = new Map<string, { tokens: number; at: number }>()
   readonly outbound = new Map<string, OutboundRecord>()
   readonly inbound = new Map<string, InboundRecord>()
-  readonly outboxes = new Map<string, Array<OutboundRecord>>()
+  readonly outboxes = new Map<string, Outbox>()
   readonly media = new Map<string, MediaRecord>()
   readonly templates = new Map<string, TemplateRecord>()
   /** `waba|name` → when an approved template of that name was deleted (30-day reuse ban). */

@@ -37,6 +37,7 @@ import {
   type NumberRecord,
   numericId,
   ok,
+  Outbox,
   type Outcome,
   type OutboundRecord,
   type OutboundStatus,
@@ -371,12 +372,10 @@ const send = (
   }
   state.outbound.set(record.id, record)
   let outbox = state.outboxes.get(number.phoneNumberId)
-  if (outbox === undefined) state.outboxes.set(number.phoneNumberId, outbox = [])
-  outbox.push(record)
-  if (outbox.length > OUTBOX_LIMIT) {
-    // A long-running sandbox forgets its oldest messages rather than growing without bound.
-    for (const old of outbox.splice(0, outbox.length - OUTBOX_LIMIT)) state.outbound.delete(old.id)
-  }
+  if (outbox === undefined) state.outboxes.set(number.phoneNumberId, outbox = new Outbox(OUTBOX_LIMIT))
+  // A long-running sandbox forgets its oldest messages rather than growing without bound.
+  const forgotten = outbox.push(record)
+  if (forgotten !== undefined) state.outbound.delete(forgotten.id)
 
   return ok({
     messaging_product: MessagingProduct,

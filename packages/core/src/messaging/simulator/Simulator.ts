@@ -548,7 +548,7 @@ const make = (options: NetworkSimulatorOptions) =>
     const outbox = (phoneNumberId: string) =>
       Effect.sync(() => {
         const at = now()
-        return (state.outboxes.get(phoneNumberId) ?? []).map((record): OutboxEntry => ({
+        return (state.outboxes.get(phoneNumberId)?.toArray() ?? []).map((record): OutboxEntry => ({
           id: record.id,
           phoneNumberId: record.phoneNumberId,
           to: record.recipient.waId,
