@@ -16,7 +16,7 @@ import {
   Simulator,
   UpstreamWebhook
 } from "../src/index.ts"
-import { Outbox, type OutboundRecord } from "../src/messaging/simulator/Model.ts"
+import { NumberOutbox, type OutboundRecord } from "../src/messaging/simulator/Model.ts"
 import { Ids } from "../src/shared/Ids.ts"
 
 const PNID = "100000000000001"
@@ -439,7 +439,7 @@ describe("simulator outbox", () => {
   const record = (id: string) => ({ id }) as OutboundRecord
 
   it("keeps the newest `limit` messages in order and names each one it forgets", () => {
-    const outbox = new Outbox(3)
+    const outbox = new NumberOutbox(3)
     const forgotten: Array<string | undefined> = []
     for (let i = 1; i <= 10; i++) forgotten.push(outbox.push(record(`m${i}`))?.id)
     assert.deepStrictEqual(forgotten, [undefined, undefined, undefined, "m1", "m2", "m3", "m4", "m5", "m6", "m7"])

@@ -197,7 +197,7 @@ export const fail = (error: SimError): Outcome => ({ status: 0, error, followups
  * amortised (the forgotten prefix is cut away once it is half the storage),
  * so a long-running sandbox pays nothing per send for its history.
  */
-export class Outbox {
+export class NumberOutbox {
   private items: Array<OutboundRecord | undefined> = []
   private head = 0
   private readonly limit: number
@@ -235,7 +235,7 @@ export class SimState {
   readonly pairBuckets = new Map<string, { tokens: number; at: number }>()
   readonly outbound = new Map<string, OutboundRecord>()
   readonly inbound = new Map<string, InboundRecord>()
-  readonly outboxes = new Map<string, Outbox>()
+  readonly outboxes = new Map<string, NumberOutbox>()
   readonly media = new Map<string, MediaRecord>()
   readonly templates = new Map<string, TemplateRecord>()
   /** `waba|name` → when an approved template of that name was deleted (30-day reuse ban). */

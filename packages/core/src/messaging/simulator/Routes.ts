@@ -34,10 +34,10 @@ import {
   type MediaRecord,
   messageId,
   normalizePhone,
+  NumberOutbox,
   type NumberRecord,
   numericId,
   ok,
-  Outbox,
   type Outcome,
   type OutboundRecord,
   type OutboundStatus,
@@ -372,7 +372,7 @@ const send = (
   }
   state.outbound.set(record.id, record)
   let outbox = state.outboxes.get(number.phoneNumberId)
-  if (outbox === undefined) state.outboxes.set(number.phoneNumberId, outbox = new Outbox(OUTBOX_LIMIT))
+  if (outbox === undefined) state.outboxes.set(number.phoneNumberId, outbox = new NumberOutbox(OUTBOX_LIMIT))
   // A long-running sandbox forgets its oldest messages rather than growing without bound.
   const forgotten = outbox.push(record)
   if (forgotten !== undefined) state.outbound.delete(forgotten.id)
