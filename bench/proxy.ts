@@ -22,6 +22,7 @@ import * as ChildProcess from "node:child_process"
 import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorServer.ts"
 import { Simulator } from "@parley/core"
@@ -48,6 +49,11 @@ export interface ProxyBenchResult {
  */
 export interface ProxyCpu {
   readonly host: number
+  /**
+   * The share of the throughput run the host's event loop was busy (the load generator runs on a thread of its
+   * own): near 1, one host process is the limit whatever the machine's cores.
+   */
+  readonly hostLoop: number
   readonly postgres: number | undefined
   readonly network: number | undefined
   readonly cores: number
@@ -194,7 +200,9 @@ export const benchProxy = (
     yield* Effect.sleep(STATUSES_DUE_MS)
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
     const before = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
+    const loopBefore = performance.eventLoopUtilization()
     const parley = yield* run(parleyTarget, headers)
+    const hostLoop = performance.eventLoopUtilization(loopBefore).utilization
     yield* Effect.sleep(STATUSES_DUE_MS)
     const host = process.cpuUsage(before.host)
     const perSend = (micros: number) => micros / 1000 / parley.requests
@@ -202,6 +210,7 @@ export const benchProxy = (
       start === undefined || end === undefined ? undefined : perSend(end - start)
     const cpu: ProxyCpu = {
       host: perSend(host.user + host.system - parley.generatorCpuMicros),
+      hostLoop,
       postgres: since(before.postgres, cpuAt(postgresPid)),
       network: since(before.network, cpuAt(networkPid)),
       cores: Os.availableParallelism()
@@ -214,7 +223,7 @@ const formatCpu = ({ cpu, network }: ProxyBenchResult) =>
     `host ${cpu.host.toFixed(2)} ms${network === "in-process" ? " (the network in it)" : ""}`,
     ...(cpu.postgres === undefined ? [] : [`PostgreSQL ${cpu.postgres.toFixed(2)} ms`]),
     ...(cpu.network === undefined ? [] : [`network ${cpu.network.toFixed(2)} ms`])
-  ].join(", ") + `; ${cpu.cores} cores on this machine`
+  ].join(", ") + `; ${cpu.cores} cores on this machine; the host's event loop busy ${(cpu.hostLoop * 100).toFixed(0)}% of the run`
 
 export const formatProxyBench = (r: ProxyBenchResult): string => {
   const row = (name: string, x: LoadResult) =>
