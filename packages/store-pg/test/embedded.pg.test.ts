@@ -72,7 +72,30 @@ const startInChild = (dataDir: string) =>
     ({ child }) => Effect.andThen(killAndWait(child), stopLeftover(dataDir))
   )
 
+/** How the URL's connection reached the server: `null` through a Unix socket, else the client's address. */
+const clientAddress = (url: Redacted.Redacted<string>) =>
+  Effect.map(query<{ address: string | null }>(url, "SELECT host(inet_client_addr()) AS address"), (rows) => rows[0]!.address)
+
 describe("EmbeddedPostgres", () => {
+  it.live("hands out its Unix socket, and TCP where the socket's path would not fit", () =>
+    Effect.gen(function*() {
+      const short = yield* tempDir
+      yield* Effect.scoped(Effect.gen(function*() {
+        const server = yield* EmbeddedPostgres.start({ dataDir: short, throwaway: true })
+        assert.isNull(yield* clientAddress(server.url))
+        // Tools keep the TCP port.
+        const password = new URL(Redacted.value(server.url)).password
+        const tcp = Redacted.make(`postgres://postgres:${password}@127.0.0.1:${server.port}/postgres`)
+        assert.strictEqual(yield* clientAddress(tcp), "127.0.0.1")
+      }))
+      // `<dir>/pg/.s.PGSQL.<port>` past the 107 bytes a socket address holds.
+      const long = Path.join(yield* tempDir, "d".repeat(100))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const server = yield* EmbeddedPostgres.start({ dataDir: long, throwaway: true })
+        assert.strictEqual(yield* clientAddress(server.url), "127.0.0.1")
+      }))
+    }), 120_000)
+
   it.live("keeps its data and port across a stop and a start", () =>
     Effect.gen(function*() {
       const dataDir = yield* tempDir
