@@ -22,7 +22,7 @@ import * as ChildProcess from "node:child_process"
 import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { performance } from "node:perf_hooks"
+import { performance, PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorServer.ts"
 import { Simulator } from "@parley/core"
@@ -40,7 +40,41 @@ export interface ProxyBenchResult {
   readonly direct: LoadResult
   /** What `parley`'s sends cost the machine, their status reports included. */
   readonly cpu: ProxyCpu
+  /** The host's garbage-collection pauses during `parleySerial`: each one delays the send in flight. */
+  readonly serialPauses: GcPauses
 }
+
+/** Garbage-collection pauses of the host's thread over a run. */
+export interface GcPauses {
+  readonly perSecond: number
+  readonly p50Ms: number
+  readonly maxMs: number
+}
+
+/** Records the host thread's garbage-collection pauses while `effect` runs (the load generator's thread is apart). */
+const withGcPauses = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const pauses: Array<number> = []
+      const observer = new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) pauses.push(entry.duration)
+      })
+      observer.observe({ entryTypes: ["gc"] })
+      return { observer, pauses, start: performance.now() }
+    }),
+    (gc) =>
+      Effect.map(effect, (a) => {
+        // Entries are delivered asynchronously; the ones of the run's last moments may be missed.
+        const sorted = [...gc.pauses].sort((x, y) => x - y)
+        const pauses: GcPauses = {
+          perSecond: sorted.length / ((performance.now() - gc.start) / 1000),
+          p50Ms: sorted[Math.floor(sorted.length / 2)] ?? 0,
+          maxMs: sorted.at(-1) ?? 0
+        }
+        return [a, pauses] as const
+      }),
+    (gc) => Effect.sync(() => gc.observer.disconnect())
+  )
 
 /**
  * CPU time per send, in milliseconds: the host's process (the load generator's thread left out; with the
@@ -195,7 +229,7 @@ export const benchProxy = (
     yield* Effect.sleep(STATUSES_DUE_MS)
     yield* unmute
     yield* run(parleyTarget, headers)
-    const parleySerial = yield* run(parleyTarget, headers, 1)
+    const [parleySerial, serialPauses] = yield* withGcPauses(run(parleyTarget, headers, 1))
     // The earlier runs' last status reports are in first: the CPU counted below is the measured sends' own.
     yield* Effect.sleep(STATUSES_DUE_MS)
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
@@ -215,7 +249,7 @@ export const benchProxy = (
       network: since(before.network, cpuAt(networkPid)),
       cores: Os.availableParallelism()
     }
-    return { network, parleySerial, directSerial, parley, direct: directResult, cpu } satisfies ProxyBenchResult
+    return { network, parleySerial, directSerial, parley, direct: directResult, cpu, serialPauses } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
 
 const formatCpu = ({ cpu, network }: ProxyBenchResult) =>
@@ -239,6 +273,9 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     `  added by Parley, one send at a time: p50 ${(r.parleySerial.p50Ms - r.directSerial.p50Ms).toFixed(2)} ms, p99 ${
       (r.parleySerial.p99Ms - r.directSerial.p99Ms).toFixed(2)
     } ms (targets p50 <= 1 ms, p99 <= 5 ms)`,
+    `  the host's garbage collector paused it ${r.serialPauses.perSecond.toFixed(1)} times a second meanwhile (p50 ${
+      r.serialPauses.p50Ms.toFixed(2)
+    } ms, longest ${r.serialPauses.maxMs.toFixed(2)} ms): a send in flight waits out a pause`,
     row(`${r.parley.connections} connections: POST /proxy/...`, r.parley),
     row(`${r.direct.connections} connections: straight to the simulator`, r.direct),
     `  ratio Parley / simulator: ${(r.parley.rps / r.direct.rps).toFixed(2)} (target >= 2,000 sends/s)`,
