@@ -24,7 +24,9 @@ import * as Path from "node:path"
 // SIGTERM, before the host's own shutdown has let requests and jobs finish
 // with the database. The host stops its server itself, last, when its scope
 // closes; a server left by a killed process is cleared at the next start.
-for (const signal of ["SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"]) AsyncExitHook.unhookEvent(signal)
+// On `beforeExit` it would call `process.exit(0)`, erasing the exit code a
+// failed CLI command or test run has set.
+for (const signal of ["SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message", "beforeExit"]) AsyncExitHook.unhookEvent(signal)
 
 export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresError>()("EmbeddedPostgresError", {
   message: Schema.String,

@@ -77,6 +77,20 @@ const clientAddress = (url: Redacted.Redacted<string>) =>
   Effect.map(query<{ address: string | null }>(url, "SELECT host(inet_client_addr()) AS address"), (rows) => rows[0]!.address)
 
 describe("EmbeddedPostgres", () => {
+  it.live("leaves the exit code of a process that loads it alone", () =>
+    Effect.gen(function*() {
+      const module = Path.join(import.meta.dirname, "..", "src", "EmbeddedPostgres.ts")
+      const code = yield* Effect.callback<number | null>((resume) => {
+        const child = ChildProcess.spawn(process.execPath, [
+          "--input-type=module",
+          "-e",
+          `await import(${JSON.stringify(module)}); process.exitCode = 3`
+        ], { stdio: "ignore" })
+        child.once("exit", (exitCode) => resume(Effect.succeed(exitCode)))
+      })
+      assert.strictEqual(code, 3)
+    }))
+
   it.live("hands out its Unix socket, and TCP where the socket's path would not fit", () =>
     Effect.gen(function*() {
       const short = yield* tempDir
