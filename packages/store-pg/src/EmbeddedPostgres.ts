@@ -24,9 +24,10 @@ import * as Path from "node:path"
 // SIGTERM, before the host's own shutdown has let requests and jobs finish
 // with the database. The host stops its server itself, last, when its scope
 // closes; a server left by a killed process is cleared at the next start.
-// On `beforeExit` it would call `process.exit(0)`, erasing the exit code a
-// failed CLI command or test run has set.
-for (const signal of ["SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message", "beforeExit"]) AsyncExitHook.unhookEvent(signal)
+// Its other exit hooks go too: on `beforeExit` it called `process.exit(0)`,
+// erasing the exit code of a failed CLI command or test run, and on `exit`
+// it throws (its asynchronous stop is called without its callback).
+for (const event of AsyncExitHook.hookedEvents()) AsyncExitHook.unhookEvent(event)
 
 export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresError>()("EmbeddedPostgresError", {
   message: Schema.String,
