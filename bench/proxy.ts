@@ -229,6 +229,8 @@ export const benchProxy = (
     yield* Effect.sleep(STATUSES_DUE_MS)
     yield* unmute
     yield* run(parleyTarget, headers)
+    // The warm-up's last status reports are in first: the one-at-a-time run measures its own sends' work only.
+    yield* Effect.sleep(STATUSES_DUE_MS)
     const [parleySerial, serialPauses] = yield* withGcPauses(run(parleyTarget, headers, 1))
     // The earlier runs' last status reports are in first: the CPU counted below is the measured sends' own.
     yield* Effect.sleep(STATUSES_DUE_MS)
