@@ -35,7 +35,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
-import { changeSignals, iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { changeSignals, type Column, columnNames, columnRows, iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -48,6 +48,83 @@ const jsonOrNull = (value: unknown): string | null => value === null ? null : js
 /** The last of the records sharing an id, as updates applied one after another would leave it. */
 const lastOfEach = <A extends { readonly id: string }>(records: ReadonlyArray<A>): ReadonlyArray<A> => [
   ...new Map(records.map((r) => [r.id, r])).values()
+]
+
+const CONTACT_COLUMNS: ReadonlyArray<Column<ContactRecord>> = [
+  ["id", "text", (c) => c.id],
+  ["project_id", "text", (c) => c.project_id],
+  ["wa_id", "text", (c) => c.wa_id],
+  ["business_scoped_user_id", "text", (c) => c.business_scoped_user_id],
+  ["parent_business_scoped_user_id", "text", (c) => c.parent_business_scoped_user_id],
+  ["username", "text", (c) => c.username],
+  ["profile_name", "text", (c) => c.profile_name],
+  ["created_at", "timestamptz", (c) => c.created_at],
+  ["updated_at", "timestamptz", (c) => c.updated_at]
+]
+
+const CONVERSATION_COLUMNS: ReadonlyArray<Column<ConversationRecord>> = [
+  ["id", "text", (c) => c.id],
+  ["project_id", "text", (c) => c.project_id],
+  ["msg_config_id", "text", (c) => c.msg_config_id],
+  ["phone_number_id", "text", (c) => c.phone_number_id],
+  ["contact_id", "text", (c) => c.contact_id],
+  ["phone_number", "text", (c) => c.phone_number],
+  ["business_scoped_user_id", "text", (c) => c.business_scoped_user_id],
+  ["parent_business_scoped_user_id", "text", (c) => c.parent_business_scoped_user_id],
+  ["username", "text", (c) => c.username],
+  ["contact_name", "text", (c) => c.contact_name],
+  ["status", "text", (c) => c.status],
+  ["end_reason", "text", (c) => c.end_reason],
+  ["ended_at", "timestamptz", (c) => c.ended_at],
+  ["last_active_at", "timestamptz", (c) => c.last_active_at],
+  ["metadata", "jsonb", (c) => jsonOrNull(c.metadata)],
+  ["assigned_user_id", "text", (c) => c.assigned_user_id],
+  ["messages_count", "integer", (c) => c.messages_count],
+  ["last_message_id", "text", (c) => c.last_message_id],
+  ["last_message_type", "text", (c) => c.last_message_type],
+  ["last_message_timestamp", "text", (c) => c.last_message_timestamp],
+  ["last_message_text", "text", (c) => c.last_message_text],
+  ["last_inbound_at", "timestamptz", (c) => c.last_inbound_at],
+  ["last_outbound_at", "timestamptz", (c) => c.last_outbound_at],
+  ["created_at", "timestamptz", (c) => c.created_at],
+  ["updated_at", "timestamptz", (c) => c.updated_at]
+]
+
+const MESSAGE_COLUMNS: ReadonlyArray<Column<MessageRecord>> = [
+  ["id", "text", (m) => m.id],
+  ["project_id", "text", (m) => m.project_id],
+  ["msg_config_id", "text", (m) => m.msg_config_id],
+  ["phone_number_id", "text", (m) => m.phone_number_id],
+  ["conversation_id", "text", (m) => m.conversation_id],
+  ["contact_id", "text", (m) => m.contact_id],
+  ["network_id", "text", (m) => m.network_id],
+  ["direction", "text", (m) => m.direction],
+  ["type", "text", (m) => m.type],
+  ["timestamp", "text", (m) => m.timestamp],
+  ["fields", "jsonb", (m) => jsonb(m.fields)],
+  ["status", "text", (m) => m.status],
+  ["processing_status", "text", (m) => m.processing_status],
+  ["origin", "text", (m) => m.origin],
+  ["has_media", "boolean", (m) => m.has_media],
+  ["content", "text", (m) => m.content],
+  ["transcript", "text", (m) => m.transcript],
+  ["media", "jsonb", (m) => jsonOrNull(m.media)],
+  ["message_type_data", "jsonb", (m) => jsonOrNull(m.message_type_data)],
+  ["statuses", "jsonb", (m) => jsonb(m.statuses)],
+  ["ext_data", "jsonb", (m) => jsonb(m.ext_data)],
+  ["contact_name", "text", (m) => m.contact_name],
+  ["phone_number", "text", (m) => m.phone_number],
+  ["created_at", "timestamptz", (m) => m.created_at],
+  ["updated_at", "timestamptz", (m) => m.updated_at]
+]
+
+const STATUS_EVENT_COLUMNS: ReadonlyArray<Column<StatusEventRecord>> = [
+  ["phone_number_id", "text", (e) => e.phone_number_id],
+  ["network_id", "text", (e) => e.network_id],
+  ["status", "text", (e) => e.status],
+  ["timestamp", "text", (e) => e.timestamp],
+  ["raw", "jsonb", (e) => jsonb(e.raw)],
+  ["received_at", "timestamptz", (e) => e.received_at]
 ]
 
 /**
@@ -264,12 +341,8 @@ export const layerContactsRepo = Layer.effect(
 
     const insertMany = Effect.fn("ContactsRepo.insertMany")(function*(contacts: ReadonlyArray<ContactRecord>) {
       if (contacts.length === 0) return
-      yield* sql`
-        INSERT INTO msg_contacts (id, project_id, wa_id, business_scoped_user_id, parent_business_scoped_user_id,
-          username, profile_name, created_at, updated_at)
-        VALUES ${sql.csv(contacts.map((c) => sql`(${c.id}, ${c.project_id}, ${c.wa_id}, ${c.business_scoped_user_id},
-          ${c.parent_business_scoped_user_id}, ${c.username}, ${c.profile_name}, ${c.created_at}::timestamptz,
-          ${c.updated_at}::timestamptz)`))}`
+      const names = columnNames(sql, CONTACT_COLUMNS)
+      yield* sql`INSERT INTO msg_contacts (${names}) SELECT ${names} FROM ${columnRows(sql, contacts, CONTACT_COLUMNS)}`
     }, Effect.orDie)
 
     const findByWaIds = Effect.fn("ContactsRepo.findByWaIds")(function*(projectId: string, waIds: ReadonlyArray<string>) {
@@ -390,18 +463,9 @@ export const layerConversationsRepo = Layer.effect(
 
     const insertMany = Effect.fn("ConversationsRepo.insertMany")(function*(conversations: ReadonlyArray<ConversationRecord>) {
       if (conversations.length === 0) return
+      const names = columnNames(sql, CONVERSATION_COLUMNS)
       yield* sql`
-        INSERT INTO msg_conversations (id, project_id, msg_config_id, phone_number_id, contact_id, phone_number,
-          business_scoped_user_id, parent_business_scoped_user_id, username, contact_name, status, end_reason, ended_at,
-          last_active_at, metadata, assigned_user_id, messages_count, last_message_id, last_message_type,
-          last_message_timestamp, last_message_text, last_inbound_at, last_outbound_at, created_at, updated_at)
-        VALUES ${sql.csv(conversations.map((c) => sql`(${c.id}, ${c.project_id}, ${c.msg_config_id}, ${c.phone_number_id},
-          ${c.contact_id}, ${c.phone_number}, ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id},
-          ${c.username}, ${c.contact_name}, ${c.status}, ${c.end_reason}, ${c.ended_at}::timestamptz,
-          ${c.last_active_at}::timestamptz, ${jsonOrNull(c.metadata)}::jsonb, ${c.assigned_user_id},
-          ${c.messages_count}::integer, ${c.last_message_id}, ${c.last_message_type}, ${c.last_message_timestamp},
-          ${c.last_message_text}, ${c.last_inbound_at}::timestamptz, ${c.last_outbound_at}::timestamptz,
-          ${c.created_at}::timestamptz, ${c.updated_at}::timestamptz)`))}`
+        INSERT INTO msg_conversations (${names}) SELECT ${names} FROM ${columnRows(sql, conversations, CONVERSATION_COLUMNS)}`
     }, Effect.orDie)
 
     const findByIds = Effect.fn("ConversationsRepo.findByIds")(function*(projectId: string, ids: ReadonlyArray<string>) {
@@ -600,18 +664,12 @@ export const layerMessagesRepo = Layer.effect(
 
     const insertMany = Effect.fn("MessagesRepo.insertMany")(function*(messages: ReadonlyArray<MessageRecord>) {
       if (messages.length === 0) return []
-      // Duplicates of a network message, stored or earlier in the same VALUES, meet on the partial unique index
+      // Duplicates of a network message, stored or earlier in the same call, meet on the partial unique index
       // and insert nothing.
+      const names = columnNames(sql, MESSAGE_COLUMNS)
       const rows = yield* sql<{ readonly id: string }>`
-        INSERT INTO msg_messages (id, project_id, msg_config_id, phone_number_id, conversation_id, contact_id, network_id,
-          direction, type, timestamp, fields, status, processing_status, origin, has_media, content, transcript, media,
-          message_type_data, statuses, ext_data, contact_name, phone_number, created_at, updated_at)
-        VALUES ${sql.csv(messages.map((m) => sql`(${m.id}, ${m.project_id}, ${m.msg_config_id}, ${m.phone_number_id},
-          ${m.conversation_id}, ${m.contact_id}, ${m.network_id}, ${m.direction}, ${m.type}, ${m.timestamp},
-          ${jsonb(m.fields)}::jsonb, ${m.status}, ${m.processing_status}, ${m.origin}, ${m.has_media}::boolean,
-          ${m.content}, ${m.transcript}, ${jsonOrNull(m.media)}::jsonb, ${jsonOrNull(m.message_type_data)}::jsonb,
-          ${jsonb(m.statuses)}::jsonb, ${jsonb(m.ext_data)}::jsonb, ${m.contact_name}, ${m.phone_number},
-          ${m.created_at}::timestamptz, ${m.updated_at}::timestamptz)`))}
+        INSERT INTO msg_messages (${names})
+        SELECT ${names} FROM ${columnRows(sql, messages, MESSAGE_COLUMNS)} ORDER BY r.ord
         ON CONFLICT (phone_number_id, network_id) WHERE network_id IS NOT NULL DO NOTHING
         RETURNING id`
       const stored = new Set(rows.map((r) => r.id))
@@ -706,12 +764,12 @@ export const layerMessagesRepo = Layer.effect(
 
       recordStatuses: Effect.fn("MessagesRepo.recordStatuses")(function*(events: ReadonlyArray<StatusEventRecord>) {
         if (events.length === 0) return []
-        // `seq` is drawn in VALUES order, so arrival order holds within the call; a report repeated in it
+        // `seq` is drawn in the order given, so arrival order holds within the call; a report repeated in it
         // meets the first on the primary key.
+        const names = columnNames(sql, STATUS_EVENT_COLUMNS)
         const rows = yield* sql<StatusKey>`
-          INSERT INTO msg_status_events (phone_number_id, network_id, status, timestamp, raw, received_at)
-          VALUES ${sql.csv(events.map((e) => sql`(${e.phone_number_id}, ${e.network_id}, ${e.status}, ${e.timestamp},
-            ${jsonb(e.raw)}::jsonb, ${e.received_at}::timestamptz)`))}
+          INSERT INTO msg_status_events (${names})
+          SELECT ${names} FROM ${columnRows(sql, events, STATUS_EVENT_COLUMNS)} ORDER BY r.ord
           ON CONFLICT DO NOTHING
           RETURNING phone_number_id, network_id, status, timestamp`
         // Only the first of repeats in the call is the new one.

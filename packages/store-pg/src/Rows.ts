@@ -1,6 +1,6 @@
 /** Row shapes as the PostgreSQL client returns them, and the mapping back to records. */
-import type { PgClient } from "@effect/sql-pg"
-import { Deferred, Effect, Exit, Option, Queue, Schedule, Stream } from "effect"
+import { type PgClient, PgTypes } from "@effect/sql-pg"
+import { Deferred, Effect, Exit, Option, Queue, Result, Schedule, Stream } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type { SqlClient, Statement } from "effect/sql"
 import { Duplicate, type ListSlice, type ListWindow } from "@parley/core"
@@ -121,6 +121,33 @@ export const batched = Effect.fnUntraced(function*<A, B>(sql: SqlClient.SqlClien
       return yield* Deferred.await(done)
     })
 })
+
+/** A column of `columnRows`: its name, its PostgreSQL type, and its value in a row. */
+export type Column<A> = readonly [name: string, type: string, value: (row: A) => string | number | boolean | null]
+
+/** The names of `columns`, in order: the column list of an INSERT fed by `columnRows`. */
+export const columnNames = <A>(sql: SqlClient.SqlClient, columns: ReadonlyArray<Column<A>>) =>
+  sql.unsafe(columns.map(([name]) => name).join(", "))
+
+/**
+ * Rows as one text[] parameter per column, read back as `r(name, ...)` (each cast by the server to its type),
+ * with `r.ord` numbering them in the order given. A batched INSERT then has one statement text for one row or
+ * many, so its prepared statement is reused, where a VALUES list is a new statement (parsed and planned again)
+ * for every row count; and it binds one parameter per column, not one per value. Not for joins (keyed UPDATEs):
+ * a cached plan takes these as 10 rows whatever their number, and picked a hash join over a scan of the whole
+ * table while the table was young, which it kept as the table grew; VALUES tells the planner the true count.
+ */
+export const columnRows = <A>(sql: SqlClient.SqlClient, rows: ReadonlyArray<A>, columns: ReadonlyArray<Column<A>>) => {
+  const arrays = columns.map(([, type, value]) => {
+    const texts = rows.map((row) => {
+      const v = value(row)
+      return v === null || typeof v === "string" ? v : String(v)
+    })
+    // text[] is a built-in type the codec always knows: building the parameter cannot fail.
+    return sql`${Result.getOrThrow(PgTypes.array(texts, PgTypes.OID.text))}::${sql.unsafe(type)}[]`
+  })
+  return sql`unnest(${sql.csv(arrays)}) WITH ORDINALITY AS r(${columnNames(sql, columns)}, ord)`
+}
 
 /** Rows as one jsonb parameter, read back by `AS r(column type, ...)`: one statement text for one row or many. */
 export const jsonRows = (sql: SqlClient.SqlClient, rows: ReadonlyArray<object>) =>
