@@ -36,6 +36,8 @@ interface Transaction {
   readonly store: object
   /** Prior state of every row written in the transaction, oldest first. */
   readonly undo: Array<UndoEntry>
+  /** Taken by each savepoint opened at this level: concurrent ones must not interleave their undo marks. */
+  readonly savepoints: Semaphore.Semaphore
 }
 
 /** The transaction the current fiber runs in, if any. */
@@ -101,11 +103,17 @@ export class MemoryStore extends Context.Service<MemoryStore, {
       Effect.flatMap(current, (outer) => {
         if (outer !== undefined) {
           // Nested: a savepoint inside the outer transaction.
-          const mark = outer.undo.length
-          return Effect.onExit(effect, (exit) => Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => rollbackTo(outer, mark)))
+          const level: Transaction = { store: identity, undo: outer.undo, savepoints: Semaphore.makeUnsafe(1) }
+          return outer.savepoints.withPermit(Effect.suspend(() => {
+            const mark = outer.undo.length
+            return effect.pipe(
+              Effect.provideService(CurrentTransaction, level),
+              Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => rollbackTo(outer, mark)))
+            )
+          }))
         }
         return lock.withPermit(Effect.suspend(() => {
-          const tx: Transaction = { store: identity, undo: [] }
+          const tx: Transaction = { store: identity, undo: [], savepoints: Semaphore.makeUnsafe(1) }
           return effect.pipe(
             Effect.provideService(CurrentTransaction, tx),
             Effect.onExit((exit) => Effect.sync(() => Exit.isSuccess(exit) ? tx.undo.length = 0 : rollbackTo(tx, 0)))

@@ -107,6 +107,24 @@ export const transactorConformance = <E>(
         assert.isFalse(yield* exists(inner.id))
       }))
 
+    it.effect("keeps concurrent nested transactions of one transaction apart: a failed one undoes only its own", () =>
+      Effect.gen(function*() {
+        const { withTransaction } = yield* Transactor
+        const projects = yield* ProjectsRepo
+        const kept = makeProject()
+        const undone = makeProject()
+        yield* withTransaction(Effect.all([
+          withTransaction(Effect.gen(function*() {
+            yield* projects.insert(undone)
+            for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+            return yield* Effect.fail(new Boom())
+          })).pipe(Effect.catchTag("Boom", () => Effect.void)),
+          withTransaction(projects.insert(kept))
+        ], { concurrency: "unbounded", discard: true }))
+        assert.isTrue(yield* exists(kept.id))
+        assert.isFalse(yield* exists(undone.id))
+      }))
+
     it.effect("does not let a failing transaction undo another's later write to the same row", () =>
       Effect.gen(function*() {
         const { withTransaction } = yield* Transactor
