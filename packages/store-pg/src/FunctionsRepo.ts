@@ -14,6 +14,7 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { layerFunctionKv } from "./FunctionKv.ts"
 import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { transaction } from "./Transactor.ts"
 
 interface FunctionRow {
   readonly id: string
@@ -140,6 +141,7 @@ export const layerFunctionsRepo = Layer.effect(
   FunctionsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const inTransaction = transaction(sql)
 
     /** Newest first by (key, id) in either paging mode; `from` is the filtered relation. */
     const listWindow = <Row extends object>(
@@ -245,7 +247,7 @@ export const layerFunctionsRepo = Layer.effect(
       }, Effect.orDie),
 
       startDeploy: Effect.fn("FunctionsRepo.startDeploy")(function*(projectId: string, d: FunctionDeploymentRecord) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* inTransaction(Effect.gen(function*() {
           const rows = yield* sql<FunctionRow>`
             UPDATE functions SET status = 'deploying', lock_version = lock_version + 1, updated_at = ${d.started_at}
             WHERE project_id = ${projectId} AND id = ${d.function_id} AND status <> 'deploying'
@@ -263,7 +265,7 @@ export const layerFunctionsRepo = Layer.effect(
 
       finishDeploy: Effect.fn("FunctionsRepo.finishDeploy")(
         function*(functionId: string, deploymentId: string, outcome: FunctionDeployOutcome) {
-          return yield* sql.withTransaction(Effect.gen(function*() {
+          return yield* inTransaction(Effect.gen(function*() {
             if (outcome._tag === "Deployed") {
               const ended = yield* sql<{ readonly version: number }>`
                 UPDATE function_deployments SET status = 'deployed', finished_at = ${outcome.at}
