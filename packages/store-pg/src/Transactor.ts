@@ -37,6 +37,7 @@ export const transaction = (sql: SqlClient.SqlClient) =>
       }
       const [conn, depth] = outer.value
       const name = `parley_savepoint_${depth + 1}`
+      // A level opened by `SqlClient.withTransaction` itself has no permit here: its savepoints are not ordered.
       const permit = savepointPermits.get(outer.value) ?? Semaphore.makeUnsafe(1)
       return permit.withPermit(
         Effect.andThen(control(conn, `SAVEPOINT ${name}`), within([conn, depth + 1], `RELEASE SAVEPOINT ${name}`, `ROLLBACK TO SAVEPOINT ${name}`))
