@@ -37,30 +37,27 @@ export const layerCustomersRepo = Layer.effect(
         ...(filter.name_contains !== undefined ? [sql`strpos(lower(name), lower(${filter.name_contains})) > 0`] : [])
       ])
 
-    const list = Effect.fn("CustomersRepo.list")(
-      (projectId: string, filter: CustomerFilter, window: ListWindow) =>
-        listNewestFirst(sql, "customers", where(projectId, filter), window, toCustomer),
-      Effect.orDie
-    )
+    const list = (projectId: string, filter: CustomerFilter, window: ListWindow) =>
+      Effect.orDie(listNewestFirst(sql, "customers", where(projectId, filter), window, toCustomer))
 
     return CustomersRepo.of({
-      insert: Effect.fn("CustomersRepo.insert")(function*(c: CustomerRecord) {
+      insert: Effect.fnUntraced(function*(c: CustomerRecord) {
         yield* sql`
           INSERT INTO customers (id, project_id, name, external_customer_id, created_at, updated_at)
           VALUES (${c.id}, ${c.project_id}, ${c.name}, ${c.external_customer_id}, ${c.created_at}, ${c.updated_at})`
       }, Effect.catchTag("SqlError", duplicates)),
-      findById: Effect.fn("CustomersRepo.findById")(function*(projectId: string, id: string) {
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql<CustomerRow>`SELECT * FROM customers WHERE project_id = ${projectId} AND id = ${id}`
         return Option.map(Option.fromNullishOr(rows[0]), toCustomer)
       }, Effect.orDie),
       list,
-      update: Effect.fn("CustomersRepo.update")(function*(c: CustomerRecord) {
+      update: Effect.fnUntraced(function*(c: CustomerRecord) {
         const rows = yield* sql<CustomerRow>`
           UPDATE customers SET name = ${c.name}, external_customer_id = ${c.external_customer_id}, updated_at = ${c.updated_at}
           WHERE project_id = ${c.project_id} AND id = ${c.id} RETURNING *`
         return Option.map(Option.fromNullishOr(rows[0]), toCustomer)
       }, Effect.catchTag("SqlError", duplicates)),
-      delete: Effect.fn("CustomersRepo.delete")(function*(projectId: string, id: string) {
+      delete: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM customers WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         return rows.length > 0
       }, Effect.orDie)

@@ -158,14 +158,14 @@ export const layerEventsRepo = Layer.effect(
       )
 
     return EventsRepo.of({
-      insert: Effect.fn("EventsRepo.insert")(function*(e: EventRecord) {
+      insert: Effect.fnUntraced(function*(e: EventRecord) {
         yield* sql`
           INSERT INTO events (id, project_id, name, occurred_at, conversation_id, properties, created_at)
           VALUES (${e.id}, ${e.project_id}, ${e.name}, ${e.occurred_at}, ${e.conversation_id}, ${jsonb(e.properties)},
             ${e.created_at})`
       }, Effect.orDie),
 
-      insertMany: Effect.fn("EventsRepo.insertMany")(function*(events: ReadonlyArray<EventRecord>) {
+      insertMany: Effect.fnUntraced(function*(events: ReadonlyArray<EventRecord>) {
         if (events.length === 0) return
         // One jsonb parameter: the same statement text (prepared once) whatever the batch's size.
         yield* sql`
@@ -175,22 +175,22 @@ export const layerEventsRepo = Layer.effect(
             conversation_id text, properties jsonb, created_at timestamptz)`
       }, Effect.orDie),
 
-      list: Effect.fn("EventsRepo.list")(function*(projectId: string, filter: EventFilter, window: ListWindow) {
+      list: Effect.fnUntraced(function*(projectId: string, filter: EventFilter, window: ListWindow) {
         return yield* window.mode === "page"
           ? listPage(projectId, filter, window.page, window.perPage)
           : listCursor(projectId, filter, window)
       }, Effect.orDie),
 
-      nameUsed: Effect.fn("EventsRepo.nameUsed")(function*(projectId: string, name: string) {
+      nameUsed: Effect.fnUntraced(function*(projectId: string, name: string) {
         const rows = yield* sql`SELECT 1 FROM events WHERE project_id = ${projectId} AND name = ${name} LIMIT 1`
         return rows.length > 0
       }, Effect.orDie),
 
-      deleteByName: Effect.fn("EventsRepo.deleteByName")(function*(projectId: string, name: string, limit: number) {
+      deleteByName: Effect.fnUntraced(function*(projectId: string, name: string, limit: number) {
         return yield* deleteSome(sql.and([sql`project_id = ${projectId}`, sql`name = ${name}`]), limit)
       }, Effect.orDie),
 
-      deleteOccurredBefore: Effect.fn("EventsRepo.deleteOccurredBefore")(
+      deleteOccurredBefore: Effect.fnUntraced(
         function*(projectId: string, before: string, limit: number) {
           return yield* deleteSome(
             sql.and([sql`project_id = ${projectId}`, sql`occurred_at < ${before}::timestamptz`]),
@@ -211,7 +211,7 @@ export const layerEventDefinitionsRepo = Layer.effect(
       options?.forUpdate === true ? sql.literal("FOR UPDATE") : sql.literal("")
 
     return EventDefinitionsRepo.of({
-      insert: Effect.fn("EventDefinitionsRepo.insert")(function*(d: EventDefinitionRecord) {
+      insert: Effect.fnUntraced(function*(d: EventDefinitionRecord) {
         yield* sql`
           INSERT INTO event_definitions (id, project_id, name, description, property_schema, source, archived_at,
             last_seen_at, deletion_requested_at, created_at, updated_at)
@@ -219,7 +219,7 @@ export const layerEventDefinitionsRepo = Layer.effect(
             ${d.archived_at}, ${d.last_seen_at}, ${d.deletion_requested_at}, ${d.created_at}, ${d.updated_at})`
       }, Effect.catchTag("SqlError", duplicates)),
 
-      findById: Effect.fn("EventDefinitionsRepo.findById")(
+      findById: Effect.fnUntraced(
         function*(projectId: string, id: string, options?: { readonly forUpdate?: boolean | undefined }) {
           const rows = yield* sql<DefinitionRow>`
             SELECT * FROM event_definitions WHERE project_id = ${projectId} AND id = ${id} ${lock(options)}`
@@ -228,7 +228,7 @@ export const layerEventDefinitionsRepo = Layer.effect(
         Effect.orDie
       ),
 
-      findByName: Effect.fn("EventDefinitionsRepo.findByName")(
+      findByName: Effect.fnUntraced(
         function*(projectId: string, name: string, options?: { readonly forUpdate?: boolean | undefined }) {
           const rows = yield* sql<DefinitionRow>`
             SELECT * FROM event_definitions WHERE project_id = ${projectId} AND name = ${name} ${lock(options)}`
@@ -237,7 +237,7 @@ export const layerEventDefinitionsRepo = Layer.effect(
         Effect.orDie
       ),
 
-      list: Effect.fn("EventDefinitionsRepo.list")(
+      list: Effect.fnUntraced(
         function*(projectId: string, options: { readonly includeArchived: boolean }) {
           const rows = yield* sql<DefinitionRow>`
             SELECT * FROM event_definitions
@@ -249,7 +249,7 @@ export const layerEventDefinitionsRepo = Layer.effect(
         Effect.orDie
       ),
 
-      update: Effect.fn("EventDefinitionsRepo.update")(function*(d: EventDefinitionRecord) {
+      update: Effect.fnUntraced(function*(d: EventDefinitionRecord) {
         // Identity, origin and creation time are not the caller's to change.
         const rows = yield* sql<DefinitionRow>`
           UPDATE event_definitions SET
@@ -261,7 +261,7 @@ export const layerEventDefinitionsRepo = Layer.effect(
         return first(rows, toDefinition)
       }, Effect.catchTag("SqlError", duplicates)),
 
-      recordSeen: Effect.fn("EventDefinitionsRepo.recordSeen")(function*(auto: EventDefinitionRecord, seenAt: string) {
+      recordSeen: Effect.fnUntraced(function*(auto: EventDefinitionRecord, seenAt: string) {
         // One statement: concurrent first emissions of a name meet on the unique index, and the row stays
         // locked until the emission commits. `||` keeps the right side's value for keys on both sides, so
         // known keys keep their type and only new ones are added.
@@ -280,7 +280,7 @@ export const layerEventDefinitionsRepo = Layer.effect(
         return toDefinition(rows[0]!)
       }, Effect.orDie),
 
-      delete: Effect.fn("EventDefinitionsRepo.delete")(function*(projectId: string, id: string) {
+      delete: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM event_definitions WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         return rows.length > 0
       }, Effect.orDie),
@@ -311,9 +311,9 @@ export const layerEventPlansRepo = Layer.effect(
         )
     })
     return EventPlansRepo.of({
-      find: Effect.fn("EventPlansRepo.find")((projectId: string) => find(projectId), Effect.orDie),
+      find: (projectId: string) => Effect.orDie(find(projectId)),
 
-      save: Effect.fn("EventPlansRepo.save")(function*(p: EventPlanRecord) {
+      save: Effect.fnUntraced(function*(p: EventPlanRecord) {
         yield* sql`
           INSERT INTO project_plans (project_id, events_enabled, event_monthly_allowance, event_metered_overage,
             event_retention_days, updated_at)
@@ -325,7 +325,7 @@ export const layerEventPlansRepo = Layer.effect(
             updated_at = EXCLUDED.updated_at`
       }, Effect.orDie),
 
-      countEmission: Effect.fn("EventPlansRepo.countEmission")(function*(projectId: string, period: string, by = 1) {
+      countEmission: Effect.fnUntraced(function*(projectId: string, period: string, by = 1) {
         // The row stays locked until the emission's transaction ends: the next emitter waits and counts on.
         const rows = yield* sql<{ readonly count: string | number }>`
           INSERT INTO event_usage (project_id, period, count) VALUES (${projectId}, ${period}, ${by})
@@ -334,7 +334,7 @@ export const layerEventPlansRepo = Layer.effect(
         return Number(rows[0]!.count)
       }, Effect.orDie),
 
-      usage: Effect.fn("EventPlansRepo.usage")(function*(projectId: string, period: string) {
+      usage: Effect.fnUntraced(function*(projectId: string, period: string) {
         const rows = yield* sql<{ readonly count: string | number }>`
           SELECT count FROM event_usage WHERE project_id = ${projectId} AND period = ${period}`
         return rows[0] === undefined ? 0 : Number(rows[0].count)
@@ -348,13 +348,13 @@ export const layerOutbox = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return Outbox.of({
-      append: Effect.fn("Outbox.append")(function*(e: DomainEvent) {
+      append: Effect.fnUntraced(function*(e: DomainEvent) {
         yield* sql`
           INSERT INTO domain_events (id, project_id, type, payload, created_at)
           VALUES (${e.id}, ${e.project_id}, ${e.type}, ${jsonb(e.payload)}, ${e.created_at})`
       }, Effect.orDie),
 
-      appendMany: Effect.fn("Outbox.appendMany")(function*(events: ReadonlyArray<DomainEvent>) {
+      appendMany: Effect.fnUntraced(function*(events: ReadonlyArray<DomainEvent>) {
         if (events.length === 0) return
         yield* sql`
           INSERT INTO domain_events (id, project_id, type, payload, created_at)
@@ -362,7 +362,7 @@ export const layerOutbox = Layer.effect(
           FROM ${jsonRows(sql, events)} AS r(id text, project_id text, type text, payload jsonb, created_at timestamptz)`
       }, Effect.orDie),
 
-      take: Effect.fn("Outbox.take")(function*(types: ReadonlyArray<string>, limit: number) {
+      take: Effect.fnUntraced(function*(types: ReadonlyArray<string>, limit: number) {
         if (types.length === 0 || limit <= 0) return []
         // SKIP LOCKED: entries another taker holds are passed over, never handed out twice.
         const rows = yield* sql<DomainEventRow>`
@@ -377,7 +377,7 @@ export const layerOutbox = Layer.effect(
         return rows.map(domainEventOfRow)
       }, Effect.orDie),
 
-      prune: Effect.fn("Outbox.prune")(function*(before: string) {
+      prune: Effect.fnUntraced(function*(before: string) {
         const rows = yield* sql<{ readonly n: number }>`
           WITH gone AS (DELETE FROM domain_events WHERE created_at < ${before}::timestamptz RETURNING 1)
           SELECT count(*)::int AS n FROM gone`

@@ -16,7 +16,7 @@ export const layerFunctionKv = Layer.effect(
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
     return FunctionKv.of({
-      get: Effect.fn("FunctionKv.get")(function*(functionId: string, key: string) {
+      get: Effect.fnUntraced(function*(functionId: string, key: string) {
         const at = yield* now
         const rows = yield* sql<{ readonly value: string }>`
           SELECT value FROM function_kv
@@ -24,7 +24,7 @@ export const layerFunctionKv = Layer.effect(
         return Option.fromNullishOr(rows[0]?.value)
       }, Effect.orDie),
 
-      put: Effect.fn("FunctionKv.put")(function*(functionId: string, key: string, value: string, options?: KvPutOptions) {
+      put: Effect.fnUntraced(function*(functionId: string, key: string, value: string, options?: KvPutOptions) {
         const ttl = options?.expirationTtl
         const expiresAt = ttl === undefined ? null : new Date((yield* Clock.currentTimeMillis) + ttl * 1000).toISOString()
         yield* sql`
@@ -33,11 +33,11 @@ export const layerFunctionKv = Layer.effect(
           ON CONFLICT (function_id, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`
       }, Effect.orDie),
 
-      delete: Effect.fn("FunctionKv.delete")(function*(functionId: string, key: string) {
+      delete: Effect.fnUntraced(function*(functionId: string, key: string) {
         yield* sql`DELETE FROM function_kv WHERE function_id = ${functionId} AND key = ${key}`
       }, Effect.orDie),
 
-      list: Effect.fn("FunctionKv.list")(function*(functionId: string, options?: KvListOptions) {
+      list: Effect.fnUntraced(function*(functionId: string, options?: KvListOptions) {
         const limit = options?.limit ?? KvLimits.maxListLimit
         if (!Number.isInteger(limit) || limit < 1 || limit > KvLimits.maxListLimit) {
           return yield* new FunctionKvError({ message: `limit must be from 1 to ${KvLimits.maxListLimit}` })
@@ -66,11 +66,11 @@ export const layerFunctionKv = Layer.effect(
         }
       }),
 
-      clear: Effect.fn("FunctionKv.clear")(function*(functionId: string) {
+      clear: Effect.fnUntraced(function*(functionId: string) {
         yield* sql`DELETE FROM function_kv WHERE function_id = ${functionId}`
       }, Effect.orDie),
 
-      purgeExpired: Effect.fn("FunctionKv.purgeExpired")(function*(limit: number) {
+      purgeExpired: Effect.fnUntraced(function*(limit: number) {
         const at = yield* now
         const rows = yield* sql`
           DELETE FROM function_kv WHERE (function_id, key) IN (

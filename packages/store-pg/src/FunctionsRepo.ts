@@ -172,7 +172,7 @@ export const layerFunctionsRepo = Layer.effect(
       })
 
     return FunctionsRepo.of({
-      insert: Effect.fn("FunctionsRepo.insert")(function*(f: FunctionRecord) {
+      insert: Effect.fnUntraced(function*(f: FunctionRecord) {
         yield* sql`
           INSERT INTO functions (id, project_id, name, slug, description, code, function_type, status, version,
             last_deployed_at, last_deploy_error, runtime_config, created_by_id, public_endpoint, invoke_response_mode,
@@ -183,13 +183,13 @@ export const layerFunctionsRepo = Layer.effect(
             ${f.deployed_deployment_id}, ${f.created_at}, ${f.updated_at})`
       }, Effect.catchTag("SqlError", duplicates)),
 
-      findById: Effect.fn("FunctionsRepo.findById")(function*(projectId: string, id: string) {
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql<FunctionRow>`SELECT * FROM functions WHERE project_id = ${projectId} AND id = ${id}`
         return Option.map(Option.fromNullishOr(rows[0]), toFunction)
       }, Effect.orDie),
 
       // One round trip for the hot path of every invoke.
-      findInvocationTarget: Effect.fn("FunctionsRepo.findInvocationTarget")(function*(id: string) {
+      findInvocationTarget: Effect.fnUntraced(function*(id: string) {
         const rows = yield* sql<FunctionRow & { readonly project_disabled: boolean; readonly secrets: ReadonlyArray<any> }>`
           SELECT f.*, p.disabled AS project_disabled,
             COALESCE((
@@ -216,7 +216,7 @@ export const layerFunctionsRepo = Layer.effect(
         })
       }, Effect.orDie),
 
-      list: Effect.fn("FunctionsRepo.list")(function*(projectId: string, window: ListWindow) {
+      list: Effect.fnUntraced(function*(projectId: string, window: ListWindow) {
         const page = yield* listWindow<FunctionRow>(
           { table: "functions", where: sql.and([sql`project_id = ${projectId}`]), key: "created_at" },
           window
@@ -224,7 +224,7 @@ export const layerFunctionsRepo = Layer.effect(
         return { items: page.rows.map(toFunction), hasMore: page.hasMore, total: page.total }
       }, Effect.orDie),
 
-      update: Effect.fn("FunctionsRepo.update")(function*(f: FunctionRecord, expectedLockVersion: number) {
+      update: Effect.fnUntraced(function*(f: FunctionRecord, expectedLockVersion: number) {
         const rows = yield* sql<FunctionRow>`
           UPDATE functions SET
             name = ${f.name}, slug = ${f.slug}, description = ${f.description}, code = ${f.code},
@@ -235,18 +235,18 @@ export const layerFunctionsRepo = Layer.effect(
         return Option.map(Option.fromNullishOr(rows[0]), toFunction)
       }, Effect.catchTag("SqlError", duplicates)),
 
-      delete: Effect.fn("FunctionsRepo.delete")(function*(projectId: string, id: string) {
+      delete: Effect.fnUntraced(function*(projectId: string, id: string) {
         // Deployments and secrets go with it (ON DELETE CASCADE); invocations stay.
         const rows = yield* sql`DELETE FROM functions WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         return rows.length > 0
       }, Effect.orDie),
 
-      slugTaken: Effect.fn("FunctionsRepo.slugTaken")(function*(projectId: string, slug: string) {
+      slugTaken: Effect.fnUntraced(function*(projectId: string, slug: string) {
         const rows = yield* sql`SELECT 1 FROM functions WHERE project_id = ${projectId} AND slug = ${slug}`
         return rows.length > 0
       }, Effect.orDie),
 
-      startDeploy: Effect.fn("FunctionsRepo.startDeploy")(function*(projectId: string, d: FunctionDeploymentRecord) {
+      startDeploy: Effect.fnUntraced(function*(projectId: string, d: FunctionDeploymentRecord) {
         return yield* inTransaction(Effect.gen(function*() {
           const rows = yield* sql<FunctionRow>`
             UPDATE functions SET status = 'deploying', lock_version = lock_version + 1, updated_at = ${d.started_at}
@@ -263,7 +263,7 @@ export const layerFunctionsRepo = Layer.effect(
         }))
       }, Effect.orDie),
 
-      finishDeploy: Effect.fn("FunctionsRepo.finishDeploy")(
+      finishDeploy: Effect.fnUntraced(
         function*(functionId: string, deploymentId: string, outcome: FunctionDeployOutcome) {
           return yield* inTransaction(Effect.gen(function*() {
             if (outcome._tag === "Deployed") {
@@ -299,13 +299,13 @@ export const layerFunctionsRepo = Layer.effect(
         Effect.orDie
       ),
 
-      findDeployment: Effect.fn("FunctionsRepo.findDeployment")(function*(functionId: string, deploymentId: string) {
+      findDeployment: Effect.fnUntraced(function*(functionId: string, deploymentId: string) {
         const rows = yield* sql<DeploymentRow>`
           SELECT * FROM function_deployments WHERE id = ${deploymentId} AND function_id = ${functionId}`
         return Option.map(Option.fromNullishOr(rows[0]), toFunctionDeployment)
       }, Effect.orDie),
 
-      listDeployments: Effect.fn("FunctionsRepo.listDeployments")(
+      listDeployments: Effect.fnUntraced(
         function*(projectId: string, functionId: string, window: ListWindow) {
           const page = yield* listWindow<DeploymentRow>({
             table: "function_deployments",
@@ -324,12 +324,12 @@ export const layerFunctionsRepo = Layer.effect(
         Effect.withSpan("FunctionsRepo.listDeploying")
       ),
 
-      listSecrets: Effect.fn("FunctionsRepo.listSecrets")(function*(functionId: string) {
+      listSecrets: Effect.fnUntraced(function*(functionId: string) {
         const rows = yield* sql<SecretRow>`SELECT * FROM function_secrets WHERE function_id = ${functionId} ORDER BY name`
         return rows.map(toSecret)
       }, Effect.orDie),
 
-      putSecret: Effect.fn("FunctionsRepo.putSecret")(function*(s: FunctionSecretRecord) {
+      putSecret: Effect.fnUntraced(function*(s: FunctionSecretRecord) {
         yield* sql`
           INSERT INTO function_secrets (function_id, name, type, ciphertext, created_at, updated_at)
           VALUES (${s.function_id}, ${s.name}, ${s.type}, ${s.ciphertext}, ${s.created_at}, ${s.updated_at})
@@ -337,13 +337,13 @@ export const layerFunctionsRepo = Layer.effect(
             type = EXCLUDED.type, ciphertext = EXCLUDED.ciphertext, updated_at = EXCLUDED.updated_at`
       }, Effect.orDie),
 
-      deleteSecret: Effect.fn("FunctionsRepo.deleteSecret")(function*(functionId: string, name: string) {
+      deleteSecret: Effect.fnUntraced(function*(functionId: string, name: string) {
         const rows = yield* sql`
           DELETE FROM function_secrets WHERE function_id = ${functionId} AND name = ${name} RETURNING name`
         return rows.length > 0
       }, Effect.orDie),
 
-      secretKey: Effect.fn("FunctionsRepo.secretKey")(function*(candidate: string) {
+      secretKey: Effect.fnUntraced(function*(candidate: string) {
         // The first offer wins, also against a concurrent one from another host.
         yield* sql`INSERT INTO host_keys (name, key) VALUES ('function_secrets', ${candidate}) ON CONFLICT (name) DO NOTHING`
         const rows = yield* sql<{ readonly key: string }>`SELECT key FROM host_keys WHERE name = 'function_secrets'`
@@ -361,7 +361,7 @@ export const layerFunctionInvocationsRepo = Layer.effect(
       outcome === undefined ? [] : outcome === "failed" ? [sql`status_code >= 400`] : [sql`status_code < 400`]
 
     return FunctionInvocationsRepo.of({
-      insert: Effect.fn("FunctionInvocationsRepo.insert")(function*(i: FunctionInvocationRecord) {
+      insert: Effect.fnUntraced(function*(i: FunctionInvocationRecord) {
         yield* sql`
           INSERT INTO function_invocations (id, project_id, function_id, status_code, duration_ms, request_body,
             response_body, error_message, source, console_logs, created_at)
@@ -369,7 +369,7 @@ export const layerFunctionInvocationsRepo = Layer.effect(
             ${i.response_body}, ${i.error_message}, ${i.source}, ${jsonb(i.console_logs)}, ${i.created_at})`
       }, Effect.orDie),
 
-      insertMany: Effect.fn("FunctionInvocationsRepo.insertMany")(function*(rows: ReadonlyArray<FunctionInvocationRecord>) {
+      insertMany: Effect.fnUntraced(function*(rows: ReadonlyArray<FunctionInvocationRecord>) {
         if (rows.length === 0) return
         // One statement and one parameter for the batch: the records as a JSON array, read back as rows.
         yield* sql`
@@ -382,7 +382,7 @@ export const layerFunctionInvocationsRepo = Layer.effect(
             source text, console_logs jsonb, created_at timestamptz)`
       }, Effect.orDie),
 
-      list: Effect.fn("FunctionInvocationsRepo.list")(function*(
+      list: Effect.fnUntraced(function*(
         projectId: string,
         functionId: string,
         options: { readonly outcome?: FunctionInvocationOutcome | undefined; readonly limit: number }
@@ -399,7 +399,7 @@ export const layerFunctionInvocationsRepo = Layer.effect(
         return { items: rows.map(toFunctionInvocation), total }
       }, Effect.orDie),
 
-      deleteCreatedBefore: Effect.fn("FunctionInvocationsRepo.deleteCreatedBefore")(function*(before: string, limit: number) {
+      deleteCreatedBefore: Effect.fnUntraced(function*(before: string, limit: number) {
         const rows = yield* sql`
           DELETE FROM function_invocations WHERE id IN (
             SELECT id FROM function_invocations WHERE created_at < ${before}::timestamptz LIMIT ${limit}

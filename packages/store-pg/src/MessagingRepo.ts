@@ -226,7 +226,7 @@ export const layerMessageConfigsRepo = Layer.effect(
     const signal = <A>(result: Option.Option<A>): Effect.Effect<Option.Option<A>, SqlError> =>
       Option.isSome(result) ? Effect.as(sql`SELECT pg_notify(${CONFIG_CHANNEL}, '')`, result) : Effect.succeed(result)
     return MessageConfigsRepo.of({
-      insert: Effect.fn("MessageConfigsRepo.insert")(function*(c: MessageConfigRecord) {
+      insert: Effect.fnUntraced(function*(c: MessageConfigRecord) {
         yield* sql`
           INSERT INTO msg_configs (id, project_id, name, display_name, kind, phone_number_id, business_account_id,
             display_phone_number, display_phone_number_normalized, customer_id, inbound_processing_enabled, access_token,
@@ -240,31 +240,31 @@ export const layerMessageConfigsRepo = Layer.effect(
         yield* signal(Option.some(c))
       }, Effect.catchTag("SqlError", configDuplicates)),
 
-      findById: Effect.fn("MessageConfigsRepo.findById")(function*(projectId: string, id: string) {
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql<ConfigRow>`
           SELECT * FROM msg_configs WHERE project_id = ${projectId} AND id = ${id} AND deleted_at IS NULL`
         return first(rows, toConfig)
       }, Effect.orDie),
 
-      findLiveById: Effect.fn("MessageConfigsRepo.findLiveById")(function*(id: string) {
+      findLiveById: Effect.fnUntraced(function*(id: string) {
         const rows = yield* sql<ConfigRow>`SELECT * FROM msg_configs WHERE id = ${id} AND deleted_at IS NULL`
         return first(rows, toConfig)
       }, Effect.orDie),
 
-      findByPhoneNumberId: Effect.fn("MessageConfigsRepo.findByPhoneNumberId")(function*(phoneNumberId: string) {
+      findByPhoneNumberId: Effect.fnUntraced(function*(phoneNumberId: string) {
         const rows = yield* sql<ConfigRow>`
           SELECT * FROM msg_configs WHERE phone_number_id = ${phoneNumberId} AND deleted_at IS NULL`
         return first(rows, toConfig)
       }, Effect.orDie),
 
-      listByBusinessAccount: Effect.fn("MessageConfigsRepo.listByBusinessAccount")(function*(businessAccountId: string) {
+      listByBusinessAccount: Effect.fnUntraced(function*(businessAccountId: string) {
         const rows = yield* sql<ConfigRow>`
           SELECT * FROM msg_configs WHERE business_account_id = ${businessAccountId} AND deleted_at IS NULL
           ORDER BY created_at, id`
         return rows.map(toConfig)
       }, Effect.orDie),
 
-      list: Effect.fn("MessageConfigsRepo.list")(
+      list: Effect.fnUntraced(
         function*(projectId: string, filter: MessageConfigFilter, window: ListWindow) {
           const where = sql.and([
             sql`project_id = ${projectId}`,
@@ -277,7 +277,7 @@ export const layerMessageConfigsRepo = Layer.effect(
         Effect.orDie
       ),
 
-      update: Effect.fn("MessageConfigsRepo.update")(function*(c: MessageConfigRecord) {
+      update: Effect.fnUntraced(function*(c: MessageConfigRecord) {
         const rows = yield* sql<ConfigRow>`
           UPDATE msg_configs SET
             name = ${c.name}, display_name = ${c.display_name}, kind = ${c.kind}, phone_number_id = ${c.phone_number_id},
@@ -292,7 +292,7 @@ export const layerMessageConfigsRepo = Layer.effect(
         return yield* signal(first(rows, toConfig))
       }, Effect.catchTag("SqlError", configDuplicates)),
 
-      markDeleted: Effect.fn("MessageConfigsRepo.markDeleted")(function*(projectId: string, id: string, at: string) {
+      markDeleted: Effect.fnUntraced(function*(projectId: string, id: string, at: string) {
         const rows = yield* sql<ConfigRow>`
           UPDATE msg_configs SET deleted_at = ${at}, updated_at = ${at}
           WHERE project_id = ${projectId} AND id = ${id} AND deleted_at IS NULL
@@ -339,31 +339,30 @@ export const layerContactsRepo = Layer.effect(
     const find = (condition: Fragment) =>
       Effect.map(sql<ContactRow>`SELECT * FROM msg_contacts WHERE ${condition}`, (rows) => rows.map(toContact))
 
-    const insertMany = Effect.fn("ContactsRepo.insertMany")(function*(contacts: ReadonlyArray<ContactRecord>) {
+    const insertMany = Effect.fnUntraced(function*(contacts: ReadonlyArray<ContactRecord>) {
       if (contacts.length === 0) return
       const names = columnNames(sql, CONTACT_COLUMNS)
       yield* sql`INSERT INTO msg_contacts (${names}) SELECT ${names} FROM ${columnRows(sql, contacts, CONTACT_COLUMNS)}`
     }, Effect.orDie)
 
-    const findByWaIds = Effect.fn("ContactsRepo.findByWaIds")(function*(projectId: string, waIds: ReadonlyArray<string>) {
+    const findByWaIds = Effect.fnUntraced(function*(projectId: string, waIds: ReadonlyArray<string>) {
       if (waIds.length === 0) return []
       return yield* find(sql`project_id = ${projectId} AND wa_id = ANY(${waIds})`)
     }, Effect.orDie)
 
     return ContactsRepo.of({
-      insert: Effect.fn("ContactsRepo.insert")((c: ContactRecord) => insertMany([c])),
+      insert: (c: ContactRecord) => insertMany([c]),
       insertMany,
 
-      findById: Effect.fn("ContactsRepo.findById")(function*(projectId: string, id: string) {
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         return Option.fromNullishOr((yield* find(sql`project_id = ${projectId} AND id = ${id}`))[0])
       }, Effect.orDie),
 
-      findByWaId: Effect.fn("ContactsRepo.findByWaId")((projectId: string, waId: string) =>
-        Effect.map(findByWaIds(projectId, [waId]), (found) => Option.fromNullishOr(found[0]))
-      ),
+      findByWaId: (projectId: string, waId: string) =>
+        Effect.map(findByWaIds(projectId, [waId]), (found) => Option.fromNullishOr(found[0])),
       findByWaIds,
 
-      findByUserId: Effect.fn("ContactsRepo.findByUserId")(function*(projectId: string, userId: string) {
+      findByUserId: Effect.fnUntraced(function*(projectId: string, userId: string) {
         // The contact's own id wins over a parent id that happens to match.
         const rows = yield* sql<ContactRow>`
           SELECT * FROM msg_contacts
@@ -374,7 +373,7 @@ export const layerContactsRepo = Layer.effect(
         return first(rows, toContact)
       }, Effect.orDie),
 
-      update: Effect.fn("ContactsRepo.update")(function*(c: ContactRecord) {
+      update: Effect.fnUntraced(function*(c: ContactRecord) {
         yield* sql`
           UPDATE msg_contacts SET
             wa_id = ${c.wa_id}, business_scoped_user_id = ${c.business_scoped_user_id},
@@ -383,7 +382,7 @@ export const layerContactsRepo = Layer.effect(
           WHERE project_id = ${c.project_id} AND id = ${c.id}`
       }, Effect.orDie),
 
-      list: Effect.fn("ContactsRepo.list")(function*(projectId: string, filter: ContactFilter, window: ListWindow) {
+      list: Effect.fnUntraced(function*(projectId: string, filter: ContactFilter, window: ListWindow) {
         const where = sql.and([
           sql`project_id = ${projectId}`,
           ...(filter.wa_id !== undefined ? [sql`wa_id = ${filter.wa_id}`] : []),
@@ -461,21 +460,21 @@ export const layerConversationsRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insertMany = Effect.fn("ConversationsRepo.insertMany")(function*(conversations: ReadonlyArray<ConversationRecord>) {
+    const insertMany = Effect.fnUntraced(function*(conversations: ReadonlyArray<ConversationRecord>) {
       if (conversations.length === 0) return
       const names = columnNames(sql, CONVERSATION_COLUMNS)
       yield* sql`
         INSERT INTO msg_conversations (${names}) SELECT ${names} FROM ${columnRows(sql, conversations, CONVERSATION_COLUMNS)}`
     }, Effect.orDie)
 
-    const findByIds = Effect.fn("ConversationsRepo.findByIds")(function*(projectId: string, ids: ReadonlyArray<string>) {
+    const findByIds = Effect.fnUntraced(function*(projectId: string, ids: ReadonlyArray<string>) {
       if (ids.length === 0) return []
       const rows = yield* sql<ConversationRow>`
         SELECT * FROM msg_conversations WHERE project_id = ${projectId} AND id = ANY(${ids})`
       return rows.map(toConversation)
     }, Effect.orDie)
 
-    const findActiveMany = Effect.fn("ConversationsRepo.findActiveMany")(
+    const findActiveMany = Effect.fnUntraced(
       function*(pairs: ReadonlyArray<{ readonly msgConfigId: string; readonly contactId: string }>) {
         if (pairs.length === 0) return []
         const rows = yield* sql<ConversationRow>`
@@ -494,7 +493,7 @@ export const layerConversationsRepo = Layer.effect(
       Effect.orDie
     )
 
-    const updateMany = Effect.fn("ConversationsRepo.updateMany")(function*(conversations: ReadonlyArray<ConversationRecord>) {
+    const updateMany = Effect.fnUntraced(function*(conversations: ReadonlyArray<ConversationRecord>) {
       if (conversations.length === 0) return
       // VALUES columns take their types from the casts; untyped parameters would all be text.
       yield* sql`
@@ -520,23 +519,21 @@ export const layerConversationsRepo = Layer.effect(
     }, Effect.orDie)
 
     return ConversationsRepo.of({
-      insert: Effect.fn("ConversationsRepo.insert")((c: ConversationRecord) => insertMany([c])),
+      insert: (c: ConversationRecord) => insertMany([c]),
       insertMany,
 
-      findById: Effect.fn("ConversationsRepo.findById")((projectId: string, id: string) =>
-        Effect.map(findByIds(projectId, [id]), (found) => Option.fromNullishOr(found[0]))
-      ),
+      findById: (projectId: string, id: string) =>
+        Effect.map(findByIds(projectId, [id]), (found) => Option.fromNullishOr(found[0])),
       findByIds,
 
-      findActive: Effect.fn("ConversationsRepo.findActive")((msgConfigId: string, contactId: string) =>
-        Effect.map(findActiveMany([{ msgConfigId, contactId }]), (found) => Option.fromNullishOr(found[0]))
-      ),
+      findActive: (msgConfigId: string, contactId: string) =>
+        Effect.map(findActiveMany([{ msgConfigId, contactId }]), (found) => Option.fromNullishOr(found[0])),
       findActiveMany,
 
-      update: Effect.fn("ConversationsRepo.update")((c: ConversationRecord) => updateMany([c])),
+      update: (c: ConversationRecord) => updateMany([c]),
       updateMany,
 
-      setLastMessageIds: Effect.fn("ConversationsRepo.setLastMessageIds")(
+      setLastMessageIds: Effect.fnUntraced(
         function*(updates: Parameters<ConversationsRepo["Service"]["setLastMessageIds"]>[0]) {
           if (updates.length === 0) return
           yield* sql`
@@ -549,7 +546,7 @@ export const layerConversationsRepo = Layer.effect(
         Effect.orDie
       ),
 
-      list: Effect.fn("ConversationsRepo.list")(
+      list: Effect.fnUntraced(
         function*(projectId: string, f: ConversationFilter, window: ListWindow) {
           const where = sql.and([
             sql`project_id = ${projectId}`,
@@ -566,7 +563,7 @@ export const layerConversationsRepo = Layer.effect(
         Effect.orDie
       ),
 
-      listIdle: Effect.fn("ConversationsRepo.listIdle")(function*(before: string, limit: number) {
+      listIdle: Effect.fnUntraced(function*(before: string, limit: number) {
         const rows = yield* sql<ConversationRow>`
           SELECT * FROM msg_conversations WHERE status = 'active' AND last_active_at < ${before}::timestamptz
           ORDER BY last_active_at, id LIMIT ${limit}`
@@ -662,7 +659,7 @@ export const layerMessagesRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insertMany = Effect.fn("MessagesRepo.insertMany")(function*(messages: ReadonlyArray<MessageRecord>) {
+    const insertMany = Effect.fnUntraced(function*(messages: ReadonlyArray<MessageRecord>) {
       if (messages.length === 0) return []
       // Duplicates of a network message, stored or earlier in the same call, meet on the partial unique index
       // and insert nothing.
@@ -676,7 +673,7 @@ export const layerMessagesRepo = Layer.effect(
       return messages.map((m) => stored.has(m.id))
     }, Effect.orDie)
 
-    const findByNetworkIds = Effect.fn("MessagesRepo.findByNetworkIds")(
+    const findByNetworkIds = Effect.fnUntraced(
       function*(phoneNumberId: string, networkIds: ReadonlyArray<string>) {
         if (networkIds.length === 0) return []
         const rows = yield* sql<MessageRow>`
@@ -686,7 +683,7 @@ export const layerMessagesRepo = Layer.effect(
       Effect.orDie
     )
 
-    const updateMany = Effect.fn("MessagesRepo.updateMany")(function*(messages: ReadonlyArray<MessageRecord>) {
+    const updateMany = Effect.fnUntraced(function*(messages: ReadonlyArray<MessageRecord>) {
       if (messages.length === 0) return
       // VALUES columns take their types from the casts; untyped parameters would all be text.
       yield* sql`
@@ -706,23 +703,22 @@ export const layerMessagesRepo = Layer.effect(
     }, Effect.orDie)
 
     return MessagesRepo.of({
-      insert: Effect.fn("MessagesRepo.insert")((m: MessageRecord) => Effect.map(insertMany([m]), (stored) => stored[0]!)),
+      insert: (m: MessageRecord) => Effect.map(insertMany([m]), (stored) => stored[0]!),
       insertMany,
 
-      findById: Effect.fn("MessagesRepo.findById")(function*(projectId: string, id: string) {
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql<MessageRow>`SELECT * FROM msg_messages WHERE project_id = ${projectId} AND id = ${id}`
         return first(rows, toMessage)
       }, Effect.orDie),
 
-      findByNetworkId: Effect.fn("MessagesRepo.findByNetworkId")((phoneNumberId: string, networkId: string) =>
-        Effect.map(findByNetworkIds(phoneNumberId, [networkId]), (found) => Option.fromNullishOr(found[0]))
-      ),
+      findByNetworkId: (phoneNumberId: string, networkId: string) =>
+        Effect.map(findByNetworkIds(phoneNumberId, [networkId]), (found) => Option.fromNullishOr(found[0])),
       findByNetworkIds,
 
-      update: Effect.fn("MessagesRepo.update")((m: MessageRecord) => updateMany([m])),
+      update: (m: MessageRecord) => updateMany([m]),
       updateMany,
 
-      setStatuses: Effect.fn("MessagesRepo.setStatuses")(
+      setStatuses: Effect.fnUntraced(
         function*(updates: Parameters<MessagesRepo["Service"]["setStatuses"]>[0]) {
           if (updates.length === 0) return
           yield* sql`
@@ -734,7 +730,7 @@ export const layerMessagesRepo = Layer.effect(
         Effect.orDie
       ),
 
-      setNetworkIds: Effect.fn("MessagesRepo.setNetworkIds")(
+      setNetworkIds: Effect.fnUntraced(
         function*(updates: Parameters<MessagesRepo["Service"]["setNetworkIds"]>[0]) {
           if (updates.length === 0) return
           yield* sql`
@@ -746,7 +742,7 @@ export const layerMessagesRepo = Layer.effect(
         Effect.orDie
       ),
 
-      list: Effect.fn("MessagesRepo.list")(function*(projectId: string, f: MessageFilter, window: ListWindow) {
+      list: Effect.fnUntraced(function*(projectId: string, f: MessageFilter, window: ListWindow) {
         const where = sql.and([
           sql`project_id = ${projectId}`,
           ...(f.msg_config_id !== undefined ? [sql`msg_config_id = ${f.msg_config_id}`] : []),
@@ -762,7 +758,7 @@ export const layerMessagesRepo = Layer.effect(
         return yield* listWindow(sql, "msg_messages", where, window, toMessage, MESSAGING_TOTAL_CAP)
       }, Effect.orDie),
 
-      recordStatuses: Effect.fn("MessagesRepo.recordStatuses")(function*(events: ReadonlyArray<StatusEventRecord>) {
+      recordStatuses: Effect.fnUntraced(function*(events: ReadonlyArray<StatusEventRecord>) {
         if (events.length === 0) return []
         // `seq` is drawn in the order given, so arrival order holds within the call; a report repeated in it
         // meets the first on the primary key.
@@ -777,7 +773,7 @@ export const layerMessagesRepo = Layer.effect(
         return events.map((e) => fresh.delete(statusKey(e)))
       }, Effect.orDie),
 
-      statusEvents: Effect.fn("MessagesRepo.statusEvents")(
+      statusEvents: Effect.fnUntraced(
         function*(phoneNumberId: string, networkIds: ReadonlyArray<string>) {
           if (networkIds.length === 0) return []
           const rows = yield* sql<StatusEventRow>`
@@ -834,7 +830,7 @@ export const layerMediaRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return MediaRepo.of({
-      insert: Effect.fn("MediaRepo.insert")(function*(m: StoredMedia) {
+      insert: Effect.fnUntraced(function*(m: StoredMedia) {
         yield* sql`
           INSERT INTO msg_media (id, project_id, msg_config_id, network_media_id, filename, content_type, byte_size, sha256,
             bytes, created_at)
@@ -842,17 +838,17 @@ export const layerMediaRepo = Layer.effect(
             ${m.byte_size}, ${m.sha256}, ${m.bytes}, ${m.created_at})`
       }, Effect.orDie),
 
-      find: Effect.fn("MediaRepo.find")(function*(projectId: string, id: string) {
+      find: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql<MediaRow>`SELECT * FROM msg_media WHERE project_id = ${projectId} AND id = ${id}`
         return first(rows, toMedia)
       }, Effect.orDie),
 
-      delete: Effect.fn("MediaRepo.delete")(function*(projectId: string, id: string) {
+      delete: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM msg_media WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         return rows.length > 0
       }, Effect.orDie),
 
-      recordUpload: Effect.fn("MediaRepo.recordUpload")(function*(u: MediaUpload) {
+      recordUpload: Effect.fnUntraced(function*(u: MediaUpload) {
         yield* sql`
           INSERT INTO msg_media_uploads (network_media_id, project_id, msg_config_id, business_account_id, created_at)
           VALUES (${u.network_media_id}, ${u.project_id}, ${u.msg_config_id}, ${u.business_account_id}, ${u.created_at})
@@ -860,7 +856,7 @@ export const layerMediaRepo = Layer.effect(
             business_account_id = EXCLUDED.business_account_id, created_at = EXCLUDED.created_at`
       }, Effect.orDie),
 
-      findUploads: Effect.fn("MediaRepo.findUploads")(function*(projectId: string, networkMediaIds: ReadonlyArray<string>) {
+      findUploads: Effect.fnUntraced(function*(projectId: string, networkMediaIds: ReadonlyArray<string>) {
         if (networkMediaIds.length === 0) return []
         const rows = yield* sql<MediaUploadRow>`
           SELECT * FROM msg_media_uploads WHERE project_id = ${projectId} AND network_media_id = ANY(${networkMediaIds})`
@@ -922,41 +918,41 @@ export const layerUpstreamInboxRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return UpstreamInboxRepo.of({
-      insert: Effect.fn("UpstreamInboxRepo.insert")(function*(e: InboxEntry) {
+      insert: Effect.fnUntraced(function*(e: InboxEntry) {
         yield* sql`
           INSERT INTO msg_upstream_inbox (id, msg_config_id, body, signature, received_at, fanned_out_at, processed_at)
           VALUES (${e.id}, ${e.msg_config_id}, ${e.body}, ${e.signature}, ${e.received_at}, ${e.fanned_out_at},
             ${e.processed_at})`
       }, Effect.orDie),
 
-      find: Effect.fn("UpstreamInboxRepo.find")(function*(id: string) {
+      find: Effect.fnUntraced(function*(id: string) {
         const rows = yield* sql<InboxRow>`SELECT * FROM msg_upstream_inbox WHERE id = ${id}`
         return first(rows, toEntry)
       }, Effect.orDie),
 
-      markFannedOut: Effect.fn("UpstreamInboxRepo.markFannedOut")(function*(id: string, at: string) {
+      markFannedOut: Effect.fnUntraced(function*(id: string, at: string) {
         yield* sql`UPDATE msg_upstream_inbox SET fanned_out_at = ${at} WHERE id = ${id}`
       }, Effect.orDie),
 
-      markProcessed: Effect.fn("UpstreamInboxRepo.markProcessed")(function*(id: string, at: string) {
+      markProcessed: Effect.fnUntraced(function*(id: string, at: string) {
         yield* sql`UPDATE msg_upstream_inbox SET processed_at = ${at} WHERE id = ${id}`
       }, Effect.orDie),
 
-      listUnprocessed: Effect.fn("UpstreamInboxRepo.listUnprocessed")(function*(receivedBefore: string, limit: number) {
+      listUnprocessed: Effect.fnUntraced(function*(receivedBefore: string, limit: number) {
         const rows = yield* sql<InboxRow>`
           SELECT * FROM msg_upstream_inbox WHERE processed_at IS NULL AND received_at < ${receivedBefore}::timestamptz
           ORDER BY received_at, id LIMIT ${limit}`
         return rows.map(toEntry)
       }, Effect.orDie),
 
-      prune: Effect.fn("UpstreamInboxRepo.prune")(function*(before: string) {
+      prune: Effect.fnUntraced(function*(before: string) {
         const rows = yield* sql<{ readonly n: number }>`
           WITH gone AS (DELETE FROM msg_upstream_inbox WHERE processed_at < ${before}::timestamptz RETURNING 1)
           SELECT count(*)::int AS n FROM gone`
         return rows[0]?.n ?? 0
       }, Effect.orDie),
 
-      recordTemplateStatus: Effect.fn("UpstreamInboxRepo.recordTemplateStatus")(function*(e: TemplateStatusRecord) {
+      recordTemplateStatus: Effect.fnUntraced(function*(e: TemplateStatusRecord) {
         yield* sql`
           INSERT INTO msg_template_status_events (id, business_account_id, template_id, template_name, language, event,
             reason, category, received_at)
@@ -964,7 +960,7 @@ export const layerUpstreamInboxRepo = Layer.effect(
             ${e.reason}, ${e.category}, ${e.received_at})`
       }, Effect.orDie),
 
-      listTemplateStatus: Effect.fn("UpstreamInboxRepo.listTemplateStatus")(function*(businessAccountId: string) {
+      listTemplateStatus: Effect.fnUntraced(function*(businessAccountId: string) {
         const rows = yield* sql<TemplateStatusRow>`
           SELECT * FROM msg_template_status_events WHERE business_account_id = ${businessAccountId}
           ORDER BY received_at, id`
@@ -979,7 +975,7 @@ export const layerMessagingLocks = Layer.effect(
   MessagingLocks,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const lockAll = Effect.fn("MessagingLocks.lockAll")(function*(keys: ReadonlyArray<string>) {
+    const lockAll = Effect.fnUntraced(function*(keys: ReadonlyArray<string>) {
       if (keys.length === 0) return
       // One statement, in ascending hash order: two holders of overlapping sets never wait on each other in a cycle.
       yield* sql`
@@ -987,7 +983,7 @@ export const layerMessagingLocks = Layer.effect(
         FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(${keys}::text[]) AS k ORDER BY h) AS s`
     }, Effect.orDie)
     return MessagingLocks.of({
-      lock: Effect.fn("MessagingLocks.lock")((key: string) => lockAll([key])),
+      lock: (key: string) => lockAll([key]),
       lockAll
     })
   })

@@ -63,13 +63,13 @@ export const layerProjectsRepo = Layer.effect(
     const signal = <A>(result: Option.Option<A>) =>
       Option.isSome(result) ? Effect.as(notifyKeyChange, result) : Effect.succeed<Option.Option<A>>(result)
     return ProjectsRepo.of({
-      insert: Effect.fn("ProjectsRepo.insert")(function*(project: Project) {
+      insert: Effect.fnUntraced(function*(project: Project) {
         yield* sql`
           INSERT INTO projects (id, name, disabled, created_at, updated_at)
           VALUES (${project.id}, ${project.name}, ${project.disabled}, ${project.created_at}, ${project.updated_at})`
       }, Effect.orDie),
 
-      findById: Effect.fn("ProjectsRepo.findById")(function*(id: string) {
+      findById: Effect.fnUntraced(function*(id: string) {
         const rows = yield* sql<ProjectRow>`SELECT * FROM projects WHERE id = ${id}`
         return first(rows, toProject)
       }, Effect.orDie),
@@ -80,20 +80,20 @@ export const layerProjectsRepo = Layer.effect(
         Effect.withSpan("ProjectsRepo.list")
       ),
 
-      setDisabled: Effect.fn("ProjectsRepo.setDisabled")(function*(id: string, disabled: boolean, at: string) {
+      setDisabled: Effect.fnUntraced(function*(id: string, disabled: boolean, at: string) {
         const rows = yield* sql<ProjectRow>`
           UPDATE projects SET disabled = ${disabled}, updated_at = ${at} WHERE id = ${id} RETURNING *`
         return yield* signal(first(rows, toProject))
       }, Effect.orDie),
 
-      insertKey: Effect.fn("ProjectsRepo.insertKey")(function*(key: ApiKey) {
+      insertKey: Effect.fnUntraced(function*(key: ApiKey) {
         yield* sql`
           INSERT INTO api_keys (id, project_id, name, key_hash, prefix, created_at, revoked_at)
           VALUES (${key.id}, ${key.project_id}, ${key.name}, ${key.key_hash}, ${key.prefix}, ${key.created_at},
             ${key.revoked_at})`
       }, Effect.orDie),
 
-      findKeyByHash: Effect.fn("ProjectsRepo.findKeyByHash")(function*(hash: string) {
+      findKeyByHash: Effect.fnUntraced(function*(hash: string) {
         const rows = yield* sql<ApiKeyRow & ProjectColumns>`
           SELECT k.*, p.name AS project_name, p.disabled AS project_disabled,
             p.created_at AS project_created_at, p.updated_at AS project_updated_at
@@ -111,12 +111,12 @@ export const layerProjectsRepo = Layer.effect(
         }))
       }, Effect.orDie),
 
-      listKeys: Effect.fn("ProjectsRepo.listKeys")(function*(projectId: string) {
+      listKeys: Effect.fnUntraced(function*(projectId: string) {
         const rows = yield* sql<ApiKeyRow>`SELECT * FROM api_keys WHERE project_id = ${projectId} ORDER BY created_at, id`
         return rows.map(toKey)
       }, Effect.orDie),
 
-      revokeKey: Effect.fn("ProjectsRepo.revokeKey")(function*(projectId: string, keyId: string, at: string) {
+      revokeKey: Effect.fnUntraced(function*(projectId: string, keyId: string, at: string) {
         const rows = yield* sql<ApiKeyRow>`
           UPDATE api_keys SET revoked_at = ${at}
           WHERE project_id = ${projectId} AND id = ${keyId} AND revoked_at IS NULL

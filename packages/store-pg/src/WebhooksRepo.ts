@@ -225,7 +225,7 @@ export const layerWebhooksRepo = Layer.effect(
       ])
 
     return WebhooksRepo.of({
-      insert: Effect.fn("WebhooksRepo.insert")(function*(w: WebhookRecord) {
+      insert: Effect.fnUntraced(function*(w: WebhookRecord) {
         yield* sql`
           INSERT INTO webhooks (id, project_id, phone_number_id, url, kind, events, secret_key, headers, active,
             paused_at, pause_reason, retry_schedule, auto_pause, buffer_enabled, buffer_window_seconds, max_buffer_size,
@@ -238,16 +238,16 @@ export const layerWebhooksRepo = Layer.effect(
         yield* Effect.orDie(signal)
       }),
 
-      findById: Effect.fn("WebhooksRepo.findById")(function*(projectId: string, id: string) {
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql<WebhookRow>`SELECT * FROM webhooks WHERE project_id = ${projectId} AND id = ${id}`
         return first(rows, toWebhook)
       }, Effect.orDie),
 
-      list: Effect.fn("WebhooksRepo.list")(function*(projectId: string, filter: WebhookFilter, window: ListWindow) {
+      list: Effect.fnUntraced(function*(projectId: string, filter: WebhookFilter, window: ListWindow) {
         return yield* listNewestFirst(sql, "webhooks", where(projectId, filter), window, toWebhook)
       }, Effect.orDie),
 
-      update: Effect.fn("WebhooksRepo.update")(function*(w: WebhookRecord) {
+      update: Effect.fnUntraced(function*(w: WebhookRecord) {
         const rows = yield* sql<WebhookRow>`
           UPDATE webhooks SET url = ${w.url}, events = ${jsonb(w.events)}, secret_key = ${w.secret_key},
             headers = ${jsonb(w.headers)}, active = ${w.active}, paused_at = ${w.paused_at},
@@ -261,13 +261,13 @@ export const layerWebhooksRepo = Layer.effect(
         return yield* signalSome(first(rows, toWebhook))
       }, Effect.orDie),
 
-      delete: Effect.fn("WebhooksRepo.delete")(function*(projectId: string, id: string) {
+      delete: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM webhooks WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         if (rows.length > 0) yield* signal
         return rows.length > 0
       }, Effect.orDie),
 
-      listActive: Effect.fn("WebhooksRepo.listActive")(function*(projectId: string, phoneNumberId: string | null) {
+      listActive: Effect.fnUntraced(function*(projectId: string, phoneNumberId: string | null) {
         const scope = phoneNumberId === null ? sql`phone_number_id IS NULL` : sql`phone_number_id = ${phoneNumberId}`
         const rows = yield* sql<WebhookRow>`
           SELECT * FROM webhooks WHERE project_id = ${projectId} AND ${scope} AND active
@@ -275,7 +275,7 @@ export const layerWebhooksRepo = Layer.effect(
         return rows.map(toWebhook)
       }, Effect.orDie),
 
-      pause: Effect.fn("WebhooksRepo.pause")(function*(projectId: string, id: string, at: string, reason: "failure_rate") {
+      pause: Effect.fnUntraced(function*(projectId: string, id: string, at: string, reason: "failure_rate") {
         const rows = yield* sql<WebhookRow>`
           UPDATE webhooks SET active = false, paused_at = ${at}, pause_reason = ${reason}
           WHERE project_id = ${projectId} AND id = ${id} AND active
@@ -469,41 +469,32 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
     })
 
     return WebhookDeliveriesRepo.of({
-      insert: Effect.fn("WebhookDeliveriesRepo.insert")(
-        (delivery: WebhookDeliveryRecord, attempt?: WebhookAttemptRecord) => insert({ delivery, attempt }),
-        Effect.orDie
-      ),
+      insert: (delivery: WebhookDeliveryRecord, attempt?: WebhookAttemptRecord) => Effect.orDie(insert({ delivery, attempt })),
 
-      findById: Effect.fn("WebhookDeliveriesRepo.findById")(function*(projectId: string, id: string) {
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql<DeliveryRow>`
           SELECT ${columns} FROM webhook_deliveries WHERE project_id = ${projectId} AND id = ${id}`
         return first(rows, toDelivery)
       }, Effect.orDie),
 
-      findWithWebhook: Effect.fn("WebhookDeliveriesRepo.findWithWebhook")(
-        (projectId: string, id: string) => findWithWebhook({ projectId, id }),
-        Effect.orDie
-      ),
+      findWithWebhook: (projectId: string, id: string) => Effect.orDie(findWithWebhook({ projectId, id })),
 
-      list: Effect.fn("WebhookDeliveriesRepo.list")(function*(projectId: string, filter: DeliveryFilter, window: ListWindow) {
+      list: Effect.fnUntraced(function*(projectId: string, filter: DeliveryFilter, window: ListWindow) {
         return yield* window.mode === "page"
           ? listPage(projectId, filter, window.page, window.perPage)
           : listCursor(projectId, filter, window)
       }, Effect.orDie),
 
-      update: Effect.fn("WebhookDeliveriesRepo.update")(
-        (next: WebhookDeliveryRecord, expected: DeliveryExpectation, attempt?: WebhookAttemptRecord) =>
-          update({ next, expected, attempt }),
-        Effect.orDie
-      ),
+      update: (next: WebhookDeliveryRecord, expected: DeliveryExpectation, attempt?: WebhookAttemptRecord) =>
+        Effect.orDie(update({ next, expected, attempt })),
 
-      attempts: Effect.fn("WebhookDeliveriesRepo.attempts")(function*(deliveryId: string) {
+      attempts: Effect.fnUntraced(function*(deliveryId: string) {
         const rows = yield* sql<AttemptRow>`
           SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt`
         return rows.map(toAttempt)
       }, Effect.orDie),
 
-      finishedSince: Effect.fn("WebhookDeliveriesRepo.finishedSince")(function*(webhookId: string, since: string) {
+      finishedSince: Effect.fnUntraced(function*(webhookId: string, since: string) {
         const [row] = yield* sql<{ readonly total: number; readonly failed: number }>`
           SELECT count(*)::int AS total, (count(*) FILTER (WHERE status = 'failed'))::int AS failed
           FROM webhook_deliveries
@@ -512,7 +503,7 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
         return { total: row?.total ?? 0, failed: row?.failed ?? 0 }
       }, Effect.orDie),
 
-      listStalled: Effect.fn("WebhookDeliveriesRepo.listStalled")(function*(before: string, limit: number) {
+      listStalled: Effect.fnUntraced(function*(before: string, limit: number) {
         const rows = yield* sql<DeliveryRow>`
           SELECT ${columns} FROM webhook_deliveries
           WHERE status = 'pending' AND NOT test AND next_attempt_at < ${before}::timestamptz
@@ -520,7 +511,7 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
         return rows.map(toDelivery)
       }, Effect.orDie),
 
-      prune: Effect.fn("WebhookDeliveriesRepo.prune")(function*(before: string, limit: number) {
+      prune: Effect.fnUntraced(function*(before: string, limit: number) {
         const rows = yield* sql<{ readonly n: number }>`
           WITH gone AS (
             DELETE FROM webhook_deliveries WHERE id IN (
@@ -539,7 +530,7 @@ export const layerWebhookBuffersRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return WebhookBuffersRepo.of({
-      append: Effect.fn("WebhookBuffersRepo.append")(function*(open: WebhookBufferRecord, item: BufferedItem, capMs: number) {
+      append: Effect.fnUntraced(function*(open: WebhookBufferRecord, item: BufferedItem, capMs: number) {
         const items = open.items.map((i) => JSON.stringify(i))
         // One statement: concurrent appends to one buffer queue on its row and each adds its item.
         const rows = yield* sql<BufferRow & { readonly opened: boolean }>`
@@ -556,17 +547,17 @@ export const layerWebhookBuffersRepo = Layer.effect(
         return { buffer: toBuffer(row), opened }
       }, Effect.orDie),
 
-      find: Effect.fn("WebhookBuffersRepo.find")(function*(id: string) {
+      find: Effect.fnUntraced(function*(id: string) {
         return first(yield* sql<BufferRow>`SELECT * FROM webhook_buffers WHERE id = ${id}`, toBuffer)
       }, Effect.orDie),
 
-      listOverdue: Effect.fn("WebhookBuffersRepo.listOverdue")(function*(before: string, limit: number) {
+      listOverdue: Effect.fnUntraced(function*(before: string, limit: number) {
         const rows = yield* sql<BufferRow>`
           SELECT * FROM webhook_buffers WHERE due_at < ${before}::timestamptz ORDER BY due_at, id LIMIT ${limit}`
         return rows.map(toBuffer)
       }, Effect.orDie),
 
-      take: Effect.fn("WebhookBuffersRepo.take")(function*(id: string, now: string | null) {
+      take: Effect.fnUntraced(function*(id: string, now: string | null) {
         const due = now === null ? sql`true` : sql`due_at <= ${now}::timestamptz`
         return first(yield* sql<BufferRow>`DELETE FROM webhook_buffers WHERE id = ${id} AND ${due} RETURNING *`, toBuffer)
       }, Effect.orDie)

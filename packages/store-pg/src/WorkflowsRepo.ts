@@ -96,7 +96,7 @@ export const layerWorkflowsRepo = Layer.effect(
       ])
 
     return WorkflowsRepo.of({
-      insert: Effect.fn("WorkflowsRepo.insert")(function*(w: WorkflowRecord) {
+      insert: Effect.fnUntraced(function*(w: WorkflowRecord) {
         yield* sql`
           INSERT INTO workflows (id, project_id, name, slug, description, status, lock_version,
             message_debounce_seconds, agent_default_tools_version, inbound_message_read_mode, created_at, updated_at,
@@ -107,16 +107,16 @@ export const layerWorkflowsRepo = Layer.effect(
             ${jsonb(w.definition)})`
       }, Effect.catchTag("SqlError", duplicates)),
 
-      findById: Effect.fn("WorkflowsRepo.findById")(function*(projectId: string, id: string) {
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql<WorkflowRow>`SELECT * FROM workflows WHERE project_id = ${projectId} AND id = ${id}`
         return Option.map(Option.fromNullishOr(rows[0]), toWorkflow)
       }, Effect.orDie),
 
-      list: Effect.fn("WorkflowsRepo.list")(function*(projectId: string, filter: WorkflowFilter, window: ListWindow) {
+      list: Effect.fnUntraced(function*(projectId: string, filter: WorkflowFilter, window: ListWindow) {
         return yield* listNewestFirst(sql, "workflows", where(projectId, filter), window, toWorkflow)
       }, Effect.orDie),
 
-      update: Effect.fn("WorkflowsRepo.update")(function*(w: WorkflowRecord, expectedLockVersion: number) {
+      update: Effect.fnUntraced(function*(w: WorkflowRecord, expectedLockVersion: number) {
         // Identity and creation time are not the caller's to change.
         const rows = yield* sql<WorkflowRow>`
           UPDATE workflows SET
@@ -131,13 +131,13 @@ export const layerWorkflowsRepo = Layer.effect(
         return Option.map(Option.fromNullishOr(rows[0]), toWorkflow)
       }, Effect.catchTag("SqlError", duplicates)),
 
-      delete: Effect.fn("WorkflowsRepo.delete")(function*(projectId: string, id: string) {
+      delete: Effect.fnUntraced(function*(projectId: string, id: string) {
         // Its triggers go with it (ON DELETE CASCADE).
         const rows = yield* sql`DELETE FROM workflows WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         return rows.length > 0
       }, Effect.orDie),
 
-      slugTaken: Effect.fn("WorkflowsRepo.slugTaken")(function*(projectId: string, slug: string) {
+      slugTaken: Effect.fnUntraced(function*(projectId: string, slug: string) {
         const rows = yield* sql`SELECT 1 FROM workflows WHERE project_id = ${projectId} AND slug = ${slug}`
         return rows.length > 0
       }, Effect.orDie)
@@ -151,7 +151,7 @@ export const layerTriggersRepo = Layer.effect(
     const sql = yield* SqlClient.SqlClient
 
     return TriggersRepo.of({
-      insert: Effect.fn("TriggersRepo.insert")(function*(t: TriggerRecord) {
+      insert: Effect.fnUntraced(function*(t: TriggerRecord) {
         yield* sql`
           INSERT INTO triggers (id, project_id, workflow_id, trigger_type, active, display_name, triggerable,
             created_at, updated_at)
@@ -159,19 +159,19 @@ export const layerTriggersRepo = Layer.effect(
             ${jsonb(t.triggerable)}, ${t.created_at}, ${t.updated_at})`
       }, Effect.orDie),
 
-      findById: Effect.fn("TriggersRepo.findById")(function*(projectId: string, id: string) {
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql<TriggerRow>`SELECT * FROM triggers WHERE project_id = ${projectId} AND id = ${id}`
         return Option.map(Option.fromNullishOr(rows[0]), toTrigger)
       }, Effect.orDie),
 
-      listByWorkflow: Effect.fn("TriggersRepo.listByWorkflow")(function*(projectId: string, workflowId: string) {
+      listByWorkflow: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
         const rows = yield* sql<TriggerRow>`
           SELECT * FROM triggers WHERE project_id = ${projectId} AND workflow_id = ${workflowId}
           ORDER BY created_at, id`
         return rows.map(toTrigger)
       }, Effect.orDie),
 
-      listByType: Effect.fn("TriggersRepo.listByType")(function*(projectId: string, type: TriggerType) {
+      listByType: Effect.fnUntraced(function*(projectId: string, type: TriggerType) {
         const rows = yield* sql<TriggerRow & { readonly workflow_status: string; readonly workflow_name: string }>`
           SELECT t.*, w.status AS workflow_status, w.name AS workflow_name
           FROM triggers t JOIN workflows w ON w.project_id = t.project_id AND w.id = t.workflow_id
@@ -184,14 +184,14 @@ export const layerTriggersRepo = Layer.effect(
         }))
       }, Effect.orDie),
 
-      update: Effect.fn("TriggersRepo.update")(function*(t: TriggerRecord) {
+      update: Effect.fnUntraced(function*(t: TriggerRecord) {
         yield* sql`
           UPDATE triggers SET trigger_type = ${t.trigger_type}, active = ${t.active}, display_name = ${t.display_name},
             triggerable = ${jsonb(t.triggerable)}, updated_at = ${t.updated_at}
           WHERE project_id = ${t.project_id} AND id = ${t.id}`
       }, Effect.orDie),
 
-      delete: Effect.fn("TriggersRepo.delete")(function*(projectId: string, id: string) {
+      delete: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM triggers WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         return rows.length > 0
       }, Effect.orDie)
