@@ -12,7 +12,7 @@
  * - memory per loaded function: resident size of one process before and
  *   after loading `functions` more functions.
  *
- *   node --conditions=@parley/source bench/functions.ts
+ *   node --max-semi-space-size=8 --conditions=@parley/source bench/functions.ts
  */
 import { FunctionRuntime, type FunctionLimits, type FunctionRequest } from "@parley/core"
 import { layerMemoryFunctionKv } from "@parley/core/testing"

@@ -10,7 +10,7 @@
  * - memory per loaded function: resident size of the workerd process before
  *   and after deploying and invoking `functions` more functions.
  *
- *   node --conditions=@parley/source bench/functionsHttp.ts
+ *   node --max-semi-space-size=8 --conditions=@parley/source bench/functionsHttp.ts
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"

@@ -5,7 +5,7 @@
  * `node:http` server that reads the same bytes and answers 200, measured in
  * the same run. Then how long the job queue takes to store every message.
  *
- *   node --conditions=@parley/source bench/ingestion.ts
+ *   node --max-semi-space-size=8 --conditions=@parley/source bench/ingestion.ts
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, MessageConfigs, Messaging, Projects, UpstreamSettings, UpstreamWebhook } from "@parley/core"

@@ -7,7 +7,7 @@
  * - latency: 500 jobs enqueued one by one into an idle worker, from the
  *   `enqueue` call to the start of the handler.
  *
- *   node --conditions=@parley/source bench/jobqueue.ts
+ *   node --max-semi-space-size=8 --conditions=@parley/source bench/jobqueue.ts
  */
 import { JobQueue } from "@parley/core"
 import { EmbeddedPostgres, layerJobQueueFromUrl } from "@parley/store-pg"

@@ -12,7 +12,7 @@
  * host, PostgreSQL, a network of its own), its status reports included: on a
  * machine whose cores are all busy, that cost is what bounds sends/s.
  *
- *   node --conditions=@parley/source bench/proxy.ts
+ *   node --max-semi-space-size=8 --conditions=@parley/source bench/proxy.ts
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"

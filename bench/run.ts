@@ -16,7 +16,9 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 process.env.PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS = "true"
 
 const program = Effect.gen(function*() {
-  console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread)\n`)
+  // The young generation's size sets the host's collection pauses (docs/decisions.md "Runtime"): say which one ran.
+  const youngGeneration = process.execArgv.find((flag) => flag.startsWith("--max-semi-space-size")) ?? "V8's default young generation"
+  console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread; ${youngGeneration})\n`)
   const http = yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })
   const row = (name: string, r: typeof http.parley) =>
     `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2)} ms   p99 ${r.p99Ms.toFixed(2)} ms   errors ${r.errors}`

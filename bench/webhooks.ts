@@ -18,7 +18,7 @@
  *   (the webhook deleted), against a bare node:http server parsing the same
  *   body and answering it.
  *
- *   node --conditions=@parley/source bench/webhooks.ts
+ *   node --max-semi-space-size=8 --conditions=@parley/source bench/webhooks.ts
  */
 import { Parley, WebhookHttp } from "@parley/core"
 import { Context, Effect, Exit, Layer, References, Scope } from "effect"
