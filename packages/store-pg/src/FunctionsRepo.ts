@@ -14,7 +14,7 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { layerFunctionKv } from "./FunctionKv.ts"
 import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
-import { transaction } from "./Transactor.ts"
+import { PgTransactions } from "./Transactor.ts"
 
 interface FunctionRow {
   readonly id: string
@@ -141,7 +141,7 @@ export const layerFunctionsRepo = Layer.effect(
   FunctionsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const inTransaction = transaction(sql)
+    const { transaction: inTransaction } = yield* PgTransactions
 
     /** Newest first by (key, id) in either paging mode; `from` is the filtered relation. */
     const listWindow = <Row extends object>(

@@ -35,6 +35,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
+import { deferred } from "./Transactor.ts"
 import { changeSignals, type Column, columnNames, columnRows, iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
 
 type Sql = SqlClient.SqlClient
@@ -336,13 +337,14 @@ export const layerContactsRepo = Layer.effect(
   ContactsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
     const find = (condition: Fragment) =>
       Effect.map(sql<ContactRow>`SELECT * FROM msg_contacts WHERE ${condition}`, (rows) => rows.map(toContact))
 
     const insertMany = Effect.fnUntraced(function*(contacts: ReadonlyArray<ContactRecord>) {
       if (contacts.length === 0) return
       const names = columnNames(sql, CONTACT_COLUMNS)
-      yield* sql`INSERT INTO msg_contacts (${names}) SELECT ${names} FROM ${columnRows(sql, contacts, CONTACT_COLUMNS)}`
+      yield* later(sql`INSERT INTO msg_contacts (${names}) SELECT ${names} FROM ${columnRows(sql, contacts, CONTACT_COLUMNS)}`)
     }, Effect.orDie)
 
     const findByWaIds = Effect.fnUntraced(function*(projectId: string, waIds: ReadonlyArray<string>) {
@@ -459,12 +461,13 @@ export const layerConversationsRepo = Layer.effect(
   ConversationsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
 
     const insertMany = Effect.fnUntraced(function*(conversations: ReadonlyArray<ConversationRecord>) {
       if (conversations.length === 0) return
       const names = columnNames(sql, CONVERSATION_COLUMNS)
-      yield* sql`
-        INSERT INTO msg_conversations (${names}) SELECT ${names} FROM ${columnRows(sql, conversations, CONVERSATION_COLUMNS)}`
+      yield* later(sql`
+        INSERT INTO msg_conversations (${names}) SELECT ${names} FROM ${columnRows(sql, conversations, CONVERSATION_COLUMNS)}`)
     }, Effect.orDie)
 
     const findByIds = Effect.fnUntraced(function*(projectId: string, ids: ReadonlyArray<string>) {
@@ -496,7 +499,7 @@ export const layerConversationsRepo = Layer.effect(
     const updateMany = Effect.fnUntraced(function*(conversations: ReadonlyArray<ConversationRecord>) {
       if (conversations.length === 0) return
       // VALUES columns take their types from the casts; untyped parameters would all be text.
-      yield* sql`
+      yield* later(sql`
         UPDATE msg_conversations AS c SET
           phone_number = v.phone_number, business_scoped_user_id = v.business_scoped_user_id,
           parent_business_scoped_user_id = v.parent_business_scoped_user_id, username = v.username,
@@ -515,7 +518,7 @@ export const layerConversationsRepo = Layer.effect(
             contact_name, status, end_reason, ended_at, last_active_at, metadata, assigned_user_id, messages_count,
             last_message_id, last_message_type, last_message_timestamp, last_message_text, last_inbound_at,
             last_outbound_at, updated_at)
-        WHERE c.project_id = v.project_id AND c.id = v.id`
+        WHERE c.project_id = v.project_id AND c.id = v.id`)
     }, Effect.orDie)
 
     return ConversationsRepo.of({
@@ -536,12 +539,12 @@ export const layerConversationsRepo = Layer.effect(
       setLastMessageIds: Effect.fnUntraced(
         function*(updates: Parameters<ConversationsRepo["Service"]["setLastMessageIds"]>[0]) {
           if (updates.length === 0) return
-          yield* sql`
+          yield* later(sql`
             UPDATE msg_conversations AS c SET last_message_id = v.network_id, updated_at = v.at
             FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.timestamp}, ${u.networkId},
               ${u.at}::timestamptz)`))}) AS v (project_id, id, timestamp, network_id, at)
             WHERE c.project_id = v.project_id AND c.id = v.id AND c.last_message_id IS NULL
-              AND c.last_message_timestamp = v.timestamp`
+              AND c.last_message_timestamp = v.timestamp`)
         },
         Effect.orDie
       ),
@@ -658,18 +661,24 @@ export const layerMessagesRepo = Layer.effect(
   MessagesRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
 
     const insertMany = Effect.fnUntraced(function*(messages: ReadonlyArray<MessageRecord>) {
       if (messages.length === 0) return []
       // Duplicates of a network message, stored or earlier in the same call, meet on the partial unique index
       // and insert nothing.
       const names = columnNames(sql, MESSAGE_COLUMNS)
-      const rows = yield* sql<{ readonly id: string }>`
+      const insert = sql<{ readonly id: string }>`
         INSERT INTO msg_messages (${names})
         SELECT ${names} FROM ${columnRows(sql, messages, MESSAGE_COLUMNS)} ORDER BY r.ord
         ON CONFLICT (phone_number_id, network_id) WHERE network_id IS NOT NULL DO NOTHING
         RETURNING id`
-      const stored = new Set(rows.map((r) => r.id))
+      // Without network ids nothing can meet: every row is stored, and nobody needs to wait for the answer.
+      if (messages.every((m) => m.network_id === null)) {
+        yield* later(insert)
+        return messages.map(() => true)
+      }
+      const stored = new Set((yield* insert).map((r) => r.id))
       return messages.map((m) => stored.has(m.id))
     }, Effect.orDie)
 
@@ -686,7 +695,7 @@ export const layerMessagesRepo = Layer.effect(
     const updateMany = Effect.fnUntraced(function*(messages: ReadonlyArray<MessageRecord>) {
       if (messages.length === 0) return
       // VALUES columns take their types from the casts; untyped parameters would all be text.
-      yield* sql`
+      yield* later(sql`
         UPDATE msg_messages AS m SET
           network_id = v.network_id, type = v.type, timestamp = v.timestamp, fields = v.fields, status = v.status,
           processing_status = v.processing_status, origin = v.origin, has_media = v.has_media, content = v.content,
@@ -699,7 +708,7 @@ export const layerMessagesRepo = Layer.effect(
           ${m.contact_name}, ${m.phone_number}, ${m.updated_at}::timestamptz)`))})
           AS v (id, project_id, network_id, type, timestamp, fields, status, processing_status, origin, has_media,
             content, transcript, media, message_type_data, statuses, ext_data, contact_name, phone_number, updated_at)
-        WHERE m.project_id = v.project_id AND m.id = v.id`
+        WHERE m.project_id = v.project_id AND m.id = v.id`)
     }, Effect.orDie)
 
     return MessagesRepo.of({
@@ -721,11 +730,11 @@ export const layerMessagesRepo = Layer.effect(
       setStatuses: Effect.fnUntraced(
         function*(updates: Parameters<MessagesRepo["Service"]["setStatuses"]>[0]) {
           if (updates.length === 0) return
-          yield* sql`
+          yield* later(sql`
             UPDATE msg_messages AS m SET status = v.status, statuses = v.statuses, updated_at = v.updated_at
             FROM (VALUES ${sql.csv(lastOfEach(updates).map((u) => sql`(${u.project_id}, ${u.id}, ${u.status},
               ${jsonb(u.statuses)}::jsonb, ${u.updated_at}::timestamptz)`))}) AS v (project_id, id, status, statuses, updated_at)
-            WHERE m.project_id = v.project_id AND m.id = v.id`
+            WHERE m.project_id = v.project_id AND m.id = v.id`)
         },
         Effect.orDie
       ),
@@ -733,11 +742,11 @@ export const layerMessagesRepo = Layer.effect(
       setNetworkIds: Effect.fnUntraced(
         function*(updates: Parameters<MessagesRepo["Service"]["setNetworkIds"]>[0]) {
           if (updates.length === 0) return
-          yield* sql`
+          yield* later(sql`
             UPDATE msg_messages AS m SET network_id = v.network_id, updated_at = v.at
             FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.networkId}, ${u.at}::timestamptz)`))})
               AS v (project_id, id, network_id, at)
-            WHERE m.project_id = v.project_id AND m.id = v.id`
+            WHERE m.project_id = v.project_id AND m.id = v.id`)
         },
         Effect.orDie
       ),
@@ -975,12 +984,13 @@ export const layerMessagingLocks = Layer.effect(
   MessagingLocks,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
     const lockAll = Effect.fnUntraced(function*(keys: ReadonlyArray<string>) {
       if (keys.length === 0) return
       // One statement, in ascending hash order: two holders of overlapping sets never wait on each other in a cycle.
-      yield* sql`
+      yield* later(sql`
         SELECT pg_advisory_xact_lock(h)
-        FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(${keys}::text[]) AS k ORDER BY h) AS s`
+        FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(${keys}::text[]) AS k ORDER BY h) AS s`)
     }, Effect.orDie)
     return MessagingLocks.of({
       lock: (key: string) => lockAll([key]),

@@ -1,7 +1,7 @@
 /** Every storage port on PostgreSQL, over a `SqlClient` (see `Database.ts` for one). */
 import { Layer } from "effect"
 import { layerProjectsRepo } from "./ProjectsRepo.ts"
-import { layerTransactor } from "./Transactor.ts"
+import { layerTransactor, PgTransactions } from "./Transactor.ts"
 import { layerTriggersRepo, layerWorkflowsRepo } from "./WorkflowsRepo.ts"
 import { layerEventsStorage } from "./EventsRepo.ts"
 import { layerFunctionsStorage } from "./FunctionsRepo.ts"
@@ -9,4 +9,6 @@ import { layerMessagingStorage } from "./MessagingRepo.ts"
 import { layerWebhooksStorage } from "./WebhooksRepo.ts"
 import { layerCustomersRepo } from "./CustomersRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo)
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo).pipe(
+  Layer.provide(PgTransactions.layer)
+)

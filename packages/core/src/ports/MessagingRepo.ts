@@ -158,8 +158,11 @@ export class UpstreamInboxRepo extends Context.Service<UpstreamInboxRepo, {
 
 /**
  * Serialises changes that must not interleave across processes (one network
- * message id, one contact, one conversation). A lock is held until the
- * surrounding transaction ends; outside a transaction it holds nothing.
+ * message id, one contact, one conversation). A lock covers everything the
+ * transaction reads and stores after taking it, and is held until the
+ * transaction ends; outside a transaction it holds nothing. A store may send
+ * the lock together with the transaction's next statement, so work between
+ * the two (no storage call) is not covered.
  */
 export class MessagingLocks extends Context.Service<MessagingLocks, {
   readonly lock: (key: string) => Effect.Effect<void>

@@ -951,21 +951,67 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
         }))
     })
 
+    layer(storage, { excludeTestServices: true })("writes in transactions", (it) => {
+      // A store may send a write without waiting for its answer and learn of its failure later in the transaction.
+      it.effect("fails a transaction whose write the store refuses, even as its last step, and keeps none of it", () =>
+        Effect.gen(function*() {
+          const tx = yield* Transactor
+          const repo = yield* ContactsRepo
+          const project = yield* givenProject()
+          const kept = makeContact(project.id)
+          const twice = makeContact(project.id)
+          yield* dies(tx.withTransaction(Effect.gen(function*() {
+            yield* repo.insert(kept)
+            yield* repo.insert(twice)
+            yield* repo.insert({ ...twice, wa_id: digits(), business_scoped_user_id: null })
+          })))
+          assert.isTrue(Option.isNone(yield* repo.findById(project.id, kept.id)))
+          assert.isTrue(Option.isNone(yield* repo.findById(project.id, twice.id)))
+        }))
+
+      it.effect("undoes only the nested transaction whose write was refused; the outer one goes on", () =>
+        Effect.gen(function*() {
+          const tx = yield* Transactor
+          const repo = yield* ContactsRepo
+          const project = yield* givenProject()
+          const [before, inner, after] = [makeContact(project.id), makeContact(project.id), makeContact(project.id)]
+          yield* tx.withTransaction(Effect.gen(function*() {
+            yield* repo.insert(before)
+            yield* dies(tx.withTransaction(Effect.gen(function*() {
+              yield* repo.insert(inner)
+              yield* repo.insert({ ...inner, wa_id: digits(), business_scoped_user_id: null })
+            })))
+            yield* repo.insert(after)
+          }))
+          assert.isTrue(Option.isSome(yield* repo.findById(project.id, before.id)))
+          assert.isTrue(Option.isNone(yield* repo.findById(project.id, inner.id)))
+          assert.isTrue(Option.isSome(yield* repo.findById(project.id, after.id)))
+        }))
+    })
+
     layer(storage, { excludeTestServices: true })("MessagingLocks", (it) => {
-      /** Whether a transaction taking `second` waited for one that took `first` to commit. */
+      /**
+       * Whether a transaction taking `second` waited for one that took `first`
+       * to commit. A lock covers what the transaction stores or reads after
+       * it (a store may send it with the next statement), so each side reads
+       * once it has locked.
+       */
       const waitsForHolder = (first: Effect.Effect<void>, second: Effect.Effect<void>) =>
         Effect.gen(function*() {
           const tx = yield* Transactor
+          const repo = yield* MessagesRepo
+          const read = repo.findById("no-project", "no-message")
           const taken = yield* Deferred.make<void>()
           let committed = false
           const holder = yield* Effect.forkChild(tx.withTransaction(Effect.gen(function*() {
             yield* first
+            yield* read
             yield* Deferred.succeed(taken, undefined)
             yield* Effect.sleep("150 millis")
             committed = true
           })))
           yield* Deferred.await(taken)
-          const seen = yield* tx.withTransaction(Effect.andThen(second, Effect.sync(() => committed)))
+          const seen = yield* tx.withTransaction(Effect.andThen(second, Effect.andThen(read, Effect.sync(() => committed))))
           yield* Fiber.join(holder)
           return seen
         })
