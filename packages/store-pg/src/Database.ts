@@ -66,8 +66,9 @@ export const migrations = Migrator.fromRecord({
 export const migrate = Migrator.make({})({ loader: migrations, table: "parley_migrations" })
 
 /**
- * Connections of the PgClient pool (opened lazily). The driver's default of 10 made concurrent requests and
- * workers queue for a connection; with pg-boss's pool a host stays well under the server's 100.
+ * Connections of the PgClient pool (opened lazily), for statements outside transactions. The driver's default of 10
+ * made concurrent requests and workers queue for a connection (16 made proxied sends slower in paired runs). With the
+ * transactions' pool (`TRANSACTION_CONNECTIONS`) and the job queue's, a busy host opens up to 56 of the server's 100.
  */
 export const MAX_CONNECTIONS = 24
 
