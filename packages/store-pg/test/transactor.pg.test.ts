@@ -4,7 +4,7 @@
  * failures are reported as theirs.
  */
 import { assert, layer } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer } from "effect"
+import { Cause, Effect, Exit, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { isSqlError } from "effect/sql/SqlError"
 import { deferred, PgTransactions } from "../src/Transactor.ts"
@@ -55,6 +55,20 @@ layer(PgTransactions.layer.pipe(Layer.provideMerge(layerTestDatabase)), { exclud
         const rows = yield* sql<{ readonly id: string; readonly n: number }>`
           SELECT id, n FROM pipelined WHERE id IN ('taken', 'kept-not') ORDER BY id`
         assert.deepStrictEqual(rows.map((r) => [r.id, r.n]), [["taken", 0]])
+      }))
+
+    it.effect("streams rows inside a transaction, after the deferred statements before it", () =>
+      Effect.gen(function*() {
+        const { later, sql, transaction } = yield* setup
+        const streamed = yield* transaction(Effect.gen(function*() {
+          yield* later(sql`INSERT INTO pipelined (id, n) VALUES ('streamed', 3)`)
+          const rows = yield* Stream.runCollect(sql<{ readonly n: number }>`SELECT n FROM pipelined WHERE id = 'streamed'`.stream)
+          yield* later(sql`UPDATE pipelined SET n = 4 WHERE id = 'streamed'`)
+          return rows
+        }))
+        assert.deepStrictEqual(Array.from(streamed, (r) => r.n), [3])
+        const after = yield* sql<{ readonly n: number }>`SELECT n FROM pipelined WHERE id = 'streamed'`
+        assert.deepStrictEqual(after.map((r) => r.n), [4])
       }))
 
     it.effect("runs a deferred statement at once outside a transaction", () =>
