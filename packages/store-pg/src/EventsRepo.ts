@@ -15,6 +15,7 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { batched, iso, isoOrNull, jsonb, jsonRows, mapUnique } from "./Rows.ts"
+import { deferred } from "./Transactor.ts"
 
 interface EventRow {
   readonly id: string
@@ -347,19 +348,21 @@ export const layerOutbox = Layer.effect(
   Outbox,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Appended inside the change's transaction, which commits (or fails) with them: nobody waits for the answer.
+    const later = deferred(sql)
     return Outbox.of({
       append: Effect.fnUntraced(function*(e: DomainEvent) {
-        yield* sql`
+        yield* later(sql`
           INSERT INTO domain_events (id, project_id, type, payload, created_at)
-          VALUES (${e.id}, ${e.project_id}, ${e.type}, ${jsonb(e.payload)}, ${e.created_at})`
+          VALUES (${e.id}, ${e.project_id}, ${e.type}, ${jsonb(e.payload)}, ${e.created_at})`)
       }, Effect.orDie),
 
       appendMany: Effect.fnUntraced(function*(events: ReadonlyArray<DomainEvent>) {
         if (events.length === 0) return
-        yield* sql`
+        yield* later(sql`
           INSERT INTO domain_events (id, project_id, type, payload, created_at)
           SELECT id, project_id, type, payload, created_at
-          FROM ${jsonRows(sql, events)} AS r(id text, project_id text, type text, payload jsonb, created_at timestamptz)`
+          FROM ${jsonRows(sql, events)} AS r(id text, project_id text, type text, payload jsonb, created_at timestamptz)`)
       }, Effect.orDie),
 
       take: Effect.fnUntraced(function*(types: ReadonlyArray<string>, limit: number) {
