@@ -9,8 +9,7 @@ import { PgClient, type PgConnection, PgPool } from "@effect/sql-pg"
 import { Transactor } from "@parley/core"
 import { Context, Effect, Exit, Fiber, Layer, Option, Semaphore, Stream } from "effect"
 import { SqlClient, type SqlConnection } from "effect/sql"
-import { SqlError, UnknownError } from "effect/sql/SqlError"
-import { isSqlError } from "effect/sql/SqlError"
+import { isSqlError, SqlError, UnknownError } from "effect/sql/SqlError"
 
 type Level = SqlClient.TransactionConnection.Service
 type Rows = <A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>
