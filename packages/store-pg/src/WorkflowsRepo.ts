@@ -140,6 +140,13 @@ export const layerWorkflowsRepo = Layer.effect(
       slugTaken: Effect.fnUntraced(function*(projectId: string, slug: string) {
         const rows = yield* sql`SELECT 1 FROM workflows WHERE project_id = ${projectId} AND slug = ${slug}`
         return rows.length > 0
+      }, Effect.orDie),
+
+      countExecution: Effect.fnUntraced(function*(projectId: string, id: string, at: string) {
+        yield* sql`
+          UPDATE workflows SET execution_count = execution_count + 1,
+            last_executed_at = greatest(last_executed_at, ${at}::timestamptz)
+          WHERE project_id = ${projectId} AND id = ${id}`
       }, Effect.orDie)
     })
   })

@@ -26,6 +26,8 @@ export class WorkflowsRepo extends Context.Service<WorkflowsRepo, {
   /** Removes the workflow and its triggers; false when absent. */
   readonly delete: (projectId: string, id: string) => Effect.Effect<boolean>
   readonly slugTaken: (projectId: string, slug: string) => Effect.Effect<boolean>
+  /** An execution was created (decisions 2.1): `execution_count` + 1, `last_executed_at` at least `at`; lock unchanged. */
+  readonly countExecution: (projectId: string, id: string, at: string) => Effect.Effect<void>
 }>()("@parley/core/ports/WorkflowsRepo") {}
 
 export class TriggersRepo extends Context.Service<TriggersRepo, {

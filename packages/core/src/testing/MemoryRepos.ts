@@ -190,6 +190,14 @@ export const layerMemoryWorkflowsRepo = Layer.effect(
       ),
       slugTaken: Effect.fn("WorkflowsRepo.slugTaken")((projectId: string, slug: string) =>
         store.run((db) => db.all(Workflows).some((w) => w.project_id === projectId && w.slug === slug))
+      ),
+      countExecution: Effect.fn("WorkflowsRepo.countExecution")((projectId: string, id: string, at: string) =>
+        store.run((db) => {
+          const w = db.get(Workflows, id)
+          if (w === undefined || w.project_id !== projectId) return
+          const last = w.last_executed_at === null || Date.parse(at) > Date.parse(w.last_executed_at) ? timestamp(at) : w.last_executed_at
+          db.put(Workflows, id, { ...w, execution_count: w.execution_count + 1, last_executed_at: last })
+        })
       )
     })
   })

@@ -1,0 +1,266 @@
+/**
+ * The executions endpoints as a service (decisions 2.5, 3.2, 4.2): start
+ * (the record exists when the 202 is answered), reads, status moves and
+ * resume. Runs go through the `Launcher` and the `ExecutionEngine`.
+ */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { ContactsRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
+import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
+import { Transactor } from "../ports/Transactor.ts"
+import { TriggersRepo, WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import type { Principal } from "../projects/Projects.ts"
+import { type Conflict, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
+import { phoneDigits } from "../tenancy/MessageConfig.ts"
+import { ExecutionEngine } from "./Engine.ts"
+import {
+  type ExecutionDetail,
+  type ExecutionFilter,
+  type ExecutionRecord,
+  type ExecutionStatus,
+  type ExecutionSummary,
+  type StepEventFilter,
+  type StepEventRecord,
+  toDetail,
+  toSummary
+} from "./Execution.ts"
+import { Launcher } from "./Launcher.ts"
+import * as T from "./Transitions.ts"
+
+export interface StartInput {
+  readonly phone_number?: string | null | undefined
+  readonly recipient?: string | null | undefined
+  readonly phone_number_id?: string | null | undefined
+  readonly msg_config_id?: string | number | null | undefined
+  readonly variables?: Readonly<Record<string, unknown>> | null | undefined
+  readonly context?: Readonly<Record<string, unknown>> | null | undefined
+  readonly initial_data?: unknown
+}
+
+export interface RequestFacts {
+  readonly ip: string | null
+  readonly user_agent: string | null
+}
+
+export interface StartAnswer {
+  readonly message: string
+  readonly workflow_id: string
+  readonly id: string
+  readonly tracking_id: string
+}
+
+export interface ResumeInput {
+  readonly message?: { readonly kind?: string | undefined; readonly data?: unknown } | undefined
+  readonly variables?: Readonly<Record<string, unknown>> | null | undefined
+}
+
+/** Route key of a (number, contact) pair: routing, starts and parking take it. */
+export const routeLock = (msgConfigId: string, contactId: string) => `contact:route:${msgConfigId}:${contactId}`
+
+export class Executions extends Context.Service<Executions, {
+  readonly start: (
+    principal: Principal,
+    workflowId: string,
+    input: StartInput,
+    request: RequestFacts
+  ) => Effect.Effect<StartAnswer, NotFound | Unprocessable>
+  readonly get: (principal: Principal, idOrTrackingId: string) => Effect.Effect<ExecutionDetail, NotFound>
+  readonly list: (
+    principal: Principal,
+    filter: ExecutionFilter,
+    window: ListWindow
+  ) => Effect.Effect<ListSlice<ExecutionSummary>, NotFound>
+  readonly move: (principal: Principal, id: string, status: ExecutionStatus) => Effect.Effect<ExecutionSummary, NotFound | Unprocessable>
+  readonly resume: (
+    principal: Principal,
+    id: string,
+    input: ResumeInput
+  ) => Effect.Effect<ExecutionSummary & { readonly requested_execution_id: string; readonly parent_flow_execution_id: string | null }, NotFound | Unprocessable | Conflict>
+  readonly events: (
+    principal: Principal,
+    id: string,
+    filter: StepEventFilter,
+    window: ListWindow
+  ) => Effect.Effect<ListSlice<StepEventRecord>, NotFound>
+  readonly event: (principal: Principal, id: string) => Effect.Effect<StepEventRecord, NotFound>
+}>()("@parley/core/executions/Executions") {
+  static readonly layer = Layer.effect(
+    Executions,
+    Effect.gen(function*() {
+      const repo = yield* ExecutionsRepo
+      const steps = yield* StepEventsRepo
+      const workflows = yield* WorkflowsRepo
+      const triggers = yield* TriggersRepo
+      const configs = yield* MessageConfigsRepo
+      const contacts = yield* ContactsRepo
+      const locks = yield* MessagingLocks
+      const tx = yield* Transactor
+      const engine = yield* ExecutionEngine
+      const launcher = yield* Launcher
+
+      const findExecution = (projectId: string, id: string) =>
+        repo.find(projectId, id).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow execution")), onSome: Effect.succeed }))
+        )
+
+      const statusOf = (projectId: string, workflowId: string) =>
+        workflows.findById(projectId, workflowId).pipe(Effect.map(Option.match({ onNone: () => "deleted", onSome: (w) => w.status })))
+
+      const summary = Effect.fnUntraced(function*(e: ExecutionRecord) {
+        const g = yield* engine.graph(e.revision_id)
+        return toSummary(e, g.definition, yield* statusOf(e.project_id, e.workflow_id))
+      })
+
+      /** Sender of an API start (decisions 2.5.1). */
+      const sender = Effect.fnUntraced(function*(projectId: string, workflowId: string, input: StartInput) {
+        const own = (found: Option.Option<MessageConfigRecord>) =>
+          Option.filter(found, (c) => c.project_id === projectId && c.deleted_at === null)
+        if (input.phone_number_id !== undefined && input.phone_number_id !== null) {
+          const found = own(yield* configs.findByPhoneNumberId(input.phone_number_id))
+          if (Option.isNone(found)) return yield* unprocessable("phone_number_id is not a number of this project")
+          return found.value
+        }
+        if (input.msg_config_id !== undefined && input.msg_config_id !== null) {
+          const found = own(yield* configs.findById(projectId, String(input.msg_config_id)))
+          if (Option.isNone(found)) return yield* unprocessable("msg_config_id is not a config of this project")
+          return found.value
+        }
+        const inbound = (yield* triggers.listByWorkflow(projectId, workflowId))
+          .find((t) => t.trigger_type === "inbound_message" && t.active)
+        const byTrigger = inbound === undefined ? Option.none() : own(yield* configs.findByPhoneNumberId(String(inbound.triggerable.phone_number_id)))
+        if (Option.isSome(byTrigger)) return byTrigger.value
+        const numbers = yield* configs.list(projectId, {}, { mode: "page", page: 1, perPage: 2 })
+        if (numbers.total === 1) return numbers.items[0]!
+        return yield* unprocessable("phone_number_id is required")
+      })
+
+      const start = Effect.fn("Executions.start")(function*(principal: Principal, workflowId: string, input: StartInput, request: RequestFacts) {
+        const projectId = principal.project.id
+        const workflow = yield* workflows.findById(projectId, workflowId).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow")), onSome: Effect.succeed }))
+        )
+        if (workflow.status !== "active") return yield* unprocessable("Workflow is not active")
+        const phone = input.phone_number === undefined || input.phone_number === null ? null : phoneDigits(input.phone_number)
+        if (phone !== null && (phone.length < 6 || phone.length > 15)) {
+          return yield* unprocessable("phone_number is not a valid phone number", [{ path: "workflow_execution.phone_number", message: "is invalid" }])
+        }
+        const recipient = input.recipient ?? null
+        if (phone === null && recipient === null) {
+          return yield* unprocessable("phone_number is required", [{ path: "workflow_execution.phone_number", message: "is required" }])
+        }
+        const config = yield* sender(projectId, workflowId, input)
+        const contact = phone !== null
+          ? yield* contacts.findByWaId(projectId, phone)
+          : yield* contacts.findByUserId(projectId, recipient!)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        // Superseding and the handoff check look at the pair's current owner (decisions 2.5.1).
+        const blocked = yield* tx.withTransaction(Effect.gen(function*() {
+          if (Option.isNone(contact)) return false
+          yield* locks.lock(routeLock(config.id, contact.value.id))
+          const owner = yield* repo.findRouted(config.id, contact.value.id)
+          if (Option.isNone(owner)) return false
+          if (owner.value.status === "handoff") return true
+          const g = yield* engine.graph(owner.value.revision_id)
+          yield* engine.write(owner.value, T.end(owner.value, g, "superseded", now))
+          return false
+        }))
+        const created = yield* launcher.launch({
+          workflow,
+          triggerType: "api_call",
+          observer: false,
+          config,
+          contact: Option.getOrNull(contact),
+          conversationId: null,
+          phone,
+          recipient,
+          vars: input.variables ?? {},
+          context: input.context ?? {},
+          initialData: input.initial_data,
+          metadata: { request: { ip: request.ip, user_agent: request.user_agent, timestamp: now } },
+          system: { trigger_msg_config_id: config.id },
+          dedupeKey: null,
+          failWith: blocked ? "Conversation is in handoff" : undefined
+        })
+        const record = Option.getOrThrow(created)
+        return { message: "Workflow execution started", workflow_id: workflow.id, id: record.id, tracking_id: record.tracking_id }
+      })
+
+      const get = Effect.fn("Executions.get")(function*(principal: Principal, id: string) {
+        const e = yield* findExecution(principal.project.id, id)
+        const g = yield* engine.graph(e.revision_id)
+        const latest = yield* steps.latest(e.id, 100)
+        return toDetail(e, g.definition, yield* statusOf(e.project_id, e.workflow_id), latest)
+      })
+
+      const list = Effect.fn("Executions.list")(function*(principal: Principal, filter: ExecutionFilter, window: ListWindow) {
+        if (filter.workflow_id !== undefined && Option.isNone(yield* workflows.findById(principal.project.id, filter.workflow_id))) {
+          return yield* notFound("Workflow")
+        }
+        const slice = yield* repo.list(principal.project.id, filter, window)
+        const items = yield* Effect.forEach(slice.items, summary)
+        return { ...slice, items }
+      })
+
+      const move = Effect.fn("Executions.move")(function*(principal: Principal, id: string, to: ExecutionStatus) {
+        const e = yield* findExecution(principal.project.id, id)
+        if (e.status === to) return yield* summary(e)
+        const allowed = (to === "ended" && ["running", "waiting", "handoff"].includes(e.status)) ||
+          (to === "handoff" && ["running", "waiting"].includes(e.status)) ||
+          (to === "waiting" && e.status === "running")
+        if (!allowed) return yield* unprocessable(`Cannot move execution from ${e.status} to ${to}`)
+        const g = yield* engine.graph(e.revision_id)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const transition = to === "ended"
+          ? T.end(e, g, "manual", now)
+          : to === "handoff"
+          ? T.handoff(e, { node_id: null, reason: null, source: "api" }, now)
+          // A running step finishes first; the run then waits (decisions 3.2).
+          : { record: { ...e, requested_status: "waiting" as const, state_version: e.state_version + 1 }, events: [] }
+        if (!(yield* engine.write(e, transition))) return yield* move(principal, id, to)
+        return yield* summary(transition.record)
+      })
+
+      const resume = Effect.fn("Executions.resume")(function*(principal: Principal, id: string, input: ResumeInput) {
+        const requested = yield* findExecution(principal.project.id, id)
+        const e = requested.resumable_execution_id !== null && requested.resumable_execution_id !== requested.id
+          ? yield* findExecution(principal.project.id, requested.resumable_execution_id)
+          : requested
+        if (e.status !== "waiting" && e.status !== "handoff") return yield* unprocessable("Execution is not waiting")
+        const kind = input.message?.kind ?? "payload"
+        const data = input.message?.data
+        if (e.status === "waiting" && data === undefined) return yield* unprocessable("message.data is required")
+        if (kind === "text" && data !== undefined && typeof data !== "string") return yield* unprocessable("message.data must be a string for kind text")
+        const g = yield* engine.graph(e.revision_id)
+        const nodeId = e.status === "handoff" ? e.handoff?.node_id ?? null : e.wait?.node_id ?? e.current_node
+        if (nodeId !== null && g.node(nodeId) === undefined) return yield* unprocessable("Waiting step can no longer be resumed")
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const resumed = e.status === "handoff" && nodeId === null
+          ? T.end(e, g, "completed", now)
+          : T.resume(e, g, { value: data, reason: "api", source: "api", kind, messageIds: [], variables: input.variables ?? undefined }, now)
+        if (!(yield* engine.write(e, resumed))) return yield* unprocessable("Execution is not waiting")
+        if (resumed.record.status === "running") yield* engine.kick(e.id)
+        return {
+          ...(yield* summary(resumed.record)),
+          requested_execution_id: requested.id,
+          parent_flow_execution_id: e.parent_execution_id
+        }
+      })
+
+      const events = Effect.fn("Executions.events")(function*(principal: Principal, id: string, filter: StepEventFilter, window: ListWindow) {
+        const e = yield* findExecution(principal.project.id, id)
+        return yield* steps.list(principal.project.id, e.id, filter, window)
+      })
+
+      const event = Effect.fn("Executions.event")(function*(principal: Principal, id: string) {
+        return yield* steps.find(principal.project.id, id).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow event")), onSome: Effect.succeed }))
+        )
+      })
+
+      return Executions.of({ start, get, list, move, resume, events, event })
+    })
+  )
+}
+

@@ -1,0 +1,376 @@
+/**
+ * The node types (decisions 2.3) as step functions: each reads the node's
+ * config and the execution, and answers a `StepOutcome` or fails with
+ * `StepFailed`. Side effects that must happen at most once (sends) are not
+ * done here: the node answers `Perform` with the envelope and the engine
+ * records the intent before it sends (`Engine.ts`). Functions and events run
+ * here: they are not retried (decisions 10.4), and a crash in their middle
+ * fails the step as in doubt (the engine sees the step was entered twice).
+ */
+import { Effect, Option, Predicate } from "effect"
+import { Events } from "../events/Events.ts"
+import { FunctionCalls, type FunctionStepCall } from "../functions/FunctionCalls.ts"
+import { Messaging } from "../messaging/Messaging.ts"
+import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { StepEventsRepo } from "../ports/ExecutionsRepo.ts"
+import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
+import { phoneDigits } from "../tenancy/MessageConfig.ts"
+import type { Node } from "../workflows/Workflow.ts"
+import type { ExecutionContext, ExecutionRecord } from "./Execution.ts"
+import type { Graph } from "./Graph.ts"
+import { convertValue, interpolateText, interpolateValue, type Secrets, secretsUsed } from "./Interpolation.ts"
+import { interactiveEnvelope, textEnvelope } from "./Envelopes.ts"
+import { type EventDraft, follow, type StepOutcome, StepFailed } from "./Step.ts"
+
+export interface StepInput {
+  readonly execution: ExecutionRecord
+  readonly graph: Graph
+  readonly node: Node
+  readonly secrets: Secrets
+  readonly now: string
+  /** `send_text` whose delay already passed. */
+  readonly afterDelay: boolean
+}
+
+const str = (u: unknown): string | undefined => (Predicate.isString(u) && u.length > 0 ? u : undefined)
+const num = (u: unknown): number | undefined => (Predicate.isNumber(u) && Number.isFinite(u) ? u : undefined)
+
+const fail = (message: string, code?: string, events?: ReadonlyArray<EventDraft>) =>
+  Effect.fail(new StepFailed({ message, code, events }))
+
+/** Interpolation failures (an unknown `${ENV:NAME}`) fail the step with their message. */
+const text = (template: string, ctx: ExecutionContext, secrets: Secrets) =>
+  interpolateText(template, ctx, secrets).pipe(Effect.mapError((e) => new StepFailed({ message: e.message })))
+const value = (template: unknown, ctx: ExecutionContext, secrets: Secrets) =>
+  interpolateValue(template, ctx, secrets).pipe(Effect.mapError((e) => new StepFailed({ message: e.message })))
+
+const withVars = (ctx: ExecutionContext, vars: Readonly<Record<string, unknown>>): ExecutionContext =>
+  Object.keys(vars).length === 0 ? ctx : { ...ctx, vars: { ...ctx.vars, ...vars } }
+
+/** Sender resolution (decisions 2.3): node number, node config, the run's number, the API start's config. */
+const resolveSender = Effect.fnUntraced(function*(input: StepInput) {
+  const configs = yield* MessageConfigsRepo
+  const config = input.node.data.config
+  const projectId = input.execution.project_id
+  const phoneNumberId = str(config.phone_number_id)
+  const ownLive = (found: Option.Option<MessageConfigRecord>) =>
+    Option.filter(found, (c) => c.project_id === projectId && c.deleted_at === null)
+  if (phoneNumberId !== undefined) return ownLive(yield* configs.findByPhoneNumberId(phoneNumberId))
+  const msgConfigId = str(config.msg_config_id)
+  if (msgConfigId !== undefined) return ownLive(yield* configs.findById(projectId, msgConfigId))
+  const own = input.execution.msg_config_id ?? str(input.execution.execution_context.system.trigger_msg_config_id)
+  if (own !== undefined) return ownLive(yield* configs.findById(projectId, own))
+  return Option.none<MessageConfigRecord>()
+})
+
+/** Destination (decisions 2.3): `to_phone_number`, the contact's number, else its business-scoped id. */
+const resolveRecipient = Effect.fnUntraced(function*(input: StepInput) {
+  const ctx = input.execution.execution_context
+  const override = str(input.node.data.config.to_phone_number)
+  if (override !== undefined) {
+    const digits = phoneDigits(yield* text(override, ctx, input.secrets))
+    return digits.length > 0 ? Option.some({ to: digits }) : Option.none()
+  }
+  const phone = str(ctx.context.phone_number)
+  if (phone !== undefined && phoneDigits(phone).length > 0) return Option.some({ to: phoneDigits(phone) })
+  const recipient = str(ctx.context.recipient)
+  return recipient !== undefined ? Option.some({ recipient }) : Option.none<{ to: string } | { recipient: string }>()
+})
+
+const sendStep = (action: "send_text" | "send_interactive", build: (input: StepInput) => Effect.Effect<Record<string, unknown>, StepFailed>) =>
+  Effect.fnUntraced(function*(input: StepInput) {
+    const ctx = input.execution.execution_context
+    const hasOverride = str(input.node.data.config.to_phone_number) !== undefined
+    if (input.execution.observer && !hasOverride) {
+      return follow(ctx, [{ event_type: "action_skipped", payload: { action, reason: "observer" } }])
+    }
+    const sender = yield* resolveSender(input)
+    if (Option.isNone(sender)) return yield* fail("No sender number")
+    const recipient = yield* resolveRecipient(input)
+    if (Option.isNone(recipient)) return yield* fail("No recipient")
+    const message = yield* build(input)
+    const key = `${input.execution.id}:${input.execution.step_seq}`
+    const envelope = {
+      messaging_product: "whatsapp",
+      recipient_type: "individual",
+      ...recipient.value,
+      ...message,
+      biz_opaque_callback_data: key
+    }
+    return {
+      context: ctx,
+      events: [],
+      next: {
+        _tag: "Perform",
+        pending: {
+          kind: "send",
+          key,
+          node_id: input.node.id,
+          message_id: "",
+          msg_config_id: sender.value.id,
+          to: "to" in recipient.value ? recipient.value.to : recipient.value.recipient,
+          envelope,
+          started_at: input.now
+        }
+      },
+      secrets: secretsUsed(input.node.data.config, input.secrets)
+    } satisfies StepOutcome
+  })
+
+const sendText = sendStep("send_text", (input) =>
+  Effect.gen(function*() {
+    const raw = input.node.data.config.message
+    const body = Predicate.isString(raw)
+      ? yield* text(raw, input.execution.execution_context, input.secrets)
+      : JSON.stringify(yield* value(raw, input.execution.execution_context, input.secrets))
+    if (body.length > 4096) return yield* fail("Message is longer than 4096 characters")
+    return textEnvelope(body)
+  }))
+
+const sendInteractive = sendStep("send_interactive", (input) =>
+  Effect.gen(function*() {
+    const config = yield* value(input.node.data.config, input.execution.execution_context, input.secrets)
+    return yield* interactiveEnvelope(config as Record<string, unknown>, input.execution.id).pipe(
+      Effect.mapError((message) => new StepFailed({ message }))
+    )
+  }))
+
+/** The payload parts every function step sends (decisions 10.5.5). */
+const functionCall = Effect.fnUntraced(function*(input: StepInput, functionId: string) {
+  const events = yield* StepEventsRepo
+  const messaging = yield* Messaging
+  const e = input.execution
+  const recent = yield* events.latest(e.id, 10)
+  const conversation = e.msg_conversation_id === null
+    ? undefined
+    : yield* messaging.getConversation(e.project_id, e.msg_conversation_id).pipe(Effect.option)
+  const messages = conversation === undefined || Option.isNone(conversation)
+    ? []
+    : (yield* messaging.listMessages(e.project_id, { conversation_id: conversation.value.id }, { mode: "cursor", limit: 20 })).items
+  const call: FunctionStepCall = {
+    projectId: e.project_id,
+    functionId,
+    executionContext: e.execution_context,
+    flowEvents: [...recent].reverse().map((ev) => ({ event_type: ev.event_type, payload: ev.payload, created_at: ev.created_at })),
+    flowInfo: { id: e.workflow_id, name: e.workflow_name, step_id: input.node.id },
+    msgContext: conversation === undefined || Option.isNone(conversation) ? undefined : {
+      conversation: { ...conversation.value, msg_config_id: conversation.value.msg_config_id },
+      messages: [...messages].reverse().map((m) => ({
+        id: m.id,
+        message_type: m.type,
+        content: m.content,
+        direction: m.direction,
+        status: m.status,
+        processing_status: m.processing_status,
+        msg_message_id: m.network_id,
+        origin: m.origin,
+        phone_number: m.phone_number,
+        has_media: m.has_media,
+        reply_option_id: null,
+        reply_option_title: null,
+        interactive_type: null,
+        interactive_data: null,
+        created_at: m.created_at,
+        updated_at: m.updated_at
+      }))
+    }
+  }
+  return call
+})
+
+/** Records the events a function asked for, with the run's conversation; refusals are logged, never fatal. */
+const recordRequestedEvents = Effect.fnUntraced(function*(
+  input: StepInput,
+  requested: ReadonlyArray<{ readonly name: string; readonly properties?: unknown; readonly occurred_at?: string | null | undefined }>
+) {
+  const emitted = yield* Events
+  const drafts: Array<EventDraft> = []
+  for (const event of requested) {
+    const outcome = yield* Effect.result(emitted.emit(input.execution.project_id, {
+      name: event.name,
+      properties: (event.properties ?? null) as Record<string, unknown> | null,
+      occurred_at: event.occurred_at ?? null,
+      conversation_id: input.execution.msg_conversation_id
+    }))
+    drafts.push(
+      outcome._tag === "Success"
+        ? { event_type: "action_performed", payload: { action: "emit_event", event_id: outcome.success.id, name: event.name } }
+        : { event_type: "action_failed", payload: { action: "emit_event", error: { message: outcome.failure.error } } }
+    )
+  }
+  return drafts
+})
+
+const functionFailed = (e: { readonly message: string; readonly reason: string }, action: string) =>
+  new StepFailed({
+    message: e.message,
+    code: e.reason,
+    events: [{ event_type: "action_failed", payload: { action, error: { message: e.message, code: e.reason } } }]
+  })
+
+const functionNode = Effect.fnUntraced(function*(input: StepInput) {
+  const calls = yield* FunctionCalls
+  const config = input.node.data.config
+  const functionId = str(config.function_id) ?? ""
+  const call = yield* functionCall(input, functionId)
+  const hasNextEdge = input.graph.follow(input.node.id, "next") !== undefined
+  const started: EventDraft = { event_type: "action_executing", payload: { action: "function", request: { function_id: functionId } } }
+  const answer = yield* calls.callNode({ ...call, hasNextEdge }).pipe(Effect.mapError((e) => functionFailed(e, "function")))
+  const saveTo = str(config.save_response_to)
+  const vars = saveTo === undefined ? answer.vars : { ...answer.vars, [saveTo]: answer.saved }
+  const emitted = yield* recordRequestedEvents(input, answer.events)
+  const events: Array<EventDraft> = [
+    started,
+    { event_type: "action_performed", payload: { action: "function", invocation_id: answer.invocationId, response: answer.saved } },
+    ...(Object.keys(answer.vars).length > 0
+      ? [{ event_type: "variables_merged", payload: { keys: Object.keys(answer.vars), source: "function" } }]
+      : []),
+    ...emitted
+  ]
+  return follow(withVars(input.execution.execution_context, vars), events)
+})
+
+const decideNode = Effect.fnUntraced(function*(input: StepInput) {
+  const config = input.node.data.config
+  const conditions = Array.isArray(config.conditions) ? config.conditions as ReadonlyArray<Record<string, unknown>> : []
+  const labels = conditions.map((c) => String(c.label))
+  const decisionType = str(config.decision_type) ?? "ai"
+  const evaluating: EventDraft = { event_type: "decision_evaluating", payload: { decision_type: decisionType, available_edges: labels } }
+  if (decisionType !== "function") {
+    return yield* fail("AI decisions need a provider model, which this host does not have", "ai_unavailable", [evaluating])
+  }
+  const calls = yield* FunctionCalls
+  const call = yield* functionCall(input, str(config.function_id) ?? "")
+  const answer = yield* calls.callDecide({ ...call, labels }).pipe(Effect.mapError((e) => functionFailed(e, "function")))
+  const emitted = yield* recordRequestedEvents(input, answer.events)
+  return {
+    context: withVars(input.execution.execution_context, answer.vars),
+    events: [
+      evaluating,
+      ...(Object.keys(answer.vars).length > 0
+        ? [{ event_type: "variables_merged", payload: { keys: Object.keys(answer.vars), source: "decide" } }]
+        : []),
+      ...emitted,
+      { event_type: "decision_evaluated", payload: { selected_label: answer.nextEdge, fallback: false } }
+    ],
+    next: { _tag: "Follow", label: answer.nextEdge, noEdge: "no_edge" }
+  } satisfies StepOutcome
+})
+
+const setVariable = Effect.fnUntraced(function*(input: StepInput) {
+  const config = input.node.data.config
+  const ctx = input.execution.execution_context
+  const name = String(config.variable_name)
+  const raw = config.variable_value
+  const valueType = (str(config.value_type) ?? "string") as "string" | "number" | "boolean" | "json"
+  const interpolated = Predicate.isString(raw) && valueType !== "json" ? yield* text(raw, ctx, input.secrets) : yield* value(raw, ctx, input.secrets)
+  const converted = yield* convertValue(interpolated, valueType).pipe(Effect.mapError((e) => new StepFailed({ message: e.message })))
+  return {
+    ...follow(withVars(ctx, { [name]: converted }), [{ event_type: "variables_set", payload: { name, value: converted } }]),
+    secrets: secretsUsed(raw, input.secrets)
+  }
+})
+
+const emitEvent = Effect.fnUntraced(function*(input: StepInput) {
+  const events = yield* Events
+  const config = input.node.data.config
+  const ctx = input.execution.execution_context
+  const name = String(config.event_name)
+  const properties = config.properties === undefined || config.properties === null
+    ? null
+    : (yield* value(config.properties, ctx, input.secrets)) as Record<string, unknown>
+  const occurredAt = str(config.occurred_at) === undefined ? null : (yield* text(String(config.occurred_at), ctx, input.secrets)) || null
+  const request = { name, properties, occurred_at: occurredAt }
+  const executing: EventDraft = { event_type: "action_executing", payload: { action: "emit_event", request } }
+  const outcome = yield* Effect.result(events.emit(input.execution.project_id, {
+    ...request,
+    conversation_id: input.execution.msg_conversation_id
+  }))
+  if (outcome._tag === "Success") {
+    return follow(ctx, [executing, { event_type: "action_performed", payload: { action: "emit_event", event_id: outcome.success.id } }])
+  }
+  const failed: EventDraft = { event_type: "action_failed", payload: { action: "emit_event", error: { message: outcome.failure.error } } }
+  // The plan or the allowance refused it (402): logged, and the run goes on (decisions 2.3.13).
+  if (outcome.failure._tag === "PaymentRequired") return follow(ctx, [executing, failed])
+  return yield* fail(outcome.failure.error, undefined, [executing, failed])
+})
+
+const handoffNode = Effect.fnUntraced(function*(input: StepInput) {
+  const config = input.node.data.config
+  const ctx = input.execution.execution_context
+  const reason = str(config.reason) === undefined ? null : yield* text(String(config.reason), ctx, input.secrets)
+  return {
+    context: ctx,
+    events: config.context_data === undefined ? [] : [{ event_type: "variables_set", payload: { name: "context_data", value: config.context_data } }],
+    next: { _tag: "Handoff", handoff: { node_id: input.node.id, reason, source: "action_step" } }
+  } satisfies StepOutcome
+})
+
+const waitNode = (input: StepInput): Effect.Effect<StepOutcome> => {
+  const config = input.node.data.config
+  const ctx = input.execution.execution_context
+  // Observer runs never take inputs: a wait ends them (decisions 10.1).
+  if (input.execution.observer) return Effect.succeed({ context: ctx, events: [], next: { _tag: "End", reason: "observer_wait" } })
+  const timeout = config.has_timeout === true ? num(config.timeout_seconds) ?? null : null
+  const dueAt = timeout === null ? null : new Date(Date.parse(input.now) + timeout * 1000).toISOString()
+  const system = timeout === null
+    ? (({ pending_timeout: _, ...rest }) => rest)(ctx.system)
+    : { ...ctx.system, pending_timeout: { at: dueAt, seconds: timeout } }
+  return Effect.succeed({
+    context: { ...ctx, system },
+    events: [],
+    next: {
+      _tag: "Park",
+      reason: "wait_for_response",
+      wait: { kind: "wait_for_response", seq: input.execution.step_seq, node_id: input.node.id, due_at: dueAt, timeout_seconds: timeout }
+    }
+  })
+}
+
+const delayFor = (input: StepInput): number => (input.afterDelay ? 0 : num(input.node.data.config.delay_seconds) ?? 0)
+
+/** Runs one node. */
+export const runNode = (input: StepInput) => {
+  const ctx = input.execution.execution_context
+  switch (input.node.data.node_type) {
+    case "start":
+      return Effect.succeed(follow(ctx, []))
+    case "send_text": {
+      const delay = delayFor(input)
+      if (delay > 0) {
+        return Effect.succeed<StepOutcome>({
+          context: ctx,
+          events: [],
+          next: {
+            _tag: "Park",
+            reason: null,
+            wait: {
+              kind: "delay",
+              seq: input.execution.step_seq,
+              node_id: input.node.id,
+              due_at: new Date(Date.parse(input.now) + delay * 1000).toISOString(),
+              timeout_seconds: delay
+            }
+          }
+        })
+      }
+      return sendText(input)
+    }
+    case "send_interactive":
+      return sendInteractive(input)
+    case "wait_for_response":
+      return waitNode(input)
+    case "decide":
+      return decideNode(input)
+    case "function":
+      return functionNode(input)
+    case "set_variable":
+      return setVariable(input)
+    case "emit_event":
+      return emitEvent(input)
+    case "handoff":
+      return handoffNode(input)
+    default:
+      return fail(`Node type ${input.node.data.node_type} cannot run on this host yet`, "unsupported_node")
+  }
+}

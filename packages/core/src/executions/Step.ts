@@ -1,0 +1,51 @@
+/**
+ * What running one node produces: the new `execution_context`, the step
+ * events to append, and where the run goes next. The engine turns an
+ * outcome into one checkpoint (`Engine.ts`); the nodes (`Nodes.ts`) only
+ * compute outcomes.
+ */
+import { Data } from "effect"
+import type { ExecutionContext, HandoffState, PendingAction, WaitingReason, WaitState } from "./Execution.ts"
+
+/** A step event before it is numbered and stamped; `step` defaults to the node that ran. */
+export interface EventDraft {
+  readonly event_type: string
+  readonly payload: Readonly<Record<string, unknown>>
+  readonly direction?: "inbound" | "outbound" | null | undefined
+  readonly edge_label?: string | null | undefined
+  /** false: an execution-level event (no step). */
+  readonly withStep?: boolean | undefined
+}
+
+export type EndReason = "completed" | "manual" | "superseded" | "workflow_deleted" | "observer_wait" | "no_edge"
+
+export type Next =
+  /** Leave the node by the edge with this label; no such edge ends the run (`completed`, or `no_edge` for a decide). */
+  | { readonly _tag: "Follow"; readonly label: string; readonly noEdge?: EndReason | undefined }
+  | { readonly _tag: "Park"; readonly wait: WaitState; readonly reason: WaitingReason | null }
+  | { readonly _tag: "Perform"; readonly pending: PendingAction }
+  | { readonly _tag: "Handoff"; readonly handoff: HandoffState }
+  | { readonly _tag: "End"; readonly reason: EndReason }
+  | { readonly _tag: "Fail"; readonly message: string; readonly code?: string | undefined }
+
+export interface StepOutcome {
+  readonly context: ExecutionContext
+  readonly events: ReadonlyArray<EventDraft>
+  readonly next: Next
+  /** Secret values the step's events may hold: masked in the log. */
+  readonly secrets?: ReadonlyArray<string> | undefined
+}
+
+/** A step that cannot go on: the execution fails with `message` (and `code`). */
+export class StepFailed extends Data.TaggedError("StepFailed")<{
+  readonly message: string
+  readonly code?: string | undefined
+  /** Events the step recorded before it failed (e.g. `action_failed`). */
+  readonly events?: ReadonlyArray<EventDraft> | undefined
+}> {}
+
+export const follow = (context: ExecutionContext, events: ReadonlyArray<EventDraft>, label = "next"): StepOutcome => ({
+  context,
+  events,
+  next: { _tag: "Follow", label }
+})
