@@ -21,7 +21,7 @@
  * settled by the network's status reports (the key rides as
  * `biz_opaque_callback_data`) or failed after a grace period — never sent again.
  */
-import { Clock, Context, Effect, FiberSet, Layer, Option } from "effect"
+import { Clock, Context, Data, Effect, FiberSet, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
@@ -34,7 +34,7 @@ import type { Definition } from "../workflows/Workflow.ts"
 import { type ExecutionRecord, isTerminal, stepRef, type StepEventRecord, type WorkflowRevision } from "./Execution.ts"
 import { type Graph, makeGraph } from "./Graph.ts"
 import { shapePayload } from "./StepLog.ts"
-import { runNode } from "./Nodes.ts"
+import { type NodeServices, runNode } from "./Nodes.ts"
 import type { StepOutcome } from "./Step.ts"
 import * as T from "./Transitions.ts"
 
@@ -52,9 +52,7 @@ export interface TimerJob {
 }
 
 /** The checkpoint lost its compare-and-set: another host owns the run now. */
-class Fenced {
-  readonly _tag = "Fenced"
-}
+class Fenced extends Data.TaggedError("Fenced")<{}> {}
 
 /** The revision id of a definition: its content hash, so equal graphs share one row. */
 export const revisionId = (workflowId: string, definition: Definition) =>
@@ -93,7 +91,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const outbox = yield* Outbox
       const outbound = yield* Outbound
       const configs = yield* MessageConfigsRepo
-      const services = yield* Effect.context<Effect.Services<ReturnType<typeof runNode>>>()
+      const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
       const fibers = yield* FiberSet.make()
       const graphs = new Map<string, Graph>()

@@ -183,6 +183,7 @@ export class Executions extends Context.Service<Executions, {
           dedupeKey: null,
           failWith: blocked ? "Conversation is in handoff" : undefined
         })
+        // Ids are new and start requests carry no dedupe key: the insert always lands.
         const record = Option.getOrThrow(created)
         return { message: "Workflow execution started", workflow_id: workflow.id, id: record.id, tracking_id: record.tracking_id }
       })
@@ -204,8 +205,17 @@ export class Executions extends Context.Service<Executions, {
       })
 
       const move = Effect.fn("Executions.move")(function*(principal: Principal, id: string, to: ExecutionStatus) {
+        // A concurrent step may move the record between the read and the write: read again and retry.
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const moved = yield* moveOnce(principal, id, to)
+          if (Option.isSome(moved)) return yield* summary(moved.value)
+        }
+        return yield* summary(yield* findExecution(principal.project.id, id))
+      })
+
+      const moveOnce = Effect.fnUntraced(function*(principal: Principal, id: string, to: ExecutionStatus) {
         const e = yield* findExecution(principal.project.id, id)
-        if (e.status === to) return yield* summary(e)
+        if (e.status === to) return Option.some(e)
         const allowed = (to === "ended" && ["running", "waiting", "handoff"].includes(e.status)) ||
           (to === "handoff" && ["running", "waiting"].includes(e.status)) ||
           (to === "waiting" && e.status === "running")
@@ -218,8 +228,7 @@ export class Executions extends Context.Service<Executions, {
           ? T.handoff(e, { node_id: null, reason: null, source: "api" }, now)
           // A running step finishes first; the run then waits (decisions 3.2).
           : { record: { ...e, requested_status: "waiting" as const, state_version: e.state_version + 1 }, events: [] }
-        if (!(yield* engine.write(e, transition))) return yield* move(principal, id, to)
-        return yield* summary(transition.record)
+        return (yield* engine.write(e, transition)) ? Option.some(transition.record) : Option.none<ExecutionRecord>()
       })
 
       const resume = Effect.fn("Executions.resume")(function*(principal: Principal, id: string, input: ResumeInput) {

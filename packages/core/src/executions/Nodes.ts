@@ -97,7 +97,7 @@ const sendStep = (action: "send_text" | "send_interactive", build: (input: StepI
       ...message,
       biz_opaque_callback_data: key
     }
-    return {
+    const outcome: StepOutcome = {
       context: ctx,
       events: [],
       next: {
@@ -114,7 +114,8 @@ const sendStep = (action: "send_text" | "send_interactive", build: (input: StepI
         }
       },
       secrets: secretsUsed(input.node.data.config, input.secrets)
-    } satisfies StepOutcome
+    }
+    return outcome
   })
 
 const sendText = sendStep("send_text", (input) =>
@@ -329,8 +330,11 @@ const waitNode = (input: StepInput): Effect.Effect<StepOutcome> => {
 
 const delayFor = (input: StepInput): number => (input.afterDelay ? 0 : num(input.node.data.config.delay_seconds) ?? 0)
 
+/** What the nodes read and call. */
+export type NodeServices = MessageConfigsRepo | Messaging | Events | FunctionCalls | StepEventsRepo
+
 /** Runs one node. */
-export const runNode = (input: StepInput) => {
+export const runNode = (input: StepInput): Effect.Effect<StepOutcome, StepFailed, NodeServices> => {
   const ctx = input.execution.execution_context
   switch (input.node.data.node_type) {
     case "start":
