@@ -28,7 +28,7 @@ import { MediaRepo, UpstreamInboxRepo } from "../src/ports/MessagingRepo.ts"
 import { type DomainEvent, Outbox } from "../src/ports/Outbox.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
-import { MessageConfigs } from "../src/tenancy/MessageConfigs.ts"
+import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)

@@ -23,9 +23,9 @@ import { groupBy } from "../shared/Collections.ts"
 import * as GroupCommit from "../shared/GroupCommit.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
-import { phoneDigits } from "../tenancy/MessageConfig.ts"
-import { LiveNumbers } from "../tenancy/LiveNumbers.ts"
+import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import { phoneDigits } from "./numbers/MessageConfig.ts"
+import { LiveNumbers } from "./numbers/LiveNumbers.ts"
 import { renderInbound, renderOutbound, type Rendition } from "./Content.ts"
 import {
   conversationEventPayload,

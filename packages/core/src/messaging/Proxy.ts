@@ -34,8 +34,8 @@ import {
   rawAnswer,
   type RawNetworkAnswer
 } from "../ports/MessagingNetwork.ts"
-import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
-import { phoneDigits } from "../tenancy/MessageConfig.ts"
+import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import { phoneDigits } from "./numbers/MessageConfig.ts"
 import { PublicUrl } from "../http/PublicUrl.ts"
 import { type CursorKey, decodeCursor, encodeCursor, type ListSlice, type ListWindow } from "../shared/Pagination.ts"
 import {
