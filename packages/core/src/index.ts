@@ -35,7 +35,19 @@ export * from "./messaging/Sandbox.ts"
 export * from "./messaging/MessagingApi.ts"
 export * from "./messaging/ConversationsApi.ts"
 export * from "./messaging/ProxyApi.ts"
+export * from "./messaging/Outbound.ts"
 export * from "./messaging/Proxy.ts"
+export {
+  invalidParameter,
+  networkStyleError,
+  outsideWindow,
+  type ProxyAnswer,
+  serviceRefusal,
+  unknownObject
+} from "./messaging/ProxyAnswers.ts"
+export type { ProxyReads } from "./messaging/ProxyReads.ts"
+export { MEDIA_DOWNLOAD_TTL_MS, type ProxyMedia } from "./messaging/ProxyMedia.ts"
+export type { ProxyPassThrough } from "./messaging/ProxyPassThrough.ts"
 export * from "./messaging/MessagingJobs.ts"
 export * from "./messaging/Services.ts"
 export * from "./projects/Project.ts"

@@ -8,12 +8,13 @@ import { Layer } from "effect"
 import { MessageConfigs } from "./numbers/MessageConfigs.ts"
 import { UpstreamIngestion } from "./Ingestion.ts"
 import { Messaging } from "./Messaging.ts"
+import { Outbound } from "./Outbound.ts"
 import { Sandbox } from "./Sandbox.ts"
 import * as Upstream from "./Upstream.ts"
 import { Customers } from "../tenancy/Customers.ts"
 import { LiveNumbers } from "./numbers/LiveNumbers.ts"
 
-export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer).pipe(
+export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer)),
   Layer.provideMerge(Customers.layer),
   Layer.provideMerge(LiveNumbers.layer),
