@@ -19,6 +19,7 @@ import {
 import { renderInbound } from "../src/messaging/Content.ts"
 import { UpstreamIngestion } from "../src/messaging/Ingestion.ts"
 import { Messaging, nextStatus } from "../src/messaging/Messaging.ts"
+import { Outbound } from "../src/messaging/Outbound.ts"
 import { layerMessagingWorkers } from "../src/messaging/MessagingJobs.ts"
 import { layerMessagingServices } from "../src/messaging/Services.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
@@ -28,7 +29,7 @@ import { MediaRepo, UpstreamInboxRepo } from "../src/ports/MessagingRepo.ts"
 import { type DomainEvent, Outbox } from "../src/ports/Outbox.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
-import { MessageConfigs } from "../src/tenancy/MessageConfigs.ts"
+import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
@@ -536,5 +537,38 @@ describe("ingestion and stored messages", () => {
       const refused = yield* Effect.flip(ingestion.receive(raw, hubSignature(raw, `${appSecret}x`)))
       assert.strictEqual(refused._tag, "Unauthorized")
       assert.strictEqual((yield* Effect.flip(ingestion.receive(raw, undefined)))._tag, "Unauthorized")
+    }))
+})
+
+describe("one outbound path (Outbound)", () => {
+  scenario("records a send under the id its caller chose, with its origin, and gives it the network's id", () =>
+    Effect.gen(function*() {
+      const { config, project, simulator } = yield* given
+      const outbound = yield* Outbound
+      yield* simulator.inbound(config.phone_number_id, { from: "15550003333", message: { type: "text", text: { body: "hello" } } })
+      yield* settle
+      const envelope = { messaging_product: "whatsapp", to: "15550003333", type: "text", text: { body: "Hi back" } }
+      const outcome = yield* outbound.send(config, envelope, { origin: "workflow", messageId: "chosen-1" })
+      assert.strictEqual(outcome._tag, "Accepted")
+      if (outcome._tag !== "Accepted") return
+      const message = Option.getOrThrow(outcome.message)
+      assert.strictEqual(message.id, "chosen-1")
+      assert.strictEqual(message.origin, "workflow")
+      assert.isDefined(outcome.networkId)
+      assert.strictEqual(message.network_id, outcome.networkId)
+      const found = Option.getOrThrow(yield* outbound.findRecorded(project.id, "chosen-1"))
+      assert.strictEqual(found.network_id, outcome.networkId)
+    }))
+
+  scenario("records nothing outside the 24-hour window", () =>
+    Effect.gen(function*() {
+      const { config, project } = yield* given
+      const outbound = yield* Outbound
+      const envelope = { messaging_product: "whatsapp", to: "15550004444", type: "text", text: { body: "Hello?" } }
+      const outcome = yield* outbound.send(config, envelope, { origin: "workflow", messageId: "chosen-2" })
+      assert.deepStrictEqual(outcome, { _tag: "OutsideWindow" })
+      assert.isTrue(Option.isNone(yield* outbound.findRecorded(project.id, "chosen-2")))
+      const stored = yield* (yield* Messaging).listMessages(project.id, {}, { mode: "cursor", limit: 10 })
+      assert.deepStrictEqual(stored.items, [])
     }))
 })

@@ -10,8 +10,8 @@
  * Every accepted upstream POST also writes one `upstream.payload` entry with
  * the exact raw bytes, for `kind: upstream` webhooks.
  */
-import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
-import { configRef } from "../tenancy/MessageConfig.ts"
+import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import { configRef } from "./numbers/MessageConfig.ts"
 import {
   type ConversationEndReason,
   type ConversationRecord,

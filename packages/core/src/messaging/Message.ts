@@ -11,8 +11,8 @@ export type Direction = "inbound" | "outbound"
 export const MESSAGE_STATUSES = ["pending", "sent", "delivered", "read", "failed"] as const
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 export type ProcessingStatus = "pending" | "completed" | "blocked"
-/** Where an outbound message came from (decisions 2.10); null on inbound messages. */
-export type MessageOrigin = "api" | "business_app" | "history_sync"
+/** Where an outbound message came from (decisions 2.10; `workflow`: sent by an execution); null on inbound messages. */
+export type MessageOrigin = "api" | "workflow" | "business_app" | "history_sync"
 export type ConversationStatus = "active" | "ended"
 export type ConversationEndReason = "manual" | "agent" | "inactivity"
 

@@ -23,9 +23,9 @@ import { groupBy } from "../shared/Collections.ts"
 import * as GroupCommit from "../shared/GroupCommit.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
-import { phoneDigits } from "../tenancy/MessageConfig.ts"
-import { LiveNumbers } from "../tenancy/LiveNumbers.ts"
+import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import { phoneDigits } from "./numbers/MessageConfig.ts"
+import { LiveNumbers } from "./numbers/LiveNumbers.ts"
 import { renderInbound, renderOutbound, type Rendition } from "./Content.ts"
 import {
   conversationEventPayload,
@@ -90,8 +90,10 @@ export type StatusOutcome =
   | { readonly _tag: "Pending" }
 
 export interface OutboundInput {
-  /** The send envelope as the proxy forwards it (parsed). */
+  /** The send envelope as it goes to the network (parsed). */
   readonly envelope: Json
+  /** The Parley id to record the message under; by default a new one. */
+  readonly id?: string | undefined
   /** Known when the network already answered. */
   readonly network_id?: string | undefined
   readonly origin?: MessageOrigin | undefined
@@ -231,7 +233,7 @@ export class Messaging extends Context.Service<Messaging, {
    */
   readonly applyStatuses: (config: MessageConfigRecord, statuses: ReadonlyArray<Json>) => Effect.Effect<ReadonlyArray<StatusOutcome>>
   /**
-   * Records a message Parley sends (`ext.status` pending, `origin` api) and
+   * Records a message Parley sends (`ext.status` pending, `origin` as given, `api` by default) and
    * links it to its conversation. Concurrent records share one transaction.
    */
   readonly recordOutbound: (
@@ -759,7 +761,8 @@ export class Messaging extends Context.Service<Messaging, {
         const waId = to === undefined ? undefined : phoneDigits(to) || undefined
         const userId = waId === undefined ? str(envelope["recipient"]) : undefined
         if (waId === undefined && userId === undefined) return yield* unprocessable("The envelope names no recipient (to or recipient)")
-        return yield* submitOutbound({ config, input, waId, userId, messageId: yield* ids.uuid, nowMs: yield* Clock.currentTimeMillis })
+        const messageId = input.id ?? (yield* ids.uuid)
+        return yield* submitOutbound({ config, input, waId, userId, messageId, nowMs: yield* Clock.currentTimeMillis })
       })
 
       const findMessage = (projectId: string, id: string) =>

@@ -19,7 +19,7 @@ import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { ConversationsRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
-import { MessageConfigs } from "../tenancy/MessageConfigs.ts"
+import { MessageConfigs } from "./numbers/MessageConfigs.ts"
 import { UpstreamIngestion } from "./Ingestion.ts"
 import { Messaging } from "./Messaging.ts"
 import {

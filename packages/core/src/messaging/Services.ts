@@ -5,16 +5,18 @@
  * `UpstreamSettings`) for the workers and routes built beside it.
  */
 import { Layer } from "effect"
-import { MessageConfigs } from "../tenancy/MessageConfigs.ts"
+import { MessageConfigs } from "./numbers/MessageConfigs.ts"
 import { UpstreamIngestion } from "./Ingestion.ts"
 import { Messaging } from "./Messaging.ts"
+import { Outbound } from "./Outbound.ts"
 import { Sandbox } from "./Sandbox.ts"
 import * as Upstream from "./Upstream.ts"
 import { Customers } from "../tenancy/Customers.ts"
-import { LiveNumbers } from "../tenancy/LiveNumbers.ts"
+import { LiveNumbers } from "./numbers/LiveNumbers.ts"
 
-export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Customers.layer).pipe(
+export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer)),
+  Layer.provideMerge(Customers.layer),
   Layer.provideMerge(LiveNumbers.layer),
   Layer.provideMerge(Upstream.layerConfig)
 )

@@ -5,7 +5,7 @@
  */
 import { Context, type Effect, type Option, type Stream } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { MessageConfigFilter, MessageConfigRecord } from "../tenancy/MessageConfig.ts"
+import type { MessageConfigFilter, MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import type { Duplicate } from "./StorageError.ts"
 
 export class MessageConfigsRepo extends Context.Service<MessageConfigsRepo, {

@@ -1,20 +1,19 @@
 /**
  * Customers (decisions 2.13, 4.8): the businesses a project connects numbers
  * for. External ids are unique per project; a customer with connected numbers
- * cannot be deleted; numbers connect to a customer through `connectNumber`.
+ * cannot be deleted. Numbers connect to a customer through messaging's
+ * `MessageConfigs.connectToCustomer`: customers know nothing of messaging.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../projects/Projects.ts"
 import { CustomersRepo } from "../ports/CustomersRepo.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { type BadGateway, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { nowIso } from "../shared/Time.ts"
 import type { CustomerCreateInput, CustomerFilter, CustomerRecord, CustomerUpdateInput } from "./Customer.ts"
-import type { MessageConfigCreateInput, MessageConfigRecord } from "./MessageConfig.ts"
-import { MessageConfigs } from "./MessageConfigs.ts"
 
 const customerNotFound = () => notFound("Customer")
 const externalTaken = () =>
@@ -44,19 +43,12 @@ export class Customers extends Context.Service<Customers, {
   ) => Effect.Effect<CustomerRecord, NotFound | Unprocessable>
   /** 422 while numbers are connected to the customer. */
   readonly delete: (principal: Principal, id: string) => Effect.Effect<void, NotFound | Unprocessable>
-  /** Manual connection of a number to the customer (`POST /customers/<id>/msg/phone_numbers`). */
-  readonly connectNumber: (
-    principal: Principal,
-    id: string,
-    input: MessageConfigCreateInput
-  ) => Effect.Effect<MessageConfigRecord, NotFound | Unprocessable | BadGateway>
 }>()("@parley/core/tenancy/Customers") {
   static readonly layer = Layer.effect(
     Customers,
     Effect.gen(function*() {
       const repo = yield* CustomersRepo
       const configs = yield* MessageConfigsRepo
-      const numbers = yield* MessageConfigs
       const tx = yield* Transactor
       const ids = yield* Ids
 
@@ -104,14 +96,6 @@ export class Customers extends Context.Service<Customers, {
             }
             yield* repo.delete(projectId, id)
           }))
-        }),
-        connectNumber: Effect.fn("Customers.connectNumber")(function*(
-          principal: Principal,
-          id: string,
-          input: MessageConfigCreateInput
-        ) {
-          const customer = yield* find(principal.project.id, id)
-          return yield* numbers.connect(principal, input, customer.id)
         })
       })
     })

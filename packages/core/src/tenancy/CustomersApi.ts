@@ -1,11 +1,10 @@
-/** The HTTP contract of customers (decisions 2.13, 4.8) and of connecting a number to one. */
+/** The HTTP contract of customers (decisions 2.13, 4.8); connecting a number to one is a phone numbers endpoint. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
-import { BadGateway, NotFound, Unprocessable } from "../shared/ApiError.ts"
+import { NotFound, Unprocessable } from "../shared/ApiError.ts"
 import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
 import { Customer, CustomerCreateInput, CustomerUpdateInput } from "./Customer.ts"
-import { MessageConfigCreateInput, PhoneNumber } from "./MessageConfig.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const IdParams = { id: Schema.String }
@@ -36,12 +35,6 @@ export class CustomersApi extends HttpApiGroup.make("customers")
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: [NotFound, Unprocessable]
-    }),
-    HttpApiEndpoint.post("connectNumber", "/customers/:id/msg/phone_numbers", {
-      params: IdParams,
-      payload: Schema.Struct({ msg_config: MessageConfigCreateInput }),
-      success: data(PhoneNumber).pipe(HttpApiSchema.status(201)),
-      error: [NotFound, Unprocessable, BadGateway]
     })
   )
   .middleware(Authentication)

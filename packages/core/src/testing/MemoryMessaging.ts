@@ -34,7 +34,7 @@ import {
 import { Duplicate } from "../ports/StorageError.ts"
 import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { MessageConfigFilter, MessageConfigRecord } from "../tenancy/MessageConfig.ts"
+import type { MessageConfigFilter, MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { MemoryStore, type MemoryTable, memoryTable, type MemoryTables } from "./MemoryStore.ts"
 import { byteOrder, compareKeys, instant, json, nullableTimestamp, timestamp, violation } from "./MemoryRows.ts"
 

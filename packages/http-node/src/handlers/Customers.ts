@@ -1,4 +1,4 @@
-/** Customers and connecting a number to one: decode (contract) → one service call → encode (contract). */
+/** Customers: decode (contract) → one service call → encode (contract). */
 import {
   createdCursorKeyOf,
   CurrentPrincipal,
@@ -6,8 +6,7 @@ import {
   ParleyApi,
   resolveWindow,
   toCustomer,
-  toListBody,
-  toPhoneNumber
+  toListBody
 } from "@parley/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -41,10 +40,6 @@ export const CustomersHandlers = HttpApiBuilder.group(
       .handle("delete", ({ params }) =>
         Effect.gen(function*() {
           yield* customers.delete(yield* CurrentPrincipal, params.id)
-        }))
-      .handle("connectNumber", ({ params, payload }) =>
-        Effect.gen(function*() {
-          return { data: toPhoneNumber(yield* customers.connectNumber(yield* CurrentPrincipal, params.id, payload.msg_config)) }
         }))
   })
 )

@@ -29,6 +29,10 @@ export const PhoneNumbersHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           return { data: toPhoneNumber(yield* numbers.connect(yield* CurrentPrincipal, payload.msg_config)) }
         }))
+      .handle("connectToCustomer", ({ params, payload }) =>
+        Effect.gen(function*() {
+          return { data: toPhoneNumber(yield* numbers.connectToCustomer(yield* CurrentPrincipal, params.id, payload.msg_config)) }
+        }))
       .handle("get", ({ params }) =>
         Effect.gen(function*() {
           return { data: toPhoneNumber(yield* numbers.get(yield* CurrentPrincipal, params.phone_number_id)) }

@@ -26,7 +26,7 @@ import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
-import { emptyFacts, type MessageConfigRecord } from "../../tenancy/MessageConfig.ts"
+import { emptyFacts, type MessageConfigRecord } from "../../messaging/numbers/MessageConfig.ts"
 import { at, dies, givenProject, listenTo, uniqueId } from "./fixtures.ts"
 
 export type MessagingStoragePorts =

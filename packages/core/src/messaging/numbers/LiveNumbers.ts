@@ -6,8 +6,8 @@
  * `forgetting` drop it at once.
  */
 import { Context, Effect, Layer, type Option } from "effect"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import * as SignalledCache from "../shared/SignalledCache.ts"
+import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
+import * as SignalledCache from "../../shared/SignalledCache.ts"
 import type { MessageConfigRecord } from "./MessageConfig.ts"
 
 export class LiveNumbers extends Context.Service<LiveNumbers, {
@@ -15,7 +15,7 @@ export class LiveNumbers extends Context.Service<LiveNumbers, {
   readonly byPhoneNumberId: (phoneNumberId: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
   /** The repository, its writes followed by forgetting what is remembered. */
   readonly forgetting: (repo: MessageConfigsRepo["Service"]) => MessageConfigsRepo["Service"]
-}>()("@parley/core/tenancy/LiveNumbers") {
+}>()("@parley/core/messaging/LiveNumbers") {
   static readonly layer = Layer.effect(
     LiveNumbers,
     Effect.gen(function*() {

@@ -1,15 +1,15 @@
 /**
  * The HTTP contract of connected numbers: the Platform API's phone numbers
- * (spec "Phone number", decisions 2.11, 4.8: list, manual connection, get,
- * disconnect) and the older surface's message config update (spec "Message
+ * (spec "Phone number", decisions 2.11, 4.8: list, manual connection, to a
+ * customer too, get, disconnect) and the older surface's message config update (spec "Message
  * config"). Write bodies use the `msg_config` envelope; credentials are
  * write-only and appear in no answer.
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Authentication } from "../http/Middleware.ts"
-import { BadGateway, NotFound, Unprocessable } from "../shared/ApiError.ts"
-import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
+import { Authentication } from "../../http/Middleware.ts"
+import { BadGateway, NotFound, Unprocessable } from "../../shared/ApiError.ts"
+import { ListResponse, PagingQuery } from "../../shared/Pagination.ts"
 import {
   MessageConfig,
   MessageConfigCreateInput,
@@ -31,6 +31,12 @@ export class PhoneNumbersApi extends HttpApiGroup.make("phoneNumbers")
       payload: Schema.Struct({ msg_config: MessageConfigCreateInput }),
       success: data(PhoneNumber).pipe(HttpApiSchema.status(201)),
       error: [Unprocessable, BadGateway]
+    }),
+    HttpApiEndpoint.post("connectToCustomer", "/customers/:id/msg/phone_numbers", {
+      params: { id: Schema.String },
+      payload: Schema.Struct({ msg_config: MessageConfigCreateInput }),
+      success: data(PhoneNumber).pipe(HttpApiSchema.status(201)),
+      error: [NotFound, Unprocessable, BadGateway]
     }),
     HttpApiEndpoint.get("get", "/msg/phone_numbers/:phone_number_id", {
       params: NumberParams,

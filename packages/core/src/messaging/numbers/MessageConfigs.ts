@@ -10,20 +10,21 @@
  * answered or logged.
  */
 import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
-import type { Principal } from "../projects/Projects.ts"
-import { MSG_PHONE_NUMBER_DELETED, phoneNumberEventPayload } from "../messaging/DomainEvents.ts"
-import { NUMBER_REFRESH_QUEUE } from "../messaging/Queues.ts"
-import { UpstreamSettings } from "../messaging/Upstream.ts"
-import { JobQueue } from "../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import type { Principal } from "../../projects/Projects.ts"
+import { MSG_PHONE_NUMBER_DELETED, phoneNumberEventPayload } from "../DomainEvents.ts"
+import { NUMBER_REFRESH_QUEUE } from "../Queues.ts"
+import { UpstreamSettings } from "../Upstream.ts"
+import { JobQueue } from "../../ports/JobQueue.ts"
+import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
 import { LiveNumbers } from "./LiveNumbers.ts"
-import { MessagingNetwork, type NetworkAccess, type NetworkError } from "../ports/MessagingNetwork.ts"
-import { Outbox } from "../ports/Outbox.ts"
-import { Transactor } from "../ports/Transactor.ts"
-import { TriggersRepo } from "../ports/WorkflowsRepo.ts"
-import { BadGateway, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
-import { Ids } from "../shared/Ids.ts"
-import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import { MessagingNetwork, type NetworkAccess, type NetworkError } from "../../ports/MessagingNetwork.ts"
+import { Outbox } from "../../ports/Outbox.ts"
+import { Transactor } from "../../ports/Transactor.ts"
+import { TriggersRepo } from "../../ports/WorkflowsRepo.ts"
+import { BadGateway, type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
+import { Ids } from "../../shared/Ids.ts"
+import { Customers } from "../../tenancy/Customers.ts"
+import type { ListSlice, ListWindow } from "../../shared/Pagination.ts"
 import {
   emptyFacts,
   factsFrom,
@@ -64,12 +65,13 @@ const nameOr = (given: string | null | undefined, fallback: string) =>
 
 export class MessageConfigs extends Context.Service<MessageConfigs, {
   /** Manual connection (`POST /msg/phone_numbers`): 422 when the network refuses the credentials or the number is taken. */
-  readonly connect: (
+  readonly connect: (principal: Principal, input: MessageConfigCreateInput) => Effect.Effect<MessageConfigRecord, Unprocessable | BadGateway>
+  /** Manual connection of a number to one of the project's customers (`POST /customers/<id>/msg/phone_numbers`). */
+  readonly connectToCustomer: (
     principal: Principal,
-    input: MessageConfigCreateInput,
-    /** The project's customer the number belongs to (`POST /customers/<id>/msg/phone_numbers`). */
-    customerId?: string
-  ) => Effect.Effect<MessageConfigRecord, Unprocessable | BadGateway>
+    customerId: string,
+    input: MessageConfigCreateInput
+  ) => Effect.Effect<MessageConfigRecord, NotFound | Unprocessable | BadGateway>
   /** `PATCH /api/v1/msg_configs/<id>`; changed credentials are verified again. */
   readonly update: (
     principal: Principal,
@@ -94,11 +96,12 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
   readonly bootstrap: (projectId: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
   /** Reads the number's facts from the network again; on failure the config is answered unchanged. */
   readonly refreshFacts: (config: MessageConfigRecord) => Effect.Effect<MessageConfigRecord>
-}>()("@parley/core/tenancy/MessageConfigs") {
+}>()("@parley/core/messaging/MessageConfigs") {
   static readonly layer = Layer.effect(
     MessageConfigs,
     Effect.gen(function*() {
       const repo = (yield* LiveNumbers).forgetting(yield* MessageConfigsRepo)
+      const customers = yield* Customers
       const triggers = yield* TriggersRepo
       const network = yield* MessagingNetwork
       const settings = yield* UpstreamSettings
@@ -178,12 +181,17 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
         return config
       })
 
-      const connect = Effect.fn("MessageConfigs.connect")(function*(
+      const connect = Effect.fn("MessageConfigs.connect")(function*(principal: Principal, input: MessageConfigCreateInput) {
+        return yield* connectVerified(principal.project.id, input, null)
+      })
+
+      const connectToCustomer = Effect.fn("MessageConfigs.connectToCustomer")(function*(
         principal: Principal,
-        input: MessageConfigCreateInput,
-        customerId?: string
+        customerId: string,
+        input: MessageConfigCreateInput
       ) {
-        return yield* connectVerified(principal.project.id, input, customerId ?? null)
+        const customer = yield* customers.get(principal, customerId)
+        return yield* connectVerified(principal.project.id, input, customer.id)
       })
 
       const findOwned = (projectId: string, id: string) =>
@@ -384,7 +392,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
         return created
       })
 
-      return MessageConfigs.of({ connect, update, list, get, disconnect, bootstrap, refreshFacts })
+      return MessageConfigs.of({ connect, connectToCustomer, update, list, get, disconnect, bootstrap, refreshFacts })
     })
   )
 }

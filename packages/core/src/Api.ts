@@ -3,16 +3,16 @@
  * the host serves it, `/openapi.json` documents it and `@parley/client` calls it.
  */
 import { HttpApi, OpenApi } from "effect/http-api"
-import { FlowsApi, TriggersApi, WorkflowsApi } from "../workflows/WorkflowsApi.ts"
-import { RequestErrors } from "./Middleware.ts"
-import { EventDefinitionsApi, EventsApi } from "../events/EventsApi.ts"
-import { MsgConfigsApi, PhoneNumbersApi } from "../tenancy/TenancyApi.ts"
-import { CustomersApi } from "../tenancy/CustomersApi.ts"
-import { SandboxApi } from "../messaging/MessagingApi.ts"
-import { MsgConversationsApi } from "../messaging/ConversationsApi.ts"
-import { MessagingProxyApi } from "../messaging/ProxyApi.ts"
-import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "../functions/FunctionsApi.ts"
-import { WebhookDeliveriesApi, WebhooksApi } from "../webhooks/WebhooksApi.ts"
+import { FlowsApi, TriggersApi, WorkflowsApi } from "./workflows/WorkflowsApi.ts"
+import { RequestErrors } from "./http/Middleware.ts"
+import { EventDefinitionsApi, EventsApi } from "./events/EventsApi.ts"
+import { MsgConfigsApi, PhoneNumbersApi } from "./messaging/numbers/NumbersApi.ts"
+import { CustomersApi } from "./tenancy/CustomersApi.ts"
+import { SandboxApi } from "./messaging/MessagingApi.ts"
+import { MsgConversationsApi } from "./messaging/ConversationsApi.ts"
+import { MessagingProxyApi } from "./messaging/ProxyApi.ts"
+import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "./functions/FunctionsApi.ts"
+import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)

@@ -1,0 +1,193 @@
+/**
+ * The proxy's media routes (decisions 4.10, 7.4, 8.3): uploads checked
+ * against the network's limits and remembered with their business account,
+ * the network's media URL with a service-hosted `download_url` (a signed,
+ * short-lived token any host with the same key accepts), deletes, and the kept
+ * copies of inbound media.
+ */
+import { Clock, Effect, Option, Redacted } from "effect"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { FunctionSecretKey } from "../functions/SecretCipher.ts"
+import { MediaRepo } from "../ports/MessagingRepo.ts"
+import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../ports/MessagingNetwork.ts"
+import type { StoredMedia } from "./Message.ts"
+import { Messaging } from "./Messaging.ts"
+import {
+  answered,
+  invalidParameter,
+  isObject,
+  json,
+  networkStyleError,
+  orUnreachable,
+  ownNumberOf,
+  parseJson,
+  type ProxyAnswer,
+  refuse,
+  unknownObject
+} from "./ProxyAnswers.ts"
+import { checkMedia } from "./simulator/Media.ts"
+
+/** How long a `download_url` works (spec: 4 minutes). */
+export const MEDIA_DOWNLOAD_TTL_MS = 4 * 60 * 1000
+
+export interface ProxyMedia {
+  /** `POST /<phone_number_id>/media`: the file checked against the network's limits (8.3), then uploaded. */
+  readonly uploadMedia: (
+    projectId: string,
+    phoneNumberId: string,
+    file: { readonly bytes: Uint8Array; readonly mimeType: string; readonly filename: string },
+    version?: string | undefined
+  ) => Effect.Effect<ProxyAnswer>
+  /** `GET /<media_id>?phone_number_id=`: the network's media URL result plus a service-hosted `download_url`. */
+  readonly mediaUrl: (
+    projectId: string,
+    mediaId: string,
+    phoneNumberId: string | undefined,
+    downloadBase: string,
+    version?: string | undefined
+  ) => Effect.Effect<ProxyAnswer>
+  /** `DELETE /<media_id>?phone_number_id=`. */
+  readonly deleteMedia: (
+    projectId: string,
+    mediaId: string,
+    phoneNumberId: string | undefined,
+    version?: string | undefined
+  ) => Effect.Effect<ProxyAnswer>
+  /** The download behind a `download_url` token: the bytes and their type, or a refusal. */
+  readonly download: (token: string) => Effect.Effect<ProxyAnswer>
+  /** The kept copy of a message's media (`ext.media_url`), with its bytes, when it is the project's. */
+  readonly keptMedia: (projectId: string, id: string) => Effect.Effect<Option.Option<StoredMedia>>
+}
+
+export const makeProxyMedia = Effect.gen(function*() {
+  const messaging = yield* Messaging
+  const network = yield* MessagingNetwork
+  const media = yield* MediaRepo
+  const number = messaging.numberOf
+  const ownNumber = ownNumberOf(number)
+
+  const keptMedia = (projectId: string, id: string) => media.find(projectId, id)
+
+  // download_url tokens: HMAC-signed (project, number, media, expiry), so any host process with the same
+  // PARLEY_SECRET_KEY accepts them; without that key, a random key of this process.
+  const configured = yield* FunctionSecretKey
+  const tokenKey = configured !== undefined
+    ? createHmac("sha256", Redacted.value(configured)).update("parley/proxy/media-download").digest()
+    : randomBytes(32)
+  const sign = (payload: string) => createHmac("sha256", tokenKey).update(payload).digest("base64url")
+  const issueToken = (claims: { readonly p: string; readonly n: string; readonly m: string; readonly e: number }) => {
+    const payload = Buffer.from(JSON.stringify(claims), "utf8").toString("base64url")
+    return `${payload}.${sign(payload)}`
+  }
+  const readToken = (token: string) => {
+    const [payload, mac] = token.split(".")
+    if (payload === undefined || mac === undefined) return undefined
+    const expected = Buffer.from(sign(payload))
+    const given = Buffer.from(mac)
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined
+    try {
+      const claims: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))
+      if (!isObject(claims)) return undefined
+      const { e, m, n, p } = claims
+      return typeof p === "string" && typeof n === "string" && typeof m === "string" && typeof e === "number"
+        ? { p, n, m, e }
+        : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  const mediaNumber = (projectId: string, phoneNumberId: string | undefined, mediaId: string) =>
+    phoneNumberId === undefined
+      ? refuse(invalidParameter(400, "phone_number_id is required"))
+      : number(projectId, phoneNumberId).pipe(
+        Effect.flatMap(Option.match({ onNone: () => refuse(unknownObject(mediaId)), onSome: Effect.succeed }))
+      )
+
+  const uploadMedia = (
+    projectId: string,
+    phoneNumberId: string,
+    file: { readonly bytes: Uint8Array; readonly mimeType: string; readonly filename: string },
+    version?: string | undefined
+  ) =>
+    answered(Effect.gen(function*() {
+      const config = yield* ownNumber(projectId, phoneNumberId)
+      const checked = checkMedia(file.mimeType, file.bytes)
+      if (typeof checked !== "string") {
+        return networkStyleError(400, 131053, "(#131053) Media upload error", { details: checked.details })
+      }
+      const answer = yield* orUnreachable(
+        rawAnswer(network.uploadMedia({ accessToken: config.access_token, version }, phoneNumberId, file))
+      )
+      // Remembered so a send through another business account's number is refused (decisions 7.4).
+      const uploaded = answer.status === 200 ? parseJson(answer.body) : undefined
+      if (isObject(uploaded) && typeof uploaded["id"] === "string") {
+        yield* media.recordUpload({
+          network_media_id: uploaded["id"],
+          project_id: projectId,
+          msg_config_id: config.id,
+          business_account_id: config.business_account_id,
+          created_at: new Date(yield* Clock.currentTimeMillis).toISOString()
+        })
+      }
+      return answer
+    }))
+
+  const mediaUrl = (
+    projectId: string,
+    mediaId: string,
+    phoneNumberId: string | undefined,
+    downloadBase: string,
+    version?: string | undefined
+  ) =>
+    answered(Effect.gen(function*() {
+      const config = yield* mediaNumber(projectId, phoneNumberId, mediaId)
+      const access: NetworkAccess = { accessToken: config.access_token, version }
+      const outcome = yield* Effect.result(network.getMedia(access, mediaId, { phoneNumberId: config.phone_number_id }))
+      if (outcome._tag === "Failure") {
+        return yield* orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
+      }
+      const body = parseJson(outcome.success.body)
+      const expires = (yield* Clock.currentTimeMillis) + MEDIA_DOWNLOAD_TTL_MS
+      const token = issueToken({ p: projectId, n: config.phone_number_id, m: mediaId, e: expires })
+      const info = outcome.success.value
+      return json(200, {
+        ...(isObject(body) ? body : {}),
+        id: info.id,
+        url: info.url,
+        mime_type: info.mime_type,
+        sha256: info.sha256,
+        file_size: String(info.file_size),
+        download_url: `${downloadBase}${token}`,
+        download_url_expires_at: new Date(expires).toISOString()
+      })
+    }))
+
+  const deleteMedia = (projectId: string, mediaId: string, phoneNumberId: string | undefined, version?: string | undefined) =>
+    answered(Effect.gen(function*() {
+      const config = yield* mediaNumber(projectId, phoneNumberId, mediaId)
+      return yield* orUnreachable(rawAnswer(
+        network.deleteMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId: config.phone_number_id })
+      ))
+    }))
+
+  const download = (token: string) =>
+    answered(Effect.gen(function*() {
+      const claims = readToken(token)
+      const now = yield* Clock.currentTimeMillis
+      if (claims === undefined || claims.e <= now) {
+        return yield* refuse(networkStyleError(404, 100, "(#100) The download link is invalid or has expired", {
+          details: "Ask GET /<media_id>?phone_number_id=<phone_number_id> for a new download_url"
+        }))
+      }
+      const config = yield* mediaNumber(claims.p, claims.n, claims.m)
+      const access: NetworkAccess = { accessToken: config.access_token }
+      const info = yield* Effect.result(network.getMedia(access, claims.m, { phoneNumberId: config.phone_number_id }))
+      if (info._tag === "Failure") return yield* orUnreachable(rawAnswer(Effect.fail(info.failure)))
+      const bytes = yield* Effect.result(network.downloadMedia(access, info.success.value.url))
+      if (bytes._tag === "Failure") return yield* orUnreachable(rawAnswer(Effect.fail(bytes.failure)))
+      return { status: 200, contentType: info.success.value.mime_type, body: bytes.success.value } satisfies ProxyAnswer
+    }))
+
+  return { uploadMedia, mediaUrl, deleteMedia, download, keptMedia } satisfies ProxyMedia
+})
