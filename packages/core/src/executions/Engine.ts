@@ -263,8 +263,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
               { event_type: "action_failed", payload: { action: node.data.node_type, error: { message: "Re-engagement message", code: "131047" } } }
             ])
           default: {
-            const message = outcome._tag === "Refused" ? outcome.message : outcome._tag === "Unavailable" ? "The network could not be reached" : "The media belongs to another business account"
-            const code = outcome._tag === "Refused" ? outcome.code : undefined
+            const message = outcome._tag === "Refused" ? outcome.error.message : outcome._tag === "Unavailable" ? "The network could not be reached" : "The media belongs to another business account"
+            const code = outcome._tag === "Refused" ? String(outcome.error.code) : undefined
             return T.fail(record, g, { message, code }, after.iso, [
               { event_type: "action_failed", payload: { action: node.data.node_type, error: { message, ...(code !== undefined ? { code } : {}) } } }
             ])

@@ -12,8 +12,8 @@ import { TriggersRepo, WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type Conflict, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { MessageConfigRecord } from "../tenancy/MessageConfig.ts"
-import { phoneDigits } from "../tenancy/MessageConfig.ts"
+import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
+import { phoneDigits } from "../messaging/numbers/MessageConfig.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import {
   type ExecutionDetail,
