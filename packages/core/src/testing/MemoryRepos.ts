@@ -14,6 +14,7 @@ import type { TriggerRecord, TriggerType } from "../workflows/Trigger.ts"
 import type { WorkflowFilter, WorkflowRecord } from "../workflows/Workflow.ts"
 import { layerMemoryTransactor, MemoryStore, memoryTable } from "./MemoryStore.ts"
 import { layerMemoryEventsStorage } from "./MemoryEvents.ts"
+import { layerMemoryExecutionsStorage, removeWorkflowExecutions } from "./MemoryExecutions.ts"
 import { layerMemoryFunctionsStorage } from "./MemoryFunctions.ts"
 import { layerMemoryMessagingStorage } from "./MemoryMessaging.ts"
 import { layerMemoryWebhooksStorage } from "./MemoryWebhooks.ts"
@@ -185,6 +186,7 @@ export const layerMemoryWorkflowsRepo = Layer.effect(
           const workflow = db.get(Workflows, id)
           if (workflow === undefined || workflow.project_id !== projectId) return false
           for (const t of db.all(Triggers)) if (t.workflow_id === id) db.remove(Triggers, t.id)
+          removeWorkflowExecutions(db, projectId, id)
           return db.remove(Workflows, id)
         })
       ),
@@ -279,5 +281,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryFunctionsStorage,
   layerMemoryMessagingStorage,
   layerMemoryWebhooksStorage,
-  layerMemoryCustomersRepo
+  layerMemoryCustomersRepo,
+  layerMemoryExecutionsStorage
 ).pipe(Layer.provideMerge(MemoryStore.layer))

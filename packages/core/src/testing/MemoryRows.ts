@@ -31,10 +31,20 @@ export const compareKeys = (a: CursorKey, b: CursorKey) => instant(a.sortKey) - 
 
 const keyOf = (row: { readonly created_at: string; readonly id: string }): CursorKey => ({ sortKey: row.created_at, id: row.id })
 
-/** The window over rows sorted newest first (see `ListWindow`). */
+/** The window over rows sorted newest first by (created_at, id) (see `ListWindow`). */
 export const sliceWindow = <A extends { readonly created_at: string; readonly id: string }>(
   newestFirst: ReadonlyArray<A>,
   window: ListWindow
+): ListSlice<A> => sliceWindowBy(newestFirst, window, (row, key) => compareKeys(keyOf(row), key))
+
+/**
+ * The window over rows sorted newest first by any order; `compare(row, key)`
+ * places a row against a cursor key in that order (negative: older).
+ */
+export const sliceWindowBy = <A>(
+  newestFirst: ReadonlyArray<A>,
+  window: ListWindow,
+  compare: (row: A, key: CursorKey) => number
 ): ListSlice<A> => {
   if (window.mode === "page") {
     const start = (window.page - 1) * window.perPage
@@ -43,8 +53,8 @@ export const sliceWindow = <A extends { readonly created_at: string; readonly id
   }
   const { after, before, limit } = window
   const inRange = newestFirst.filter((row) =>
-    (after === undefined || compareKeys(keyOf(row), after) < 0) &&
-    (before === undefined || compareKeys(keyOf(row), before) > 0)
+    (after === undefined || compare(row, after) < 0) &&
+    (before === undefined || compare(row, before) > 0)
   )
   // Travelling towards newer items, the ones nearest the `before` key come first.
   const travel = before !== undefined ? [...inRange].reverse() : inRange
