@@ -1,6 +1,6 @@
 /**
  * The host the benchmarks measure: a real Parley host on a loopback port over
- * a throwaway embedded PostgreSQL (pg-boss on it), with one project whose key
+ * a throwaway embedded PostgreSQL (pg-boss and the simulator's store on it), with one project whose key
  * is `key`. Everything stops with the caller's scope. With `workers: false`
  * the host runs no job workers: the caller builds them (`Parley.layerWorkers`
  * over the returned context) when it wants its backlog worked. `env` adds to
@@ -10,7 +10,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"
 import { Host } from "@parley/http-node"
-import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
+import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerSimulatorStore, layerStorage } from "@parley/store-pg"
 import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import * as Fs from "node:fs"
@@ -29,7 +29,8 @@ export const startBenchHost = (
     const context = yield* Layer.build(
       Host.serve({ publicUrl: "http://127.0.0.1", workers: options.workers }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
-        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
+        // The simulator's store too, as `npm start` has it: the in-process network writes through it.
+        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), layerSimulatorStore, Ids.layer)),
         Layer.provideMerge(layerFromUrl(pg.url)),
         Layer.provideMerge(
           Layer.succeed(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { ...process.env, ...options.env } as Record<string, string> }))

@@ -221,6 +221,25 @@ export class NumberOutbox {
   }
 }
 
+/**
+ * The kinds of objects the simulator keeps durable (`Durability.ts` says how
+ * each is written and read back). Throughput and pair-rate counters, trace
+ * ids and webhooks waiting for a retry are not kept: they matter for seconds.
+ */
+export type SimObjectKind =
+  | "number"
+  | "account"
+  | "token"
+  | "contact"
+  | "phone"
+  | "window"
+  | "inbound"
+  | "media"
+  | "template"
+  | "deletedName"
+  | "flow"
+  | "unreachable"
+
 export class SimState {
   readonly numbers = new Map<string, NumberRecord>()
   readonly accounts = new Map<string, AccountRecord>()
@@ -247,11 +266,49 @@ export class SimState {
   readonly usernames = new Map<string, string>()
   private traces = 0
 
+  /**
+   * Whether changes are tracked for a store. When they are, every change to
+   * the maps above names what it changed with `touch` (or `delivered` and
+   * `forgotten` for the outboxes), and the simulator saves it before it answers.
+   */
+  durable = false
+  /** Objects changed since the last save, by kind. */
+  readonly changed = new Map<SimObjectKind, Set<string>>()
+  /** Messages accepted since the last save, in order. */
+  delivered: Array<OutboundRecord> = []
+  /** Ids of messages the outboxes forgot since the last save. */
+  forgotten: Array<string> = []
+
   /** Keys the media download addresses. */
   readonly urlSecret: string
 
   constructor(urlSecret: string) {
     this.urlSecret = urlSecret
+  }
+
+  /** Records that the object `key` of `kind` changed (or went away). */
+  touch(kind: SimObjectKind, key: string): void {
+    if (!this.durable) return
+    let keys = this.changed.get(kind)
+    if (keys === undefined) this.changed.set(kind, keys = new Set())
+    keys.add(key)
+  }
+
+  get hasChanges(): boolean {
+    return this.changed.size > 0 || this.delivered.length > 0 || this.forgotten.length > 0
+  }
+
+  /** Keeps `record` in its number's outbox (at most `limit`, the oldest forgotten first). */
+  deliver(record: OutboundRecord, limit: number): void {
+    this.outbound.set(record.id, record)
+    let outbox = this.outboxes.get(record.phoneNumberId)
+    if (outbox === undefined) this.outboxes.set(record.phoneNumberId, outbox = new NumberOutbox(limit))
+    // A long-running sandbox forgets its oldest messages rather than growing without bound.
+    const forgotten = outbox.push(record)
+    if (forgotten !== undefined) this.outbound.delete(forgotten.id)
+    if (!this.durable) return
+    this.delivered.push(record)
+    if (forgotten !== undefined) this.forgotten.push(forgotten.id)
   }
 
   nextTraceId(): string {
@@ -312,6 +369,8 @@ export const contactByPhone = (state: SimState, businessAccountId: string, waId:
     userId = deriveUserId(businessAccountId, waId)
     state.userIds.set(key, userId)
     state.contacts.set(`${businessAccountId}|${userId}`, { waId, userId })
+    state.touch("phone", key)
+    state.touch("contact", `${businessAccountId}|${userId}`)
   }
   return { waId, userId }
 }
@@ -321,7 +380,10 @@ export const contactByUserId = (state: SimState, businessAccountId: string, user
 
 export const rememberContact = (state: SimState, businessAccountId: string, contact: ContactRef): void => {
   state.contacts.set(`${businessAccountId}|${contact.userId}`, contact)
-  if (contact.waId !== undefined) state.userIds.set(`${businessAccountId}|${contact.waId}`, contact.userId)
+  state.touch("contact", `${businessAccountId}|${contact.userId}`)
+  if (contact.waId === undefined) return
+  state.userIds.set(`${businessAccountId}|${contact.waId}`, contact.userId)
+  state.touch("phone", `${businessAccountId}|${contact.waId}`)
 }
 
 export const isReachable = (state: SimState, contact: ContactRef): boolean =>

@@ -15,6 +15,7 @@ interface CodeInfo {
 /** Every code the simulator answers with, its title and HTTP status. */
 export const networkCodes: Readonly<Record<number, CodeInfo>> = {
   0: { title: "AuthException", status: 401 },
+  2: { title: "Service temporarily unavailable", status: 503 },
   10: { title: "Application does not have permission for this action", status: 403 },
   100: { title: "Invalid parameter", status: 400 },
   190: { title: "Invalid OAuth access token", status: 401 },

@@ -34,7 +34,6 @@ import {
   type MediaRecord,
   messageId,
   normalizePhone,
-  NumberOutbox,
   type NumberRecord,
   numericId,
   ok,
@@ -71,6 +70,8 @@ export interface SimConfig {
   /** The app subscribed to the accounts' webhooks. */
   readonly appId: string
   readonly appName: string
+  /** Outbound messages remembered per number (outbox, statuses); older ones are forgotten. */
+  readonly outboxLimit: number
 }
 
 const MEDIA_TTL_MS = 30 * DAY_MS
@@ -78,8 +79,8 @@ const INBOUND_MEDIA_TTL_MS = 7 * DAY_MS
 const MEDIA_URL_TTL_MS = 5 * 60 * 1000
 const TEMPLATE_LIMIT = 250
 const BLOCK_LIST_LIMIT = 64_000
-/** Outbound messages remembered per number (outbox, statuses); older ones are forgotten. */
-const OUTBOX_LIMIT = 10_000
+/** How many outbound messages a number remembers by default. */
+export const OUTBOX_LIMIT = 10_000
 /** Inbound messages remembered (mark read); older ones are forgotten. */
 export const INBOUND_LIMIT = 100_000
 
@@ -225,6 +226,7 @@ const createTemplate = (state: SimState, config: SimConfig, ctx: RequestContext,
     deleted: false
   }
   state.templates.set(template.id, template)
+  state.touch("template", template.id)
   return ok({ id: template.id, status: template.status, category: template.category }, [reviewFollowup(template)])
 }
 
@@ -273,6 +275,7 @@ const editTemplate = (
   template.review = { at: ctx.now + config.templateReviewMs, verdict: read.verdict, reason: read.reason }
   template.generation++
   if (wasApproved) template.edits.push(ctx.now)
+  state.touch("template", template.id)
   return ok({ success: true }, [reviewFollowup(template)])
 }
 
@@ -289,10 +292,14 @@ const deleteTemplates = (state: SimState, request: SimRequest, ctx: RequestConte
   }
   for (const template of targets) {
     refreshTemplate(template, ctx.now)
-    if (template.status === "APPROVED") state.deletedNames.set(`${accountId}|${template.name}`, ctx.now)
+    if (template.status === "APPROVED") {
+      state.deletedNames.set(`${accountId}|${template.name}`, ctx.now)
+      state.touch("deletedName", `${accountId}|${template.name}`)
+    }
     template.deleted = true
     template.status = "DELETED"
     template.generation++
+    state.touch("template", template.id)
   }
   return ok({ success: true })
 }
@@ -302,6 +309,7 @@ const deleteTemplates = (state: SimState, request: SimRequest, ctx: RequestConte
 
 const send = (
   state: SimState,
+  config: SimConfig,
   ctx: RequestContext,
   number: NumberRecord,
   request: SimRequest,
@@ -324,8 +332,11 @@ const send = (
     for (const other of state.inbound.values()) {
       if (
         other.phoneNumberId === inbound.phoneNumberId && other.contact.userId === inbound.contact.userId &&
-        other.receivedAt <= inbound.receivedAt
-      ) other.read = true
+        other.receivedAt <= inbound.receivedAt && !other.read
+      ) {
+        other.read = true
+        state.touch("inbound", other.id)
+      }
     }
     return ok({ success: true })
   }
@@ -370,12 +381,7 @@ const send = (
     bizOpaqueCallbackData: envelope.bizOpaqueCallbackData,
     failure: isReachable(state, contact) ? undefined : { code: 131026, details: "Message Undeliverable." }
   }
-  state.outbound.set(record.id, record)
-  let outbox = state.outboxes.get(number.phoneNumberId)
-  if (outbox === undefined) state.outboxes.set(number.phoneNumberId, outbox = new NumberOutbox(OUTBOX_LIMIT))
-  // A long-running sandbox forgets its oldest messages rather than growing without bound.
-  const forgotten = outbox.push(record)
-  if (forgotten !== undefined) state.outbound.delete(forgotten.id)
+  state.deliver(record, config.outboxLimit)
 
   return ok({
     messaging_product: MessagingProduct,
@@ -420,8 +426,14 @@ const upload = (state: SimState, ctx: RequestContext, number: NumberRecord, requ
     expiresAt: ctx.now + MEDIA_TTL_MS,
     deleted: false
   }
-  for (const [id, stored] of state.media) if (stored.deleted || stored.expiresAt <= ctx.now) state.media.delete(id)
+  for (const [id, stored] of state.media) {
+    if (stored.deleted || stored.expiresAt <= ctx.now) {
+      state.media.delete(id)
+      state.touch("media", id)
+    }
+  }
   state.media.set(media.id, media)
+  state.touch("media", media.id)
   return ok({ id: media.id })
 }
 
@@ -623,7 +635,10 @@ const setUsername = (state: SimState, number: NumberRecord, body: unknown): Outc
     if (!(sameBusiness && transfer === "force_transfer")) {
       return fail(simError(131009, `The username ${username} is not available`))
     }
-    if (other !== undefined) other.username = undefined
+    if (other !== undefined) {
+      other.username = undefined
+      state.touch("number", other.phoneNumberId)
+    }
   }
   if (number.username !== undefined) state.usernames.delete(number.username.username)
   const status = number.nameStatus === "APPROVED" || number.nameStatus === "AVAILABLE_WITHOUT_REVIEW" ? "approved" : "reserved"
@@ -664,7 +679,7 @@ export const flowView = (flow: FlowRecord) => ({
   ...(flow.applicationId !== undefined ? { application: { id: flow.applicationId } } : {})
 })
 
-const updateFlow = (flow: FlowRecord, body: unknown): Outcome => {
+const updateFlow = (state: SimState, flow: FlowRecord, body: unknown): Outcome => {
   if (!isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
   const { application_id, categories, endpoint_uri, name } = body
   if (name === undefined && categories === undefined && endpoint_uri === undefined && application_id === undefined) {
@@ -691,6 +706,7 @@ const updateFlow = (flow: FlowRecord, body: unknown): Outcome => {
   if (Array.isArray(categories)) flow.categories = categories as Array<string>
   if (typeof endpoint_uri === "string") flow.endpointUri = endpoint_uri
   if (typeof application_id === "string") flow.applicationId = application_id
+  state.touch("flow", flow.id)
   return ok({ success: true })
 }
 
@@ -732,6 +748,7 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
       if (method === "GET") return ok(mediaInfo(state, ctx, media))
       if (method === "DELETE") {
         media.deleted = true
+        state.touch("media", media.id)
         return ok({ success: true })
       }
       return unsupported
@@ -748,7 +765,7 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
     const flow = state.flows.get(id)
     if (flow !== undefined && flow.businessAccountId === accountId) {
       if (method === "GET") return ok(flowView(flow))
-      if (method === "POST") return withBody((value) => updateFlow(flow, value))
+      if (method === "POST") return withBody((value) => updateFlow(state, flow, value))
       return unsupported
     }
     return unsupported
@@ -764,7 +781,9 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
     case "settings": {
       const number = ownedNumber(state, accountId, method, id)
       if (isSimError(number)) return fail(number)
-      if (edge === "messages" && method === "POST") return send(state, ctx, number, request, version)
+      // Blocking, usernames, profile and settings change the number itself (sends and uploads do not).
+      if (method !== "GET" && edge !== "messages" && edge !== "media") state.touch("number", number.phoneNumberId)
+      if (edge === "messages" && method === "POST") return send(state, config, ctx, number, request, version)
       if (edge === "media" && method === "POST") return upload(state, ctx, number, request)
       if (edge === "block_users") {
         if (method === "GET") {
@@ -853,11 +872,13 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
               }
             }
             account.subscription = { overrideCallbackUri: typeof override === "string" ? override : undefined }
+            state.touch("account", account.id)
             return ok({ success: true })
           })
         }
         if (method === "DELETE") {
           account.subscription = undefined
+          state.touch("account", account.id)
           return ok({ success: true })
         }
       }

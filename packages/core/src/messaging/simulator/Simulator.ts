@@ -14,8 +14,19 @@
  *
  * Transports: `Transport.ts` (in process, as an `HttpClient`, for the
  * `MessagingNetwork` port) and `@parley/http-node`'s `SimulatorServer` (HTTP).
+ *
+ * Durability: with a `SimulatorStore` in context the simulator starts from
+ * what the store holds and writes every change through it before it answers
+ * (a send is "accepted" only once the store has it), so a restarted host
+ * finds the network as it left it: windows open, templates reviewed, media
+ * stored, outboxes listing what contacts received. Status reports still due
+ * and template reviews still pending are scheduled again at start; webhooks
+ * waiting for a retry when the process stopped are not. Without a store
+ * nothing outlives the layer.
  */
-import { Clock, Context, Duration, Effect, Exit, FiberSet, Layer, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Exit, FiberSet, Layer, Option, Schema } from "effect"
+import { SimulatorStore, type SimulatorStoreError } from "../../ports/SimulatorStore.ts"
+import * as GroupCommit from "../../shared/GroupCommit.ts"
 import { Ids } from "../../shared/Ids.ts"
 import { hubSignature, type WebhookPayload } from "../Webhook.ts"
 import { checkMedia, placeholderMime } from "./Media.ts"
@@ -40,7 +51,8 @@ import {
   SimState,
   type TemplateRecord
 } from "./Model.ts"
-import { errorBody, statusOf, webhookError } from "./NetworkErrors.ts"
+import { restore, takeChanges } from "./Durability.ts"
+import { errorBody, simError, statusOf, webhookError } from "./NetworkErrors.ts"
 import { envelope, inboundPayload, statusPayload, statusReport, type StatusReport, webhookContact } from "./Payloads.ts"
 import { newProfile, newSettings } from "./Profile.ts"
 import type { SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
@@ -49,6 +61,7 @@ import {
   flowView,
   INBOUND_LIMIT,
   INBOUND_MEDIA_TTL_MS,
+  OUTBOX_LIMIT,
   outboundStatus,
   refreshTemplate,
   route,
@@ -91,6 +104,8 @@ export interface NetworkSimulatorOptions {
   /** The app that receives the accounts' webhooks (as `subscribed_apps` reports it). */
   readonly appId?: string | undefined
   readonly appName?: string | undefined
+  /** Messages a number's outbox remembers (the oldest are forgotten first); default 10,000. */
+  readonly outboxLimit?: number | undefined
 }
 
 /** A simulated contact writing to a number. Either `from` (phone number) or `user_id` (business-scoped id only). */
@@ -205,7 +220,11 @@ export class NetworkSimulator extends Context.Service<NetworkSimulator, {
   /** Moves an existing template to a status (`PAUSED`, `DISABLED`, back to `APPROVED`...), with its webhook. */
   readonly setTemplateStatus: (templateId: string, status: string) => Effect.Effect<void, SimulatorInputError>
 }>()("@parley/core/messaging/simulator/NetworkSimulator") {
-  /** The simulator; needs `Ids` (message, media and template ids). Its timers stop with the layer. */
+  /**
+   * The simulator; needs `Ids` (message, media and template ids), and keeps
+   * its state in the `SimulatorStore` when one is in context. Its timers stop
+   * with the layer.
+   */
   static readonly layer = (options: NetworkSimulatorOptions): Layer.Layer<NetworkSimulator, never, Ids> =>
     Layer.effect(NetworkSimulator, make(options))
 }
@@ -217,6 +236,7 @@ const make = (options: NetworkSimulatorOptions) =>
     const clock = yield* Clock.Clock
     const fork = yield* FiberSet.makeRuntime<never>()
     const state = new SimState(options.appSecret + ":urls")
+    const store = Option.getOrUndefined(yield* Effect.serviceOption(SimulatorStore))
     let sink = options.sink
     const config: SimConfig = {
       templateReviewMs: options.templateReviewMs ?? 5_000,
@@ -226,7 +246,8 @@ const make = (options: NetworkSimulatorOptions) =>
         read: options.statusDelays?.read === null ? undefined : options.statusDelays?.read ?? 3_000
       },
       appId: options.appId ?? "100000000000099",
-      appName: options.appName ?? "Parley"
+      appName: options.appName ?? "Parley",
+      outboxLimit: options.outboxLimit ?? OUTBOX_LIMIT
     }
     const retryDelays = options.retryDelaysMs ?? [1_000, 2_000, 4_000, 8_000, 16_000]
     const now = () => clock.currentTimeMillisUnsafe()
@@ -294,7 +315,8 @@ const make = (options: NetworkSimulatorOptions) =>
         fork(Effect.andThen(wait, flushReports(phoneNumberId, fresh)))
       })
 
-    const reportStatuses = (record: OutboundRecord) =>
+    /** Reports the stages of `record` due at `from` or later. */
+    const reportStatuses = (record: OutboundRecord, from = record.acceptedAt) =>
       Effect.gen(function*() {
         const { delivered, read, sent } = config.statusDelays
         const stages: Array<readonly [Exclude<OutboundStatus, "accepted">, number]> = record.failure !== undefined
@@ -302,6 +324,7 @@ const make = (options: NetworkSimulatorOptions) =>
           : [["sent", sent], ["delivered", delivered], ...(read === undefined ? [] : [["read", read] as const])]
         for (const [status, delay] of stages) {
           const at = record.acceptedAt + delay
+          if (at < from) continue
           yield* sleepUntil(at)
           if (!state.numbers.has(record.phoneNumberId)) return
           yield* report(record.phoneNumberId, statusReport(record, status, at))
@@ -328,6 +351,41 @@ const make = (options: NetworkSimulatorOptions) =>
       })
 
     // -------------------------------------------------------------------------------------------
+    // Durability
+
+    /** Saves what changed; one writer, so saves land in the order the changes were made. */
+    const save = Effect.suspend(() => {
+      const taken = store === undefined ? undefined : takeChanges(state)
+      if (taken === undefined) return Effect.void
+      // The objects are read again when the statement is built: never older than taken, and a later
+      // change to one of them is saved again by the next save anyway.
+      return Effect.tapError(store!.save(taken.changes), () => Effect.sync(taken.putBack))
+    })
+    // Requests that change the network while a save is under way share the next one.
+    const submitSave = yield* GroupCommit.make<void, void, SimulatorStoreError>({
+      max: 100_000,
+      many: (items) => Effect.map(Effect.exit(save), (exit) => items.map(() => exit)),
+      one: () => save
+    })
+    /** Waits until the changes made so far are stored (at once when there are none). */
+    const saved = Effect.suspend(() => (state.hasChanges ? submitSave(undefined) : Effect.void))
+    /** For the control surface: a store that fails there is a defect of the test or host driving it. */
+    const savedOrDie = Effect.orDie(saved)
+
+    if (store !== undefined) {
+      state.durable = true
+      restore(state, yield* Effect.orDie(store.load), config.outboxLimit)
+      const at = now()
+      for (const template of state.templates.values()) {
+        if (!template.deleted && template.review !== undefined) {
+          fork(reportReview(template.id, template.generation, template.review.at))
+        }
+      }
+      for (const record of state.outbound.values()) fork(reportStatuses(record, at))
+      yield* savedOrDie
+    }
+
+    // -------------------------------------------------------------------------------------------
     // The API
 
     const render = (status: number, json: unknown): SimResponse => ({
@@ -340,6 +398,9 @@ const make = (options: NetworkSimulatorOptions) =>
       Effect.gen(function*() {
         const uuid = yield* ids.uuid
         const outcome = route(state, config, request, { now: now(), uuid, baseUrl: request.baseUrl })
+        // Nothing is answered before the store has it: a host killed right after a send was accepted
+        // still finds it delivered.
+        const stored = yield* Effect.exit(saved)
         for (const followup of outcome.followups) {
           if (followup._tag === "Statuses") {
             const record = state.outbound.get(followup.messageId)
@@ -349,6 +410,10 @@ const make = (options: NetworkSimulatorOptions) =>
           } else {
             fork(post(followup.businessAccountId, envelope(followup.businessAccountId, followup.field, followup.value)))
           }
+        }
+        if (Exit.isFailure(stored)) {
+          yield* Effect.logWarning("NetworkSimulator: the store failed; answering temporarily unavailable", stored.cause)
+          return render(503, errorBody(simError(2, "The network could not store the request; retry later"), state.nextTraceId()))
         }
         if (outcome.error !== undefined) return render(statusOf(outcome.error), errorBody(outcome.error, state.nextTraceId()))
         if (outcome.bytes !== undefined) {
@@ -388,9 +453,12 @@ const make = (options: NetworkSimulatorOptions) =>
         if (!state.accounts.has(input.businessAccountId)) {
           // A connected number's account has the app subscribed, as onboarding leaves it.
           state.accounts.set(input.businessAccountId, { id: input.businessAccountId, subscription: {} })
+          state.touch("account", input.businessAccountId)
         }
         state.tokens.set(input.accessToken, { businessAccountId: input.businessAccountId, expired: false })
-      })
+        state.touch("number", number.phoneNumberId)
+        state.touch("token", input.accessToken)
+      }).pipe(Effect.andThen(savedOrDie))
 
     const unknownNumber = (phoneNumberId: string) =>
       new SimulatorInputError({ message: `unknown phone_number_id ${phoneNumberId}` })
@@ -408,6 +476,8 @@ const make = (options: NetworkSimulatorOptions) =>
         if (patch.throughputPerSecond !== undefined) number.throughputPerSecond = patch.throughputPerSecond
         if (patch.pairBurst !== undefined) number.pairBurst = patch.pairBurst
         if (patch.pairIntervalMs !== undefined) number.pairIntervalMs = patch.pairIntervalMs
+        state.touch("number", number.phoneNumberId)
+        yield* savedOrDie
         if (before.quality === number.qualityRating && before.tier === number.messagingLimitTier) return
         const worse = (qualityRank[number.qualityRating] ?? 0) < (qualityRank[before.quality] ?? 0) ||
           tierRank.indexOf(number.messagingLimitTier) < tierRank.indexOf(before.tier)
@@ -486,6 +556,7 @@ const make = (options: NetworkSimulatorOptions) =>
             expiresAt: at + INBOUND_MEDIA_TTL_MS,
             deleted: false
           })
+          state.touch("media", mediaId)
           typed = {
             ...given,
             ...(type === "document" && filename !== undefined ? { filename } : {}),
@@ -529,9 +600,15 @@ const make = (options: NetworkSimulatorOptions) =>
       if (number.blocked.has(contact.userId)) return { number, id, payload, blocked: true }
       rememberContact(state, number.businessAccountId, contact)
       state.windows.set(`${number.phoneNumberId}|${contact.userId}`, at)
+      state.touch("window", `${number.phoneNumberId}|${contact.userId}`)
       number.events.push(at)
       state.inbound.set(id, { id, phoneNumberId, contact, receivedAt: at, read: false })
-      if (state.inbound.size > INBOUND_LIMIT) state.inbound.delete(state.inbound.keys().next().value!)
+      state.touch("inbound", id)
+      if (state.inbound.size > INBOUND_LIMIT) {
+        const oldest = state.inbound.keys().next().value!
+        state.inbound.delete(oldest)
+        state.touch("inbound", oldest)
+      }
       return { number, id, payload, blocked: false }
     }
 
@@ -539,6 +616,8 @@ const make = (options: NetworkSimulatorOptions) =>
       Effect.gen(function*() {
         const uuids = [yield* ids.uuid, yield* ids.uuid] as const
         const decided = decideInbound(phoneNumberId, input, uuids)
+        // The window is open for good before the business hears of the message (and may answer it).
+        yield* savedOrDie
         if (decided instanceof SimulatorInputError) return yield* decided
         if (decided.blocked) return { id: decided.id, payload: decided.payload, delivered: false, blocked: true }
         const delivered = yield* post(decided.number.businessAccountId, decided.payload)
@@ -583,6 +662,8 @@ const make = (options: NetworkSimulatorOptions) =>
           applicationId: undefined
         }
         state.flows.set(flow.id, flow)
+        state.touch("flow", flow.id)
+        yield* savedOrDie
         return flow.id
       })
 
@@ -597,6 +678,8 @@ const make = (options: NetworkSimulatorOptions) =>
         template.status = status
         template.review = undefined
         template.generation++
+        state.touch("template", template.id)
+        yield* savedOrDie
         yield* post(template.businessAccountId, templateEvent(template, event))
       })
 
@@ -612,7 +695,8 @@ const make = (options: NetworkSimulatorOptions) =>
           const key = normalizePhone(contact) ?? contact
           if (reachable) state.unreachable.delete(key)
           else state.unreachable.add(key)
-        }),
+          state.touch("unreachable", key)
+        }).pipe(Effect.andThen(savedOrDie)),
       createFlow,
       flow: (flowId) => Effect.sync(() => {
         const flow = state.flows.get(flowId)
@@ -622,7 +706,8 @@ const make = (options: NetworkSimulatorOptions) =>
         Effect.sync(() => {
           const token = state.tokens.get(accessToken)
           if (token !== undefined) token.expired = true
-        }),
+          state.touch("token", accessToken)
+        }).pipe(Effect.andThen(savedOrDie)),
       setTemplateStatus
     })
   })
