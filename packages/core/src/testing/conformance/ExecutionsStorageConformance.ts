@@ -482,8 +482,16 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
             make(1_500, { status: "failed", ended_at: t(1_500), current_node: null }),
             make(1_500, { status: "handoff" })
           ]
-          yield* given(...notRecoverable, dueDelay, dueNow, unleased, dueHandoff, dueWait, leaseEnded)
-          const expected = [unleased, leaseEnded, dueWait, dueNow, dueHandoff, dueDelay]
+          // Waits come and go by update: the due time read is the stored one.
+          const parked = make(6_000, { lease_owner: "h1", lease_until: t(200_000) })
+          const resumed = make(1_500, { ...waiting, wait: wait(t(10_000)) })
+          yield* given(...notRecoverable, dueDelay, dueNow, unleased, dueHandoff, dueWait, leaseEnded, parked, resumed)
+          assert.isTrue(yield* repo.update({ ...parked, ...waiting, wait: wait(t(20_000)), state_version: 1 }, 0))
+          const running = { status: "running", waiting_reason: null, wait: null } as const
+          assert.isTrue(yield* repo.update({ ...resumed, ...running, state_version: 1 }, 0))
+          const leased = { lease_owner: "h2", lease_until: t(200_000) }
+          assert.isTrue(yield* repo.update({ ...resumed, ...running, ...leased, state_version: 2 }, 1))
+          const expected = [unleased, leaseEnded, dueWait, dueNow, dueHandoff, parked, dueDelay]
           assert.deepStrictEqual(ids(yield* repo.listRecoverable(now, quietBefore, 100)), ids(expected))
           assert.deepStrictEqual(yield* repo.listRecoverable(now, quietBefore, 2), [unleased, leaseEnded])
           // Before any of it was due or quiet: nothing.
