@@ -16,6 +16,7 @@ import migration0006 from "./migrations/0006_functions.ts"
 import migration0007 from "./migrations/0007_customers.ts"
 import migration0008 from "./migrations/0008_media_uploads.ts"
 import migration0009 from "./migrations/0009_hot_updates.ts"
+import migration0010 from "./migrations/0010_executions.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -59,7 +60,8 @@ export const migrations = Migrator.fromRecord({
   "0006_functions": migration0006,
   "0007_customers": migration0007,
   "0008_media_uploads": migration0008,
-  "0009_hot_updates": migration0009
+  "0009_hot_updates": migration0009,
+  "0010_executions": migration0010
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */
