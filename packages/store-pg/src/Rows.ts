@@ -26,33 +26,35 @@ export const mapUnique = (fields: Readonly<Record<string, string>>) => (error: S
 
 /**
  * One list window (decisions 1.3) over the rows of `table` matching `where`,
- * newest first by (created_at, id), in either paging mode.
+ * newest first by (`sortColumn`, id), in either paging mode.
  */
 export const listNewestFirst = <Row extends object, A>(
   sql: SqlClient.SqlClient,
   table: string,
   where: Statement.Fragment,
   window: ListWindow,
-  toRecord: (row: Row) => A
+  toRecord: (row: Row) => A,
+  sortColumn = "created_at"
 ): Effect.Effect<ListSlice<A>, SqlError> =>
   Effect.gen(function*() {
+    const sort = sql(sortColumn)
     if (window.mode === "page") {
       const offset = (window.page - 1) * window.perPage
       const [{ total }] = yield* sql<{ readonly total: number }>`
         SELECT count(*)::int AS total FROM ${sql(table)} WHERE ${where}`
       const rows = yield* sql<Row>`
         SELECT * FROM ${sql(table)} WHERE ${where}
-        ORDER BY created_at DESC, id DESC LIMIT ${window.perPage} OFFSET ${offset}`
+        ORDER BY ${sort} DESC, id DESC LIMIT ${window.perPage} OFFSET ${offset}`
       return { items: rows.map(toRecord), hasMore: offset + rows.length < total, total }
     }
     const { after, before, limit } = window
     const conditions = [
       where,
-      ...(after !== undefined ? [sql`(created_at, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
-      ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
+      ...(after !== undefined ? [sql`(${sort}, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
+      ...(before !== undefined ? [sql`(${sort}, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
     ]
     // Travelling towards newer items, read upwards from the key and turn the page round.
-    const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
+    const order = before !== undefined ? sql`${sort} ASC, id ASC` : sql`${sort} DESC, id DESC`
     const rows = yield* sql<Row>`
       SELECT * FROM ${sql(table)} WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
     const page = rows.slice(0, limit).map(toRecord)

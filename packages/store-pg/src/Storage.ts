@@ -8,7 +8,8 @@ import { layerFunctionsStorage } from "./FunctionsRepo.ts"
 import { layerMessagingStorage } from "./MessagingRepo.ts"
 import { layerWebhooksStorage } from "./WebhooksRepo.ts"
 import { layerCustomersRepo } from "./CustomersRepo.ts"
+import { layerExecutionsStorage } from "./ExecutionsRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo).pipe(
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -200,7 +200,7 @@ export const layerMemoryExecutionsRepo = Layer.effect(
           db.all(Executions)
             .filter(isRecoverable(instant(now), instant(quietBefore)))
             .sort((a, b) => instant(a.last_event_at) - instant(b.last_event_at) || byteOrder(a.id, b.id))
-            .slice(0, limit)
+            .slice(0, Math.max(limit, 0))
         )
       ),
       listLive: Effect.fn("ExecutionsRepo.listLive")((projectId: string, workflowId: string) =>
@@ -269,14 +269,14 @@ export const layerMemoryStepEventsRepo = Layer.effect(
         store.run((db) => Option.filter(Option.fromNullishOr(db.get(StepEvents, id)), (e) => e.project_id === projectId))
       ),
       latest: Effect.fn("StepEventsRepo.latest")((executionId: string, limit: number) =>
-        store.run((db) => newestEventsFirst(db.all(StepEvents).filter((e) => e.execution_id === executionId)).slice(0, limit))
+        store.run((db) => newestEventsFirst(db.all(StepEvents).filter((e) => e.execution_id === executionId)).slice(0, Math.max(limit, 0)))
       ),
       prune: Effect.fn("StepEventsRepo.prune")((before: string, limit: number) =>
         store.run((db) => {
           const cutoff = instant(before)
           const gone = db.all(StepEvents)
             .filter((e) => instant(e.created_at) < cutoff)
-            .sort(compareEvents)
+            .sort((a, b) => instant(a.created_at) - instant(b.created_at))
             .slice(0, Math.max(limit, 0))
           for (const e of gone) db.remove(StepEvents, e.id)
           return gone.length

@@ -1,0 +1,447 @@
+/**
+ * `ExecutionsRepo`, `StepEventsRepo` and `ExecutionInputsRepo` on PostgreSQL
+ * (migration 0010). The engine writes an execution at every checkpoint, so
+ * `insert` and `update` are one statement each, and the writes nobody reads
+ * an answer of (step events, revisions, taken inputs) go out with the
+ * transaction's next statement.
+ */
+import {
+  type ExecutionFilter,
+  type ExecutionInputRecord,
+  ExecutionInputsRepo,
+  type ExecutionRecord,
+  ExecutionsRepo,
+  type ListWindow,
+  type StepEventFilter,
+  type StepEventRecord,
+  StepEventsRepo,
+  type WorkflowRevision
+} from "@parley/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { deferred } from "./Transactor.ts"
+import { iso, isoOrNull, jsonb, jsonRows, listNewestFirst } from "./Rows.ts"
+
+interface ExecutionRow {
+  readonly id: string
+  readonly project_id: string
+  readonly workflow_id: string
+  readonly workflow_name: string
+  readonly revision_id: string
+  readonly tracking_id: string
+  readonly status: ExecutionRecord["status"]
+  readonly waiting_reason: ExecutionRecord["waiting_reason"]
+  readonly trigger_type: ExecutionRecord["trigger_type"]
+  readonly observer: boolean
+  readonly parent_execution_id: string | null
+  readonly call_depth: number
+  readonly msg_conversation_id: string | null
+  readonly msg_config_id: string | null
+  readonly contact_id: string | null
+  readonly started_at: Date
+  readonly last_event_at: Date
+  readonly ended_at: Date | null
+  readonly current_node: string | null
+  readonly execution_context: ExecutionRecord["execution_context"]
+  readonly error_details: ExecutionRecord["error_details"]
+  readonly resumable_execution_id: string | null
+  readonly wait: ExecutionRecord["wait"]
+  readonly pending: ExecutionRecord["pending"]
+  readonly handoff: ExecutionRecord["handoff"]
+  readonly requested_status: ExecutionRecord["requested_status"]
+  readonly step_seq: number
+  readonly state_version: number
+  readonly lease_owner: string | null
+  readonly lease_until: Date | null
+  readonly dedupe_key: string | null
+}
+
+interface RevisionRow {
+  readonly id: string
+  readonly workflow_id: string
+  readonly project_id: string
+  readonly definition: WorkflowRevision["definition"]
+  readonly created_at: Date
+}
+
+interface StepEventRow {
+  readonly id: string
+  readonly project_id: string
+  readonly execution_id: string
+  readonly seq: number
+  readonly event_type: string
+  readonly direction: StepEventRecord["direction"]
+  readonly edge_label: string | null
+  readonly created_at: Date
+  readonly payload: StepEventRecord["payload"]
+  readonly step: StepEventRecord["step"]
+}
+
+interface InputRow {
+  readonly id: string
+  readonly project_id: string
+  readonly msg_config_id: string
+  readonly contact_id: string
+  readonly conversation_id: string
+  readonly network_id: string | null
+  readonly value: unknown
+  readonly received_at: Date
+  readonly state: ExecutionInputRecord["state"]
+}
+
+const toExecution = (row: ExecutionRow): ExecutionRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  workflow_id: row.workflow_id,
+  workflow_name: row.workflow_name,
+  revision_id: row.revision_id,
+  tracking_id: row.tracking_id,
+  status: row.status,
+  waiting_reason: row.waiting_reason,
+  trigger_type: row.trigger_type,
+  observer: row.observer,
+  parent_execution_id: row.parent_execution_id,
+  call_depth: row.call_depth,
+  msg_conversation_id: row.msg_conversation_id,
+  msg_config_id: row.msg_config_id,
+  contact_id: row.contact_id,
+  started_at: iso(row.started_at),
+  last_event_at: iso(row.last_event_at),
+  ended_at: isoOrNull(row.ended_at),
+  current_node: row.current_node,
+  execution_context: row.execution_context,
+  error_details: row.error_details,
+  resumable_execution_id: row.resumable_execution_id,
+  wait: row.wait,
+  pending: row.pending,
+  handoff: row.handoff,
+  requested_status: row.requested_status,
+  step_seq: row.step_seq,
+  state_version: row.state_version,
+  lease_owner: row.lease_owner,
+  lease_until: isoOrNull(row.lease_until),
+  dedupe_key: row.dedupe_key
+})
+
+const toRevision = (row: RevisionRow): WorkflowRevision => ({
+  id: row.id,
+  workflow_id: row.workflow_id,
+  project_id: row.project_id,
+  definition: row.definition,
+  created_at: iso(row.created_at)
+})
+
+const toStepEvent = (row: StepEventRow): StepEventRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  execution_id: row.execution_id,
+  seq: row.seq,
+  event_type: row.event_type,
+  direction: row.direction,
+  edge_label: row.edge_label,
+  created_at: iso(row.created_at),
+  payload: row.payload,
+  step: row.step
+})
+
+const toInput = (row: InputRow): ExecutionInputRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  msg_config_id: row.msg_config_id,
+  contact_id: row.contact_id,
+  conversation_id: row.conversation_id,
+  network_id: row.network_id,
+  value: row.value,
+  received_at: iso(row.received_at),
+  state: row.state
+})
+
+/** A nullable jsonb column: SQL NULL for null, not the JSON `null`. */
+const jsonbOrNull = (value: unknown): string | null => (value === null ? null : jsonb(value))
+
+const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
+
+/** Where a cursor whose event is gone (pruned) stands: before every event of its instant. */
+const SEQ_MIN = -2147483648
+
+export const layerExecutionsRepo = Layer.effect(
+  ExecutionsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
+
+    const where = (projectId: string, filter: ExecutionFilter) =>
+      sql.and([
+        sql`project_id = ${projectId}`,
+        ...(filter.workflow_id !== undefined ? [sql`workflow_id = ${filter.workflow_id}`] : []),
+        ...(filter.msg_conversation_id !== undefined ? [sql`msg_conversation_id = ${filter.msg_conversation_id}`] : []),
+        ...(filter.status !== undefined ? [sql`status = ${filter.status}`] : []),
+        ...(filter.waiting_reason === "timeout"
+          ? [sql`status = 'waiting' AND wait_due_at IS NOT NULL`]
+          : filter.waiting_reason !== undefined
+          ? [sql`waiting_reason = ${filter.waiting_reason}`]
+          : []),
+        ...(filter.trigger_type !== undefined ? [sql`trigger_type = ${filter.trigger_type}`] : []),
+        ...(filter.created_after !== undefined ? [sql`started_at >= ${filter.created_after}::timestamptz`] : []),
+        ...(filter.created_before !== undefined ? [sql`started_at <= ${filter.created_before}::timestamptz`] : [])
+      ])
+
+    return ExecutionsRepo.of({
+      insert: Effect.fnUntraced(function*(e: ExecutionRecord) {
+        // One statement: a start repeated under the same dedupe key writes nothing and says so.
+        const rows = yield* sql`
+          INSERT INTO workflow_executions (id, project_id, workflow_id, workflow_name, revision_id, tracking_id, status,
+            waiting_reason, trigger_type, observer, parent_execution_id, call_depth, msg_conversation_id, msg_config_id,
+            contact_id, started_at, last_event_at, ended_at, current_node, execution_context, error_details,
+            resumable_execution_id, wait, wait_due_at, pending, handoff, requested_status, step_seq, state_version,
+            lease_owner, lease_until, dedupe_key)
+          VALUES (${e.id}, ${e.project_id}, ${e.workflow_id}, ${e.workflow_name}, ${e.revision_id}, ${e.tracking_id},
+            ${e.status}, ${e.waiting_reason}, ${e.trigger_type}, ${e.observer}, ${e.parent_execution_id},
+            ${e.call_depth}, ${e.msg_conversation_id}, ${e.msg_config_id}, ${e.contact_id}, ${e.started_at},
+            ${e.last_event_at}, ${e.ended_at}, ${e.current_node}, ${jsonb(e.execution_context)},
+            ${jsonbOrNull(e.error_details)}, ${e.resumable_execution_id}, ${jsonbOrNull(e.wait)},
+            ${e.wait?.due_at ?? null}, ${jsonbOrNull(e.pending)}, ${jsonbOrNull(e.handoff)}, ${e.requested_status},
+            ${e.step_seq}, ${e.state_version}, ${e.lease_owner}, ${e.lease_until}, ${e.dedupe_key})
+          ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+          RETURNING id`
+        return rows.length > 0
+      }, Effect.orDie),
+
+      find: Effect.fnUntraced(function*(projectId: string, idOrTrackingId: string) {
+        const rows = yield* sql<ExecutionRow>`
+          SELECT * FROM workflow_executions
+          WHERE project_id = ${projectId} AND (id = ${idOrTrackingId} OR tracking_id = ${idOrTrackingId})
+          ORDER BY id = ${idOrTrackingId} DESC, started_at DESC, id DESC
+          LIMIT 1`
+        return first(rows, toExecution)
+      }, Effect.orDie),
+
+      get: Effect.fnUntraced(function*(id: string) {
+        return first(yield* sql<ExecutionRow>`SELECT * FROM workflow_executions WHERE id = ${id}`, toExecution)
+      }, Effect.orDie),
+
+      update: Effect.fnUntraced(function*(e: ExecutionRecord, expectedVersion: number) {
+        // One statement, the compare-and-set itself. What the run belongs to (project, workflow), when and
+        // from what it started (started_at, dedupe_key) are not the writer's to change.
+        const rows = yield* sql`
+          UPDATE workflow_executions SET
+            workflow_name = ${e.workflow_name}, revision_id = ${e.revision_id}, tracking_id = ${e.tracking_id},
+            status = ${e.status}, waiting_reason = ${e.waiting_reason}, trigger_type = ${e.trigger_type},
+            observer = ${e.observer}, parent_execution_id = ${e.parent_execution_id}, call_depth = ${e.call_depth},
+            msg_conversation_id = ${e.msg_conversation_id}, msg_config_id = ${e.msg_config_id},
+            contact_id = ${e.contact_id}, last_event_at = ${e.last_event_at}, ended_at = ${e.ended_at},
+            current_node = ${e.current_node}, execution_context = ${jsonb(e.execution_context)},
+            error_details = ${jsonbOrNull(e.error_details)}, resumable_execution_id = ${e.resumable_execution_id},
+            wait = ${jsonbOrNull(e.wait)}, wait_due_at = ${e.wait?.due_at ?? null}, pending = ${jsonbOrNull(e.pending)},
+            handoff = ${jsonbOrNull(e.handoff)}, requested_status = ${e.requested_status}, step_seq = ${e.step_seq},
+            state_version = ${e.state_version}, lease_owner = ${e.lease_owner}, lease_until = ${e.lease_until}
+          WHERE id = ${e.id} AND state_version = ${expectedVersion}
+          RETURNING id`
+        return rows.length > 0
+      }, Effect.orDie),
+
+      list: Effect.fnUntraced(function*(projectId: string, filter: ExecutionFilter, window: ListWindow) {
+        return yield* listNewestFirst(sql, "workflow_executions", where(projectId, filter), window, toExecution, "started_at")
+      }, Effect.orDie),
+
+      findRouted: Effect.fnUntraced(function*(msgConfigId: string, contactId: string) {
+        // The conditions of workflow_executions_routed_idx, as literals so a generic plan still uses it.
+        const rows = yield* sql<ExecutionRow>`
+          SELECT * FROM workflow_executions
+          WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId}
+            AND NOT observer AND status IN ('running', 'waiting', 'handoff')
+          ORDER BY started_at DESC, id DESC
+          LIMIT 1`
+        return first(rows, toExecution)
+      }, Effect.orDie),
+
+      listRecoverable: Effect.fnUntraced(function*(now: string, quietBefore: string, limit: number) {
+        if (limit <= 0) return []
+        const rows = yield* sql<ExecutionRow>`
+          SELECT * FROM workflow_executions
+          WHERE (status = 'running' AND last_event_at < ${quietBefore}::timestamptz
+              AND (lease_until IS NULL OR lease_until < ${now}::timestamptz))
+            OR (status IN ('running', 'waiting', 'handoff') AND wait_due_at <= ${now}::timestamptz)
+          ORDER BY last_event_at, id
+          LIMIT ${limit}`
+        return rows.map(toExecution)
+      }, Effect.orDie),
+
+      listLive: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
+        const rows = yield* sql<ExecutionRow>`
+          SELECT * FROM workflow_executions
+          WHERE project_id = ${projectId} AND workflow_id = ${workflowId} AND status NOT IN ('ended', 'failed')
+          ORDER BY started_at, id`
+        return rows.map(toExecution)
+      }, Effect.orDie),
+
+      deleteByWorkflow: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
+        // Step events go with their executions (ON DELETE CASCADE); one statement for all of it.
+        yield* sql`
+          WITH executions AS (
+            DELETE FROM workflow_executions WHERE project_id = ${projectId} AND workflow_id = ${workflowId}
+          )
+          DELETE FROM workflow_revisions WHERE project_id = ${projectId} AND workflow_id = ${workflowId}`
+      }, Effect.orDie),
+
+      putRevision: Effect.fnUntraced(function*(r: WorkflowRevision) {
+        yield* later(sql`
+          INSERT INTO workflow_revisions (id, project_id, workflow_id, definition, created_at)
+          VALUES (${r.id}, ${r.project_id}, ${r.workflow_id}, ${jsonb(r.definition)}, ${r.created_at})
+          ON CONFLICT (id) DO NOTHING`)
+      }, Effect.orDie),
+
+      getRevision: Effect.fnUntraced(function*(id: string) {
+        return first(yield* sql<RevisionRow>`SELECT * FROM workflow_revisions WHERE id = ${id}`, toRevision)
+      }, Effect.orDie)
+    })
+  })
+)
+
+type Cursor = Extract<ListWindow, { mode: "cursor" }>
+
+export const layerStepEventsRepo = Layer.effect(
+  StepEventsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
+
+    const where = (projectId: string, executionId: string, filter: StepEventFilter) =>
+      sql.and([
+        sql`execution_id = ${executionId}`,
+        sql`project_id = ${projectId}`,
+        ...(filter.event_types !== undefined && filter.event_types.length > 0
+          ? [sql`event_type = ANY(${filter.event_types}::text[])`]
+          : [])
+      ])
+
+    /** (created_at, seq, id) of the cursor's event; its seq is looked up, as the cursor carries only the id. */
+    const position = (executionId: string, key: { readonly sortKey: string; readonly id: string }) =>
+      sql`(${key.sortKey}::timestamptz, coalesce(
+        (SELECT seq FROM workflow_step_events WHERE id = ${key.id} AND execution_id = ${executionId}), ${SEQ_MIN}::int
+      ), ${key.id}::text)`
+
+    const listCursor = (projectId: string, executionId: string, filter: StepEventFilter, window: Cursor) =>
+      Effect.gen(function*() {
+        const { after, before, limit } = window
+        const conditions = [
+          where(projectId, executionId, filter),
+          ...(after !== undefined ? [sql`(created_at, seq, id) < ${position(executionId, after)}`] : []),
+          ...(before !== undefined ? [sql`(created_at, seq, id) > ${position(executionId, before)}`] : [])
+        ]
+        const order = before !== undefined ? sql`created_at ASC, seq ASC, id ASC` : sql`created_at DESC, seq DESC, id DESC`
+        const rows = yield* sql<StepEventRow>`
+          SELECT * FROM workflow_step_events WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
+        const page = rows.slice(0, limit).map(toStepEvent)
+        return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
+      })
+
+    const listPage = (projectId: string, executionId: string, filter: StepEventFilter, page: number, perPage: number) =>
+      Effect.gen(function*() {
+        const offset = (page - 1) * perPage
+        const [{ total }] = yield* sql<{ readonly total: number }>`
+          SELECT count(*)::int AS total FROM workflow_step_events WHERE ${where(projectId, executionId, filter)}`
+        const rows = yield* sql<StepEventRow>`
+          SELECT * FROM workflow_step_events WHERE ${where(projectId, executionId, filter)}
+          ORDER BY created_at DESC, seq DESC, id DESC LIMIT ${perPage} OFFSET ${offset}`
+        return { items: rows.map(toStepEvent), hasMore: offset + rows.length < total, total }
+      })
+
+    return StepEventsRepo.of({
+      append: Effect.fnUntraced(function*(events: ReadonlyArray<StepEventRecord>) {
+        if (events.length === 0) return
+        // One jsonb parameter: the same statement text (prepared once) whatever the batch's size.
+        yield* later(sql`
+          INSERT INTO workflow_step_events (id, project_id, execution_id, seq, event_type, direction, edge_label,
+            created_at, payload, step)
+          SELECT id, project_id, execution_id, seq, event_type, direction, edge_label, created_at, payload, step
+          FROM ${jsonRows(sql, events)} AS r(id text, project_id text, execution_id text, seq integer, event_type text,
+            direction text, edge_label text, created_at timestamptz, payload jsonb, step jsonb)`)
+      }, Effect.orDie),
+
+      list: Effect.fnUntraced(
+        function*(projectId: string, executionId: string, filter: StepEventFilter, window: ListWindow) {
+          return yield* window.mode === "page"
+            ? listPage(projectId, executionId, filter, window.page, window.perPage)
+            : listCursor(projectId, executionId, filter, window)
+        },
+        Effect.orDie
+      ),
+
+      find: Effect.fnUntraced(function*(projectId: string, id: string) {
+        const rows = yield* sql<StepEventRow>`
+          SELECT * FROM workflow_step_events WHERE project_id = ${projectId} AND id = ${id}`
+        return first(rows, toStepEvent)
+      }, Effect.orDie),
+
+      latest: Effect.fnUntraced(function*(executionId: string, limit: number) {
+        if (limit <= 0) return []
+        const rows = yield* sql<StepEventRow>`
+          SELECT * FROM workflow_step_events WHERE execution_id = ${executionId}
+          ORDER BY created_at DESC, seq DESC, id DESC LIMIT ${limit}`
+        return rows.map(toStepEvent)
+      }, Effect.orDie),
+
+      prune: Effect.fnUntraced(function*(before: string, limit: number) {
+        if (limit <= 0) return 0
+        const rows = yield* sql<{ readonly n: number }>`
+          WITH gone AS (
+            DELETE FROM workflow_step_events WHERE id IN (
+              SELECT id FROM workflow_step_events WHERE created_at < ${before}::timestamptz
+              ORDER BY created_at LIMIT ${limit}
+            ) RETURNING 1
+          )
+          SELECT count(*)::int AS n FROM gone`
+        return rows[0]?.n ?? 0
+      }, Effect.orDie)
+    })
+  })
+)
+
+export const layerExecutionInputsRepo = Layer.effect(
+  ExecutionInputsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
+    return ExecutionInputsRepo.of({
+      add: Effect.fnUntraced(function*(i: ExecutionInputRecord) {
+        // A taken input keeps its row: a message once added stays seen.
+        const rows = yield* sql`
+          INSERT INTO workflow_execution_inputs (id, project_id, msg_config_id, contact_id, conversation_id, network_id,
+            value, received_at, state)
+          VALUES (${i.id}, ${i.project_id}, ${i.msg_config_id}, ${i.contact_id}, ${i.conversation_id}, ${i.network_id},
+            ${jsonb(i.value)}, ${i.received_at}, ${i.state})
+          ON CONFLICT (id) DO NOTHING
+          RETURNING id`
+        return rows.length > 0
+      }, Effect.orDie),
+
+      list: Effect.fnUntraced(function*(msgConfigId: string, contactId: string, state: ExecutionInputRecord["state"]) {
+        const rows = yield* sql<InputRow>`
+          SELECT * FROM workflow_execution_inputs
+          WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId} AND state = ${state}
+          ORDER BY received_at, id`
+        return rows.map(toInput)
+      }, Effect.orDie),
+
+      take: Effect.fnUntraced(function*(ids: ReadonlyArray<string>) {
+        if (ids.length === 0) return
+        yield* later(sql`
+          UPDATE workflow_execution_inputs SET state = 'taken', value = 'null'
+          WHERE id = ANY(${ids}::text[]) AND state <> 'taken'`)
+      }, Effect.orDie),
+
+      listStale: Effect.fnUntraced(function*(before: string, limit: number) {
+        if (limit <= 0) return []
+        const rows = yield* sql<InputRow>`
+          SELECT * FROM workflow_execution_inputs
+          WHERE state = 'buffered' AND received_at < ${before}::timestamptz
+          ORDER BY received_at, id LIMIT ${limit}`
+        return rows.map(toInput)
+      }, Effect.orDie)
+    })
+  })
+)
+
+/** Every execution storage port on PostgreSQL. */
+export const layerExecutionsStorage = Layer.mergeAll(layerExecutionsRepo, layerStepEventsRepo, layerExecutionInputsRepo)
