@@ -32,6 +32,20 @@ export * from "./messaging/Queues.ts"
 export * as Upstream from "./messaging/Upstream.ts"
 export { UpstreamSettings } from "./messaging/Upstream.ts"
 export * from "./messaging/Messaging.ts"
+export { nextStatus } from "./messaging/Recording.ts"
+export type {
+  FetchedMedia,
+  InboundInput,
+  InboundOutcome,
+  InboundRecording,
+  StatusOutcome
+} from "./messaging/InboundRecording.ts"
+export type { OutboundInput, OutboundRecording } from "./messaging/OutboundRecording.ts"
+export {
+  CONVERSATION_METADATA_MAX_BYTES,
+  type ConversationChange,
+  type StoredConversations
+} from "./messaging/StoredConversations.ts"
 export * from "./messaging/Ingestion.ts"
 export * from "./messaging/Sandbox.ts"
 export * from "./messaging/MessagingApi.ts"

@@ -14,7 +14,7 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { batched, iso, isoOrNull, jsonb, jsonRows, mapUnique } from "./Rows.ts"
+import { batched, first, iso, isoOrNull, jsonb, jsonRows, mapUnique } from "./Rows.ts"
 import { deferred } from "./Transactor.ts"
 
 interface EventRow {
@@ -99,8 +99,6 @@ const domainEventOfRow = (row: DomainEventRow): DomainEvent => ({
   payload: row.payload,
   created_at: iso(row.created_at)
 })
-
-const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
 
 /** The unique index of 0003_events the domain can act on. */
 const duplicates = mapUnique({ event_definitions_project_name_key: "name" })

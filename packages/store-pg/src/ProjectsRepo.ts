@@ -3,7 +3,7 @@ import { type ApiKey, type Project, ProjectsRepo } from "@parley/core"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { changeSignals, iso, isoOrNull } from "./Rows.ts"
+import { changeSignals, first, iso, isoOrNull } from "./Rows.ts"
 
 interface ProjectRow {
   readonly id: string
@@ -48,8 +48,6 @@ const toKey = (row: ApiKeyRow): ApiKey => ({
   created_at: iso(row.created_at),
   revoked_at: isoOrNull(row.revoked_at)
 })
-
-const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
 
 const KEY_CHANNEL = "parley_api_keys"
 

@@ -9,6 +9,9 @@ import { Duplicate, type ListSlice, type ListWindow } from "@parley/core"
 export const iso = (date: Date): string => date.toISOString()
 export const isoOrNull = (date: Date | null): string | null => (date === null ? null : date.toISOString())
 
+/** The record of the first row, if any. */
+export const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
+
 /** jsonb parameters travel as text and are parsed by the server, so any JSON value fits. */
 export const jsonb = (value: unknown): string => JSON.stringify(value)
 

@@ -17,7 +17,7 @@ import {
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { batched, changeSignals, iso, isoOrNull, jsonb, jsonRows, listNewestFirst, mapUnique } from "./Rows.ts"
+import { batched, changeSignals, first, iso, isoOrNull, jsonb, jsonRows, listNewestFirst, mapUnique } from "./Rows.ts"
 
 interface WebhookRow {
   readonly id: string
@@ -196,8 +196,6 @@ const toBuffer = (row: BufferRow): WebhookBufferRecord => ({
   phone_number_id: row.phone_number_id,
   conversation_phone_number: row.conversation_phone_number
 })
-
-const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
 
 type Cursor = Extract<ListWindow, { mode: "cursor" }>
 

@@ -1,0 +1,346 @@
+/**
+ * Recording what the network reports (decisions 2.10, 3.5, 10.1 step 1):
+ * inbound messages once per network id, with their contact found or created
+ * by phone number or business-scoped id and their conversation found or
+ * opened; status reports applied by the rank rule; inbound messages marked
+ * read. Every change that webhooks report writes its domain event in the same
+ * transaction.
+ */
+import { Clock, Effect, Option } from "effect"
+import { createHash } from "node:crypto"
+import { PublicUrl } from "../http/PublicUrl.ts"
+import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
+import { Outbox } from "../ports/Outbox.ts"
+import { Transactor } from "../ports/Transactor.ts"
+import { groupBy } from "../shared/Collections.ts"
+import { Ids } from "../shared/Ids.ts"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import { renderInbound } from "./Content.ts"
+import {
+  conversationEventPayload,
+  messageEventPayload,
+  conversationActivityPayload,
+  MSG_CONVERSATION_ACTIVITY,
+  MSG_CONVERSATION_CREATED,
+  MSG_MESSAGE_RECEIVED
+} from "./DomainEvents.ts"
+import {
+  type ContactRecord,
+  type ConversationRecord,
+  mediaUrl,
+  type MessageRecord,
+  type StatusEventRecord,
+  type StoredMedia
+} from "./Message.ts"
+import type { WebhookContact } from "./Webhook.ts"
+import {
+  advance,
+  countMessage,
+  epochSeconds,
+  type Identity,
+  iso,
+  type Json,
+  newContact,
+  newConversation,
+  type Recording,
+  renditionFields,
+  str
+} from "./Recording.ts"
+
+/** A file fetched from the network for an inbound message, to keep with it. */
+export interface FetchedMedia {
+  readonly network_media_id: string
+  readonly bytes: Uint8Array
+  readonly content_type: string
+  readonly filename: string | undefined
+}
+
+export interface InboundInput {
+  /** The network's message object exactly as the webhook carried it. */
+  readonly message: Json
+  /** The `contacts[]` member of the change that names the sender, if any. */
+  readonly contact?: WebhookContact | undefined
+  readonly media?: FetchedMedia | undefined
+}
+
+export type InboundOutcome =
+  | { readonly _tag: "Recorded"; readonly message: MessageRecord; readonly conversation: ConversationRecord; readonly newConversation: boolean }
+  | { readonly _tag: "Duplicate" }
+  /** Neither a phone number nor a business-scoped id names the sender, or the message has no id. */
+  | { readonly _tag: "Unaddressable" }
+
+export type StatusOutcome =
+  | { readonly _tag: "Applied"; readonly message: MessageRecord; readonly changed: boolean }
+  | { readonly _tag: "Duplicate" }
+  /** Kept: it applies when the message is recorded (a report that overtook the send). */
+  | { readonly _tag: "Pending" }
+
+/** When a contact wrote: the network's timestamp, never ahead of now. */
+const activityTime = (timestamp: string | undefined, now: number) => {
+  const seconds = timestamp === undefined ? Number.NaN : Number(timestamp)
+  return Number.isFinite(seconds) ? Math.min(now, seconds * 1000) : now
+}
+
+const extension = (contentType: string) => {
+  const type = contentType.split(";")[0]!.trim().toLowerCase()
+  const known: Readonly<Record<string, string>> = {
+    "image/jpeg": "jpg",
+    "image/png": "png",
+    "image/webp": "webp",
+    "video/mp4": "mp4",
+    "video/3gpp": "3gp",
+    "audio/ogg": "ogg",
+    "audio/mpeg": "mp3",
+    "audio/mp4": "m4a",
+    "audio/aac": "aac",
+    "audio/amr": "amr",
+    "application/pdf": "pdf",
+    "text/plain": "txt"
+  }
+  return known[type] ?? "bin"
+}
+
+export interface InboundRecording {
+  readonly recordInbound: (config: MessageConfigRecord, input: InboundInput) => Effect.Effect<InboundOutcome>
+  /**
+   * Applies network status objects (`{ id, status, timestamp, errors?, ... }`)
+   * of the number's messages, in order, in one transaction; one outcome each.
+   */
+  readonly applyStatuses: (config: MessageConfigRecord, statuses: ReadonlyArray<Json>) => Effect.Effect<ReadonlyArray<StatusOutcome>>
+  /** Marks an inbound message and the earlier inbound messages of its conversation `read` (no webhook, decisions 6.1). */
+  readonly markInboundRead: (config: MessageConfigRecord, networkId: string) => Effect.Effect<number>
+}
+
+export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recording) {
+  const contacts = yield* ContactsRepo
+  const conversations = yield* ConversationsRepo
+  const messages = yield* MessagesRepo
+  const media = yield* MediaRepo
+  const locks = yield* MessagingLocks
+  const outbox = yield* Outbox
+  const tx = yield* Transactor
+  const ids = yield* Ids
+  const publicUrl = yield* PublicUrl
+  const { arm, conversationsById, domainEvent, statusEvents } = recording
+
+  /** Finds the contact by phone number, then by business-scoped id; fills what it learnt; creates it otherwise. */
+  const resolveContact = (projectId: string, who: Identity, now: string) =>
+    Effect.gen(function*() {
+      const byPhone = who.waId === undefined ? Option.none() : yield* contacts.findByWaId(projectId, who.waId)
+      const known = Option.isSome(byPhone) && (who.userId === undefined || byPhone.value.business_scoped_user_id === who.userId)
+      const byUser = known || who.userId === undefined ? Option.none() : yield* contacts.findByUserId(projectId, who.userId)
+      const found = Option.orElse(byPhone, () => byUser)
+      if (Option.isNone(found)) {
+        const created = newContact(projectId, who, yield* ids.uuid, now)
+        yield* contacts.insert(created)
+        return created
+      }
+      const current = found.value
+      // Two records of one person (met once by phone, once by id only) stay apart: never claim the other's id.
+      const otherHoldsUser = Option.isSome(byPhone) && Option.isSome(byUser) && byPhone.value.id !== byUser.value.id
+      const next: ContactRecord = {
+        ...current,
+        wa_id: current.wa_id ?? (Option.isNone(byPhone) ? who.waId ?? null : null),
+        business_scoped_user_id: current.business_scoped_user_id ??
+          (otherHoldsUser ? null : who.userId ?? null),
+        parent_business_scoped_user_id: who.parentUserId ?? current.parent_business_scoped_user_id,
+        username: who.username ?? current.username,
+        profile_name: who.name ?? current.profile_name,
+        updated_at: now
+      }
+      const changed = next.wa_id !== current.wa_id || next.business_scoped_user_id !== current.business_scoped_user_id ||
+        next.parent_business_scoped_user_id !== current.parent_business_scoped_user_id ||
+        next.username !== current.username || next.profile_name !== current.profile_name
+      if (!changed) return current
+      yield* contacts.update(next)
+      return next
+    })
+
+  /** The active conversation of (number, contact), or a new one (with its domain event). */
+  const openConversation = (config: MessageConfigRecord, contact: ContactRecord, activeAt: string, now: string) =>
+    Effect.gen(function*() {
+      yield* locks.lock(`conversation:${config.id}:${contact.id}`)
+      const active = yield* conversations.findActive(config.id, contact.id)
+      if (Option.isSome(active)) return { conversation: active.value, created: false }
+      const conversation = newConversation(config, contact, yield* ids.uuid, activeAt, now)
+      yield* conversations.insert(conversation)
+      yield* domainEvent(config.project_id, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)
+      return { conversation, created: true }
+    })
+
+  const recordInbound = Effect.fn("Messaging.recordInbound")(function*(config: MessageConfigRecord, input: InboundInput) {
+    const m = input.message
+    const networkId = str(m["id"])
+    const type = str(m["type"]) ?? "unknown"
+    const who: Identity = {
+      waId: str(m["from"]) ?? str(input.contact?.wa_id),
+      userId: str(m["from_user_id"]) ?? str(input.contact?.user_id),
+      parentUserId: str(m["from_parent_user_id"]) ?? str(input.contact?.parent_user_id),
+      username: str(input.contact?.profile?.username),
+      name: str(input.contact?.profile?.name)
+    }
+    if (networkId === undefined || (who.waId === undefined && who.userId === undefined)) {
+      return { _tag: "Unaddressable" } as InboundOutcome
+    }
+    const nowMs = yield* Clock.currentTimeMillis
+    const now = iso(nowMs)
+    const activeAt = iso(activityTime(str(m["timestamp"]), nowMs))
+    const messageId = yield* ids.uuid
+    const stored: StoredMedia | undefined = input.media === undefined ? undefined : {
+      id: yield* ids.uuid,
+      project_id: config.project_id,
+      msg_config_id: config.id,
+      network_media_id: input.media.network_media_id,
+      filename: input.media.filename ?? `${type}-${input.media.network_media_id}.${extension(input.media.content_type)}`,
+      content_type: input.media.content_type,
+      byte_size: input.media.bytes.byteLength,
+      sha256: createHash("sha256").update(input.media.bytes).digest("hex"),
+      bytes: input.media.bytes,
+      created_at: now
+    }
+
+    const outcome = yield* tx.withTransaction(Effect.gen(function*() {
+      yield* locks.lock(`message:${config.phone_number_id}:${networkId}`)
+      if (Option.isSome(yield* messages.findByNetworkId(config.phone_number_id, networkId))) {
+        return { _tag: "Duplicate" } as InboundOutcome
+      }
+      yield* locks.lock(`contact:${config.project_id}:${who.waId ?? who.userId}`)
+      const contact = yield* resolveContact(config.project_id, who, now)
+      const { conversation, created } = yield* openConversation(config, contact, activeAt, now)
+      if (stored !== undefined) yield* media.insert(stored)
+      const rendition = renderInbound(
+        m,
+        stored === undefined ? null : {
+          filename: stored.filename,
+          content_type: stored.content_type,
+          byte_size: stored.byte_size,
+          url: mediaUrl(publicUrl, stored.id)
+        }
+      )
+      const { id: _id, timestamp: _timestamp, type: _type, ...rest } = m
+      const message: MessageRecord = {
+        id: messageId,
+        project_id: config.project_id,
+        msg_config_id: config.id,
+        phone_number_id: config.phone_number_id,
+        conversation_id: conversation.id,
+        contact_id: contact.id,
+        network_id: networkId,
+        direction: "inbound",
+        type,
+        timestamp: str(m["timestamp"]) ?? epochSeconds(nowMs),
+        fields: {
+          ...rest,
+          ...(contact.business_scoped_user_id !== null ? { business_scoped_user_id: contact.business_scoped_user_id } : {}),
+          ...(contact.parent_business_scoped_user_id !== null
+            ? { parent_business_scoped_user_id: contact.parent_business_scoped_user_id }
+            : {}),
+          ...(contact.username !== null ? { username: contact.username } : {})
+        },
+        status: "delivered",
+        // No execution engine routes messages yet: processing ends here (decisions 10.1 steps 2 and 5).
+        processing_status: config.inbound_processing_enabled ? "completed" : "blocked",
+        origin: null,
+        ...renditionFields(type, rendition, contact, now),
+        media: stored === undefined
+          ? null
+          : { id: stored.id, filename: stored.filename, content_type: stored.content_type, byte_size: stored.byte_size }
+      }
+      if (!(yield* messages.insert(message))) return { _tag: "Duplicate" } as InboundOutcome
+      const counted = countMessage(conversation, message, contact, activeAt, now)
+      yield* conversations.update(counted)
+      yield* domainEvent(
+        config.project_id,
+        MSG_MESSAGE_RECEIVED,
+        messageEventPayload(publicUrl, config, message, counted, created),
+        now
+      )
+      yield* domainEvent(config.project_id, MSG_CONVERSATION_ACTIVITY, conversationActivityPayload(message, activeAt), now)
+      return { _tag: "Recorded", message, conversation: counted, newConversation: created } as InboundOutcome
+    }))
+    // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
+    if (outcome._tag === "Recorded" && outcome.newConversation) yield* arm(outcome.conversation)
+    return outcome
+  })
+
+  const applyStatuses = Effect.fn("Messaging.applyStatuses")(
+    function*(config: MessageConfigRecord, statuses: ReadonlyArray<Json>) {
+      const now = iso(yield* Clock.currentTimeMillis)
+      const reports = statuses.flatMap((raw, index) => {
+        const networkId = str(raw["id"])
+        const status = str(raw["status"])
+        if (networkId === undefined || status === undefined) return []
+        const event: StatusEventRecord = {
+          phone_number_id: config.phone_number_id,
+          network_id: networkId,
+          status,
+          timestamp: str(raw["timestamp"]) ?? "",
+          raw,
+          received_at: now
+        }
+        return [{ index, raw, event }]
+      })
+      const outcomes: Array<StatusOutcome> = statuses.map(() => ({ _tag: "Duplicate" }))
+      if (reports.length === 0) return outcomes
+      yield* tx.withTransaction(Effect.gen(function*() {
+        yield* locks.lockAll(reports.map((r) => `message:${config.phone_number_id}:${r.event.network_id}`))
+        const fresh = yield* messages.recordStatuses(reports.map((r) => r.event))
+        const kept = reports.filter((_, i) => fresh[i])
+        const found = yield* messages.findByNetworkIds(config.phone_number_id, [...new Set(kept.map((r) => r.event.network_id))])
+        const byNetworkId = new Map(
+          found.filter((m) => m.project_id === config.project_id).map((m) => [m.network_id!, m] as const)
+        )
+        const updated: Array<MessageRecord> = []
+        const changes: Array<MessageRecord> = []
+        for (const group of groupBy(kept, (r) => r.event.network_id)) {
+          const message = byNetworkId.get(group[0]!.event.network_id)
+          if (message === undefined) {
+            // Kept: it applies when the message is recorded (a report that overtook the send).
+            for (const r of group) outcomes[r.index] = { _tag: "Pending" }
+            continue
+          }
+          const applied = advance(message, group.map((r) => r.raw), now)
+          group.forEach((r, i) => {
+            const before = i === 0 ? message : applied.steps[i - 1]!
+            outcomes[r.index] = { _tag: "Applied", message: applied.steps[i]!, changed: applied.steps[i]!.status !== before.status }
+          })
+          updated.push(applied.message)
+          changes.push(...applied.changes)
+        }
+        // Reports change the status and its history only: nothing else of the rows is written again.
+        yield* messages.setStatuses(updated)
+        const byId = yield* conversationsById(config.project_id, changes.map((m) => m.conversation_id))
+        yield* outbox.appendMany(yield* statusEvents(config, changes, (m) => byId.get(m.conversation_id), now))
+      }))
+      return outcomes
+    }
+  )
+
+  const markInboundRead = Effect.fn("Messaging.markInboundRead")(function*(config: MessageConfigRecord, networkId: string) {
+    const now = iso(yield* Clock.currentTimeMillis)
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const target = yield* messages.findByNetworkId(config.phone_number_id, networkId)
+      if (Option.isNone(target) || target.value.direction !== "inbound") return 0
+      let marked = 0
+      let window: ListWindow = { mode: "cursor", limit: 100 }
+      while (true) {
+        const page: ListSlice<MessageRecord> = yield* messages.list(config.project_id, {
+          conversation_id: target.value.conversation_id,
+          direction: "inbound",
+          status: "delivered",
+          until: target.value.created_at
+        }, window)
+        for (const m of page.items) {
+          yield* messages.update({ ...m, status: "read", updated_at: now })
+          marked++
+        }
+        const last: MessageRecord | undefined = page.items[page.items.length - 1]
+        if (!page.hasMore || last === undefined) return marked
+        window = { mode: "cursor", limit: 100, after: { sortKey: last.created_at, id: last.id } }
+      }
+    }))
+  })
+
+  return { recordInbound, applyStatuses, markInboundRead } satisfies InboundRecording
+})

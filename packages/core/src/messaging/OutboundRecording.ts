@@ -1,0 +1,347 @@
+/**
+ * Recording what Parley sends (decisions 2.10, 4.10): the message recorded
+ * before it goes out (`pending`, linked to its conversation, which opens when
+ * there is none), then given its network id or marked `failed`. Records and
+ * ids of concurrent sends share their transactions (`GroupCommit`).
+ */
+import { Clock, Effect, Exit, Option } from "effect"
+import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { ContactsRepo, ConversationsRepo, MessagesRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
+import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
+import { Transactor } from "../ports/Transactor.ts"
+import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { groupBy } from "../shared/Collections.ts"
+import * as GroupCommit from "../shared/GroupCommit.ts"
+import { Ids } from "../shared/Ids.ts"
+import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import { phoneDigits } from "./numbers/MessageConfig.ts"
+import { renderOutbound } from "./Content.ts"
+import {
+  conversationEventPayload,
+  conversationActivityPayload,
+  MSG_CONVERSATION_ACTIVITY,
+  MSG_CONVERSATION_CREATED
+} from "./DomainEvents.ts"
+import { type ContactRecord, type ConversationRecord, type MessageOrigin, type MessageRecord } from "./Message.ts"
+import {
+  advance,
+  countMessage,
+  epochSeconds,
+  iso,
+  type Json,
+  newContact,
+  newConversation,
+  type Recording,
+  renditionFields,
+  str
+} from "./Recording.ts"
+
+export interface OutboundInput {
+  /** The send envelope as it goes to the network (parsed). */
+  readonly envelope: Json
+  /** The Parley id to record the message under; by default a new one. */
+  readonly id?: string | undefined
+  /** Known when the network already answered. */
+  readonly network_id?: string | undefined
+  readonly origin?: MessageOrigin | undefined
+}
+
+/** The most outbound records or network ids written in one transaction. */
+const BATCH_MAX = 256
+/** Such transactions running at once: their round trips overlap. */
+const BATCH_WRITERS = 4
+
+export interface OutboundRecording {
+  /**
+   * Records a message Parley sends (`ext.status` pending, `origin` as given, `api` by default) and
+   * links it to its conversation. Concurrent records share one transaction.
+   */
+  readonly recordOutbound: (
+    config: MessageConfigRecord,
+    input: OutboundInput
+  ) => Effect.Effect<{ readonly message: MessageRecord; readonly conversation: ConversationRecord }, Unprocessable>
+  /**
+   * The network accepted a recorded send (`recordOutbound`'s message): its id,
+   * and any status reports that came first. Concurrent assignments share one
+   * transaction.
+   */
+  readonly assignNetworkId: (config: MessageConfigRecord, message: MessageRecord, networkId: string) => Effect.Effect<MessageRecord>
+  /** The network refused a recorded send: `failed`, with the error as its status entry. */
+  readonly failOutbound: (projectId: string, messageId: string, error: Json) => Effect.Effect<MessageRecord, NotFound>
+}
+
+export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Recording) {
+  const configs = yield* MessageConfigsRepo
+  const contacts = yield* ContactsRepo
+  const conversations = yield* ConversationsRepo
+  const messages = yield* MessagesRepo
+  const locks = yield* MessagingLocks
+  const outbox = yield* Outbox
+  const tx = yield* Transactor
+  const ids = yield* Ids
+  const { applyToMessage, arm, conversationsById, makeEvent, statusEvents } = recording
+
+  /** An outbound record waiting for its transaction. */
+  interface PendingOutbound {
+    readonly config: MessageConfigRecord
+    readonly input: OutboundInput
+    readonly waId: string | undefined
+    readonly userId: string | undefined
+    readonly messageId: string
+    readonly nowMs: number
+  }
+  type OutboundRecorded = { readonly message: MessageRecord; readonly conversation: ConversationRecord }
+
+  /**
+   * Records outbound messages in one transaction: locks (message ids, then
+   * contacts, then conversations), contacts and active conversations read
+   * in one step each and the missing ones created, messages inserted,
+   * conversations counted, status reports that overtook a send applied,
+   * and every domain event appended at once.
+   */
+  const recordOutboundBatch = (batch: ReadonlyArray<PendingOutbound>) =>
+    Effect.gen(function*() {
+      const contactKey = (p: PendingOutbound) => `${p.config.project_id}:${p.waId ?? p.userId}`
+      const result = yield* tx.withTransaction(Effect.gen(function*() {
+        yield* locks.lockAll(batch.flatMap((p) =>
+          p.input.network_id === undefined ? [] : [`message:${p.config.phone_number_id}:${p.input.network_id}`]
+        ))
+        const contactOf = new Map<string, ContactRecord>()
+        const findByPhone = (pending: ReadonlyArray<PendingOutbound>) =>
+          Effect.forEach(groupBy(pending.filter((p) => p.waId !== undefined), (p) => p.config.project_id), (group) => {
+            const projectId = group[0]!.config.project_id
+            return Effect.map(contacts.findByWaIds(projectId, [...new Set(group.map((p) => p.waId!))]), (found) => {
+              for (const c of found) contactOf.set(`${projectId}:${c.wa_id}`, c)
+            })
+          }, { discard: true })
+        // A stored contact keeps its id and phone number: found ones need no lock. Missing ones are looked up
+        // again under their locks (another writer may have just made them), then made.
+        yield* findByPhone(batch)
+        const missing = batch.filter((p) => !contactOf.has(contactKey(p)))
+        if (missing.length > 0) {
+          yield* locks.lockAll(missing.map((p) => `contact:${contactKey(p)}`))
+          yield* findByPhone(missing)
+          const created: Array<ContactRecord> = []
+          for (const p of missing) {
+            const key = contactKey(p)
+            if (contactOf.has(key)) continue
+            const byUser = p.userId === undefined ? Option.none() : yield* contacts.findByUserId(p.config.project_id, p.userId)
+            if (Option.isSome(byUser)) {
+              contactOf.set(key, byUser.value)
+              continue
+            }
+            const contact = newContact(p.config.project_id, { waId: p.waId, userId: p.userId }, yield* ids.uuid, iso(p.nowMs))
+            contactOf.set(key, contact)
+            created.push(contact)
+          }
+          yield* contacts.insertMany(created)
+        }
+
+        const contactFor = (p: PendingOutbound) => contactOf.get(contactKey(p))!
+        const pairKey = (msgConfigId: string, contactId: string) => `${msgConfigId}:${contactId}`
+        yield* locks.lockAll(batch.map((p) => `conversation:${pairKey(p.config.id, contactFor(p).id)}`))
+        const active = yield* conversations.findActiveMany(
+          batch.map((p) => ({ msgConfigId: p.config.id, contactId: contactFor(p).id }))
+        )
+        const conversationOf = new Map(active.map((c) => [pairKey(c.msg_config_id, c.contact_id), c]))
+        const opened: Array<ConversationRecord> = []
+        const events: Array<DomainEvent> = []
+        for (const p of batch) {
+          const key = pairKey(p.config.id, contactFor(p).id)
+          if (conversationOf.has(key)) continue
+          const now = iso(p.nowMs)
+          const conversation = newConversation(p.config, contactFor(p), yield* ids.uuid, now, now)
+          conversationOf.set(key, conversation)
+          opened.push(conversation)
+          const payload = conversationEventPayload(p.config, conversation)
+          events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_CREATED, payload, now))
+        }
+        yield* conversations.insertMany(opened)
+
+        const records = batch.map((p) => {
+          const { messaging_product: _product, type: _type, ...fields } = p.input.envelope
+          const rendition = renderOutbound(p.input.envelope)
+          const type = str(p.input.envelope["type"]) ?? "text"
+          const contact = contactFor(p)
+          const now = iso(p.nowMs)
+          return {
+            id: p.messageId,
+            project_id: p.config.project_id,
+            msg_config_id: p.config.id,
+            phone_number_id: p.config.phone_number_id,
+            conversation_id: conversationOf.get(pairKey(p.config.id, contact.id))!.id,
+            contact_id: contact.id,
+            network_id: p.input.network_id ?? null,
+            direction: "outbound",
+            type,
+            timestamp: epochSeconds(p.nowMs),
+            fields,
+            status: "pending",
+            processing_status: "completed",
+            origin: p.input.origin ?? "api",
+            ...renditionFields(type, rendition, contact, now),
+            media: null
+          } satisfies MessageRecord
+        })
+        const stored = yield* messages.insertMany(records)
+        const touched = new Set<string>()
+        for (let i = 0; i < batch.length; i++) {
+          if (!stored[i]) continue
+          const p = batch[i]!
+          const key = pairKey(p.config.id, contactFor(p).id)
+          const now = iso(p.nowMs)
+          conversationOf.set(key, countMessage(conversationOf.get(key)!, records[i]!, contactFor(p), now, now))
+          touched.add(key)
+          const payload = conversationActivityPayload(records[i]!, now)
+          events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_ACTIVITY, payload, now))
+        }
+        yield* conversations.updateMany([...touched].map((key) => conversationOf.get(key)!))
+
+        // Reports that overtook their send move the new records now.
+        const early = new Map<string, ReadonlyArray<unknown>>()
+        const assigned = batch.filter((p, i) => stored[i] && p.input.network_id !== undefined)
+        for (const group of groupBy(assigned, (p) => p.config.phone_number_id)) {
+          const kept = yield* messages.statusEvents(group[0]!.config.phone_number_id, group.map((p) => p.input.network_id!))
+          for (const p of group) {
+            early.set(p.messageId, kept.filter((e) => e.network_id === p.input.network_id).map((e) => e.raw))
+          }
+        }
+        const recorded = new Map<string, MessageRecord>()
+        const moved: Array<MessageRecord> = []
+        for (let i = 0; i < batch.length; i++) {
+          if (!stored[i]) continue
+          const p = batch[i]!
+          const raws = early.get(p.messageId) ?? []
+          const applied = advance(records[i]!, raws, iso(p.nowMs))
+          recorded.set(p.messageId, applied.message)
+          if (raws.length === 0) continue
+          moved.push(applied.message)
+          const conversation = conversationOf.get(pairKey(p.config.id, contactFor(p).id))
+          events.push(...yield* statusEvents(p.config, applied.changes, () => conversation, iso(p.nowMs)))
+        }
+        yield* messages.setStatuses(moved)
+        yield* outbox.appendMany(events)
+        return {
+          opened,
+          outcomes: batch.map((p, i): Exit.Exit<OutboundRecorded, Unprocessable> =>
+            stored[i]
+              ? Exit.succeed({
+                message: recorded.get(p.messageId)!,
+                conversation: conversationOf.get(pairKey(p.config.id, contactFor(p).id))!
+              })
+              : Exit.fail(unprocessable(`A message with id ${p.input.network_id} is already recorded`)))
+        }
+      }))
+      // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
+      yield* Effect.forEach(result.opened, arm, { discard: true })
+      return result.outcomes
+    })
+
+  const submitOutbound = yield* GroupCommit.make<PendingOutbound, OutboundRecorded, Unprocessable>({
+    max: BATCH_MAX,
+    writers: BATCH_WRITERS,
+    many: recordOutboundBatch,
+    one: (p) => Effect.flatMap(recordOutboundBatch([p]), (outcomes) => outcomes[0]!)
+  })
+
+  const recordOutbound = Effect.fn("Messaging.recordOutbound")(function*(config: MessageConfigRecord, input: OutboundInput) {
+    const envelope = input.envelope
+    if (str(envelope["status"]) === "read") return yield* unprocessable("A mark-read envelope is not a message")
+    const to = str(envelope["to"])
+    const waId = to === undefined ? undefined : phoneDigits(to) || undefined
+    const userId = waId === undefined ? str(envelope["recipient"]) : undefined
+    if (waId === undefined && userId === undefined) return yield* unprocessable("The envelope names no recipient (to or recipient)")
+    const messageId = input.id ?? (yield* ids.uuid)
+    return yield* submitOutbound({ config, input, waId, userId, messageId, nowMs: yield* Clock.currentTimeMillis })
+  })
+
+  const findMessage = (projectId: string, id: string) =>
+    messages.findById(projectId, id).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Message")), onSome: Effect.succeed }))
+    )
+
+  /** A recorded send the network accepted, waiting for its transaction. */
+  interface PendingAssignment {
+    readonly config: MessageConfigRecord
+    readonly message: MessageRecord
+    readonly networkId: string
+    readonly nowMs: number
+  }
+
+  /**
+   * Gives recorded sends their network ids in one transaction: the
+   * conversations that still point at them take the id, and status
+   * reports that overtook a send apply now.
+   */
+  const assignBatch = (batch: ReadonlyArray<PendingAssignment>) =>
+    tx.withTransaction(Effect.gen(function*() {
+      yield* locks.lockAll(batch.map((p) => `message:${p.message.phone_number_id}:${p.networkId}`))
+      const early = new Map<string, Array<unknown>>()
+      for (const group of groupBy(batch, (p) => p.message.phone_number_id)) {
+        for (const e of yield* messages.statusEvents(group[0]!.message.phone_number_id, group.map((p) => p.networkId))) {
+          early.set(e.network_id, [...(early.get(e.network_id) ?? []), e.raw])
+        }
+      }
+      const assigned = batch.map((p) => {
+        const now = iso(p.nowMs)
+        return { p, applied: advance({ ...p.message, network_id: p.networkId, updated_at: now }, early.get(p.networkId) ?? [], now) }
+      })
+      // Most sends only take their id; one a report overtook changed more and is written whole.
+      const overtaken = (p: PendingAssignment) => early.has(p.networkId)
+      yield* messages.setNetworkIds(assigned.filter(({ p }) => !overtaken(p)).map(({ p }) => ({
+        projectId: p.message.project_id,
+        id: p.message.id,
+        networkId: p.networkId,
+        at: iso(p.nowMs)
+      })))
+      yield* messages.updateMany(assigned.filter(({ p }) => overtaken(p)).map(({ applied }) => applied.message))
+      yield* conversations.setLastMessageIds(batch.map((p) => ({
+        projectId: p.message.project_id,
+        id: p.message.conversation_id,
+        timestamp: p.message.timestamp,
+        networkId: p.networkId,
+        at: iso(p.nowMs)
+      })))
+      // Reports that overtook a send changed its status: their events carry its conversation, read now.
+      const changed = assigned.filter(({ applied }) => applied.changes.length > 0)
+      const events: Array<DomainEvent> = []
+      for (const group of groupBy(changed, ({ p }) => p.message.project_id)) {
+        const byId = yield* conversationsById(group[0]!.p.message.project_id, group.map(({ p }) => p.message.conversation_id))
+        for (const { applied, p } of group) {
+          events.push(...yield* statusEvents(p.config, applied.changes, (m) => byId.get(m.conversation_id), iso(p.nowMs)))
+        }
+      }
+      yield* outbox.appendMany(events)
+      return assigned.map(({ applied }) => Exit.succeed(applied.message))
+    }))
+
+  const submitAssignment = yield* GroupCommit.make<PendingAssignment, MessageRecord, never>({
+    max: BATCH_MAX,
+    writers: BATCH_WRITERS,
+    many: assignBatch,
+    one: (p) => Effect.flatMap(assignBatch([p]), (exits) => exits[0]!)
+  })
+
+  const assignNetworkId = Effect.fn("Messaging.assignNetworkId")(
+    function*(config: MessageConfigRecord, message: MessageRecord, networkId: string) {
+      return yield* submitAssignment({ config, message, networkId, nowMs: yield* Clock.currentTimeMillis })
+    }
+  )
+
+  /** The config a message was recorded on, for its domain events; a disconnected number reports nothing. */
+  const configOf = (message: MessageRecord) => configs.findLiveById(message.msg_config_id)
+
+  const failOutbound = Effect.fn("Messaging.failOutbound")(function*(projectId: string, messageId: string, error: Json) {
+    const nowMs = yield* Clock.currentTimeMillis
+    const now = iso(nowMs)
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const current = yield* findMessage(projectId, messageId)
+      const config = yield* configOf(current)
+      const raw = { id: current.network_id, status: "failed", timestamp: epochSeconds(nowMs), errors: [error] }
+      if (Option.isNone(config)) return current
+      return yield* applyToMessage(config.value, current, [raw], now)
+    }))
+  })
+
+  return { recordOutbound, assignNetworkId, failOutbound } satisfies OutboundRecording
+})

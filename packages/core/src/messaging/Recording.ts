@@ -1,0 +1,226 @@
+/**
+ * What recording inbound and outbound messages shares (decisions 2.10, 3.5):
+ * the records a new contact, conversation and message start as, how a message
+ * counts in its conversation, the status rank rule, and the domain events of
+ * status changes.
+ */
+import { Effect } from "effect"
+import { PublicUrl } from "../http/PublicUrl.ts"
+import { JobQueue } from "../ports/JobQueue.ts"
+import { ConversationsRepo, MessagesRepo } from "../ports/MessagingRepo.ts"
+import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
+import { Ids } from "../shared/Ids.ts"
+import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import type { Rendition } from "./Content.ts"
+import { messageEventPayload, msgMessageStatusEvent } from "./DomainEvents.ts"
+import {
+  type ContactRecord,
+  type ConversationRecord,
+  MEDIA_TYPES,
+  type MessageRecord,
+  type MessageStatus
+} from "./Message.ts"
+import { armInactivity } from "./Queues.ts"
+
+export type Json = Record<string, unknown>
+
+export const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+export const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
+
+/** A status as the network reports it, in rank order (decisions 3.5); `played` counts as `read`. */
+const RANK: Readonly<Record<string, number>> = { pending: 0, sent: 1, delivered: 2, read: 3 }
+
+/** The status a report moves a message to, or undefined when it changes nothing (decisions 3.5). */
+export const nextStatus = (current: MessageStatus, reported: string): MessageStatus | undefined => {
+  const status = reported === "played" ? "read" : reported
+  if (status === "failed") return current === "delivered" || current === "read" || current === "failed" ? undefined : "failed"
+  if (status !== "sent" && status !== "delivered" && status !== "read") return undefined
+  if (current === "failed") return status
+  return RANK[status]! > RANK[current]! ? status : undefined
+}
+
+export const epochSeconds = (ms: number) => String(Math.floor(ms / 1000))
+export const iso = (ms: number) => new Date(ms).toISOString()
+export const later = (a: string | null, b: string) => (a === null || Date.parse(b) > Date.parse(a) ? b : a)
+
+export interface Identity {
+  readonly waId: string | undefined
+  readonly userId: string | undefined
+  readonly parentUserId?: string | undefined
+  readonly username?: string | undefined
+  readonly name?: string | undefined
+}
+
+export const newContact = (projectId: string, who: Identity, id: string, now: string): ContactRecord => ({
+  id,
+  project_id: projectId,
+  wa_id: who.waId ?? null,
+  business_scoped_user_id: who.userId ?? null,
+  parent_business_scoped_user_id: who.parentUserId ?? null,
+  username: who.username ?? null,
+  profile_name: who.name ?? null,
+  created_at: now,
+  updated_at: now
+})
+
+/** A new active conversation of (number, contact), before its first message is counted. */
+export const newConversation = (
+  config: MessageConfigRecord,
+  contact: ContactRecord,
+  id: string,
+  activeAt: string,
+  now: string
+): ConversationRecord =>
+  ({
+    id,
+    project_id: config.project_id,
+    msg_config_id: config.id,
+    phone_number_id: config.phone_number_id,
+    contact_id: contact.id,
+    phone_number: contact.wa_id,
+    business_scoped_user_id: contact.business_scoped_user_id,
+    parent_business_scoped_user_id: contact.parent_business_scoped_user_id,
+    username: contact.username,
+    contact_name: contact.profile_name,
+    status: "active",
+    end_reason: null,
+    ended_at: null,
+    last_active_at: activeAt,
+    metadata: null,
+    assigned_user_id: null,
+    messages_count: 0,
+    last_message_id: null,
+    last_message_type: null,
+    last_message_timestamp: null,
+    last_message_text: null,
+    last_inbound_at: null,
+    last_outbound_at: null,
+    created_at: now,
+    updated_at: now
+  })
+
+/** The fields a new message takes from its rendition and its contact. */
+export const renditionFields = (type: string, rendition: Rendition, contact: ContactRecord, now: string) => ({
+  has_media: MEDIA_TYPES.includes(type),
+  content: rendition.content,
+  transcript: null,
+  message_type_data: rendition.message_type_data,
+  statuses: [],
+  ext_data: rendition.ext_data,
+  contact_name: contact.profile_name,
+  phone_number: contact.wa_id,
+  created_at: now,
+  updated_at: now
+})
+
+/** The conversation after one more message. A late (older) message does not replace the latest one. */
+export const countMessage = (conversation: ConversationRecord, message: MessageRecord, contact: ContactRecord, activeAt: string, now: string) => {
+  const newest = conversation.last_message_timestamp === null ||
+    Number(message.timestamp) >= Number(conversation.last_message_timestamp)
+  const next: ConversationRecord = {
+    ...conversation,
+    phone_number: conversation.phone_number ?? contact.wa_id,
+    business_scoped_user_id: conversation.business_scoped_user_id ?? contact.business_scoped_user_id,
+    parent_business_scoped_user_id: contact.parent_business_scoped_user_id ?? conversation.parent_business_scoped_user_id,
+    username: contact.username ?? conversation.username,
+    contact_name: contact.profile_name ?? conversation.contact_name,
+    messages_count: conversation.messages_count + 1,
+    last_active_at: later(conversation.last_active_at, activeAt)!,
+    ...(newest
+      ? {
+        last_message_id: message.network_id,
+        last_message_type: message.type,
+        last_message_timestamp: message.timestamp,
+        last_message_text: message.content
+      }
+      : {}),
+    ...(message.direction === "inbound"
+      ? { last_inbound_at: later(conversation.last_inbound_at, activeAt) }
+      : { last_outbound_at: later(conversation.last_outbound_at, activeAt) }),
+    updated_at: now
+  }
+  return next
+}
+
+/**
+ * A message after raw status objects, in order: each is appended to
+ * `ext.statuses`; `steps` is the message after each one, `changes` the
+ * steps that moved `ext.status` of an outbound message.
+ */
+export const advance = (message: MessageRecord, raws: ReadonlyArray<unknown>, now: string) => {
+  let current = message
+  const steps: Array<MessageRecord> = []
+  const changes: Array<MessageRecord> = []
+  for (const raw of raws) {
+    const reported = isObject(raw) ? str(raw["status"]) ?? "" : ""
+    const next = current.direction === "outbound" ? nextStatus(current.status, reported) : undefined
+    current = { ...current, statuses: [...current.statuses, raw], status: next ?? current.status, updated_at: now }
+    steps.push(current)
+    if (next !== undefined) changes.push(current)
+  }
+  return { message: current, steps, changes }
+}
+
+
+/** The effects both directions of recording share, over the stores they write. */
+export const makeRecording = Effect.gen(function*() {
+  const conversations = yield* ConversationsRepo
+  const messages = yield* MessagesRepo
+  const outbox = yield* Outbox
+  const ids = yield* Ids
+  const jobs = yield* JobQueue
+  const publicUrl = yield* PublicUrl
+
+  const makeEvent = (projectId: string, type: string, payload: unknown, at: string) =>
+    Effect.map(ids.uuid, (id): DomainEvent => ({ id, project_id: projectId, type, payload, created_at: at }))
+  const domainEvent = (projectId: string, type: string, payload: unknown, at: string) =>
+    Effect.flatMap(makeEvent(projectId, type, payload, at), outbox.append)
+
+  /** Arms the inactivity end after a commit; a lost timer is caught by the maintenance sweep. */
+  const arm = (conversation: ConversationRecord) =>
+    armInactivity(jobs, conversation).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("Could not arm a conversation's inactivity timer", cause))
+    )
+
+
+  /** The `msg.message.<status>` domain events of status changes, each with its message's conversation. */
+  const statusEvents = (
+    config: MessageConfigRecord,
+    changes: ReadonlyArray<MessageRecord>,
+    conversationOf: (message: MessageRecord) => ConversationRecord | undefined,
+    now: string
+  ) =>
+    Effect.forEach(changes.flatMap((changed) => {
+      const conversation = conversationOf(changed)
+      return conversation === undefined ? [] : [{ changed, conversation }]
+    }), ({ changed, conversation }) =>
+      makeEvent(
+        changed.project_id,
+        msgMessageStatusEvent(changed.status as Exclude<MessageStatus, "pending">),
+        messageEventPayload(publicUrl, config, changed, conversation, false),
+        now
+      ))
+
+  /** Conversations by id, read in one step. */
+  const conversationsById = (projectId: string, ids: ReadonlyArray<string>) =>
+    Effect.map(
+      ids.length === 0 ? Effect.succeed([]) : conversations.findByIds(projectId, [...new Set(ids)]),
+      (found) => new Map(found.map((c) => [c.id, c]))
+    )
+
+  /** Applies raw status objects to one message: stored, with their domain events. */
+  const applyToMessage = (config: MessageConfigRecord, message: MessageRecord, raws: ReadonlyArray<unknown>, now: string) =>
+    Effect.gen(function*() {
+      const applied = advance(message, raws, now)
+      if (raws.length === 0) return applied.message
+      yield* messages.update(applied.message)
+      const byId = yield* conversationsById(message.project_id, applied.changes.length > 0 ? [message.conversation_id] : [])
+      yield* outbox.appendMany(yield* statusEvents(config, applied.changes, (m) => byId.get(m.conversation_id), now))
+      return applied.message
+    })
+
+
+  return { makeEvent, domainEvent, arm, statusEvents, conversationsById, applyToMessage }
+})
+
+export type Recording = Effect.Success<typeof makeRecording>

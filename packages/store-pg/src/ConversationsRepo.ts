@@ -1,0 +1,322 @@
+/**
+ * `ContactsRepo` and `ConversationsRepo` on PostgreSQL (migration 0004).
+ */
+import {
+  type ContactFilter,
+  type ContactRecord,
+  ContactsRepo,
+  type ConversationFilter,
+  type ConversationRecord,
+  ConversationsRepo,
+  type ListWindow,
+  MESSAGING_TOTAL_CAP
+} from "@parley/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Fragment } from "effect/sql/Statement"
+import { type Column, columnNames, columnRows, first, iso, isoOrNull } from "./Rows.ts"
+import { jsonOrNull, lastOfEach, listWindow } from "./MessagingRows.ts"
+import { deferred } from "./Transactor.ts"
+
+const CONTACT_COLUMNS: ReadonlyArray<Column<ContactRecord>> = [
+  ["id", "text", (c) => c.id],
+  ["project_id", "text", (c) => c.project_id],
+  ["wa_id", "text", (c) => c.wa_id],
+  ["business_scoped_user_id", "text", (c) => c.business_scoped_user_id],
+  ["parent_business_scoped_user_id", "text", (c) => c.parent_business_scoped_user_id],
+  ["username", "text", (c) => c.username],
+  ["profile_name", "text", (c) => c.profile_name],
+  ["created_at", "timestamptz", (c) => c.created_at],
+  ["updated_at", "timestamptz", (c) => c.updated_at]
+]
+
+const CONVERSATION_COLUMNS: ReadonlyArray<Column<ConversationRecord>> = [
+  ["id", "text", (c) => c.id],
+  ["project_id", "text", (c) => c.project_id],
+  ["msg_config_id", "text", (c) => c.msg_config_id],
+  ["phone_number_id", "text", (c) => c.phone_number_id],
+  ["contact_id", "text", (c) => c.contact_id],
+  ["phone_number", "text", (c) => c.phone_number],
+  ["business_scoped_user_id", "text", (c) => c.business_scoped_user_id],
+  ["parent_business_scoped_user_id", "text", (c) => c.parent_business_scoped_user_id],
+  ["username", "text", (c) => c.username],
+  ["contact_name", "text", (c) => c.contact_name],
+  ["status", "text", (c) => c.status],
+  ["end_reason", "text", (c) => c.end_reason],
+  ["ended_at", "timestamptz", (c) => c.ended_at],
+  ["last_active_at", "timestamptz", (c) => c.last_active_at],
+  ["metadata", "jsonb", (c) => jsonOrNull(c.metadata)],
+  ["assigned_user_id", "text", (c) => c.assigned_user_id],
+  ["messages_count", "integer", (c) => c.messages_count],
+  ["last_message_id", "text", (c) => c.last_message_id],
+  ["last_message_type", "text", (c) => c.last_message_type],
+  ["last_message_timestamp", "text", (c) => c.last_message_timestamp],
+  ["last_message_text", "text", (c) => c.last_message_text],
+  ["last_inbound_at", "timestamptz", (c) => c.last_inbound_at],
+  ["last_outbound_at", "timestamptz", (c) => c.last_outbound_at],
+  ["created_at", "timestamptz", (c) => c.created_at],
+  ["updated_at", "timestamptz", (c) => c.updated_at]
+]
+
+interface ContactRow {
+  readonly id: string
+  readonly project_id: string
+  readonly wa_id: string | null
+  readonly business_scoped_user_id: string | null
+  readonly parent_business_scoped_user_id: string | null
+  readonly username: string | null
+  readonly profile_name: string | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toContact = (row: ContactRow): ContactRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  wa_id: row.wa_id,
+  business_scoped_user_id: row.business_scoped_user_id,
+  parent_business_scoped_user_id: row.parent_business_scoped_user_id,
+  username: row.username,
+  profile_name: row.profile_name,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+export const layerContactsRepo = Layer.effect(
+  ContactsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
+    const find = (condition: Fragment) =>
+      Effect.map(sql<ContactRow>`SELECT * FROM msg_contacts WHERE ${condition}`, (rows) => rows.map(toContact))
+
+    const insertMany = Effect.fnUntraced(function*(contacts: ReadonlyArray<ContactRecord>) {
+      if (contacts.length === 0) return
+      const names = columnNames(sql, CONTACT_COLUMNS)
+      yield* later(sql`INSERT INTO msg_contacts (${names}) SELECT ${names} FROM ${columnRows(sql, contacts, CONTACT_COLUMNS)}`)
+    }, Effect.orDie)
+
+    const findByWaIds = Effect.fnUntraced(function*(projectId: string, waIds: ReadonlyArray<string>) {
+      if (waIds.length === 0) return []
+      return yield* find(sql`project_id = ${projectId} AND wa_id = ANY(${waIds})`)
+    }, Effect.orDie)
+
+    return ContactsRepo.of({
+      insert: (c: ContactRecord) => insertMany([c]),
+      insertMany,
+
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
+        return Option.fromNullishOr((yield* find(sql`project_id = ${projectId} AND id = ${id}`))[0])
+      }, Effect.orDie),
+
+      findByWaId: (projectId: string, waId: string) =>
+        Effect.map(findByWaIds(projectId, [waId]), (found) => Option.fromNullishOr(found[0])),
+      findByWaIds,
+
+      findByUserId: Effect.fnUntraced(function*(projectId: string, userId: string) {
+        // The contact's own id wins over a parent id that happens to match.
+        const rows = yield* sql<ContactRow>`
+          SELECT * FROM msg_contacts
+          WHERE project_id = ${projectId}
+            AND (business_scoped_user_id = ${userId} OR parent_business_scoped_user_id = ${userId})
+          ORDER BY (business_scoped_user_id = ${userId}) DESC NULLS LAST, created_at, id
+          LIMIT 1`
+        return first(rows, toContact)
+      }, Effect.orDie),
+
+      update: Effect.fnUntraced(function*(c: ContactRecord) {
+        yield* sql`
+          UPDATE msg_contacts SET
+            wa_id = ${c.wa_id}, business_scoped_user_id = ${c.business_scoped_user_id},
+            parent_business_scoped_user_id = ${c.parent_business_scoped_user_id}, username = ${c.username},
+            profile_name = ${c.profile_name}, updated_at = ${c.updated_at}
+          WHERE project_id = ${c.project_id} AND id = ${c.id}`
+      }, Effect.orDie),
+
+      list: Effect.fnUntraced(function*(projectId: string, filter: ContactFilter, window: ListWindow) {
+        const where = sql.and([
+          sql`project_id = ${projectId}`,
+          ...(filter.wa_id !== undefined ? [sql`wa_id = ${filter.wa_id}`] : []),
+          ...(filter.msg_config_id !== undefined
+            ? [sql`id IN (SELECT contact_id FROM msg_conversations WHERE msg_config_id = ${filter.msg_config_id})`]
+            : [])
+        ])
+        return yield* listWindow(sql, "msg_contacts", where, window, toContact, MESSAGING_TOTAL_CAP)
+      }, Effect.orDie)
+    })
+  })
+)
+interface ConversationRow {
+  readonly id: string
+  readonly project_id: string
+  readonly msg_config_id: string
+  readonly phone_number_id: string
+  readonly contact_id: string
+  readonly phone_number: string | null
+  readonly business_scoped_user_id: string | null
+  readonly parent_business_scoped_user_id: string | null
+  readonly username: string | null
+  readonly contact_name: string | null
+  readonly status: ConversationRecord["status"]
+  readonly end_reason: ConversationRecord["end_reason"]
+  readonly ended_at: Date | null
+  readonly last_active_at: Date
+  readonly metadata: ConversationRecord["metadata"]
+  readonly assigned_user_id: string | null
+  readonly messages_count: number
+  readonly last_message_id: string | null
+  readonly last_message_type: string | null
+  readonly last_message_timestamp: string | null
+  readonly last_message_text: string | null
+  readonly last_inbound_at: Date | null
+  readonly last_outbound_at: Date | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toConversation = (row: ConversationRow): ConversationRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  msg_config_id: row.msg_config_id,
+  phone_number_id: row.phone_number_id,
+  contact_id: row.contact_id,
+  phone_number: row.phone_number,
+  business_scoped_user_id: row.business_scoped_user_id,
+  parent_business_scoped_user_id: row.parent_business_scoped_user_id,
+  username: row.username,
+  contact_name: row.contact_name,
+  status: row.status,
+  end_reason: row.end_reason,
+  ended_at: isoOrNull(row.ended_at),
+  last_active_at: iso(row.last_active_at),
+  metadata: row.metadata,
+  assigned_user_id: row.assigned_user_id,
+  messages_count: row.messages_count,
+  last_message_id: row.last_message_id,
+  last_message_type: row.last_message_type,
+  last_message_timestamp: row.last_message_timestamp,
+  last_message_text: row.last_message_text,
+  last_inbound_at: isoOrNull(row.last_inbound_at),
+  last_outbound_at: isoOrNull(row.last_outbound_at),
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+export const layerConversationsRepo = Layer.effect(
+  ConversationsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
+
+    const insertMany = Effect.fnUntraced(function*(conversations: ReadonlyArray<ConversationRecord>) {
+      if (conversations.length === 0) return
+      const names = columnNames(sql, CONVERSATION_COLUMNS)
+      yield* later(sql`
+        INSERT INTO msg_conversations (${names}) SELECT ${names} FROM ${columnRows(sql, conversations, CONVERSATION_COLUMNS)}`)
+    }, Effect.orDie)
+
+    const findByIds = Effect.fnUntraced(function*(projectId: string, ids: ReadonlyArray<string>) {
+      if (ids.length === 0) return []
+      const rows = yield* sql<ConversationRow>`
+        SELECT * FROM msg_conversations WHERE project_id = ${projectId} AND id = ANY(${ids})`
+      return rows.map(toConversation)
+    }, Effect.orDie)
+
+    const findActiveMany = Effect.fnUntraced(
+      function*(pairs: ReadonlyArray<{ readonly msgConfigId: string; readonly contactId: string }>) {
+        if (pairs.length === 0) return []
+        const rows = yield* sql<ConversationRow>`
+          SELECT c.* FROM (
+            SELECT DISTINCT * FROM unnest(${pairs.map((p) => p.msgConfigId)}::text[], ${pairs.map((p) => p.contactId)}::text[])
+          ) AS p (msg_config_id, contact_id)
+          -- One lookup in the active index per pair (the LIMIT keeps the planner from turning it into a scan of the
+          -- whole index, which it did whenever its statistics lagged behind new conversations).
+          CROSS JOIN LATERAL (
+            SELECT * FROM msg_conversations AS c
+            WHERE c.msg_config_id = p.msg_config_id AND c.contact_id = p.contact_id AND c.status = 'active'
+            LIMIT 1
+          ) AS c`
+        return rows.map(toConversation)
+      },
+      Effect.orDie
+    )
+
+    const updateMany = Effect.fnUntraced(function*(conversations: ReadonlyArray<ConversationRecord>) {
+      if (conversations.length === 0) return
+      // VALUES columns take their types from the casts; untyped parameters would all be text.
+      yield* later(sql`
+        UPDATE msg_conversations AS c SET
+          phone_number = v.phone_number, business_scoped_user_id = v.business_scoped_user_id,
+          parent_business_scoped_user_id = v.parent_business_scoped_user_id, username = v.username,
+          contact_name = v.contact_name, status = v.status, end_reason = v.end_reason, ended_at = v.ended_at,
+          last_active_at = v.last_active_at, metadata = v.metadata, assigned_user_id = v.assigned_user_id,
+          messages_count = v.messages_count, last_message_id = v.last_message_id, last_message_type = v.last_message_type,
+          last_message_timestamp = v.last_message_timestamp, last_message_text = v.last_message_text,
+          last_inbound_at = v.last_inbound_at, last_outbound_at = v.last_outbound_at, updated_at = v.updated_at
+        FROM (VALUES ${sql.csv(lastOfEach(conversations).map((c) => sql`(${c.id}, ${c.project_id}, ${c.phone_number},
+          ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id}, ${c.username}, ${c.contact_name},
+          ${c.status}, ${c.end_reason}, ${c.ended_at}::timestamptz, ${c.last_active_at}::timestamptz,
+          ${jsonOrNull(c.metadata)}::jsonb, ${c.assigned_user_id}, ${c.messages_count}::integer, ${c.last_message_id},
+          ${c.last_message_type}, ${c.last_message_timestamp}, ${c.last_message_text}, ${c.last_inbound_at}::timestamptz,
+          ${c.last_outbound_at}::timestamptz, ${c.updated_at}::timestamptz)`))})
+          AS v (id, project_id, phone_number, business_scoped_user_id, parent_business_scoped_user_id, username,
+            contact_name, status, end_reason, ended_at, last_active_at, metadata, assigned_user_id, messages_count,
+            last_message_id, last_message_type, last_message_timestamp, last_message_text, last_inbound_at,
+            last_outbound_at, updated_at)
+        WHERE c.project_id = v.project_id AND c.id = v.id`)
+    }, Effect.orDie)
+
+    return ConversationsRepo.of({
+      insert: (c: ConversationRecord) => insertMany([c]),
+      insertMany,
+
+      findById: (projectId: string, id: string) =>
+        Effect.map(findByIds(projectId, [id]), (found) => Option.fromNullishOr(found[0])),
+      findByIds,
+
+      findActive: (msgConfigId: string, contactId: string) =>
+        Effect.map(findActiveMany([{ msgConfigId, contactId }]), (found) => Option.fromNullishOr(found[0])),
+      findActiveMany,
+
+      update: (c: ConversationRecord) => updateMany([c]),
+      updateMany,
+
+      setLastMessageIds: Effect.fnUntraced(
+        function*(updates: Parameters<ConversationsRepo["Service"]["setLastMessageIds"]>[0]) {
+          if (updates.length === 0) return
+          yield* later(sql`
+            UPDATE msg_conversations AS c SET last_message_id = v.network_id, updated_at = v.at
+            FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.timestamp}, ${u.networkId},
+              ${u.at}::timestamptz)`))}) AS v (project_id, id, timestamp, network_id, at)
+            WHERE c.project_id = v.project_id AND c.id = v.id AND c.last_message_id IS NULL
+              AND c.last_message_timestamp = v.timestamp`)
+        },
+        Effect.orDie
+      ),
+
+      list: Effect.fnUntraced(
+        function*(projectId: string, f: ConversationFilter, window: ListWindow) {
+          const where = sql.and([
+            sql`project_id = ${projectId}`,
+            ...(f.msg_config_id !== undefined ? [sql`msg_config_id = ${f.msg_config_id}`] : []),
+            ...(f.status !== undefined ? [sql`status = ${f.status}`] : []),
+            ...(f.phone_number !== undefined ? [sql`phone_number = ${f.phone_number}`] : []),
+            ...(f.assigned_user_id !== undefined ? [sql`assigned_user_id = ${f.assigned_user_id}`] : []),
+            ...(f.unassigned === true ? [sql`assigned_user_id IS NULL`] : []),
+            ...(f.last_active_since !== undefined ? [sql`last_active_at >= ${f.last_active_since}::timestamptz`] : []),
+            ...(f.last_active_until !== undefined ? [sql`last_active_at <= ${f.last_active_until}::timestamptz`] : [])
+          ])
+          return yield* listWindow(sql, "msg_conversations", where, window, toConversation, MESSAGING_TOTAL_CAP)
+        },
+        Effect.orDie
+      ),
+
+      listIdle: Effect.fnUntraced(function*(before: string, limit: number) {
+        const rows = yield* sql<ConversationRow>`
+          SELECT * FROM msg_conversations WHERE status = 'active' AND last_active_at < ${before}::timestamptz
+          ORDER BY last_active_at, id LIMIT ${limit}`
+        return rows.map(toConversation)
+      }, Effect.orDie)
+    })
+  })
+)

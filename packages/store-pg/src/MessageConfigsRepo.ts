@@ -1,0 +1,162 @@
+/**
+ * `MessageConfigsRepo` on PostgreSQL (migration 0004): connected numbers, their
+ * credentials stored as given and handed out `Redacted`, and a NOTIFY per
+ * committed change for the caches of every process.
+ */
+import {
+  type ListWindow,
+  type MessageConfigFilter,
+  type MessageConfigRecord,
+  MessageConfigsRepo,
+  type NetworkFacts
+} from "@parley/core"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import { changeSignals, first, iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { listWindow } from "./MessagingRows.ts"
+
+const secret = (value: string | null): Redacted.Redacted<string> | null => value === null ? null : Redacted.make(value)
+const reveal = (value: Redacted.Redacted<string> | null): string | null => value === null ? null : Redacted.value(value)
+
+interface ConfigRow {
+  readonly id: string
+  readonly project_id: string
+  readonly name: string
+  readonly display_name: string
+  readonly kind: MessageConfigRecord["kind"]
+  readonly phone_number_id: string
+  readonly business_account_id: string
+  readonly display_phone_number: string
+  readonly display_phone_number_normalized: string
+  readonly customer_id: string | null
+  readonly inbound_processing_enabled: boolean
+  readonly access_token: string
+  readonly webhook_verify_token: string | null
+  readonly app_secret: string | null
+  readonly webhook_destination_url: string | null
+  readonly facts: NetworkFacts
+  readonly refreshed_at: Date | null
+  readonly webhook_verified_at: Date | null
+  readonly deleted_at: Date | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toConfig = (row: ConfigRow): MessageConfigRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  name: row.name,
+  display_name: row.display_name,
+  kind: row.kind,
+  phone_number_id: row.phone_number_id,
+  business_account_id: row.business_account_id,
+  display_phone_number: row.display_phone_number,
+  display_phone_number_normalized: row.display_phone_number_normalized,
+  customer_id: row.customer_id,
+  inbound_processing_enabled: row.inbound_processing_enabled,
+  access_token: Redacted.make(row.access_token),
+  webhook_verify_token: secret(row.webhook_verify_token),
+  app_secret: secret(row.app_secret),
+  webhook_destination_url: secret(row.webhook_destination_url),
+  facts: row.facts,
+  refreshed_at: isoOrNull(row.refreshed_at),
+  webhook_verified_at: isoOrNull(row.webhook_verified_at),
+  deleted_at: isoOrNull(row.deleted_at),
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+const configDuplicates = mapUnique({ msg_configs_live_phone_number_key: "phone_number_id" })
+
+/** NOTIFYs of committed config changes, for the caches of every process sharing the database. */
+const CONFIG_CHANNEL = "parley_msg_configs"
+
+export const layerMessageConfigsRepo = Layer.effect(
+  MessageConfigsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+    // After the write: inside a transaction the NOTIFY is delivered at its commit, outside it after the write's.
+    const signal = <A>(result: Option.Option<A>): Effect.Effect<Option.Option<A>, SqlError> =>
+      Option.isSome(result) ? Effect.as(sql`SELECT pg_notify(${CONFIG_CHANNEL}, '')`, result) : Effect.succeed(result)
+    return MessageConfigsRepo.of({
+      insert: Effect.fnUntraced(function*(c: MessageConfigRecord) {
+        yield* sql`
+          INSERT INTO msg_configs (id, project_id, name, display_name, kind, phone_number_id, business_account_id,
+            display_phone_number, display_phone_number_normalized, customer_id, inbound_processing_enabled, access_token,
+            webhook_verify_token, app_secret, webhook_destination_url, facts, refreshed_at, webhook_verified_at,
+            deleted_at, created_at, updated_at)
+          VALUES (${c.id}, ${c.project_id}, ${c.name}, ${c.display_name}, ${c.kind}, ${c.phone_number_id},
+            ${c.business_account_id}, ${c.display_phone_number}, ${c.display_phone_number_normalized}, ${c.customer_id},
+            ${c.inbound_processing_enabled}, ${Redacted.value(c.access_token)}, ${reveal(c.webhook_verify_token)},
+            ${reveal(c.app_secret)}, ${reveal(c.webhook_destination_url)}, ${jsonb(c.facts)}, ${c.refreshed_at},
+            ${c.webhook_verified_at}, ${c.deleted_at}, ${c.created_at}, ${c.updated_at})`
+        yield* signal(Option.some(c))
+      }, Effect.catchTag("SqlError", configDuplicates)),
+
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
+        const rows = yield* sql<ConfigRow>`
+          SELECT * FROM msg_configs WHERE project_id = ${projectId} AND id = ${id} AND deleted_at IS NULL`
+        return first(rows, toConfig)
+      }, Effect.orDie),
+
+      findLiveById: Effect.fnUntraced(function*(id: string) {
+        const rows = yield* sql<ConfigRow>`SELECT * FROM msg_configs WHERE id = ${id} AND deleted_at IS NULL`
+        return first(rows, toConfig)
+      }, Effect.orDie),
+
+      findByPhoneNumberId: Effect.fnUntraced(function*(phoneNumberId: string) {
+        const rows = yield* sql<ConfigRow>`
+          SELECT * FROM msg_configs WHERE phone_number_id = ${phoneNumberId} AND deleted_at IS NULL`
+        return first(rows, toConfig)
+      }, Effect.orDie),
+
+      listByBusinessAccount: Effect.fnUntraced(function*(businessAccountId: string) {
+        const rows = yield* sql<ConfigRow>`
+          SELECT * FROM msg_configs WHERE business_account_id = ${businessAccountId} AND deleted_at IS NULL
+          ORDER BY created_at, id`
+        return rows.map(toConfig)
+      }, Effect.orDie),
+
+      list: Effect.fnUntraced(
+        function*(projectId: string, filter: MessageConfigFilter, window: ListWindow) {
+          const where = sql.and([
+            sql`project_id = ${projectId}`,
+            sql`deleted_at IS NULL`,
+            ...(filter.customer_id !== undefined ? [sql`customer_id = ${filter.customer_id}`] : []),
+            ...(filter.kind !== undefined ? [sql`kind = ${filter.kind}`] : [])
+          ])
+          return yield* listWindow(sql, "msg_configs", where, window, toConfig, Number.MAX_SAFE_INTEGER)
+        },
+        Effect.orDie
+      ),
+
+      update: Effect.fnUntraced(function*(c: MessageConfigRecord) {
+        const rows = yield* sql<ConfigRow>`
+          UPDATE msg_configs SET
+            name = ${c.name}, display_name = ${c.display_name}, kind = ${c.kind}, phone_number_id = ${c.phone_number_id},
+            business_account_id = ${c.business_account_id}, display_phone_number = ${c.display_phone_number},
+            display_phone_number_normalized = ${c.display_phone_number_normalized}, customer_id = ${c.customer_id},
+            inbound_processing_enabled = ${c.inbound_processing_enabled}, access_token = ${Redacted.value(c.access_token)},
+            webhook_verify_token = ${reveal(c.webhook_verify_token)}, app_secret = ${reveal(c.app_secret)},
+            webhook_destination_url = ${reveal(c.webhook_destination_url)}, facts = ${jsonb(c.facts)},
+            refreshed_at = ${c.refreshed_at}, webhook_verified_at = ${c.webhook_verified_at}, updated_at = ${c.updated_at}
+          WHERE project_id = ${c.project_id} AND id = ${c.id} AND deleted_at IS NULL
+          RETURNING *`
+        return yield* signal(first(rows, toConfig))
+      }, Effect.catchTag("SqlError", configDuplicates)),
+
+      markDeleted: Effect.fnUntraced(function*(projectId: string, id: string, at: string) {
+        const rows = yield* sql<ConfigRow>`
+          UPDATE msg_configs SET deleted_at = ${at}, updated_at = ${at}
+          WHERE project_id = ${projectId} AND id = ${id} AND deleted_at IS NULL
+          RETURNING *`
+        return yield* signal(first(rows, toConfig))
+      }, Effect.orDie),
+
+      changes: changeSignals(pg, CONFIG_CHANNEL)
+    })
+  })
+)

@@ -1,0 +1,270 @@
+/**
+ * `MessagesRepo` on PostgreSQL (migration 0004): messages and the status
+ * reports kept for them.
+ */
+import {
+  type ListWindow,
+  type MessageFilter,
+  type MessageRecord,
+  MessagesRepo,
+  MESSAGING_TOTAL_CAP,
+  type StatusEventRecord
+} from "@parley/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { type Column, columnNames, columnRows, first, iso, jsonb } from "./Rows.ts"
+import { jsonOrNull, lastOfEach, listWindow } from "./MessagingRows.ts"
+import { deferred } from "./Transactor.ts"
+
+const MESSAGE_COLUMNS: ReadonlyArray<Column<MessageRecord>> = [
+  ["id", "text", (m) => m.id],
+  ["project_id", "text", (m) => m.project_id],
+  ["msg_config_id", "text", (m) => m.msg_config_id],
+  ["phone_number_id", "text", (m) => m.phone_number_id],
+  ["conversation_id", "text", (m) => m.conversation_id],
+  ["contact_id", "text", (m) => m.contact_id],
+  ["network_id", "text", (m) => m.network_id],
+  ["direction", "text", (m) => m.direction],
+  ["type", "text", (m) => m.type],
+  ["timestamp", "text", (m) => m.timestamp],
+  ["fields", "jsonb", (m) => jsonb(m.fields)],
+  ["status", "text", (m) => m.status],
+  ["processing_status", "text", (m) => m.processing_status],
+  ["origin", "text", (m) => m.origin],
+  ["has_media", "boolean", (m) => m.has_media],
+  ["content", "text", (m) => m.content],
+  ["transcript", "text", (m) => m.transcript],
+  ["media", "jsonb", (m) => jsonOrNull(m.media)],
+  ["message_type_data", "jsonb", (m) => jsonOrNull(m.message_type_data)],
+  ["statuses", "jsonb", (m) => jsonb(m.statuses)],
+  ["ext_data", "jsonb", (m) => jsonb(m.ext_data)],
+  ["contact_name", "text", (m) => m.contact_name],
+  ["phone_number", "text", (m) => m.phone_number],
+  ["created_at", "timestamptz", (m) => m.created_at],
+  ["updated_at", "timestamptz", (m) => m.updated_at]
+]
+
+const STATUS_EVENT_COLUMNS: ReadonlyArray<Column<StatusEventRecord>> = [
+  ["phone_number_id", "text", (e) => e.phone_number_id],
+  ["network_id", "text", (e) => e.network_id],
+  ["status", "text", (e) => e.status],
+  ["timestamp", "text", (e) => e.timestamp],
+  ["raw", "jsonb", (e) => jsonb(e.raw)],
+  ["received_at", "timestamptz", (e) => e.received_at]
+]
+interface MessageRow {
+  readonly id: string
+  readonly project_id: string
+  readonly msg_config_id: string
+  readonly phone_number_id: string
+  readonly conversation_id: string
+  readonly contact_id: string
+  readonly network_id: string | null
+  readonly direction: MessageRecord["direction"]
+  readonly type: string
+  readonly timestamp: string
+  readonly fields: MessageRecord["fields"]
+  readonly status: MessageRecord["status"]
+  readonly processing_status: MessageRecord["processing_status"]
+  readonly origin: MessageRecord["origin"]
+  readonly has_media: boolean
+  readonly content: string | null
+  readonly transcript: string | null
+  readonly media: MessageRecord["media"]
+  readonly message_type_data: MessageRecord["message_type_data"]
+  readonly statuses: MessageRecord["statuses"]
+  readonly ext_data: MessageRecord["ext_data"]
+  readonly contact_name: string | null
+  readonly phone_number: string | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toMessage = (row: MessageRow): MessageRecord => ({
+  id: row.id,
+  project_id: row.project_id,
+  msg_config_id: row.msg_config_id,
+  phone_number_id: row.phone_number_id,
+  conversation_id: row.conversation_id,
+  contact_id: row.contact_id,
+  network_id: row.network_id,
+  direction: row.direction,
+  type: row.type,
+  timestamp: row.timestamp,
+  fields: row.fields,
+  status: row.status,
+  processing_status: row.processing_status,
+  origin: row.origin,
+  has_media: row.has_media,
+  content: row.content,
+  transcript: row.transcript,
+  media: row.media,
+  message_type_data: row.message_type_data,
+  statuses: row.statuses,
+  ext_data: row.ext_data,
+  contact_name: row.contact_name,
+  phone_number: row.phone_number,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+interface StatusEventRow {
+  readonly phone_number_id: string
+  readonly network_id: string
+  readonly status: string
+  readonly timestamp: string
+  readonly raw: unknown
+  readonly received_at: Date
+}
+
+type StatusKey = Pick<StatusEventRecord, "phone_number_id" | "network_id" | "status" | "timestamp">
+
+const statusKey = (e: StatusKey) => JSON.stringify([e.phone_number_id, e.network_id, e.status, e.timestamp])
+
+const toStatusEvent = (row: StatusEventRow): StatusEventRecord => ({
+  phone_number_id: row.phone_number_id,
+  network_id: row.network_id,
+  status: row.status,
+  timestamp: row.timestamp,
+  raw: row.raw,
+  received_at: iso(row.received_at)
+})
+
+export const layerMessagesRepo = Layer.effect(
+  MessagesRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
+
+    const insertMany = Effect.fnUntraced(function*(messages: ReadonlyArray<MessageRecord>) {
+      if (messages.length === 0) return []
+      // Duplicates of a network message, stored or earlier in the same call, meet on the partial unique index
+      // and insert nothing.
+      const names = columnNames(sql, MESSAGE_COLUMNS)
+      const insert = sql<{ readonly id: string }>`
+        INSERT INTO msg_messages (${names})
+        SELECT ${names} FROM ${columnRows(sql, messages, MESSAGE_COLUMNS)} ORDER BY r.ord
+        ON CONFLICT (phone_number_id, network_id) WHERE network_id IS NOT NULL DO NOTHING
+        RETURNING id`
+      // Without network ids nothing can meet: every row is stored, and nobody needs to wait for the answer.
+      if (messages.every((m) => m.network_id === null)) {
+        yield* later(insert)
+        return messages.map(() => true)
+      }
+      const stored = new Set((yield* insert).map((r) => r.id))
+      return messages.map((m) => stored.has(m.id))
+    }, Effect.orDie)
+
+    const findByNetworkIds = Effect.fnUntraced(
+      function*(phoneNumberId: string, networkIds: ReadonlyArray<string>) {
+        if (networkIds.length === 0) return []
+        const rows = yield* sql<MessageRow>`
+          SELECT * FROM msg_messages WHERE phone_number_id = ${phoneNumberId} AND network_id = ANY(${networkIds})`
+        return rows.map(toMessage)
+      },
+      Effect.orDie
+    )
+
+    const updateMany = Effect.fnUntraced(function*(messages: ReadonlyArray<MessageRecord>) {
+      if (messages.length === 0) return
+      // VALUES columns take their types from the casts; untyped parameters would all be text.
+      yield* later(sql`
+        UPDATE msg_messages AS m SET
+          network_id = v.network_id, type = v.type, timestamp = v.timestamp, fields = v.fields, status = v.status,
+          processing_status = v.processing_status, origin = v.origin, has_media = v.has_media, content = v.content,
+          transcript = v.transcript, media = v.media, message_type_data = v.message_type_data, statuses = v.statuses,
+          ext_data = v.ext_data, contact_name = v.contact_name, phone_number = v.phone_number, updated_at = v.updated_at
+        FROM (VALUES ${sql.csv(lastOfEach(messages).map((m) => sql`(${m.id}, ${m.project_id}, ${m.network_id}, ${m.type},
+          ${m.timestamp}, ${jsonb(m.fields)}::jsonb, ${m.status}, ${m.processing_status}, ${m.origin},
+          ${m.has_media}::boolean, ${m.content}, ${m.transcript}, ${jsonOrNull(m.media)}::jsonb,
+          ${jsonOrNull(m.message_type_data)}::jsonb, ${jsonb(m.statuses)}::jsonb, ${jsonb(m.ext_data)}::jsonb,
+          ${m.contact_name}, ${m.phone_number}, ${m.updated_at}::timestamptz)`))})
+          AS v (id, project_id, network_id, type, timestamp, fields, status, processing_status, origin, has_media,
+            content, transcript, media, message_type_data, statuses, ext_data, contact_name, phone_number, updated_at)
+        WHERE m.project_id = v.project_id AND m.id = v.id`)
+    }, Effect.orDie)
+
+    return MessagesRepo.of({
+      insert: (m: MessageRecord) => Effect.map(insertMany([m]), (stored) => stored[0]!),
+      insertMany,
+
+      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
+        const rows = yield* sql<MessageRow>`SELECT * FROM msg_messages WHERE project_id = ${projectId} AND id = ${id}`
+        return first(rows, toMessage)
+      }, Effect.orDie),
+
+      findByNetworkId: (phoneNumberId: string, networkId: string) =>
+        Effect.map(findByNetworkIds(phoneNumberId, [networkId]), (found) => Option.fromNullishOr(found[0])),
+      findByNetworkIds,
+
+      update: (m: MessageRecord) => updateMany([m]),
+      updateMany,
+
+      setStatuses: Effect.fnUntraced(
+        function*(updates: Parameters<MessagesRepo["Service"]["setStatuses"]>[0]) {
+          if (updates.length === 0) return
+          yield* later(sql`
+            UPDATE msg_messages AS m SET status = v.status, statuses = v.statuses, updated_at = v.updated_at
+            FROM (VALUES ${sql.csv(lastOfEach(updates).map((u) => sql`(${u.project_id}, ${u.id}, ${u.status},
+              ${jsonb(u.statuses)}::jsonb, ${u.updated_at}::timestamptz)`))}) AS v (project_id, id, status, statuses, updated_at)
+            WHERE m.project_id = v.project_id AND m.id = v.id`)
+        },
+        Effect.orDie
+      ),
+
+      setNetworkIds: Effect.fnUntraced(
+        function*(updates: Parameters<MessagesRepo["Service"]["setNetworkIds"]>[0]) {
+          if (updates.length === 0) return
+          yield* later(sql`
+            UPDATE msg_messages AS m SET network_id = v.network_id, updated_at = v.at
+            FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.networkId}, ${u.at}::timestamptz)`))})
+              AS v (project_id, id, network_id, at)
+            WHERE m.project_id = v.project_id AND m.id = v.id`)
+        },
+        Effect.orDie
+      ),
+
+      list: Effect.fnUntraced(function*(projectId: string, f: MessageFilter, window: ListWindow) {
+        const where = sql.and([
+          sql`project_id = ${projectId}`,
+          ...(f.msg_config_id !== undefined ? [sql`msg_config_id = ${f.msg_config_id}`] : []),
+          ...(f.conversation_id !== undefined ? [sql`conversation_id = ${f.conversation_id}`] : []),
+          ...(f.direction !== undefined ? [sql`direction = ${f.direction}`] : []),
+          ...(f.status !== undefined ? [sql`status = ${f.status}`] : []),
+          ...(f.since !== undefined ? [sql`created_at >= ${f.since}::timestamptz`] : []),
+          ...(f.until !== undefined ? [sql`created_at <= ${f.until}::timestamptz`] : []),
+          ...(f.phone_number !== undefined ? [sql`phone_number = ${f.phone_number}`] : []),
+          ...(f.type !== undefined ? [sql`type = ${f.type}`] : []),
+          ...(f.has_media !== undefined ? [sql`has_media = ${f.has_media}`] : [])
+        ])
+        return yield* listWindow(sql, "msg_messages", where, window, toMessage, MESSAGING_TOTAL_CAP)
+      }, Effect.orDie),
+
+      recordStatuses: Effect.fnUntraced(function*(events: ReadonlyArray<StatusEventRecord>) {
+        if (events.length === 0) return []
+        // `seq` is drawn in the order given, so arrival order holds within the call; a report repeated in it
+        // meets the first on the primary key.
+        const names = columnNames(sql, STATUS_EVENT_COLUMNS)
+        const rows = yield* sql<StatusKey>`
+          INSERT INTO msg_status_events (${names})
+          SELECT ${names} FROM ${columnRows(sql, events, STATUS_EVENT_COLUMNS)} ORDER BY r.ord
+          ON CONFLICT DO NOTHING
+          RETURNING phone_number_id, network_id, status, timestamp`
+        // Only the first of repeats in the call is the new one.
+        const fresh = new Set(rows.map(statusKey))
+        return events.map((e) => fresh.delete(statusKey(e)))
+      }, Effect.orDie),
+
+      statusEvents: Effect.fnUntraced(
+        function*(phoneNumberId: string, networkIds: ReadonlyArray<string>) {
+          if (networkIds.length === 0) return []
+          const rows = yield* sql<StatusEventRow>`
+            SELECT * FROM msg_status_events WHERE phone_number_id = ${phoneNumberId} AND network_id = ANY(${networkIds})
+            ORDER BY seq`
+          return rows.map(toStatusEvent)
+        },
+        Effect.orDie
+      )
+    })
+  })
+)
