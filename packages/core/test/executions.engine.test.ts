@@ -15,6 +15,7 @@ import * as Parley from "../src/Parley.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
+import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
@@ -40,8 +41,8 @@ const given = Effect.gen(function*() {
   const { secret } = yield* projects.createKey(project.id, "tests")
   const principal = yield* projects.authenticate(secret)
   // The simulated number: the run's sender.
-  Option.getOrThrow(yield* (yield* MessageConfigs).bootstrap(project.id))
-  return { principal }
+  const config = Option.getOrThrow(yield* (yield* MessageConfigs).bootstrap(project.id))
+  return { principal, config }
 })
 
 const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({
@@ -91,5 +92,43 @@ describe("execution engine (memory)", () => {
       assert.deepStrictEqual((ended.execution_context.system.last_resume as { reason: string }).reason, "timeout")
       const types = [...ended.events].reverse().map((e) => e.event_type)
       assert.includeMembers(types, ["execution_started", "step_entered", "variables_set", "wait_timeout", "execution_resumed", "execution_ended"])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+  it.effect("sends the greeting once, waits for the reply and is resumed by the API", () =>
+    Effect.gen(function*() {
+      const { config, principal } = yield* given
+      const settings = yield* UpstreamSettings
+      const simulator = Option.getOrThrow(settings.simulator)
+      yield* simulator.inbound(config.phone_number_id, { from: "15551234567", message: { type: "text", text: { body: "hello" } } })
+      yield* idle
+      const workflow = yield* (yield* Workflows).create(principal, {
+        name: "Greet",
+        status: "active",
+        definition: {
+          nodes: [
+            node("start", "start"),
+            node("hi", "send_text", { message: "Hi {{vars.name}}" }),
+            node("ask", "wait_for_response", { save_response_to: "answer" })
+          ],
+          edges: [edge("start", "hi"), edge("hi", "ask")]
+        }
+      })
+      const executions = yield* Executions
+      const ack = yield* executions.start(principal, workflow.id, { phone_number: "+15551234567", variables: { name: "Ada" } }, { ip: null, user_agent: null })
+      yield* idle
+      const waiting = yield* executions.get(principal, ack.id)
+      assert.strictEqual(waiting.status, "waiting")
+      assert.isNotNull(waiting.msg_conversation_id, "the send links the run to the conversation")
+      const greetings = (yield* simulator.outbox(config.phone_number_id)).filter((m) => m.type === "text")
+      assert.deepStrictEqual(greetings.map((m) => (m.envelope as { text: { body: string } }).text.body), ["Hi Ada"])
+      const performed = waiting.events.find((e) => e.event_type === "action_performed")
+      assert.strictEqual(performed?.payload["message_id"], greetings[0]!.id)
+
+      const resumed = yield* executions.resume(principal, ack.id, { message: { kind: "text", data: "Fine" } })
+      assert.strictEqual(resumed.requested_execution_id, ack.id)
+      yield* idle
+      const ended = yield* executions.get(principal, ack.id)
+      assert.strictEqual(ended.status, "ended")
+      assert.strictEqual(ended.execution_context.vars.answer, "Fine")
+      assert.strictEqual((yield* simulator.outbox(config.phone_number_id)).filter((m) => m.type === "text").length, 1)
     }).pipe(Effect.provide(Layer.fresh(Services))))
 })

@@ -21,7 +21,7 @@
  * settled by the network's status reports (the key rides as
  * `biz_opaque_callback_data`) or failed after a grace period — never sent again.
  */
-import { Clock, Context, Data, Effect, FiberSet, Layer, Option } from "effect"
+import { Clock, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
@@ -305,7 +305,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         return { transition: T.apply({ ...record, wait: null }, g, node, outcome, done.iso, done.ms - t.ms), secrets: outcome.secrets ?? [] }
       })
 
-      const runSlice = Effect.fn("ExecutionEngine.runSlice")(function*(id: string) {
+      const slice = Effect.fn("ExecutionEngine.runSlice")(function*(id: string) {
         const found = yield* repo.get(id)
         if (Option.isNone(found)) return
         const claimed = yield* claim(found.value)
@@ -329,6 +329,29 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           if (record.wait !== null && record.wait.due_at !== null) yield* armTimer(record)
         }
       }, (effect) => effect.pipe(Effect.catchTag("Fenced", () => Effect.void)))
+
+      // One slice per execution in this process: the lease fences other hosts, not this host's own fibers (a kick and
+      // its job both land here). A second caller asks the running slice to go round once more and waits for it, so a
+      // job completes only once the work it stands for is done.
+      const active = new Map<string, { again: boolean; readonly done: Deferred.Deferred<void> }>()
+      const runSlice = (id: string): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          const running = active.get(id)
+          if (running !== undefined) {
+            running.again = true
+            return Deferred.await(running.done)
+          }
+          const entry = { again: false, done: Deferred.makeUnsafe<void>() }
+          active.set(id, entry)
+          const loop: Effect.Effect<void> = Effect.suspend(() => {
+            entry.again = false
+            return Effect.andThen(slice(id), Effect.suspend(() => (entry.again ? loop : Effect.void)))
+          })
+          return loop.pipe(Effect.ensuring(Effect.suspend(() => {
+            active.delete(id)
+            return Deferred.succeed(entry.done, undefined)
+          })))
+        })
 
       const kick = (id: string) =>
         Effect.gen(function*() {
