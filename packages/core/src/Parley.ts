@@ -26,6 +26,10 @@ import { layerWebhooksInterest } from "./webhooks/Interest.ts"
 import { WebhookSettings } from "./webhooks/Settings.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 import { layerWebhooksWorkers } from "./webhooks/WebhooksJobs.ts"
+import { ExecutionEngine } from "./executions/Engine.ts"
+import { Executions } from "./executions/Executions.ts"
+import { layerExecutionsWorkers } from "./executions/ExecutionsJobs.ts"
+import { Launcher } from "./executions/Launcher.ts"
 
 const References = layerDefinitionReferences
 
@@ -49,6 +53,16 @@ export const layerServices = Layer.mergeAll(
 export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge(FunctionInvoker.layer))
 
 /**
+ * Workflow executions (`Executions`, the `Launcher` that starts them, the
+ * `ExecutionEngine` that runs them), over `layerServices` and
+ * `layerFunctionServices` (function and decide nodes call functions).
+ */
+export const layerExecutionServices = Executions.layer.pipe(
+  Layer.provideMerge(Launcher.layer),
+  Layer.provideMerge(ExecutionEngine.layer)
+)
+
+/**
  * Webhook registrations and deliveries (`Webhooks`, `WebhookDeliveries`) and
  * their interest in domain events (entries no webhook listens to are not
  * written), over `layerServices` and a `WebhookHttp` (Node's in the host, a scripted
@@ -63,12 +77,13 @@ export const layerWebhookServices = Layer.mergeAll(Webhooks.layer, layerWebhooks
 /**
  * The background workers of every capability (job queue consumers, daily
  * maintenance), for as long as the layer lives. A host runs them next to
- * `layerServices`; short-lived tools (the CLI) do not.
+ * `layerServices` and `layerExecutionServices`; short-lived tools (the CLI) do not.
  */
 export const layerWorkers = Layer.mergeAll(
   layerEventsWorkers.pipe(Layer.provide(EventPlans.layer)),
   layerMessagingWorkers,
   layerFunctionsWorkers,
+  layerExecutionsWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(layerWebhooksWorkers()))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

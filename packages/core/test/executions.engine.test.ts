@@ -8,7 +8,6 @@ import { TestClock } from "effect/testing"
 import { ExecutionEngine } from "../src/executions/Engine.ts"
 import { Executions } from "../src/executions/Executions.ts"
 import { layerExecutionsWorkers } from "../src/executions/ExecutionsJobs.ts"
-import { Launcher } from "../src/executions/Launcher.ts"
 import { layerMessagingWorkers } from "../src/messaging/MessagingJobs.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import * as Parley from "../src/Parley.ts"
@@ -19,9 +18,8 @@ import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
-const Engine = Executions.layer.pipe(Layer.provideMerge(Launcher.layer), Layer.provideMerge(ExecutionEngine.layer))
 const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).pipe(
-  Layer.provideMerge(Engine),
+  Layer.provideMerge(Parley.layerExecutionServices),
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
   Layer.provideMerge(layerMemoryFunctionRuntime()),

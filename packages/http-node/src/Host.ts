@@ -93,6 +93,7 @@ const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOpti
   http.pipe(
     // The capabilities' job workers run for as long as the host does.
     Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
+    Layer.provideMerge(Parley.layerExecutionServices),
     Layer.provideMerge(Parley.layerFunctionServices),
     Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
     Layer.provideMerge(Parley.layerServices),
