@@ -19,6 +19,7 @@ import { layerMemoryFunctionsStorage } from "./MemoryFunctions.ts"
 import { layerMemoryMessagingStorage } from "./MemoryMessaging.ts"
 import { layerMemoryWebhooksStorage } from "./MemoryWebhooks.ts"
 import { layerMemoryCustomersRepo } from "./MemoryCustomers.ts"
+import { layerMemoryTemplatesRepo } from "./MemoryTemplates.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -282,5 +283,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryMessagingStorage,
   layerMemoryWebhooksStorage,
   layerMemoryCustomersRepo,
-  layerMemoryExecutionsStorage
+  layerMemoryExecutionsStorage,
+  layerMemoryTemplatesRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
