@@ -11,6 +11,7 @@ import { Effect, Option, Predicate } from "effect"
 import { Events } from "../events/Events.ts"
 import { FunctionCalls, type FunctionStepCall } from "../functions/FunctionCalls.ts"
 import { Messaging } from "../messaging/Messaging.ts"
+import { Templates } from "../messaging/templates/Templates.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { StepEventsRepo } from "../ports/ExecutionsRepo.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
@@ -20,6 +21,7 @@ import type { ExecutionContext, ExecutionRecord } from "./Execution.ts"
 import type { Graph } from "./Graph.ts"
 import { convertValue, interpolateText, interpolateValue, type Secrets, secretsUsed } from "./Interpolation.ts"
 import { interactiveEnvelope, textEnvelope } from "./Envelopes.ts"
+import { TemplateMismatch, templateComponents, templateEnvelope } from "./TemplateEnvelope.ts"
 import { type EventDraft, follow, type StepOutcome, StepFailed } from "./Step.ts"
 
 export interface StepInput {
@@ -77,7 +79,10 @@ const resolveRecipient = Effect.fnUntraced(function*(input: StepInput) {
   return recipient !== undefined ? Option.some({ recipient }) : Option.none<{ to: string } | { recipient: string }>()
 })
 
-const sendStep = (action: "send_text" | "send_interactive", build: (input: StepInput) => Effect.Effect<Record<string, unknown>, StepFailed>) =>
+const sendStep = <R>(
+  action: "send_text" | "send_template" | "send_interactive",
+  build: (input: StepInput, sender: MessageConfigRecord) => Effect.Effect<Record<string, unknown>, StepFailed, R>
+) =>
   Effect.fnUntraced(function*(input: StepInput) {
     const ctx = input.execution.execution_context
     const hasOverride = str(input.node.data.config.to_phone_number) !== undefined
@@ -88,7 +93,7 @@ const sendStep = (action: "send_text" | "send_interactive", build: (input: StepI
     if (Option.isNone(sender)) return yield* fail("No sender number")
     const recipient = yield* resolveRecipient(input)
     if (Option.isNone(recipient)) return yield* fail("No recipient")
-    const message = yield* build(input)
+    const message = yield* build(input, sender.value)
     const key = `${input.execution.id}:${input.execution.step_seq}`
     const envelope = {
       messaging_product: "whatsapp",
@@ -134,6 +139,26 @@ const sendInteractive = sendStep("send_interactive", (input) =>
     return yield* interactiveEnvelope(config as Record<string, unknown>, input.execution.id).pipe(
       Effect.mapError((message) => new StepFailed({ message }))
     )
+  }))
+
+/** `send_template` (decisions 2.3.3): the mirrored template, read again from the network, must be approved now. */
+const sendTemplate = sendStep("send_template", (input, sender) =>
+  Effect.gen(function*() {
+    const templates = yield* Templates
+    const config = input.node.data.config
+    const found = yield* templates.forSend(input.execution.project_id, str(config.template_id) ?? "")
+    if (Option.isNone(found)) return yield* fail("Template not found", "template_not_found")
+    const t = found.value
+    if (t.status !== "approved") {
+      return yield* fail(`Template ${t.name} (${t.language}) is not approved: its status is ${t.status}`, "template_not_approved")
+    }
+    if (t.business_account_id !== sender.business_account_id) {
+      return yield* fail(`Template ${t.name} belongs to another business account than the sender number`, "template_account_mismatch")
+    }
+    const parameters = yield* value(config.parameters, input.execution.execution_context, input.secrets)
+    const components = templateComponents(t, parameters)
+    if (components instanceof TemplateMismatch) return yield* fail(components.message, "template_parameter_mismatch")
+    return templateEnvelope(t, components)
   }))
 
 /** The payload parts every function step sends (decisions 10.5.5). */
@@ -331,7 +356,7 @@ const waitNode = (input: StepInput): Effect.Effect<StepOutcome> => {
 const delayFor = (input: StepInput): number => (input.afterDelay ? 0 : num(input.node.data.config.delay_seconds) ?? 0)
 
 /** What the nodes read and call. */
-export type NodeServices = MessageConfigsRepo | Messaging | Events | FunctionCalls | StepEventsRepo
+export type NodeServices = MessageConfigsRepo | Messaging | Events | FunctionCalls | StepEventsRepo | Templates
 
 /** Runs one node. */
 export const runNode = (input: StepInput): Effect.Effect<StepOutcome, StepFailed, NodeServices> => {
@@ -360,6 +385,8 @@ export const runNode = (input: StepInput): Effect.Effect<StepOutcome, StepFailed
       }
       return sendText(input)
     }
+    case "send_template":
+      return sendTemplate(input)
     case "send_interactive":
       return sendInteractive(input)
     case "wait_for_response":

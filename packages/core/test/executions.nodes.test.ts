@@ -1,0 +1,254 @@
+/**
+ * The node types beyond the basics, end to end on memory ports and the
+ * network simulator: send_template (over the template mirror), webhook,
+ * call, emit_event.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { ExecutionEngine } from "../src/executions/Engine.ts"
+import { Executions } from "../src/executions/Executions.ts"
+import { layerExecutionsWorkers } from "../src/executions/ExecutionsJobs.ts"
+import { templateComponents, TemplateMismatch } from "../src/executions/TemplateEnvelope.ts"
+import { layerMessagingWorkers } from "../src/messaging/MessagingJobs.ts"
+import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
+import type { TemplateRecord } from "../src/messaging/templates/Template.ts"
+import { Templates } from "../src/messaging/templates/Templates.ts"
+import { UpstreamSettings } from "../src/messaging/Upstream.ts"
+import * as Parley from "../src/Parley.ts"
+import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
+import { Projects } from "../src/projects/Projects.ts"
+import { Ids } from "../src/shared/Ids.ts"
+import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
+import { Workflows } from "../src/workflows/Workflows.ts"
+
+const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
+const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).pipe(
+  Layer.provideMerge(Parley.layerExecutionServices),
+  Layer.provideMerge(Parley.layerFunctionServices),
+  Layer.provideMerge(Parley.layerServices),
+  Layer.provideMerge(layerMemoryFunctionRuntime()),
+  Layer.provideMerge(Ports)
+)
+
+const settle = Effect.yieldNow.pipe(Effect.repeat({ times: 50 }))
+const idle = Effect.gen(function*() {
+  for (let i = 0; i < 20; i++) yield* Effect.andThen(TestClock.adjust("10 millis"), settle)
+  yield* (yield* ExecutionEngine).idle
+})
+
+const given = Effect.gen(function*() {
+  const projects = yield* Projects
+  const project = yield* projects.create("Acme")
+  const { secret } = yield* projects.createKey(project.id, "tests")
+  const principal = yield* projects.authenticate(secret)
+  const config = Option.getOrThrow(yield* (yield* MessageConfigs).bootstrap(project.id))
+  const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+  return { principal, config, simulator }
+})
+
+const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({
+  id,
+  type: "flow-node",
+  position: { x: 0, y: 0 },
+  data: { node_type, config }
+})
+const edge = (source: string, target: string, label = "next") => ({ id: `${source}-${target}`, source, target, label })
+
+/** A workflow start → nodes in a line. */
+const line = (...nodes: ReadonlyArray<ReturnType<typeof node>>) => ({
+  nodes: [node("start", "start"), ...nodes],
+  edges: ["start", ...nodes.map((n) => n.id)].slice(0, -1).map((id, i) => edge(id, nodes[i]!.id))
+})
+
+type Given = Effect.Success<typeof given>
+
+const run = (g: Given, definition: ReturnType<typeof line>, variables: Record<string, unknown> = {}, name = "Flow") =>
+  Effect.gen(function*() {
+    const workflow = yield* (yield* Workflows).create(g.principal, { name, status: "active", definition })
+    const executions = yield* Executions
+    const ack = yield* executions.start(g.principal, workflow.id, { phone_number: "+15551234567", variables }, { ip: null, user_agent: null })
+    yield* idle
+    return yield* executions.get(g.principal, ack.id)
+  })
+
+/** Creates a template on the simulated network, lets the review pass and syncs the mirror: its mirror record. */
+const givenTemplate = (g: Given, definition: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const network = yield* MessagingNetwork
+    yield* network.createTemplate({ accessToken: g.config.access_token }, g.config.business_account_id, definition)
+    yield* TestClock.adjust("6 seconds")
+    yield* idle
+    const listed = yield* (yield* Templates).list(g.principal, { phone_number_id: g.config.phone_number_id, name: String(definition.name) }, {
+      mode: "page",
+      page: 1,
+      perPage: 10
+    })
+    return listed.items[0]!
+  })
+
+const orderUpdate = {
+  name: "order_update",
+  language: "en_US",
+  category: "UTILITY",
+  components: [
+    { type: "HEADER", format: "TEXT", text: "Order {{1}}", example: { header_text: ["42"] } },
+    { type: "BODY", text: "Hello {{1}}, your order {{2}} has shipped.", example: { body_text: [["Ada", "42"]] } },
+    { type: "BUTTONS", buttons: [{ type: "URL", text: "Track", url: "https://shop.test/track/{{1}}", example: ["42"] }] }
+  ]
+}
+
+const templateSends = (g: Given) =>
+  Effect.map(g.simulator.outbox(g.config.phone_number_id), (all) => all.filter((m) => m.type === "template"))
+
+const record = (overrides: Partial<TemplateRecord>): TemplateRecord => ({
+  id: "t",
+  project_id: "p",
+  business_account_id: "w",
+  upstream_template_id: "1",
+  name: "t",
+  language: "en",
+  status: "approved",
+  category: "UTILITY",
+  sub_category: null,
+  parameter_format: "POSITIONAL",
+  components: [{ type: "BODY", text: "Hi {{1}} and {{2}}" }],
+  created_at: "",
+  updated_at: "",
+  ...overrides
+})
+
+describe("send_template parameters", () => {
+  it("accepts the positional array and numbered object forms", () => {
+    const t = record({})
+    const expected = [{ type: "body", parameters: [{ type: "text", text: "Ada" }, { type: "text", text: "7" }] }]
+    assert.deepStrictEqual(templateComponents(t, ["Ada", 7]), expected)
+    assert.deepStrictEqual(templateComponents(t, { "2": 7, "1": "Ada" }), expected)
+  })
+  it("fills named variables, headers, document file names and URL button suffixes", () => {
+    const t = record({
+      parameter_format: "NAMED",
+      components: [
+        { type: "HEADER", format: "DOCUMENT" },
+        { type: "BODY", text: "Hi {{first_name}}, total {{total}}" },
+        { type: "BUTTONS", buttons: [{ type: "QUICK_REPLY", text: "Ok" }, { type: "URL", text: "Pay", url: "https://pay.test/{{1}}" }] }
+      ]
+    })
+    assert.deepStrictEqual(
+      templateComponents(t, { first_name: "Ada", total: "9", header_media_url: "https://x.test/a.pdf", header_filename: "a.pdf", button_url_1: "abc" }),
+      [
+        { type: "header", parameters: [{ type: "document", document: { link: "https://x.test/a.pdf", filename: "a.pdf" } }] },
+        { type: "body", parameters: [{ type: "text", parameter_name: "first_name", text: "Ada" }, { type: "text", parameter_name: "total", text: "9" }] },
+        { type: "button", sub_type: "url", index: "1", parameters: [{ type: "text", text: "abc" }] }
+      ]
+    )
+    // The positional array fills the names in order of first use.
+    assert.deepStrictEqual(
+      (templateComponents(t, { "1": "Ada", "2": "9", header_media_url: "u", button_url_1: "x" }) as ReadonlyArray<unknown>)[1],
+      { type: "body", parameters: [{ type: "text", parameter_name: "first_name", text: "Ada" }, { type: "text", parameter_name: "total", text: "9" }] }
+    )
+  })
+  it("sends the components form as given", () => {
+    const components = [{ type: "body", parameters: [{ type: "text", text: "x" }] }]
+    assert.strictEqual(templateComponents(record({}), components), components)
+  })
+  it("puts an authentication code in the body and the OTP button", () => {
+    const t = record({
+      category: "AUTHENTICATION",
+      components: [{ type: "BODY", text: "*{{1}}* is your verification code." }, { type: "BUTTONS", buttons: [{ type: "OTP", otp_type: "COPY_CODE" }] }]
+    })
+    const expected = [
+      { type: "body", parameters: [{ type: "text", text: "123456" }] },
+      { type: "button", sub_type: "otp", index: "0", parameters: [{ type: "text", text: "123456" }] }
+    ]
+    assert.deepStrictEqual(templateComponents(t, { code: "123456" }), expected)
+    assert.deepStrictEqual(templateComponents(t, ["123456"]), expected)
+  })
+  it("refuses a count that does not match, naming what is wrong", () => {
+    const t = record({})
+    const cases: ReadonlyArray<[unknown, string]> = [
+      [["Ada"], "the body has 2 variable(s), 1 given"],
+      [{ "1": "a", "2": "b", "3": "c" }, "the body has 2 variable(s), 3 given"],
+      [{ name: "Ada" }, "the template takes positional variables, named ones were given"],
+      [{ "1": "a", name: "b" }, "positional and named variables are mixed"],
+      [["a", "b", { x: 1 }], "the body has 2 variable(s), 3 given"],
+      [{ "1": "a", "2": "b", header_text: "h" }, "the template has no text header, header_text was given"],
+      [{ "1": "a", "2": "b", button_url_0: "x" }, "the template has no URL button with a variable at index 0"],
+      [{ "1": "a", "2": "b", code: "1" }, "code is for authentication templates"]
+    ]
+    for (const [parameters, why] of cases) {
+      const result = templateComponents(t, parameters)
+      assert.instanceOf(result, TemplateMismatch)
+      assert.strictEqual((result as TemplateMismatch).message, `Template parameter mismatch: ${why}`)
+    }
+  })
+})
+
+describe("send_template node", () => {
+  it.effect("sends an approved template through the mirror, with interpolated parameters", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const t = yield* givenTemplate(g, orderUpdate)
+      assert.strictEqual(t.status, "approved")
+      const done = yield* run(g, line(node("send", "send_template", {
+        template_id: t.id,
+        parameters: { "1": "{{vars.name}}", "2": "{{vars.order}}", header_text: "{{vars.order}}", button_url_0: "{{vars.order}}" }
+      })), { name: "Ada", order: 42 })
+      assert.strictEqual(done.status, "ended", JSON.stringify(done.error_details))
+      const sent = yield* templateSends(g)
+      assert.strictEqual(sent.length, 1)
+      assert.deepStrictEqual((sent[0]!.envelope as { template: unknown }).template, {
+        name: "order_update",
+        language: { code: "en_US" },
+        components: [
+          { type: "header", parameters: [{ type: "text", text: "42" }] },
+          { type: "body", parameters: [{ type: "text", text: "Ada" }, { type: "text", text: "42" }] },
+          { type: "button", sub_type: "url", index: "0", parameters: [{ type: "text", text: "42" }] }
+        ]
+      })
+      const performed = done.events.find((e) => e.event_type === "action_performed")
+      assert.strictEqual(performed?.payload["action"], "send_template")
+      assert.strictEqual(performed?.payload["message_id"], sent[0]!.id)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("fails the step when the template is not approved now, as the network says at run time", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const t = yield* givenTemplate(g, orderUpdate)
+      // Paused on the network after the mirror last saw it approved.
+      yield* g.simulator.setTemplateStatus(t.upstream_template_id, "PAUSED")
+      const done = yield* run(g, line(node("send", "send_template", { template_id: t.id, parameters: ["a", "b"] })))
+      assert.strictEqual(done.status, "failed")
+      assert.strictEqual(done.error_details?.message, "Template order_update (en_US) is not approved: its status is paused")
+      assert.strictEqual(done.error_details?.code, "template_not_approved")
+      assert.strictEqual((yield* templateSends(g)).length, 0)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("fails with Template parameter mismatch before anything is sent", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const t = yield* givenTemplate(g, orderUpdate)
+      const done = yield* run(g, line(node("send", "send_template", { template_id: t.id, parameters: ["only one"] })))
+      assert.strictEqual(done.status, "failed")
+      assert.match(done.error_details?.message ?? "", /^Template parameter mismatch/)
+      assert.strictEqual((yield* templateSends(g)).length, 0)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("sends an authentication template with its code in the body and the OTP button", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const t = yield* givenTemplate(g, {
+        name: "login_code",
+        language: "en_US",
+        category: "AUTHENTICATION",
+        components: [{ type: "BODY", add_security_recommendation: true }, { type: "BUTTONS", buttons: [{ type: "OTP", otp_type: "COPY_CODE" }] }]
+      })
+      const done = yield* run(g, line(node("send", "send_template", { template_id: t.id, parameters: { code: "{{vars.code}}" } })), { code: "918273" })
+      assert.strictEqual(done.status, "ended", JSON.stringify(done.error_details))
+      const sent = yield* templateSends(g)
+      assert.deepStrictEqual((sent[0]!.envelope as { template: { components: unknown } }).template.components, [
+        { type: "body", parameters: [{ type: "text", text: "918273" }] },
+        { type: "button", sub_type: "otp", index: "0", parameters: [{ type: "text", text: "918273" }] }
+      ])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
