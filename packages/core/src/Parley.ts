@@ -54,8 +54,9 @@ export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge
 
 /**
  * Workflow executions (`Executions`, the `Launcher` that starts them, the
- * `ExecutionEngine` that runs them), over `layerServices` and
- * `layerFunctionServices` (function and decide nodes call functions).
+ * `ExecutionEngine` that runs them), over `layerServices`,
+ * `layerFunctionServices` (function and decide nodes call functions), and a
+ * `WebhookHttp` with the `WebhookSettings` (webhook nodes).
  */
 export const layerExecutionServices = Executions.layer.pipe(
   Layer.provideMerge(Launcher.layer),

@@ -16,10 +16,18 @@ import type { TemplateRecord } from "../src/messaging/templates/Template.ts"
 import { Templates } from "../src/messaging/templates/Templates.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import * as Parley from "../src/Parley.ts"
+import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
 import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
-import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
+import {
+  layerMemoryFunctionRuntime,
+  layerMemoryJobQueue,
+  layerMemoryStorage,
+  layerMemoryWebhookHttp,
+  MemoryWebhookReceiver
+} from "../src/testing/index.ts"
+import { WebhookSettings } from "../src/webhooks/Settings.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
@@ -28,6 +36,7 @@ const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).p
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
+  Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }))),
   Layer.provideMerge(Ports)
 )
 
@@ -250,5 +259,138 @@ describe("send_template node", () => {
         { type: "body", parameters: [{ type: "text", text: "918273" }] },
         { type: "button", sub_type: "otp", index: "0", parameters: [{ type: "text", text: "918273" }] }
       ])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
+
+const hookSends = Effect.map(Effect.service(MemoryWebhookReceiver), (r) => [...r.requests])
+
+describe("webhook node", () => {
+  it.effect("makes the request once with interpolated url, headers and JSON body, and saves the JSON answer", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const receiver = yield* MemoryWebhookReceiver
+      receiver.respondWith(() => Effect.succeed({ status: 201, body: `{"ok":true,"id":7}`, headers: { "Content-Type": "application/json" } }))
+      const done = yield* run(g, line(node("hook", "webhook", {
+        url: "https://hooks.example.com/orders/{{vars.order}}",
+        method: "PUT",
+        headers: { "X-Order": "{{vars.order}}" },
+        body_template: { order: "{{vars.order}}", who: "{{context.phone_number}}", note: "n={{vars.order}}" },
+        save_response_to: "answer"
+      })), { order: 42 })
+      assert.strictEqual(done.status, "ended", JSON.stringify(done.error_details))
+      assert.deepStrictEqual(done.execution_context.vars.answer, { ok: true, id: 7 })
+      const requests = yield* hookSends
+      assert.strictEqual(requests.length, 1)
+      const r = requests[0]!
+      assert.deepStrictEqual([r.method, r.url, r.headers["x-order"], r.headers["content-type"]], [
+        "PUT",
+        "https://hooks.example.com/orders/42",
+        "42",
+        "application/json"
+      ])
+      assert.deepStrictEqual(JSON.parse(new TextDecoder().decode(r.body)), { order: 42, who: "+15551234567", note: "n=42" })
+      const types = [...done.events].reverse().map((e) => e.event_type)
+      assert.includeMembers(types, ["action_executing", "action_performed"])
+      const performed = done.events.find((e) => e.event_type === "action_performed")!
+      assert.deepStrictEqual(performed.payload, { action: "webhook", response_status: 201, response: { ok: true, id: 7 } })
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("sends no body with GET and saves a text answer as text", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const receiver = yield* MemoryWebhookReceiver
+      receiver.respondWith(() => Effect.succeed({ status: 200, body: "plain words" }))
+      const done = yield* run(g, line(node("hook", "webhook", {
+        url: "https://hooks.example.com/ping",
+        method: "GET",
+        body_template: { ignored: true },
+        save_response_to: "answer"
+      })))
+      assert.strictEqual(done.status, "ended")
+      assert.strictEqual(done.execution_context.vars.answer, "plain words")
+      const r = (yield* hookSends)[0]!
+      assert.strictEqual(r.method, "GET")
+      assert.strictEqual(r.body.byteLength, 0)
+      assert.isUndefined(r.headers["content-type"])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("fails on a non-2xx answer with its status and the first 512 characters of its body", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const receiver = yield* MemoryWebhookReceiver
+      receiver.respondWith(() => Effect.succeed({ status: 503, body: "x".repeat(2000) }))
+      const done = yield* run(g, line(node("hook", "webhook", { url: "https://hooks.example.com/down" }), node("after", "set_variable", {
+        variable_name: "reached",
+        variable_value: "yes"
+      })))
+      assert.strictEqual(done.status, "failed")
+      assert.strictEqual(done.error_details?.message, `Webhook answered HTTP 503: ${"x".repeat(512)}`)
+      assert.strictEqual(done.error_details?.code, "503")
+      assert.strictEqual(done.error_details?.step_identifier, "hook")
+      assert.isUndefined(done.execution_context.vars.reached)
+      assert.strictEqual((yield* hookSends).length, 1, "never retried")
+      const failed = done.events.find((e) => e.event_type === "action_failed")!
+      assert.strictEqual(failed.payload["response_status"], 503)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("gives up after 30 seconds, and refuses private addresses", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const receiver = yield* MemoryWebhookReceiver
+      receiver.respondWith(() => Effect.as(Effect.sleep("31 seconds"), { status: 200, body: "" }))
+      const workflow = yield* (yield* Workflows).create(g.principal, {
+        name: "Slow",
+        status: "active",
+        definition: line(node("hook", "webhook", { url: "https://slow.example.com/" }))
+      })
+      const executions = yield* Executions
+      const ack = yield* executions.start(g.principal, workflow.id, { phone_number: "+15551234567" }, { ip: null, user_agent: null })
+      yield* idle.pipe(Effect.forkChild)
+      yield* settle
+      yield* TestClock.adjust("29 seconds")
+      assert.strictEqual((yield* executions.get(g.principal, ack.id)).status, "running")
+      yield* TestClock.adjust("2 seconds")
+      yield* idle
+      const slow = yield* executions.get(g.principal, ack.id)
+      assert.strictEqual(slow.status, "failed")
+      assert.deepStrictEqual([slow.error_details?.message, slow.error_details?.code], ["Webhook request failed: Timed out after 30 s", "timeout"])
+
+      const local = yield* run(g, line(node("hook", "webhook", { url: "http://127.0.0.1:8080/admin" })), {}, "Local")
+      assert.strictEqual(local.status, "failed")
+      assert.strictEqual(local.error_details?.code, "private_address")
+      assert.strictEqual((yield* hookSends).length, 1, "the private address was never reached")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("fails a webhook step a crash left in flight as in doubt, without making the request again", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const waiting = yield* run(g, {
+        nodes: [node("start", "start"), node("ask", "wait_for_response"), node("hook", "webhook", { url: "https://hooks.example.com/once" })],
+        edges: [edge("start", "ask"), edge("ask", "hook")]
+      })
+      assert.strictEqual(waiting.status, "waiting")
+      // What a host that died between recording the request and its outcome leaves behind.
+      const repo = yield* ExecutionsRepo
+      const stored = Option.getOrThrow(yield* repo.get(waiting.id))
+      const crashed = {
+        ...stored,
+        status: "running" as const,
+        waiting_reason: null,
+        wait: null,
+        resumable_execution_id: null,
+        current_node: "hook",
+        step_seq: stored.step_seq + 1,
+        pending: { kind: "webhook" as const, key: `${stored.id}:${stored.step_seq + 1}`, node_id: "hook", started_at: stored.last_event_at },
+        lease_owner: "a-host-that-died",
+        lease_until: stored.last_event_at,
+        state_version: stored.state_version + 1
+      }
+      assert.isTrue(yield* repo.update(crashed, stored.state_version))
+      yield* (yield* ExecutionEngine).runSlice(waiting.id)
+      const done = yield* (yield* Executions).get(g.principal, waiting.id)
+      assert.strictEqual(done.status, "failed")
+      assert.strictEqual(done.error_details?.code, "webhook_in_doubt")
+      assert.strictEqual(done.error_details?.message, "The webhook request's outcome is unknown after a restart; it was not made again")
+      assert.strictEqual((yield* hookSends).length, 0)
     }).pipe(Effect.provide(Layer.fresh(Services))))
 })

@@ -97,7 +97,8 @@ const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOpti
     Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
     Layer.provideMerge(Parley.layerExecutionServices),
     Layer.provideMerge(Parley.layerFunctionServices),
-    Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
+    // Webhook nodes of executions make their requests through the same `WebhookHttp`.
+    Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provideMerge(layerNodeWebhookHttp))),
     Layer.provideMerge(Parley.layerServices),
     Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
     Layer.provide(Layer.mergeAll(

@@ -20,6 +20,12 @@
  * id means it went out; a message still without one is in doubt and is
  * settled by the network's status reports (the key rides as
  * `biz_opaque_callback_data`) or failed after a grace period — never sent again.
+ *
+ * Webhook requests are never retried either (10.4): the node checkpoints a
+ * `webhook` pending action first, and only the slice that wrote it makes the
+ * request (the lease kept anyone else off the step meanwhile). A slice that
+ * finds one it did not write (the host that wrote it died) cannot know
+ * whether the request left, and fails the step as in doubt.
  */
 import { Clock, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
@@ -31,11 +37,19 @@ import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { Definition } from "../workflows/Workflow.ts"
-import { type ExecutionRecord, isTerminal, stepRef, type StepEventRecord, type WorkflowRevision } from "./Execution.ts"
+import {
+  type ExecutionRecord,
+  isTerminal,
+  type PendingSend,
+  type PendingWebhook,
+  stepRef,
+  type StepEventRecord,
+  type WorkflowRevision
+} from "./Execution.ts"
 import { type Graph, makeGraph } from "./Graph.ts"
-import { shapePayload } from "./StepLog.ts"
-import { type NodeServices, runNode } from "./Nodes.ts"
-import type { StepOutcome } from "./Step.ts"
+import { maskSecrets, shapePayload } from "./StepLog.ts"
+import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
+import type { StepFailed, StepOutcome } from "./Step.ts"
 import * as T from "./Transitions.ts"
 
 export const RUN_QUEUE = "executions.run"
@@ -194,8 +208,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           : t
 
       /** The pending send: settle what is known, send what never left. */
-      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }) {
-        const pending = record.pending!
+      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend) {
         const node = g.node(pending.node_id)!
         const recorded = yield* outbound.findRecorded(record.project_id, pending.message_id)
         const performed = (networkId: string, conversationId: string, contactId: string) =>
@@ -272,10 +285,51 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         }
       })
 
-      /** One step of a claimed, running record: the transition to write. */
-      const step = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph) {
+      const failedStep = (record: ExecutionRecord) => (e: StepFailed) =>
+        Effect.succeed<StepOutcome>({
+          context: record.execution_context,
+          events: e.events ?? [],
+          // The message stays beside the log (error_details, the failed webhook event): secrets masked there too.
+          next: { _tag: "Fail", message: maskSecrets(e.message, e.secrets ?? []), code: e.code },
+          secrets: e.secrets
+        })
+
+      /**
+       * The pending webhook request: made only by the slice that recorded it (`fresh`), which the lease kept the
+       * only one running the step since; anyone else cannot know whether it left, and never makes it again.
+       */
+      const performWebhook = Effect.fnUntraced(function*(
+        record: ExecutionRecord,
+        g: Graph,
+        t: { ms: number; iso: string },
+        pending: PendingWebhook,
+        fresh: string | undefined
+      ) {
+        const node = g.node(pending.node_id)
+        if (node === undefined || pending.key !== fresh) {
+          const message = "The webhook request's outcome is unknown after a restart; it was not made again"
+          return {
+            transition: T.fail(record, g, { message, code: "webhook_in_doubt" }, t.iso, [
+              { event_type: "action_failed", payload: { action: "webhook", error: { message, code: "webhook_in_doubt" } } }
+            ]),
+            secrets: [] as ReadonlyArray<string>
+          }
+        }
+        const outcome: StepOutcome = yield* callWebhook({ execution: record, graph: g, node, secrets: new Map(), now: t.iso, afterDelay: false }).pipe(
+          Effect.provideContext(services),
+          Effect.catchTag("StepFailed", failedStep(record))
+        )
+        const done = yield* now
+        return { transition: T.apply(record, g, node, outcome, done.iso, done.ms - Date.parse(pending.started_at)), secrets: outcome.secrets ?? [] }
+      })
+
+      /** One step of a claimed, running record: the transition to write. `fresh`: the pending key this slice recorded. */
+      const step = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, fresh: string | undefined) {
         const t = yield* now
-        if (record.pending !== null) return { transition: yield* perform(record, g, t), secrets: [] as ReadonlyArray<string> }
+        if (record.pending !== null) {
+          if (record.pending.kind === "webhook") return yield* performWebhook(record, g, t, record.pending, fresh)
+          return { transition: yield* perform(record, g, t, record.pending), secrets: [] as ReadonlyArray<string> }
+        }
         const node = record.current_node === null ? undefined : g.node(record.current_node)
         if (node === undefined) return { transition: T.end(record, g, "completed", t.iso), secrets: [] }
         const afterDelay = record.wait?.kind === "delay"
@@ -288,15 +342,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           afterDelay
         }).pipe(
           Effect.provideContext(services),
-          Effect.catchTag("StepFailed", (e) => Effect.succeed<StepOutcome>({
-            context: record.execution_context,
-            events: e.events ?? [],
-            next: { _tag: "Fail", message: e.message, code: e.code }
-          }))
+          Effect.catchTag("StepFailed", failedStep(record))
         )
         const done = yield* now
         if (outcome.next._tag === "Perform") {
-          const pending = { ...outcome.next.pending, message_id: yield* ids.uuid }
+          const pending = outcome.next.pending.kind === "send"
+            ? { ...outcome.next.pending, message_id: yield* ids.uuid }
+            : outcome.next.pending
           return {
             transition: T.apply({ ...record, wait: null }, g, node, { ...outcome, next: { _tag: "Perform", pending } }, done.iso, 0),
             secrets: outcome.secrets ?? []
@@ -311,6 +363,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const claimed = yield* claim(found.value)
         if (Option.isNone(claimed)) return
         let record = claimed.value
+        let fresh: string | undefined
         const g = yield* graph(record.revision_id)
         for (let steps = 0;; steps++) {
           const t = yield* now
@@ -322,9 +375,11 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           }
           const { secrets, transition } = steps >= STEP_LIMIT
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
-            : yield* step(record, g)
+            : yield* step(record, g, fresh)
           const next = leased(transition, t.ms)
           if (!(yield* writeWith(record, next, secrets))) return yield* Effect.fail(new Fenced())
+          // A pending action this slice recorded is this slice's to perform, right away.
+          fresh = next.record.pending !== null && record.pending === null ? next.record.pending.key : undefined
           record = next.record
           if (record.wait !== null && record.wait.due_at !== null) yield* armTimer(record)
         }

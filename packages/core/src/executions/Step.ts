@@ -42,6 +42,8 @@ export class StepFailed extends Data.TaggedError("StepFailed")<{
   readonly code?: string | undefined
   /** Events the step recorded before it failed (e.g. `action_failed`). */
   readonly events?: ReadonlyArray<EventDraft> | undefined
+  /** Secret values those events may hold: masked in the log. */
+  readonly secrets?: ReadonlyArray<string> | undefined
 }> {}
 
 export const follow = (context: ExecutionContext, events: ReadonlyArray<EventDraft>, label = "next"): StepOutcome => ({

@@ -232,7 +232,10 @@ export const apply = (
     case "Perform":
       return {
         record: at(e, now, { execution_context: outcome.context, pending: next.pending }),
-        events: [...placed, event("action_executing", { action: node.data.node_type, request: next.pending.envelope }, node)]
+        // A send logs its envelope here; a webhook logged its request itself (with its secrets masked).
+        events: next.pending.kind === "send"
+          ? [...placed, event("action_executing", { action: node.data.node_type, request: next.pending.envelope }, node)]
+          : placed
       }
   }
 }
