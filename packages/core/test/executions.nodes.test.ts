@@ -394,3 +394,125 @@ describe("webhook node", () => {
       assert.strictEqual((yield* hookSends).length, 0)
     }).pipe(Effect.provide(Layer.fresh(Services))))
 })
+
+describe("call node", () => {
+  const create = (g: Given, name: string, definition: ReturnType<typeof line>, status: "active" | "draft" = "active") =>
+    Effect.flatMap(Effect.service(Workflows), (w) => w.create(g.principal, { name, status, definition }))
+
+  it.effect("runs the child with a copy of the vars and the same context, merges its vars back and goes on", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const child = yield* create(g, "Child", line(node("set", "set_variable", { variable_name: "b", variable_value: "child saw {{vars.a}}" })))
+      const parent = yield* run(g, line(
+        node("a", "set_variable", { variable_name: "a", variable_value: "1" }),
+        node("call", "call", { workflow_id: child.id }),
+        node("after", "set_variable", { variable_name: "after", variable_value: "{{vars.b}}!" })
+      ), { keep: "me" })
+      assert.strictEqual(parent.status, "ended", JSON.stringify(parent.error_details))
+      assert.deepStrictEqual([parent.execution_context.vars.b, parent.execution_context.vars.after, parent.execution_context.vars.keep], [
+        "child saw 1",
+        "child saw 1!",
+        "me"
+      ])
+      const executions = yield* Executions
+      const children = yield* executions.list(g.principal, { workflow_id: child.id }, { mode: "page", page: 1, perPage: 10 })
+      assert.strictEqual(children.items.length, 1)
+      const c = yield* executions.get(g.principal, children.items[0]!.id)
+      assert.strictEqual(c.status, "ended")
+      assert.strictEqual(c.parent_execution_id, parent.id)
+      assert.strictEqual(c.execution_context.system.parent_execution_id, parent.id)
+      assert.strictEqual(c.execution_context.context.phone_number, "+15551234567")
+      assert.strictEqual(c.execution_context.vars.keep, "me")
+      const merged = parent.events.find((e) => e.event_type === "variables_merged")!
+      assert.deepStrictEqual(merged.payload.source, "call")
+      const executing = parent.events.find((e) => e.event_type === "action_executing")!
+      assert.deepStrictEqual(executing.payload, { action: "call", request: { workflow_id: child.id, workflow_name: "Child", execution_id: c.id } })
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("waits while the child waits, resumable through the child, and goes on when it ends", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const child = yield* create(g, "Ask", line(node("ask", "wait_for_response", { save_response_to: "answer" })))
+      const parent = yield* run(g, line(node("call", "call", { workflow_id: child.id }), node("after", "set_variable", {
+        variable_name: "got",
+        variable_value: "{{vars.answer}}"
+      })))
+      assert.strictEqual(parent.status, "waiting")
+      assert.strictEqual(parent.waiting_reason, "call")
+      const childId = parent.resumable_execution_id!
+      assert.notStrictEqual(childId, parent.id)
+      const executions = yield* Executions
+      assert.strictEqual((yield* executions.get(g.principal, childId)).status, "waiting")
+      // Resuming the parent resumes the child it waits on.
+      const resumed = yield* executions.resume(g.principal, parent.id, { message: { kind: "text", data: "blue" } })
+      assert.strictEqual(resumed.id, childId)
+      assert.strictEqual(resumed.requested_execution_id, parent.id)
+      yield* idle
+      const done = yield* executions.get(g.principal, parent.id)
+      assert.strictEqual(done.status, "ended", JSON.stringify(done.error_details))
+      assert.strictEqual(done.execution_context.vars.got, "blue")
+      assert.isNull(done.resumable_execution_id)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("stores a failed child's error in save_error_to and goes on, or fails without it", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const broken = yield* create(g, "Broken", line(node("n", "set_variable", { variable_name: "n", variable_value: "abc", value_type: "number" })))
+      const saved = yield* run(g, line(node("call", "call", { workflow_id: broken.id, save_error_to: "err" }), node("after", "set_variable", {
+        variable_name: "went_on",
+        variable_value: "yes"
+      })), {}, "Saves")
+      assert.strictEqual(saved.status, "ended")
+      const err = saved.execution_context.vars.err as { message: string; execution_id: string }
+      assert.strictEqual(err.message, `Cannot convert "abc" to number`)
+      assert.strictEqual(saved.execution_context.vars.went_on, "yes")
+      assert.strictEqual((yield* (yield* Executions).get(g.principal, err.execution_id)).status, "failed")
+
+      const failed = yield* run(g, line(node("call", "call", { workflow_id: broken.id })), {}, "Fails")
+      assert.strictEqual(failed.status, "failed")
+      assert.strictEqual(failed.error_details?.message, `Called workflow failed: Cannot convert "abc" to number`)
+      assert.strictEqual(failed.error_details?.step_identifier, "call")
+      assert.strictEqual(failed.error_details?.code, "call_failed")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("hands the parent off with its child", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const child = yield* create(g, "Human", line(node("h", "handoff", { reason: "needs a person" })))
+      const parent = yield* run(g, line(node("call", "call", { workflow_id: child.id })))
+      assert.strictEqual(parent.status, "handoff")
+      assert.isNotNull(parent.resumable_execution_id)
+      const handoff = parent.events.find((e) => e.event_type === "execution_handoff")!
+      assert.deepStrictEqual(handoff.payload, { reason: "needs a person", source: "action_step" })
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("refuses a sixth level of nesting with Call depth exceeded, and an inactive target", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const workflows = yield* Workflows
+      // A and B call each other: every level starts one more.
+      const a = yield* create(g, "A", line(node("noop", "set_variable", { variable_name: "x", variable_value: "1" })), "draft")
+      const b = yield* create(g, "B", line(node("call", "call", { workflow_id: a.id })))
+      yield* workflows.update(g.principal, a.id, { status: "active", definition: line(node("call", "call", { workflow_id: b.id })) })
+      const executions = yield* Executions
+      const ack = yield* executions.start(g.principal, a.id, { phone_number: "+15551234567" }, { ip: null, user_agent: null })
+      yield* idle
+      const top = yield* executions.get(g.principal, ack.id)
+      assert.strictEqual(top.status, "failed")
+      const all = [
+        ...(yield* executions.list(g.principal, { workflow_id: a.id }, { mode: "page", page: 1, perPage: 20 })).items,
+        ...(yield* executions.list(g.principal, { workflow_id: b.id }, { mode: "page", page: 1, perPage: 20 })).items
+      ]
+      assert.strictEqual(all.length, 6, "depths 0 to 5")
+      const deepest = yield* Effect.forEach(all, (e) => executions.get(g.principal, e.id)).pipe(
+        Effect.map((es) => es.find((e) => e.error_details?.code === "call_depth_exceeded"))
+      )
+      assert.strictEqual(deepest?.error_details?.message, "Call depth exceeded")
+      assert.match(top.error_details?.message ?? "", /Call depth exceeded$/)
+
+      yield* workflows.update(g.principal, b.id, { status: "draft" })
+      const inactive = yield* run(g, line(node("call", "call", { workflow_id: b.id })), {}, "Calls a draft")
+      assert.strictEqual(inactive.status, "failed")
+      assert.strictEqual(inactive.error_details?.message, "Called workflow B is not active")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})

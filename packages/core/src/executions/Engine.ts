@@ -35,6 +35,7 @@ import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
+import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { Definition } from "../workflows/Workflow.ts"
 import {
@@ -49,7 +50,8 @@ import {
 import { type Graph, makeGraph } from "./Graph.ts"
 import { maskSecrets, shapePayload } from "./StepLog.ts"
 import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
-import type { StepFailed, StepOutcome } from "./Step.ts"
+import type { EndReason, Spawn, StepFailed, StepOutcome } from "./Step.ts"
+import { newExecution } from "./NewExecution.ts"
 import * as T from "./Transitions.ts"
 
 export const RUN_QUEUE = "executions.run"
@@ -63,6 +65,13 @@ export const DOUBT_GRACE_MS = 60_000
 export interface TimerJob {
   readonly id: string
   readonly seq: number
+}
+
+/** What one step writes: the transition, the secrets its events may hold, the child it creates. */
+interface StepResult {
+  readonly transition: T.Transition
+  readonly secrets: ReadonlyArray<string>
+  readonly spawn?: Spawn | undefined
 }
 
 /** The checkpoint lost its compare-and-set: another host owns the run now. */
@@ -105,6 +114,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const outbox = yield* Outbox
       const outbound = yield* Outbound
       const configs = yield* MessageConfigsRepo
+      const workflows = yield* WorkflowsRepo
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
       const fibers = yield* FiberSet.make()
@@ -159,14 +169,78 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           outbox.append({ id, project_id: record.project_id, type: body.type, payload: body.body, created_at: record.last_event_at }))
       }
 
-      const writeWith = (previous: ExecutionRecord, transition: T.Transition, secrets: ReadonlyArray<string>) =>
-        tx.withTransaction(Effect.gen(function*() {
+      /** A `call` node's child, inserted with its parent's checkpoint (decisions 2.3.11). */
+      const spawnChild = Effect.fnUntraced(function*(spawn: Spawn, parent: ExecutionRecord, at: string) {
+        const w = spawn.launch.workflow
+        const revision = yield* pinRevision(w.project_id, w.id, w.definition)
+        const g = yield* graph(revision)
+        const child = newExecution({ ...spawn.launch, parent }, { id: spawn.id, trackingId: spawn.trackingId }, at, revision, g)
+        if (!(yield* repo.insert(child.record))) return false
+        yield* events.append(yield* stamp(child.record, child.events, []))
+        yield* workflows.countExecution(w.project_id, w.id, at)
+        return true
+      })
+
+      /** The reason an `execution_ended` event of the transition gives, if it has one. */
+      const endReasonOf = (transition: T.Transition): EndReason => {
+        const ended = transition.events.find((p) => p.draft.event_type === "execution_ended")
+        return (ended?.draft.payload.reason as EndReason | undefined) ?? "completed"
+      }
+
+      /**
+       * The checkpoint's writes, inside the caller's transaction: the record (compare-and-set), its events, its webhook
+       * event, the child it spawns, and the move its parent makes when a `call` child's state changed. `kicks`
+       * collects the runs to start once the transaction committed (a spawned child, a parent that left its call).
+       */
+      const writeIn = (
+        previous: ExecutionRecord,
+        transition: T.Transition,
+        secrets: ReadonlyArray<string>,
+        kicks: Array<string>,
+        spawn?: Spawn | undefined
+      ): Effect.Effect<boolean> =>
+        Effect.gen(function*() {
           const ok = yield* repo.update(transition.record, previous.state_version)
           if (!ok) return false
           yield* events.append(yield* stamp(transition.record, transition.events, secrets))
           yield* webhook(transition.record, previous)
+          if (spawn !== undefined && (yield* spawnChild(spawn, previous, transition.record.last_event_at))) kicks.push(spawn.id)
+          const child = transition.record
+          if (
+            child.parent_execution_id !== null &&
+            (child.status !== previous.status || child.resumable_execution_id !== previous.resumable_execution_id)
+          ) yield* moveParent(child, endReasonOf(transition), kicks)
           return true
-        }))
+        })
+
+      /** The parent of a `call` child follows it (`T.followChild`), in the child's transaction; retried when raced. */
+      const moveParent = (child: ExecutionRecord, reason: EndReason, kicks: Array<string>): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          for (let attempt = 0; attempt < 5; attempt++) {
+            const found = yield* repo.get(child.parent_execution_id!)
+            if (Option.isNone(found)) return
+            const parent = found.value
+            if (isTerminal(parent.status) || parent.wait?.kind !== "call" || parent.wait.child_id !== child.id) return
+            const moved = T.followChild(parent, yield* graph(parent.revision_id), child, reason, (yield* now).iso)
+            if (moved === undefined) return
+            if (yield* writeIn(parent, moved, [], kicks)) {
+              if (moved.record.status === "running" && moved.record.wait === null) kicks.push(parent.id)
+              return
+            }
+          }
+          yield* Effect.logWarning("A call's parent kept changing while its child moved; its next slice looks again").pipe(
+            Effect.annotateLogs({ execution_id: child.parent_execution_id, child_id: child.id })
+          )
+        })
+
+      const writeWith = (previous: ExecutionRecord, transition: T.Transition, secrets: ReadonlyArray<string>, spawn?: Spawn | undefined) =>
+        Effect.gen(function*() {
+          const kicks: Array<string> = []
+          const ok = yield* tx.withTransaction(writeIn(previous, transition, secrets, kicks, spawn))
+          // The records are the durability (running, no lease: any host recovers them); the kick is for speed.
+          if (ok) yield* Effect.forEach(kicks, kick, { discard: true })
+          return ok
+        })
 
       const write = (previous: ExecutionRecord, transition: T.Transition) => writeWith(previous, transition, [])
 
@@ -354,7 +428,21 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             secrets: outcome.secrets ?? []
           }
         }
-        return { transition: T.apply({ ...record, wait: null }, g, node, outcome, done.iso, done.ms - t.ms), secrets: outcome.secrets ?? [] }
+        return {
+          transition: T.apply({ ...record, wait: null }, g, node, outcome, done.iso, done.ms - t.ms),
+          secrets: outcome.secrets ?? [],
+          spawn: outcome.next._tag === "Park" ? outcome.spawn : undefined
+        }
+      })
+
+      /** A parent parked on a call whose child moved without it: the move it missed. */
+      const catchUpWithChild = Effect.fnUntraced(function*(parent: ExecutionRecord) {
+        const childId = parent.wait?.child_id
+        const child = childId === undefined ? Option.none<ExecutionRecord>() : yield* repo.get(childId)
+        const g = yield* graph(parent.revision_id)
+        const t = yield* now
+        if (Option.isNone(child)) return T.fail(parent, g, { message: "The called execution no longer exists", code: "call_failed" }, t.iso)
+        return T.followChild(parent, g, child.value, "completed", t.iso)
       })
 
       const slice = Effect.fn("ExecutionEngine.runSlice")(function*(id: string) {
@@ -368,16 +456,26 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         for (let steps = 0;; steps++) {
           const t = yield* now
           if (record.status !== "running") return
+          if (record.wait?.kind === "call") {
+            // The child's moves reach the parent in the child's own transactions; this catches up if one was missed.
+            const moved = yield* catchUpWithChild(record)
+            if (moved !== undefined) {
+              if (!(yield* writeWith(record, leased(moved, t.ms), []))) return yield* Effect.fail(new Fenced())
+              record = leased(moved, t.ms).record
+              continue
+            }
+          }
           if (record.wait !== null && (record.wait.due_at === null || Date.parse(record.wait.due_at) > t.ms)) {
             // Parked on a timer (delay, doubt): hand the lease back; the timer brings it back.
             yield* writeWith(record, { record: { ...record, lease_owner: null, lease_until: null, state_version: record.state_version + 1 }, events: [] }, [])
             return yield* armTimer(record)
           }
-          const { secrets, transition } = steps >= STEP_LIMIT
+          const result: StepResult = steps >= STEP_LIMIT
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
             : yield* step(record, g, fresh)
+          const { secrets, spawn, transition } = result
           const next = leased(transition, t.ms)
-          if (!(yield* writeWith(record, next, secrets))) return yield* Effect.fail(new Fenced())
+          if (!(yield* writeWith(record, next, secrets, spawn))) return yield* Effect.fail(new Fenced())
           // A pending action this slice recorded is this slice's to perform, right away.
           fresh = next.record.pending !== null && record.pending === null ? next.record.pending.key : undefined
           record = next.record

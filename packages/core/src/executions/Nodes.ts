@@ -14,6 +14,10 @@ import { FunctionCalls, type FunctionStepCall } from "../functions/FunctionCalls
 import { Messaging } from "../messaging/Messaging.ts"
 import { Templates } from "../messaging/templates/Templates.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { ContactsRepo } from "../ports/MessagingRepo.ts"
+import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { Ids } from "../shared/Ids.ts"
+import type { Launch } from "./NewExecution.ts"
 import { WebhookHttp, type WebhookHttpMethod } from "../ports/WebhookHttp.ts"
 import { parseJson } from "../shared/Json.ts"
 import { WebhookSettings } from "../webhooks/Settings.ts"
@@ -367,6 +371,60 @@ export const callWebhook = Effect.fnUntraced(function*(input: StepInput) {
   }
 })
 
+/** Nesting depth of `call` children (decisions 2.3.11): a run at this depth calls no further. */
+export const MAX_CALL_DEPTH = 5
+
+/** System values a call child keeps from its parent (decisions 2.4.2); the launch sets the rest. */
+const INHERITED_SYSTEM = ["trigger_msg_config_id", "customer", "event", "trigger_payload", "event_chain_depth"]
+
+/**
+ * `call` (decisions 2.3.11): a child execution of another active workflow, with a copy of the parent's `vars` and
+ * the same context, created in the same transaction as the parent's checkpoint, which parks on the child
+ * (`Transitions.followChild` moves the parent as the child moves).
+ */
+const callNode = Effect.fnUntraced(function*(input: StepInput) {
+  const e = input.execution
+  if (e.call_depth >= MAX_CALL_DEPTH) return yield* fail("Call depth exceeded", "call_depth_exceeded")
+  const workflowId = str(input.node.data.config.workflow_id) ?? ""
+  const target = yield* (yield* WorkflowsRepo).findById(e.project_id, workflowId)
+  if (Option.isNone(target)) return yield* fail(`Called workflow ${workflowId} not found`, "call_target_missing")
+  if (target.value.status !== "active") return yield* fail(`Called workflow ${target.value.name} is not active`, "call_target_inactive")
+  const config = e.msg_config_id === null ? Option.none() : yield* (yield* MessageConfigsRepo).findById(e.project_id, e.msg_config_id)
+  const contact = e.contact_id === null ? Option.none() : yield* (yield* ContactsRepo).findById(e.project_id, e.contact_id)
+  const ids = yield* Ids
+  const id = yield* ids.uuid
+  const trackingId = yield* ids.uuid
+  const ctx = e.execution_context
+  const phone = str(ctx.context.phone_number)
+  const launch: Launch = {
+    workflow: target.value,
+    triggerType: e.trigger_type,
+    observer: e.observer,
+    config: Option.getOrNull(config),
+    contact: Option.getOrNull(contact),
+    conversationId: e.msg_conversation_id,
+    phone: phone === undefined ? null : phoneDigits(phone),
+    recipient: str(ctx.context.recipient) ?? null,
+    vars: {},
+    context: {},
+    initialData: ctx.context.initial_data,
+    metadata: ctx.metadata,
+    system: Object.fromEntries(Object.entries(ctx.system).filter(([k]) => INHERITED_SYSTEM.includes(k))),
+    dedupeKey: `call:${e.id}:${e.step_seq}`,
+    parent: e
+  }
+  return {
+    context: ctx,
+    events: [{ event_type: "action_executing", payload: { action: "call", request: { workflow_id: target.value.id, workflow_name: target.value.name, execution_id: id } } }],
+    next: {
+      _tag: "Park",
+      reason: null,
+      wait: { kind: "call", seq: e.step_seq, node_id: input.node.id, due_at: null, timeout_seconds: null, child_id: id }
+    },
+    spawn: { launch, id, trackingId }
+  } satisfies StepOutcome
+})
+
 const decideNode = Effect.fnUntraced(function*(input: StepInput) {
   const config = input.node.data.config
   const conditions = Array.isArray(config.conditions) ? config.conditions as ReadonlyArray<Record<string, unknown>> : []
@@ -476,6 +534,9 @@ export type NodeServices =
   | Templates
   | WebhookHttp
   | WebhookSettings
+  | WorkflowsRepo
+  | ContactsRepo
+  | Ids
 
 /** Runs one node. */
 export const runNode = (input: StepInput): Effect.Effect<StepOutcome, StepFailed, NodeServices> => {
@@ -522,6 +583,8 @@ export const runNode = (input: StepInput): Effect.Effect<StepOutcome, StepFailed
       return handoffNode(input)
     case "webhook":
       return webhookNode(input)
+    case "call":
+      return callNode(input)
     default:
       return fail(`Node type ${input.node.data.node_type} cannot run on this host yet`, "unsupported_node")
   }
