@@ -454,6 +454,21 @@ describe("call node", () => {
       assert.isNull(done.resumable_execution_id)
     }).pipe(Effect.provide(Layer.fresh(Services))))
 
+  it.effect("ends the child when its parent is ended", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const child = yield* create(g, "Ask", line(node("ask", "wait_for_response")))
+      const parent = yield* run(g, line(node("call", "call", { workflow_id: child.id })))
+      const childId = parent.resumable_execution_id!
+      const executions = yield* Executions
+      yield* executions.move(g.principal, parent.id, "ended")
+      yield* idle
+      assert.strictEqual((yield* executions.get(g.principal, parent.id)).status, "ended")
+      const c = yield* executions.get(g.principal, childId)
+      assert.strictEqual(c.status, "ended")
+      assert.deepStrictEqual(c.events.find((e) => e.event_type === "execution_ended")?.payload, { reason: "manual" })
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
   it.effect("stores a failed child's error in save_error_to and goes on, or fails without it", () =>
     Effect.gen(function*() {
       const g = yield* given

@@ -210,7 +210,20 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             child.parent_execution_id !== null &&
             (child.status !== previous.status || child.resumable_execution_id !== previous.resumable_execution_id)
           ) yield* moveParent(child, endReasonOf(transition), kicks)
+          // A parent ended or failed while its call ran (PATCH, workflow deleted): its child does not run on alone.
+          const callee = previous.wait?.kind === "call" ? previous.wait.child_id : undefined
+          if (callee !== undefined && isTerminal(transition.record.status)) yield* endChild(callee, endReasonOf(transition), kicks)
           return true
+        })
+
+      const endChild = (id: string, reason: EndReason, kicks: Array<string>): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          for (let attempt = 0; attempt < 5; attempt++) {
+            const found = yield* repo.get(id)
+            if (Option.isNone(found) || isTerminal(found.value.status)) return
+            const ended = T.end(found.value, yield* graph(found.value.revision_id), reason, (yield* now).iso)
+            if (yield* writeIn(found.value, ended, [], kicks)) return
+          }
         })
 
       /** The parent of a `call` child follows it (`T.followChild`), in the child's transaction; retried when raced. */
