@@ -6,9 +6,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
+import { PROJECT_EVENT_RECORDED, type ProjectEventRecordedPayload } from "../src/events/Event.ts"
+import { EventPlans } from "../src/events/EventPlans.ts"
+import { Events } from "../src/events/Events.ts"
 import { ExecutionEngine } from "../src/executions/Engine.ts"
 import { Executions } from "../src/executions/Executions.ts"
 import { layerExecutionsWorkers } from "../src/executions/ExecutionsJobs.ts"
+import { Launcher } from "../src/executions/Launcher.ts"
 import { templateComponents, TemplateMismatch } from "../src/executions/TemplateEnvelope.ts"
 import { layerMessagingWorkers } from "../src/messaging/MessagingJobs.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
@@ -18,6 +22,7 @@ import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import * as Parley from "../src/Parley.ts"
 import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
 import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
+import { Outbox } from "../src/ports/Outbox.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import {
@@ -529,5 +534,91 @@ describe("call node", () => {
       const inactive = yield* run(g, line(node("call", "call", { workflow_id: b.id })), {}, "Calls a draft")
       assert.strictEqual(inactive.status, "failed")
       assert.strictEqual(inactive.error_details?.message, "Called workflow B is not active")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
+
+describe("emit_event node", () => {
+  it.effect("records the event with its interpolated properties (one-placeholder values keep their type) and goes on", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const done = yield* run(g, line(node("emit", "emit_event", {
+        event_name: "order.shipped",
+        properties: { order: "{{vars.order}}", vip: "{{vars.vip}}", note: "order {{vars.order}}", missing: "{{vars.nothing}}" },
+        occurred_at: "  "
+      }), node("after", "set_variable", { variable_name: "after", variable_value: "yes" })), { order: 42, vip: true })
+      assert.strictEqual(done.status, "ended", JSON.stringify(done.error_details))
+      const recorded = yield* (yield* Events).list(g.principal, { name: "order.shipped" }, { mode: "cursor", limit: 10 })
+      assert.strictEqual(recorded.items.length, 1)
+      assert.deepStrictEqual(recorded.items[0]!.properties, { order: 42, vip: true, note: "order 42", missing: null })
+      const performed = done.events.find((e) => e.event_type === "action_performed")!
+      assert.deepStrictEqual(performed.payload, { action: "emit_event", event_id: recorded.items[0]!.id, chain_depth: 0 })
+      const domain = yield* (yield* Outbox).take([PROJECT_EVENT_RECORDED], 10)
+      assert.strictEqual((domain[0]!.payload as ProjectEventRecordedPayload).chain_depth, 0)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("fails the run when the events capability refuses the event (limits)", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      // The definition check caught what it could see when the workflow was saved; interpolation can still break limits.
+      const tooLong = yield* run(g, line(node("emit", "emit_event", { event_name: "too.long", properties: { s: "{{vars.long}}" } })), {
+        long: "x".repeat(2000)
+      })
+      assert.strictEqual(tooLong.status, "failed")
+      assert.strictEqual(tooLong.error_details?.message, "property s exceeds 1 KB")
+      assert.isDefined(tooLong.events.find((e) => e.event_type === "action_failed"))
+      const nested = yield* run(g, line(node("emit", "emit_event", { event_name: "nested", properties: { o: "{{vars.obj}}" } })), {
+        obj: { a: 1 }
+      }, "Nested")
+      assert.strictEqual(nested.status, "failed")
+      assert.strictEqual(nested.error_details?.message, "property o must be a string, number, boolean or null")
+      const future = yield* run(g, line(node("emit", "emit_event", { event_name: "later", occurred_at: "2999-01-01T00:00:00Z" })), {}, "Future")
+      assert.strictEqual(future.error_details?.message, "occurred_at cannot be more than 5 minutes in the future")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("logs a plan refusal (402) and goes on", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      yield* (yield* EventPlans).set(g.principal.project.id, { events_enabled: false })
+      const done = yield* run(g, line(node("emit", "emit_event", { event_name: "not.in.plan" }), node("after", "set_variable", {
+        variable_name: "after",
+        variable_value: "yes"
+      })))
+      assert.strictEqual(done.status, "ended")
+      assert.strictEqual(done.execution_context.vars.after, "yes")
+      const failed = done.events.find((e) => e.event_type === "action_failed")!
+      assert.strictEqual((failed.payload as { action: string }).action, "emit_event")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("gives the event the chain depth of the run that emits it", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const workflow = yield* (yield* Workflows).create(g.principal, {
+        name: "Chained",
+        status: "active",
+        definition: line(node("emit", "emit_event", { event_name: "hop" }))
+      })
+      // A run three event hops down a chain (as an event trigger starts it).
+      const launched = yield* (yield* Launcher).launch({
+        workflow,
+        triggerType: "project_event",
+        observer: false,
+        config: null,
+        contact: null,
+        conversationId: null,
+        phone: null,
+        recipient: null,
+        vars: {},
+        context: {},
+        initialData: undefined,
+        metadata: {},
+        system: { event_chain_depth: 3 },
+        dedupeKey: null
+      })
+      yield* idle
+      const done = yield* (yield* Executions).get(g.principal, Option.getOrThrow(launched).id)
+      assert.strictEqual(done.status, "ended", JSON.stringify(done.error_details))
+      assert.strictEqual(done.events.find((e) => e.event_type === "action_performed")?.payload["chain_depth"], 3)
+      const domain = yield* (yield* Outbox).take([PROJECT_EVENT_RECORDED], 10)
+      assert.strictEqual((domain[0]!.payload as ProjectEventRecordedPayload).chain_depth, 3)
     }).pipe(Effect.provide(Layer.fresh(Services))))
 })

@@ -225,7 +225,7 @@ const recordRequestedEvents = Effect.fnUntraced(function*(
       properties: (event.properties ?? null) as Record<string, unknown> | null,
       occurred_at: event.occurred_at ?? null,
       conversation_id: input.execution.msg_conversation_id
-    }))
+    }, { chainDepth: chainDepthOf(input.execution) }))
     drafts.push(
       outcome._tag === "Success"
         ? { event_type: "action_performed", payload: { action: "emit_event", event_id: outcome.success.id, name: event.name } }
@@ -466,28 +466,60 @@ const setVariable = Effect.fnUntraced(function*(input: StepInput) {
   }
 })
 
+/** The emitter's `system.event_chain_depth` (decisions 2.4.2): events it emits carry it (10.1). */
+const chainDepthOf = (e: ExecutionRecord): number => num(e.execution_context.system.event_chain_depth) ?? 0
+
+/**
+ * `emit_event` (decisions 2.3.13): the event gets the run's conversation and its chain depth. The events
+ * capability checks the limits (name, properties, time): a refusal fails the run; a plan or allowance refusal
+ * (402) is logged and the run goes on.
+ */
 const emitEvent = Effect.fnUntraced(function*(input: StepInput) {
   const events = yield* Events
   const config = input.node.data.config
   const ctx = input.execution.execution_context
   const name = String(config.event_name)
-  const properties = config.properties === undefined || config.properties === null
+  const secrets = secretsUsed(config, input.secrets)
+  const rawProperties = config.properties === undefined || config.properties === null
     ? null
-    : (yield* value(config.properties, ctx, input.secrets)) as Record<string, unknown>
-  const occurredAt = str(config.occurred_at) === undefined ? null : (yield* text(String(config.occurred_at), ctx, input.secrets)) || null
-  const request = { name, properties, occurred_at: occurredAt }
+    : yield* value(config.properties, ctx, input.secrets)
+  const occurredAt = str(config.occurred_at) === undefined ? null : (yield* text(String(config.occurred_at), ctx, input.secrets)).trim() || null
+  const chainDepth = chainDepthOf(input.execution)
+  const request = { name, properties: rawProperties, occurred_at: occurredAt, chain_depth: chainDepth }
   const executing: EventDraft = { event_type: "action_executing", payload: { action: "emit_event", request } }
-  const outcome = yield* Effect.result(events.emit(input.execution.project_id, {
-    ...request,
-    conversation_id: input.execution.msg_conversation_id
-  }))
-  if (outcome._tag === "Success") {
-    return follow(ctx, [executing, { event_type: "action_performed", payload: { action: "emit_event", event_id: outcome.success.id } }])
+  const refused = (message: string) => {
+    const failed: EventDraft = { event_type: "action_failed", payload: { action: "emit_event", error: { message } } }
+    return Effect.fail(new StepFailed({ message, events: [executing, failed], secrets }))
   }
-  const failed: EventDraft = { event_type: "action_failed", payload: { action: "emit_event", error: { message: outcome.failure.error } } }
+  if (rawProperties !== null && !Predicate.isObject(rawProperties)) {
+    return yield* refused("properties must be an object of strings, numbers, booleans or null")
+  }
+  const outcome = yield* Effect.result(events.emit(input.execution.project_id, {
+    name,
+    properties: rawProperties as Record<string, unknown> | null,
+    occurred_at: occurredAt,
+    conversation_id: input.execution.msg_conversation_id
+  }, { chainDepth }))
+  if (outcome._tag === "Success") {
+    return {
+      ...follow(ctx, [executing, {
+        event_type: "action_performed",
+        payload: { action: "emit_event", event_id: outcome.success.id, chain_depth: chainDepth }
+      }]),
+      secrets
+    }
+  }
   // The plan or the allowance refused it (402): logged, and the run goes on (decisions 2.3.13).
-  if (outcome.failure._tag === "PaymentRequired") return follow(ctx, [executing, failed])
-  return yield* fail(outcome.failure.error, undefined, [executing, failed])
+  if (outcome.failure._tag === "PaymentRequired") {
+    return {
+      ...follow(ctx, [executing, {
+        event_type: "action_failed",
+        payload: { action: "emit_event", error: { message: outcome.failure.error, code: outcome.failure.code ?? "payment_required" } }
+      }]),
+      secrets
+    }
+  }
+  return yield* refused(outcome.failure.error)
 })
 
 const handoffNode = Effect.fnUntraced(function*(input: StepInput) {
