@@ -5,6 +5,7 @@
  */
 import { Layer } from "effect"
 import { Projects } from "./projects/Projects.ts"
+import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
 import { layerDefinitionReferences } from "./workflows/References.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
@@ -39,7 +40,10 @@ export const layerServices = Layer.mergeAll(
   Triggers.layer.pipe(Layer.provide(References)),
   Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),
   layerMessagingServices,
-  Functions.layer.pipe(Layer.provideMerge(FunctionSecretsCipher.layer), Layer.provideMerge(FunctionInvocationLog.layer))
+  Layer.mergeAll(Functions.layer, ProjectSecrets.layer).pipe(
+    Layer.provideMerge(FunctionSecretsCipher.layer),
+    Layer.provideMerge(FunctionInvocationLog.layer)
+  )
 ).pipe(
   // Every append to the outbox wakes this process's relay (see `outbox/Relay.ts`).
   Layer.provideMerge(layerSignalingOutbox)

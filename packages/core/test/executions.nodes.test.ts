@@ -23,6 +23,8 @@ import * as Parley from "../src/Parley.ts"
 import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
 import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
 import { Outbox } from "../src/ports/Outbox.ts"
+import { ProjectSecretsRepo } from "../src/ports/ProjectSecretsRepo.ts"
+import { ProjectSecrets } from "../src/projects/ProjectSecrets.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import {
@@ -620,5 +622,48 @@ describe("emit_event node", () => {
       assert.strictEqual(done.events.find((e) => e.event_type === "action_performed")?.payload["chain_depth"], 3)
       const domain = yield* (yield* Outbox).take([PROJECT_EVENT_RECORDED], 10)
       assert.strictEqual((domain[0]!.payload as ProjectEventRecordedPayload).chain_depth, 3)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
+
+describe("project secrets (${ENV:NAME})", () => {
+  it.effect("resolves secrets in webhook url and headers, masks them in the log, and keeps them encrypted at rest", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const secrets = yield* ProjectSecrets
+      const token = "tok-3f9a1c-very-secret"
+      yield* secrets.set(g.principal.project.id, "API_TOKEN", token)
+      const receiver = yield* MemoryWebhookReceiver
+      receiver.respondWith((r) => Effect.succeed({ status: 200, body: JSON.stringify({ echo: r.headers["authorization"] }) }))
+      const done = yield* run(g, line(node("hook", "webhook", {
+        url: "https://hooks.example.com/x?key=${ENV:API_TOKEN}",
+        headers: { Authorization: "Bearer ${ENV:API_TOKEN}" },
+        body_template: { t: "${ENV:API_TOKEN}" }
+      })))
+      assert.strictEqual(done.status, "ended", JSON.stringify(done.error_details))
+      const r = (yield* hookSends)[0]!
+      assert.strictEqual(r.url, `https://hooks.example.com/x?key=${token}`)
+      assert.strictEqual(r.headers["authorization"], `Bearer ${token}`)
+      assert.notInclude(JSON.stringify(done.events), token, "the log never holds the value, even echoed back")
+      const executing = done.events.find((e) => e.event_type === "action_executing")!
+      assert.deepStrictEqual((executing.payload["request"] as { headers: unknown }).headers, { Authorization: "Bearer [secret]", "Content-Type": "application/json" })
+      const stored = yield* (yield* ProjectSecretsRepo).list(g.principal.project.id)
+      assert.notInclude(stored[0]!.ciphertext, token)
+      assert.deepStrictEqual((yield* secrets.list(g.principal.project.id)).map((s) => s.name), ["API_TOKEN"])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("masks a secret in a failure message, and fails on an unknown name", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      yield* (yield* ProjectSecrets).set(g.principal.project.id, "HOST", "internal-secret-host")
+      const receiver = yield* MemoryWebhookReceiver
+      receiver.respondWith(() => Effect.succeed({ status: 500, body: "no" }))
+      const failed = yield* run(g, line(node("hook", "webhook", { url: "https://${ENV:HOST}.example.com/" })))
+      assert.strictEqual(failed.status, "failed")
+      assert.notInclude(JSON.stringify(failed), "internal-secret-host")
+      const unknown = yield* run(g, line(node("v", "set_variable", { variable_name: "x", variable_value: "${ENV:NOPE}" })), {}, "Unknown")
+      assert.strictEqual(unknown.status, "failed")
+      assert.strictEqual(unknown.error_details?.message, "Unknown environment variable NOPE")
+      const refused = yield* (yield* ProjectSecrets).set(g.principal.project.id, "lower", "x").pipe(Effect.flip)
+      assert.strictEqual(refused.error, "Secret names are 1 to 128 of A-Z, 0-9 and _")
     }).pipe(Effect.provide(Layer.fresh(Services))))
 })

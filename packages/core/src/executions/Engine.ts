@@ -36,8 +36,9 @@ import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { ProjectSecrets, type ProjectSecretsUnreadable } from "../projects/ProjectSecrets.ts"
 import { Ids } from "../shared/Ids.ts"
-import type { Definition } from "../workflows/Workflow.ts"
+import type { Definition, Node } from "../workflows/Workflow.ts"
 import {
   type ExecutionRecord,
   isTerminal,
@@ -48,6 +49,7 @@ import {
   type WorkflowRevision
 } from "./Execution.ts"
 import { type Graph, makeGraph } from "./Graph.ts"
+import type { Secrets } from "./Interpolation.ts"
 import { maskSecrets, shapePayload } from "./StepLog.ts"
 import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
 import type { EndReason, Spawn, StepFailed, StepOutcome } from "./Step.ts"
@@ -115,6 +117,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const outbound = yield* Outbound
       const configs = yield* MessageConfigsRepo
       const workflows = yield* WorkflowsRepo
+      const projectSecrets = yield* ProjectSecrets
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
       const fibers = yield* FiberSet.make()
@@ -372,6 +375,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         }
       })
 
+      /** The project's secrets, decrypted, when the node names one (`${ENV:NAME}`, decisions 2.4.3, 10.5.4). */
+      const secretsFor = (record: ExecutionRecord, node: Node): Effect.Effect<Secrets, ProjectSecretsUnreadable> =>
+        JSON.stringify(node.data.config).includes("${ENV:") ? projectSecrets.resolve(record.project_id) : Effect.succeed(new Map())
+
+      const unreadable = (record: ExecutionRecord, g: Graph, e: ProjectSecretsUnreadable, now: string) =>
+        T.fail(record, g, { message: e.message, code: "secrets_unreadable" }, now)
+
       const failedStep = (record: ExecutionRecord) => (e: StepFailed) =>
         Effect.succeed<StepOutcome>({
           context: record.execution_context,
@@ -402,7 +412,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             secrets: [] as ReadonlyArray<string>
           }
         }
-        const outcome: StepOutcome = yield* callWebhook({ execution: record, graph: g, node, secrets: new Map(), now: t.iso, afterDelay: false }).pipe(
+        const secrets = yield* Effect.result(secretsFor(record, node))
+        if (secrets._tag === "Failure") return { transition: unreadable(record, g, secrets.failure, t.iso), secrets: [] as ReadonlyArray<string> }
+        const outcome: StepOutcome = yield* callWebhook({ execution: record, graph: g, node, secrets: secrets.success, now: t.iso, afterDelay: false }).pipe(
           Effect.provideContext(services),
           Effect.catchTag("StepFailed", failedStep(record))
         )
@@ -420,11 +432,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const node = record.current_node === null ? undefined : g.node(record.current_node)
         if (node === undefined) return { transition: T.end(record, g, "completed", t.iso), secrets: [] }
         const afterDelay = record.wait?.kind === "delay"
+        const secrets = yield* Effect.result(secretsFor(record, node))
+        if (secrets._tag === "Failure") return { transition: unreadable(record, g, secrets.failure, t.iso), secrets: [] }
         const outcome: StepOutcome = yield* runNode({
           execution: { ...record, wait: null },
           graph: g,
           node,
-          secrets: new Map(),
+          secrets: secrets.success,
           now: t.iso,
           afterDelay
         }).pipe(

@@ -529,7 +529,8 @@ const handoffNode = Effect.fnUntraced(function*(input: StepInput) {
   return {
     context: ctx,
     events: config.context_data === undefined ? [] : [{ event_type: "variables_set", payload: { name: "context_data", value: config.context_data } }],
-    next: { _tag: "Handoff", handoff: { node_id: input.node.id, reason, source: "action_step" } }
+    next: { _tag: "Handoff", handoff: { node_id: input.node.id, reason, source: "action_step" } },
+    secrets: secretsUsed(config, input.secrets)
   } satisfies StepOutcome
 })
 

@@ -20,6 +20,7 @@ import { layerMemoryMessagingStorage } from "./MemoryMessaging.ts"
 import { layerMemoryWebhooksStorage } from "./MemoryWebhooks.ts"
 import { layerMemoryCustomersRepo } from "./MemoryCustomers.ts"
 import { layerMemoryTemplatesRepo } from "./MemoryTemplates.ts"
+import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -284,5 +285,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryWebhooksStorage,
   layerMemoryCustomersRepo,
   layerMemoryExecutionsStorage,
-  layerMemoryTemplatesRepo
+  layerMemoryTemplatesRepo,
+  layerMemoryProjectSecretsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
