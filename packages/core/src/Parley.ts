@@ -40,7 +40,8 @@ export const layerServices = Layer.mergeAll(
   Triggers.layer.pipe(Layer.provide(References)),
   Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),
   layerMessagingServices,
-  Layer.mergeAll(Functions.layer, ProjectSecrets.layer).pipe(
+  Functions.layer.pipe(
+    Layer.provideMerge(ProjectSecrets.layer),
     Layer.provideMerge(FunctionSecretsCipher.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
   )
