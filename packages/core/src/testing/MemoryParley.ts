@@ -23,7 +23,7 @@ import { UpstreamSettings } from "../messaging/Upstream.ts"
 import * as Parley from "../Parley.ts"
 import { Projects } from "../projects/Projects.ts"
 import { Ids } from "../shared/Ids.ts"
-import { layerMemoryFunctionRuntime } from "./MemoryFunctionRuntime.ts"
+import { layerMemoryFunctions } from "./MemoryFunctionRuntime.ts"
 import { layerMemoryJobQueue } from "./MemoryJobQueue.ts"
 import { layerMemoryStorage } from "./MemoryRepos.ts"
 import { layerMemoryWebhookHttp } from "./MemoryWebhooks.ts"
@@ -38,7 +38,7 @@ export const layerMemoryParley = Parley.layerWorkers.pipe(
     layerMemoryStorage,
     layerMemoryJobQueue,
     Ids.layerSequential,
-    layerMemoryFunctionRuntime(),
+    layerMemoryFunctions(),
     layerMemoryWebhookHttp
   ))
 )
