@@ -18,6 +18,7 @@
 import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { ExecutionEngine } from "../executions/Engine.ts"
+import { OutboxRelaySettings } from "../outbox/Relay.ts"
 import { MessageConfigs } from "../messaging/numbers/MessageConfigs.ts"
 import { UpstreamSettings } from "../messaging/Upstream.ts"
 import * as Parley from "../Parley.ts"
@@ -28,8 +29,20 @@ import { layerMemoryJobQueue } from "./MemoryJobQueue.ts"
 import { layerMemoryStorage } from "./MemoryRepos.ts"
 import { layerMemoryWebhookHttp } from "./MemoryWebhooks.ts"
 
+/**
+ * One process appends every domain event and signals the relay, so its polling (for other hosts' appends) can be
+ * rare: a `TestClock` day then wakes it 1,440 times instead of 345,600.
+ */
+const layerRelaySettings = Layer.succeed(OutboxRelaySettings, {
+  pollIntervalMs: 60_000,
+  batchSize: 500,
+  lingerMs: 20,
+  handlerRetryLimit: 5
+})
+
 /** Every service and worker of Parley over memory ports (build it fresh per test: `Effect.provide(layerMemoryParley)`). */
 export const layerMemoryParley = Parley.layerWorkers.pipe(
+  Layer.provide(layerRelaySettings),
   Layer.provideMerge(Parley.layerExecutionServices),
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerWebhookServices),
