@@ -7,7 +7,6 @@
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Ids, MessageConfigs, Projects } from "@parley/core"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
-import { createServer } from "node:http"
 import { HostConfig } from "./Config.ts"
 import * as Host from "./Host.ts"
 import { layerLogging } from "./Logging.ts"
@@ -43,7 +42,7 @@ const Main = Layer.unwrap(Effect.gen(function*() {
   }))
   return Bootstrap.pipe(
     Layer.provideMerge(Host.serve({ publicUrl: config.publicUrl })),
-    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+    Layer.provide(NodeHttpServer.layer(Host.createNodeServer, { port: config.port, host: config.host })),
     Layer.provide(Layer.mergeAll(layerPorts, Ids.layer))
   )
 }))
