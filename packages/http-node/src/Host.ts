@@ -13,10 +13,11 @@ import {
   Parley,
   ParleyApi,
   PublicUrl,
+  Transactor,
   Upstream
 } from "@parley/core"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
 import { HttpClient, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -57,12 +58,50 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
 const DocsRoute = HttpApiScalar.layer(ParleyApi, { path: "/docs", scalar: { withDefaultFonts: false } })
 
-const HealthRoute = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
+/**
+ * Whether the host serves yet (`/readyz`): its services and workers are built, and (`npm start`) the default
+ * project's bootstrap is done, so a configured key works. `/healthz` says only that the process answers.
+ */
+export class Readiness extends Context.Service<Readiness, {
+  readonly markReady: Effect.Effect<void>
+  readonly isReady: Effect.Effect<boolean>
+}>()("@parley/http-node/Readiness") {
+  static readonly layer = Layer.sync(Readiness, () => {
+    let ready = false
+    return Readiness.of({ markReady: Effect.sync(() => void (ready = true)), isReady: Effect.sync(() => ready) })
+  })
+}
+
+const notReady = (why: string) =>
+  HttpServerResponse.jsonUnsafe({ error: `Not ready: ${why}` }, { status: 503, headers: { "retry-after": "1" } })
+
+const HealthRoute = HttpRouter.use((router) =>
+  Effect.gen(function*() {
+    const readiness = yield* Readiness
+    const tx = yield* Transactor
+    yield* router.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
+    yield* router.add(
+      "GET",
+      "/readyz",
+      Effect.gen(function*() {
+        if (!(yield* readiness.isReady)) return notReady("starting")
+        // The database answers: one empty transaction, bounded.
+        const reachable = yield* tx.withTransaction(Effect.void).pipe(
+          Effect.timeout("2 seconds"),
+          Effect.as(true),
+          Effect.catchCause(() => Effect.succeed(false))
+        )
+        return reachable ? HttpServerResponse.jsonUnsafe({ status: "ready" }) : notReady("the database does not answer")
+      })
+    )
+  })
+)
 
 /** Every (method, path pattern) the host serves outside `/proxy` (which takes any method). */
 const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: RegExp }> = (() => {
   const routes: Array<{ readonly method: string; readonly path: string }> = [
     { method: "GET", path: "/healthz" },
+    { method: "GET", path: "/readyz" },
     { method: "GET", path: "/docs" },
     { method: "GET", path: "/openapi.json" },
     ...Ingestion.ROUTES
@@ -144,6 +183,11 @@ export interface HostOptions {
    * jobs and domain events wait for workers built later over the host's services (a benchmark's backlog).
    */
   readonly workers?: boolean | undefined
+  /**
+   * When `/readyz` starts answering 200: once the host's layer is built (default), or when the caller says so
+   * (`manual`: `Readiness.markReady`, after its own startup work, as `npm start` does after the bootstrap).
+   */
+  readonly readiness?: "built" | "manual" | undefined
 }
 
 /** The Cloud API adapter's client: undici's (see `Upstream.UpstreamHttpClient`). */
@@ -152,7 +196,13 @@ const layerUpstreamHttpClient = Layer.effect(Upstream.UpstreamHttpClient, Effect
 )
 
 /** `http` (the routes, served or not) over the core services, with their workers unless `workers` is false. */
-const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions) =>
+const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions) => {
+  const built = capabilities(http, options).pipe(Layer.provideMerge(Readiness.layer))
+  // Built last: everything above is up when the host says it is ready.
+  return options.readiness === "manual" ? built : Layer.effectDiscard(Readiness.use((r) => r.markReady)).pipe(Layer.provideMerge(built))
+}
+
+const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions) =>
   http.pipe(
     // The capabilities' job workers run for as long as the host does.
     Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
