@@ -14,11 +14,14 @@ import { MessagingProxyApi } from "./messaging/ProxyApi.ts"
 import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "./functions/FunctionsApi.ts"
 import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
 import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
+import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
   .add(TriggersApi)
   .add(FlowsApi)
+  .add(ExecutionsApi)
+  .add(FlowExecutionsApi)
   .add(EventsApi)
   .add(EventDefinitionsApi)
   .add(PhoneNumbersApi)

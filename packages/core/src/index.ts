@@ -15,6 +15,20 @@ export * as NetworkObjects from "./messaging/NetworkObjects.ts"
 export * as UpstreamWebhook from "./messaging/Webhook.ts"
 export * as CloudApi from "./messaging/CloudApi.ts"
 export * as Simulator from "./messaging/simulator/index.ts"
+export type {
+  InboundInput as SimulatorInboundInput,
+  InboundResult as SimulatorInboundResult,
+  NetworkSimulatorOptions,
+  NumberPatch as SimulatorNumberPatch,
+  OutboxEntry as SimulatorOutboxEntry,
+  SimBody,
+  SimFile,
+  SimRequest,
+  SimResponse,
+  SimulatedNumberInput,
+  WebhookSink
+} from "./messaging/simulator/Simulator.ts"
+export type { SimulatedNumber } from "./messaging/simulator/Bootstrap.ts"
 export * from "./ports/MessageConfigsRepo.ts"
 export * from "./ports/MessagingRepo.ts"
 export * from "./messaging/numbers/MessageConfig.ts"
@@ -113,7 +127,11 @@ export * from "./ports/WebhooksRepo.ts"
 export * from "./ports/WebhookHttp.ts"
 export * from "./ports/ExecutionsRepo.ts"
 export * from "./executions/Execution.ts"
-export { Executions } from "./executions/Executions.ts"
+export * from "./executions/Variables.ts"
+export * from "./executions/Executions.ts"
+export * from "./executions/ExecutionsApi.ts"
+export { ExecutionEngine } from "./executions/Engine.ts"
+export { Launcher } from "./executions/Launcher.ts"
 export * from "./outbox/Relay.ts"
 export * from "./outbox/Interest.ts"
 export * from "./webhooks/Webhook.ts"
@@ -125,3 +143,4 @@ export * from "./webhooks/Deliveries.ts"
 export * from "./webhooks/Webhooks.ts"
 export * from "./webhooks/WebhooksJobs.ts"
 export * from "./webhooks/WebhooksApi.ts"
+export * from "./shared/JsonText.ts"

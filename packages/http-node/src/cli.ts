@@ -9,7 +9,7 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { FunctionSecretKey, Ids, Projects, ProjectSecrets, Unprocessable } from "@parley/core"
 import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, CliError, Command, Flag } from "effect/cli"
 import { layerCliStorage } from "./Ports.ts"
 import { EventPlans } from "@parley/core"
 import { layerJobQueue } from "@parley/store-pg"
@@ -192,14 +192,16 @@ const secrets = Command.make("secrets").pipe(
   Command.withSubcommands([secretsSet, secretsList, secretsDelete])
 )
 
-export const cli = Command.make("parley").pipe(
-  Command.withDescription("Operate a Parley host: projects, API keys and project secrets"),
-  Command.withSubcommands([projects, keys, secrets])
-)
-
 // The host's secret key (`PARLEY_SECRET_KEY`), so secrets set here decrypt in the host.
 const Services = Parley.layerServices.pipe(
   Layer.provide(Layer.mergeAll(layerJobQueue().pipe(Layer.provideMerge(layerCliStorage)), Ids.layer, FunctionSecretKey.layerConfig))
+)
+
+// The database is opened for a command that runs, after its arguments parsed: a usage error needs none.
+export const cli = Command.make("parley").pipe(
+  Command.withDescription("Operate a Parley host: projects, API keys and project secrets"),
+  Command.withSubcommands([projects, keys, secrets]),
+  Command.provide(Services)
 )
 
 /** A refusal the operator can act on: its message on stderr and exit code 1, no stack trace. */
@@ -208,10 +210,19 @@ const refuse = (e: { readonly error: string }) => Effect.andThen(Console.error(e
 cli.pipe(
   Command.run({ version: "0.0.0" }),
   Effect.catchTags({ NotFound: refuse, Unprocessable: refuse }),
-  Effect.provide(Layer.mergeAll(Services, NodeServices.layer)),
-  // Refusals were already printed; anything else is unexpected and shown in full.
-  Effect.tapCause((cause) =>
-    Predicate.hasProperty(Cause.squash(cause), "error") ? Effect.void : Console.error(Cause.pretty(cause))
-  ),
+  Effect.provide(NodeServices.layer),
+  // Refusals and usage errors (the CLI printed them with the help) were already said; a startup failure is one line;
+  // anything else is unexpected and shown in full.
+  Effect.tapCause((cause) => {
+    const failure = Cause.squash(cause)
+    if (Predicate.hasProperty(failure, "error") || CliError.isCliError(failure)) return Effect.void
+    if (
+      (Predicate.isTagged(failure, "EmbeddedPostgresError") || Predicate.isTagged(failure, "SqlError")) &&
+      Predicate.hasProperty(failure, "message")
+    ) {
+      return Console.error(`parley: ${String(failure.message).split("\n")[0]}`)
+    }
+    return Console.error(Cause.pretty(cause))
+  }),
   (effect) => NodeRuntime.runMain(effect, { disableErrorReporting: true })
 )
