@@ -198,7 +198,7 @@ const Services = Parley.layerServices.pipe(
 )
 
 // The database is opened for a command that runs, after its arguments parsed: a usage error needs none.
-export const cli = Command.make("parley").pipe(
+const cli = Command.make("parley").pipe(
   Command.withDescription("Operate a Parley host: projects, API keys and project secrets"),
   Command.withSubcommands([projects, keys, secrets]),
   Command.provide(Services)
