@@ -667,3 +667,46 @@ describe("project secrets (${ENV:NAME})", () => {
       assert.strictEqual(refused.error, "Secret names are 1 to 128 of A-Z, 0-9 and _")
     }).pipe(Effect.provide(Layer.fresh(Services))))
 })
+
+describe("AI fields", () => {
+  it.effect("fail the step on a host without provider models, before any request", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      // This host cannot save such a definition (no provider models); the engine still refuses one it is given
+      // (a revision written by a host that had models).
+      const stored = yield* (yield* Workflows).create(g.principal, { name: "Ai", status: "draft", definition: line() })
+      const workflow = {
+        ...stored,
+        definition: line(node("hook", "webhook", {
+          url: "https://hooks.example.com/",
+          body_template: { note: { $ai: {} } },
+          provider_model_name: "some-model",
+          ai_field_config: { "body_template.note": { mode: "prompt", prompt: "Summarise" } }
+        })) as unknown as typeof stored.definition
+      }
+      const launched = yield* (yield* Launcher).launch({
+        workflow,
+        triggerType: "api_call",
+        observer: false,
+        config: g.config,
+        contact: null,
+        conversationId: null,
+        phone: "15551234567",
+        recipient: null,
+        vars: {},
+        context: {},
+        initialData: undefined,
+        metadata: {},
+        system: {},
+        dedupeKey: null
+      })
+      yield* idle
+      const done = yield* (yield* Executions).get(g.principal, Option.getOrThrow(launched).id)
+      assert.strictEqual(done.status, "failed")
+      assert.deepStrictEqual([done.error_details?.message, done.error_details?.code], [
+        "AI fields need a provider model, which this host does not have",
+        "ai_unavailable"
+      ])
+      assert.strictEqual((yield* hookSends).length, 0)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
