@@ -147,7 +147,7 @@ const Services = Parley.layerServices.pipe(
 )
 
 // The database is opened for a command that runs, after its arguments parsed: a usage error needs none.
-export const cli = Command.make("parley").pipe(
+const cli = Command.make("parley").pipe(
   Command.withDescription("Operate a Parley host: projects and API keys"),
   Command.withSubcommands([projects, keys]),
   Command.provide(Services)
