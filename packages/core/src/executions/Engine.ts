@@ -24,15 +24,17 @@
 import { Clock, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Outbound } from "../messaging/Outbound.ts"
-import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
+import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { MessagingLocks } from "../ports/MessagingRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { Definition } from "../workflows/Workflow.ts"
 import { type ExecutionRecord, isTerminal, stepRef, type StepEventRecord, type WorkflowRevision } from "./Execution.ts"
 import { type Graph, makeGraph } from "./Graph.ts"
+import { batchMessageIds, batchValue, routeLock } from "./Inputs.ts"
 import { shapePayload } from "./StepLog.ts"
 import { type NodeServices, runNode } from "./Nodes.ts"
 import type { StepOutcome } from "./Step.ts"
@@ -91,6 +93,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const outbox = yield* Outbox
       const outbound = yield* Outbound
       const configs = yield* MessageConfigsRepo
+      const inputs = yield* ExecutionInputsRepo
+      const locks = yield* MessagingLocks
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
       const fibers = yield* FiberSet.make()
@@ -305,6 +309,37 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         return { transition: T.apply({ ...record, wait: null }, g, node, outcome, done.iso, done.ms - t.ms), secrets: outcome.secrets ?? [] }
       })
 
+      /**
+       * Writes a step's transition. A run that parks on `wait_for_response` while inbound inputs wait queued for
+       * its (number, contact) pair takes them at once instead (decisions 10.1), under the pair's route lock so an
+       * input routed meanwhile is either seen here or finds the run waiting.
+       */
+      const writeStep = (previous: ExecutionRecord, next: T.Transition, g: Graph, secrets: ReadonlyArray<string>, ms: number) => {
+        const r = next.record
+        const asked = (ok: boolean) => (ok ? Option.some(next) : Option.none<T.Transition>())
+        if (r.status !== "waiting" || r.wait?.kind !== "wait_for_response" || r.observer || r.msg_config_id === null || r.contact_id === null) {
+          return Effect.map(writeWith(previous, next, secrets), asked)
+        }
+        const configId = r.msg_config_id
+        const contactId = r.contact_id
+        return tx.withTransaction(Effect.gen(function*() {
+          yield* locks.lock(routeLock(configId, contactId))
+          const queued = yield* inputs.list(configId, contactId, "queued")
+          if (queued.length === 0) return asked(yield* writeWith(previous, next, secrets))
+          const resumed = leased(T.resume(r, g, {
+            value: batchValue(queued),
+            reason: "user_input",
+            source: "inbound",
+            kind: "message",
+            messageIds: batchMessageIds(queued)
+          }, r.last_event_at), ms)
+          const taken: T.Transition = { record: resumed.record, events: [...next.events, ...resumed.events] }
+          if (!(yield* writeWith(previous, taken, secrets))) return Option.none<T.Transition>()
+          yield* inputs.take(queued.map((i) => i.id))
+          return Option.some(taken)
+        }))
+      }
+
       const slice = Effect.fn("ExecutionEngine.runSlice")(function*(id: string) {
         const found = yield* repo.get(id)
         if (Option.isNone(found)) return
@@ -323,9 +358,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const { secrets, transition } = steps >= STEP_LIMIT
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
             : yield* step(record, g)
-          const next = leased(transition, t.ms)
-          if (!(yield* writeWith(record, next, secrets))) return yield* Effect.fail(new Fenced())
-          record = next.record
+          const written = yield* writeStep(record, leased(transition, t.ms), g, secrets, t.ms)
+          if (Option.isNone(written)) return yield* Effect.fail(new Fenced())
+          record = written.value.record
           if (record.wait !== null && record.wait.due_at !== null) yield* armTimer(record)
         }
       }, (effect) => effect.pipe(Effect.catchTag("Fenced", () => Effect.void)))

@@ -26,6 +26,7 @@ import {
   toDetail,
   toSummary
 } from "./Execution.ts"
+import { routeLock } from "./Inputs.ts"
 import { Launcher } from "./Launcher.ts"
 import * as T from "./Transitions.ts"
 
@@ -56,8 +57,7 @@ export interface ResumeInput {
   readonly variables?: Readonly<Record<string, unknown>> | null | undefined
 }
 
-/** Route key of a (number, contact) pair: routing, starts and parking take it. */
-export const routeLock = (msgConfigId: string, contactId: string) => `contact:route:${msgConfigId}:${contactId}`
+export { routeLock } from "./Inputs.ts"
 
 export class Executions extends Context.Service<Executions, {
   readonly start: (
