@@ -170,4 +170,6 @@ export const PROJECT_EVENT_RECORDED = "project_event.recorded"
 export interface ProjectEventRecordedPayload {
   readonly event: ProjectEvent
   readonly definition_id: string
+  /** Set when an event-triggered run emitted it: the hops behind that run (decisions 10.1). */
+  readonly chain_depth?: number | undefined
 }

@@ -60,6 +60,7 @@ interface PendingEmission {
   readonly record: EventRecord
   readonly autoDefinition: EventDefinitionRecord
   readonly domainEventId: string
+  readonly chainDepth: number
 }
 
 /** A batch that cannot be written as one: its emissions go one by one. */
@@ -95,13 +96,22 @@ const checkPropertySchema = (input: EventPropertySchemaInput | undefined) =>
     return schema as EventPropertySchema
   })
 
+export interface EmitOptions {
+  /** Event-triggered hops behind the emitting run (decisions 10.1); 0 outside event-triggered runs. */
+  readonly chainDepth?: number | undefined
+}
+
 export class Events extends Context.Service<Events, {
   /**
    * Records an event for the project (POST /events, and later the emit_event
    * node, agent tool and function answers): 402 when the plan lacks events or
    * the allowance is used up, 422 for the spec's refusals.
    */
-  readonly emit: (projectId: string, input: EventInput) => Effect.Effect<EventRecord, Unprocessable | PaymentRequired>
+  readonly emit: (
+    projectId: string,
+    input: EventInput,
+    options?: EmitOptions
+  ) => Effect.Effect<EventRecord, Unprocessable | PaymentRequired>
   /** Newest first by occurred_at. */
   readonly list: (principal: Principal, filter: EventFilter, window: ListWindow) => Effect.Effect<ListSlice<EventRecord>>
   readonly listDefinitions: (
@@ -146,7 +156,7 @@ export class Events extends Context.Service<Events, {
           )
         )
 
-      const emit = Effect.fn("Events.emit")(function*(projectId: string, input: EventInput) {
+      const emit = Effect.fn("Events.emit")(function*(projectId: string, input: EventInput, options?: EmitOptions) {
         const plan = yield* plans.requireEvents(projectId)
         const now = yield* Clock.currentTimeMillis
         const name = yield* checkName(input.name)
@@ -179,11 +189,15 @@ export class Events extends Context.Service<Events, {
           updated_at: record.created_at
         }
         const domainEventId = yield* ids.uuid
-        return yield* submit({ plan, now, record, autoDefinition, domainEventId })
+        return yield* submit({ plan, now, record, autoDefinition, domainEventId, chainDepth: options?.chainDepth ?? 0 })
       })
 
       const domainEvent = (p: PendingEmission, definitionId: string) => {
-        const payload: ProjectEventRecordedPayload = { event: toProjectEvent(p.record), definition_id: definitionId }
+        const payload: ProjectEventRecordedPayload = {
+          event: toProjectEvent(p.record),
+          definition_id: definitionId,
+          ...(p.chainDepth > 0 ? { chain_depth: p.chainDepth } : {})
+        }
         return {
           id: p.domainEventId,
           project_id: p.record.project_id,

@@ -179,6 +179,9 @@ const functionCall = Effect.fnUntraced(function*(input: StepInput, functionId: s
   return call
 })
 
+/** The event chain depth a run's events carry (decisions 10.1): the hops that led to the run. */
+const chainDepth = (e: ExecutionRecord) => num(e.execution_context.system.event_chain_depth) ?? 0
+
 /** Records the events a function asked for, with the run's conversation; refusals are logged, never fatal. */
 const recordRequestedEvents = Effect.fnUntraced(function*(
   input: StepInput,
@@ -192,7 +195,7 @@ const recordRequestedEvents = Effect.fnUntraced(function*(
       properties: (event.properties ?? null) as Record<string, unknown> | null,
       occurred_at: event.occurred_at ?? null,
       conversation_id: input.execution.msg_conversation_id
-    }))
+    }, { chainDepth: chainDepth(input.execution) }))
     drafts.push(
       outcome._tag === "Success"
         ? { event_type: "action_performed", payload: { action: "emit_event", event_id: outcome.success.id, name: event.name } }
@@ -286,7 +289,7 @@ const emitEvent = Effect.fnUntraced(function*(input: StepInput) {
   const outcome = yield* Effect.result(events.emit(input.execution.project_id, {
     ...request,
     conversation_id: input.execution.msg_conversation_id
-  }))
+  }, { chainDepth: chainDepth(input.execution) }))
   if (outcome._tag === "Success") {
     return follow(ctx, [executing, { event_type: "action_performed", payload: { action: "emit_event", event_id: outcome.success.id } }])
   }
