@@ -216,6 +216,32 @@ describe("inbound routing (memory)", () => {
       assert.deepStrictEqual(yield* g.texts, ["Thinking", "Got early"])
     }))
 
+  scenario("inputs queued for a run that ends without a wait do not feed the pair's next run", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const flow = yield* workflow(g, {
+        trigger: inbound(g),
+        nodes: chain(node("start", "start"), node("think", "send_text", { message: "Thinking", delay_seconds: 5 }))
+      })
+      yield* g.say("15551230011", "go")
+      yield* idle
+      yield* g.say("15551230011", "extra")
+      yield* pass(5)
+      const [first] = yield* runsOf(g, flow.id)
+      assert.strictEqual(first?.status, "ended")
+      const later = yield* (yield* Workflows).create(g.principal, {
+        name: "Later",
+        status: "active",
+        definition: chain(node("start", "start"), node("ask", "wait_for_response"))
+      })
+      const ack = yield* (yield* Executions).start(g.principal, later.id, {
+        phone_number: "+15551230011",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      yield* idle
+      assert.strictEqual((yield* detail(g, ack.id)).status, "waiting", "the old input was not taken")
+    }))
+
   scenario("a conversation in handoff blocks its messages; nothing starts", () =>
     Effect.gen(function*() {
       const g = yield* given
@@ -283,6 +309,35 @@ describe("inbound routing (memory)", () => {
       const d = yield* detail(g, owner!.id)
       assert.strictEqual(d.status, "ended", "observers never took the routed reply")
       assert.strictEqual(d.execution_context.vars.last_user_input, "two")
+    }))
+
+  scenario("observers of conversation and status events start once per event", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const created = yield* workflow(g, {
+        name: "On new conversation",
+        trigger: { trigger_type: "msg_event", event: "msg.conversation.created", phone_number_id: g.config.phone_number_id },
+        nodes: chain(node("start", "start"))
+      })
+      const sent = yield* workflow(g, {
+        name: "On sent",
+        trigger: { trigger_type: "msg_event", event: "msg.message.sent" },
+        nodes: chain(node("start", "start"))
+      })
+      yield* workflow(g, { trigger: inbound(g), nodes: chain(node("start", "start"), node("hi", "send_text", { message: "Hi" })) })
+      yield* g.say("15551230012", "one")
+      yield* idle
+      yield* g.say("15551230012", "two")
+      yield* idle
+      const opened = yield* runsOf(g, created.id)
+      assert.lengthOf(opened, 1, "one conversation opened")
+      const d = yield* detail(g, opened[0]!.id)
+      assert.isTrue(d.observer)
+      assert.strictEqual(d.trigger_type, "msg_event")
+      assert.isNotNull(d.msg_conversation_id)
+      assert.strictEqual((d.execution_context.system.trigger_payload as { conversation: { id: string } }).conversation.id, d.msg_conversation_id)
+      assert.deepStrictEqual(yield* g.texts, ["Hi", "Hi"])
+      assert.lengthOf(yield* runsOf(g, sent.id), 2, "one per message the network reported sent")
     }))
 
   scenario("read mode marks the newest message of the batch read when a workflow takes it", () =>

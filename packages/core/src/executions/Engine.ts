@@ -149,10 +149,24 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           outbox.append({ id, project_id: record.project_id, type: body.type, payload: body.body, created_at: record.last_event_at }))
       }
 
+      /** The pair of a routed run that ends: inputs queued for it and never taken must not feed the pair's next run. */
+      const endingPair = (previous: ExecutionRecord, r: ExecutionRecord) =>
+        isTerminal(r.status) && !isTerminal(previous.status) && !r.observer && r.msg_config_id !== null && r.contact_id !== null
+          ? { configId: r.msg_config_id, contactId: r.contact_id }
+          : undefined
+
       const writeWith = (previous: ExecutionRecord, transition: T.Transition, secrets: ReadonlyArray<string>) =>
         tx.withTransaction(Effect.gen(function*() {
+          const pair = endingPair(previous, transition.record)
+          // The route lock before the row, in the order routing takes them.
+          if (pair !== undefined) yield* locks.lock(routeLock(pair.configId, pair.contactId))
           const ok = yield* repo.update(transition.record, previous.state_version)
           if (!ok) return false
+          // Another run still owning the pair (an older one ended) keeps them.
+          if (pair !== undefined && Option.isNone(yield* repo.findRouted(pair.configId, pair.contactId))) {
+            const queued = yield* inputs.list(pair.configId, pair.contactId, "queued")
+            if (queued.length > 0) yield* inputs.take(queued.map((i) => i.id))
+          }
           yield* events.append(yield* stamp(transition.record, transition.events, secrets))
           yield* webhook(transition.record, previous)
           return true

@@ -20,7 +20,7 @@
  * transaction with the input rows, so concurrent messages, hosts and
  * parking runs see each other's inputs.
  */
-import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import type { MessageRecord, ProcessingStatus } from "../messaging/Message.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
@@ -62,6 +62,13 @@ export const capMs = (window: number) => Math.max(10_000, 3 * window)
 export const dueOf = (batch: ReadonlyArray<ExecutionInputRecord>, window: number) =>
   Math.min(Date.parse(batch[batch.length - 1]!.received_at) + window, Date.parse(batch[0]!.received_at) + capMs(window))
 
+/** The pair's waiting run kept moving while a batch was routed to it; the batch is routed again on retry. */
+export class OwnerMoved extends Data.TaggedError("OwnerMoved")<{
+  readonly executionId: string
+  readonly msgConfigId: string
+  readonly contactId: string
+}> {}
+
 /** What routing reads of a `msg.message.received` entry (`messaging/DomainEvents.ts`). */
 const Received = Schema.Struct({
   data: Schema.Struct({ message: Schema.Struct({ id: Schema.String }), phone_number_id: Schema.String })
@@ -70,11 +77,11 @@ const decodeReceived = Schema.decodeUnknownOption(Received)
 
 export class InboundRouting extends Context.Service<InboundRouting, {
   /** A `msg.message.received` entry: observers, then debounce or routing. */
-  readonly received: (entry: DomainEvent) => Effect.Effect<void>
+  readonly received: (entry: DomainEvent) => Effect.Effect<void, OwnerMoved>
   /** A debounce timer fired: releases the pair's batch when due, else arms the timer again. */
-  readonly release: (job: DebounceJob) => Effect.Effect<void>
+  readonly release: (job: DebounceJob) => Effect.Effect<void, OwnerMoved>
   /** Releases batches held longer than any window allows (their timer was lost). */
-  readonly sweep: Effect.Effect<void>
+  readonly sweep: Effect.Effect<void, OwnerMoved>
 }>()("@parley/core/executions/InboundRouting") {
   static readonly layer = Layer.effect(
     InboundRouting,
@@ -155,7 +162,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         contactId: string,
         batch: ReadonlyArray<ExecutionInputRecord>,
         attempt = 0
-      ): Effect.fn.Return<Effect.Effect<void>> {
+      ): Effect.fn.Return<Effect.Effect<void>, OwnerMoved> {
         if (batch.length === 0) return Effect.void
         const ids = batch.map((i) => i.id)
         const owner = yield* repo.findRouted(config.id, contactId)
@@ -172,7 +179,10 @@ export class InboundRouting extends Context.Service<InboundRouting, {
             const input = { value: batchValue(batch), reason: "user_input", source: "inbound", kind: "message", messageIds: batchMessageIds(batch) } as const
             const resumed = T.resume(o, g, input, iso(yield* nowMs))
             // Its timer fired or the API moved it meanwhile: look again.
-            if (!(yield* engine.write(o, resumed))) return yield* (attempt < 3 ? route(config, contactId, batch, attempt + 1) : Effect.die(new Error(`execution ${o.id} kept moving while routing`)))
+            if (!(yield* engine.write(o, resumed))) {
+              if (attempt < 3) return yield* route(config, contactId, batch, attempt + 1)
+              return yield* new OwnerMoved({ executionId: o.id, msgConfigId: config.id, contactId })
+            }
             yield* inputs.take(ids)
             yield* settle(batch, "completed")
             return Effect.andThen(applyReadMode(workflow, config, batch), resumed.record.status === "running" ? engine.kick(o.id) : Effect.void)
