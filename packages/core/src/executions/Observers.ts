@@ -78,8 +78,10 @@ export class Observers extends Context.Service<Observers, {
         if (entry.project_id === null || Option.isNone(decoded)) return 0
         const projectId = entry.project_id
         const { data, msg_config } = decoded.value
-        const matching = (yield* triggers.list(projectId, "msg_event"))
-          .filter((t) => matchesMsgEvent(t, entry.type, msg_config.phone_number_id))
+        const matches = (ts: ReadonlyArray<TriggerRecord>) => ts.filter((t) => matchesMsgEvent(t, entry.type, msg_config.phone_number_id))
+        // Most messages have no observer: the remembered triggers say so without a read (as the interest does).
+        if (matches(yield* triggers.remembered(projectId, "msg_event")).length === 0) return 0
+        const matching = matches(yield* triggers.list(projectId, "msg_event"))
         if (matching.length === 0) return 0
         const channel = data.conversation === undefined
           ? Option.none<Channel>()
