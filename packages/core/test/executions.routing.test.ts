@@ -5,7 +5,7 @@
  * processing, observers, project event triggers and read mode.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { Events } from "../src/events/Events.ts"
 import { ExecutionEngine } from "../src/executions/Engine.ts"
@@ -21,20 +21,42 @@ import { DomainEventSubscribers, layerOutboxRelay } from "../src/outbox/Relay.ts
 import * as Parley from "../src/Parley.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
+import { ExecutionInputsRepo } from "../src/ports/ExecutionsRepo.ts"
+import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
 import { Triggers } from "../src/workflows/Triggers.ts"
 import type { TriggerInput } from "../src/workflows/Trigger.ts"
 import type { ReadMode } from "../src/workflows/Workflow.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
-const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
+/** The mark-reads routing asked of the network, in order. */
+class MarkReads extends Context.Service<MarkReads, Array<{ readonly messageId: string; readonly typing: boolean }>>()("test/MarkReads") {}
+
+/** The network as routing sees it: the simulator, with its mark-reads written down. */
+const SpiedNetwork = Layer.effect(
+  MessagingNetwork,
+  Effect.gen(function*() {
+    const network = yield* MessagingNetwork
+    const calls = yield* MarkReads
+    return MessagingNetwork.of({
+      ...network,
+      markRead: (access, phoneNumberId, input) =>
+        Effect.andThen(
+          Effect.sync(() => calls.push({ messageId: input.messageId, typing: input.typingIndicator === true })),
+          network.markRead(access, phoneNumberId, input)
+        )
+    })
+  })
+)
+
+const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential, Layer.sync(MarkReads, () => []))
 const Workers = Layer.mergeAll(
   layerExecutionsWorkers,
   layerMessagingWorkers,
   layerOutboxRelay.pipe(Layer.provide(layerRoutingWorkers))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))
 const Services = Workers.pipe(
-  Layer.provideMerge(Parley.layerExecutionServices),
+  Layer.provideMerge(Parley.layerExecutionServices.pipe(Layer.provide(SpiedNetwork))),
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
@@ -343,22 +365,61 @@ describe("inbound routing (memory)", () => {
   scenario("read mode marks the newest message of the batch read when a workflow takes it", () =>
     Effect.gen(function*() {
       const g = yield* given
+      const calls = yield* MarkReads
       const flow = yield* workflow(g, {
         trigger: inbound(g),
         readMode: "read_with_typing",
+        debounce: 2,
         nodes: chain(node("start", "start"), node("ask", "wait_for_response"))
       })
-      const first = yield* g.say("15551230008", "hi")
+      yield* g.say("15551230008", "hi")
       yield* idle
-      assert.strictEqual((yield* storedMessage(g, first)).status, "read", "the trigger took it")
+      const newest = yield* g.say("15551230008", "there")
+      yield* pass(2)
+      assert.deepStrictEqual(calls, [{ messageId: newest, typing: true }], "the batch's newest message, with typing")
+      assert.strictEqual((yield* storedMessage(g, newest)).status, "read")
       const reply = yield* g.say("15551230008", "again")
-      yield* idle
-      assert.strictEqual((yield* storedMessage(g, reply)).status, "read", "the waiting run took it")
+      yield* pass(2)
+      assert.deepStrictEqual(calls[1], { messageId: reply, typing: true }, "the waiting run took it")
+
+      yield* (yield* Workflows).update(g.principal, flow.id, { inbound_message_read_mode: "read_only" })
+      const plain = yield* g.say("15551230009", "hello")
+      yield* pass(2)
+      assert.deepStrictEqual(calls[2], { messageId: plain, typing: false })
+      assert.strictEqual((yield* storedMessage(g, plain)).status, "read")
+
       yield* (yield* Workflows).update(g.principal, flow.id, { inbound_message_read_mode: "disabled" })
-      const other = yield* g.say("15551230009", "hello?")
+      const unread = yield* g.say("15551230013", "hello?")
+      yield* pass(2)
+      assert.lengthOf(yield* runsOf(g, flow.id), 3)
+      assert.lengthOf(calls, 3, "disabled: no mark-read")
+      assert.strictEqual((yield* storedMessage(g, unread)).status, "delivered")
+    }))
+
+  scenario("the sweep releases a batch whose timer was lost", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const sent = yield* g.say("15551230014", "first")
       yield* idle
-      assert.lengthOf(yield* runsOf(g, flow.id), 2)
-      assert.strictEqual((yield* storedMessage(g, other)).status, "delivered", "disabled: left unread")
+      const message = yield* storedMessage(g, sent)
+      const flow = yield* workflow(g, { trigger: inbound(g), nodes: chain(node("start", "start"), node("ask", "wait_for_response")) })
+      // Buffered as by a host that died before arming its timer.
+      const now = yield* Clock.currentTimeMillis
+      yield* (yield* ExecutionInputsRepo).add({
+        id: "lost-input",
+        project_id: g.project.id,
+        msg_config_id: message.msg_config_id,
+        contact_id: message.contact_id,
+        conversation_id: message.conversation_id,
+        network_id: null,
+        value: "lost",
+        received_at: new Date(now - 10 * 60_000).toISOString(),
+        state: "buffered"
+      })
+      yield* pass(61)
+      const [run] = yield* runsOf(g, flow.id)
+      assert.isDefined(run)
+      assert.strictEqual((yield* detail(g, run!.id)).execution_context.vars.last_user_input, "lost")
     }))
 })
 
