@@ -264,6 +264,35 @@ describe("inbound routing (memory)", () => {
       assert.strictEqual((yield* detail(g, ack.id)).status, "waiting", "the old input was not taken")
     }))
 
+  scenario("a message is not input to a run started after it was received", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      yield* g.say("15551230015", "earlier")
+      yield* idle
+      const later = yield* (yield* Workflows).create(g.principal, {
+        name: "Later",
+        status: "active",
+        definition: chain(node("start", "start"), node("ask", "wait_for_response"))
+      })
+      // The contact writes and, before routing took the message, the API starts a run for the pair.
+      const sent = yield* g.say("15551230015", "hello")
+      yield* TestClock.adjust("5 millis")
+      const ack = yield* (yield* Executions).start(g.principal, later.id, {
+        phone_number: "+15551230015",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      // Held for the run's 1 s window, then routed: the run is newer than the message.
+      yield* pass(1)
+      assert.strictEqual((yield* detail(g, ack.id)).status, "waiting")
+      assert.strictEqual((yield* storedMessage(g, sent)).processing_status, "completed")
+      const reply = yield* g.say("15551230015", "now")
+      yield* pass(1)
+      const d = yield* detail(g, ack.id)
+      assert.strictEqual(d.status, "ended")
+      assert.strictEqual(d.execution_context.vars.last_user_input, "now")
+      assert.strictEqual((yield* storedMessage(g, reply)).processing_status, "completed")
+    }))
+
   scenario("a conversation in handoff blocks its messages; nothing starts", () =>
     Effect.gen(function*() {
       const g = yield* given

@@ -168,6 +168,12 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         const owner = yield* repo.findRouted(config.id, contactId)
         if (Option.isSome(owner)) {
           const o = owner.value
+          if (Date.parse(o.started_at) > Date.parse(batch[batch.length - 1]!.received_at)) {
+            // The run did not exist when the contact wrote (an API start overtook routing): the batch is not its input.
+            yield* inputs.take(ids)
+            yield* settle(batch, "completed")
+            return Effect.void
+          }
           if (o.status === "handoff") {
             yield* inputs.take(ids)
             yield* settle(batch, "blocked")
