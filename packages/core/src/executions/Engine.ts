@@ -125,6 +125,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
       const fibers = yield* FiberSet.make()
+      // Slices fork with the engine's own context, never the caller's: a kick made inside a transaction (a routed
+      // start) must not hand that transaction's connection to a slice that outlives it.
+      const forkSlice = yield* FiberSet.runtime(fibers)<never>()
       const graphs = new Map<string, Graph>()
 
       const graph = (id: string) =>
@@ -599,9 +602,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         Effect.gen(function*() {
           // The job is the durability: if this process dies mid-slice, another host runs it.
           yield* jobs.enqueue(RUN_QUEUE, { id }, { dedupeKey: `run:${id}` })
-          yield* FiberSet.run(fibers, runSlice(id).pipe(
-            Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))
-          ))
+          forkSlice(runSlice(id).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
         })
 
       const fire = Effect.fn("ExecutionEngine.fire")(function*(job: TimerJob) {
