@@ -156,6 +156,50 @@ export const executionsOverHttp = (storage: string, ports: Effect.Effect<Layer.L
       assert.deepStrictEqual([late.status, late.body], [422, { error: "Execution is not waiting" }])
     })
 
+    it("starts on an inbound message through the number's trigger, and the contact's reply resumes it", async () => {
+      const phone = "15557770009"
+      const workflowId = await createWorkflow("draft", {
+        nodes: [
+          node("start", "start"),
+          node("hi", "send_text", { message: "Hi {{context.contact.name}}, you said {{last_user_input}}" }),
+          node("ask", "wait_for_response", { save_response_to: "answer", has_timeout: true, timeout_seconds: 600 }),
+          node("thanks", "send_text", { message: "Noted: {{answer}}" })
+        ],
+        edges: [edge("start", "hi"), edge("hi", "ask"), edge("ask", "thanks")]
+      })
+      const trigger = await host.request("POST", `/platform/v1/workflows/${workflowId}/triggers`, {
+        body: { trigger: { trigger_type: "inbound_message", phone_number_id: pnid } }
+      })
+      assert.strictEqual(trigger.status, 201, trigger.text)
+      const patched = await host.request("PATCH", `/platform/v1/workflows/${workflowId}`, { body: { workflow: { status: "active", message_debounce_seconds: 0 } } })
+      assert.strictEqual(patched.status, 200, patched.text)
+      const say = async (text: string) => {
+        const res = await host.request("POST", "/sandbox/inbound", {
+          body: { phone_number_id: pnid, from: phone, profile_name: "Ada", message: { type: "text", text: { body: text } } }
+        })
+        assert.strictEqual(res.status, 202, res.text)
+      }
+      await say("hello")
+      await eventually("the greeting", async () => (await texts(phone)).length === 1)
+      assert.deepStrictEqual(await texts(phone), ["Hi Ada, you said hello"])
+      const runs = await host.request("GET", `/platform/v1/workflows/${workflowId}/executions`)
+      assert.strictEqual(runs.body.data.length, 1)
+      assert.strictEqual(runs.body.data[0].trigger_type, "inbound_message")
+      await eventually("waiting", async () =>
+        (await host.request("GET", `/platform/v1/workflow_executions/${runs.body.data[0].id}`)).body.data.status === "waiting")
+      await say("all good")
+      await eventually("the reply's answer", async () => (await texts(phone)).length === 2)
+      assert.deepStrictEqual(await texts(phone), ["Hi Ada, you said hello", "Noted: all good"])
+      const ended = await host.request("GET", `/platform/v1/workflow_executions/${runs.body.data[0].id}`)
+      assert.strictEqual(ended.body.data.status, "ended")
+      assert.strictEqual((await host.request("GET", `/platform/v1/workflows/${workflowId}/executions`)).body.data.length, 1, "the reply started nothing new")
+    })
+
+    it("logged no failure while it ran", () => {
+      const failures = host.logs.filter((line) => line.includes("\"level\":\"ERROR\""))
+      assert.deepStrictEqual(failures, [])
+    })
+
     it("is reachable through the typed client", async () => {
       await writeIn("15557770004")
       const workflowId = await createWorkflow("active")
