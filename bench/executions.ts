@@ -1,0 +1,579 @@
+/**
+ * The workflow execution engine on a real host over embedded PostgreSQL,
+ * durable as `npm start` runs it (`fsync` and `synchronous_commit` on: the
+ * conditions the engine's targets were set for, docs design engine.md §5),
+ * each figure beside a baseline measured in the same run:
+ *
+ * 1. Step transitions/s: `concurrency` closed loops, each starting an
+ *    execution of a chain of `set_variable` nodes through the `Executions`
+ *    service (no HTTP: the engine is measured) and waiting for it to end;
+ *    against the commit floor of the same database, one-row single-statement
+ *    transactions (`UPDATE`, `INSERT`) over the same client at the same concurrency.
+ * 2. API start → first message accepted by the simulated network, one at a
+ *    time: from the request's first byte to the moment the in-process
+ *    simulator answered the send (a probe on its `handle`), less the
+ *    simulator's own handling of that send; beside it, one proxied send
+ *    (`POST /proxy/v24.0/<pnid>/messages`) timed the same way.
+ * 3. `waiting` executions parked on `wait_for_response` (with a timeout, so
+ *    each has its timer job): the host's resident memory they add, then all of
+ *    them resumed over `POST /platform/v1/workflow_executions/:id/resume`
+ *    until every one has ended, against authenticated reads of the same
+ *    executions at the same concurrency.
+ *
+ *   node --max-semi-space-size=8 --conditions=@parley/source bench/executions.ts
+ *
+ * `BENCH_SECONDS` (default 5) sizes the runs; `EXEC_WAITING` (default 10,000)
+ * the parked executions; `EXEC_CONCURRENCY` (default 16) the concurrent runs and
+ * connections; `EXEC_PARTS` (default `steps,first,waiting`) which parts run;
+ * `EXEC_DURABLE=false` a throwaway database (fsync and synchronous_commit off)
+ * instead of a durable one.
+ */
+import { ExecutionEngine, Executions, type Principal, UpstreamSettings } from "@parley/core"
+import { Context, Effect, Option, Redacted, References } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { performance } from "node:perf_hooks"
+import { fileURLToPath } from "node:url"
+import * as V8 from "node:v8"
+import * as Vm from "node:vm"
+import { processTreeCpuMicros } from "./cpu.ts"
+import { startBenchHost } from "./host.ts"
+import { load, type LoadResult } from "./load.ts"
+
+const KEY = "pk_bench_executions_0123456789abcd"
+/** The transactions' pool of a host (store-pg `TRANSACTION_CONNECTIONS`): one checkpoint holds one of them. */
+const DEFAULT_CONCURRENCY = 16
+const CHAIN = 50
+
+export interface Percentiles {
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+}
+
+export type ExecutionsPart = "steps" | "first" | "waiting"
+
+export interface ExecutionsBenchResult {
+  readonly durable: boolean
+  readonly steps?: {
+    readonly concurrency: number
+    readonly chain: number
+    readonly executions: number
+    readonly seconds: number
+    /** Node steps (start + the chain) per second. */
+    readonly stepsPerSecond: number
+    /** Checkpoints written (claim, one per node) per second. */
+    readonly checkpointsPerSecond: number
+    readonly floorUpdate: number
+    readonly floorInsert: number
+    /** CPU milliseconds per step and per floor commit: the host process, PostgreSQL's processes (Linux only). */
+    readonly cpu: {
+      readonly stepHost: number
+      readonly stepPostgres: number | undefined
+      readonly updateHost: number
+      readonly updatePostgres: number | undefined
+      readonly insertHost: number
+      readonly insertPostgres: number | undefined
+    }
+  }
+  readonly firstMessage?: {
+    readonly samples: number
+    /** Request start → the simulator answered the send. */
+    readonly endToEnd: Percentiles
+    /** The simulator's own handling of the send. */
+    readonly network: Percentiles
+    /** Per sample, end-to-end less the network's own time. */
+    readonly engine: Percentiles
+    /** Request start → 202. */
+    readonly accepted: Percentiles
+    readonly proxy: { readonly endToEnd: Percentiles; readonly network: Percentiles; readonly parley: Percentiles }
+  }
+  readonly waiting?: {
+    readonly executions: number
+    readonly startsPerSecond: number
+    readonly rssBeforeMb: number
+    readonly rssGrowthMb: number
+    readonly heapGrowthMb: number
+    readonly resumesPerSecond: number
+    readonly resumeRequests: LoadResult
+    readonly reads: LoadResult
+  }
+}
+
+const percentiles = (samples: ReadonlyArray<number>): Percentiles => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const at = (p: number) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? 0 }
+}
+
+/** A full collection, so resident memory is compared without garbage (`gc` exposed on first use). */
+let gc: (() => void) | undefined
+const collect = () => {
+  if (gc === undefined) {
+    V8.setFlagsFromString("--expose-gc")
+    gc = Vm.runInNewContext("gc") as () => void
+  }
+  gc()
+  gc()
+}
+
+const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({ id, position: { x: 0, y: 0 }, data: { node_type, config } })
+const edge = (source: string, target: string) => ({ source, target })
+
+/** start → `length` set_variable nodes. */
+const chainDefinition = (length: number) => {
+  const nodes = [node("start", "start"), ...Array.from({ length }, (_, i) =>
+    node(`set${i}`, "set_variable", { variable_name: `v${i}`, variable_value: `{{vars.seed}}-${i}`, value_type: "string" }))]
+  return { nodes, edges: nodes.slice(1).map((n, i) => edge(nodes[i]!.id, n.id)) }
+}
+
+const greeterDefinition = {
+  nodes: [node("start", "start"), node("hi", "send_text", { message: "Hi {{vars.name}}" })],
+  edges: [edge("start", "hi")]
+}
+
+const waiterDefinition = {
+  nodes: [
+    node("start", "start"),
+    node("ask", "wait_for_response", { save_response_to: "answer", has_timeout: true, timeout_seconds: 86_400 }),
+    node("keep", "set_variable", { variable_name: "kept", variable_value: "{{vars.answer}}", value_type: "string" })
+  ],
+  edges: [edge("start", "ask"), edge("ask", "keep")]
+}
+
+interface Answer {
+  readonly status: number
+  readonly body: any
+}
+
+/** One request on a keep-alive connection of the bench's own agent (the main thread: one at a time). */
+const requester = (base: string) => {
+  const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+  const send = (method: string, path: string, body?: unknown) =>
+    new Promise<Answer>((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body)
+      const req = Http.request(`${base}${path}`, {
+        agent,
+        method,
+        headers: { "x-api-key": KEY, ...(payload === undefined ? {} : { "content-type": "application/json" }) }
+      }, (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (chunk: Buffer) => chunks.push(chunk))
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8")
+          resolve({ status: res.statusCode ?? 0, body: text === "" ? undefined : JSON.parse(text) })
+        })
+      })
+      req.on("error", reject)
+      req.end(payload)
+    })
+  return { send, close: () => agent.destroy() }
+}
+
+/** When the simulator answered one send: its start and end (performance.now()) and status. */
+interface NetworkCall {
+  readonly start: number
+  readonly end: number
+  readonly status: number
+}
+
+export const benchExecutions = (options: {
+  readonly seconds: number
+  readonly waiting?: number | undefined
+  readonly concurrency?: number | undefined
+  readonly parts?: ReadonlyArray<ExecutionsPart> | undefined
+  /** Default true: PostgreSQL with its default fsync and synchronous_commit, as `npm start` runs it. */
+  readonly durable?: boolean | undefined
+}) =>
+  Effect.gen(function*() {
+    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
+    const waitingCount = options.waiting ?? 10_000
+    const parts = new Set(options.parts ?? ["steps", "first", "waiting"])
+    const durable = options.durable ?? true
+    const { context, postgresPid, project, url } = yield* startBenchHost(KEY, { durable })
+    const http = requester(url)
+    yield* Effect.addFinalizer(() => Effect.sync(http.close))
+    const call = (method: string, path: string, body?: unknown) => Effect.promise(() => http.send(method, path, body))
+    const settings = Context.get(context, UpstreamSettings)
+    const simulator = Option.getOrThrow(settings.simulator)
+    const number = Option.getOrThrow(settings.simulatedNumber)
+    const sql = Context.get(context, SqlClient.SqlClient)
+    const engine = Context.get(context, ExecutionEngine)
+    const executions = Context.get(context, Executions)
+    const principal: Principal = { project, apiKey: { id: "bench", name: "bench" } }
+    const pnid = number.phoneNumberId
+
+    const connected = yield* call("POST", "/platform/v1/msg/phone_numbers", {
+      msg_config: { phone_number_id: pnid, business_account_id: number.businessAccountId, access_token: Redacted.value(number.accessToken) }
+    })
+    if (connected.status !== 201) return yield* Effect.die(new Error(`connect: ${connected.status} ${JSON.stringify(connected.body)}`))
+    // The network's per-number and per-pair limits are lifted: the engine is measured, not the network's model.
+    yield* simulator.updateNumber(pnid, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
+    const createWorkflow = (name: string, definition: unknown) =>
+      Effect.flatMap(call("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition } }), (res) =>
+        res.status === 201 ? Effect.succeed(res.body.data.id as string) : Effect.die(new Error(`workflow: ${res.status} ${JSON.stringify(res.body)}`)))
+
+    /** CPU time (ms) the host process and PostgreSQL's processes spend while `effect` runs. */
+    const cpuOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.gen(function*() {
+        const host = process.cpuUsage()
+        const pg = processTreeCpuMicros(postgresPid)
+        const a = yield* effect
+        const hostUsed = process.cpuUsage(host)
+        const pgAfter = processTreeCpuMicros(postgresPid)
+        return [a, {
+          host: (hostUsed.user + hostUsed.system) / 1000,
+          postgres: pg === undefined || pgAfter === undefined ? undefined : (pgAfter - pg) / 1000
+        }] as const
+      })
+
+    // ---- 1. Step transitions/s against the commit floor ----
+    const steps = Effect.gen(function*() {
+      const chainId = yield* createWorkflow("Chain", chainDefinition(CHAIN))
+      let serial = 0
+      const phone = () => `+1555${String(serial++).padStart(7, "0")}`
+      const run = (workflowId: string) =>
+        Effect.flatMap(
+          executions.start(principal, workflowId, { phone_number: phone(), phone_number_id: pnid, variables: { seed: serial } }, { ip: null, user_agent: null }),
+          // The engine is already running it (the start kicked it): this waits for that slice, as the run job would.
+          (answer) => engine.runSlice(answer.id)
+        ).pipe(Effect.orDie)
+      const loops = (workflowId: string, ms: number) =>
+        Effect.gen(function*() {
+          const deadline = performance.now() + ms
+          let started = 0
+          yield* Effect.all(Array.from({ length: concurrency }, () =>
+            Effect.gen(function*() {
+              while (performance.now() < deadline) {
+                started++
+                yield* run(workflowId)
+              }
+            })), { concurrency: "unbounded", discard: true })
+          return started
+        })
+      yield* loops(chainId, 1_000) // warm-up
+      yield* sql`DELETE FROM workflow_executions WHERE workflow_id = ${chainId}`
+      const stepStart = performance.now()
+      const [started, stepCpu] = yield* cpuOf(loops(chainId, options.seconds * 1000))
+      const stepSeconds = (performance.now() - stepStart) / 1000
+      const [tally] = yield* sql<{ ended: string; versions: string }>`
+        SELECT count(*) FILTER (WHERE status = 'ended') AS ended, coalesce(sum(state_version), 0) AS versions
+        FROM workflow_executions WHERE workflow_id = ${chainId}`
+      const ended = Number(tally!.ended)
+      if (ended !== started) return yield* Effect.die(new Error(`${started} chain runs started, ${ended} ended`))
+      // The record's insert is one version; every later version is one checkpoint.
+      const checkpoints = Number(tally!.versions) - ended
+
+      yield* sql`CREATE TABLE bench_floor_rows (id int PRIMARY KEY, n bigint NOT NULL)`
+      yield* sql`CREATE TABLE bench_floor_log (id bigserial PRIMARY KEY, client int NOT NULL, n int NOT NULL)`
+      yield* sql`INSERT INTO bench_floor_rows SELECT g, 0 FROM generate_series(0, ${concurrency - 1}) g`
+      const floor = (statement: (client: number, n: number) => Effect.Effect<unknown, unknown>, ms: number) =>
+        Effect.gen(function*() {
+          let done = 0
+          const t0 = performance.now()
+          const deadline = t0 + ms
+          yield* Effect.all(Array.from({ length: concurrency }, (_, client) =>
+            Effect.gen(function*() {
+              for (let n = 0; performance.now() < deadline; n++) {
+                yield* statement(client, n)
+                done++
+              }
+            })), { concurrency: "unbounded", discard: true })
+          return { perSecond: done / ((performance.now() - t0) / 1000), done }
+        }).pipe(Effect.orDie)
+      const floorMs = Math.max(2_000, options.seconds * 500)
+      const update = (client: number) => sql`UPDATE bench_floor_rows SET n = n + 1 WHERE id = ${client}`
+      const insert = (client: number, n: number) => sql`INSERT INTO bench_floor_log (client, n) VALUES (${client}, ${n})`
+      yield* floor(update, 300)
+      const [floorUpdate, updateCpu] = yield* cpuOf(floor(update, floorMs))
+      const [floorInsert, insertCpu] = yield* cpuOf(floor(insert, floorMs))
+      return {
+        concurrency,
+        chain: CHAIN,
+        executions: ended,
+        seconds: stepSeconds,
+        stepsPerSecond: (ended * (CHAIN + 1)) / stepSeconds,
+        checkpointsPerSecond: checkpoints / stepSeconds,
+        floorUpdate: floorUpdate.perSecond,
+        floorInsert: floorInsert.perSecond,
+        cpu: {
+          stepHost: stepCpu.host / (ended * (CHAIN + 1)),
+          stepPostgres: stepCpu.postgres === undefined ? undefined : stepCpu.postgres / (ended * (CHAIN + 1)),
+          updateHost: updateCpu.host / floorUpdate.done,
+          updatePostgres: updateCpu.postgres === undefined ? undefined : updateCpu.postgres / floorUpdate.done,
+          insertHost: insertCpu.host / floorInsert.done,
+          insertPostgres: insertCpu.postgres === undefined ? undefined : insertCpu.postgres / floorInsert.done
+        }
+      }
+    })
+
+    // ---- 2. API start → first message accepted by the network ----
+    const firstMessage = Effect.gen(function*() {
+      let probe: ((call: NetworkCall) => void) | undefined
+      const handle = simulator.handle
+      // Every send reaches the in-process network through `handle`, looked up at each call: time the sends there.
+      Object.assign(simulator, {
+        handle: (request: Parameters<typeof handle>[0]) => {
+          if (request.method !== "POST" || !request.path.endsWith("/messages")) return handle(request)
+          return Effect.suspend(() => {
+            const start = performance.now()
+            return Effect.tap(handle(request), (answer) =>
+              Effect.sync(() => {
+                const end = performance.now()
+                const waiting = probe
+                probe = undefined
+                waiting?.({ start, end, status: answer.status })
+              }))
+          })
+        }
+    })
+    yield* Effect.addFinalizer(() => Effect.sync(() => Object.assign(simulator, { handle })))
+    const nextSend = () =>
+      new Promise<NetworkCall>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no send reached the network within 5 s")), 5_000)
+        probe = (c) => {
+          clearTimeout(timer)
+          resolve(c)
+        }
+      })
+
+    // Each contact writes first, so its 24-hour window is open; wait until Parley has stored them all.
+    const contacts = Array.from({ length: 64 }, (_, i) => `1555200${String(i).padStart(4, "0")}`)
+    yield* Effect.forEach(contacts, (from) => simulator.inbound(pnid, { from, message: { type: "text", text: { body: "hi" } } }), { discard: true })
+    for (let i = 0;; i++) {
+      const page = yield* call("GET", "/platform/v1/msg/conversations?per_page=1")
+      if (page.body.meta.total_count >= contacts.length) break
+      if (i > 300) return yield* Effect.die(new Error("the contacts' first messages were not all stored"))
+      yield* Effect.sleep("100 millis")
+    }
+    const greeterId = yield* createWorkflow("Greeter", greeterDefinition)
+    const samples = Math.max(100, options.seconds * 60)
+    const warm = 50
+    const endToEnd: Array<number> = []
+    const network: Array<number> = []
+    const engineShare: Array<number> = []
+    const acked: Array<number> = []
+    for (let i = 0; i < warm + samples; i++) {
+      const to = contacts[i % contacts.length]!
+      const sent = nextSend()
+      const t0 = performance.now()
+      const res = yield* call("POST", `/platform/v1/workflows/${greeterId}/executions`, {
+        workflow_execution: { phone_number: `+${to}`, phone_number_id: pnid, variables: { name: "Ada" } }
+      })
+      const t1 = performance.now()
+      if (res.status !== 202) return yield* Effect.die(new Error(`start: ${res.status} ${JSON.stringify(res.body)}`))
+      const c = yield* Effect.promise(() => sent)
+      if (c.status !== 200) return yield* Effect.die(new Error(`the network refused the greeting: ${c.status}`))
+      // The run has ended before the next one starts.
+      yield* engine.runSlice(res.body.data.id as string)
+      if (i < warm) continue
+      endToEnd.push(c.end - t0)
+      network.push(c.end - c.start)
+      engineShare.push(c.start - t0)
+      acked.push(t1 - t0)
+    }
+    const proxyEnd: Array<number> = []
+    const proxyNetwork: Array<number> = []
+    const proxyParley: Array<number> = []
+    for (let i = 0; i < warm + samples; i++) {
+      const to = contacts[i % contacts.length]!
+      const sent = nextSend()
+      const t0 = performance.now()
+      const res = yield* call("POST", `/proxy/v24.0/${pnid}/messages`, { messaging_product: "whatsapp", to, type: "text", text: { body: "Hi Ada" } })
+      const t1 = performance.now()
+      if (res.status !== 200) return yield* Effect.die(new Error(`proxy send: ${res.status} ${JSON.stringify(res.body)}`))
+      const c = yield* Effect.promise(() => sent)
+      if (i < warm) continue
+      proxyEnd.push(t1 - t0)
+      proxyNetwork.push(c.end - c.start)
+      proxyParley.push(t1 - t0 - (c.end - c.start))
+    }
+    return {
+      samples,
+      endToEnd: percentiles(endToEnd),
+      network: percentiles(network),
+      engine: percentiles(engineShare),
+      accepted: percentiles(acked),
+      proxy: { endToEnd: percentiles(proxyEnd), network: percentiles(proxyNetwork), parley: percentiles(proxyParley) }
+    }
+    })
+
+    // ---- 3. Parked executions: memory, then resumes ----
+    const waiting = Effect.gen(function*() {
+      const waiterId = yield* createWorkflow("Waiter", waiterDefinition)
+      const headers = { "x-api-key": KEY, "content-type": "application/json" }
+      const startBodies = (n: number, offset: number) =>
+        Array.from({ length: n }, (_, i) =>
+          JSON.stringify({ workflow_execution: { phone_number: `+1556${String(offset + i).padStart(7, "0")}`, phone_number_id: pnid } }))
+      const startAll = (n: number, offset: number) =>
+        Effect.promise(() =>
+          load({
+            url: `${url}/platform/v1/workflows/${waiterId}/executions`,
+            method: "POST",
+            headers,
+            bodies: startBodies(n, offset),
+            requests: n,
+            connections: concurrency,
+            durationMs: 600_000
+          })
+        )
+      const count = (status: string) =>
+        Effect.map(
+          sql<{ n: string }>`SELECT count(*) AS n FROM workflow_executions WHERE workflow_id = ${waiterId} AND status = ${status}`,
+          (rows) => Number(rows[0]!.n)
+        ).pipe(Effect.orDie)
+      const until = (status: string, n: number, everyMs: number) =>
+        Effect.gen(function*() {
+          const deadline = performance.now() + 300_000
+          while ((yield* count(status)) < n) {
+            if (performance.now() > deadline) return yield* Effect.die(new Error(`${n} executions never reached ${status}`))
+            yield* Effect.sleep(everyMs)
+          }
+        })
+      const waitingIds = Effect.map(
+        sql<{ id: string }>`SELECT id FROM workflow_executions WHERE workflow_id = ${waiterId} AND status = 'waiting' ORDER BY started_at`,
+        (rows) => rows.map((r) => r.id)
+      ).pipe(Effect.orDie)
+      const resumeAll = (ids: ReadonlyArray<string>) =>
+        Effect.promise(() =>
+          load({
+            url,
+            urls: ids.map((id) => `${url}/platform/v1/workflow_executions/${id}/resume`),
+            method: "POST",
+            headers,
+            body: JSON.stringify({ message: { kind: "text", data: "yes" } }),
+            requests: ids.length,
+            connections: concurrency,
+            durationMs: 600_000
+          })
+        )
+      // Warm-up: the same paths, so code and pools are in place before memory is measured.
+      const warmRuns = 500
+      yield* startAll(warmRuns, 0)
+      yield* until("waiting", warmRuns, 20)
+      yield* resumeAll(yield* waitingIds)
+      yield* until("ended", warmRuns, 20)
+      yield* Effect.sleep("1 second")
+      collect()
+      const before = process.memoryUsage()
+      const starts = yield* startAll(waitingCount, warmRuns)
+      if (starts.errors > 0) return yield* Effect.die(new Error(`${starts.errors} starts failed`))
+      yield* until("waiting", waitingCount, 50)
+      // The run jobs the starts left behind are done before memory is read.
+      yield* Effect.sleep("2 seconds")
+      collect()
+      const after = process.memoryUsage()
+      const ids = yield* waitingIds
+      const reads = yield* Effect.promise(() =>
+        load({
+          url,
+          urls: ids.map((id) => `${url}/platform/v1/workflow_executions/${id}`),
+          headers: { "x-api-key": KEY },
+          requests: Math.min(ids.length, 5_000),
+          connections: concurrency,
+          durationMs: 600_000
+        })
+      )
+      const resumeStart = performance.now()
+      const resumeRequests = yield* resumeAll(ids)
+      yield* until("ended", warmRuns + waitingCount, 10)
+      const resumeSeconds = (performance.now() - resumeStart) / 1000
+      if (resumeRequests.errors > 0) return yield* Effect.die(new Error(`${resumeRequests.errors} resumes failed`))
+
+      const mb = (bytes: number) => bytes / 1024 / 1024
+      return {
+        executions: ids.length,
+        startsPerSecond: starts.rps,
+        rssBeforeMb: mb(before.rss),
+        rssGrowthMb: mb(after.rss - before.rss),
+        heapGrowthMb: mb(after.heapUsed - before.heapUsed),
+        resumesPerSecond: ids.length / resumeSeconds,
+        resumeRequests,
+        reads
+      }
+    })
+
+    return {
+      durable,
+      ...(parts.has("steps") ? { steps: yield* steps } : {}),
+      ...(parts.has("first") ? { firstMessage: yield* firstMessage } : {}),
+      ...(parts.has("waiting") ? { waiting: yield* waiting } : {})
+    } satisfies ExecutionsBenchResult
+  }).pipe(Effect.scoped)
+
+const ms = (x: number) => `${x.toFixed(2)} ms`
+const cpuMs = (x: number | undefined) => x === undefined ? "unknown" : `${x.toFixed(3)} ms`
+const pp = (p: Percentiles) => `p50 ${ms(p.p50)}   p99 ${ms(p.p99)}   max ${ms(p.max)}`
+
+export const formatExecutionsBench = (r: ExecutionsBenchResult): string => {
+  const lines = [
+    `Workflow executions (Postgres storage, embedded, ${
+      r.durable ? "durable: fsync and synchronous_commit on, as npm start runs it" : "throwaway: fsync and synchronous_commit off"
+    })`
+  ]
+  const s = r.steps
+  if (s !== undefined) {
+    const best = Math.max(s.floorUpdate, s.floorInsert)
+    lines.push(
+      `  Step transitions, ${s.concurrency} executions in flight, chains of start + ${s.chain} set_variable, through Executions.start (no HTTP)`,
+      `    engine                                  ${s.stepsPerSecond.toFixed(0).padStart(7)} steps/s   (${s.executions} runs in ${s.seconds.toFixed(1)} s; ${
+        s.checkpointsPerSecond.toFixed(0)
+      } checkpoints/s)`,
+      `    floor: one-row UPDATE, ${s.concurrency} clients     ${s.floorUpdate.toFixed(0).padStart(7)} commits/s`,
+      `    floor: one-row INSERT, ${s.concurrency} clients     ${s.floorInsert.toFixed(0).padStart(7)} commits/s`,
+      `    ratio steps / faster floor: ${(s.stepsPerSecond / best).toFixed(2)} (targets >= 2,000 steps/s and >= 0.4)`,
+      `    CPU per step: host ${s.cpu.stepHost.toFixed(3)} ms, PostgreSQL ${cpuMs(s.cpu.stepPostgres)}; per floor commit: UPDATE host ${
+        s.cpu.updateHost.toFixed(3)
+      } ms, PostgreSQL ${cpuMs(s.cpu.updatePostgres)}; INSERT host ${s.cpu.insertHost.toFixed(3)} ms, PostgreSQL ${cpuMs(s.cpu.insertPostgres)}; ${
+        Os.availableParallelism()
+      } cores`
+    )
+  }
+  const f = r.firstMessage
+  if (f !== undefined) {
+    lines.push(
+      `  API start -> first message accepted by the simulated network, one at a time (${f.samples} runs of start -> send_text)`,
+      `    request start -> network answered       ${pp(f.endToEnd)}`,
+      `    the network's own handling (baseline)   ${pp(f.network)}`,
+      `    Parley's share (per run, less baseline) ${pp(f.engine)}   (targets p50 <= 5 ms, p99 <= 25 ms)`,
+      `    request start -> 202                    ${pp(f.accepted)}`,
+      `    for comparison, one proxied send        ${pp(f.proxy.endToEnd)}`,
+      `      its Parley share (less the network)   ${pp(f.proxy.parley)}`
+    )
+  }
+  const w = r.waiting
+  if (w !== undefined) {
+    lines.push(
+      `  ${w.executions} executions waiting on wait_for_response (timeout armed), started over HTTP at ${w.startsPerSecond.toFixed(0)}/s`,
+      `    host RSS growth ${w.rssGrowthMb.toFixed(1)} MB over ${w.rssBeforeMb.toFixed(0)} MB (heap ${w.heapGrowthMb.toFixed(1)} MB; ${
+        (w.rssGrowthMb * 1024 * 1024 / w.executions).toFixed(0)
+      } bytes each; target < 50 MB)`,
+      `    resumed over POST .../resume, ${w.resumeRequests.connections} connections: ${w.resumesPerSecond.toFixed(0)} resumes/s to the last run ended (answers p50 ${
+        ms(w.resumeRequests.p50Ms)
+      }, p99 ${ms(w.resumeRequests.p99Ms)}; target >= 500/s)`,
+      `    baseline GET /platform/v1/workflow_executions/:id, same connections: ${w.reads.rps.toFixed(0)} req/s; ratio resumes / reads ${
+        (w.resumesPerSecond / w.reads.rps).toFixed(2)
+      }`
+    )
+  }
+  return [...lines, ""].join("\n")
+}
+
+if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  Effect.runPromise(benchExecutions({
+    seconds: Number(process.env.BENCH_SECONDS ?? 5),
+    waiting: Number(process.env.EXEC_WAITING ?? 10_000),
+    concurrency: Number(process.env.EXEC_CONCURRENCY ?? DEFAULT_CONCURRENCY),
+    // EXEC_PARTS=steps,first,waiting (default all).
+    durable: process.env.EXEC_DURABLE !== "false",
+    parts: process.env.EXEC_PARTS?.split(",").filter((p): p is ExecutionsPart => p === "steps" || p === "first" || p === "waiting")
+  }).pipe(
+    Effect.map((r) => console.log(formatExecutionsBench(r))),
+    Effect.provideService(References.MinimumLogLevel, "Warn")
+  )).catch((error) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+}
