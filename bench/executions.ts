@@ -24,7 +24,7 @@
  *
  * `BENCH_SECONDS` (default 5) sizes the runs; `EXEC_WAITING` (default 10,000)
  * the parked executions; `EXEC_CONCURRENCY` (default 16) the concurrent runs and
- * connections; `EXEC_PARTS` (default `steps,first,waiting`) which parts run;
+ * connections; `EXEC_PARTS` (default `steps,first,waiting,inbound`) which parts run;
  * `EXEC_DURABLE=false` a throwaway database (fsync and synchronous_commit off)
  * instead of a durable one.
  */
@@ -32,6 +32,7 @@ import { ExecutionEngine, Executions, type Principal, UpstreamSettings } from "@
 import { Context, Effect, Option, Redacted, References } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Http from "node:http"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
@@ -53,7 +54,18 @@ export interface Percentiles {
   readonly max: number
 }
 
-export type ExecutionsPart = "steps" | "first" | "waiting"
+export type ExecutionsPart = "steps" | "first" | "waiting" | "inbound"
+
+/** Absent routing (a build without it), `routed` is false and nothing else was measured. */
+export type InboundResult = { readonly routed: false } | {
+  readonly routed: true
+  /** Waiting runs resumed by their contact's reply (debounce 0), from the first reply sent to the last run ended. */
+  readonly resumes: number
+  readonly resumesPerSecond: number
+  readonly cpu: { readonly resumeHost: number; readonly resumePostgres: number | undefined }
+  /** A contact writes (the network's webhook posted to the host) → the workflow's reply accepted by the network. */
+  readonly reply: { readonly samples: number; readonly endToEnd: Percentiles; readonly network: Percentiles; readonly parley: Percentiles }
+}
 
 export interface ExecutionsBenchResult {
   readonly durable: boolean
@@ -88,6 +100,10 @@ export interface ExecutionsBenchResult {
     readonly engine: Percentiles
     /** Request start → 202. */
     readonly accepted: Percentiles
+    /** The host's writes to PostgreSQL (round trips) from the request to the send, and over the whole run. */
+    readonly databaseWrites: { readonly toSend: Percentiles; readonly run: Percentiles }
+    /** One single-row UPDATE committed, one at a time. */
+    readonly commit: Percentiles
     readonly proxy: { readonly endToEnd: Percentiles; readonly network: Percentiles; readonly parley: Percentiles }
   }
   readonly waiting?: {
@@ -99,7 +115,15 @@ export interface ExecutionsBenchResult {
     readonly resumesPerSecond: number
     readonly resumeRequests: LoadResult
     readonly reads: LoadResult
+    /** CPU milliseconds per start and per resume (the load generator's thread included): the host, PostgreSQL's processes. */
+    readonly cpu: {
+      readonly startHost: number
+      readonly startPostgres: number | undefined
+      readonly resumeHost: number
+      readonly resumePostgres: number | undefined
+    }
   }
+  readonly inbound?: InboundResult
 }
 
 const percentiles = (samples: ReadonlyArray<number>): Percentiles => {
@@ -172,11 +196,28 @@ const requester = (base: string) => {
   return { send, close: () => agent.destroy() }
 }
 
+/**
+ * Counts the process's socket writes other than on the host's own HTTP port while it is installed: the host's
+ * writes to PostgreSQL (its pools and pg-boss's; nothing else leaves this host in the bench). With pipelining,
+ * statements sent together are one write, so this is the round trips the host waited on or fired.
+ */
+const countDatabaseWrites = (httpPort: number) => {
+  const write = Net.Socket.prototype.write
+  let writes = 0
+  Net.Socket.prototype.write = function(this: Net.Socket, ...args: Array<unknown>) {
+    if (this.localPort !== httpPort && this.remotePort !== httpPort) writes++
+    return (write as (...a: Array<unknown>) => boolean).apply(this, args)
+  } as typeof write
+  return { count: () => writes, restore: () => void (Net.Socket.prototype.write = write) }
+}
+
 /** When the simulator answered one send: its start and end (performance.now()) and status. */
 interface NetworkCall {
   readonly start: number
   readonly end: number
   readonly status: number
+  /** The database writes counted when the send reached the network. */
+  readonly writes: number
 }
 
 export const benchExecutions = (options: {
@@ -190,7 +231,7 @@ export const benchExecutions = (options: {
   Effect.gen(function*() {
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
     const waitingCount = options.waiting ?? 10_000
-    const parts = new Set(options.parts ?? ["steps", "first", "waiting"])
+    const parts = new Set(options.parts ?? ["steps", "first", "waiting", "inbound"])
     const durable = options.durable ?? true
     const { context, postgresPid, project, url } = yield* startBenchHost(KEY, { durable })
     const http = requester(url)
@@ -211,8 +252,8 @@ export const benchExecutions = (options: {
     if (connected.status !== 201) return yield* Effect.die(new Error(`connect: ${connected.status} ${JSON.stringify(connected.body)}`))
     // The network's per-number and per-pair limits are lifted: the engine is measured, not the network's model.
     yield* simulator.updateNumber(pnid, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
-    const createWorkflow = (name: string, definition: unknown) =>
-      Effect.flatMap(call("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition } }), (res) =>
+    const createWorkflow = (name: string, definition: unknown, fields: Record<string, unknown> = {}) =>
+      Effect.flatMap(call("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition, ...fields } }), (res) =>
         res.status === 201 ? Effect.succeed(res.body.data.id as string) : Effect.die(new Error(`workflow: ${res.status} ${JSON.stringify(res.body)}`)))
 
     /** CPU time (ms) the host process and PostgreSQL's processes spend while `effect` runs. */
@@ -227,6 +268,84 @@ export const benchExecutions = (options: {
           host: (hostUsed.user + hostUsed.system) / 1000,
           postgres: pg === undefined || pgAfter === undefined ? undefined : (pgAfter - pg) / 1000
         }] as const
+      })
+
+    // Every send the network accepts is timed where it reaches the network (see `nextSend`).
+    let probe: ((call: NetworkCall) => void) | undefined
+    const writes = countDatabaseWrites(Number(new URL(url).port))
+    yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
+    const handle = simulator.handle
+    // Every send reaches the in-process network through `handle`, looked up at each call: time the sends there.
+    Object.assign(simulator, {
+      handle: (request: Parameters<typeof handle>[0]) => {
+        if (request.method !== "POST" || !request.path.endsWith("/messages")) return handle(request)
+        return Effect.suspend(() => {
+          const start = performance.now()
+          const written = writes.count()
+          return Effect.tap(handle(request), (answer) =>
+            Effect.sync(() => {
+              const end = performance.now()
+              const waiting = probe
+              probe = undefined
+              waiting?.({ start, end, status: answer.status, writes: written })
+            }))
+        })
+      }
+    })
+    yield* Effect.addFinalizer(() => Effect.sync(() => Object.assign(simulator, { handle })))
+    const nextSend = () =>
+      new Promise<NetworkCall>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no send reached the network within 5 s")), 5_000)
+        probe = (c) => {
+          clearTimeout(timer)
+          resolve(c)
+        }
+      })
+
+    const countOf = (workflowId: string, status: string) =>
+      Effect.map(
+        sql<{ n: string }>`SELECT count(*) AS n FROM workflow_executions WHERE workflow_id = ${workflowId} AND status = ${status}`,
+        (rows) => Number(rows[0]!.n)
+      ).pipe(Effect.orDie)
+    /** Waits until `n` executions of the workflow are in `status`; false after `limitMs`. */
+    const reached = (workflowId: string, status: string, n: number, everyMs: number, limitMs = 300_000) =>
+      Effect.gen(function*() {
+        const deadline = performance.now() + limitMs
+        while ((yield* countOf(workflowId, status)) < n) {
+          if (performance.now() > deadline) return false
+          yield* Effect.sleep(everyMs)
+        }
+        return true
+      })
+    const headers = { "x-api-key": KEY, "content-type": "application/json" }
+    /** Starts one run of the workflow per phone number over HTTP (`concurrency` connections from a worker thread). */
+    const startAll = (workflowId: string, phones: ReadonlyArray<string>) =>
+      Effect.promise(() =>
+        load({
+          url: `${url}/platform/v1/workflows/${workflowId}/executions`,
+          method: "POST",
+          headers,
+          bodies: phones.map((phone) => JSON.stringify({ workflow_execution: { phone_number: `+${phone}`, phone_number_id: pnid } })),
+          requests: phones.length,
+          connections: concurrency,
+          durationMs: 600_000
+        })
+      )
+    let conversations = 0
+    /** The contacts write in (their 24-hour windows open), 16 at a time; answers once Parley has stored them all. */
+    const writeIn = (contacts: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        yield* Effect.forEach(contacts, (from) => simulator.inbound(pnid, { from, message: { type: "text", text: { body: "hi" } } }), {
+          concurrency: 16,
+          discard: true
+        })
+        conversations += contacts.length
+        for (let i = 0;; i++) {
+          const page = yield* call("GET", "/platform/v1/msg/conversations?per_page=1")
+          if (page.body.meta.total_count >= conversations) return
+          if (i > 600) return yield* Effect.die(new Error("the contacts' first messages were not all stored"))
+          yield* Effect.sleep("100 millis")
+        }
       })
 
     // ---- 1. Step transitions/s against the commit floor ----
@@ -311,127 +430,82 @@ export const benchExecutions = (options: {
 
     // ---- 2. API start → first message accepted by the network ----
     const firstMessage = Effect.gen(function*() {
-      let probe: ((call: NetworkCall) => void) | undefined
-      const handle = simulator.handle
-      // Every send reaches the in-process network through `handle`, looked up at each call: time the sends there.
-      Object.assign(simulator, {
-        handle: (request: Parameters<typeof handle>[0]) => {
-          if (request.method !== "POST" || !request.path.endsWith("/messages")) return handle(request)
-          return Effect.suspend(() => {
-            const start = performance.now()
-            return Effect.tap(handle(request), (answer) =>
-              Effect.sync(() => {
-                const end = performance.now()
-                const waiting = probe
-                probe = undefined
-                waiting?.({ start, end, status: answer.status })
-              }))
-          })
-        }
-    })
-    yield* Effect.addFinalizer(() => Effect.sync(() => Object.assign(simulator, { handle })))
-    const nextSend = () =>
-      new Promise<NetworkCall>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error("no send reached the network within 5 s")), 5_000)
-        probe = (c) => {
-          clearTimeout(timer)
-          resolve(c)
-        }
-      })
-
-    // Each contact writes first, so its 24-hour window is open; wait until Parley has stored them all.
-    const contacts = Array.from({ length: 64 }, (_, i) => `1555200${String(i).padStart(4, "0")}`)
-    yield* Effect.forEach(contacts, (from) => simulator.inbound(pnid, { from, message: { type: "text", text: { body: "hi" } } }), { discard: true })
-    for (let i = 0;; i++) {
-      const page = yield* call("GET", "/platform/v1/msg/conversations?per_page=1")
-      if (page.body.meta.total_count >= contacts.length) break
-      if (i > 300) return yield* Effect.die(new Error("the contacts' first messages were not all stored"))
-      yield* Effect.sleep("100 millis")
-    }
-    const greeterId = yield* createWorkflow("Greeter", greeterDefinition)
-    const samples = Math.max(100, options.seconds * 60)
-    const warm = 50
-    const endToEnd: Array<number> = []
-    const network: Array<number> = []
-    const engineShare: Array<number> = []
-    const acked: Array<number> = []
-    for (let i = 0; i < warm + samples; i++) {
-      const to = contacts[i % contacts.length]!
-      const sent = nextSend()
-      const t0 = performance.now()
-      const res = yield* call("POST", `/platform/v1/workflows/${greeterId}/executions`, {
-        workflow_execution: { phone_number: `+${to}`, phone_number_id: pnid, variables: { name: "Ada" } }
-      })
-      const t1 = performance.now()
-      if (res.status !== 202) return yield* Effect.die(new Error(`start: ${res.status} ${JSON.stringify(res.body)}`))
-      const c = yield* Effect.promise(() => sent)
-      if (c.status !== 200) return yield* Effect.die(new Error(`the network refused the greeting: ${c.status}`))
-      // The run has ended before the next one starts.
-      yield* engine.runSlice(res.body.data.id as string)
-      if (i < warm) continue
-      endToEnd.push(c.end - t0)
-      network.push(c.end - c.start)
-      engineShare.push(c.start - t0)
-      acked.push(t1 - t0)
-    }
-    const proxyEnd: Array<number> = []
-    const proxyNetwork: Array<number> = []
-    const proxyParley: Array<number> = []
-    for (let i = 0; i < warm + samples; i++) {
-      const to = contacts[i % contacts.length]!
-      const sent = nextSend()
-      const t0 = performance.now()
-      const res = yield* call("POST", `/proxy/v24.0/${pnid}/messages`, { messaging_product: "whatsapp", to, type: "text", text: { body: "Hi Ada" } })
-      const t1 = performance.now()
-      if (res.status !== 200) return yield* Effect.die(new Error(`proxy send: ${res.status} ${JSON.stringify(res.body)}`))
-      const c = yield* Effect.promise(() => sent)
-      if (i < warm) continue
-      proxyEnd.push(t1 - t0)
-      proxyNetwork.push(c.end - c.start)
-      proxyParley.push(t1 - t0 - (c.end - c.start))
-    }
-    return {
-      samples,
-      endToEnd: percentiles(endToEnd),
-      network: percentiles(network),
-      engine: percentiles(engineShare),
-      accepted: percentiles(acked),
-      proxy: { endToEnd: percentiles(proxyEnd), network: percentiles(proxyNetwork), parley: percentiles(proxyParley) }
-    }
+      const contacts = Array.from({ length: 64 }, (_, i) => `1555200${String(i).padStart(4, "0")}`)
+      yield* writeIn(contacts)
+      const greeterId = yield* createWorkflow("Greeter", greeterDefinition)
+      const samples = Math.max(100, options.seconds * 60)
+      const warm = 50
+      const endToEnd: Array<number> = []
+      const network: Array<number> = []
+      const engineShare: Array<number> = []
+      const acked: Array<number> = []
+      const writesBefore: Array<number> = []
+      const writesRun: Array<number> = []
+      for (let i = 0; i < warm + samples; i++) {
+        const to = contacts[i % contacts.length]!
+        const sent = nextSend()
+        const w0 = writes.count()
+        const t0 = performance.now()
+        const res = yield* call("POST", `/platform/v1/workflows/${greeterId}/executions`, {
+          workflow_execution: { phone_number: `+${to}`, phone_number_id: pnid, variables: { name: "Ada" } }
+        })
+        const t1 = performance.now()
+        if (res.status !== 202) return yield* Effect.die(new Error(`start: ${res.status} ${JSON.stringify(res.body)}`))
+        const c = yield* Effect.promise(() => sent)
+        if (c.status !== 200) return yield* Effect.die(new Error(`the network refused the greeting: ${c.status}`))
+        // The run has ended before the next one starts.
+        yield* engine.runSlice(res.body.data.id as string)
+        if (i < warm) continue
+        writesBefore.push(c.writes - w0)
+        writesRun.push(writes.count() - w0)
+        endToEnd.push(c.end - t0)
+        network.push(c.end - c.start)
+        engineShare.push(c.start - t0)
+        acked.push(t1 - t0)
+      }
+      const proxyEnd: Array<number> = []
+      const proxyNetwork: Array<number> = []
+      const proxyParley: Array<number> = []
+      for (let i = 0; i < warm + samples; i++) {
+        const to = contacts[i % contacts.length]!
+        const sent = nextSend()
+        const t0 = performance.now()
+        const res = yield* call("POST", `/proxy/v24.0/${pnid}/messages`, { messaging_product: "whatsapp", to, type: "text", text: { body: "Hi Ada" } })
+        const t1 = performance.now()
+        if (res.status !== 200) return yield* Effect.die(new Error(`proxy send: ${res.status} ${JSON.stringify(res.body)}`))
+        const c = yield* Effect.promise(() => sent)
+        if (i < warm) continue
+        proxyEnd.push(t1 - t0)
+        proxyNetwork.push(c.end - c.start)
+        proxyParley.push(t1 - t0 - (c.end - c.start))
+      }
+      // One commit round trip, one at a time: the unit the paths above are made of.
+      const commits: Array<number> = []
+      yield* sql`CREATE TABLE IF NOT EXISTS bench_commit_row (id int PRIMARY KEY, n bigint NOT NULL)`
+      yield* sql`INSERT INTO bench_commit_row VALUES (0, 0) ON CONFLICT DO NOTHING`
+      for (let i = 0; i < warm + samples * 2; i++) {
+        const t0 = performance.now()
+        yield* sql`UPDATE bench_commit_row SET n = n + 1 WHERE id = 0`
+        if (i >= warm) commits.push(performance.now() - t0)
+      }
+      return {
+        samples,
+        databaseWrites: { toSend: percentiles(writesBefore), run: percentiles(writesRun) },
+        commit: percentiles(commits),
+        endToEnd: percentiles(endToEnd),
+        network: percentiles(network),
+        engine: percentiles(engineShare),
+        accepted: percentiles(acked),
+        proxy: { endToEnd: percentiles(proxyEnd), network: percentiles(proxyNetwork), parley: percentiles(proxyParley) }
+      }
     })
 
     // ---- 3. Parked executions: memory, then resumes ----
     const waiting = Effect.gen(function*() {
       const waiterId = yield* createWorkflow("Waiter", waiterDefinition)
-      const headers = { "x-api-key": KEY, "content-type": "application/json" }
-      const startBodies = (n: number, offset: number) =>
-        Array.from({ length: n }, (_, i) =>
-          JSON.stringify({ workflow_execution: { phone_number: `+1556${String(offset + i).padStart(7, "0")}`, phone_number_id: pnid } }))
-      const startAll = (n: number, offset: number) =>
-        Effect.promise(() =>
-          load({
-            url: `${url}/platform/v1/workflows/${waiterId}/executions`,
-            method: "POST",
-            headers,
-            bodies: startBodies(n, offset),
-            requests: n,
-            connections: concurrency,
-            durationMs: 600_000
-          })
-        )
-      const count = (status: string) =>
-        Effect.map(
-          sql<{ n: string }>`SELECT count(*) AS n FROM workflow_executions WHERE workflow_id = ${waiterId} AND status = ${status}`,
-          (rows) => Number(rows[0]!.n)
-        ).pipe(Effect.orDie)
+      const phones = (n: number, offset: number) => Array.from({ length: n }, (_, i) => `1556${String(offset + i).padStart(7, "0")}`)
       const until = (status: string, n: number, everyMs: number) =>
-        Effect.gen(function*() {
-          const deadline = performance.now() + 300_000
-          while ((yield* count(status)) < n) {
-            if (performance.now() > deadline) return yield* Effect.die(new Error(`${n} executions never reached ${status}`))
-            yield* Effect.sleep(everyMs)
-          }
-        })
+        Effect.flatMap(reached(waiterId, status, n, everyMs), (ok) => ok ? Effect.void : Effect.die(new Error(`${n} executions never reached ${status}`)))
       const waitingIds = Effect.map(
         sql<{ id: string }>`SELECT id FROM workflow_executions WHERE workflow_id = ${waiterId} AND status = 'waiting' ORDER BY started_at`,
         (rows) => rows.map((r) => r.id)
@@ -451,14 +525,14 @@ export const benchExecutions = (options: {
         )
       // Warm-up: the same paths, so code and pools are in place before memory is measured.
       const warmRuns = 500
-      yield* startAll(warmRuns, 0)
+      yield* startAll(waiterId, phones(warmRuns, 0))
       yield* until("waiting", warmRuns, 20)
       yield* resumeAll(yield* waitingIds)
       yield* until("ended", warmRuns, 20)
       yield* Effect.sleep("1 second")
       collect()
       const before = process.memoryUsage()
-      const starts = yield* startAll(waitingCount, warmRuns)
+      const [starts, startCpu] = yield* cpuOf(startAll(waiterId, phones(waitingCount, warmRuns)))
       if (starts.errors > 0) return yield* Effect.die(new Error(`${starts.errors} starts failed`))
       yield* until("waiting", waitingCount, 50)
       // The run jobs the starts left behind are done before memory is read.
@@ -477,8 +551,7 @@ export const benchExecutions = (options: {
         })
       )
       const resumeStart = performance.now()
-      const resumeRequests = yield* resumeAll(ids)
-      yield* until("ended", warmRuns + waitingCount, 10)
+      const [resumeRequests, resumeCpu] = yield* cpuOf(Effect.andThen(resumeAll(ids), (r) => Effect.as(until("ended", warmRuns + waitingCount, 10), r)))
       const resumeSeconds = (performance.now() - resumeStart) / 1000
       if (resumeRequests.errors > 0) return yield* Effect.die(new Error(`${resumeRequests.errors} resumes failed`))
 
@@ -491,7 +564,68 @@ export const benchExecutions = (options: {
         heapGrowthMb: mb(after.heapUsed - before.heapUsed),
         resumesPerSecond: ids.length / resumeSeconds,
         resumeRequests,
-        reads
+        reads,
+        cpu: {
+          startHost: startCpu.host / ids.length,
+          startPostgres: startCpu.postgres === undefined ? undefined : startCpu.postgres / ids.length,
+          resumeHost: resumeCpu.host / ids.length,
+          resumePostgres: resumeCpu.postgres === undefined ? undefined : resumeCpu.postgres / ids.length
+        }
+      }
+    })
+
+    // ---- 4. Inbound routing: replies resume waiting runs; an inbound trigger answers ----
+    const inbound = Effect.gen(function*() {
+      const n = Math.min(waitingCount, Math.max(500, options.seconds * 200))
+      const contacts = Array.from({ length: n }, (_, i) => `1557${String(i).padStart(7, "0")}`)
+      yield* writeIn(contacts)
+      // Debounce 0: a reply is routed at once (the default 1 s window would be measured otherwise).
+      const waiterId = yield* createWorkflow("Inbound waiter", waiterDefinition, { message_debounce_seconds: 0 })
+      const started = yield* startAll(waiterId, contacts)
+      if (started.errors > 0) return yield* Effect.die(new Error(`${started.errors} starts failed`))
+      if (!(yield* reached(waiterId, "waiting", n, 50))) return yield* Effect.die(new Error(`${n} runs never waited`))
+      const reply = (from: string, body: string) => simulator.inbound(pnid, { from, message: { type: "text", text: { body } } })
+      // One reply first: a host without inbound routing leaves the run waiting.
+      yield* reply(contacts[0]!, "yes")
+      if (!(yield* reached(waiterId, "ended", 1, 20, 10_000))) return { routed: false as const }
+      const t0 = performance.now()
+      const [, cpu] = yield* cpuOf(Effect.andThen(
+        Effect.forEach(contacts.slice(1), (from) => reply(from, "yes"), { concurrency, discard: true }),
+        reached(waiterId, "ended", n, 10)
+      ))
+      const resumeSeconds = (performance.now() - t0) / 1000
+
+      const replierId = yield* createWorkflow("Replier", greeterDefinition, { message_debounce_seconds: 0 })
+      const trigger = yield* call("POST", `/platform/v1/workflows/${replierId}/triggers`, {
+        trigger: { trigger_type: "inbound_message", phone_number_id: pnid }
+      })
+      if (trigger.status !== 201) return yield* Effect.die(new Error(`trigger: ${trigger.status} ${JSON.stringify(trigger.body)}`))
+      const samples = Math.min(n, Math.max(100, options.seconds * 60))
+      const warm = 20
+      const endToEnd: Array<number> = []
+      const network: Array<number> = []
+      const parley: Array<number> = []
+      for (let i = 0; i < warm + samples; i++) {
+        // Each contact in turn: its previous run has long ended, so the message starts a new one.
+        const sent = nextSend()
+        const t0 = performance.now()
+        yield* reply(contacts[(i + 1) % n]!, "hello")
+        const c = yield* Effect.promise(() => sent)
+        if (c.status !== 200) return yield* Effect.die(new Error(`the network refused the reply: ${c.status}`))
+        if (i < warm) continue
+        endToEnd.push(c.end - t0)
+        network.push(c.end - c.start)
+        parley.push(c.start - t0)
+      }
+      return {
+        routed: true as const,
+        resumes: n - 1,
+        resumesPerSecond: (n - 1) / resumeSeconds,
+        cpu: {
+          resumeHost: cpu.host / (n - 1),
+          resumePostgres: cpu.postgres === undefined ? undefined : cpu.postgres / (n - 1)
+        },
+        reply: { samples, endToEnd: percentiles(endToEnd), network: percentiles(network), parley: percentiles(parley) }
       }
     })
 
@@ -499,7 +633,9 @@ export const benchExecutions = (options: {
       durable,
       ...(parts.has("steps") ? { steps: yield* steps } : {}),
       ...(parts.has("first") ? { firstMessage: yield* firstMessage } : {}),
-      ...(parts.has("waiting") ? { waiting: yield* waiting } : {})
+      ...(parts.has("waiting") ? { waiting: yield* waiting } : {}),
+      // Last: its inbound trigger answers every later message of the number.
+      ...(parts.has("inbound") ? { inbound: yield* inbound } : {})
     } satisfies ExecutionsBenchResult
   }).pipe(Effect.scoped)
 
@@ -539,6 +675,8 @@ export const formatExecutionsBench = (r: ExecutionsBenchResult): string => {
       `    the network's own handling (baseline)   ${pp(f.network)}`,
       `    Parley's share (per run, less baseline) ${pp(f.engine)}   (targets p50 <= 5 ms, p99 <= 25 ms)`,
       `    request start -> 202                    ${pp(f.accepted)}`,
+      `    the host's PostgreSQL round trips (socket writes, background work included): ${f.databaseWrites.toSend.p50} before the send reaches the network, ${f.databaseWrites.run.p50} over the run (p50)`,
+      `    one single-row commit, one at a time     ${pp(f.commit)}`,
       `    for comparison, one proxied send        ${pp(f.proxy.endToEnd)}`,
       `      its Parley share (less the network)   ${pp(f.proxy.parley)}`
     )
@@ -555,7 +693,24 @@ export const formatExecutionsBench = (r: ExecutionsBenchResult): string => {
       }, p99 ${ms(w.resumeRequests.p99Ms)}; target >= 500/s)`,
       `    baseline GET /platform/v1/workflow_executions/:id, same connections: ${w.reads.rps.toFixed(0)} req/s; ratio resumes / reads ${
         (w.resumesPerSecond / w.reads.rps).toFixed(2)
-      }`
+      }`,
+      `    CPU per start: host ${cpuMs(w.cpu.startHost)}, PostgreSQL ${cpuMs(w.cpu.startPostgres)}; per resume (to its run's end): host ${
+        cpuMs(w.cpu.resumeHost)
+      }, PostgreSQL ${cpuMs(w.cpu.resumePostgres)}`
+    )
+  }
+  const b = r.inbound
+  if (b !== undefined && !b.routed) lines.push(`  Inbound routing: a reply left its waiting run waiting (no inbound routing in this build): not measured`)
+  if (b !== undefined && b.routed) {
+    lines.push(
+      `  Inbound routing (debounce 0), messages posted by the simulated network to the host's ingestion`,
+      `    ${b.resumes} waiting runs resumed by their contact's reply: ${b.resumesPerSecond.toFixed(0)} resumes/s to the last run ended (target >= 500/s); CPU per resume: host ${
+        cpuMs(b.cpu.resumeHost)
+      }, PostgreSQL ${cpuMs(b.cpu.resumePostgres)}`,
+      `    inbound message -> workflow reply accepted by the network, one at a time (${b.reply.samples} runs of an inbound_message trigger -> send_text)`,
+      `      message sent -> reply answered         ${pp(b.reply.endToEnd)}`,
+      `      the network's own handling (baseline) ${pp(b.reply.network)}`,
+      `      Parley's share (less baseline)        ${pp(b.reply.parley)}   (targets p50 <= 10 ms, p99 <= 40 ms)`
     )
   }
   return [...lines, ""].join("\n")
@@ -568,7 +723,7 @@ if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLTo
     concurrency: Number(process.env.EXEC_CONCURRENCY ?? DEFAULT_CONCURRENCY),
     // EXEC_PARTS=steps,first,waiting (default all).
     durable: process.env.EXEC_DURABLE !== "false",
-    parts: process.env.EXEC_PARTS?.split(",").filter((p): p is ExecutionsPart => p === "steps" || p === "first" || p === "waiting")
+    parts: process.env.EXEC_PARTS?.split(",").filter((p): p is ExecutionsPart => p === "steps" || p === "first" || p === "waiting" || p === "inbound")
   }).pipe(
     Effect.map((r) => console.log(formatExecutionsBench(r))),
     Effect.provideService(References.MinimumLogLevel, "Warn")
