@@ -19,6 +19,10 @@
  *    them resumed over `POST /platform/v1/workflow_executions/:id/resume`
  *    until every one has ended, against authenticated reads of the same
  *    executions at the same concurrency.
+ * 4. Inbound routing, when the build routes replies: waiting runs resumed by
+ *    their contact's reply (workflow debounce 0), then a contact's message →
+ *    the reply of a workflow with an active `inbound_message` trigger accepted
+ *    by the network, one at a time, less the network's handling of the reply.
  *
  *   node --max-semi-space-size=8 --conditions=@parley/source bench/executions.ts
  *
