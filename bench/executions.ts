@@ -45,7 +45,8 @@ import * as V8 from "node:v8"
 import * as Vm from "node:vm"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { startBenchHost } from "./host.ts"
-import { load, type LoadResult } from "./load.ts"
+import type { LoadResult } from "./load.ts"
+import { loadApart } from "./loadProcess.ts"
 
 const KEY = "pk_bench_executions_0123456789abcd"
 /** The transactions' pool of a host (store-pg `TRANSACTION_CONNECTIONS`): one checkpoint holds one of them. */
@@ -118,10 +119,13 @@ export interface ExecutionsBenchResult {
     readonly heapGrowthMb: number
     /** RSS growth once every run has ended (none waits): the share of `rssGrowthMb` the waiting runs do not explain. */
     readonly rssEndedMb: number
+    readonly heapEndedMb: number
+    /** Memory outside V8's heap that V8 knows of (Buffers and the like). */
+    readonly externalGrowthMb: number
     readonly resumesPerSecond: number
     readonly resumeRequests: LoadResult
     readonly reads: LoadResult
-    /** CPU milliseconds per start and per resume (the load generator's thread included): the host, PostgreSQL's processes. */
+    /** CPU milliseconds per start and per resume: the host (its HTTP clients run in a process of their own), PostgreSQL's processes. */
     readonly cpu: {
       readonly startHost: number
       readonly startPostgres: number | undefined
@@ -324,10 +328,10 @@ export const benchExecutions = (options: {
         return true
       })
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
-    /** Starts one run of the workflow per phone number over HTTP (`concurrency` connections from a worker thread). */
+    /** Starts one run of the workflow per phone number over HTTP (`concurrency` connections from a process of its own). */
     const startAll = (workflowId: string, phones: ReadonlyArray<string>) =>
       Effect.promise(() =>
-        load({
+        loadApart({
           url: `${url}/platform/v1/workflows/${workflowId}/executions`,
           method: "POST",
           headers,
@@ -527,7 +531,7 @@ export const benchExecutions = (options: {
       ).pipe(Effect.orDie)
       const resumeAll = (ids: ReadonlyArray<string>) =>
         Effect.promise(() =>
-          load({
+          loadApart({
             url,
             urls: ids.map((id) => `${url}/platform/v1/workflow_executions/${id}/resume`),
             method: "POST",
@@ -556,7 +560,7 @@ export const benchExecutions = (options: {
       const after = process.memoryUsage()
       const ids = yield* waitingIds
       const reads = yield* Effect.promise(() =>
-        load({
+        loadApart({
           url,
           urls: ids.map((id) => `${url}/platform/v1/workflow_executions/${id}`),
           headers: { "x-api-key": KEY },
@@ -582,6 +586,8 @@ export const benchExecutions = (options: {
         rssGrowthMb: mb(after.rss - before.rss),
         heapGrowthMb: mb(after.heapUsed - before.heapUsed),
         rssEndedMb: mb(ended.rss - before.rss),
+        heapEndedMb: mb(ended.heapUsed - before.heapUsed),
+        externalGrowthMb: mb(after.external - before.external),
         resumesPerSecond: ids.length / resumeSeconds,
         resumeRequests,
         reads,
@@ -705,9 +711,9 @@ export const formatExecutionsBench = (r: ExecutionsBenchResult): string => {
   if (w !== undefined) {
     lines.push(
       `  ${w.executions} executions waiting on wait_for_response (timeout armed), started over HTTP at ${w.startsPerSecond.toFixed(0)}/s`,
-      `    host RSS growth ${w.rssGrowthMb.toFixed(1)} MB over ${w.rssBeforeMb.toFixed(0)} MB (heap ${w.heapGrowthMb.toFixed(1)} MB; ${
+      `    host RSS growth ${w.rssGrowthMb.toFixed(1)} MB over ${w.rssBeforeMb.toFixed(0)} MB (heap ${w.heapGrowthMb.toFixed(1)} MB, external ${w.externalGrowthMb.toFixed(1)} MB; ${
         (w.rssGrowthMb * 1024 * 1024 / w.executions).toFixed(0)
-      } bytes each; target < 50 MB); once all have ended ${w.rssEndedMb.toFixed(1)} MB over`,
+      } bytes each; target < 50 MB); once all have ended ${w.rssEndedMb.toFixed(1)} MB (heap ${w.heapEndedMb.toFixed(1)} MB)`,
       `    resumed over POST .../resume, ${w.resumeRequests.connections} connections: ${w.resumesPerSecond.toFixed(0)} resumes/s to the last run ended (answers p50 ${
         ms(w.resumeRequests.p50Ms)
       }, p99 ${ms(w.resumeRequests.p99Ms)}; target >= 500/s)`,
