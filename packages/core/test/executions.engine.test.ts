@@ -13,7 +13,8 @@ import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import * as Parley from "../src/Parley.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
-import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
+import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
+import { WebhookSettings } from "../src/webhooks/Settings.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
@@ -23,6 +24,7 @@ const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).p
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
+  Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }))),
   Layer.provideMerge(Ports)
 )
 
