@@ -122,6 +122,8 @@ export interface ExecutionsBenchResult {
     readonly heapEndedMb: number
     /** Memory outside V8's heap that V8 knows of (Buffers and the like). */
     readonly externalGrowthMb: number
+    /** V8's heap as reserved from the system (used or not). */
+    readonly heapTotalGrowthMb: number
     readonly resumesPerSecond: number
     readonly resumeRequests: LoadResult
     readonly reads: LoadResult
@@ -588,6 +590,7 @@ export const benchExecutions = (options: {
         rssEndedMb: mb(ended.rss - before.rss),
         heapEndedMb: mb(ended.heapUsed - before.heapUsed),
         externalGrowthMb: mb(after.external - before.external),
+        heapTotalGrowthMb: mb(after.heapTotal - before.heapTotal),
         resumesPerSecond: ids.length / resumeSeconds,
         resumeRequests,
         reads,
@@ -711,7 +714,7 @@ export const formatExecutionsBench = (r: ExecutionsBenchResult): string => {
   if (w !== undefined) {
     lines.push(
       `  ${w.executions} executions waiting on wait_for_response (timeout armed), started over HTTP at ${w.startsPerSecond.toFixed(0)}/s`,
-      `    host RSS growth ${w.rssGrowthMb.toFixed(1)} MB over ${w.rssBeforeMb.toFixed(0)} MB (heap ${w.heapGrowthMb.toFixed(1)} MB, external ${w.externalGrowthMb.toFixed(1)} MB; ${
+      `    host RSS growth ${w.rssGrowthMb.toFixed(1)} MB over ${w.rssBeforeMb.toFixed(0)} MB (heap used ${w.heapGrowthMb.toFixed(1)} MB, reserved ${w.heapTotalGrowthMb.toFixed(1)} MB, external ${w.externalGrowthMb.toFixed(1)} MB; ${
         (w.rssGrowthMb * 1024 * 1024 / w.executions).toFixed(0)
       } bytes each; target < 50 MB); once all have ended ${w.rssEndedMb.toFixed(1)} MB (heap ${w.heapEndedMb.toFixed(1)} MB)`,
       `    resumed over POST .../resume, ${w.resumeRequests.connections} connections: ${w.resumesPerSecond.toFixed(0)} resumes/s to the last run ended (answers p50 ${
