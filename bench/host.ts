@@ -3,9 +3,11 @@
  * a throwaway embedded PostgreSQL (pg-boss and the simulator's store on it), with one project whose key
  * is `key`. Everything stops with the caller's scope. With `workers: false`
  * the host runs no job workers: the caller builds them (`Parley.layerWorkers`
- * over the returned context) when it wants its backlog worked. `env` adds to
+ * over the returned context) when it wants its backlog worked. With `durable`, the
+ * database keeps its default `fsync` and `synchronous_commit` (as `npm start` runs it)
+ * instead of a throwaway server's `off`. `env` adds to
  * the environment the host reads its configuration from. `postgresPid` is the
- * database server's main process.
+ * database server's main process; `project` the project the key belongs to.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"
@@ -20,12 +22,12 @@ import * as Path from "node:path"
 
 export const startBenchHost = (
   key: string,
-  options: { readonly workers?: boolean; readonly env?: Record<string, string> } = {}
+  options: { readonly workers?: boolean; readonly env?: Record<string, string>; readonly durable?: boolean } = {}
 ) =>
   Effect.gen(function*() {
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
-    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
+    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: options.durable !== true })
     const context = yield* Layer.build(
       Host.serve({ publicUrl: "http://127.0.0.1", workers: options.workers }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
@@ -43,5 +45,5 @@ export const startBenchHost = (
     yield* projects.createKey(project.id, "bench", key)
     // The server's first process; its children are the sessions and background workers.
     const postgresPid = Number(Fs.readFileSync(Path.join(pg.dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0])
-    return { url, context, postgresPid }
+    return { url, context, postgresPid, project }
   })

@@ -14,6 +14,10 @@ export interface LoadOptions {
   readonly body?: string | undefined
   /** Bodies taken in turn (request n sends bodies[n % length]); overrides `body`. */
   readonly bodies?: ReadonlyArray<string> | undefined
+  /** URLs taken in turn (request n goes to urls[n]); overrides `url`. */
+  readonly urls?: ReadonlyArray<string> | undefined
+  /** Stop after this many requests (or at `durationMs`, whichever comes first). */
+  readonly requests?: number | undefined
   readonly connections: number
   readonly durationMs: number
 }
@@ -39,13 +43,17 @@ const run = async (options: LoadOptions): Promise<LoadResult> => {
   const latencies: Array<number> = []
   let errors = 0
   let sent = 0
+  let issued = 0
+  const limit = options.requests ?? Number.POSITIVE_INFINITY
   const start = performance.now()
   const deadline = start + options.durationMs
   const one = () =>
     new Promise<void>((resolve) => {
       const body = options.bodies === undefined ? options.body : options.bodies[sent++ % options.bodies.length]
+      const url = options.urls === undefined ? options.url : options.urls[issued % options.urls.length]!
+      issued++
       const t0 = performance.now()
-      const req = Http.request(options.url, { agent, headers: options.headers, method: options.method ?? "GET" }, (res) => {
+      const req = Http.request(url, { agent, headers: options.headers, method: options.method ?? "GET" }, (res) => {
         res.resume()
         res.on("end", () => {
           if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) errors++
@@ -60,7 +68,7 @@ const run = async (options: LoadOptions): Promise<LoadResult> => {
       req.end(body)
     })
   await Promise.all(Array.from({ length: options.connections }, async () => {
-    while (performance.now() < deadline) await one()
+    while (performance.now() < deadline && issued < limit) await one()
   }))
   const seconds = (performance.now() - start) / 1000
   agent.destroy()

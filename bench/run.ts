@@ -3,6 +3,7 @@
  * and the ratio. Targets are printed beside the figures, never asserted.
  */
 import { Effect, References } from "effect"
+import { benchExecutions, formatExecutionsBench } from "./executions.ts"
 import { benchHttp } from "./http.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
 import { benchFunctionsHttp, formatFunctionsHttpBench } from "./functionsHttp.ts"
@@ -11,6 +12,9 @@ import { benchProxy, formatProxyBench } from "./proxy.ts"
 import { benchWebhooks, formatWebhooksBench } from "./webhooks.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+/** `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions) runs only those. */
+const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim()).filter((name) => name !== "")
+const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
 // The webhook receiver is on loopback: the operator's switch for private webhook URLs. Set before the first host
 // starts, as the environment is read once per process.
 process.env.PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS = "true"
@@ -19,21 +23,31 @@ const program = Effect.gen(function*() {
   // The young generation's size sets the host's collection pauses (docs/decisions.md "Runtime"): say which one ran.
   const youngGeneration = process.execArgv.find((flag) => flag.startsWith("--max-semi-space-size")) ?? "V8's default young generation"
   console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread; ${youngGeneration})\n`)
-  const http = yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })
-  const row = (name: string, r: typeof http.parley) =>
-    `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2)} ms   p99 ${r.p99Ms.toFixed(2)} ms   errors ${r.errors}`
-  console.log("Authenticated GET /platform/v1/workflows/<id> (Postgres storage)")
-  console.log(row("Parley", http.parley))
-  console.log(row("bare node:http, same JSON", http.bare))
-  console.log(`  ratio Parley / bare: ${http.ratio.toFixed(2)} (target >= 0.5)\n`)
-  console.log(formatJobQueueBench(yield* benchJobQueue()))
-  console.log("")
-  console.log(formatFunctionsHttpBench(yield* benchFunctionsHttp({ durationMs: seconds * 1000, connections: 16 })))
-  console.log("")
-  console.log(formatIngestionBench(yield* benchIngestion()))
-  console.log(formatWebhooksBench(yield* benchWebhooks({ durationMs: seconds * 1000, connections: 32, deliveries: 20_000 })))
-  console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16 })))
-  console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16, network: "remote" })))
+  if (runs("http")) {
+    const http = yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })
+    const row = (name: string, r: typeof http.parley) =>
+      `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2)} ms   p99 ${r.p99Ms.toFixed(2)} ms   errors ${r.errors}`
+    console.log("Authenticated GET /platform/v1/workflows/<id> (Postgres storage)")
+    console.log(row("Parley", http.parley))
+    console.log(row("bare node:http, same JSON", http.bare))
+    console.log(`  ratio Parley / bare: ${http.ratio.toFixed(2)} (target >= 0.5)\n`)
+  }
+  if (runs("jobqueue")) {
+    console.log(formatJobQueueBench(yield* benchJobQueue()))
+    console.log("")
+  }
+  if (runs("functions")) {
+    console.log(formatFunctionsHttpBench(yield* benchFunctionsHttp({ durationMs: seconds * 1000, connections: 16 })))
+    console.log("")
+  }
+  if (runs("ingestion")) console.log(formatIngestionBench(yield* benchIngestion()))
+  if (runs("webhooks")) console.log(formatWebhooksBench(yield* benchWebhooks({ durationMs: seconds * 1000, connections: 32, deliveries: 20_000 })))
+  if (runs("proxy")) {
+    console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16 })))
+    console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16, network: "remote" })))
+  }
+  // 10,000 parked runs whatever BENCH_SECONDS says: the memory target is stated for that many.
+  if (runs("executions")) console.log(formatExecutionsBench(yield* benchExecutions({ seconds, waiting: 10_000 })))
 })
 
 // Request log lines would measure the terminal, not Parley: keep only warnings.
