@@ -1,7 +1,8 @@
 /**
  * A script that drives Parley with the Promise client: creates a workflow
- * that greets whoever writes in, activates it, and lists the project's
- * workflows.
+ * that greets whoever writes in, activates it, lists the project's
+ * workflows, then runs it for a simulated contact (the sandbox of
+ * `npm start`) and reads the execution and its step events.
  *
  *   PARLEY_URL=http://127.0.0.1:4000 PARLEY_API_KEY=pk_... npm start
  */
@@ -13,6 +14,9 @@ if (apiKey === undefined || apiKey === "") {
   console.error("Set PARLEY_API_KEY to a project's API key (printed by `npm start` on first run).")
   process.exit(1)
 }
+
+const phoneNumberId = process.env.PARLEY_PHONE_NUMBER_ID ?? "100000000000001"
+const contact = "+15550001111"
 
 const parley = createParleyClient({ baseUrl, apiKey })
 
@@ -45,6 +49,21 @@ try {
   for (const workflow of body.data) {
     console.log(`  ${workflow.status.padEnd(8)} ${workflow.slug.padEnd(40)} ${workflow.id}`)
   }
+
+  // A simulated contact writes in first: free-form messages need an open 24-hour window.
+  await parley.sandbox.inbound({ payload: { phone_number_id: phoneNumberId, from: contact, message: { type: "text", text: { body: "hi" } } } })
+  const { data: started } = await parley.executions.start({
+    params: { id: active.id },
+    payload: { workflow_execution: { phone_number: contact, phone_number_id: phoneNumberId } }
+  })
+  let execution = (await parley.executions.get({ params: { id: started.id } })).data
+  for (let i = 0; i < 50 && execution.status === "running"; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    execution = (await parley.executions.get({ params: { id: started.id } })).data
+  }
+  console.log(`\nexecution ${execution.id}: ${execution.status}`)
+  const { body: events } = await parley.executions.events({ params: { id: started.id }, query: {} })
+  for (const event of [...events.data].reverse()) console.log(`  ${event.created_at}  ${event.event_type}`)
 } catch (error) {
   if (error instanceof ParleyError) {
     console.error(`Parley refused: ${error.status} ${error.error}`)
