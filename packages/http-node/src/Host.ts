@@ -5,6 +5,7 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import {
+  ExecutionsSettings,
   FunctionSecretKey,
   type FunctionKv,
   type FunctionRuntime,
@@ -101,6 +102,7 @@ const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOpti
     Layer.provide(Layer.mergeAll(
       Layer.succeed(PublicUrl, options.publicUrl),
       FunctionSecretKey.layerConfig,
+      ExecutionsSettings.layerConfig,
       layerUpstreamHttpClient
     ))
   )

@@ -21,7 +21,7 @@
  * settled by the network's status reports (the key rides as
  * `biz_opaque_callback_data`) or failed after a grace period — never sent again.
  */
-import { Clock, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
+import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
@@ -45,6 +45,36 @@ export const LEASE_MS = 60_000
 export const STEP_LIMIT = 200
 /** How long a send whose outcome a crash left unknown waits for the network's word before it fails. */
 export const DOUBT_GRACE_MS = 60_000
+/** Each host looks for runs whose host died and timers whose job was lost this often. */
+export const SWEEP_INTERVAL_MS = 15_000
+
+/** How long the engine trusts a silent host and a silent network; the defaults above, shorter in crash tests. */
+export interface ExecutionsSettingsShape {
+  /** A slice's lease: another host takes the run over this long after its last checkpoint. */
+  readonly leaseMs: number
+  /** See `DOUBT_GRACE_MS`. */
+  readonly doubtGraceMs: number
+  /** How often each host's recovery sweep runs (`ExecutionsJobs.ts`). */
+  readonly sweepIntervalMs: number
+}
+
+export class ExecutionsSettings extends Context.Reference<ExecutionsSettingsShape>("@parley/core/executions/ExecutionsSettings", {
+  defaultValue: () => ({ leaseMs: LEASE_MS, doubtGraceMs: DOUBT_GRACE_MS, sweepIntervalMs: SWEEP_INTERVAL_MS })
+}) {
+  /** From `PARLEY_EXECUTION_LEASE_MS`, `PARLEY_SEND_DOUBT_GRACE_MS`, `PARLEY_EXECUTION_SWEEP_MS`; unset keeps the defaults. */
+  static readonly layerConfig = Layer.effect(
+    ExecutionsSettings,
+    Effect.gen(function*() {
+      const ms = (name: string, fallback: number) =>
+        Config.Int(name).pipe(Config.withDefault(fallback), Config.map((n) => Math.max(1, n)))
+      return {
+        leaseMs: yield* ms("PARLEY_EXECUTION_LEASE_MS", LEASE_MS),
+        doubtGraceMs: yield* ms("PARLEY_SEND_DOUBT_GRACE_MS", DOUBT_GRACE_MS),
+        sweepIntervalMs: yield* ms("PARLEY_EXECUTION_SWEEP_MS", SWEEP_INTERVAL_MS)
+      }
+    }).pipe(Effect.orDie)
+  )
+}
 
 export interface TimerJob {
   readonly id: string
@@ -93,6 +123,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const configs = yield* MessageConfigsRepo
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
+      const { doubtGraceMs, leaseMs } = yield* ExecutionsSettings
       const fibers = yield* FiberSet.make()
       const graphs = new Map<string, Graph>()
 
@@ -181,7 +212,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const leased: ExecutionRecord = {
           ...record,
           lease_owner: hostId,
-          lease_until: new Date(t.ms + LEASE_MS).toISOString(),
+          lease_until: new Date(t.ms + leaseMs).toISOString(),
           state_version: record.state_version + 1
         }
         return (yield* repo.update(leased, record.state_version)) ? Option.some(leased) : Option.none<ExecutionRecord>()
@@ -190,7 +221,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       /** Keeps the lease on every checkpoint of a slice. */
       const leased = (t: T.Transition, ms: number): T.Transition =>
         t.record.status === "running" && t.record.wait === null
-          ? { ...t, record: { ...t.record, lease_owner: hostId, lease_until: new Date(ms + LEASE_MS).toISOString() } }
+          ? { ...t, record: { ...t.record, lease_owner: hostId, lease_until: new Date(ms + leaseMs).toISOString() } }
           : t
 
       /** The pending send: settle what is known, send what never left. */
@@ -229,14 +260,14 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ])
           }
           // Recorded, no answer known: in doubt. Never sent again; the network's status reports may still settle it.
-          if (t.ms - Date.parse(pending.started_at) < DOUBT_GRACE_MS) {
+          if (t.ms - Date.parse(pending.started_at) < doubtGraceMs) {
             return T.apply(record, g, node, {
               context: record.execution_context,
               events: [],
               next: {
                 _tag: "Park",
                 reason: null,
-                wait: { kind: "doubt", seq: record.step_seq, node_id: node.id, due_at: new Date(Date.parse(pending.started_at) + DOUBT_GRACE_MS).toISOString(), timeout_seconds: null }
+                wait: { kind: "doubt", seq: record.step_seq, node_id: node.id, due_at: new Date(Date.parse(pending.started_at) + doubtGraceMs).toISOString(), timeout_seconds: null }
               }
             }, t.iso, 0)
           }
