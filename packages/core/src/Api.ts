@@ -13,11 +13,14 @@ import { MsgConversationsApi } from "./messaging/ConversationsApi.ts"
 import { MessagingProxyApi } from "./messaging/ProxyApi.ts"
 import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "./functions/FunctionsApi.ts"
 import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
+import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
   .add(TriggersApi)
   .add(FlowsApi)
+  .add(ExecutionsApi)
+  .add(FlowExecutionsApi)
   .add(EventsApi)
   .add(EventDefinitionsApi)
   .add(PhoneNumbersApi)

@@ -23,6 +23,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AuthenticationLive, ProxyKeyLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
+import { ExecutionsHandlers, FlowExecutionsHandlers } from "./handlers/Executions.ts"
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
 import { MsgConfigsHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
 import { CustomersHandlers } from "./handlers/Customers.ts"
@@ -38,6 +39,7 @@ import { RequestLog } from "./RequestLog.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
+  Layer.provide([ExecutionsHandlers, FlowExecutionsHandlers]),
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
   Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers, CustomersHandlers]),
   Layer.provide(MsgConversationsHandlers),

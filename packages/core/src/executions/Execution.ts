@@ -12,7 +12,7 @@ import { Schema } from "effect"
 import { nameUuid } from "../shared/Ids.ts"
 import { TriggerType } from "../workflows/Trigger.ts"
 import type { Definition, Node } from "../workflows/Workflow.ts"
-import { WorkflowMinimal } from "../workflows/Workflow.ts"
+import { Flow, WorkflowMinimal } from "../workflows/Workflow.ts"
 
 /** `execution_context` (decisions 2.4.1). */
 export interface ExecutionContext {
@@ -277,6 +277,41 @@ export const toDetail = (
   execution_context: e.execution_context,
   events: events.map(toStepEvent)
 })
+
+/** The older surface's flow execution (`GET {legacy_url}/flow_executions/<id>`). */
+export const FlowExecution = Schema.Struct({
+  id: Schema.String,
+  flow_id: Schema.String,
+  status: ExecutionStatus,
+  started_at: Schema.String,
+  ended_at: Schema.NullOr(Schema.String),
+  last_event_at: Schema.String,
+  tracking_id: Schema.String,
+  current_step: Schema.NullOr(Schema.Struct({ id: Schema.String, name: Schema.String, step_type: Schema.String })),
+  execution_context: Schema.Record(Schema.String, Schema.Unknown),
+  variables: Schema.Record(Schema.String, Schema.Unknown),
+  flow: Flow
+})
+export type FlowExecution = typeof FlowExecution.Type
+
+export const toFlowExecution = (e: ExecutionRecord, definition: Definition, flow: Flow): FlowExecution => {
+  const summary = toSummary(e, definition, flow.status)
+  return {
+    id: e.id,
+    flow_id: e.workflow_id,
+    status: e.status,
+    started_at: e.started_at,
+    ended_at: e.ended_at,
+    last_event_at: e.last_event_at,
+    tracking_id: e.tracking_id,
+    current_step: summary.current_step === null
+      ? null
+      : { id: summary.current_step.id, name: summary.current_step.display_name, step_type: summary.current_step.node_type },
+    execution_context: e.execution_context as unknown as Record<string, unknown>,
+    variables: e.execution_context.vars,
+    flow
+  }
+}
 
 /** Filters of `GET /workflows/<id>/executions` and `/msg/conversations/<id>/flow_executions` (decisions 4.2). */
 export interface ExecutionFilter {

@@ -4,13 +4,13 @@
  * resume. Runs go through the `Launcher` and the `ExecutionEngine`.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { ContactsRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
+import { ContactsRepo, ConversationsRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { TriggersRepo, WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
-import { type Conflict, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { Conflict, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { phoneDigits } from "../messaging/numbers/MessageConfig.ts"
@@ -18,14 +18,18 @@ import { ExecutionEngine } from "./Engine.ts"
 import {
   type ExecutionDetail,
   type ExecutionFilter,
+  type FlowExecution,
   type ExecutionRecord,
   type ExecutionStatus,
   type ExecutionSummary,
   type StepEventFilter,
   type StepEventRecord,
   toDetail,
+  toFlowExecution,
   toSummary
 } from "./Execution.ts"
+import { discover, DISCOVERY_EXECUTIONS, type WorkflowVariables } from "./Variables.ts"
+import { toFlow } from "../workflows/Workflow.ts"
 import { Launcher } from "./Launcher.ts"
 import * as T from "./Transitions.ts"
 
@@ -67,11 +71,23 @@ export class Executions extends Context.Service<Executions, {
     request: RequestFacts
   ) => Effect.Effect<StartAnswer, NotFound | Unprocessable>
   readonly get: (principal: Principal, idOrTrackingId: string) => Effect.Effect<ExecutionDetail, NotFound>
+  /** The older surface's read (`/api/v1/flow_executions/<id>`). */
+  readonly getFlowExecution: (principal: Principal, id: string) => Effect.Effect<FlowExecution, NotFound>
+  /** A workflow's executions (`filter.workflow_id` set: 404 when the workflow is unknown). */
   readonly list: (
     principal: Principal,
     filter: ExecutionFilter,
     window: ListWindow
   ) => Effect.Effect<ListSlice<ExecutionSummary>, NotFound>
+  /** Every workflow's executions in one conversation; 404 `Conversation not found`. */
+  readonly listByConversation: (
+    principal: Principal,
+    conversationId: string,
+    filter: Pick<ExecutionFilter, "status">,
+    window: ListWindow
+  ) => Effect.Effect<ListSlice<ExecutionSummary>, NotFound>
+  /** Variables discovery (decisions 2.4.6). */
+  readonly variables: (principal: Principal, workflowId: string) => Effect.Effect<WorkflowVariables, NotFound>
   readonly move: (principal: Principal, id: string, status: ExecutionStatus) => Effect.Effect<ExecutionSummary, NotFound | Unprocessable>
   readonly resume: (
     principal: Principal,
@@ -95,6 +111,7 @@ export class Executions extends Context.Service<Executions, {
       const triggers = yield* TriggersRepo
       const configs = yield* MessageConfigsRepo
       const contacts = yield* ContactsRepo
+      const conversations = yield* ConversationsRepo
       const locks = yield* MessagingLocks
       const tx = yield* Transactor
       const engine = yield* ExecutionEngine
@@ -204,6 +221,31 @@ export class Executions extends Context.Service<Executions, {
         return { ...slice, items }
       })
 
+      const getFlowExecution = Effect.fn("Executions.getFlowExecution")(function*(principal: Principal, id: string) {
+        const e = yield* findExecution(principal.project.id, id)
+        const workflow = yield* workflows.findById(e.project_id, e.workflow_id).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow execution")), onSome: Effect.succeed }))
+        )
+        const g = yield* engine.graph(e.revision_id)
+        return toFlowExecution(e, g.definition, toFlow(workflow))
+      })
+
+      const listByConversation = Effect.fn("Executions.listByConversation")(function*(
+        principal: Principal,
+        conversationId: string,
+        filter: Pick<ExecutionFilter, "status">,
+        window: ListWindow
+      ) {
+        if (Option.isNone(yield* conversations.findById(principal.project.id, conversationId))) return yield* notFound("Conversation")
+        return yield* list(principal, { status: filter.status, msg_conversation_id: conversationId }, window)
+      })
+
+      const variables = Effect.fn("Executions.variables")(function*(principal: Principal, workflowId: string) {
+        if (Option.isNone(yield* workflows.findById(principal.project.id, workflowId))) return yield* notFound("Workflow")
+        const latest = yield* repo.list(principal.project.id, { workflow_id: workflowId }, { mode: "page", page: 1, perPage: DISCOVERY_EXECUTIONS })
+        return discover(latest.items)
+      })
+
       const move = Effect.fn("Executions.move")(function*(principal: Principal, id: string, to: ExecutionStatus) {
         // A concurrent step may move the record between the read and the write: read again and retry.
         for (let attempt = 0; attempt < 5; attempt++) {
@@ -248,7 +290,13 @@ export class Executions extends Context.Service<Executions, {
         const resumed = e.status === "handoff" && nodeId === null
           ? T.end(e, g, "completed", now)
           : T.resume(e, g, { value: data, reason: "api", source: "api", kind, messageIds: [], variables: input.variables ?? undefined }, now)
-        if (!(yield* engine.write(e, resumed))) return yield* unprocessable("Execution is not waiting")
+        if (!(yield* engine.write(e, resumed))) {
+          // Another resume (or the reply it stands for) won the race: the run is already on its way.
+          const now = yield* repo.get(e.id)
+          return yield* Option.isSome(now) && now.value.status === "running"
+            ? Effect.fail(new Conflict({ error: "Resume already pending", code: "resume_pending" }))
+            : Effect.fail(unprocessable("Execution is not waiting"))
+        }
         if (resumed.record.status === "running") yield* engine.kick(e.id)
         return {
           ...(yield* summary(resumed.record)),
@@ -268,7 +316,7 @@ export class Executions extends Context.Service<Executions, {
         )
       })
 
-      return Executions.of({ start, get, list, move, resume, events, event })
+      return Executions.of({ start, get, getFlowExecution, list, listByConversation, variables, move, resume, events, event })
     })
   )
 }

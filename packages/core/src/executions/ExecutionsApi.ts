@@ -8,7 +8,8 @@ import { Authentication } from "../http/Middleware.ts"
 import { Conflict, NotFound, Unprocessable } from "../shared/ApiError.ts"
 import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
 import { TriggerType } from "../workflows/Trigger.ts"
-import { ExecutionDetail, ExecutionStatus, ExecutionSummary, StepEvent, WaitingReason } from "./Execution.ts"
+import { ExecutionDetail, ExecutionStatus, ExecutionSummary, FlowExecution, StepEvent, WaitingReason } from "./Execution.ts"
+import { WorkflowVariables } from "./Variables.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const IdParams = { id: Schema.String }
@@ -91,9 +92,18 @@ export class ExecutionsApi extends HttpApiGroup.make("executions")
       success: ListResponse(StepEvent),
       error: NotFound
     }),
-    HttpApiEndpoint.get("event", "/workflow_events/:id", { params: IdParams, success: data(StepEvent), error: NotFound })
+    HttpApiEndpoint.get("event", "/workflow_events/:id", { params: IdParams, success: data(StepEvent), error: NotFound }),
+    HttpApiEndpoint.get("variables", "/workflows/:id/variables", { params: IdParams, success: data(WorkflowVariables), error: NotFound })
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
   .annotateMerge(OpenApi.annotations({ title: "Workflow executions", description: "Runs of workflows and their step events" }))
+{}
+
+/** The older surface's read of a run (interface spec, older surface). */
+export class FlowExecutionsApi extends HttpApiGroup.make("flowExecutions")
+  .add(HttpApiEndpoint.get("get", "/flow_executions/:id", { params: IdParams, success: data(FlowExecution), error: NotFound }))
+  .middleware(Authentication)
+  .prefix("/api/v1")
+  .annotateMerge(OpenApi.annotations({ title: "Flow executions (older surface)", description: "Runs of flows" }))
 {}
