@@ -56,12 +56,21 @@ export interface ExecutionsSettingsShape {
   readonly doubtGraceMs: number
   /** How often each host's recovery sweep runs (`ExecutionsJobs.ts`). */
   readonly sweepIntervalMs: number
+  /**
+   * Crash tests only (0 otherwise): the chance the process SIGKILLs itself at
+   * each crash point (after a checkpoint commits, after the network answered a
+   * send), the instants a kill from outside rarely hits.
+   */
+  readonly crashProbability: number
 }
 
 export class ExecutionsSettings extends Context.Reference<ExecutionsSettingsShape>("@parley/core/executions/ExecutionsSettings", {
-  defaultValue: () => ({ leaseMs: LEASE_MS, doubtGraceMs: DOUBT_GRACE_MS, sweepIntervalMs: SWEEP_INTERVAL_MS })
+  defaultValue: () => ({ leaseMs: LEASE_MS, doubtGraceMs: DOUBT_GRACE_MS, sweepIntervalMs: SWEEP_INTERVAL_MS, crashProbability: 0 })
 }) {
-  /** From `PARLEY_EXECUTION_LEASE_MS`, `PARLEY_SEND_DOUBT_GRACE_MS`, `PARLEY_EXECUTION_SWEEP_MS`; unset keeps the defaults. */
+  /**
+   * From `PARLEY_EXECUTION_LEASE_MS`, `PARLEY_SEND_DOUBT_GRACE_MS`, `PARLEY_EXECUTION_SWEEP_MS` and
+   * `PARLEY_TEST_CRASH_PROBABILITY`; unset keeps the defaults.
+   */
   static readonly layerConfig = Layer.effect(
     ExecutionsSettings,
     Effect.gen(function*() {
@@ -70,7 +79,8 @@ export class ExecutionsSettings extends Context.Reference<ExecutionsSettingsShap
       return {
         leaseMs: yield* ms("PARLEY_EXECUTION_LEASE_MS", LEASE_MS),
         doubtGraceMs: yield* ms("PARLEY_SEND_DOUBT_GRACE_MS", DOUBT_GRACE_MS),
-        sweepIntervalMs: yield* ms("PARLEY_EXECUTION_SWEEP_MS", SWEEP_INTERVAL_MS)
+        sweepIntervalMs: yield* ms("PARLEY_EXECUTION_SWEEP_MS", SWEEP_INTERVAL_MS),
+        crashProbability: yield* Config.Finite("PARLEY_TEST_CRASH_PROBABILITY").pipe(Config.withDefault(0))
       }
     }).pipe(Effect.orDie)
   )
@@ -123,7 +133,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const configs = yield* MessageConfigsRepo
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
-      const { doubtGraceMs, leaseMs } = yield* ExecutionsSettings
+      const { crashProbability, doubtGraceMs, leaseMs } = yield* ExecutionsSettings
+      const crashPoint = crashProbability <= 0 ? Effect.void : Effect.sync(() => {
+        if (Math.random() < crashProbability) process.kill(process.pid, "SIGKILL")
+      })
       const fibers = yield* FiberSet.make()
       const graphs = new Map<string, Graph>()
 
@@ -283,6 +296,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           origin: "api",
           messageId: pending.message_id
         })
+        yield* crashPoint
         const after = yield* now
         switch (outcome._tag) {
           case "Accepted": {
@@ -356,6 +370,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             : yield* step(record, g)
           const next = leased(transition, t.ms)
           if (!(yield* writeWith(record, next, secrets))) return yield* Effect.fail(new Fenced())
+          yield* crashPoint
           record = next.record
           if (record.wait !== null && record.wait.due_at !== null) yield* armTimer(record)
         }
