@@ -16,7 +16,7 @@ import {
   msgMessageStatusEvent,
   UPSTREAM_PAYLOAD
 } from "../src/messaging/DomainEvents.ts"
-import { renderInbound } from "../src/messaging/Content.ts"
+import { renderInbound, replyFacts } from "../src/messaging/Content.ts"
 import { UpstreamIngestion } from "../src/messaging/Ingestion.ts"
 import { Messaging } from "../src/messaging/Messaging.ts"
 import { nextStatus } from "../src/messaging/Recording.ts"
@@ -127,6 +127,27 @@ describe("content rendition (decisions 2.10)", () => {
       assert.strictEqual(renderInbound(message, message["type"] === "image" ? media : null).content, content)
     })
   }
+
+  it("names the option an interactive reply chose, for functions' msg_context (decisions 10.5.5)", () => {
+    assert.deepStrictEqual(replyFacts({ interactive: { type: "button_reply", button_reply: { id: "y", title: "Yes" } } }), {
+      reply_option_id: "y",
+      reply_option_title: "Yes",
+      interactive_type: "button_reply",
+      interactive_data: { id: "y", title: "Yes" }
+    })
+    assert.deepStrictEqual(replyFacts({ interactive: { type: "nfm_reply", nfm_reply: { name: "signup", response_json: "{}" } } }), {
+      reply_option_id: null,
+      reply_option_title: null,
+      interactive_type: "nfm_reply",
+      interactive_data: { name: "signup", response_json: "{}" }
+    })
+    assert.deepStrictEqual(replyFacts({ text: { body: "hi" } }), {
+      reply_option_id: null,
+      reply_option_title: null,
+      interactive_type: null,
+      interactive_data: null
+    })
+  })
 
   it("keeps orders and form replies beside the text", () => {
     const order = renderInbound({

@@ -7,6 +7,13 @@ import { existsSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
+// Effect 4 needs Node.js 22.19 or later (package.json `engines`); older ones crash deep inside a dependency.
+const [major, minor] = process.versions.node.split(".").map(Number)
+if (major < 22 || (major === 22 && minor < 19)) {
+  console.error(`Parley needs Node.js 22.19 or later; this is ${process.versions.node}.`)
+  process.exit(1)
+}
+
 const here = dirname(fileURLToPath(import.meta.url))
 const source = join(here, "..", "src", "cli.ts")
 if (!existsSync(source)) {

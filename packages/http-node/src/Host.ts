@@ -14,12 +14,15 @@ import {
   Parley,
   ParleyApi,
   PublicUrl,
+  Transactor,
   Upstream
 } from "@parley/core"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Effect, Layer } from "effect"
-import { HttpClient, HttpRouter, HttpServerResponse } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { Context, Effect, Layer } from "effect"
+import { createServer, type Server } from "node:http"
+import type { Duplex } from "node:stream"
+import { HttpClient, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApi, HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AuthenticationLive, ProxyKeyLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
@@ -36,6 +39,7 @@ import { layerWorkerdFunctionRuntimeConfig } from "./runtime/Workerd.ts"
 import { WebhookDeliveriesHandlers, WebhooksHandlers } from "./handlers/Webhooks.ts"
 import { layerNodeWebhookHttp } from "./delivery/NodeWebhookHttp.ts"
 import { RequestLog } from "./RequestLog.ts"
+import { InputLimits } from "./InputLimits.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -55,21 +59,117 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
 const DocsRoute = HttpApiScalar.layer(ParleyApi, { path: "/docs", scalar: { withDefaultFonts: false } })
 
-const HealthRoute = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
+/**
+ * Whether the host serves yet (`/readyz`): its services and workers are built, and (`npm start`) the default
+ * project's bootstrap is done, so a configured key works. `/healthz` says only that the process answers.
+ */
+export class Readiness extends Context.Service<Readiness, {
+  readonly markReady: Effect.Effect<void>
+  readonly isReady: Effect.Effect<boolean>
+}>()("@parley/http-node/Readiness") {
+  static readonly layer = Layer.sync(Readiness, () => {
+    let ready = false
+    return Readiness.of({ markReady: Effect.sync(() => void (ready = true)), isReady: Effect.sync(() => ready) })
+  })
+}
 
-/** Anything no route claims: 404 in the spec's error shape instead of an empty body. */
+const notReady = (why: string) =>
+  HttpServerResponse.jsonUnsafe({ error: `Not ready: ${why}` }, { status: 503, headers: { "retry-after": "1" } })
+
+const HealthRoute = HttpRouter.use((router) =>
+  Effect.gen(function*() {
+    const readiness = yield* Readiness
+    const tx = yield* Transactor
+    yield* router.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
+    yield* router.add(
+      "GET",
+      "/readyz",
+      Effect.gen(function*() {
+        if (!(yield* readiness.isReady)) return notReady("starting")
+        // The database answers: one empty transaction, bounded.
+        const reachable = yield* tx.withTransaction(Effect.void).pipe(
+          Effect.timeout("2 seconds"),
+          Effect.as(true),
+          Effect.catchCause(() => Effect.succeed(false))
+        )
+        return reachable ? HttpServerResponse.jsonUnsafe({ status: "ready" }) : notReady("the database does not answer")
+      })
+    )
+  })
+)
+
+/** Every (method, path pattern) the host serves outside `/proxy` (which takes any method). */
+const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: RegExp }> = (() => {
+  const routes: Array<{ readonly method: string; readonly path: string }> = [
+    { method: "GET", path: "/healthz" },
+    { method: "GET", path: "/readyz" },
+    { method: "GET", path: "/docs" },
+    { method: "GET", path: "/openapi.json" },
+    ...Ingestion.ROUTES
+  ]
+  HttpApi.reflect(ParleyApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => void routes.push({ method: endpoint.method, path: endpoint.path })
+  })
+  return routes.map(({ method, path }) => ({
+    method,
+    pattern: new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`)
+  }))
+})()
+
+/**
+ * Anything no route claims, in the spec's error shape: 405 with `Allow` when the path is served with other methods,
+ * else 404.
+ */
 const NotFoundRoute = HttpRouter.add(
   "*",
   "/*",
-  Effect.succeed(HttpServerResponse.jsonUnsafe({ error: "Not found" }, { status: 404 }))
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+    const path = new URL(request.url, "http://host").pathname
+    const allowed = [...new Set(servedRoutes.filter((r) => r.pattern.test(path)).map((r) => r.method))]
+    return allowed.length === 0
+      ? HttpServerResponse.jsonUnsafe({ error: "Not found" }, { status: 404 })
+      : HttpServerResponse.jsonUnsafe({ error: "Method not allowed" }, { status: 405, headers: { allow: allowed.join(", ") } })
+  })
 )
 
 /**
  * Every route of the host; needs the core services and their ports. One `MessagingProxy` serves the documented
  * proxy endpoints and the other `/proxy/*` routes alike (its per-recipient send order and caches are shared).
  */
-export const routes = Layer.mergeAll(ApiRoutes, Ingestion.routes, Proxy.routes, DocsRoute, HealthRoute, NotFoundRoute, RequestLog)
+export const routes = Layer.mergeAll(
+  ApiRoutes,
+  Ingestion.routes,
+  Proxy.routes,
+  DocsRoute,
+  HealthRoute,
+  NotFoundRoute,
+  // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
+  RequestLog,
+  InputLimits
+)
   .pipe(Layer.provide(MessagingProxy.layer))
+
+/**
+ * Node's HTTP server for the host: requests Node itself refuses before any route sees them (malformed, headers too
+ * large) get the spec's error body too, instead of Node's empty one.
+ */
+export const createNodeServer = (): Server => {
+  const server = createServer()
+  server.on("clientError", (error: Error & { readonly code?: string }, socket: Duplex) => {
+    if (!socket.writable) return socket.destroy()
+    const [status, text] = error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large"]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [408, "Request Timeout"]
+      : [400, "Bad Request"]
+    const body = JSON.stringify({ error: status === 431 ? "Request headers too large" : status === 408 ? "Request timeout" : "Bad request" })
+    socket.end(
+      `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+    )
+  })
+  return server
+}
 
 export interface HostOptions {
   readonly publicUrl: string
@@ -84,6 +184,11 @@ export interface HostOptions {
    * jobs and domain events wait for workers built later over the host's services (a benchmark's backlog).
    */
   readonly workers?: boolean | undefined
+  /**
+   * When `/readyz` starts answering 200: once the host's layer is built (default), or when the caller says so
+   * (`manual`: `Readiness.markReady`, after its own startup work, as `npm start` does after the bootstrap).
+   */
+  readonly readiness?: "built" | "manual" | undefined
 }
 
 /** The Cloud API adapter's client: undici's (see `Upstream.UpstreamHttpClient`). */
@@ -92,7 +197,13 @@ const layerUpstreamHttpClient = Layer.effect(Upstream.UpstreamHttpClient, Effect
 )
 
 /** `http` (the routes, served or not) over the core services, with their workers unless `workers` is false. */
-const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions) =>
+const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions) => {
+  const built = capabilities(http, options).pipe(Layer.provideMerge(Readiness.layer))
+  // Built last: everything above is up when the host says it is ready.
+  return options.readiness === "manual" ? built : Layer.effectDiscard(Readiness.use((r) => r.markReady)).pipe(Layer.provideMerge(built))
+}
+
+const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions) =>
   http.pipe(
     // The capabilities' job workers run for as long as the host does.
     Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),

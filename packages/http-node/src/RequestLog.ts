@@ -5,7 +5,7 @@
  * unexpected failure becomes a generic 500 whose detail stays in the log.
  */
 import { Clock, Effect, type Types } from "effect"
-import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Headers, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { projectIdOf } from "./RequestInfo.ts"
 
 const STATUS_TEXT: Record<number, string> = {
@@ -19,11 +19,27 @@ const STATUS_TEXT: Record<number, string> = {
 
 const errorBody = (status: number) => ({ error: STATUS_TEXT[status] ?? `HTTP ${status}` })
 
-/** An error answer with no body gets the spec's error body; everything else passes through. */
-const ensureErrorBody = (response: HttpServerResponse.HttpServerResponse) =>
-  response.status >= 400 && response.body._tag === "Empty"
-    ? HttpServerResponse.jsonUnsafe(errorBody(response.status), { status: response.status, headers: response.headers })
-    : response
+const decoder = new TextDecoder()
+
+/**
+ * An error answer with no body gets the spec's error body, and one in plain text (the HTTP layer's own 415, say)
+ * carries its text as `error`; everything else passes through.
+ */
+const ensureErrorBody = (response: HttpServerResponse.HttpServerResponse) => {
+  if (response.status < 400) return response
+  const body = response.body
+  if (body._tag === "Empty") {
+    return HttpServerResponse.jsonUnsafe(errorBody(response.status), { status: response.status, headers: response.headers })
+  }
+  if (body._tag === "Uint8Array" && body.contentType.startsWith("text/plain")) {
+    const text = decoder.decode(body.body).trim()
+    return HttpServerResponse.jsonUnsafe(text.length > 0 ? { error: text } : errorBody(response.status), {
+      status: response.status,
+      headers: Headers.remove(response.headers, "content-type")
+    })
+  }
+  return response
+}
 
 export const RequestLog = HttpRouter.middleware(
   (httpEffect): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>

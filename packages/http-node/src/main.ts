@@ -6,8 +6,7 @@
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Ids, MessageConfigs, Projects } from "@parley/core"
-import { Console, Effect, Layer, Option, Redacted } from "effect"
-import { createServer } from "node:http"
+import { Cause, Console, Effect, Layer, Option, Redacted } from "effect"
 import { HostConfig } from "./Config.ts"
 import * as Host from "./Host.ts"
 import { layerLogging } from "./Logging.ts"
@@ -39,11 +38,13 @@ const Main = Layer.unwrap(Effect.gen(function*() {
     const boot = yield* projects.bootstrap(Option.map(config.apiKey, Redacted.value).pipe(Option.getOrUndefined))
     // In simulator mode the simulated number is connected to the default project (idempotent across restarts).
     const simulated = yield* (yield* MessageConfigs).bootstrap(boot.project.id)
+    // Ready (`/readyz`) once the configured key works; the banner says so at the same moment.
+    yield* (yield* Host.Readiness).markReady
     yield* Console.log(banner(config.publicUrl, boot.createdSecret, Option.map(simulated, (c) => c.phone_number_id)))
   }))
   return Bootstrap.pipe(
-    Layer.provideMerge(Host.serve({ publicUrl: config.publicUrl })),
-    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+    Layer.provideMerge(Host.serve({ publicUrl: config.publicUrl, readiness: "manual" })),
+    Layer.provide(NodeHttpServer.layer(Host.createNodeServer, { port: config.port, host: config.host })),
     Layer.provide(Layer.mergeAll(layerPorts, Ids.layer))
   )
 }))
@@ -58,4 +59,28 @@ process.on("uncaughtException", (error: Error & { readonly code?: unknown }) => 
   process.exit(1)
 })
 
-Layer.launch(Main).pipe(Effect.provide(layerLogging), NodeRuntime.runMain)
+/** What went wrong at startup, in one line an operator can act on. */
+const startupFailure = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause) as { readonly _tag?: unknown; readonly message?: unknown; readonly cause?: unknown }
+  const inner = error.cause as { readonly code?: unknown; readonly address?: unknown; readonly port?: unknown } | undefined
+  if (error._tag === "ServeError" && inner?.code === "EADDRINUSE") {
+    return `${String(inner.address)}:${String(inner.port)} is already in use (another Parley? set PORT or HOST)`
+  }
+  if (error._tag === "ServeError" && inner?.code === "EACCES") {
+    return `not allowed to listen on ${String(inner.address)}:${String(inner.port)} (set PORT above 1023)`
+  }
+  if (error._tag === "SqlError") return `the database does not answer (${String(error.message)}); check DATABASE_URL`
+  const message = typeof error.message === "string" && error.message.length > 0 ? error.message : String(error)
+  return message.split("\n")[0]!
+}
+
+Layer.launch(Main).pipe(
+  Effect.catchCause((cause) =>
+    Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.gen(function*() {
+      yield* Effect.logDebug("Startup failed", cause)
+      yield* Console.error(`Parley could not start: ${startupFailure(cause)}`)
+      process.exitCode = 1
+    })),
+  Effect.provide(layerLogging),
+  NodeRuntime.runMain
+)

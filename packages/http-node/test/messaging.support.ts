@@ -9,7 +9,6 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { type MessageRecord, Messaging, Projects, Simulator, UpstreamSettings } from "@parley/core"
 import { ConfigProvider, Context, Effect, Exit, Layer, Logger, Option, Redacted, References } from "effect"
 import { FetchHttpClient } from "effect/http"
-import { createServer } from "node:http"
 import { createServer as createNetServer } from "node:net"
 import * as Host from "../src/Host.ts"
 
@@ -66,7 +65,7 @@ export const startMessagingHost = <E>(ports: Layer.Layer<any, E, never>, config:
     const capture = Logger.map(Logger.formatJson, (line) => void logs.push(line))
     const context = yield* Layer.build(
       Host.serve({ publicUrl: url }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
+        Layer.provideMerge(NodeHttpServer.layer(Host.createNodeServer, { port, host: "127.0.0.1" })),
         Layer.provideMerge(ports),
         Layer.provide(ConfigProvider.layerAdd(ConfigProvider.fromUnknown(config), { asPrimary: true })),
         Layer.provide(Logger.layer([capture])),

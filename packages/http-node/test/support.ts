@@ -7,7 +7,6 @@ import { type FunctionKv, type FunctionRuntime, Projects } from "@parley/core"
 import { layerMemoryFunctionRuntime } from "@parley/core/testing"
 import { Context, Effect, Layer, References } from "effect"
 import { HttpServer } from "effect/http"
-import { createServer } from "node:http"
 import * as Host from "../src/Host.ts"
 
 export interface TestHost {
@@ -38,7 +37,7 @@ export const startHost = <E>(
   Effect.gen(function*() {
     const context = yield* Layer.build(
       Host.serve({ publicUrl: "http://127.0.0.1", functionRuntime: options.functionRuntime ?? layerMemoryFunctionRuntime() }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+        Layer.provideMerge(NodeHttpServer.layer(Host.createNodeServer, { port: 0, host: "127.0.0.1" })),
         Layer.provideMerge(ports),
         // One log line per request would bury the test output.
         Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))

@@ -10,6 +10,7 @@
 import { Effect, Option, Predicate } from "effect"
 import { Events } from "../events/Events.ts"
 import { FunctionCalls, type FunctionStepCall } from "../functions/FunctionCalls.ts"
+import { replyFacts } from "../messaging/Content.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { StepEventsRepo } from "../ports/ExecutionsRepo.ts"
@@ -167,10 +168,7 @@ const functionCall = Effect.fnUntraced(function*(input: StepInput, functionId: s
         origin: m.origin,
         phone_number: m.phone_number,
         has_media: m.has_media,
-        reply_option_id: null,
-        reply_option_title: null,
-        interactive_type: null,
-        interactive_data: null,
+        ...replyFacts(m.fields),
         created_at: m.created_at,
         updated_at: m.updated_at
       }))

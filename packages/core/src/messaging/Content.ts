@@ -2,8 +2,9 @@
  * The text rendition of a message (`ext.content`, decisions 2.10) and the
  * type-specific extras kept beside it (`ext.message_type_data`, form replies,
  * order text), for every message type the network delivers and every
- * envelope Parley sends.
+ * envelope Parley sends; the reply facts of interactive replies.
  */
+import { Schema } from "effect"
 import { MEDIA_TYPES } from "./Message.ts"
 
 type Json = Record<string, unknown>
@@ -207,5 +208,38 @@ export const renderOutbound = (envelope: Json): Rendition => {
     }
     default:
       return renderInbound(envelope, null)
+  }
+}
+
+const ReplyOption = Schema.Struct({ id: Schema.String, title: Schema.String })
+const InteractiveReply = Schema.Struct({
+  interactive: Schema.Struct({
+    type: Schema.Literals(["button_reply", "list_reply", "nfm_reply"]),
+    button_reply: Schema.optionalKey(ReplyOption),
+    list_reply: Schema.optionalKey(ReplyOption),
+    nfm_reply: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+  })
+})
+const decodeInteractiveReply = Schema.decodeUnknownOption(InteractiveReply)
+
+/** What a contact's interactive reply chose (decisions 10.5.5 `msg_context.messages`); nulls for any other message. */
+export interface ReplyFacts {
+  readonly reply_option_id: string | null
+  readonly reply_option_title: string | null
+  readonly interactive_type: "button_reply" | "list_reply" | "nfm_reply" | null
+  readonly interactive_data: Readonly<Record<string, unknown>> | null
+}
+
+/** The reply facts of a stored message's network fields (`fields.interactive`). */
+export const replyFacts = (fields: Readonly<Record<string, unknown>>): ReplyFacts => {
+  const reply = decodeInteractiveReply(fields)
+  if (reply._tag === "None") return { reply_option_id: null, reply_option_title: null, interactive_type: null, interactive_data: null }
+  const interactive = reply.value.interactive
+  const option = interactive.button_reply ?? interactive.list_reply
+  return {
+    reply_option_id: option?.id ?? null,
+    reply_option_title: option?.title ?? null,
+    interactive_type: interactive.type,
+    interactive_data: (interactive[interactive.type] ?? null) as Readonly<Record<string, unknown>> | null
   }
 }

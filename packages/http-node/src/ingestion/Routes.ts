@@ -52,6 +52,14 @@ const receive = (ingestion: UpstreamIngestion["Service"], withConfig: boolean) =
     })
   )
 
+/** What the ingestion routes serve (the host's 405 answers name them). */
+export const ROUTES = [
+  { method: "GET", path: PATH },
+  { method: "GET", path: `${PATH}/:msg_config_id` },
+  { method: "POST", path: PATH },
+  { method: "POST", path: `${PATH}/:msg_config_id` }
+] as const
+
 /** The four ingestion routes; needs `UpstreamIngestion`. */
 export const routes: Layer.Layer<never, never, HttpRouter.HttpRouter | UpstreamIngestion> = HttpRouter.use((router) =>
   Effect.gen(function*() {

@@ -1,0 +1,12 @@
+/** The executions HTTP suite on PostgreSQL with the pg-boss queue (`executions.support.ts`). */
+import { Ids } from "@parley/core"
+import { layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
+import { Effect, Layer } from "effect"
+import { freshDatabase } from "../../store-pg/test/pg.ts"
+import { executionsOverHttp } from "./executions.support.ts"
+
+executionsOverHttp(
+  "PostgreSQL",
+  Effect.map(freshDatabase, (url) =>
+    Layer.mergeAll(layerStorage, layerJobQueue({ pollingIntervalSeconds: 0.5 }), Ids.layer).pipe(Layer.provideMerge(layerFromUrl(url))))
+)

@@ -1,0 +1,175 @@
+/**
+ * The executions suite over real HTTP with the simulated network, run on memory ports
+ * (`executions.http.test.ts`) and on PostgreSQL (`executions.http.pg.test.ts`): an API start sends its greeting (in
+ * the sandbox outbox once), waits, is resumed; the record, its step events, the older surface's read, variables
+ * discovery, status moves and the error answers of decisions 4.2.
+ */
+import { createParleyClient } from "@parley/client"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, type Layer, Scope } from "effect"
+import { afterAll, beforeAll } from "vitest"
+import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+
+/** The suite over a host built on `ports` (made inside the suite's scope). */
+export const executionsOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<any, any, never>, unknown, Scope.Scope>) => {
+  let host: MessagingHost
+  let pnid: string
+  let close: () => Promise<void>
+
+  beforeAll(async () => {
+    const scope = Effect.runSync(Scope.make())
+    await Effect.runPromise(Effect.gen(function*() {
+      host = yield* startMessagingHost(yield* ports)
+      pnid = (yield* connectSimulatedNumber(host, { sink: true })).phoneNumberId
+    }).pipe(Effect.provideService(Scope.Scope, scope)))
+    close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }, 120_000)
+  afterAll(() => close())
+
+  const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({
+    id,
+    position: { x: 0, y: 0 },
+    data: { node_type, config }
+  })
+  const edge = (source: string, target: string) => ({ source, target })
+
+  const greeter = {
+    nodes: [
+      node("start", "start"),
+      node("hi", "send_text", { message: "Hi {{vars.name}}" }),
+      node("ask", "wait_for_response", { save_response_to: "answer", has_timeout: true, timeout_seconds: 600 }),
+      node("thanks", "send_text", { message: "Thanks, {{answer}}" })
+    ],
+    edges: [edge("start", "hi"), edge("hi", "ask"), edge("ask", "thanks")]
+  }
+
+  const createWorkflow = async (status: string, definition: unknown = greeter) => {
+    const res = await host.request("POST", "/platform/v1/workflows", { body: { workflow: { name: `W ${Math.random()}`, status, definition } } })
+    assert.strictEqual(res.status, 201, res.text)
+    return res.body.data.id as string
+  }
+
+  /** A contact writes in first, so the 24-hour window is open for free-form replies. */
+  const writeIn = async (from: string) => {
+    const res = await host.request("POST", "/sandbox/inbound", { body: { phone_number_id: pnid, from, message: { type: "text", text: { body: "hello" } } } })
+    assert.strictEqual(res.status, 202, res.text)
+    await eventually("the inbound message is stored", async () => {
+      const conversations = await host.request("GET", `/platform/v1/msg/conversations?phone_number=${from}`)
+      return conversations.body?.data?.length === 1
+    })
+  }
+
+  const texts = async (to: string) => {
+    const res = await host.request("GET", `/sandbox/outbox?phone_number_id=${pnid}`)
+    return (res.body.data as Array<{ to: string; type: string; envelope: { text?: { body: string } } }>)
+      .filter((m) => m.to === to && m.type === "text")
+      .map((m) => m.envelope.text!.body)
+  }
+
+  const start = (workflowId: string, body: Record<string, unknown>, key?: string) =>
+    host.request("POST", `/platform/v1/workflows/${workflowId}/executions`, { body: { workflow_execution: body }, ...(key ? { key } : {}) })
+
+  describe(`executions over HTTP (${storage})`, () => {
+    it("starts (202, readable at once), greets once, waits, is resumed and ends, with its step events", async () => {
+      const phone = "15557770001"
+      await writeIn(phone)
+      const workflowId = await createWorkflow("active")
+      const ack = await start(workflowId, { phone_number: `+${phone}`, phone_number_id: pnid, variables: { name: "Ada" } })
+      assert.strictEqual(ack.status, 202, ack.text)
+      assert.deepStrictEqual(Object.keys(ack.body.data).sort(), ["id", "message", "tracking_id", "workflow_id"])
+      assert.strictEqual(ack.body.data.message, "Workflow execution started")
+      const id = ack.body.data.id as string
+      const first = await host.request("GET", `/platform/v1/workflow_executions/${id}`)
+      assert.strictEqual(first.status, 200)
+
+      await eventually("the run waits for the reply", async () =>
+        (await host.request("GET", `/platform/v1/workflow_executions/${ack.body.data.tracking_id}`)).body.data.status === "waiting")
+      assert.deepStrictEqual(await texts(phone), ["Hi Ada"])
+
+      const resumed = await host.request("POST", `/platform/v1/workflow_executions/${id}/resume`, { body: { message: { kind: "text", data: "Fine" } } })
+      assert.strictEqual(resumed.status, 200, resumed.text)
+      assert.strictEqual(resumed.body.data.requested_execution_id, id)
+      assert.isNull(resumed.body.data.parent_flow_execution_id)
+      await eventually("the run ends", async () => (await host.request("GET", `/platform/v1/workflow_executions/${id}`)).body.data.status === "ended")
+      assert.deepStrictEqual(await texts(phone), ["Hi Ada", "Thanks, Fine"])
+
+      const detail = (await host.request("GET", `/platform/v1/workflow_executions/${id}`)).body.data
+      assert.strictEqual(detail.execution_context.vars.answer, "Fine")
+      assert.isNotNull(detail.msg_conversation_id)
+      const events = await host.request("GET", `/platform/v1/workflow_executions/${id}/events?event_type=action_performed,execution_ended`)
+      assert.strictEqual(events.status, 200)
+      assert.deepStrictEqual(events.body.data.map((e: { event_type: string }) => e.event_type), ["execution_ended", "action_performed", "action_performed"])
+      const one = await host.request("GET", `/platform/v1/workflow_events/${events.body.data[1].id}`)
+      assert.strictEqual(one.body.data.payload.action, "send_text")
+
+      const listed = await host.request("GET", `/platform/v1/workflows/${workflowId}/executions?status=ended`)
+      assert.deepStrictEqual(listed.body.data.map((e: { id: string }) => e.id), [id])
+      const byConversation = await host.request("GET", `/platform/v1/msg/conversations/${detail.msg_conversation_id}/flow_executions`)
+      assert.deepStrictEqual(byConversation.body.data.map((e: { id: string }) => e.id), [id])
+
+      const legacy = await host.request("GET", `/api/v1/flow_executions/${id}`)
+      assert.strictEqual(legacy.status, 200, legacy.text)
+      assert.strictEqual(legacy.body.data.flow_id, workflowId)
+      assert.strictEqual(legacy.body.data.variables.answer, "Fine")
+      assert.strictEqual(legacy.body.data.flow.id, workflowId)
+
+      const workflow = (await host.request("GET", `/platform/v1/workflows/${workflowId}`)).body.data
+      assert.strictEqual(workflow.execution_count, 1)
+      assert.isNotNull(workflow.last_executed_at)
+
+      const variables = await host.request("GET", `/platform/v1/workflows/${workflowId}/variables`)
+      assert.strictEqual(variables.status, 200)
+      assert.strictEqual(variables.body.data.fixed.system["system.flow_id"].always_available, true)
+      const answer = variables.body.data.discovered.vars.find((v: { path: string }) => v.path === "vars.answer")
+      assert.deepStrictEqual(answer, { path: "vars.answer", name: "answer", type: "string", sample_values: ["Fine"], usage_count: 1, last_seen_at: answer.last_seen_at, reference: "{{vars.answer}}" })
+    })
+
+    it("answers 404, 422 and 409 as decisions 4.2 says", async () => {
+      const draft = await createWorkflow("draft")
+      const notActive = await start(draft, { phone_number: "+15557770002" })
+      assert.strictEqual(notActive.status, 422)
+      assert.deepStrictEqual(notActive.body, { error: "Workflow is not active" })
+      const active = await createWorkflow("active")
+      assert.strictEqual((await start(active, { phone_number: "+15557770002" }, host.otherKey)).status, 404)
+      assert.strictEqual((await start(active, {})).status, 422)
+      assert.strictEqual((await host.request("GET", "/platform/v1/workflow_executions/00000000-0000-4000-8000-000000000000")).status, 404)
+      assert.strictEqual((await host.request("GET", "/api/v1/flow_executions/nope")).status, 404)
+      assert.strictEqual((await host.request("GET", "/platform/v1/msg/conversations/nope/flow_executions")).status, 404)
+
+      await writeIn("15557770003")
+      const ack = await start(active, { phone_number: "+15557770003", variables: { name: "Bo" } })
+      const id = ack.body.data.id as string
+      await eventually("waiting", async () => (await host.request("GET", `/platform/v1/workflow_executions/${id}`)).body.data.status === "waiting")
+      const other = await host.request("GET", `/platform/v1/workflow_executions/${id}`, { key: host.otherKey })
+      assert.strictEqual(other.status, 404, "another project's key sees nothing")
+      const missing = await host.request("POST", `/platform/v1/workflow_executions/${id}/resume`, { body: { message: { kind: "payload" } } })
+      assert.deepStrictEqual([missing.status, missing.body], [422, { error: "message.data is required" }])
+      const badMove = await host.request("PATCH", `/platform/v1/workflow_executions/${id}`, { body: { workflow_execution: { status: "running" } } })
+      assert.strictEqual(badMove.status, 422)
+      const noBody = await host.request("PATCH", `/platform/v1/workflow_executions/${id}`, { body: {} })
+      assert.strictEqual(noBody.status, 400)
+      const handoff = await host.request("PATCH", `/platform/v1/workflow_executions/${id}`, { body: { workflow_execution: { status: "handoff" } } })
+      assert.strictEqual(handoff.body.data.status, "handoff")
+      const ended = await host.request("PATCH", `/platform/v1/workflow_executions/${id}`, { body: { workflow_execution: { status: "ended" } } })
+      assert.strictEqual(ended.body.data.status, "ended")
+      const late = await host.request("POST", `/platform/v1/workflow_executions/${id}/resume`, { body: { message: { data: "x" } } })
+      assert.deepStrictEqual([late.status, late.body], [422, { error: "Execution is not waiting" }])
+    })
+
+    it("is reachable through the typed client", async () => {
+      await writeIn("15557770004")
+      const workflowId = await createWorkflow("active")
+      const client = createParleyClient({ baseUrl: host.url, apiKey: host.key })
+      try {
+        const ack = await client.executions.start({ params: { id: workflowId }, payload: { workflow_execution: { phone_number: "+15557770004", variables: { name: "Cy" } } } })
+        await eventually("waiting", async () => (await client.executions.get({ params: { id: ack.data.id } })).data.status === "waiting")
+        const events = await client.executions.events({ params: { id: ack.data.id }, query: {} })
+        assert.include(events.body.data.map((e) => e.event_type), "action_performed")
+        const legacy = await client.flowExecutions.get({ params: { id: ack.data.id } })
+        assert.strictEqual(legacy.data.variables["name"], "Cy")
+      } finally {
+        await client.close()
+      }
+    })
+  })
+}
