@@ -86,9 +86,9 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
       return yield* Effect.die(new Error(`still waiting for: ${what}`))
     })
 
-  const start = (workflowId: string, principal: Principal, variables: Record<string, unknown> = {}) =>
+  const start = (workflowId: string, principal: Principal, variables: Record<string, unknown> = {}, phone = CONTACT) =>
     Effect.gen(function*() {
-      return yield* (yield* Executions).start(principal, workflowId, { phone_number: `+${CONTACT}`, variables }, { ip: null, user_agent: null })
+      return yield* (yield* Executions).start(principal, workflowId, { phone_number: `+${phone}`, variables }, { ip: null, user_agent: null })
     })
 
   const create = (principal: Principal, definition: Record<string, unknown>) =>
@@ -246,7 +246,8 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
         edges: [edge("start", "ask0"), edge("ask0", "greet"), edge("greet", "ask")]
       })
       const dead = yield* start(workflow.id, principal)
-      const orphan = yield* start(workflow.id, principal)
+      // Another contact: a second start for the same one would supersede the first.
+      const orphan = yield* start(workflow.id, principal, {}, "15557654321")
       const now = yield* Clock.currentTimeMillis
       const held = yield* crashedAt(yield* eventually(dead.id, waitingAt("ask0"), "the first wait"), "greet", { owner: "dead-host", until: now + LEASE_MS })
       // Never leased (its host died between the commit and the slice): found once quiet for a lease's length.
