@@ -273,6 +273,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ])
           }
           // Recorded, no answer known: in doubt. Never sent again; the network's status reports may still settle it.
+          const config = yield* configs.findById(record.project_id, pending.msg_config_id)
+          const settled = Option.isSome(config)
+            ? yield* outbound.settleFromReports(config.value, m, pending.key, pending.started_at)
+            : Option.none()
+          if (Option.isSome(settled) && settled.value.network_id !== null) {
+            return performed(settled.value.network_id, settled.value.conversation_id, settled.value.contact_id)
+          }
           if (t.ms - Date.parse(pending.started_at) < doubtGraceMs) {
             return T.apply(record, g, node, {
               context: record.execution_context,

@@ -17,6 +17,7 @@ import { Executions } from "../../executions/Executions.ts"
 import { layerExecutionsWorkers, sweep } from "../../executions/ExecutionsJobs.ts"
 import { Messaging } from "../../messaging/Messaging.ts"
 import { layerMessagingWorkers } from "../../messaging/MessagingJobs.ts"
+import { Outbound } from "../../messaging/Outbound.ts"
 import { MessageConfigs } from "../../messaging/numbers/MessageConfigs.ts"
 import { UpstreamSettings } from "../../messaging/Upstream.ts"
 import * as Parley from "../../Parley.ts"
@@ -126,7 +127,14 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
       message_id: messageId,
       msg_config_id: configId,
       to: CONTACT,
-      envelope: { messaging_product: "whatsapp", recipient_type: "individual", to: CONTACT, type: "text", text: { body: "Hi" } },
+      envelope: {
+        messaging_product: "whatsapp",
+        recipient_type: "individual",
+        to: CONTACT,
+        type: "text",
+        text: { body: "Hi" },
+        biz_opaque_callback_data: `${e.id}:${e.step_seq}`
+      },
       started_at: new Date(now).toISOString()
     }
   })
@@ -316,6 +324,36 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
       const performed = detail.events.find((e) => e.event_type === "action_performed")
       assert.strictEqual(performed?.payload["message_id"], "wamid.settled")
       assert.deepStrictEqual(yield* texts, [], "the engine did not send it")
+    }))
+
+    test("a send in doubt is settled by the network's status report that carries its key", Effect.gen(function*() {
+      const { config, principal, texts } = yield* given
+      const workflow = yield* create(principal, sender)
+      const ack = yield* start(workflow.id, principal)
+      const parked = yield* eventually(ack.id, waitingAt("ask0"), "the first wait")
+      const messageId = yield* (yield* Ids).uuid
+      const pending = yield* pendingHi(parked, config.id, messageId)
+      const messaging = yield* Messaging
+      yield* messaging.recordOutbound(config, { envelope: pending.envelope, origin: "api", id: messageId })
+      // The network took it; its answer died with the host, its status report did not.
+      const now = yield* Clock.currentTimeMillis
+      yield* messaging.applyStatuses(config, [{
+        id: "wamid.reported",
+        status: "delivered",
+        timestamp: String(Math.floor(now / 1000)),
+        recipient_id: CONTACT,
+        biz_opaque_callback_data: pending.key
+      }])
+      yield* crashedAt(parked, "hi", null, { pending })
+      yield* (yield* ExecutionEngine).runSlice(ack.id)
+      yield* eventually(ack.id, waitingAt("ask"), "the next wait")
+      const detail = yield* (yield* Executions).get(principal, ack.id)
+      const performed = detail.events.find((e) => e.event_type === "action_performed")
+      assert.strictEqual(performed?.payload["message_id"], "wamid.reported")
+      const settled = Option.getOrThrow(yield* (yield* Outbound).findRecorded(config.project_id, messageId))
+      assert.strictEqual(settled.network_id, "wamid.reported")
+      assert.strictEqual(settled.status, "delivered", "the report applies to the message")
+      assert.deepStrictEqual(yield* texts, [], "not sent again")
     }))
 
     test("a pending send that was never recorded is sent once by the host that recovers it", Effect.gen(function*() {
