@@ -157,7 +157,7 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
     PARLEY_LOG_LEVEL: "Warn",
     // Short trust periods, so recovery happens within the test (defaults: 60 s, 60 s, 15 s).
     PARLEY_EXECUTION_LEASE_MS: "1500",
-    PARLEY_SEND_DOUBT_GRACE_MS: "2000",
+    PARLEY_SEND_DOUBT_GRACE_MS: "6000",
     PARLEY_EXECUTION_SWEEP_MS: "300"
   }
 
