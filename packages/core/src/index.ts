@@ -15,6 +15,20 @@ export * as NetworkObjects from "./messaging/NetworkObjects.ts"
 export * as UpstreamWebhook from "./messaging/Webhook.ts"
 export * as CloudApi from "./messaging/CloudApi.ts"
 export * as Simulator from "./messaging/simulator/index.ts"
+export type {
+  InboundInput as SimulatorInboundInput,
+  InboundResult as SimulatorInboundResult,
+  NetworkSimulatorOptions,
+  NumberPatch as SimulatorNumberPatch,
+  OutboxEntry as SimulatorOutboxEntry,
+  SimBody,
+  SimFile,
+  SimRequest,
+  SimResponse,
+  SimulatedNumberInput,
+  WebhookSink
+} from "./messaging/simulator/Simulator.ts"
+export type { SimulatedNumber } from "./messaging/simulator/Bootstrap.ts"
 export * from "./ports/MessageConfigsRepo.ts"
 export * from "./ports/MessagingRepo.ts"
 export * from "./messaging/numbers/MessageConfig.ts"

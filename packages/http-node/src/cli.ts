@@ -8,7 +8,7 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"
 import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, CliError, Command, Flag } from "effect/cli"
 import { layerCliStorage } from "./Ports.ts"
 import { EventPlans } from "@parley/core"
 import { layerJobQueue } from "@parley/store-pg"
@@ -142,13 +142,15 @@ const keys = Command.make("keys").pipe(
   Command.withSubcommands([keysCreate, keysList, keysRevoke])
 )
 
-export const cli = Command.make("parley").pipe(
-  Command.withDescription("Operate a Parley host: projects and API keys"),
-  Command.withSubcommands([projects, keys])
-)
-
 const Services = Parley.layerServices.pipe(
   Layer.provide(Layer.mergeAll(layerJobQueue().pipe(Layer.provideMerge(layerCliStorage)), Ids.layer))
+)
+
+// The database is opened for a command that runs, after its arguments parsed: a usage error needs none.
+const cli = Command.make("parley").pipe(
+  Command.withDescription("Operate a Parley host: projects and API keys"),
+  Command.withSubcommands([projects, keys]),
+  Command.provide(Services)
 )
 
 /** A refusal the operator can act on: its message on stderr and exit code 1, no stack trace. */
@@ -157,10 +159,19 @@ const refuse = (e: { readonly error: string }) => Effect.andThen(Console.error(e
 cli.pipe(
   Command.run({ version: "0.0.0" }),
   Effect.catchTags({ NotFound: refuse, Unprocessable: refuse }),
-  Effect.provide(Layer.mergeAll(Services, NodeServices.layer)),
-  // Refusals were already printed; anything else is unexpected and shown in full.
-  Effect.tapCause((cause) =>
-    Predicate.hasProperty(Cause.squash(cause), "error") ? Effect.void : Console.error(Cause.pretty(cause))
-  ),
+  Effect.provide(NodeServices.layer),
+  // Refusals and usage errors (the CLI printed them with the help) were already said; a startup failure is one line;
+  // anything else is unexpected and shown in full.
+  Effect.tapCause((cause) => {
+    const failure = Cause.squash(cause)
+    if (Predicate.hasProperty(failure, "error") || CliError.isCliError(failure)) return Effect.void
+    if (
+      (Predicate.isTagged(failure, "EmbeddedPostgresError") || Predicate.isTagged(failure, "SqlError")) &&
+      Predicate.hasProperty(failure, "message")
+    ) {
+      return Console.error(`parley: ${String(failure.message).split("\n")[0]}`)
+    }
+    return Console.error(Cause.pretty(cause))
+  }),
   (effect) => NodeRuntime.runMain(effect, { disableErrorReporting: true })
 )

@@ -1,9 +1,12 @@
 /** The `parley` CLI against a real Postgres database: projects and keys, as an operator uses them. */
-import { assert, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Ids, Parley, Projects } from "@parley/core"
 import { layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { execFile } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { DatabaseUrl } from "../../store-pg/src/Database.ts"
 import { layerTestDatabase } from "../../store-pg/test/pg.ts"
@@ -75,4 +78,33 @@ layer(Services, { excludeTestServices: true, timeout: 120_000 })("parley CLI (po
       assert.notStrictEqual(unknown.code, 0)
       assert.include(unknown.stderr, "Project not found")
     }), { timeout: 120_000 })
+})
+
+describe("parley CLI failures", () => {
+  const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const { DATABASE_URL: _, ...rest } = process.env
+      execFile(process.execPath, ["--conditions=@parley/source", cli, ...args], { env: { ...rest, PARLEY_LOG_LEVEL: "Warn", ...env } }, (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
+    })
+
+  it("refuses to create an empty database where the host never ran, in one line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "parley-cli-"))
+    try {
+      const dataDir = join(dir, ".parley")
+      const result = await run(["projects", "list"], { PARLEY_DATA_DIR: dataDir })
+      assert.strictEqual(result.code, 1)
+      assert.strictEqual(result.stderr.trim(), `parley: No Parley database in ${dataDir}: run this where the host runs, or set PARLEY_DATA_DIR or DATABASE_URL`)
+      assert.isFalse(existsSync(dataDir), "nothing was created")
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("answers a usage error with the help and status 1, no stack trace", async () => {
+    const result = await run(["projects", "nope"], { PARLEY_DATA_DIR: "/nonexistent" })
+    assert.strictEqual(result.code, 1)
+    assert.include(result.stderr + result.stdout, "Unknown subcommand \"nope\"")
+    assert.notMatch(result.stderr, /^\s+at /m)
+  })
 })

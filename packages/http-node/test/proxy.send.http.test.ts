@@ -7,7 +7,7 @@
  * (window, unknown number, key) have their exact shapes.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, type MessageRecord, Messaging, MessagingNetwork, Simulator, UpstreamInboxRepo, UpstreamSettings } from "@parley/core"
+import { Ids, type MessageRecord, Messaging, MessagingNetwork, Simulator, UpstreamInboxRepo, UpstreamSettings, type WebhookSink } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { FetchHttpClient } from "effect/http"
@@ -25,7 +25,7 @@ let simToken: string
 let pnid: string
 let waba: string
 let close: () => Promise<void>
-let sink: Simulator.WebhookSink
+let sink: WebhookSink
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 

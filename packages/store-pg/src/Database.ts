@@ -6,6 +6,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { Migrator } from "effect/sql"
+import { resolve } from "node:path"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
 import migration0001 from "./migrations/0001_projects.ts"
 import migration0002 from "./migrations/0002_workflows.ts"
@@ -40,12 +41,19 @@ export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<
 
   /**
    * Like `layerConfig`, but an embedded server already run by another process
-   * (a running host) is joined instead of refused: for short-lived tools.
+   * (a running host) is joined instead of refused, and a data directory that
+   * holds no database is refused instead of created: for short-lived tools
+   * (the CLI), which must find the host's data, never start an empty copy.
    */
   static readonly layerConfigShared = Layer.unwrap(Effect.gen(function*() {
     const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
     if (Option.isSome(url) && Redacted.value(url.value) !== "") return DatabaseUrl.layer(url.value)
     const dataDir = yield* Config.String("PARLEY_DATA_DIR").pipe(Config.withDefault("./.parley"))
+    if (!EmbeddedPostgres.exists({ dataDir })) {
+      return yield* new EmbeddedPostgres.EmbeddedPostgresError({
+        message: `No Parley database in ${resolve(dataDir)}: run this where the host runs, or set PARLEY_DATA_DIR or DATABASE_URL`
+      })
+    }
     const shared = yield* EmbeddedPostgres.running({ dataDir })
     return shared !== undefined ? DatabaseUrl.layer(shared) : DatabaseUrl.layerEmbedded({ dataDir })
   }))

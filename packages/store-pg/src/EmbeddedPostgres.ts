@@ -253,6 +253,10 @@ const stopServer = (server: EmbeddedPostgresServer) =>
     )
   })
 
+/** Whether `<dataDir>` holds an initialised cluster (a host ran there). */
+export const exists = (options: { readonly dataDir: string }): boolean =>
+  isInitialised(Path.join(Path.resolve(options.dataDir), "pg"))
+
 /**
  * The server another live process (a running host) started in `<dataDir>`,
  * if any: its URL, to connect to without starting or stopping it. Lets the

@@ -56,11 +56,12 @@ export interface PgJobQueueOptions {
    * Workers refresh their running jobs every half of this; a job whose
    * refreshes stop (its host died) is retried after about this many seconds
    * (plus up to `superviseIntervalSeconds`), long before `expireInSeconds`.
-   * At least 10; default 30; `null` turns heartbeats off. Applies to queues
-   * this creates.
+   * At least 10 (pg-boss's floor); default 10, so a dead host's jobs run again
+   * within about 15 s; `null` turns heartbeats off. Applies to queues this
+   * creates (an existing queue keeps the heartbeat it was made with).
    */
   readonly heartbeatSeconds?: number | null | undefined
-  /** How often the supervisor looks for jobs of dead workers, in seconds; default 60. */
+  /** How often the supervisor looks for jobs of dead workers, in seconds; default 5 (one indexed query). */
   readonly superviseIntervalSeconds?: number | undefined
   /**
    * How often an idle worker polls, in seconds; default 1. New jobs wake
@@ -116,8 +117,8 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
 ) {
   const schema = options.schema ?? "pgboss"
   const pollMs = Math.max(100, (options.pollingIntervalSeconds ?? 1) * 1000)
-  const superviseIntervalSeconds = options.superviseIntervalSeconds ?? 60
-  const heartbeatSeconds = options.heartbeatSeconds === undefined ? 30 : options.heartbeatSeconds
+  const superviseIntervalSeconds = options.superviseIntervalSeconds ?? 5
+  const heartbeatSeconds = options.heartbeatSeconds === undefined ? 10 : options.heartbeatSeconds
   const runFork = yield* FiberSet.makeRuntime<never>()
   const promise = <A>(evaluate: () => PromiseLike<A>) => Effect.tryPromise(evaluate).pipe(Effect.orDie)
 

@@ -86,6 +86,8 @@ describe("JobQueue (pg-boss) after a SIGKILL of its host", () => {
       assert.include(seen.get(heartbeat.running), { payload: "running", attempt: 2 })
       // Expiry (2 s) + a supervise pass (1 s) + the default first retry delay (1-2 s).
       assert.isBelow(seen.get(expire.running)!.after, 10_000)
+      // Heartbeats (10 s) stop with the host: a supervise pass fails the job after one missed interval.
+      assert.isBelow(seen.get(heartbeat.running)!.after, 20_000)
     }).pipe(
       Effect.scoped,
       // A live host that supervises every second.

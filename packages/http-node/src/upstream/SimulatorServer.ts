@@ -9,13 +9,10 @@
  * it and it talks to the simulator as it would to the network.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Simulator } from "@parley/core"
+import { type SimBody, type SimFile, Simulator } from "@parley/core"
 import { Effect, Layer, Option, Redacted, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import { createServer } from "node:http"
-
-type SimBody = Simulator.SimBody
-type SimFile = Simulator.SimFile
 
 export interface SimulatorServerOptions {
   /** Path prefix the network is served under (`/upstream`); none by default. */

@@ -1,4 +1,8 @@
-/** The network simulator: the model, its in-process transport, and what a host needs to run on it. */
-export * from "./Simulator.ts"
-export * from "./Transport.ts"
-export * from "./Bootstrap.ts"
+/**
+ * The network simulator (`Simulator` in `@parley/core`): the model, its in-process transport, and what a host needs
+ * to run on it. Only values here: the declaration bundler turns a type inside a namespace export into a value, so the
+ * simulator's types are exported from the package root (`SimulatorInboundInput`, `WebhookSink`, ...).
+ */
+export { NetworkSimulator, SimulatorInputError, STATUS_BATCH_MAX } from "./Simulator.ts"
+export { httpClient, InProcessBaseUrl, layerMessagingNetwork, layerWithSimulator } from "./Transport.ts"
+export { httpWebhookSink, registerSimulatedNumber, SimulatedNumberConfig, UpstreamMode } from "./Bootstrap.ts"
