@@ -5,10 +5,10 @@
  * once the wait moved on), and the recovery sweep every host runs.
  *
  * Jobs alone do not recover everything: a host can die between a commit and
- * the enqueue after it (no job), and pg-boss retries a dead worker's job only
- * after its heartbeat lapsed (30 s, found by a supervise pass every 60 s),
- * when the run's lease may still name the dead host — the retry then finds
- * the run held and completes having done nothing. The sweep closes both
+ * the enqueue after it (no job), and pg-boss retries a dead worker's job once
+ * its heartbeat lapsed (10 s, found by a supervise pass every 5 s: ~15 s),
+ * while the run's lease still names the dead host — the retry then finds the
+ * run held and completes having done nothing. The sweep closes both
  * gaps: every `sweepIntervalMs` it asks the store for runs whose lease ended
  * (or that were never leased and stayed quiet a lease long) and for waits
  * whose timer is due, and runs or fires them here. The lease and the
