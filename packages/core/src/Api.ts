@@ -13,6 +13,7 @@ import { MsgConversationsApi } from "./messaging/ConversationsApi.ts"
 import { MessagingProxyApi } from "./messaging/ProxyApi.ts"
 import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "./functions/FunctionsApi.ts"
 import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
+import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
 import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
@@ -34,6 +35,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(LegacyFunctionsApi)
   .add(WebhooksApi)
   .add(WebhookDeliveriesApi)
+  .add(MsgTemplatesApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

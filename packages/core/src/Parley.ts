@@ -5,6 +5,7 @@
  */
 import { Layer } from "effect"
 import { Projects } from "./projects/Projects.ts"
+import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
 import { layerDefinitionReferences } from "./workflows/References.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
@@ -39,7 +40,11 @@ export const layerServices = Layer.mergeAll(
   Triggers.layer.pipe(Layer.provide(References)),
   Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),
   layerMessagingServices,
-  Functions.layer.pipe(Layer.provideMerge(FunctionSecretsCipher.layer), Layer.provideMerge(FunctionInvocationLog.layer))
+  Functions.layer.pipe(
+    Layer.provideMerge(ProjectSecrets.layer),
+    Layer.provideMerge(FunctionSecretsCipher.layer),
+    Layer.provideMerge(FunctionInvocationLog.layer)
+  )
 ).pipe(
   // Every append to the outbox wakes this process's relay (see `outbox/Relay.ts`).
   Layer.provideMerge(layerSignalingOutbox)
@@ -54,8 +59,9 @@ export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge
 
 /**
  * Workflow executions (`Executions`, the `Launcher` that starts them, the
- * `ExecutionEngine` that runs them), over `layerServices` and
- * `layerFunctionServices` (function and decide nodes call functions).
+ * `ExecutionEngine` that runs them), over `layerServices`,
+ * `layerFunctionServices` (function and decide nodes call functions), and a
+ * `WebhookHttp` with the `WebhookSettings` (webhook nodes).
  */
 export const layerExecutionServices = Executions.layer.pipe(
   Layer.provideMerge(Launcher.layer),

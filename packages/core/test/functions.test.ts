@@ -25,6 +25,7 @@ import {
   Projects
 } from "@parley/core"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
+import { ProjectSecrets } from "../src/projects/ProjectSecrets.ts"
 import { Context, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 
@@ -309,6 +310,22 @@ layer(WithWorkers, { excludeTestServices: true })("FunctionCalls on the memory r
       assert.match(stored!.ciphertext, /^v1\.[0-9a-f]{12}\./)
       const answer = yield* (yield* FunctionCalls).callNode({ ...stepCall(principal.project.id, fn.id, false), hasNextEdge: true })
       assert.strictEqual(answer.saved, "s3cr3t-value")
+    }))
+
+  it.effect("inherits the project's secrets; its own secret of the same name wins", () =>
+    Effect.gen(function*() {
+      const principal = yield* newPrincipal("Inherited secrets")
+      const fn = yield* deployed(principal, `async function handler(request, env) { return Response.json({ a: env.SHARED, b: env.MINE }) }`)
+      const projectSecrets = yield* ProjectSecrets
+      yield* projectSecrets.set(principal.project.id, "SHARED", "from-project")
+      yield* projectSecrets.set(principal.project.id, "MINE", "project-value")
+      yield* (yield* Functions).saveSecret(principal, fn.id, { name: "MINE", value: "function-value" })
+      const answer = yield* (yield* FunctionCalls).callNode({ ...stepCall(principal.project.id, fn.id, false), hasNextEdge: true })
+      assert.deepStrictEqual(answer.saved, { a: "from-project", b: "function-value" })
+      assert.deepStrictEqual(yield* (yield* Functions).listSecrets(principal, fn.id), [
+        { name: "MINE", type: "text" },
+        { name: "SHARED", type: "inherited" }
+      ])
     }))
 })
 

@@ -30,6 +30,7 @@ import { ExecutionsHandlers, FlowExecutionsHandlers } from "./handlers/Execution
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
 import { MsgConfigsHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
 import { CustomersHandlers } from "./handlers/Customers.ts"
+import { MsgTemplatesHandlers } from "./handlers/Templates.ts"
 import { MsgConversationsHandlers } from "./handlers/Conversations.ts"
 import { SandboxHandlers } from "./handlers/MessagingSandbox.ts"
 import * as Ingestion from "./ingestion/Routes.ts"
@@ -47,6 +48,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
   Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers, CustomersHandlers]),
   Layer.provide(MsgConversationsHandlers),
+  Layer.provide(MsgTemplatesHandlers),
   Layer.provide(Proxy.ProxyHandlers),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
@@ -209,7 +211,8 @@ const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions)
     Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
     Layer.provideMerge(Parley.layerExecutionServices),
     Layer.provideMerge(Parley.layerFunctionServices),
-    Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provide(layerNodeWebhookHttp))),
+    // Webhook nodes of executions make their requests through the same `WebhookHttp`.
+    Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provideMerge(layerNodeWebhookHttp))),
     Layer.provideMerge(Parley.layerServices),
     Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
     Layer.provide(Layer.mergeAll(

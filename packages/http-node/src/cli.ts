@@ -1,13 +1,14 @@
 /**
  * `parley`: the operator's command line. Projects are tenants: create, list,
- * disable or enable them, and create, list or revoke their API keys. It uses
+ * disable or enable them, create, list or revoke their API keys, and set,
+ * list or delete their secrets (`${ENV:NAME}`; there is no dashboard). It uses
  * the same database as the host (`DATABASE_URL`, or the embedded server in
  * `PARLEY_DATA_DIR`).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Ids, Projects } from "@parley/core"
+import { FunctionSecretKey, Ids, Projects, ProjectSecrets, Unprocessable } from "@parley/core"
 import { Parley } from "@parley/core"
-import { Cause, Console, Effect, Layer, Predicate } from "effect"
+import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import { layerCliStorage } from "./Ports.ts"
 import { EventPlans } from "@parley/core"
@@ -142,14 +143,64 @@ const keys = Command.make("keys").pipe(
   Command.withSubcommands([keysCreate, keysList, keysRevoke])
 )
 
+/** A value from `--value`, else standard input (so it stays out of shell history), one trailing newline dropped. */
+const secretValue = (given: Option.Option<string>) =>
+  Effect.gen(function*() {
+    if (Option.isSome(given)) return given.value
+    const stdio = yield* Stdio.Stdio
+    if (yield* stdio.stdinIsTerminal) {
+      return yield* new Unprocessable({ error: "Give the value with --value or on standard input (echo -n value | parley secrets set ...)" })
+    }
+    const text = yield* stdio.stdin.pipe(Stream.decodeText(), Stream.mkString, Effect.orDie)
+    return text.endsWith("\r\n") ? text.slice(0, -2) : text.endsWith("\n") ? text.slice(0, -1) : text
+  })
+
+const secretsSet = Command.make(
+  "set",
+  {
+    project: Argument.String("project-id"),
+    name: Argument.String("name").pipe(Argument.withDescription("A-Z, 0-9 and _, as ${ENV:NAME} names it")),
+    value: Flag.String("value").pipe(Flag.withDescription("The value; read from standard input when absent"), Flag.optional),
+    json
+  },
+  Effect.fn(function*({ json, name, project, value }) {
+    const info = yield* (yield* ProjectSecrets).set(project, name, yield* secretValue(value))
+    yield* print(json, info, () => [`Secret ${info.name} set for project ${project}`])
+  })
+).pipe(Command.withDescription("Create or replace a project secret (${ENV:NAME} in workflow nodes)"))
+
+const secretsList = Command.make(
+  "list",
+  { project: Argument.String("project-id"), json },
+  Effect.fn(function*({ json, project }) {
+    const all = yield* (yield* ProjectSecrets).list(project)
+    yield* print(json, all, () => all.length === 0 ? ["No secrets"] : all.map((s) => `${s.name}  updated ${s.updated_at}`))
+  })
+).pipe(Command.withDescription("List a project's secrets (names only, never values)"))
+
+const secretsDelete = Command.make(
+  "delete",
+  { project: Argument.String("project-id"), name: Argument.String("name"), json },
+  Effect.fn(function*({ json, name, project }) {
+    yield* (yield* ProjectSecrets).delete(project, name)
+    yield* print(json, { name, deleted: true }, () => [`Secret ${name} deleted`])
+  })
+).pipe(Command.withDescription("Delete a project secret"))
+
+const secrets = Command.make("secrets").pipe(
+  Command.withDescription("Manage project secrets, encrypted at rest with the host key (PARLEY_SECRET_KEY)"),
+  Command.withSubcommands([secretsSet, secretsList, secretsDelete])
+)
+
+// The host's secret key (`PARLEY_SECRET_KEY`), so secrets set here decrypt in the host.
 const Services = Parley.layerServices.pipe(
-  Layer.provide(Layer.mergeAll(layerJobQueue().pipe(Layer.provideMerge(layerCliStorage)), Ids.layer))
+  Layer.provide(Layer.mergeAll(layerJobQueue().pipe(Layer.provideMerge(layerCliStorage)), Ids.layer, FunctionSecretKey.layerConfig))
 )
 
 // The database is opened for a command that runs, after its arguments parsed: a usage error needs none.
 const cli = Command.make("parley").pipe(
-  Command.withDescription("Operate a Parley host: projects and API keys"),
-  Command.withSubcommands([projects, keys]),
+  Command.withDescription("Operate a Parley host: projects, API keys and project secrets"),
+  Command.withSubcommands([projects, keys, secrets]),
   Command.provide(Services)
 )
 

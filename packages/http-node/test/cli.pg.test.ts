@@ -1,6 +1,6 @@
 /** The `parley` CLI against a real Postgres database: projects and keys, as an operator uses them. */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Ids, Parley, Projects } from "@parley/core"
+import { Ids, Parley, Projects, ProjectSecrets } from "@parley/core"
 import { layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { execFile } from "node:child_process"
@@ -13,15 +13,18 @@ import { layerTestDatabase } from "../../store-pg/test/pg.ts"
 
 const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url))
 
-const parley = (url: string, ...args: Array<string>) =>
+const parleyWithInput = (url: string, input: string | undefined, ...args: Array<string>) =>
   Effect.callback<{ code: number; stdout: string; stderr: string }>((resume) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       ["--conditions=@parley/source", cli, ...args],
       { env: { ...process.env, DATABASE_URL: url, PARLEY_LOG_LEVEL: "Warn" } },
       (error, stdout, stderr) => resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
     )
+    child.stdin?.end(input ?? "")
   })
+
+const parley = (url: string, ...args: Array<string>) => parleyWithInput(url, undefined, ...args)
 
 const Services = Parley.layerServices.pipe(
   Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
@@ -77,6 +80,30 @@ layer(Services, { excludeTestServices: true, timeout: 120_000 })("parley CLI (po
       const unknown = yield* parley(url, "keys", "list", "00000000-0000-4000-8000-000000000000")
       assert.notStrictEqual(unknown.code, 0)
       assert.include(unknown.stderr, "Project not found")
+    }), { timeout: 120_000 })
+
+  it.effect("sets project secrets from a flag or standard input, lists names only, deletes them", () =>
+    Effect.gen(function*() {
+      const url = Redacted.value(yield* DatabaseUrl)
+      const project = yield* (yield* Projects).create("Secrets")
+      const byFlag = yield* parley(url, "secrets", "set", project.id, "API_TOKEN", "--value", "flag-value-1")
+      assert.strictEqual(byFlag.code, 0, byFlag.stderr)
+      const byStdin = yield* parleyWithInput(url, "piped-value-2\n", "secrets", "set", project.id, "OTHER", "--json")
+      assert.strictEqual(byStdin.code, 0, byStdin.stderr)
+      assert.deepStrictEqual(Object.keys(JSON.parse(byStdin.stdout)).sort(), ["created_at", "name", "updated_at"])
+      const listed = yield* parley(url, "secrets", "list", project.id)
+      assert.include(listed.stdout, "API_TOKEN")
+      assert.notInclude(listed.stdout, "flag-value-1")
+      // The host (here: this process, same database and key) reads what the CLI wrote.
+      const values = yield* (yield* ProjectSecrets).resolve(project.id)
+      assert.deepStrictEqual([...values.entries()], [["API_TOKEN", "flag-value-1"], ["OTHER", "piped-value-2"]])
+      const bad = yield* parley(url, "secrets", "set", project.id, "bad-name", "--value", "x")
+      assert.notStrictEqual(bad.code, 0)
+      assert.include(bad.stderr, "Secret names are 1 to 128 of A-Z, 0-9 and _")
+      assert.strictEqual((yield* parley(url, "secrets", "delete", project.id, "OTHER")).code, 0)
+      const missing = yield* parley(url, "secrets", "delete", project.id, "OTHER")
+      assert.include(missing.stderr, "Secret OTHER not found")
+      assert.deepStrictEqual([...(yield* (yield* ProjectSecrets).resolve(project.id)).keys()], ["API_TOKEN"])
     }), { timeout: 120_000 })
 })
 

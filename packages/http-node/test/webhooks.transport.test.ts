@@ -125,4 +125,56 @@ describe("Node webhook transport", () => {
       assert.isBelow(Date.now() - started, 1_000)
       receiver.answer(() => ({ status: 200 }))
     }))
+
+  it.live("makes a request of any method: headers in, status, headers and the whole body up to the cap out", () =>
+    Effect.gen(function*() {
+      receiver.answer((r) => ({
+        status: r.method === "DELETE" ? 204 : 200,
+        body: r.method === "DELETE" ? "" : `{"method":"${r.method}","got":${r.raw.length}}`,
+        headers: { "content-type": "application/json", "x-answer": "yes" }
+      }))
+      const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", body?: Uint8Array) =>
+        WebhookHttp.use((http) =>
+          http.request({
+            method,
+            url: `${receiver.url}/any/${method}`,
+            headers: { "X-Custom": "yes", ...(body !== undefined ? { "Content-Type": "application/json" } : {}) },
+            body,
+            timeoutMs: 10_000,
+            allowPrivate: true,
+            maxBodyBytes: 64 * 1024
+          })).pipe(Effect.provide(layerNodeWebhookHttp))
+      const got = yield* call("GET")
+      assert.deepStrictEqual([got.status, got.body, got.truncated, got.headers["x-answer"]], [200, `{"method":"GET","got":0}`, false, "yes"])
+      const get = receiver.requests.find((r) => r.path === "/any/GET")!
+      assert.isUndefined(get.headers["content-length"])
+      const put = yield* call("PUT", Buffer.from(`{"a":1}`))
+      assert.strictEqual(put.body, `{"method":"PUT","got":7}`)
+      const sent = receiver.requests.find((r) => r.path === "/any/PUT")!
+      assert.deepStrictEqual([sent.method, sent.raw.toString(), sent.headers["x-custom"]], ["PUT", `{"a":1}`, "yes"])
+      assert.strictEqual((yield* call("PATCH", Buffer.from("{}"))).status, 200)
+      assert.strictEqual((yield* call("DELETE")).status, 204)
+    }))
+
+  it.live("reads a long answer whole up to the cap, and says when it cut it", () =>
+    Effect.gen(function*() {
+      receiver.answer(() => ({ status: 200, body: "a".repeat(100_000) }))
+      const read = (maxBodyBytes: number) =>
+        WebhookHttp.use((http) =>
+          http.request({ method: "POST", url: `${receiver.url}/long`, headers: {}, timeoutMs: 10_000, allowPrivate: true, maxBodyBytes })
+        ).pipe(Effect.provide(layerNodeWebhookHttp))
+      const whole = yield* read(256 * 1024)
+      assert.deepStrictEqual([whole.body.length, whole.truncated], [100_000, false])
+      const cut = yield* read(5_000)
+      assert.deepStrictEqual([cut.body.length, cut.truncated], [5_000, true])
+      receiver.answer(() => ({ status: 200 }))
+    }))
+
+  it.live("refuses private targets for requests too", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(WebhookHttp.use((http) =>
+        http.request({ method: "GET", url: `${receiver.url}/p`, headers: {}, timeoutMs: 1_000, allowPrivate: false, maxBodyBytes: 10 })
+      ).pipe(Effect.provide(layerNodeWebhookHttp)))
+      assert.strictEqual(error.reason, "private_address")
+    }))
 })

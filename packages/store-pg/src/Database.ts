@@ -19,6 +19,8 @@ import migration0008 from "./migrations/0008_media_uploads.ts"
 import migration0009 from "./migrations/0009_hot_updates.ts"
 import migration0010 from "./migrations/0010_simulator.ts"
 import migration0011 from "./migrations/0011_executions.ts"
+import migration0012 from "./migrations/0012_templates.ts"
+import migration0013 from "./migrations/0013_project_secrets.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -71,7 +73,9 @@ export const migrations = Migrator.fromRecord({
   "0008_media_uploads": migration0008,
   "0009_hot_updates": migration0009,
   "0010_simulator": migration0010,
-  "0011_executions": migration0011
+  "0011_executions": migration0011,
+  "0012_templates": migration0012,
+  "0013_project_secrets": migration0013
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

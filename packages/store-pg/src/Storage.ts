@@ -9,7 +9,9 @@ import { layerMessagingStorage } from "./MessagingRepo.ts"
 import { layerWebhooksStorage } from "./WebhooksRepo.ts"
 import { layerCustomersRepo } from "./CustomersRepo.ts"
 import { layerExecutionsStorage } from "./ExecutionsRepo.ts"
+import { layerTemplatesRepo } from "./TemplatesRepo.ts"
+import { layerProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage).pipe(
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -24,6 +24,7 @@ import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { ConversationLookup } from "./Conversations.ts"
 import {
+  type EmissionOrigin,
   type EventDefinitionInput,
   type EventDefinitionRecord,
   type EventDefinitionUpdateInput,
@@ -60,6 +61,7 @@ interface PendingEmission {
   readonly record: EventRecord
   readonly autoDefinition: EventDefinitionRecord
   readonly domainEventId: string
+  readonly origin: EmissionOrigin | undefined
 }
 
 /** A batch that cannot be written as one: its emissions go one by one. */
@@ -101,7 +103,11 @@ export class Events extends Context.Service<Events, {
    * node, agent tool and function answers): 402 when the plan lacks events or
    * the allowance is used up, 422 for the spec's refusals.
    */
-  readonly emit: (projectId: string, input: EventInput) => Effect.Effect<EventRecord, Unprocessable | PaymentRequired>
+  readonly emit: (
+    projectId: string,
+    input: EventInput,
+    origin?: EmissionOrigin | undefined
+  ) => Effect.Effect<EventRecord, Unprocessable | PaymentRequired>
   /** Newest first by occurred_at. */
   readonly list: (principal: Principal, filter: EventFilter, window: ListWindow) => Effect.Effect<ListSlice<EventRecord>>
   readonly listDefinitions: (
@@ -146,7 +152,7 @@ export class Events extends Context.Service<Events, {
           )
         )
 
-      const emit = Effect.fn("Events.emit")(function*(projectId: string, input: EventInput) {
+      const emit = Effect.fn("Events.emit")(function*(projectId: string, input: EventInput, origin?: EmissionOrigin | undefined) {
         const plan = yield* plans.requireEvents(projectId)
         const now = yield* Clock.currentTimeMillis
         const name = yield* checkName(input.name)
@@ -179,11 +185,15 @@ export class Events extends Context.Service<Events, {
           updated_at: record.created_at
         }
         const domainEventId = yield* ids.uuid
-        return yield* submit({ plan, now, record, autoDefinition, domainEventId })
+        return yield* submit({ plan, now, record, autoDefinition, domainEventId, origin })
       })
 
       const domainEvent = (p: PendingEmission, definitionId: string) => {
-        const payload: ProjectEventRecordedPayload = { event: toProjectEvent(p.record), definition_id: definitionId }
+        const payload: ProjectEventRecordedPayload = {
+          event: toProjectEvent(p.record),
+          definition_id: definitionId,
+          ...(p.origin !== undefined ? { chain_depth: p.origin.chainDepth } : {})
+        }
         return {
           id: p.domainEventId,
           project_id: p.record.project_id,

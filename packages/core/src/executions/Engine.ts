@@ -20,6 +20,12 @@
  * id means it went out; a message still without one is in doubt and is
  * settled by the network's status reports (the key rides as
  * `biz_opaque_callback_data`) or failed after a grace period — never sent again.
+ *
+ * Webhook requests are never retried either (10.4): the node checkpoints a
+ * `webhook` pending action first, and only the slice that wrote it makes the
+ * request (the lease kept anyone else off the step meanwhile). A slice that
+ * finds one it did not write (the host that wrote it died) cannot know
+ * whether the request left, and fails the step as in doubt.
  */
 import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
@@ -29,13 +35,25 @@ import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
+import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { ProjectSecrets, type ProjectSecretsUnreadable } from "../projects/ProjectSecrets.ts"
 import { Ids } from "../shared/Ids.ts"
-import type { Definition } from "../workflows/Workflow.ts"
-import { type ExecutionRecord, isTerminal, stepRef, type StepEventRecord, type WorkflowRevision } from "./Execution.ts"
+import type { Definition, Node } from "../workflows/Workflow.ts"
+import {
+  type ExecutionRecord,
+  isTerminal,
+  type PendingSend,
+  type PendingWebhook,
+  stepRef,
+  type StepEventRecord,
+  type WorkflowRevision
+} from "./Execution.ts"
 import { type Graph, makeGraph } from "./Graph.ts"
-import { shapePayload } from "./StepLog.ts"
-import { type NodeServices, runNode } from "./Nodes.ts"
-import type { StepOutcome } from "./Step.ts"
+import type { Secrets } from "./Interpolation.ts"
+import { maskSecrets, shapePayload } from "./StepLog.ts"
+import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
+import type { EndReason, Spawn, StepFailed, StepOutcome } from "./Step.ts"
+import { newExecution } from "./NewExecution.ts"
 import * as T from "./Transitions.ts"
 
 export const RUN_QUEUE = "executions.run"
@@ -91,6 +109,13 @@ export interface TimerJob {
   readonly seq: number
 }
 
+/** What one step writes: the transition, the secrets its events may hold, the child it creates. */
+interface StepResult {
+  readonly transition: T.Transition
+  readonly secrets: ReadonlyArray<string>
+  readonly spawn?: Spawn | undefined
+}
+
 /** The checkpoint lost its compare-and-set: another host owns the run now. */
 class Fenced extends Data.TaggedError("Fenced")<{}> {}
 
@@ -131,6 +156,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const outbox = yield* Outbox
       const outbound = yield* Outbound
       const configs = yield* MessageConfigsRepo
+      const workflows = yield* WorkflowsRepo
+      const projectSecrets = yield* ProjectSecrets
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
       const { crashProbability, doubtGraceMs, leaseMs } = yield* ExecutionsSettings
@@ -189,14 +216,91 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           outbox.append({ id, project_id: record.project_id, type: body.type, payload: body.body, created_at: record.last_event_at }))
       }
 
-      const writeWith = (previous: ExecutionRecord, transition: T.Transition, secrets: ReadonlyArray<string>) =>
-        tx.withTransaction(Effect.gen(function*() {
+      /** A `call` node's child, inserted with its parent's checkpoint (decisions 2.3.11). */
+      const spawnChild = Effect.fnUntraced(function*(spawn: Spawn, parent: ExecutionRecord, at: string) {
+        const w = spawn.launch.workflow
+        const revision = yield* pinRevision(w.project_id, w.id, w.definition)
+        const g = yield* graph(revision)
+        const child = newExecution({ ...spawn.launch, parent }, { id: spawn.id, trackingId: spawn.trackingId }, at, revision, g)
+        if (!(yield* repo.insert(child.record))) return false
+        yield* events.append(yield* stamp(child.record, child.events, []))
+        yield* workflows.countExecution(w.project_id, w.id, at)
+        return true
+      })
+
+      /** The reason an `execution_ended` event of the transition gives, if it has one. */
+      const endReasonOf = (transition: T.Transition): EndReason => {
+        const ended = transition.events.find((p) => p.draft.event_type === "execution_ended")
+        return (ended?.draft.payload.reason as EndReason | undefined) ?? "completed"
+      }
+
+      /**
+       * The checkpoint's writes, inside the caller's transaction: the record (compare-and-set), its events, its webhook
+       * event, the child it spawns, and the move its parent makes when a `call` child's state changed. `kicks`
+       * collects the runs to start once the transaction committed (a spawned child, a parent that left its call).
+       */
+      const writeIn = (
+        previous: ExecutionRecord,
+        transition: T.Transition,
+        secrets: ReadonlyArray<string>,
+        kicks: Array<string>,
+        spawn?: Spawn | undefined
+      ): Effect.Effect<boolean> =>
+        Effect.gen(function*() {
           const ok = yield* repo.update(transition.record, previous.state_version)
           if (!ok) return false
           yield* events.append(yield* stamp(transition.record, transition.events, secrets))
           yield* webhook(transition.record, previous)
+          if (spawn !== undefined && (yield* spawnChild(spawn, previous, transition.record.last_event_at))) kicks.push(spawn.id)
+          const child = transition.record
+          if (
+            child.parent_execution_id !== null &&
+            (child.status !== previous.status || child.resumable_execution_id !== previous.resumable_execution_id)
+          ) yield* moveParent(child, endReasonOf(transition), kicks)
+          // A parent ended or failed while its call ran (PATCH, workflow deleted): its child does not run on alone.
+          const callee = previous.wait?.kind === "call" ? previous.wait.child_id : undefined
+          if (callee !== undefined && isTerminal(transition.record.status)) yield* endChild(callee, endReasonOf(transition), kicks)
           return true
-        }))
+        })
+
+      const endChild = (id: string, reason: EndReason, kicks: Array<string>): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          for (let attempt = 0; attempt < 5; attempt++) {
+            const found = yield* repo.get(id)
+            if (Option.isNone(found) || isTerminal(found.value.status)) return
+            const ended = T.end(found.value, yield* graph(found.value.revision_id), reason, (yield* now).iso)
+            if (yield* writeIn(found.value, ended, [], kicks)) return
+          }
+        })
+
+      /** The parent of a `call` child follows it (`T.followChild`), in the child's transaction; retried when raced. */
+      const moveParent = (child: ExecutionRecord, reason: EndReason, kicks: Array<string>): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          for (let attempt = 0; attempt < 5; attempt++) {
+            const found = yield* repo.get(child.parent_execution_id!)
+            if (Option.isNone(found)) return
+            const parent = found.value
+            if (isTerminal(parent.status) || parent.wait?.kind !== "call" || parent.wait.child_id !== child.id) return
+            const moved = T.followChild(parent, yield* graph(parent.revision_id), child, reason, (yield* now).iso)
+            if (moved === undefined) return
+            if (yield* writeIn(parent, moved, [], kicks)) {
+              if (moved.record.status === "running" && moved.record.wait === null) kicks.push(parent.id)
+              return
+            }
+          }
+          yield* Effect.logWarning("A call's parent kept changing while its child moved; its next slice looks again").pipe(
+            Effect.annotateLogs({ execution_id: child.parent_execution_id, child_id: child.id })
+          )
+        })
+
+      const writeWith = (previous: ExecutionRecord, transition: T.Transition, secrets: ReadonlyArray<string>, spawn?: Spawn | undefined) =>
+        Effect.gen(function*() {
+          const kicks: Array<string> = []
+          const ok = yield* tx.withTransaction(writeIn(previous, transition, secrets, kicks, spawn))
+          // The records are the durability (running, no lease: any host recovers them); the kick is for speed.
+          if (ok) yield* Effect.forEach(kicks, kick, { discard: true })
+          return ok
+        })
 
       const write = (previous: ExecutionRecord, transition: T.Transition) => writeWith(previous, transition, [])
 
@@ -238,8 +342,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           : t
 
       /** The pending send: settle what is known, send what never left. */
-      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }) {
-        const pending = record.pending!
+      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend) {
         const node = g.node(pending.node_id)!
         const recorded = yield* outbound.findRecorded(record.project_id, pending.message_id)
         const performed = (networkId: string, conversationId: string, contactId: string) =>
@@ -324,37 +427,101 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         }
       })
 
-      /** One step of a claimed, running record: the transition to write. */
-      const step = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph) {
+      /** The project's secrets, decrypted, when the node names one (`${ENV:NAME}`, decisions 2.4.3, 10.5.4). */
+      const secretsFor = (record: ExecutionRecord, node: Node): Effect.Effect<Secrets, ProjectSecretsUnreadable> =>
+        JSON.stringify(node.data.config).includes("${ENV:") ? projectSecrets.resolve(record.project_id) : Effect.succeed(new Map())
+
+      const unreadable = (record: ExecutionRecord, g: Graph, e: ProjectSecretsUnreadable, now: string) =>
+        T.fail(record, g, { message: e.message, code: "secrets_unreadable" }, now)
+
+      const failedStep = (record: ExecutionRecord) => (e: StepFailed) =>
+        Effect.succeed<StepOutcome>({
+          context: record.execution_context,
+          events: e.events ?? [],
+          // The message stays beside the log (error_details, the failed webhook event): secrets masked there too.
+          next: { _tag: "Fail", message: maskSecrets(e.message, e.secrets ?? []), code: e.code },
+          secrets: e.secrets
+        })
+
+      /**
+       * The pending webhook request: made only by the slice that recorded it (`fresh`), which the lease kept the
+       * only one running the step since; anyone else cannot know whether it left, and never makes it again.
+       */
+      const performWebhook = Effect.fnUntraced(function*(
+        record: ExecutionRecord,
+        g: Graph,
+        t: { ms: number; iso: string },
+        pending: PendingWebhook,
+        fresh: string | undefined
+      ) {
+        const node = g.node(pending.node_id)
+        if (node === undefined || pending.key !== fresh) {
+          const message = "The webhook request's outcome is unknown after a restart; it was not made again"
+          return {
+            transition: T.fail(record, g, { message, code: "webhook_in_doubt" }, t.iso, [
+              { event_type: "action_failed", payload: { action: "webhook", error: { message, code: "webhook_in_doubt" } } }
+            ]),
+            secrets: [] as ReadonlyArray<string>
+          }
+        }
+        const secrets = yield* Effect.result(secretsFor(record, node))
+        if (secrets._tag === "Failure") return { transition: unreadable(record, g, secrets.failure, t.iso), secrets: [] as ReadonlyArray<string> }
+        const outcome: StepOutcome = yield* callWebhook({ execution: record, graph: g, node, secrets: secrets.success, now: t.iso, afterDelay: false }).pipe(
+          Effect.provideContext(services),
+          Effect.catchTag("StepFailed", failedStep(record))
+        )
+        const done = yield* now
+        return { transition: T.apply(record, g, node, outcome, done.iso, done.ms - Date.parse(pending.started_at)), secrets: outcome.secrets ?? [] }
+      })
+
+      /** One step of a claimed, running record: the transition to write. `fresh`: the pending key this slice recorded. */
+      const step = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, fresh: string | undefined) {
         const t = yield* now
-        if (record.pending !== null) return { transition: yield* perform(record, g, t), secrets: [] as ReadonlyArray<string> }
+        if (record.pending !== null) {
+          if (record.pending.kind === "webhook") return yield* performWebhook(record, g, t, record.pending, fresh)
+          return { transition: yield* perform(record, g, t, record.pending), secrets: [] as ReadonlyArray<string> }
+        }
         const node = record.current_node === null ? undefined : g.node(record.current_node)
         if (node === undefined) return { transition: T.end(record, g, "completed", t.iso), secrets: [] }
         const afterDelay = record.wait?.kind === "delay"
+        const secrets = yield* Effect.result(secretsFor(record, node))
+        if (secrets._tag === "Failure") return { transition: unreadable(record, g, secrets.failure, t.iso), secrets: [] }
         const outcome: StepOutcome = yield* runNode({
           execution: { ...record, wait: null },
           graph: g,
           node,
-          secrets: new Map(),
+          secrets: secrets.success,
           now: t.iso,
           afterDelay
         }).pipe(
           Effect.provideContext(services),
-          Effect.catchTag("StepFailed", (e) => Effect.succeed<StepOutcome>({
-            context: record.execution_context,
-            events: e.events ?? [],
-            next: { _tag: "Fail", message: e.message, code: e.code }
-          }))
+          Effect.catchTag("StepFailed", failedStep(record))
         )
         const done = yield* now
         if (outcome.next._tag === "Perform") {
-          const pending = { ...outcome.next.pending, message_id: yield* ids.uuid }
+          const pending = outcome.next.pending.kind === "send"
+            ? { ...outcome.next.pending, message_id: yield* ids.uuid }
+            : outcome.next.pending
           return {
             transition: T.apply({ ...record, wait: null }, g, node, { ...outcome, next: { _tag: "Perform", pending } }, done.iso, 0),
             secrets: outcome.secrets ?? []
           }
         }
-        return { transition: T.apply({ ...record, wait: null }, g, node, outcome, done.iso, done.ms - t.ms), secrets: outcome.secrets ?? [] }
+        return {
+          transition: T.apply({ ...record, wait: null }, g, node, outcome, done.iso, done.ms - t.ms),
+          secrets: outcome.secrets ?? [],
+          spawn: outcome.next._tag === "Park" ? outcome.spawn : undefined
+        }
+      })
+
+      /** A parent parked on a call whose child moved without it: the move it missed. */
+      const catchUpWithChild = Effect.fnUntraced(function*(parent: ExecutionRecord) {
+        const childId = parent.wait?.child_id
+        const child = childId === undefined ? Option.none<ExecutionRecord>() : yield* repo.get(childId)
+        const g = yield* graph(parent.revision_id)
+        const t = yield* now
+        if (Option.isNone(child)) return T.fail(parent, g, { message: "The called execution no longer exists", code: "call_failed" }, t.iso)
+        return T.followChild(parent, g, child.value, "completed", t.iso)
       })
 
       const slice = Effect.fn("ExecutionEngine.runSlice")(function*(id: string) {
@@ -363,21 +530,34 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const claimed = yield* claim(found.value)
         if (Option.isNone(claimed)) return
         let record = claimed.value
+        let fresh: string | undefined
         const g = yield* graph(record.revision_id)
         for (let steps = 0;; steps++) {
           const t = yield* now
           if (record.status !== "running") return
+          if (record.wait?.kind === "call") {
+            // The child's moves reach the parent in the child's own transactions; this catches up if one was missed.
+            const moved = yield* catchUpWithChild(record)
+            if (moved !== undefined) {
+              if (!(yield* writeWith(record, leased(moved, t.ms), []))) return yield* Effect.fail(new Fenced())
+              record = leased(moved, t.ms).record
+              continue
+            }
+          }
           if (record.wait !== null && (record.wait.due_at === null || Date.parse(record.wait.due_at) > t.ms)) {
             // Parked on a timer (delay, doubt): hand the lease back; the timer brings it back.
             yield* writeWith(record, { record: { ...record, lease_owner: null, lease_until: null, state_version: record.state_version + 1 }, events: [] }, [])
             return yield* armTimer(record)
           }
-          const { secrets, transition } = steps >= STEP_LIMIT
+          const result: StepResult = steps >= STEP_LIMIT
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
-            : yield* step(record, g)
+            : yield* step(record, g, fresh)
+          const { secrets, spawn, transition } = result
           const next = leased(transition, t.ms)
-          if (!(yield* writeWith(record, next, secrets))) return yield* Effect.fail(new Fenced())
+          if (!(yield* writeWith(record, next, secrets, spawn))) return yield* Effect.fail(new Fenced())
           yield* crashPoint
+          // A pending action this slice recorded is this slice's to perform, right away.
+          fresh = next.record.pending !== null && record.pending === null ? next.record.pending.key : undefined
           record = next.record
           if (record.wait !== null && record.wait.due_at !== null) yield* armTimer(record)
         }

@@ -52,7 +52,24 @@ export interface WaitState {
  * its key is fixed per step visit, so after a crash the engine can tell
  * whether it happened instead of doing it again.
  */
-export interface PendingAction {
+export type PendingAction = PendingSend | PendingWebhook
+
+/**
+ * A webhook node's request about to be made (decisions 2.3.8, 10.4). It holds
+ * no request: the engine computes it again from the node and the unchanged
+ * context, so resolved secrets never rest in the record. Only the slice that
+ * wrote it makes the request; whoever else finds it (a host recovering the
+ * run) cannot know whether the request left and fails the step as in doubt.
+ */
+export interface PendingWebhook {
+  readonly kind: "webhook"
+  /** `<execution id>:<step visit>`. */
+  readonly key: string
+  readonly node_id: string
+  readonly started_at: string
+}
+
+export interface PendingSend {
   readonly kind: "send"
   /** `<execution id>:<step visit>`, sent as the message's `biz_opaque_callback_data`. */
   readonly key: string

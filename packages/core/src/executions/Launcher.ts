@@ -9,39 +9,12 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import { Ids } from "../shared/Ids.ts"
-import type { ContactRecord } from "../messaging/Message.ts"
-import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
-import type { TriggerType } from "../workflows/Trigger.ts"
-import type { WorkflowRecord } from "../workflows/Workflow.ts"
 import { ExecutionEngine } from "./Engine.ts"
-import type { ExecutionContext, ExecutionRecord } from "./Execution.ts"
+import type { ExecutionRecord } from "./Execution.ts"
+import { type Launch, newExecution } from "./NewExecution.ts"
 import * as T from "./Transitions.ts"
 
-export interface Launch {
-  readonly workflow: WorkflowRecord
-  readonly triggerType: TriggerType
-  readonly observer: boolean
-  readonly config: MessageConfigRecord | null
-  readonly contact: ContactRecord | null
-  readonly conversationId: string | null
-  /** Contact number digits, when known. */
-  readonly phone: string | null
-  readonly recipient: string | null
-  readonly vars: Readonly<Record<string, unknown>>
-  readonly context: Readonly<Record<string, unknown>>
-  readonly initialData: unknown
-  readonly metadata: Readonly<Record<string, unknown>>
-  readonly system: Readonly<Record<string, unknown>>
-  readonly dedupeKey: string | null
-  readonly parent?: ExecutionRecord | undefined
-  /** The inbound batch an inbound trigger starts with. */
-  readonly firstInput?: { readonly value: unknown; readonly messageIds: ReadonlyArray<string> } | undefined
-  /** Set: the run fails at once with this error (`Conversation is in handoff`). */
-  readonly failWith?: string | undefined
-}
-
-/** Keys of `context` the service owns: a start request's `context` cannot overwrite them (decisions 2.4.2). */
-const SERVICE_CONTEXT_KEYS = ["channel", "phone_number", "recipient", "conversation_id", "contact", "initial_data"]
+export type { Launch } from "./NewExecution.ts"
 
 export class Launcher extends Context.Service<Launcher, {
   /** Creates and runs an execution; None when its dedupe key already started one. */
@@ -59,114 +32,12 @@ export class Launcher extends Context.Service<Launcher, {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const id = yield* ids.uuid
         const trackingId = yield* ids.uuid
-        const w = l.workflow
-        const c = l.config
-        const extra = Object.fromEntries(Object.entries(l.context).filter(([k]) => !SERVICE_CONTEXT_KEYS.includes(k)))
-        const execution_context: ExecutionContext = {
-          vars: { ...(l.parent?.execution_context.vars ?? {}), ...l.vars, ...(l.firstInput !== undefined ? { last_user_input: l.firstInput.value } : {}) },
-          system: {
-            trigger_type: l.triggerType,
-            workflow_id: w.id,
-            flow_id: w.id,
-            workflow_name: w.name,
-            flow_name: w.name,
-            execution_id: id,
-            tracking_id: trackingId,
-            started_at: now,
-            ...(c !== null
-              ? {
-                msg_config: {
-                  id: c.id,
-                  phone_number_id: c.phone_number_id,
-                  display_phone_number: c.display_phone_number,
-                  display_phone_number_normalized: c.display_phone_number_normalized,
-                  business_account_id: c.business_account_id,
-                  name: c.name,
-                  kind: c.kind
-                }
-              }
-              : {}),
-            ...(l.observer ? { observer: true } : {}),
-            ...(l.parent !== undefined ? { parent_execution_id: l.parent.id } : {}),
-            event_chain_depth: 0,
-            ...l.system
-          },
-          context: {
-            ...(l.parent?.execution_context.context ?? {}),
-            ...extra,
-            channel: c !== null ? "msg" : "api",
-            phone_number: l.phone === null ? null : `+${l.phone}`,
-            ...(l.recipient !== null ? { recipient: l.recipient } : {}),
-            conversation_id: l.conversationId,
-            contact: l.contact === null ? null : {
-              id: l.contact.id,
-              wa_id: l.contact.wa_id,
-              name: l.contact.profile_name,
-              profile_name: l.contact.profile_name,
-              business_scoped_user_id: l.contact.business_scoped_user_id,
-              username: l.contact.username
-            },
-            ...(l.initialData !== undefined ? { initial_data: l.initialData } : {})
-          },
-          metadata: { ...l.metadata }
-        }
         return yield* tx.withTransaction(Effect.gen(function*() {
-          const revision = yield* engine.pinRevision(w.project_id, w.id, w.definition)
+          const revision = yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition)
           const g = yield* engine.graph(revision)
-          const start = g.start
-          const record: ExecutionRecord = {
-            id,
-            project_id: w.project_id,
-            workflow_id: w.id,
-            workflow_name: w.name,
-            revision_id: revision,
-            tracking_id: trackingId,
-            status: "running",
-            waiting_reason: null,
-            trigger_type: l.triggerType,
-            observer: l.observer,
-            parent_execution_id: l.parent?.id ?? null,
-            call_depth: l.parent === undefined ? 0 : l.parent.call_depth + 1,
-            msg_conversation_id: l.conversationId,
-            msg_config_id: c?.id ?? null,
-            contact_id: l.contact?.id ?? null,
-            started_at: now,
-            last_event_at: now,
-            ended_at: null,
-            current_node: start?.id ?? null,
-            execution_context,
-            error_details: null,
-            resumable_execution_id: null,
-            wait: null,
-            pending: null,
-            handoff: null,
-            requested_status: null,
-            step_seq: 1,
-            state_version: 1,
-            lease_owner: null,
-            lease_until: null,
-            dedupe_key: l.dedupeKey
-          }
-          const started: T.PlacedEvent = {
-            draft: {
-              event_type: "execution_started",
-              payload: { trigger_type: l.triggerType, tracking_id: trackingId, variables: execution_context.vars, observer: l.observer }
-            },
-            node: null
-          }
-          const entered: ReadonlyArray<T.PlacedEvent> = start === undefined
-            ? []
-            : [{ draft: { event_type: "step_entered", payload: { node_type: "start" } }, node: start }]
-          const input: ReadonlyArray<T.PlacedEvent> = l.firstInput === undefined ? [] : [{
-            draft: {
-              event_type: "user_input_received",
-              payload: { message_ids: l.firstInput.messageIds, value: l.firstInput.value },
-              direction: "inbound"
-            },
-            node: null
-          }]
-          if (!(yield* engine.insert(record, [started, ...input, ...entered]))) return Option.none<ExecutionRecord>()
-          yield* workflows.countExecution(w.project_id, w.id, now)
+          const { events, record } = newExecution(l, { id, trackingId }, now, revision, g)
+          if (!(yield* engine.insert(record, events))) return Option.none<ExecutionRecord>()
+          yield* workflows.countExecution(l.workflow.project_id, l.workflow.id, now)
           if (l.failWith !== undefined) {
             const failed = T.fail(record, g, { message: l.failWith }, now)
             yield* engine.write(record, failed)

@@ -6,6 +6,7 @@
  */
 import { Data } from "effect"
 import type { ExecutionContext, HandoffState, PendingAction, WaitingReason, WaitState } from "./Execution.ts"
+import type { Launch } from "./NewExecution.ts"
 
 /** A step event before it is numbered and stamped; `step` defaults to the node that ran. */
 export interface EventDraft {
@@ -28,12 +29,21 @@ export type Next =
   | { readonly _tag: "End"; readonly reason: EndReason }
   | { readonly _tag: "Fail"; readonly message: string; readonly code?: string | undefined }
 
+/** A child execution the checkpoint creates with it (a `call` node, decisions 2.3.11). */
+export interface Spawn {
+  readonly launch: Launch
+  readonly id: string
+  readonly trackingId: string
+}
+
 export interface StepOutcome {
   readonly context: ExecutionContext
   readonly events: ReadonlyArray<EventDraft>
   readonly next: Next
   /** Secret values the step's events may hold: masked in the log. */
   readonly secrets?: ReadonlyArray<string> | undefined
+  /** Created in the same transaction as the outcome's checkpoint (with `Park` on a `call` wait). */
+  readonly spawn?: Spawn | undefined
 }
 
 /** A step that cannot go on: the execution fails with `message` (and `code`). */
@@ -42,6 +52,8 @@ export class StepFailed extends Data.TaggedError("StepFailed")<{
   readonly code?: string | undefined
   /** Events the step recorded before it failed (e.g. `action_failed`). */
   readonly events?: ReadonlyArray<EventDraft> | undefined
+  /** Secret values those events may hold: masked in the log. */
+  readonly secrets?: ReadonlyArray<string> | undefined
 }> {}
 
 export const follow = (context: ExecutionContext, events: ReadonlyArray<EventDraft>, label = "next"): StepOutcome => ({

@@ -181,3 +181,7 @@ export const shapePayload = (payload: unknown, secretValues: ReadonlyArray<strin
   if (root.members === undefined) return truncated(root.bytes) // unreachable: a cut string is far below the limit
   return shrink(root, root.bytes - PAYLOAD_MAX_BYTES).value
 }
+
+/** `s` with every secret value masked (error messages, which are kept beside the log). */
+export const maskSecrets = (s: string, secretValues: ReadonlyArray<string>): string =>
+  secretValues.length === 0 ? s : masker(secretValues)(s)

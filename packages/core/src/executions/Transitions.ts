@@ -232,7 +232,10 @@ export const apply = (
     case "Perform":
       return {
         record: at(e, now, { execution_context: outcome.context, pending: next.pending }),
-        events: [...placed, event("action_executing", { action: node.data.node_type, request: next.pending.envelope }, node)]
+        // A send logs its envelope here; a webhook logged its request itself (with its secrets masked).
+        events: next.pending.kind === "send"
+          ? [...placed, event("action_executing", { action: node.data.node_type, request: next.pending.envelope }, node)]
+          : placed
       }
   }
 }
@@ -279,4 +282,76 @@ export const resume = (
   }
   // A handoff node follows its `next` edge when resumed (decisions 3.2); so do waits.
   return leave({ ...running, handoff: null }, graph, node, "next", context, now, 0, events)
+}
+
+/**
+ * A `call` node's parent follows its child (decisions 2.3.11, 3.2): running
+ * while the child runs, `waiting` (`call`) pointing at the deepest waiting
+ * child, `handoff` with a child in handoff; once the child ends its `vars`
+ * merge back and the parent leaves by `next`; a failed child's error goes to
+ * `save_error_to` (and the parent goes on) or fails the parent. A child
+ * superseded by a new start supersedes its parent too: the conversation has
+ * a new owner. Undefined when the parent already stands where it should.
+ */
+export const followChild = (
+  p: ExecutionRecord,
+  graph: Graph,
+  child: ExecutionRecord,
+  childEndReason: EndReason,
+  now: string
+): Transition | undefined => {
+  const node = p.wait?.node_id === undefined ? undefined : graph.node(p.wait.node_id)
+  if (node === undefined) return fail(p, graph, { message: "The call step can no longer be resumed" }, now)
+  const resumable = child.resumable_execution_id ?? child.id
+  const resumed = p.status === "running" ? [] : [event("execution_resumed", { from_status: p.status, kind: "call", source: "call" }, null)]
+  const back = { ...p, status: "running" as const, waiting_reason: null, resumable_execution_id: null, handoff: null, wait: null }
+  const durationMs = Math.max(0, Date.parse(now) - Date.parse(p.last_event_at))
+  switch (child.status) {
+    case "running":
+      if (p.status === "running" && p.resumable_execution_id === null) return undefined
+      return {
+        record: at(p, now, { status: "running", waiting_reason: null, resumable_execution_id: null, handoff: null, ...released }),
+        events: resumed
+      }
+    case "waiting":
+      if (p.status === "waiting" && p.resumable_execution_id === resumable) return undefined
+      return { record: at(p, now, { status: "waiting", waiting_reason: "call", resumable_execution_id: resumable, handoff: null, ...released }), events: [] }
+    case "handoff": {
+      if (p.status === "handoff" && p.resumable_execution_id === resumable) return undefined
+      const state: HandoffState = { node_id: node.id, reason: child.handoff?.reason ?? null, source: child.handoff?.source ?? "action_step" }
+      return {
+        record: at(p, now, { status: "handoff", waiting_reason: null, handoff: state, resumable_execution_id: resumable, ...released }),
+        events: [event("execution_handoff", { reason: state.reason, source: state.source }, null)]
+      }
+    }
+    case "ended": {
+      if (childEndReason === "superseded") return end(p, graph, "superseded", now)
+      const vars = child.execution_context.vars
+      const context: ExecutionContext = { ...p.execution_context, vars: { ...p.execution_context.vars, ...vars } }
+      return leave(back, graph, node, "next", context, now, durationMs, [
+        ...resumed,
+        event("action_performed", { action: "call", execution_id: child.id, status: "ended" }, node),
+        event("variables_merged", { keys: Object.keys(vars), source: "call" }, node)
+      ])
+    }
+    case "failed": {
+      const message = child.error_details?.message ?? "The called workflow failed"
+      const error = { message, execution_id: child.id }
+      const failed = event("action_failed", {
+        action: "call",
+        execution_id: child.id,
+        error: { message, ...(child.error_details?.code !== undefined ? { code: child.error_details.code } : {}) }
+      }, node)
+      const saveTo = node.data.config.save_error_to
+      if (typeof saveTo === "string" && saveTo.length > 0) {
+        const context: ExecutionContext = { ...p.execution_context, vars: { ...p.execution_context.vars, [saveTo]: error } }
+        return leave(back, graph, node, "next", context, now, durationMs, [
+          ...resumed,
+          failed,
+          event("variables_set", { name: saveTo, value: error }, node)
+        ])
+      }
+      return fail({ ...p, current_node: node.id }, graph, { message: `Called workflow failed: ${message}`, code: "call_failed" }, now, [failed.draft])
+    }
+  }
 }

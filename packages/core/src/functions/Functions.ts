@@ -53,6 +53,7 @@ import {
   resolveRuntimeConfig
 } from "./Rules.ts"
 import { FunctionSecretsCipher } from "./SecretCipher.ts"
+import { ProjectSecrets } from "../projects/ProjectSecrets.ts"
 
 const slugTaken = () => unprocessable("Slug has already been taken", [{ path: "function.slug", message: "has already been taken" }])
 const onDuplicate = (_: Duplicate) => Effect.fail(slugTaken())
@@ -129,6 +130,7 @@ export class Functions extends Context.Service<Functions, {
     Functions,
     Effect.gen(function*() {
       const repo = yield* FunctionsRepo
+      const projectSecrets = yield* ProjectSecrets
       const invocations = yield* FunctionInvocationsRepo
       const log = yield* FunctionInvocationLog
       const workflows = yield* WorkflowsRepo
@@ -284,7 +286,13 @@ export class Functions extends Context.Service<Functions, {
       const listSecrets = Effect.fn("Functions.listSecrets")(function*(principal: Principal, id: string) {
         yield* find(principal.project.id, id)
         const secrets = yield* repo.listSecrets(id)
-        return secrets.map((s): FunctionSecret => ({ name: s.name, type: s.type }))
+        const own = new Set(secrets.map((s) => s.name))
+        // Project secrets reach the function's env too, unless one of its own has the name (decisions 10.5.4).
+        const inherited = (yield* projectSecrets.list(principal.project.id).pipe(Effect.orDie)).filter((p) => !own.has(p.name))
+        return [
+          ...secrets.map((s): FunctionSecret => ({ name: s.name, type: s.type })),
+          ...inherited.map((p): FunctionSecret => ({ name: p.name, type: "inherited" }))
+        ]
       })
 
       const requireDeployed = (fn: FunctionRecord) =>

@@ -41,6 +41,7 @@ import {
   shapeAnswer
 } from "./Rules.ts"
 import { FunctionSecretsCipher } from "./SecretCipher.ts"
+import { ProjectSecrets } from "../projects/ProjectSecrets.ts"
 
 export const FUNCTION_NOT_DEPLOYED_ERROR = "Function has no deployed version"
 export const INVOKE_INVALID_JSON_ERROR = "Request body is not valid JSON"
@@ -131,6 +132,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
       const runtime = yield* FunctionRuntime
       const projects = yield* Projects
       const cipher = yield* FunctionSecretsCipher
+      const projectSecrets = yield* ProjectSecrets
       const ids = yield* Ids
       const publicUrl = yield* PublicUrl
 
@@ -171,9 +173,18 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
             : Option.some(`The deployed code could not be loaded: ${loaded.failure.message}`)
         }))
 
+      /** The project's secrets (`inherited`, decisions 10.5.4), then the function's own, which win over a project value. */
       const envOf = (fn: FunctionRecord, secrets: ReadonlyArray<FunctionSecretRecord>) =>
         Effect.gen(function*() {
-          const env: Record<string, FunctionEnvValue> = {}
+          const inherited = yield* projectSecrets.resolve(fn.project_id).pipe(
+            Effect.tapError((error) =>
+              Effect.logError("Project secret could not be decrypted").pipe(
+                Effect.annotateLogs({ function_id: fn.id, secret: error.name })
+              )
+            ),
+            Effect.mapError(secretStoreFailed)
+          )
+          const env: Record<string, FunctionEnvValue> = Object.fromEntries(inherited)
           if (secrets.length === 0) return env
           const keys = yield* cipher.cipher
           for (const secret of secrets) {

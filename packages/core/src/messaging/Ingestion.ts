@@ -28,6 +28,7 @@ import { phoneDigits } from "./numbers/MessageConfig.ts"
 import { UPSTREAM_PAYLOAD, type UpstreamPayloadEvent } from "./DomainEvents.ts"
 import type { FetchedMedia } from "./InboundRecording.ts"
 import { Messaging } from "./Messaging.ts"
+import { Templates } from "./templates/Templates.ts"
 import { type InboxEntry, MEDIA_TYPES } from "./Message.ts"
 import { type ForwardJob, requestInboxProcessing, UPSTREAM_FORWARD_QUEUE } from "./Queues.ts"
 import { UpstreamSettings } from "./Upstream.ts"
@@ -102,6 +103,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
       const liveNumbers = yield* LiveNumbers
       const numbers = yield* MessageConfigs
       const inbox = yield* UpstreamInboxRepo
+      const templates = yield* Templates
       const stored = yield* MessagesRepo
       const messaging = yield* Messaging
       const network = yield* MessagingNetwork
@@ -289,6 +291,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
             category: v.message_template_category ?? null,
             received_at: yield* now
           })
+          yield* templates.statusReported(accountId, String(v.message_template_id), v.event)
         })
 
       const processQuality = (accountId: string, value: unknown, counts: Counts) =>

@@ -10,6 +10,7 @@ import { MessagingNetwork, type NetworkAccess } from "../ports/MessagingNetwork.
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { createdCursorKeyOf } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
+import { Templates } from "./templates/Templates.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import {
   answered,
@@ -85,6 +86,11 @@ export const makeProxyPassThrough = Effect.gen(function*() {
   const configs = yield* MessageConfigsRepo
   const network = yield* MessagingNetwork
   const ownNumber = ownNumberOf((yield* Messaging).numberOf)
+  const templates = yield* Templates
+
+  /** A change the network accepted shows in the template mirror at once (decisions 4.8.1). */
+  const mirrored = (projectId: string, businessAccountId: string) => (answer: ProxyAnswer) =>
+    answer.status >= 200 && answer.status < 300 ? Effect.as(templates.syncAccount(projectId, businessAccountId), answer) : Effect.succeed(answer)
 
   /** A business account of the project: the access token of one of its live numbers there. */
   const ownAccount = (projectId: string, businessAccountId: string) =>
@@ -128,7 +134,7 @@ export const makeProxyPassThrough = Effect.gen(function*() {
       return hsmId === undefined
         ? yield* forwarded(network.createTemplate(access, businessAccountId, body))
         : yield* forwarded(network.editTemplate(access, hsmId, body))
-    }))
+    }).pipe(Effect.tap(mirrored(projectId, businessAccountId))))
 
   const deleteTemplate = (
     projectId: string,
@@ -142,7 +148,7 @@ export const makeProxyPassThrough = Effect.gen(function*() {
         return yield* refuse(invalidParameter(400, "The parameter name or hsm_id is required."))
       }
       return yield* forwarded(network.deleteTemplate({ accessToken: config.access_token, version }, businessAccountId, target))
-    }))
+    }).pipe(Effect.tap(mirrored(projectId, businessAccountId))))
 
   const blockUsers = (
     projectId: string,

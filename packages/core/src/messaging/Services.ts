@@ -13,9 +13,10 @@ import { Sandbox } from "./Sandbox.ts"
 import * as Upstream from "./Upstream.ts"
 import { Customers } from "../tenancy/Customers.ts"
 import { LiveNumbers } from "./numbers/LiveNumbers.ts"
+import { Templates } from "./templates/Templates.ts"
 
 export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer)),
+  Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer)),
   Layer.provideMerge(Customers.layer),
   Layer.provideMerge(LiveNumbers.layer),
   Layer.provideMerge(Upstream.layerConfig)

@@ -1,7 +1,10 @@
 /**
- * Outbound HTTP for webhook deliveries: one POST of exact bytes, and the
- * name resolution the registration check needs. The Node host provides the
- * real adapter (`@parley/http-node`); tests provide a scripted receiver.
+ * Outbound HTTP to addresses users give: webhook deliveries (one POST of
+ * exact bytes, the first 1 KB of the answer kept for the log), the workflow
+ * `webhook` node (any method, the answer's headers and its body up to a cap
+ * the caller sets), and the name resolution the registration check needs.
+ * The Node host provides the real adapter (`@parley/http-node`); tests
+ * provide a scripted receiver.
  *
  * An adapter follows no redirect (a 3xx is an answer like any other), and
  * unless `allowPrivate` is set it refuses to connect to a private, loopback,
@@ -31,6 +34,31 @@ export interface WebhookHttpResponse {
   readonly body: string
 }
 
+export type WebhookHttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+
+/** One request of any method; the same address rules and timeout as `WebhookHttpRequest`. */
+export interface WebhookHttpCall {
+  readonly method: WebhookHttpMethod
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  /** Sent exactly as given; none sends no body (and no Content-Length). */
+  readonly body?: Uint8Array | undefined
+  readonly timeoutMs: number
+  readonly allowPrivate: boolean
+  /** The answer's body is read up to this many bytes; the rest is dropped and `truncated` set. */
+  readonly maxBodyBytes: number
+}
+
+export interface WebhookHttpAnswer {
+  readonly status: number
+  /** Header names in lowercase; repeated headers joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The body read (at most `maxBodyBytes`), as UTF-8 text. */
+  readonly body: string
+  /** The body was longer than `maxBodyBytes`. */
+  readonly truncated: boolean
+}
+
 /** No answer: refused address, DNS failure, connection error, timeout. `message` goes to the delivery log. */
 export class WebhookHttpError extends Schema.TaggedError<WebhookHttpError>()("WebhookHttpError", {
   reason: Schema.Literals(["private_address", "dns", "connection", "timeout", "invalid_url"]),
@@ -39,6 +67,8 @@ export class WebhookHttpError extends Schema.TaggedError<WebhookHttpError>()("We
 
 export class WebhookHttp extends Context.Service<WebhookHttp, {
   readonly post: (request: WebhookHttpRequest) => Effect.Effect<WebhookHttpResponse, WebhookHttpError>
+  /** One request of any method, its answer's status, headers and body (up to `maxBodyBytes`). */
+  readonly request: (call: WebhookHttpCall) => Effect.Effect<WebhookHttpAnswer, WebhookHttpError>
   /** Every address the name resolves to (an IP literal answers itself); fails with reason `dns`. */
   readonly resolve: (hostname: string) => Effect.Effect<ReadonlyArray<string>, WebhookHttpError>
 }>()("@parley/core/ports/WebhookHttp") {}

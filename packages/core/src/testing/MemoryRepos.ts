@@ -19,6 +19,8 @@ import { layerMemoryFunctionsStorage } from "./MemoryFunctions.ts"
 import { layerMemoryMessagingStorage } from "./MemoryMessaging.ts"
 import { layerMemoryWebhooksStorage } from "./MemoryWebhooks.ts"
 import { layerMemoryCustomersRepo } from "./MemoryCustomers.ts"
+import { layerMemoryTemplatesRepo } from "./MemoryTemplates.ts"
+import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -282,5 +284,7 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryMessagingStorage,
   layerMemoryWebhooksStorage,
   layerMemoryCustomersRepo,
-  layerMemoryExecutionsStorage
+  layerMemoryExecutionsStorage,
+  layerMemoryTemplatesRepo,
+  layerMemoryProjectSecretsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))

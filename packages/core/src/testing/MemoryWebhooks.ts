@@ -12,7 +12,14 @@
  * timeouts), with a name table standing in for DNS.
  */
 import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Stream } from "effect"
-import { WebhookHttp, WebhookHttpError, type WebhookHttpRequest, type WebhookHttpResponse } from "../ports/WebhookHttp.ts"
+import {
+  type WebhookHttpAnswer,
+  type WebhookHttpCall,
+  WebhookHttp,
+  WebhookHttpError,
+  type WebhookHttpRequest,
+  type WebhookHttpResponse
+} from "../ports/WebhookHttp.ts"
 import {
   DELIVERY_TOTAL_CAP,
   type DeliveryExpectation,
@@ -371,6 +378,7 @@ export const layerMemoryWebhooksStorage = Layer.mergeAll(
 // A scripted receiver
 
 export interface ReceivedWebhookRequest {
+  readonly method: string
   readonly url: string
   /** Header names in lowercase. */
   readonly headers: Readonly<Record<string, string>>
@@ -379,9 +387,10 @@ export interface ReceivedWebhookRequest {
   readonly at: number
 }
 
+/** A scripted answer: `headers` (any case) reach `request` callers; `post` callers see status and body. */
 export type WebhookResponder = (
   request: ReceivedWebhookRequest
-) => Effect.Effect<WebhookHttpResponse, WebhookHttpError>
+) => Effect.Effect<WebhookHttpResponse & { readonly headers?: Readonly<Record<string, string>> | undefined }, WebhookHttpError>
 
 /** Where test deliveries land: what arrived, and how to answer the next ones. */
 export class MemoryWebhookReceiver extends Context.Service<MemoryWebhookReceiver, {
@@ -411,35 +420,61 @@ export const layerMemoryWebhookHttp: Layer.Layer<WebhookHttp | MemoryWebhookRece
         : Effect.succeed(addresses)
     }
 
-    const post = (request: WebhookHttpRequest) =>
+    const exchange = (call: {
+      readonly method: string
+      readonly url: string
+      readonly headers: Readonly<Record<string, string>>
+      readonly body: Uint8Array
+      readonly timeoutMs: number
+      readonly allowPrivate: boolean
+    }) =>
       Effect.gen(function*() {
         let url: URL
         try {
-          url = new URL(request.url)
+          url = new URL(call.url)
         } catch {
-          return yield* new WebhookHttpError({ reason: "invalid_url", message: `Invalid URL ${request.url}` })
+          return yield* new WebhookHttpError({ reason: "invalid_url", message: `Invalid URL ${call.url}` })
+        }
+        if (url.protocol !== "https:" && url.protocol !== "http:") {
+          return yield* new WebhookHttpError({ reason: "invalid_url", message: `Unsupported URL scheme ${url.protocol}` })
         }
         const addresses = yield* resolve(url.hostname)
-        if (!request.allowPrivate && addresses.some(isPrivateAddress)) {
+        if (!call.allowPrivate && addresses.some(isPrivateAddress)) {
           return yield* new WebhookHttpError({
             reason: "private_address",
             message: `${url.hostname} resolves to a private address`
           })
         }
         const received: ReceivedWebhookRequest = {
-          url: request.url,
-          headers: Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), v])),
-          body: new Uint8Array(request.body),
+          method: call.method,
+          url: call.url,
+          headers: Object.fromEntries(Object.entries(call.headers).map(([k, v]) => [k.toLowerCase(), v])),
+          body: new Uint8Array(call.body),
           at: yield* Clock.currentTimeMillis
         }
         requests.push(received)
         return yield* responder(received).pipe(
           Effect.timeoutOrElse({
-            duration: Duration.millis(request.timeoutMs),
+            duration: Duration.millis(call.timeoutMs),
             orElse: () =>
-              Effect.fail(new WebhookHttpError({ reason: "timeout", message: `Timed out after ${request.timeoutMs / 1000} s` }))
+              Effect.fail(new WebhookHttpError({ reason: "timeout", message: `Timed out after ${call.timeoutMs / 1000} s` }))
           })
         )
+      })
+
+    const post = (request: WebhookHttpRequest) =>
+      Effect.map(exchange({ ...request, method: "POST" }), ({ body, status }): WebhookHttpResponse => ({ status, body }))
+
+    const request = (call: WebhookHttpCall) =>
+      Effect.map(exchange({ ...call, body: call.body ?? new Uint8Array() }), (answer): WebhookHttpAnswer => {
+        const bytes = Buffer.from(answer.body, "utf8")
+        const truncated = bytes.byteLength > call.maxBodyBytes
+        return {
+          status: answer.status,
+          headers: Object.fromEntries(Object.entries(answer.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+          body: truncated ? bytes.subarray(0, call.maxBodyBytes).toString("utf8") : answer.body,
+          truncated
+        }
       })
 
     const receiver = MemoryWebhookReceiver.of({
@@ -450,7 +485,7 @@ export const layerMemoryWebhookHttp: Layer.Layer<WebhookHttp | MemoryWebhookRece
       setAddresses: (hostname, addresses) => void names.set(hostname.toLowerCase(), addresses)
     })
     return Context.make(MemoryWebhookReceiver, receiver).pipe(
-      Context.add(WebhookHttp, WebhookHttp.of({ post, resolve }))
+      Context.add(WebhookHttp, WebhookHttp.of({ post, request, resolve }))
     )
   })
 )

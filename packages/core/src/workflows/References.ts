@@ -9,6 +9,7 @@ import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import { EventDefinitionsRepo } from "../ports/EventsRepo.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { FunctionsRepo } from "../functions/FunctionsRepo.ts"
+import { TemplatesRepo } from "../ports/TemplatesRepo.ts"
 
 export type ReferenceKind =
   | "function"
@@ -36,6 +37,7 @@ export const layerDefinitionReferences = Layer.effect(
     const eventDefinitions = yield* EventDefinitionsRepo
     const numbers = yield* MessageConfigsRepo
     const functions = yield* FunctionsRepo
+    const templates = yield* TemplatesRepo
     return DefinitionReferences.of({
       lookup: (projectId, kind, id) =>
         kind === "workflow"
@@ -52,6 +54,9 @@ export const layerDefinitionReferences = Layer.effect(
             c.project_id === projectId ? Option.some(c.display_name) : Option.none()))
           : kind === "msg_config"
           ? Effect.map(numbers.findById(projectId, id), Option.map((c) => c.name))
+          : kind === "template"
+          // The service's mirror (decisions 4.8.1); approval is checked at run time.
+          ? Effect.map(templates.findById(projectId, id), Option.map((t) => t.name))
           : Effect.succeed(Option.none())
     })
   })

@@ -1,8 +1,10 @@
 /**
- * `WebhookHttp` on Node's `http`/`https`: one POST of the exact bytes, no
- * redirect followed, at most the first 1 KB of the answer read, the request
- * abandoned on timeout or interruption. Unless private targets are allowed,
- * a literal address is checked before connecting and a name is resolved by
+ * `WebhookHttp` on Node's `http`/`https`: deliveries (one POST of the exact
+ * bytes, at most the first 1 KB of the answer read) and the workflow
+ * `webhook` node's requests (any method, the answer's headers and body up to
+ * the caller's cap). No redirect is followed, and a request is abandoned on
+ * timeout or interruption. Unless private targets are allowed, a literal
+ * address is checked before connecting and a name is resolved by
  * `publicOnlyLookup`, so the connection goes to the address that was checked.
  */
 import {
@@ -11,6 +13,8 @@ import {
   publicOnlyLookup,
   WebhookHttp,
   WebhookHttpError,
+  type WebhookHttpAnswer,
+  type WebhookHttpCall,
   type WebhookHttpRequest,
   type WebhookHttpResponse
 } from "@parley/core"
@@ -28,6 +32,13 @@ const agents = {
   https: new Https.Agent({ keepAlive: true, maxSockets: 128 })
 }
 
+// The webhook node's requests are never made twice (decisions 10.4), so they never ride a kept-alive connection
+// the receiver may have closed: a fresh connection each, so a failure before the answer is a real failure.
+const freshAgents = {
+  http: new Http.Agent({ keepAlive: false }),
+  https: new Https.Agent({ keepAlive: false })
+}
+
 const bareHost = (hostname: string) => hostname.startsWith("[") ? hostname.slice(1, -1) : hostname
 
 const privateRefusal = (hostname: string) =>
@@ -41,9 +52,23 @@ const privateRefusal = (hostname: string) =>
  * fails before any answer (`ECONNRESET` on `reusedSocket`): the request never
  * reached the receiver, so it is made once more on a fresh connection.
  */
-const post = (request: WebhookHttpRequest): Effect.Effect<WebhookHttpResponse, WebhookHttpError> =>
-  postOnce(request).pipe(
-    Effect.catch((error) => error instanceof StaleConnection ? postOnce(request) : Effect.fail(error)),
+const post = (request: WebhookHttpRequest): Effect.Effect<WebhookHttpResponse, WebhookHttpError> => {
+  const once = exchange({ ...request, method: "POST", maxBodyBytes: BODY_LIMIT }, agents).pipe(
+    Effect.map(({ body, status }): WebhookHttpResponse => ({ status, body }))
+  )
+  return once.pipe(
+    Effect.catch((error) => error instanceof StaleConnection ? once : Effect.fail(error)),
+    Effect.catch((error) =>
+      error instanceof StaleConnection
+        ? Effect.fail(new WebhookHttpError({ reason: "connection", message: error.message }))
+        : Effect.fail(error)
+    )
+  )
+}
+
+/** One request of the webhook node: a fresh connection, no second try. */
+const request = (call: WebhookHttpCall): Effect.Effect<WebhookHttpAnswer, WebhookHttpError> =>
+  exchange(call, freshAgents).pipe(
     Effect.catch((error) =>
       error instanceof StaleConnection
         ? Effect.fail(new WebhookHttpError({ reason: "connection", message: error.message }))
@@ -51,10 +76,17 @@ const post = (request: WebhookHttpRequest): Effect.Effect<WebhookHttpResponse, W
     )
   )
 
+const answerHeaders = (headers: Http.IncomingHttpHeaders): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(headers).flatMap(([name, value]) =>
+      value === undefined ? [] : [[name.toLowerCase(), Array.isArray(value) ? value.join(", ") : value]]
+    )
+  )
+
 class StaleConnection extends Error {}
 
-const postOnce = (request: WebhookHttpRequest) =>
-  Effect.callback<WebhookHttpResponse, WebhookHttpError | StaleConnection>((resume) => {
+const exchange = (request: WebhookHttpCall, pool: typeof agents) =>
+  Effect.callback<WebhookHttpAnswer, WebhookHttpError | StaleConnection>((resume) => {
     let url: URL
     try {
       url = new URL(request.url)
@@ -73,17 +105,18 @@ const postOnce = (request: WebhookHttpRequest) =>
       return
     }
     let settled = false
-    const settle = (effect: Effect.Effect<WebhookHttpResponse, WebhookHttpError | StaleConnection>) => {
+    const settle = (effect: Effect.Effect<WebhookHttpAnswer, WebhookHttpError | StaleConnection>) => {
       if (settled) return
       settled = true
       clearTimeout(deadline)
       resume(effect)
     }
     const https = url.protocol === "https:"
+    const body = request.body
     const req = (https ? Https : Http).request(url, {
-      method: "POST",
-      headers: { ...request.headers, "Content-Length": String(request.body.byteLength) },
-      agent: https ? agents.https : agents.http,
+      method: request.method,
+      headers: body === undefined ? { ...request.headers } : { ...request.headers, "Content-Length": String(body.byteLength) },
+      agent: https ? pool.https : pool.http,
       ...(request.allowPrivate ? {} : { lookup: publicOnlyLookup as unknown as Net.LookupFunction })
     })
     req.on("response", (res) => {
@@ -92,13 +125,15 @@ const postOnce = (request: WebhookHttpRequest) =>
       const finish = () =>
         settle(Effect.succeed({
           status: res.statusCode ?? 0,
-          body: Buffer.concat(chunks).subarray(0, BODY_LIMIT).toString("utf8")
+          headers: answerHeaders(res.headers),
+          body: Buffer.concat(chunks).subarray(0, request.maxBodyBytes).toString("utf8"),
+          truncated: size > request.maxBodyBytes
         }))
       res.on("data", (chunk: Buffer) => {
         chunks.push(chunk)
         size += chunk.length
-        // Enough for the log: stop reading (the connection goes with it).
-        if (size >= BODY_LIMIT) {
+        // Past the cap: stop reading (the connection goes with it).
+        if (size > request.maxBodyBytes) {
           finish()
           res.destroy()
         }
@@ -124,7 +159,8 @@ const postOnce = (request: WebhookHttpRequest) =>
         : "connection"
       settle(Effect.fail(new WebhookHttpError({ reason, message: error.message })))
     })
-    req.end(Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength))
+    if (body === undefined) req.end()
+    else req.end(Buffer.from(body.buffer, body.byteOffset, body.byteLength))
     // Interrupted (the caller's own timeout, a shutdown): drop the request.
     return Effect.sync(() => {
       settled = true
@@ -143,5 +179,5 @@ const resolve = (hostname: string) =>
       })
   }).pipe(Effect.map((addresses) => addresses.map((a) => a.address)))
 
-/** Webhook deliveries over Node's HTTP stack. */
-export const layerNodeWebhookHttp = Layer.succeed(WebhookHttp, WebhookHttp.of({ post, resolve }))
+/** Webhook deliveries and webhook node requests over Node's HTTP stack. */
+export const layerNodeWebhookHttp = Layer.succeed(WebhookHttp, WebhookHttp.of({ post, request, resolve }))

@@ -25,7 +25,9 @@ import { ExecutionsRepo } from "../../ports/ExecutionsRepo.ts"
 import { type Principal, Projects } from "../../projects/Projects.ts"
 import { Ids } from "../../shared/Ids.ts"
 import { Workflows } from "../../workflows/Workflows.ts"
+import { WebhookSettings } from "../../webhooks/Settings.ts"
 import { layerMemoryFunctionRuntime } from "../MemoryFunctionRuntime.ts"
+import { layerMemoryWebhookHttp } from "../MemoryWebhooks.ts"
 
 const LEASE_MS = 300
 const DOUBT_GRACE_MS = 400
@@ -49,6 +51,7 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
     Layer.provideMerge(Parley.layerFunctionServices),
     Layer.provideMerge(Parley.layerServices),
     Layer.provideMerge(layerMemoryFunctionRuntime()),
+    Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }))),
     Layer.provideMerge(ports),
     // Merged: the tests' own calls (`sweep`) read the same timings.
     Layer.provideMerge(Layer.succeed(ExecutionsSettings, {
