@@ -31,6 +31,11 @@ import { ExecutionEngine } from "./executions/Engine.ts"
 import { Executions } from "./executions/Executions.ts"
 import { layerExecutionsWorkers } from "./executions/ExecutionsJobs.ts"
 import { Launcher } from "./executions/Launcher.ts"
+import { EventTriggers } from "./executions/EventTriggers.ts"
+import { Observers } from "./executions/Observers.ts"
+import { InboundRouting } from "./executions/Routing.ts"
+import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
+import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
 
 const References = layerDefinitionReferences
 
@@ -59,11 +64,19 @@ export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge
 
 /**
  * Workflow executions (`Executions`, the `Launcher` that starts them, the
- * `ExecutionEngine` that runs them), over `layerServices`,
- * `layerFunctionServices` (function and decide nodes call functions), and a
- * `WebhookHttp` with the `WebhookSettings` (webhook nodes).
+ * `ExecutionEngine` that runs them, and what starts and feeds them: inbound
+ * routing, observers, event triggers, with their interest in domain events),
+ * over `layerServices`, `layerFunctionServices` (function and decide nodes
+ * call functions), and a `WebhookHttp` with the `WebhookSettings` (webhook
+ * nodes).
  */
-export const layerExecutionServices = Executions.layer.pipe(
+export const layerExecutionServices = Layer.mergeAll(
+  Executions.layer,
+  InboundRouting.layer.pipe(Layer.provideMerge(Observers.layer)),
+  EventTriggers.layer,
+  layerExecutionsInterest
+).pipe(
+  Layer.provideMerge(ActiveTriggers.layer),
   Layer.provideMerge(Launcher.layer),
   Layer.provideMerge(ExecutionEngine.layer)
 )
@@ -91,5 +104,5 @@ export const layerWorkers = Layer.mergeAll(
   layerFunctionsWorkers,
   layerExecutionsWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
-  layerOutboxRelay.pipe(Layer.provide(layerWebhooksWorkers()))
+  layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

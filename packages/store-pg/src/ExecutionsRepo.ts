@@ -426,6 +426,13 @@ export const layerExecutionInputsRepo = Layer.effect(
         return rows.map(toInput)
       }, Effect.orDie),
 
+      queue: Effect.fnUntraced(function*(ids: ReadonlyArray<string>) {
+        if (ids.length === 0) return
+        yield* sql`
+          UPDATE workflow_execution_inputs SET state = 'queued'
+          WHERE id = ANY(${ids}::text[]) AND state = 'buffered'`
+      }, Effect.orDie),
+
       take: Effect.fnUntraced(function*(ids: ReadonlyArray<string>) {
         if (ids.length === 0) return
         yield* later(sql`

@@ -170,15 +170,6 @@ export const PROJECT_EVENT_RECORDED = "project_event.recorded"
 export interface ProjectEventRecordedPayload {
   readonly event: ProjectEvent
   readonly definition_id: string
-  /**
-   * The `system.event_chain_depth` of the execution that emitted the event (decisions 2.4.2, 10.1): how many
-   * event-triggered hops led to it. Absent for events from outside executions (the API): 0.
-   */
+  /** Set when an event-triggered run emitted it: the hops behind that run (decisions 10.1). */
   readonly chain_depth?: number | undefined
-}
-
-/** Who emits an event, when it is an execution (an emit_event node, a function's answer). */
-export interface EmissionOrigin {
-  /** The emitter's `system.event_chain_depth`. */
-  readonly chainDepth: number
 }

@@ -24,7 +24,6 @@ import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { ConversationLookup } from "./Conversations.ts"
 import {
-  type EmissionOrigin,
   type EventDefinitionInput,
   type EventDefinitionRecord,
   type EventDefinitionUpdateInput,
@@ -61,7 +60,7 @@ interface PendingEmission {
   readonly record: EventRecord
   readonly autoDefinition: EventDefinitionRecord
   readonly domainEventId: string
-  readonly origin: EmissionOrigin | undefined
+  readonly chainDepth: number
 }
 
 /** A batch that cannot be written as one: its emissions go one by one. */
@@ -97,6 +96,11 @@ const checkPropertySchema = (input: EventPropertySchemaInput | undefined) =>
     return schema as EventPropertySchema
   })
 
+export interface EmitOptions {
+  /** Event-triggered hops behind the emitting run (decisions 10.1); 0 outside event-triggered runs. */
+  readonly chainDepth?: number | undefined
+}
+
 export class Events extends Context.Service<Events, {
   /**
    * Records an event for the project (POST /events, and later the emit_event
@@ -106,7 +110,7 @@ export class Events extends Context.Service<Events, {
   readonly emit: (
     projectId: string,
     input: EventInput,
-    origin?: EmissionOrigin | undefined
+    options?: EmitOptions
   ) => Effect.Effect<EventRecord, Unprocessable | PaymentRequired>
   /** Newest first by occurred_at. */
   readonly list: (principal: Principal, filter: EventFilter, window: ListWindow) => Effect.Effect<ListSlice<EventRecord>>
@@ -152,7 +156,7 @@ export class Events extends Context.Service<Events, {
           )
         )
 
-      const emit = Effect.fn("Events.emit")(function*(projectId: string, input: EventInput, origin?: EmissionOrigin | undefined) {
+      const emit = Effect.fn("Events.emit")(function*(projectId: string, input: EventInput, options?: EmitOptions) {
         const plan = yield* plans.requireEvents(projectId)
         const now = yield* Clock.currentTimeMillis
         const name = yield* checkName(input.name)
@@ -185,14 +189,14 @@ export class Events extends Context.Service<Events, {
           updated_at: record.created_at
         }
         const domainEventId = yield* ids.uuid
-        return yield* submit({ plan, now, record, autoDefinition, domainEventId, origin })
+        return yield* submit({ plan, now, record, autoDefinition, domainEventId, chainDepth: options?.chainDepth ?? 0 })
       })
 
       const domainEvent = (p: PendingEmission, definitionId: string) => {
         const payload: ProjectEventRecordedPayload = {
           event: toProjectEvent(p.record),
           definition_id: definitionId,
-          ...(p.origin !== undefined ? { chain_depth: p.origin.chainDepth } : {})
+          ...(p.chainDepth > 0 ? { chain_depth: p.chainDepth } : {})
         }
         return {
           id: p.domainEventId,

@@ -30,9 +30,10 @@
 import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Outbound } from "../messaging/Outbound.ts"
-import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
+import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { MessagingLocks } from "../ports/MessagingRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
@@ -50,6 +51,7 @@ import {
 } from "./Execution.ts"
 import { type Graph, makeGraph } from "./Graph.ts"
 import type { Secrets } from "./Interpolation.ts"
+import { batchMessageIds, batchValue, routeLock } from "./Inputs.ts"
 import { maskSecrets, shapePayload } from "./StepLog.ts"
 import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
 import type { EndReason, Spawn, StepFailed, StepOutcome } from "./Step.ts"
@@ -158,6 +160,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const configs = yield* MessageConfigsRepo
       const workflows = yield* WorkflowsRepo
       const projectSecrets = yield* ProjectSecrets
+      const inputs = yield* ExecutionInputsRepo
+      const locks = yield* MessagingLocks
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
       const { crashProbability, doubtGraceMs, leaseMs } = yield* ExecutionsSettings
@@ -165,6 +169,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         if (Math.random() < crashProbability) process.kill(process.pid, "SIGKILL")
       })
       const fibers = yield* FiberSet.make()
+      // Slices fork with the engine's own context, never the caller's: a kick made inside a transaction (a routed
+      // start) must not hand that transaction's connection to a slice that outlives it.
+      const forkSlice = yield* FiberSet.runtime(fibers)<never>()
       const graphs = new Map<string, Graph>()
 
       const graph = (id: string) =>
@@ -234,10 +241,17 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         return (ended?.draft.payload.reason as EndReason | undefined) ?? "completed"
       }
 
+      /** The pair of a routed run that ends: inputs queued for it and never taken must not feed the pair's next run. */
+      const endingPair = (previous: ExecutionRecord, r: ExecutionRecord) =>
+        isTerminal(r.status) && !isTerminal(previous.status) && !r.observer && r.msg_config_id !== null && r.contact_id !== null
+          ? { configId: r.msg_config_id, contactId: r.contact_id }
+          : undefined
+
       /**
        * The checkpoint's writes, inside the caller's transaction: the record (compare-and-set), its events, its webhook
-       * event, the child it spawns, and the move its parent makes when a `call` child's state changed. `kicks`
-       * collects the runs to start once the transaction committed (a spawned child, a parent that left its call).
+       * event, the child it spawns, the move its parent makes when a `call` child's state changed, and the queued
+       * inputs of a routed pair whose run ended. `kicks` collects the runs to start once the transaction committed (a
+       * spawned child, a parent that left its call).
        */
       const writeIn = (
         previous: ExecutionRecord,
@@ -247,8 +261,16 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         spawn?: Spawn | undefined
       ): Effect.Effect<boolean> =>
         Effect.gen(function*() {
+          const pair = endingPair(previous, transition.record)
+          // The route lock before the row, in the order routing takes them.
+          if (pair !== undefined) yield* locks.lock(routeLock(pair.configId, pair.contactId))
           const ok = yield* repo.update(transition.record, previous.state_version)
           if (!ok) return false
+          // Another run still owning the pair (an older one ended) keeps them.
+          if (pair !== undefined && Option.isNone(yield* repo.findRouted(pair.configId, pair.contactId))) {
+            const queued = yield* inputs.list(pair.configId, pair.contactId, "queued")
+            if (queued.length > 0) yield* inputs.take(queued.map((i) => i.id))
+          }
           yield* events.append(yield* stamp(transition.record, transition.events, secrets))
           yield* webhook(transition.record, previous)
           if (spawn !== undefined && (yield* spawnChild(spawn, previous, transition.record.last_event_at))) kicks.push(spawn.id)
@@ -524,6 +546,48 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         return T.followChild(parent, g, child.value, "completed", t.iso)
       })
 
+      /**
+       * Writes a step's transition. A run that parks on `wait_for_response` while inbound inputs wait queued for
+       * its (number, contact) pair takes them at once instead (decisions 10.1), under the pair's route lock so an
+       * input routed meanwhile is either seen here or finds the run waiting.
+       */
+      const writeStep = (
+        previous: ExecutionRecord,
+        next: T.Transition,
+        g: Graph,
+        secrets: ReadonlyArray<string>,
+        ms: number,
+        spawn?: Spawn | undefined
+      ) => {
+        const r = next.record
+        const asked = (ok: boolean) => (ok ? Option.some(next) : Option.none<T.Transition>())
+        if (r.status !== "waiting" || r.wait?.kind !== "wait_for_response" || r.observer || r.msg_config_id === null || r.contact_id === null) {
+          return Effect.map(writeWith(previous, next, secrets, spawn), asked)
+        }
+        const configId = r.msg_config_id
+        const contactId = r.contact_id
+        const kicks: Array<string> = []
+        return tx.withTransaction(Effect.gen(function*() {
+          yield* locks.lock(routeLock(configId, contactId))
+          const queued = yield* inputs.list(configId, contactId, "queued")
+          if (queued.length === 0) return asked(yield* writeIn(previous, next, secrets, kicks, spawn))
+          const resumed = leased(T.resume(r, g, {
+            value: batchValue(queued),
+            reason: "user_input",
+            source: "inbound",
+            kind: "message",
+            messageIds: batchMessageIds(queued)
+          }, r.last_event_at), ms)
+          const taken: T.Transition = { record: resumed.record, events: [...next.events, ...resumed.events] }
+          if (!(yield* writeIn(previous, taken, secrets, kicks, spawn))) return Option.none<T.Transition>()
+          yield* inputs.take(queued.map((i) => i.id))
+          return Option.some(taken)
+        })).pipe(
+          // Runs the checkpoint made runnable start once it committed.
+          Effect.tap((written) => Option.isSome(written) ? Effect.forEach(kicks, kick, { discard: true }) : Effect.void)
+        )
+      }
+
       const slice = Effect.fn("ExecutionEngine.runSlice")(function*(id: string) {
         const found = yield* repo.get(id)
         if (Option.isNone(found)) return
@@ -553,9 +617,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
             : yield* step(record, g, fresh)
           const { secrets, spawn, transition } = result
-          const next = leased(transition, t.ms)
-          if (!(yield* writeWith(record, next, secrets, spawn))) return yield* Effect.fail(new Fenced())
+          const written = yield* writeStep(record, leased(transition, t.ms), g, secrets, t.ms, spawn)
+          if (Option.isNone(written)) return yield* Effect.fail(new Fenced())
           yield* crashPoint
+          const next = written.value
           // A pending action this slice recorded is this slice's to perform, right away.
           fresh = next.record.pending !== null && record.pending === null ? next.record.pending.key : undefined
           record = next.record
@@ -590,9 +655,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         Effect.gen(function*() {
           // The job is the durability: if this process dies mid-slice, another host runs it.
           yield* jobs.enqueue(RUN_QUEUE, { id }, { dedupeKey: `run:${id}` })
-          yield* FiberSet.run(fibers, runSlice(id).pipe(
-            Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))
-          ))
+          forkSlice(runSlice(id).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
         })
 
       const fire = Effect.fn("ExecutionEngine.fire")(function*(job: TimerJob) {

@@ -28,6 +28,7 @@ import {
   toFlowExecution,
   toSummary
 } from "./Execution.ts"
+import { routeLock } from "./Inputs.ts"
 import { discover, DISCOVERY_EXECUTIONS, type WorkflowVariables } from "./Variables.ts"
 import { toFlow } from "../workflows/Workflow.ts"
 import { Launcher } from "./Launcher.ts"
@@ -60,8 +61,7 @@ export interface ResumeInput {
   readonly variables?: Readonly<Record<string, unknown>> | null | undefined
 }
 
-/** Route key of a (number, contact) pair: routing, starts and parking take it. */
-export const routeLock = (msgConfigId: string, contactId: string) => `contact:route:${msgConfigId}:${contactId}`
+export { routeLock } from "./Inputs.ts"
 
 export class Executions extends Context.Service<Executions, {
   readonly start: (

@@ -239,8 +239,8 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
           ...(contact.username !== null ? { username: contact.username } : {})
         },
         status: "delivered",
-        // No execution engine routes messages yet: processing ends here (decisions 10.1 steps 2 and 5).
-        processing_status: config.inbound_processing_enabled ? "completed" : "blocked",
+        // Routing (executions/Routing.ts) settles a pending message once it has been debounced and routed (10.1).
+        processing_status: config.inbound_processing_enabled ? "pending" : "blocked",
         origin: null,
         ...renditionFields(type, rendition, contact, now),
         media: stored === undefined

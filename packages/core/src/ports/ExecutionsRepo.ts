@@ -89,6 +89,8 @@ export class ExecutionInputsRepo extends Context.Service<ExecutionInputsRepo, {
     contactId: string,
     state: ExecutionInputRecord["state"]
   ) => Effect.Effect<ReadonlyArray<ExecutionInputRecord>>
+  /** Moves buffered inputs to `queued` (a batch for a running execution's next wait point); others stay as they are. */
+  readonly queue: (ids: ReadonlyArray<string>) => Effect.Effect<void>
   /** Removes them (routed or consumed); a message once added is remembered as seen. */
   readonly take: (ids: ReadonlyArray<string>) => Effect.Effect<void>
   /** Buffered inputs received before `before`, oldest first: batches whose timer was lost. */

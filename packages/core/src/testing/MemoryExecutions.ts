@@ -315,6 +315,14 @@ export const layerMemoryExecutionInputsRepo = Layer.effect(
             )
           )
       ),
+      queue: Effect.fn("ExecutionInputsRepo.queue")((ids: ReadonlyArray<string>) =>
+        store.run((db) => {
+          for (const id of ids) {
+            const input = db.get(Inputs, id)
+            if (input !== undefined && input.state === "buffered") db.put(Inputs, id, { ...input, state: "queued" as const })
+          }
+        })
+      ),
       take: Effect.fn("ExecutionInputsRepo.take")((ids: ReadonlyArray<string>) =>
         store.run((db) => {
           for (const id of ids) {

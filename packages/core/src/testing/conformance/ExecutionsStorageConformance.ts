@@ -810,6 +810,29 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           yield* dies(repo.add(makeInput(uniqueId("prj"))))
         }))
 
+      it.effect("queues buffered inputs in place, leaving queued and taken ones as they are", () =>
+        Effect.gen(function*() {
+          const repo = yield* ExecutionInputsRepo
+          const project = yield* givenProject()
+          const number = uniqueId("cfg")
+          const contact = uniqueId("contact")
+          const make = (ms: number, overrides: Partial<ExecutionInputRecord> = {}) =>
+            makeInput(project.id, { msg_config_id: number, contact_id: contact, received_at: at(ms), ...overrides })
+          const a = make(1_000)
+          const b = make(2_000)
+          const c = make(3_000)
+          const taken = make(500)
+          for (const input of [a, b, c, taken]) assert.isTrue(yield* repo.add(input))
+          yield* repo.take([taken.id])
+          yield* repo.queue([a.id, b.id, taken.id, uniqueId("msg")])
+          yield* repo.queue([])
+          assert.deepStrictEqual(yield* repo.list(number, contact, "queued"), [{ ...a, state: "queued" }, { ...b, state: "queued" }])
+          assert.deepStrictEqual(yield* repo.list(number, contact, "buffered"), [c])
+          assert.isFalse(yield* repo.add(a), "a queued message is still seen")
+          yield* repo.take([a.id])
+          assert.deepStrictEqual(ids(yield* repo.list(number, contact, "queued")), ids([b]))
+        }))
+
       it.effect("lists buffered inputs received before a time, oldest first, up to a limit", () =>
         Effect.gen(function*() {
           const repo = yield* ExecutionInputsRepo

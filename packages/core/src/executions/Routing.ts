@@ -1,0 +1,312 @@
+/**
+ * Inbound routing (decisions 10.1, 10.2, 10.3): what an inbound message
+ * does once messaging recorded it. Each `msg.message.received` domain event
+ * (relayed to the `executions-routing` subscriber, so a restart loses none)
+ * starts the number's observers, then joins the debounce batch of its
+ * (number, contact) pair; the released batch goes, oldest first, to the
+ * pair's owner: a `waiting` run (wait_for_response) resumes with it, a
+ * `running` one gets it queued for its next wait point (`Engine.ts` takes
+ * queued inputs when a run parks), a `handoff` blocks it; with no owner an
+ * active `inbound_message` trigger of an active workflow on the number
+ * starts a run with it as `vars.last_user_input`; else nothing happens.
+ * Then the taking workflow's read mode applies.
+ *
+ * Durability: a batch lives in `ExecutionInputsRepo` (`buffered`) from its
+ * first message, and an `executions.debounce` job (carrying the window) is
+ * armed at the batch's due time — its newest message plus the window, at
+ * most its oldest plus `max(10 s, 3 × window)`. A job that fires early
+ * re-arms itself; the sweep releases batches whose job was lost.
+ * Everything routed to a pair happens under its route lock, in one
+ * transaction with the input rows, so concurrent messages, hosts and
+ * parking runs see each other's inputs.
+ */
+import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import type { MessageRecord, ProcessingStatus } from "../messaging/Message.ts"
+import { Messaging } from "../messaging/Messaging.ts"
+import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
+import { type ExecutionInputRecord, ExecutionInputsRepo, ExecutionsRepo } from "../ports/ExecutionsRepo.ts"
+import { JobQueue } from "../ports/JobQueue.ts"
+import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { MessagingNetwork } from "../ports/MessagingNetwork.ts"
+import { ContactsRepo, MessagesRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
+import type { DomainEvent } from "../ports/Outbox.ts"
+import { Transactor } from "../ports/Transactor.ts"
+import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import type { WorkflowRecord } from "../workflows/Workflow.ts"
+import { ExecutionEngine } from "./Engine.ts"
+import { batchMessageIds, batchValue, messageValue, routeLock } from "./Inputs.ts"
+import { Launcher } from "./Launcher.ts"
+import { firingWorkflow, Observers } from "./Observers.ts"
+import * as T from "./Transitions.ts"
+import { ActiveTriggers } from "./TriggerIndex.ts"
+
+export const DEBOUNCE_QUEUE = "executions.debounce"
+
+/** A batch's timer: the pair, and the window it was armed with. */
+export const DebounceJob = Schema.Struct({
+  project_id: Schema.String,
+  msg_config_id: Schema.String,
+  contact_id: Schema.String,
+  window_ms: Schema.Finite
+})
+export type DebounceJob = typeof DebounceJob.Type
+
+/** The longest a batch can be held: the cap of the largest window (60 s, decisions 2.1). */
+export const MAX_HOLD_MS = 180_000
+
+/** A workflow's debounce window (decisions 10.2): null means 1 s, 0 none. */
+export const windowMs = (w: WorkflowRecord) => (w.message_debounce_seconds ?? 1) * 1000
+export const capMs = (window: number) => Math.max(10_000, 3 * window)
+
+/** When a batch (oldest first) is released. */
+export const dueOf = (batch: ReadonlyArray<ExecutionInputRecord>, window: number) =>
+  Math.min(Date.parse(batch[batch.length - 1]!.received_at) + window, Date.parse(batch[0]!.received_at) + capMs(window))
+
+/** The pair's waiting run kept moving while a batch was routed to it; the batch is routed again on retry. */
+export class OwnerMoved extends Data.TaggedError("OwnerMoved")<{
+  readonly executionId: string
+  readonly msgConfigId: string
+  readonly contactId: string
+}> {}
+
+/** What routing reads of a `msg.message.received` entry (`messaging/DomainEvents.ts`). */
+const Received = Schema.Struct({
+  data: Schema.Struct({ message: Schema.Struct({ id: Schema.String }), phone_number_id: Schema.String })
+})
+const decodeReceived = Schema.decodeUnknownOption(Received)
+
+export class InboundRouting extends Context.Service<InboundRouting, {
+  /** A `msg.message.received` entry: observers, then debounce or routing. */
+  readonly received: (entry: DomainEvent) => Effect.Effect<void, OwnerMoved>
+  /** A debounce timer fired: releases the pair's batch when due, else arms the timer again. */
+  readonly release: (job: DebounceJob) => Effect.Effect<void, OwnerMoved>
+  /** Releases batches held longer than any window allows (their timer was lost). */
+  readonly sweep: Effect.Effect<void, OwnerMoved>
+}>()("@parley/core/executions/InboundRouting") {
+  static readonly layer = Layer.effect(
+    InboundRouting,
+    Effect.gen(function*() {
+      const repo = yield* ExecutionsRepo
+      const inputs = yield* ExecutionInputsRepo
+      const messages = yield* MessagesRepo
+      const contacts = yield* ContactsRepo
+      const configs = yield* MessageConfigsRepo
+      const workflows = yield* WorkflowsRepo
+      const locks = yield* MessagingLocks
+      const tx = yield* Transactor
+      const jobs = yield* JobQueue
+      const engine = yield* ExecutionEngine
+      const launcher = yield* Launcher
+      const triggers = yield* ActiveTriggers
+      const observers = yield* Observers
+      const messaging = yield* Messaging
+      const network = yield* MessagingNetwork
+      const repos = yield* Effect.context<WorkflowsRepo>()
+
+      const nowMs = Clock.currentTimeMillis
+      const iso = (ms: number) => new Date(ms).toISOString()
+
+      /** The active `inbound_message` trigger's workflow on the number, if it can fire. */
+      const inboundWorkflow = Effect.fnUntraced(function*(config: MessageConfigRecord) {
+        const trigger = (yield* triggers.list(config.project_id, "inbound_message"))
+          .find((t) => t.triggerable["phone_number_id"] === config.phone_number_id)
+        if (trigger === undefined) return Option.none<{ readonly trigger: string; readonly workflow: WorkflowRecord }>()
+        const workflow = yield* firingWorkflow(trigger).pipe(Effect.provideContext(repos))
+        return Option.map(workflow, (w) => ({ trigger: trigger.id, workflow: w }))
+      })
+
+      /** The workflow that would take the pair's next input (decisions 10.2), for its window. */
+      const takingWorkflow = Effect.fnUntraced(function*(config: MessageConfigRecord, contactId: string) {
+        const owner = yield* repo.findRouted(config.id, contactId)
+        if (Option.isSome(owner)) {
+          if (owner.value.status === "handoff") return Option.none<WorkflowRecord>()
+          return yield* workflows.findById(config.project_id, owner.value.workflow_id)
+        }
+        return Option.map(yield* inboundWorkflow(config), (t) => t.workflow)
+      })
+
+      /** Records where the batch's messages ended up (`processing_status`). */
+      const settle = Effect.fnUntraced(function*(batch: ReadonlyArray<ExecutionInputRecord>, status: ProcessingStatus) {
+        for (const input of batch) {
+          const found = yield* messages.findById(input.project_id, input.id)
+          if (Option.isSome(found) && found.value.processing_status === "pending") {
+            yield* messages.update({ ...found.value, processing_status: status })
+          }
+        }
+      })
+
+      /** Read mode of the workflow that took the batch (decisions 10.3), through the network as the proxy does it. */
+      const applyReadMode = (workflow: Option.Option<WorkflowRecord>, config: MessageConfigRecord, batch: ReadonlyArray<ExecutionInputRecord>) => {
+        const mode = Option.match(workflow, { onNone: () => "disabled" as const, onSome: (w) => w.inbound_message_read_mode })
+        const networkId = batch[batch.length - 1]?.network_id ?? null
+        if (mode === "disabled" || networkId === null) return Effect.void
+        return network.markRead({ accessToken: config.access_token }, config.phone_number_id, {
+          messageId: networkId,
+          typingIndicator: mode === "read_with_typing"
+        }).pipe(
+          Effect.andThen(messaging.markInboundRead(config, networkId)),
+          Effect.asVoid,
+          Effect.catch((error) =>
+            Effect.logWarning("Read mode: the network refused the mark-read").pipe(
+              Effect.annotateLogs({ phone_number_id: config.phone_number_id, message_id: networkId, error: String(error._tag) })
+            ))
+        )
+      }
+
+      /**
+       * Routes a released batch (oldest first) to its pair's owner or a new run, inside the caller's transaction
+       * holding the route lock; answers what to do once it commits (run the resumed or started execution, read mode).
+       */
+      const route = Effect.fnUntraced(function*(
+        config: MessageConfigRecord,
+        contactId: string,
+        batch: ReadonlyArray<ExecutionInputRecord>,
+        attempt = 0
+      ): Effect.fn.Return<Effect.Effect<void>, OwnerMoved> {
+        if (batch.length === 0) return Effect.void
+        const ids = batch.map((i) => i.id)
+        const owner = yield* repo.findRouted(config.id, contactId)
+        if (Option.isSome(owner)) {
+          const o = owner.value
+          if (Date.parse(o.started_at) > Date.parse(batch[batch.length - 1]!.received_at)) {
+            // The run did not exist when the contact wrote (an API start overtook routing): the batch is not its input.
+            yield* inputs.take(ids)
+            yield* settle(batch, "completed")
+            return Effect.void
+          }
+          if (o.status === "handoff") {
+            yield* inputs.take(ids)
+            yield* settle(batch, "blocked")
+            return Effect.void
+          }
+          const workflow = yield* workflows.findById(o.project_id, o.workflow_id)
+          if (o.status === "waiting" && o.wait?.kind === "wait_for_response") {
+            const g = yield* engine.graph(o.revision_id)
+            const input = { value: batchValue(batch), reason: "user_input", source: "inbound", kind: "message", messageIds: batchMessageIds(batch) } as const
+            const resumed = T.resume(o, g, input, iso(yield* nowMs))
+            // Its timer fired or the API moved it meanwhile: look again.
+            if (!(yield* engine.write(o, resumed))) {
+              if (attempt < 3) return yield* route(config, contactId, batch, attempt + 1)
+              return yield* new OwnerMoved({ executionId: o.id, msgConfigId: config.id, contactId })
+            }
+            yield* inputs.take(ids)
+            yield* settle(batch, "completed")
+            return Effect.andThen(applyReadMode(workflow, config, batch), resumed.record.status === "running" ? engine.kick(o.id) : Effect.void)
+          }
+          // Running (or waiting on something else): the batch waits for the run's next wait point.
+          yield* inputs.queue(ids)
+          yield* settle(batch, "completed")
+          return applyReadMode(workflow, config, batch)
+        }
+        const started = yield* inboundWorkflow(config)
+        const contact = yield* contacts.findById(config.project_id, contactId)
+        if (Option.isNone(started) || Option.isNone(contact)) {
+          yield* inputs.take(ids)
+          yield* settle(batch, "completed")
+          return Effect.void
+        }
+        const launched = yield* launcher.launch({
+          workflow: started.value.workflow,
+          triggerType: "inbound_message",
+          observer: false,
+          config,
+          contact: contact.value,
+          conversationId: batch[batch.length - 1]!.conversation_id,
+          phone: contact.value.wa_id,
+          recipient: contact.value.business_scoped_user_id,
+          vars: {},
+          context: {},
+          initialData: undefined,
+          metadata: {},
+          system: {},
+          dedupeKey: `inbound:${started.value.trigger}:${ids[0]}`,
+          firstInput: { value: batchValue(batch), messageIds: batchMessageIds(batch) }
+        })
+        yield* inputs.take(ids)
+        yield* settle(batch, "completed")
+        // The launch's own kick may run before this transaction commits: kick again after it.
+        const kick = Option.match(launched, { onNone: () => Effect.void, onSome: (e) => engine.kick(e.id) })
+        return Effect.andThen(applyReadMode(Option.some(started.value.workflow), config, batch), kick)
+      })
+
+      const arm = (job: DebounceJob, due: number) =>
+        jobs.enqueue(DEBOUNCE_QUEUE, job, { runAt: due, dedupeKey: `debounce:${job.msg_config_id}:${job.contact_id}:${due}` })
+
+      const received = Effect.fn("InboundRouting.received")(function*(entry: DomainEvent) {
+        const decoded = decodeReceived(entry.payload)
+        if (entry.project_id === null || Option.isNone(decoded)) {
+          return yield* Effect.logWarning("Dropped a received-message entry that does not decode").pipe(Effect.annotateLogs({ entry: entry.id }))
+        }
+        const projectId = entry.project_id
+        const found = yield* messages.findByNetworkId(decoded.value.data.phone_number_id, decoded.value.data.message.id)
+        const message = Option.filter(found, (m: MessageRecord) => m.project_id === projectId && m.direction === "inbound")
+        // Settled already: a repeated delivery of the entry.
+        if (Option.isNone(message) || message.value.processing_status !== "pending") return
+        const m = message.value
+        const config = Option.filter(yield* configs.findById(projectId, m.msg_config_id), (c) => c.deleted_at === null)
+        if (Option.isNone(config) || !config.value.inbound_processing_enabled) {
+          return yield* tx.withTransaction(settle([toInput(m, "buffered")], "blocked"))
+        }
+        yield* observers.start(entry)
+        const after = yield* tx.withTransaction(Effect.gen(function*() {
+          yield* locks.lock(routeLock(m.msg_config_id, m.contact_id))
+          if (!(yield* inputs.add(toInput(m, "buffered")))) return Effect.void
+          const taker = yield* takingWorkflow(config.value, m.contact_id)
+          const window = Option.match(taker, { onNone: () => 0, onSome: windowMs })
+          const batch = yield* inputs.list(m.msg_config_id, m.contact_id, "buffered")
+          const due = dueOf(batch, window)
+          if (window === 0 || due <= (yield* nowMs)) return yield* route(config.value, m.contact_id, batch)
+          yield* arm({ project_id: projectId, msg_config_id: m.msg_config_id, contact_id: m.contact_id, window_ms: window }, due)
+          return Effect.void
+        }))
+        yield* after
+      })
+
+      const release = Effect.fn("InboundRouting.release")(function*(job: DebounceJob) {
+        const config = Option.filter(yield* configs.findById(job.project_id, job.msg_config_id), (c) => c.deleted_at === null)
+        const after = yield* tx.withTransaction(Effect.gen(function*() {
+          yield* locks.lock(routeLock(job.msg_config_id, job.contact_id))
+          const batch = yield* inputs.list(job.msg_config_id, job.contact_id, "buffered")
+          if (batch.length === 0) return Effect.void
+          if (Option.isNone(config)) {
+            // The number is gone: nothing can take the batch.
+            yield* inputs.take(batch.map((i) => i.id))
+            yield* settle(batch, "blocked")
+            return Effect.void
+          }
+          const due = dueOf(batch, job.window_ms)
+          if (due > (yield* nowMs)) {
+            yield* arm(job, due)
+            return Effect.void
+          }
+          return yield* route(config.value, job.contact_id, batch)
+        }))
+        yield* after
+      })
+
+      const sweep = Effect.gen(function*() {
+        const stale = yield* inputs.listStale(iso((yield* nowMs) - MAX_HOLD_MS - 60_000), 500)
+        const pairs = new Map<string, DebounceJob>()
+        for (const i of stale) {
+          pairs.set(`${i.msg_config_id}:${i.contact_id}`, { project_id: i.project_id, msg_config_id: i.msg_config_id, contact_id: i.contact_id, window_ms: 0 })
+        }
+        yield* Effect.forEach(pairs.values(), release, { discard: true })
+      }).pipe(Effect.withSpan("InboundRouting.sweep"))
+
+      return InboundRouting.of({ received, release, sweep })
+    })
+  )
+}
+
+/** The input a stored inbound message stands for. */
+const toInput = (m: MessageRecord, state: ExecutionInputRecord["state"]): ExecutionInputRecord => ({
+  id: m.id,
+  project_id: m.project_id,
+  msg_config_id: m.msg_config_id,
+  contact_id: m.contact_id,
+  conversation_id: m.conversation_id,
+  network_id: m.network_id,
+  value: messageValue(m),
+  received_at: m.created_at,
+  state
+})
