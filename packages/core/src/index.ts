@@ -130,7 +130,7 @@ export * from "./executions/Execution.ts"
 export * from "./executions/Variables.ts"
 export * from "./executions/Executions.ts"
 export * from "./executions/ExecutionsApi.ts"
-export { ExecutionEngine } from "./executions/Engine.ts"
+export { ExecutionEngine, ExecutionsSettings, type ExecutionsSettingsShape } from "./executions/Engine.ts"
 export { Launcher } from "./executions/Launcher.ts"
 // Services `Parley.layerExecutionServices` builds: named in the types of layers a host exposes.
 export { ActiveTriggers } from "./executions/TriggerIndex.ts"

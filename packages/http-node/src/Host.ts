@@ -5,6 +5,7 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import {
+  ExecutionsSettings,
   FunctionSecretKey,
   type FunctionKv,
   type FunctionRuntime,
@@ -217,6 +218,7 @@ const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions)
     Layer.provide(Layer.mergeAll(
       Layer.succeed(PublicUrl, options.publicUrl),
       FunctionSecretKey.layerConfig,
+      ExecutionsSettings.layerConfig,
       layerUpstreamHttpClient
     ))
   )

@@ -260,7 +260,9 @@ export const layerExecutionsRepo = Layer.effect(
         const rows = yield* sql<ExecutionRow>`
           SELECT * FROM workflow_executions
           WHERE (status = 'running' AND last_event_at < ${quietBefore}::timestamptz
-              AND (lease_until IS NULL OR lease_until < ${now}::timestamptz))
+              AND (lease_until IS NULL OR lease_until < ${now}::timestamptz)
+              -- Parked on a timer not yet due (delay, send in doubt): its timer brings it back.
+              AND (wait_due_at IS NULL OR wait_due_at <= ${now}::timestamptz))
             OR (status IN ('running', 'waiting', 'handoff') AND wait_due_at <= ${now}::timestamptz)
           ORDER BY last_event_at, id
           LIMIT ${limit}`

@@ -264,6 +264,19 @@ export const layerMessagesRepo = Layer.effect(
           return rows.map(toStatusEvent)
         },
         Effect.orDie
+      ),
+
+      statusEventsByCallbackData: Effect.fnUntraced(
+        function*(phoneNumberId: string, callbackData: string, since: string) {
+          // Asked only for a send in doubt, about the minutes since it started: the `received_at` index bounds the scan.
+          const rows = yield* sql<StatusEventRow>`
+            SELECT * FROM msg_status_events
+            WHERE received_at >= ${since}::timestamptz AND phone_number_id = ${phoneNumberId}
+              AND raw->>'biz_opaque_callback_data' = ${callbackData}
+            ORDER BY seq`
+          return rows.map(toStatusEvent)
+        },
+        Effect.orDie
       )
     })
   })

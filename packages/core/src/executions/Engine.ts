@@ -27,7 +27,7 @@
  * finds one it did not write (the host that wrote it died) cannot know
  * whether the request left, and fails the step as in doubt.
  */
-import { Clock, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
+import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
@@ -65,6 +65,46 @@ export const LEASE_MS = 60_000
 export const STEP_LIMIT = 200
 /** How long a send whose outcome a crash left unknown waits for the network's word before it fails. */
 export const DOUBT_GRACE_MS = 60_000
+/** Each host looks for runs whose host died and timers whose job was lost this often. */
+export const SWEEP_INTERVAL_MS = 15_000
+
+/** How long the engine trusts a silent host and a silent network; the defaults above, shorter in crash tests. */
+export interface ExecutionsSettingsShape {
+  /** A slice's lease: another host takes the run over this long after its last checkpoint. */
+  readonly leaseMs: number
+  /** See `DOUBT_GRACE_MS`. */
+  readonly doubtGraceMs: number
+  /** How often each host's recovery sweep runs (`ExecutionsJobs.ts`). */
+  readonly sweepIntervalMs: number
+  /**
+   * Crash tests only (0 otherwise): the chance the process SIGKILLs itself at
+   * each crash point (after a checkpoint commits, after the network answered a
+   * send), the instants a kill from outside rarely hits.
+   */
+  readonly crashProbability: number
+}
+
+export class ExecutionsSettings extends Context.Reference<ExecutionsSettingsShape>("@parley/core/executions/ExecutionsSettings", {
+  defaultValue: () => ({ leaseMs: LEASE_MS, doubtGraceMs: DOUBT_GRACE_MS, sweepIntervalMs: SWEEP_INTERVAL_MS, crashProbability: 0 })
+}) {
+  /**
+   * From `PARLEY_EXECUTION_LEASE_MS`, `PARLEY_SEND_DOUBT_GRACE_MS`, `PARLEY_EXECUTION_SWEEP_MS` and
+   * `PARLEY_TEST_CRASH_PROBABILITY`; unset keeps the defaults.
+   */
+  static readonly layerConfig = Layer.effect(
+    ExecutionsSettings,
+    Effect.gen(function*() {
+      const ms = (name: string, fallback: number) =>
+        Config.Int(name).pipe(Config.withDefault(fallback), Config.map((n) => Math.max(1, n)))
+      return {
+        leaseMs: yield* ms("PARLEY_EXECUTION_LEASE_MS", LEASE_MS),
+        doubtGraceMs: yield* ms("PARLEY_SEND_DOUBT_GRACE_MS", DOUBT_GRACE_MS),
+        sweepIntervalMs: yield* ms("PARLEY_EXECUTION_SWEEP_MS", SWEEP_INTERVAL_MS),
+        crashProbability: yield* Config.Finite("PARLEY_TEST_CRASH_PROBABILITY").pipe(Config.withDefault(0))
+      }
+    }).pipe(Effect.orDie)
+  )
+}
 
 export interface TimerJob {
   readonly id: string
@@ -124,6 +164,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const locks = yield* MessagingLocks
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
+      const { crashProbability, doubtGraceMs, leaseMs } = yield* ExecutionsSettings
+      const crashPoint = crashProbability <= 0 ? Effect.void : Effect.sync(() => {
+        if (Math.random() < crashProbability) process.kill(process.pid, "SIGKILL")
+      })
       const fibers = yield* FiberSet.make()
       // Slices fork with the engine's own context, never the caller's: a kick made inside a transaction (a routed
       // start) must not hand that transaction's connection to a slice that outlives it.
@@ -307,7 +351,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const leased: ExecutionRecord = {
           ...record,
           lease_owner: hostId,
-          lease_until: new Date(t.ms + LEASE_MS).toISOString(),
+          lease_until: new Date(t.ms + leaseMs).toISOString(),
           state_version: record.state_version + 1
         }
         return (yield* repo.update(leased, record.state_version)) ? Option.some(leased) : Option.none<ExecutionRecord>()
@@ -316,7 +360,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       /** Keeps the lease on every checkpoint of a slice. */
       const leased = (t: T.Transition, ms: number): T.Transition =>
         t.record.status === "running" && t.record.wait === null
-          ? { ...t, record: { ...t.record, lease_owner: hostId, lease_until: new Date(ms + LEASE_MS).toISOString() } }
+          ? { ...t, record: { ...t.record, lease_owner: hostId, lease_until: new Date(ms + leaseMs).toISOString() } }
           : t
 
       /** The pending send: settle what is known, send what never left. */
@@ -354,14 +398,21 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ])
           }
           // Recorded, no answer known: in doubt. Never sent again; the network's status reports may still settle it.
-          if (t.ms - Date.parse(pending.started_at) < DOUBT_GRACE_MS) {
+          const config = yield* configs.findById(record.project_id, pending.msg_config_id)
+          const settled = Option.isSome(config)
+            ? yield* outbound.settleFromReports(config.value, m, pending.key, pending.started_at)
+            : Option.none()
+          if (Option.isSome(settled) && settled.value.network_id !== null) {
+            return performed(settled.value.network_id, settled.value.conversation_id, settled.value.contact_id)
+          }
+          if (t.ms - Date.parse(pending.started_at) < doubtGraceMs) {
             return T.apply(record, g, node, {
               context: record.execution_context,
               events: [],
               next: {
                 _tag: "Park",
                 reason: null,
-                wait: { kind: "doubt", seq: record.step_seq, node_id: node.id, due_at: new Date(Date.parse(pending.started_at) + DOUBT_GRACE_MS).toISOString(), timeout_seconds: null }
+                wait: { kind: "doubt", seq: record.step_seq, node_id: node.id, due_at: new Date(Date.parse(pending.started_at) + doubtGraceMs).toISOString(), timeout_seconds: null }
               }
             }, t.iso, 0)
           }
@@ -377,6 +428,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           origin: "api",
           messageId: pending.message_id
         })
+        yield* crashPoint
         const after = yield* now
         switch (outcome._tag) {
           case "Accepted": {
@@ -567,6 +619,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const { secrets, spawn, transition } = result
           const written = yield* writeStep(record, leased(transition, t.ms), g, secrets, t.ms, spawn)
           if (Option.isNone(written)) return yield* Effect.fail(new Fenced())
+          yield* crashPoint
           const next = written.value
           // A pending action this slice recorded is this slice's to perform, right away.
           fresh = next.record.pending !== null && record.pending === null ? next.record.pending.key : undefined

@@ -115,6 +115,18 @@ export class Outbound extends Context.Service<Outbound, {
   readonly send: (config: MessageConfigRecord, envelope: Json, options: OutboundOptions) => Effect.Effect<OutboundOutcome>
   /** The message recorded under a Parley id, if it ever was. */
   readonly findRecorded: (projectId: string, messageId: string) => Effect.Effect<Option.Option<MessageRecord>>
+  /**
+   * A recorded send whose answer was lost (a crash): when a status report
+   * received since `since` carries its `callbackData` (the key it was sent
+   * with), the network id that report names is assigned to it now; None when
+   * no report came.
+   */
+  readonly settleFromReports: (
+    config: MessageConfigRecord,
+    message: MessageRecord,
+    callbackData: string,
+    since: string
+  ) => Effect.Effect<Option.Option<MessageRecord>>
 }>()("@parley/core/messaging/Outbound") {
   static readonly layer = Layer.effect(
     Outbound,
@@ -249,7 +261,16 @@ export class Outbound extends Context.Service<Outbound, {
         return yield* serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
       })
 
-      return Outbound.of({ send, findRecorded: messages.findById })
+      const settleFromReports = Effect.fn("Outbound.settleFromReports")(
+        function*(config: MessageConfigRecord, message: MessageRecord, callbackData: string, since: string) {
+          const reports = yield* messages.statusEventsByCallbackData(config.phone_number_id, callbackData, since)
+          if (reports.length === 0) return Option.none<MessageRecord>()
+          // Assigning applies the reports too: they wait under that network id.
+          return Option.some(yield* messaging.assignNetworkId(config, message, reports[0]!.network_id))
+        }
+      )
+
+      return Outbound.of({ send, findRecorded: messages.findById, settleFromReports })
     })
   )
 }

@@ -33,8 +33,9 @@ export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
   readonly findRouted: (msgConfigId: string, contactId: string) => Effect.Effect<Option.Option<ExecutionRecord>>
   /**
    * Executions some host should look at, oldest first: `running` ones whose
-   * lease is absent or ended before `now` and that last moved before
-   * `quietBefore`, and those whose wait's `due_at` is not after `now`.
+   * lease is absent or ended before `now`, that last moved before
+   * `quietBefore` and are not parked on a wait due after `now`, and those
+   * whose wait's `due_at` is not after `now`.
    */
   readonly listRecoverable: (now: string, quietBefore: string, limit: number) => Effect.Effect<ReadonlyArray<ExecutionRecord>>
   /** Executions of a workflow that are not terminal. */

@@ -120,6 +120,16 @@ export class MessagesRepo extends Context.Service<MessagesRepo, {
   readonly recordStatuses: (events: ReadonlyArray<StatusEventRecord>) => Effect.Effect<ReadonlyArray<boolean>>
   /** The reports kept for these messages of a number, in arrival order. */
   readonly statusEvents: (phoneNumberId: string, networkIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StatusEventRecord>>
+  /**
+   * The reports of a number received at or after `since` that carry this
+   * `biz_opaque_callback_data`, in arrival order: how a send whose answer a
+   * crash lost learns its network id (the key rode with the send).
+   */
+  readonly statusEventsByCallbackData: (
+    phoneNumberId: string,
+    callbackData: string,
+    since: string
+  ) => Effect.Effect<ReadonlyArray<StatusEventRecord>>
 }>()("@parley/core/ports/MessagesRepo") {}
 
 /** A file the proxy uploaded to the network, and the number (and business account) it went up through. */

@@ -125,8 +125,9 @@ const matchesExecution = (projectId: string, filter: ExecutionFilter) => (e: Exe
   (filter.created_before === undefined || instant(e.started_at) <= instant(filter.created_before))
 
 const isRecoverable = (now: number, quietBefore: number) => (e: ExecutionRecord) =>
+  // A run parked on a timer not yet due (delay, send in doubt) is not lost: its timer brings it back.
   (e.status === "running" && (e.lease_until === null || instant(e.lease_until) < now) &&
-    instant(e.last_event_at) < quietBefore) ||
+    instant(e.last_event_at) < quietBefore && (e.wait?.due_at == null || instant(e.wait.due_at) <= now)) ||
   (!isTerminal(e.status) && e.wait !== null && e.wait.due_at !== null && instant(e.wait.due_at) <= now)
 
 export const layerMemoryExecutionsRepo = Layer.effect(

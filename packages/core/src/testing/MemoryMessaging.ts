@@ -581,6 +581,15 @@ export const layerMemoryMessagesRepo = Layer.effect(
           const wanted = new Set(networkIds)
           return db.all(StatusEvents).filter((e) => e.phone_number_id === phoneNumberId && wanted.has(e.network_id))
         })
+      ),
+      statusEventsByCallbackData: Effect.fn("MessagesRepo.statusEventsByCallbackData")(
+        (phoneNumberId: string, callbackData: string, since: string) =>
+          store.run((db) =>
+            db.all(StatusEvents).filter((e) =>
+              e.phone_number_id === phoneNumberId && Date.parse(e.received_at) >= Date.parse(since) &&
+              (e.raw as Record<string, unknown>)["biz_opaque_callback_data"] === callbackData
+            )
+          )
       )
     })
   })

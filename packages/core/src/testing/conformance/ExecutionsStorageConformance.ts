@@ -480,7 +480,10 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
             make(1_500, waiting),
             make(1_500, { status: "ended", ended_at: t(1_500), current_node: null, wait: wait(t(10_000)) }),
             make(1_500, { status: "failed", ended_at: t(1_500), current_node: null }),
-            make(1_500, { status: "handoff" })
+            make(1_500, { status: "handoff" }),
+            // Unleased and quiet, but parked on a delay not yet due: its timer job brings it back.
+            make(1_500, { wait: wait(t(100_001), "delay") }),
+            make(1_500, { lease_owner: "h1", lease_until: t(99_999), wait: wait(t(150_000), "delay") })
           ]
           // Waits come and go by update: the due time read is the stored one.
           const parked = make(6_000, { lease_owner: "h1", lease_until: t(200_000) })

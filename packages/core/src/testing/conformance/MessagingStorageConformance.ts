@@ -825,6 +825,32 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual(yield* repo.statusEvents(pnid, []), [])
         }))
 
+      it.effect("finds the reports that carry a send's callback data, received since a time, in arrival order", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const pnid = `pn${digits()}`
+          const report = (networkId: string, status: string, receivedAt: string, callbackData?: string) => ({
+            phone_number_id: pnid,
+            network_id: networkId,
+            status,
+            timestamp: "1",
+            raw: { id: networkId, status, timestamp: "1", ...(callbackData === undefined ? {} : { biz_opaque_callback_data: callbackData }) },
+            received_at: receivedAt
+          })
+          yield* repo.recordStatuses([
+            report("wamid.old", "sent", at(0), "exe:2"),
+            report("wamid.a", "delivered", at(2_000), "exe:2"),
+            report("wamid.b", "sent", at(2_000)),
+            report("wamid.c", "sent", at(3_000), "exe:3"),
+            report("wamid.a", "sent", at(3_000), "exe:2"),
+            { ...report("wamid.x", "sent", at(3_000), "exe:2"), phone_number_id: `pn${digits()}` }
+          ])
+          const found = yield* repo.statusEventsByCallbackData(pnid, "exe:2", at(1_000))
+          assert.deepStrictEqual(found.map((e) => [e.network_id, e.status]), [["wamid.a", "delivered"], ["wamid.a", "sent"]])
+          assert.deepStrictEqual(found[0], report("wamid.a", "delivered", at(2_000), "exe:2"))
+          assert.deepStrictEqual(yield* repo.statusEventsByCallbackData(pnid, "exe:9", at(0)), [])
+        }))
+
       it.effect("refuses a message of an unknown conversation", () =>
         Effect.gen(function*() {
           const { conversation } = yield* givenConversation
