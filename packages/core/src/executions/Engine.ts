@@ -425,7 +425,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           return T.fail(record, g, { message: "No sender number" }, t.iso)
         }
         const outcome = yield* outbound.send(config.value, pending.envelope as Record<string, unknown>, {
-          origin: "api",
+          origin: "workflow",
           messageId: pending.message_id
         })
         yield* crashPoint

@@ -15,14 +15,38 @@
  * compare-and-set make a sweep racing a job or another host's sweep
  * harmless. A run whose host died is thus taken over at most `leaseMs` +
  * `sweepIntervalMs` (75 s by default) after that host's last checkpoint.
+ *
+ * `executions.maintenance`, daily at 00:00 UTC and once when a host starts,
+ * drops step events older than 90 days (decisions 4.2: records live as long
+ * as their workflow, their step logs do not).
  */
 import { Clock, Effect, Layer, Schedule, Schema } from "effect"
-import { ExecutionsRepo } from "../ports/ExecutionsRepo.ts"
+import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { ExecutionEngine, ExecutionsSettings, RUN_QUEUE, TIMER_QUEUE } from "./Engine.ts"
 
 const RunJob = Schema.Struct({ id: Schema.String })
 const TimerJob = Schema.Struct({ id: Schema.String, seq: Schema.Finite })
+const MaintenanceJob = Schema.Struct({ slot: Schema.Finite })
+
+export const MAINTENANCE_QUEUE = "executions.maintenance"
+/** How long step events are kept. */
+export const STEP_EVENTS_KEEP_MS = 90 * 24 * 60 * 60 * 1000
+const DAY_MS = 24 * 60 * 60 * 1000
+/** Step events deleted per statement: a large backlog goes in bounded deletes. */
+const PRUNE_BATCH = 10_000
+
+/** Deletes step events older than the retention, batch after batch; answers how many. */
+export const pruneStepEvents = Effect.gen(function*() {
+  const events = yield* StepEventsRepo
+  const before = new Date((yield* Clock.currentTimeMillis) - STEP_EVENTS_KEEP_MS).toISOString()
+  let pruned = 0
+  for (;;) {
+    const n = yield* events.prune(before, PRUNE_BATCH)
+    pruned += n
+    if (n < PRUNE_BATCH) return pruned
+  }
+})
 
 /** Runs looked at per sweep; a backlog larger than this drains over the next sweeps. */
 export const SWEEP_BATCH = 500
@@ -53,6 +77,22 @@ export const layerExecutionsWorkers = Layer.effectDiscard(Effect.gen(function*()
     Schema.decodeUnknownEffect(RunJob)(job.payload).pipe(Effect.flatMap((p) => engine.runSlice(p.id))))
   yield* jobs.work(TIMER_QUEUE, { concurrency: 16 }, (job) =>
     Schema.decodeUnknownEffect(TimerJob)(job.payload).pipe(Effect.flatMap(engine.fire)))
+  const maintenance = Effect.fn("ExecutionsJobs.maintenance")(function*(slot: number) {
+    const now = yield* Clock.currentTimeMillis
+    const next = Math.max(slot, Math.floor(now / DAY_MS)) + 1
+    yield* jobs.enqueue(MAINTENANCE_QUEUE, { slot: next }, { runAt: next * DAY_MS, dedupeKey: `slot:${next}` })
+    const pruned = yield* pruneStepEvents
+    yield* Effect.logDebug("Executions maintenance done").pipe(Effect.annotateLogs({ pruned }))
+  })
+  const stepEvents = yield* StepEventsRepo
+  yield* jobs.work(MAINTENANCE_QUEUE, { concurrency: 1 }, (job) =>
+    Schema.decodeUnknownEffect(MaintenanceJob)(job.payload).pipe(
+      Effect.flatMap((p) => maintenance(p.slot)),
+      Effect.provideService(StepEventsRepo, stepEvents)
+    ))
+  const today = Math.floor((yield* Clock.currentTimeMillis) / DAY_MS)
+  yield* jobs.enqueue(MAINTENANCE_QUEUE, { slot: today }, { dedupeKey: `slot:${today}` })
+
   const context = yield* Effect.context<ExecutionsRepo | ExecutionEngine>()
   // At start (a restarted host finds what its previous life left) and then on a fixed beat, without jitter.
   yield* sweep.pipe(

@@ -284,7 +284,7 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
       const messageId = yield* (yield* Ids).uuid
       const pending = yield* pendingHi(parked, config.id, messageId)
       // Recorded before it went out; whether the network took it, the crash lost.
-      yield* (yield* Messaging).recordOutbound(config, { envelope: pending.envelope, origin: "api", id: messageId })
+      yield* (yield* Messaging).recordOutbound(config, { envelope: pending.envelope, origin: "workflow", id: messageId })
       yield* crashedAt(parked, "hi", null, { pending })
       const engine = yield* ExecutionEngine
       yield* engine.runSlice(ack.id)
@@ -312,7 +312,7 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
       const messageId = yield* (yield* Ids).uuid
       const pending = yield* pendingHi(parked, config.id, messageId)
       const messaging = yield* Messaging
-      const { message } = yield* messaging.recordOutbound(config, { envelope: pending.envelope, origin: "api", id: messageId })
+      const { message } = yield* messaging.recordOutbound(config, { envelope: pending.envelope, origin: "workflow", id: messageId })
       yield* crashedAt(parked, "hi", null, { pending })
       const engine = yield* ExecutionEngine
       yield* engine.runSlice(ack.id)
@@ -337,7 +337,7 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
       const messageId = yield* (yield* Ids).uuid
       const pending = yield* pendingHi(parked, config.id, messageId)
       const messaging = yield* Messaging
-      yield* messaging.recordOutbound(config, { envelope: pending.envelope, origin: "api", id: messageId })
+      yield* messaging.recordOutbound(config, { envelope: pending.envelope, origin: "workflow", id: messageId })
       // The network took it; its answer died with the host, its status report did not.
       const now = yield* Clock.currentTimeMillis
       yield* messaging.applyStatuses(config, [{
