@@ -132,7 +132,10 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
         // pg-boss's own listener only wakes `boss.work` pollers, which we do not use; ours is below.
         useListenNotify: false,
         superviseIntervalSeconds,
-        monitorIntervalSeconds: superviseIntervalSeconds
+        monitorIntervalSeconds: superviseIntervalSeconds,
+        // Delayed jobs are timers (one per waiting execution with a timeout): a large backlog is normal, and the
+        // monitor would warn about it every pass.
+        warningQueueSize: 1_000_000
       })
       // Without an `error` listener pg-boss's EventEmitter would throw from its timers.
       // Only the message and code: the error object holds the client, whose connection parameters carry the password.
