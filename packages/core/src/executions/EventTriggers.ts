@@ -18,7 +18,7 @@ import { ContactsRepo, ConversationsRepo } from "../ports/MessagingRepo.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import { Launcher } from "./Launcher.ts"
-import { type Channel, channelLaunch, channelOf, firingWorkflow } from "./Observers.ts"
+import { type Channel, channelOf, launchEach } from "./Observers.ts"
 import { ActiveTriggers, matchesEvent } from "./TriggerIndex.ts"
 
 /** Events at this depth start no runs (decisions 10.1). */
@@ -69,28 +69,15 @@ export class EventTriggers extends Context.Service<EventTriggers, {
           return 0
         }
         const channel = event.conversation_id === null ? Option.none<Channel>() : yield* channelOf(projectId, event.conversation_id)
-        let started = 0
-        for (const trigger of matching) {
-          const workflow = yield* firingWorkflow(trigger)
-          if (Option.isNone(workflow)) continue
-          const launched = yield* launcher.launch({
-            workflow: workflow.value,
-            triggerType: "project_event",
-            observer: false,
-            ...channelLaunch(Option.getOrUndefined(channel)),
-            vars: {},
-            context: {},
-            initialData: undefined,
-            metadata: {},
-            system: {
-              event: { id: event.id, name: event.name, occurred_at: event.occurred_at, properties: event.properties },
-              event_chain_depth: depth + 1
-            },
-            dedupeKey: `event:${trigger.id}:${event.id}`
-          })
-          if (Option.isSome(launched)) started++
-        }
-        return started
+        return yield* launchEach(launcher, matching, channel, (trigger) => ({
+          triggerType: "project_event",
+          observer: false,
+          system: {
+            event: { id: event.id, name: event.name, occurred_at: event.occurred_at, properties: event.properties },
+            event_chain_depth: depth + 1
+          },
+          dedupeKey: `event:${trigger.id}:${event.id}`
+        }))
       }, Effect.provideContext(repos))
 
       return EventTriggers.of({ start })

@@ -17,7 +17,7 @@ import type { DomainEvent } from "../ports/Outbox.ts"
 import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import type { TriggerRecord } from "../workflows/Trigger.ts"
 import type { WorkflowRecord } from "../workflows/Workflow.ts"
-import { Launcher } from "./Launcher.ts"
+import { type Launch, Launcher } from "./Launcher.ts"
 import { ActiveTriggers, matchesMsgEvent } from "./TriggerIndex.ts"
 
 /** The conversation a run follows, with its number and contact. */
@@ -41,12 +41,43 @@ export const channelOf = Effect.fnUntraced(function*(projectId: string, conversa
 })
 
 /** The launch fields a channel gives (context phone and recipient, number, contact, conversation). */
-export const channelLaunch = (channel: Channel | undefined) => ({
+const channelLaunch = (channel: Channel | undefined) => ({
   config: channel?.config ?? null,
   contact: channel?.contact ?? null,
   conversationId: channel?.conversation.id ?? null,
   phone: channel === undefined ? null : channel.contact.wa_id ?? channel.conversation.phone_number,
   recipient: channel?.contact.business_scoped_user_id ?? null
+})
+
+/** What one trigger adds to the launch of the run it starts. */
+export type TriggeredLaunch = Pick<Launch, "triggerType" | "observer" | "system" | "dedupeKey">
+
+/**
+ * Starts one run per trigger whose workflow is active, following `channel` when there is one (observers, event
+ * triggers); answers how many started (a repeated delivery starts none: dedupe keys).
+ */
+export const launchEach = Effect.fnUntraced(function*(
+  launcher: Launcher["Service"],
+  triggers: ReadonlyArray<TriggerRecord>,
+  channel: Option.Option<Channel>,
+  launchOf: (trigger: TriggerRecord) => TriggeredLaunch
+) {
+  let started = 0
+  for (const trigger of triggers) {
+    const workflow = yield* firingWorkflow(trigger)
+    if (Option.isNone(workflow)) continue
+    const launched = yield* launcher.launch({
+      workflow: workflow.value,
+      ...channelLaunch(Option.getOrUndefined(channel)),
+      vars: {},
+      context: {},
+      initialData: undefined,
+      metadata: {},
+      ...launchOf(trigger)
+    })
+    if (Option.isSome(launched)) started++
+  }
+  return started
 })
 
 /** What observers read of a `msg.*` entry (`messaging/DomainEvents.ts`). */
@@ -86,26 +117,13 @@ export class Observers extends Context.Service<Observers, {
         const channel = data.conversation === undefined
           ? Option.none<Channel>()
           : yield* channelOf(projectId, data.conversation.id)
-        let started = 0
-        for (const trigger of matching) {
-          const workflow = yield* firingWorkflow(trigger)
-          if (Option.isNone(workflow)) continue
-          const launched = yield* launcher.launch({
-            workflow: workflow.value,
-            triggerType: "msg_event",
-            observer: true,
-            ...channelLaunch(Option.getOrUndefined(channel)),
-            vars: {},
-            context: {},
-            initialData: undefined,
-            metadata: {},
-            // The event as webhooks deliver it (the v2 payload).
-            system: { trigger_payload: (entry.payload as { readonly data: unknown }).data },
-            dedupeKey: `observer:${trigger.id}:${entry.id}`
-          })
-          if (Option.isSome(launched)) started++
-        }
-        return started
+        return yield* launchEach(launcher, matching, channel, (trigger) => ({
+          triggerType: "msg_event",
+          observer: true,
+          // The event as webhooks deliver it (the v2 payload).
+          system: { trigger_payload: (entry.payload as { readonly data: unknown }).data },
+          dedupeKey: `observer:${trigger.id}:${entry.id}`
+        }))
       }, Effect.provideContext(repos))
 
       return Observers.of({ start })
