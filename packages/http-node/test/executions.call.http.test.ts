@@ -9,26 +9,18 @@ import { Ids } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Effect, Exit, Layer, Scope } from "effect"
-import { afterAll, beforeAll } from "vitest"
 import { freshDatabase } from "../../store-pg/test/pg.ts"
-import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { eventually, hostForSuite, type MessagingHost } from "./messaging.support.ts"
 
 const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({ id, position: { x: 0, y: 0 }, data: { node_type, config } })
 
 const suite = (storage: string, ports: Effect.Effect<Layer.Layer<any, any, never>, unknown, Scope.Scope>) => {
   let host: MessagingHost
   let pnid: string
-  let close: () => Promise<void>
-
-  beforeAll(async () => {
-    const scope = Effect.runSync(Scope.make())
-    await Effect.runPromise(Effect.gen(function*() {
-      host = yield* startMessagingHost(yield* ports)
-      pnid = (yield* connectSimulatedNumber(host, { sink: true })).phoneNumberId
-    }).pipe(Effect.provideService(Scope.Scope, scope)))
-    close = () => Effect.runPromise(Scope.close(scope, Exit.void))
-  }, 120_000)
-  afterAll(() => close())
+  hostForSuite(ports, (h, p) => {
+    host = h
+    pnid = p
+  })
 
   const create = async (definition: unknown) => {
     const res = await host.request("POST", "/platform/v1/workflows", { body: { workflow: { name: `W ${Math.random()}`, status: "active", definition } } })

@@ -7,24 +7,16 @@
 import { createParleyClient } from "@parley/client"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, type Layer, Scope } from "effect"
-import { afterAll, beforeAll } from "vitest"
-import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { eventually, hostForSuite, type MessagingHost } from "./messaging.support.ts"
 
 /** The suite over a host built on `ports` (made inside the suite's scope). */
 export const executionsOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<any, any, never>, unknown, Scope.Scope>) => {
   let host: MessagingHost
   let pnid: string
-  let close: () => Promise<void>
-
-  beforeAll(async () => {
-    const scope = Effect.runSync(Scope.make())
-    await Effect.runPromise(Effect.gen(function*() {
-      host = yield* startMessagingHost(yield* ports)
-      pnid = (yield* connectSimulatedNumber(host, { sink: true })).phoneNumberId
-    }).pipe(Effect.provideService(Scope.Scope, scope)))
-    close = () => Effect.runPromise(Scope.close(scope, Exit.void))
-  }, 120_000)
-  afterAll(() => close())
+  hostForSuite(ports, (h, p) => {
+    host = h
+    pnid = p
+  })
 
   const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({
     id,

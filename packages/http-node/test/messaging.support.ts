@@ -7,9 +7,10 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { type MessageRecord, Messaging, Projects, Simulator, UpstreamSettings } from "@parley/core"
-import { ConfigProvider, Context, Effect, Exit, Layer, Logger, Option, Redacted, References } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Layer, Logger, Option, Redacted, References, Scope } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { createServer as createNetServer } from "node:net"
+import { afterAll, beforeAll } from "vitest"
 import * as Host from "../src/Host.ts"
 
 export interface MessagingHost {
@@ -164,4 +165,24 @@ export const storedMessage = async (host: MessagingHost, phoneNumberId: string, 
     return found !== undefined
   })
   return found!
+}
+
+/**
+ * For a suite: a host over `ports` (made in the suite's scope) with the simulated number connected and its webhooks
+ * reaching ingestion over HTTP, built before the suite (handed to `ready`) and closed after it.
+ */
+export const hostForSuite = (
+  ports: Effect.Effect<Layer.Layer<any, any, never>, unknown, Scope.Scope>,
+  ready: (host: MessagingHost, phoneNumberId: string) => void
+) => {
+  let close: () => Promise<void> = () => Promise.resolve()
+  beforeAll(async () => {
+    const scope = Effect.runSync(Scope.make())
+    await Effect.runPromise(Effect.gen(function*() {
+      const host = yield* startMessagingHost(yield* ports)
+      ready(host, (yield* connectSimulatedNumber(host, { sink: true })).phoneNumberId)
+    }).pipe(Effect.provideService(Scope.Scope, scope)))
+    close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }, 120_000)
+  afterAll(() => close())
 }
