@@ -664,11 +664,11 @@ describe("project secrets (${ENV:NAME})", () => {
 })
 
 describe("AI fields", () => {
-  it.effect("fail the step on a host without provider models, before any request", () =>
+  it.effect("fail the step when the model is not declared on this host, before any request", () =>
     Effect.gen(function*() {
       const g = yield* given
-      // This host cannot save such a definition (no provider models); the engine still refuses one it is given
-      // (a revision written by a host that had models).
+      // This host cannot save such a definition (the model is not declared here); the engine still refuses one it is
+      // given (a revision written by a host that had the model).
       const stored = yield* (yield* Workflows).create(g.principal, { name: "Ai", status: "draft", definition: line() })
       const workflow = {
         ...stored,
@@ -699,8 +699,8 @@ describe("AI fields", () => {
       const done = yield* (yield* Executions).get(g.principal, Option.getOrThrow(launched).id)
       assert.strictEqual(done.status, "failed")
       assert.deepStrictEqual([done.error_details?.message, done.error_details?.code], [
-        "AI fields need a provider model, which this host does not have",
-        "ai_unavailable"
+        "Provider model some-model not found",
+        "model_not_found"
       ])
       assert.strictEqual((yield* hookSends).length, 0)
     }).pipe(Effect.provide(Layer.fresh(Services))))

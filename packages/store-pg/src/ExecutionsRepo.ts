@@ -47,6 +47,7 @@ interface ExecutionRow {
   readonly resumable_execution_id: string | null
   readonly wait: ExecutionRecord["wait"]
   readonly pending: ExecutionRecord["pending"]
+  readonly agent: ExecutionRecord["agent"]
   readonly handoff: ExecutionRecord["handoff"]
   readonly requested_status: ExecutionRecord["requested_status"]
   readonly step_seq: number
@@ -114,6 +115,7 @@ const toExecution = (row: ExecutionRow): ExecutionRecord => ({
   resumable_execution_id: row.resumable_execution_id,
   wait: row.wait,
   pending: row.pending,
+  agent: row.agent,
   handoff: row.handoff,
   requested_status: row.requested_status,
   step_seq: row.step_seq,
@@ -193,15 +195,15 @@ export const layerExecutionsRepo = Layer.effect(
           INSERT INTO workflow_executions (id, project_id, workflow_id, workflow_name, revision_id, tracking_id, status,
             waiting_reason, trigger_type, observer, parent_execution_id, call_depth, msg_conversation_id, msg_config_id,
             contact_id, started_at, last_event_at, ended_at, current_node, execution_context, error_details,
-            resumable_execution_id, wait, wait_due_at, pending, handoff, requested_status, step_seq, state_version,
+            resumable_execution_id, wait, wait_due_at, pending, agent, handoff, requested_status, step_seq, state_version,
             lease_owner, lease_until, dedupe_key)
           VALUES (${e.id}, ${e.project_id}, ${e.workflow_id}, ${e.workflow_name}, ${e.revision_id}, ${e.tracking_id},
             ${e.status}, ${e.waiting_reason}, ${e.trigger_type}, ${e.observer}, ${e.parent_execution_id},
             ${e.call_depth}, ${e.msg_conversation_id}, ${e.msg_config_id}, ${e.contact_id}, ${e.started_at},
             ${e.last_event_at}, ${e.ended_at}, ${e.current_node}, ${jsonb(e.execution_context)},
             ${jsonbOrNull(e.error_details)}, ${e.resumable_execution_id}, ${jsonbOrNull(e.wait)},
-            ${e.wait?.due_at ?? null}, ${jsonbOrNull(e.pending)}, ${jsonbOrNull(e.handoff)}, ${e.requested_status},
-            ${e.step_seq}, ${e.state_version}, ${e.lease_owner}, ${e.lease_until}, ${e.dedupe_key})
+            ${e.wait?.due_at ?? null}, ${jsonbOrNull(e.pending)}, ${jsonbOrNull(e.agent)}, ${jsonbOrNull(e.handoff)},
+            ${e.requested_status}, ${e.step_seq}, ${e.state_version}, ${e.lease_owner}, ${e.lease_until}, ${e.dedupe_key})
           ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
           RETURNING id`
         return rows.length > 0
@@ -233,7 +235,7 @@ export const layerExecutionsRepo = Layer.effect(
             current_node = ${e.current_node}, execution_context = ${jsonb(e.execution_context)},
             error_details = ${jsonbOrNull(e.error_details)}, resumable_execution_id = ${e.resumable_execution_id},
             wait = ${jsonbOrNull(e.wait)}, wait_due_at = ${e.wait?.due_at ?? null}, pending = ${jsonbOrNull(e.pending)},
-            handoff = ${jsonbOrNull(e.handoff)}, requested_status = ${e.requested_status}, step_seq = ${e.step_seq},
+            agent = ${jsonbOrNull(e.agent)}, handoff = ${jsonbOrNull(e.handoff)}, requested_status = ${e.requested_status}, step_seq = ${e.step_seq},
             state_version = ${e.state_version}, lease_owner = ${e.lease_owner}, lease_until = ${e.lease_until}
           WHERE id = ${e.id} AND state_version = ${expectedVersion}
           RETURNING id`

@@ -43,9 +43,11 @@ import type { Definition, Node } from "../workflows/Workflow.ts"
 import {
   type ExecutionRecord,
   isTerminal,
+  type PendingAgentTool,
   type PendingSend,
   type PendingWebhook,
   stepRef,
+  takesInput,
   type StepEventRecord,
   type WorkflowRevision
 } from "./Execution.ts"
@@ -57,6 +59,8 @@ import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
 import type { EndReason, Spawn, StepFailed, StepOutcome } from "./Step.ts"
 import { newExecution } from "./NewExecution.ts"
 import * as T from "./Transitions.ts"
+import { afterSend, performTool } from "./agent/Agent.ts"
+import { withAiValues } from "./ai/AiFields.ts"
 
 export const RUN_QUEUE = "executions.run"
 export const TIMER_QUEUE = "executions.timer"
@@ -116,6 +120,8 @@ interface StepResult {
   readonly transition: T.Transition
   readonly secrets: ReadonlyArray<string>
   readonly spawn?: Spawn | undefined
+  /** Queued inputs the step consumed: taken in the checkpoint's transaction. */
+  readonly take?: ReadonlyArray<string> | undefined
 }
 
 /** The checkpoint lost its compare-and-set: another host owns the run now. */
@@ -367,8 +373,17 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend) {
         const node = g.node(pending.node_id)!
         const recorded = yield* outbound.findRecorded(record.project_id, pending.message_id)
+        // An agent's send settles its tool call (or its text) and the run stays on the agent node (decisions 10.6).
+        const agentSettled = (at: string, outcome: Parameters<typeof afterSend>[2], withRecord: ExecutionRecord = record) =>
+          T.apply(withRecord, g, node, afterSend(withRecord, pending, outcome), at, t.ms - Date.parse(pending.started_at))
         const performed = (networkId: string, conversationId: string, contactId: string) =>
-          T.leave(
+          pending.agent !== undefined
+            ? agentSettled(t.iso, { messageId: networkId }, {
+              ...record,
+              msg_conversation_id: record.msg_conversation_id ?? conversationId,
+              contact_id: record.contact_id ?? contactId
+            })
+            : T.leave(
             {
               ...record,
               msg_conversation_id: record.msg_conversation_id ?? conversationId,
@@ -393,6 +408,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const m = recorded.value
           if (m.network_id !== null) return performed(m.network_id, m.conversation_id, m.contact_id)
           if (m.status === "failed") {
+            if (pending.agent !== undefined) return agentSettled(t.iso, { error: "The network refused the message" })
             return T.fail(record, g, { message: "The network refused the message" }, t.iso, [
               { event_type: "action_failed", payload: { action: node.data.node_type, error: { message: "The network refused the message" } } }
             ])
@@ -416,12 +432,16 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
               }
             }, t.iso, 0)
           }
+          if (pending.agent !== undefined) {
+            return agentSettled(t.iso, { error: "Unverified: a restart interrupted this send and whether it left is unknown; it was not sent again", code: "send_in_doubt" })
+          }
           return T.fail(record, g, { message: "The send's outcome is unknown after a restart; it was not sent again", code: "send_in_doubt" }, t.iso, [
             { event_type: "action_failed", payload: { action: node.data.node_type, error: { message: "outcome unknown", code: "send_in_doubt" } } }
           ])
         }
         const config = yield* configs.findById(record.project_id, pending.msg_config_id)
         if (Option.isNone(config) || config.value.deleted_at !== null) {
+          if (pending.agent !== undefined) return agentSettled(t.iso, { error: "No sender number" })
           return T.fail(record, g, { message: "No sender number" }, t.iso)
         }
         const outcome = yield* outbound.send(config.value, pending.envelope as Record<string, unknown>, {
@@ -436,12 +456,14 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             return performed(outcome.networkId ?? "", m?.conversation_id ?? "", m?.contact_id ?? "")
           }
           case "OutsideWindow":
+            if (pending.agent !== undefined) return agentSettled(after.iso, { error: "Re-engagement message: the 24-hour window is closed", code: "131047" })
             return T.fail(record, g, { message: "Re-engagement message: the 24-hour window is closed", code: "131047" }, after.iso, [
               { event_type: "action_failed", payload: { action: node.data.node_type, error: { message: "Re-engagement message", code: "131047" } } }
             ])
           default: {
             const message = outcome._tag === "Refused" ? outcome.error.message : outcome._tag === "Unavailable" ? "The network could not be reached" : "The media belongs to another business account"
             const code = outcome._tag === "Refused" ? String(outcome.error.code) : undefined
+            if (pending.agent !== undefined) return agentSettled(after.iso, { error: message, code })
             return T.fail(record, g, { message, code }, after.iso, [
               { event_type: "action_failed", payload: { action: node.data.node_type, error: { message, ...(code !== undefined ? { code } : {}) } } }
             ])
@@ -476,7 +498,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         pending: PendingWebhook,
         fresh: string | undefined
       ) {
-        const node = g.node(pending.node_id)
+        const stored = g.node(pending.node_id)
+        const node = stored === undefined ? undefined : withAiValues(stored, pending.ai_values)
         if (node === undefined || pending.key !== fresh) {
           const message = "The webhook request's outcome is unknown after a restart; it was not made again"
           return {
@@ -496,11 +519,29 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         return { transition: T.apply(record, g, node, outcome, done.iso, done.ms - Date.parse(pending.started_at)), secrets: outcome.secrets ?? [] }
       })
 
+      /** The pending outside tool call of an agent: made by the slice that recorded it, unverified for anyone else. */
+      const performAgentTool = Effect.fnUntraced(function*(
+        record: ExecutionRecord,
+        g: Graph,
+        t: { ms: number; iso: string },
+        pending: PendingAgentTool,
+        fresh: string | undefined
+      ) {
+        const node = g.node(pending.node_id)!
+        const secrets = yield* Effect.result(secretsFor(record, node))
+        if (secrets._tag === "Failure") return { transition: unreadable(record, g, secrets.failure, t.iso), secrets: [] as ReadonlyArray<string> }
+        const input = { execution: record, graph: g, node, secrets: secrets.success, now: t.iso, afterDelay: false }
+        const outcome: StepOutcome = yield* performTool(input, pending, pending.key === fresh).pipe(Effect.provideContext(services))
+        const done = yield* now
+        return { transition: T.apply(record, g, node, outcome, done.iso, done.ms - t.ms), secrets: outcome.secrets ?? [] }
+      })
+
       /** One step of a claimed, running record: the transition to write. `fresh`: the pending key this slice recorded. */
       const step = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, fresh: string | undefined) {
         const t = yield* now
         if (record.pending !== null) {
           if (record.pending.kind === "webhook") return yield* performWebhook(record, g, t, record.pending, fresh)
+          if (record.pending.kind === "agent_tool") return yield* performAgentTool(record, g, t, record.pending, fresh)
           return { transition: yield* perform(record, g, t, record.pending), secrets: [] as ReadonlyArray<string> }
         }
         const node = record.current_node === null ? undefined : g.node(record.current_node)
@@ -532,7 +573,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         return {
           transition: T.apply({ ...record, wait: null }, g, node, outcome, done.iso, done.ms - t.ms),
           secrets: outcome.secrets ?? [],
-          spawn: outcome.next._tag === "Park" ? outcome.spawn : undefined
+          spawn: outcome.next._tag === "Park" ? outcome.spawn : undefined,
+          take: outcome.take
         }
       })
 
@@ -557,11 +599,21 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         g: Graph,
         secrets: ReadonlyArray<string>,
         ms: number,
-        spawn?: Spawn | undefined
+        spawn?: Spawn | undefined,
+        take: ReadonlyArray<string> = []
       ) => {
         const r = next.record
         const asked = (ok: boolean) => (ok ? Option.some(next) : Option.none<T.Transition>())
-        if (r.status !== "waiting" || r.wait?.kind !== "wait_for_response" || r.observer || r.msg_config_id === null || r.contact_id === null) {
+        const parks = r.status === "waiting" && takesInput(r.wait) && !r.observer && r.msg_config_id !== null && r.contact_id !== null
+        if (take.length > 0) {
+          // The inputs the step consumed leave the queue with the checkpoint that journaled them.
+          return Effect.map(tx.withTransaction(Effect.gen(function*() {
+            const ok = yield* writeIn(previous, next, secrets, [], spawn)
+            if (ok) yield* inputs.take(take)
+            return ok
+          })), asked)
+        }
+        if (!parks || r.msg_config_id === null || r.contact_id === null) {
           return Effect.map(writeWith(previous, next, secrets, spawn), asked)
         }
         const configId = r.msg_config_id
@@ -616,8 +668,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const result: StepResult = steps >= STEP_LIMIT
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
             : yield* step(record, g, fresh)
-          const { secrets, spawn, transition } = result
-          const written = yield* writeStep(record, leased(transition, t.ms), g, secrets, t.ms, spawn)
+          const { secrets, spawn, take, transition } = result
+          const written = yield* writeStep(record, leased(transition, t.ms), g, secrets, t.ms, spawn, take)
           if (Option.isNone(written)) return yield* Effect.fail(new Fenced())
           yield* crashPoint
           const next = written.value

@@ -9,6 +9,7 @@
  * once. It is never replayed: every transition replaces it.
  */
 import { Schema } from "effect"
+import type { AgentState } from "./agent/AgentState.ts"
 import { nameUuid } from "../shared/Ids.ts"
 import { TriggerType } from "../workflows/Trigger.ts"
 import type { Definition, Node } from "../workflows/Workflow.ts"
@@ -36,7 +37,8 @@ export const isTerminal = (status: ExecutionStatus) => status === "ended" || sta
  * outcome a crash left unknown, looked at again at `due_at`.
  */
 export interface WaitState {
-  readonly kind: "wait_for_response" | "delay" | "call" | "api" | "doubt"
+  /** `agent`: an agent node waits for the contact's next input (decisions 10.6). */
+  readonly kind: "wait_for_response" | "delay" | "call" | "api" | "doubt" | "agent"
   /** Bumped on every new wait: a timer fires only while it still names this wait. */
   readonly seq: number
   readonly node_id: string
@@ -52,7 +54,10 @@ export interface WaitState {
  * its key is fixed per step visit, so after a crash the engine can tell
  * whether it happened instead of doing it again.
  */
-export type PendingAction = PendingSend | PendingWebhook
+export type PendingAction = PendingSend | PendingWebhook | PendingAgentTool
+
+/** The waits an inbound message resumes: routed input is what they wait for (decisions 10.1, 10.6). */
+export const takesInput = (wait: WaitState | null): boolean => wait?.kind === "wait_for_response" || wait?.kind === "agent"
 
 /**
  * A webhook node's request about to be made (decisions 2.3.8, 10.4). It holds
@@ -67,6 +72,22 @@ export interface PendingWebhook {
   readonly key: string
   readonly node_id: string
   readonly started_at: string
+  /** AI field values (decisions 2.3.14) generated when the request was recorded: the request made uses them. */
+  readonly ai_values?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * An agent's tool call with an outside effect (a function, a webhook, an MCP
+ * server, an event) about to be made: like `PendingWebhook`, made only by the
+ * slice that recorded it; found by anyone else, the model is told its outcome
+ * is unverified, and it is not made again (decisions 10.6).
+ */
+export interface PendingAgentTool {
+  readonly kind: "agent_tool"
+  readonly key: string
+  readonly node_id: string
+  readonly call_id: string
+  readonly started_at: string
 }
 
 export interface PendingSend {
@@ -80,6 +101,8 @@ export interface PendingSend {
   readonly to: string
   readonly envelope: Readonly<Record<string, unknown>>
   readonly started_at: string
+  /** An agent's send: its tool call (null for assistant text); the run stays on the agent node after it. */
+  readonly agent?: { readonly call_id: string | null; readonly text: string } | undefined
 }
 
 export interface ErrorDetails {
@@ -126,6 +149,8 @@ export interface ExecutionRecord {
   readonly resumable_execution_id: string | null
   readonly wait: WaitState | null
   readonly pending: PendingAction | null
+  /** The agent node's journal while the run stands on one (decisions 10.6); null elsewhere. */
+  readonly agent: AgentState | null
   readonly handoff: HandoffState | null
   /** A PATCH to `waiting` made while running: the run waits after its current step. */
   readonly requested_status: "waiting" | null

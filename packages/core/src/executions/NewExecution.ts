@@ -125,6 +125,7 @@ export const newExecution = (
     resumable_execution_id: null,
     wait: null,
     pending: null,
+    agent: null,
     handoff: null,
     requested_status: null,
     step_seq: 1,

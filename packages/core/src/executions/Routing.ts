@@ -33,6 +33,7 @@ import type { DomainEvent } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import type { WorkflowRecord } from "../workflows/Workflow.ts"
+import { takesInput } from "./Execution.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import { batchMessageIds, batchValue, messageValue, routeLock } from "./Inputs.ts"
 import { Launcher } from "./Launcher.ts"
@@ -180,7 +181,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
             return Effect.void
           }
           const workflow = yield* workflows.findById(o.project_id, o.workflow_id)
-          if (o.status === "waiting" && o.wait?.kind === "wait_for_response") {
+          if (o.status === "waiting" && takesInput(o.wait)) {
             const g = yield* engine.graph(o.revision_id)
             const input = { value: batchValue(batch), reason: "user_input", source: "inbound", kind: "message", messageIds: batchMessageIds(batch) } as const
             const resumed = T.resume(o, g, input, iso(yield* nowMs))

@@ -6,6 +6,7 @@
  */
 import { Data } from "effect"
 import type { ExecutionContext, HandoffState, PendingAction, WaitingReason, WaitState } from "./Execution.ts"
+import type { AgentState } from "./agent/AgentState.ts"
 import type { Launch } from "./NewExecution.ts"
 
 /** A step event before it is numbered and stamped; `step` defaults to the node that ran. */
@@ -28,6 +29,8 @@ export type Next =
   | { readonly _tag: "Handoff"; readonly handoff: HandoffState }
   | { readonly _tag: "End"; readonly reason: EndReason }
   | { readonly _tag: "Fail"; readonly message: string; readonly code?: string | undefined }
+  /** Checkpoint and run the same node again: an agent's next model call or tool call (decisions 10.6). */
+  | { readonly _tag: "Stay" }
 
 /** A child execution the checkpoint creates with it (a `call` node, decisions 2.3.11). */
 export interface Spawn {
@@ -44,6 +47,10 @@ export interface StepOutcome {
   readonly secrets?: ReadonlyArray<string> | undefined
   /** Created in the same transaction as the outcome's checkpoint (with `Park` on a `call` wait). */
   readonly spawn?: Spawn | undefined
+  /** The agent node's journal after the step; absent leaves it as it was. */
+  readonly agent?: AgentState | null | undefined
+  /** Queued inputs the step consumed (an agent's mid-activation messages): taken in the checkpoint's transaction. */
+  readonly take?: ReadonlyArray<string> | undefined
 }
 
 /** A step that cannot go on: the execution fails with `message` (and `code`). */

@@ -5,6 +5,7 @@
  * writes storage, so every rule of the state machine is in one place.
  */
 import type { Node } from "../workflows/Workflow.ts"
+import { activate } from "./agent/AgentState.ts"
 import {
   type ErrorDetails,
   type ExecutionContext,
@@ -81,6 +82,7 @@ export const end = (e: ExecutionRecord, graph: Graph, reason: EndReason, now: st
     ended_at: now,
     wait: null,
     pending: null,
+    agent: null,
     requested_status: null,
     resumable_execution_id: null,
     ...released
@@ -113,6 +115,7 @@ export const fail = (
       error_details: details,
       wait: null,
       pending: null,
+      agent: null,
       requested_status: null,
       resumable_execution_id: null,
       ...released
@@ -183,6 +186,7 @@ export const leave = (
     step_seq: e.step_seq + 1,
     wait: null,
     pending: null,
+    agent: null,
     waiting_reason: null,
     status: "running" as ExecutionStatus
   })
@@ -194,7 +198,7 @@ export const leave = (
 
 /** The record after a node answered `outcome` (every `Next` but `Perform`, which the engine handles). */
 export const apply = (
-  e: ExecutionRecord,
+  given: ExecutionRecord,
   graph: Graph,
   node: Node,
   outcome: StepOutcome,
@@ -203,6 +207,8 @@ export const apply = (
 ): Transition => {
   const placed = outcome.events.map((draft) => ({ draft, node: draft.withStep === false ? null : node }))
   const next: Next = outcome.next
+  // The agent's journal the step wrote goes with every kind of move.
+  const e = outcome.agent === undefined ? given : { ...given, agent: outcome.agent }
   switch (next._tag) {
     case "Follow":
       return leave(e, graph, node, next.label, outcome.context, now, durationMs, placed, next.noEdge)
@@ -229,6 +235,12 @@ export const apply = (
     }
     case "Fail":
       return fail(e, graph, next, now, outcome.events)
+    case "Stay":
+      if (tooLarge(outcome.context)) return fail(e, graph, { message: "Execution context too large" }, now)
+      return {
+        record: at(e, now, { execution_context: outcome.context, step_seq: e.step_seq + 1, pending: null, wait: null }),
+        events: placed
+      }
     case "Perform":
       return {
         record: at(e, now, { execution_context: outcome.context, pending: next.pending }),
@@ -276,6 +288,18 @@ export const resume = (
   }
   const context: ExecutionContext = { ...e.execution_context, vars, system: { ...system, last_resume: lastResume } }
   const running: ExecutionRecord = { ...e, status: "running", waiting_reason: null, wait: null, resumable_execution_id: null }
+  if (node !== undefined && node.data.node_type === "agent" && e.agent !== null && e.agent.node_id === node.id) {
+    // The agent takes the input as its next user turn: a new activation on the same node (decisions 10.6).
+    return {
+      record: at({ ...running, handoff: null }, now, {
+        execution_context: context,
+        agent: activate(e.agent, input.reason === "timeout" ? undefined : input.value),
+        step_seq: e.step_seq + 1,
+        pending: null
+      }),
+      events
+    }
+  }
   if (node === undefined) {
     const ended = end({ ...running, execution_context: context }, graph, "completed", now)
     return { record: ended.record, events: [...events, ...ended.events] }

@@ -78,6 +78,7 @@ const storedExecution = (e: ExecutionRecord): ExecutionRecord => {
     error_details: json(e.error_details),
     wait: json(e.wait),
     pending: json(e.pending),
+    agent: json(e.agent),
     handoff: json(e.handoff)
   }
 }

@@ -63,6 +63,7 @@ export const makeExecution = (
   resumable_execution_id: null,
   wait: null,
   pending: null,
+  agent: null,
   handoff: null,
   requested_status: null,
   step_seq: 0,

@@ -1,0 +1,110 @@
+/**
+ * The agent's own tools (decisions 2.3.9, 10.5.5, 10.6): function tools,
+ * webhook tools, knowledge bases and MCP servers, as the model is offered
+ * them and as they answer; plus `ask_about_file` and the `emit_event`
+ * allowlist, which read the project.
+ */
+import { Effect, Option, Predicate } from "effect"
+import { Prompt } from "effect/ai"
+import { EventDefinitionsRepo } from "../../ports/EventsRepo.ts"
+import { FunctionCalls } from "../../functions/FunctionCalls.ts"
+import { Messaging } from "../../messaging/Messaging.ts"
+import { MediaRepo } from "../../ports/MessagingRepo.ts"
+import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
+import { functionCall } from "../nodes/FunctionNodes.ts"
+import type { StepInput } from "../nodes/NodeInput.ts"
+import { generateText, modelFailure, nodeModel, callSettings } from "../ai/ModelCall.ts"
+import type { AgentCall, AgentState } from "./AgentState.ts"
+import { type ToolAnswer, toolError, type ToolSpec } from "./BuiltInTools.ts"
+
+type Item = Readonly<Record<string, unknown>>
+
+const items = (u: unknown): ReadonlyArray<Item> =>
+  Array.isArray(u) ? u.filter((i): i is Item => Predicate.isObject(i) && !Array.isArray(i)) : []
+
+const str = (u: unknown): string | undefined => (Predicate.isString(u) && u.length > 0 ? u : undefined)
+
+const EMPTY_OBJECT_SCHEMA = { type: "object", properties: {} }
+
+const schemaOr = (u: unknown): Readonly<Record<string, unknown>> =>
+  Predicate.isObject(u) && !Array.isArray(u) ? u as Record<string, unknown> : EMPTY_OBJECT_SCHEMA
+
+const functionTools = (input: StepInput) => items(input.node.data.config.flow_agent_function_tools)
+
+/** The node's own tools as the model sees them. */
+const specs = (input: StepInput, _state: AgentState): ReadonlyArray<ToolSpec> => [
+  ...functionTools(input).map((t) => ({
+    name: String(t.name),
+    description: str(t.description) ?? String(t.name),
+    parameters: schemaOr(t.input_schema)
+  }))
+]
+
+/** A function tool (10.5.5): the arguments and the run's payload; the answer (cut to 16 KB) is the result, `vars` merge. */
+const runFunction = Effect.fnUntraced(function*(input: StepInput, tool: Item, call: AgentCall) {
+  const functionId = str(tool.function_id) ?? ""
+  const payload = yield* functionCall(input, functionId)
+  const answer = yield* Effect.result((yield* FunctionCalls).callAgentTool({ ...payload, input: call.params }))
+  if (answer._tag === "Failure") return toolError(answer.failure.message)
+  return { result: answer.success.result, isError: false, vars: answer.success.vars } satisfies ToolAnswer
+})
+
+/** Runs one of the node's own tools that reach outside (recorded as pending by the engine first). */
+export const runCustomTool = Effect.fnUntraced(function*(input: StepInput, _state: AgentState, call: AgentCall) {
+  const fn = functionTools(input).find((t) => t.name === call.name)
+  if (fn !== undefined) return yield* runFunction(input, fn, call)
+  return toolError(`Unknown tool ${call.name}`)
+})
+
+/** The media a question is about: a message of the run's number by id, or a URL. */
+const fileOf = Effect.fnUntraced(function*(input: StepInput, p: Item) {
+  const url = str(p.url)
+  if (url !== undefined) {
+    if (!URL.canParse(url)) return Option.none<Prompt.FilePart>()
+    return Option.some(Prompt.makePart("file", { mediaType: "application/octet-stream", data: new URL(url) }))
+  }
+  const messageId = str(p.message_id)
+  const e = input.execution
+  if (messageId === undefined || e.msg_config_id === null) return Option.none<Prompt.FilePart>()
+  const config = yield* (yield* MessageConfigsRepo).findById(e.project_id, e.msg_config_id)
+  if (Option.isNone(config)) return Option.none<Prompt.FilePart>()
+  const message = yield* Effect.option((yield* Messaging).getMessage(e.project_id, config.value.phone_number_id, messageId))
+  if (Option.isNone(message) || message.value.media === null) return Option.none<Prompt.FilePart>()
+  const stored = yield* (yield* MediaRepo).find(e.project_id, message.value.media.id)
+  return Option.map(stored, (m) => Prompt.makePart("file", { mediaType: m.content_type, fileName: m.filename, data: m.bytes }))
+})
+
+/** `ask_about_file`: the node's model answers the question with the file attached. */
+const askAboutFile = Effect.fnUntraced(function*(input: StepInput, p: Item) {
+  const question = str(p.question)
+  if (question === undefined) return toolError("question is required")
+  const file = yield* fileOf(input, p)
+  if (Option.isNone(file)) return toolError("No media found: give the id of a message holding media in this conversation, or a URL")
+  const model = yield* nodeModel(input.node.data.config)
+  const prompt = Prompt.make([{ role: "user", content: [Prompt.makePart("text", { text: question }), file.value] }])
+  const answer = yield* Effect.result(generateText(model, callSettings(model, { temperature: 0 }), prompt))
+  return answer._tag === "Success"
+    ? { result: { answer: answer.success }, isError: false } satisfies ToolAnswer
+    : toolError(modelFailure(model, answer.failure))
+})
+
+/** Names the node may emit (`default_tool_configs.emit_event.event_definition_ids`); None allows every active one. */
+const allowedEvents = Effect.fnUntraced(function*(input: StepInput) {
+  const configs = input.node.data.config.default_tool_configs
+  const emit = Predicate.isObject(configs) ? (configs as Item).emit_event : undefined
+  const ids = Predicate.isObject(emit) ? (emit as Item).event_definition_ids : undefined
+  if (!Array.isArray(ids) || ids.length === 0) return Option.none<ReadonlyArray<string>>()
+  const definitions = yield* EventDefinitionsRepo
+  const names: Array<string> = []
+  for (const id of ids) {
+    if (!Predicate.isString(id)) continue
+    const found = yield* definitions.findById(input.execution.project_id, id)
+    if (Option.isSome(found) && found.value.deletion_requested_at === null) names.push(found.value.name)
+  }
+  return Option.some(names)
+})
+
+/** MCP servers' tools, listed once when the activation begins. */
+const listMcp = (_input: StepInput, state: AgentState) => Effect.succeed(state)
+
+export const customTools = { specs, askAboutFile, allowedEvents, listMcp }

@@ -1,0 +1,76 @@
+/**
+ * One call of a node's provider model (decisions 2.3.6, 2.3.9, 2.3.14): the
+ * model the node names, the call settings the model accepts, transient
+ * failures retried on the Clock. Agents, AI decisions and AI fields all call
+ * through here.
+ */
+import { Effect, Option, Predicate, Schedule } from "effect"
+import { type AiError, type Prompt, Tool, Toolkit } from "effect/ai"
+import { ProviderModels } from "../../ai/ProviderModels.ts"
+import type { ProviderModelRecord, PromptCacheTtl, ReasoningEffort } from "../../ai/ProviderModel.ts"
+import { LanguageModels, type ModelCallSettings, withCallSettings } from "../../ports/LanguageModels.ts"
+import { StepFailed } from "../Step.ts"
+
+const str = (u: unknown): string | undefined => (Predicate.isString(u) && u.length > 0 ? u : undefined)
+
+/** The node's model: `provider_model_id` wins, `provider_model_name` is a lookup key. */
+export const nodeModel = Effect.fnUntraced(function*(config: Readonly<Record<string, unknown>>) {
+  const id = str(config.provider_model_id)
+  const name = str(config.provider_model_name)
+  const found = yield* (yield* ProviderModels).find({ id, name })
+  if (Option.isNone(found)) {
+    return yield* new StepFailed({ message: `Provider model ${id ?? name ?? "(none)"} not found`, code: "model_not_found" })
+  }
+  return found.value
+})
+
+/** What the node asks for, within what the model accepts (2.18): sampling only where custom sampling is supported. */
+export const callSettings = (
+  model: ProviderModelRecord,
+  asked: {
+    readonly temperature?: unknown
+    readonly maxTokens?: unknown
+    readonly reasoningEffort?: unknown
+    readonly promptCacheTtl?: unknown
+  }
+): ModelCallSettings => ({
+  temperature: model.supports_custom_sampling && Predicate.isNumber(asked.temperature) ? asked.temperature : undefined,
+  maxTokens: Predicate.isNumber(asked.maxTokens) ? asked.maxTokens : undefined,
+  reasoningEffort: model.reasoning_model
+    ? (str(asked.reasoningEffort) as ReasoningEffort | undefined) ?? model.default_reasoning_effort ?? undefined
+    : undefined,
+  promptCacheTtl: (str(asked.promptCacheTtl) as PromptCacheTtl | undefined) ?? model.default_prompt_cache_ttl ?? undefined
+})
+
+
+/** A tool as the model is offered it: its arguments described by a JSON Schema. */
+export interface ModelTool {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Readonly<Record<string, unknown>>
+}
+
+/** One text generation; tool calls come back unresolved (`disableToolCallResolution`) for the engine to journal. */
+export const generate = (
+  model: ProviderModelRecord,
+  settings: ModelCallSettings,
+  prompt: Prompt.Prompt,
+  tools: ReadonlyArray<ModelTool> = []
+) =>
+  Effect.gen(function*() {
+    const lm = yield* (yield* LanguageModels).languageModel(model.endpoint)
+    const toolkit = Toolkit.make(...tools.map((t) => Tool.dynamic(t.name, { description: t.description, parameters: t.parameters })))
+    return yield* lm.generateText({ prompt, toolkit, disableToolCallResolution: true }).pipe(
+      withCallSettings(settings),
+      // A retryable failure (rate limit, network, 5xx) is tried twice more, 1 s then 2 s later.
+      Effect.retry({ schedule: Schedule.exponential("1 second"), times: 2, while: (e: AiError.AiError) => e.isRetryable })
+    )
+  })
+
+/** An AI error in one line that names the model, for the step log and `error_details`. */
+export const modelFailure = (model: ProviderModelRecord, error: AiError.AiError): string =>
+  `Model ${model.name} failed: ${error.message}`.slice(0, 1000)
+
+/** `generate` for callers that only need text (AI fields, AI decisions, ask_about_file). */
+export const generateText = (model: ProviderModelRecord, settings: ModelCallSettings, prompt: Prompt.Prompt) =>
+  Effect.map(generate(model, settings, prompt), (r) => r.text)

@@ -1,0 +1,286 @@
+/**
+ * The agent node, AI decisions and AI fields (decisions 2.3.6, 2.3.9, 2.3.10,
+ * 2.3.14, 10.6), end to end on memory ports: the network simulator, and the
+ * production model adapter talking to the model simulator in process.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { ProviderModels } from "../src/ai/ProviderModels.ts"
+import { ModelSimulator, type ModelTurn } from "../src/ai/simulator/ModelSimulator.ts"
+import { Executions } from "../src/executions/Executions.ts"
+import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
+import { layerMemoryLanguageModels, memoryModelEndpoint } from "../src/testing/MemoryLanguageModels.ts"
+import { layerMemoryParley, sandboxProject, settle, simulatedContact } from "../src/testing/MemoryParley.ts"
+import { Triggers } from "../src/workflows/Triggers.ts"
+import { Workflows } from "../src/workflows/Workflows.ts"
+
+const Services = layerMemoryParley.pipe(Layer.provideMerge(layerMemoryLanguageModels()))
+
+const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({
+  id,
+  type: "flow-node",
+  position: { x: 0, y: 0 },
+  data: { node_type, config }
+})
+const edge = (source: string, target: string, label = "next") => ({ id: `${source}-${target}-${label}`, source, target, label })
+
+const MODEL = "sim-agent"
+
+const given = Effect.gen(function*() {
+  const project = yield* sandboxProject("Acme")
+  const endpoint = memoryModelEndpoint()
+  yield* (yield* ProviderModels).declare({ name: MODEL, model: endpoint.upstream_model, base_url: endpoint.base_url })
+  const contact = yield* simulatedContact(project.phoneNumberId, "+15550001111", "Ada")
+  return { ...project, contact }
+})
+
+type Given = Effect.Success<typeof given>
+
+const script = (turns: ReadonlyArray<ModelTurn>) => Effect.flatMap(ModelSimulator.asEffect(), (s) => s.script(turns))
+const requests = Effect.flatMap(ModelSimulator.asEffect(), (s) => s.requests)
+
+/** An active workflow started by the contact's messages: start → nodes, edges as given. */
+const inboundWorkflow = (g: Given, nodes: ReadonlyArray<ReturnType<typeof node>>, edges: ReadonlyArray<ReturnType<typeof edge>>) =>
+  Effect.gen(function*() {
+    const workflows = yield* Workflows
+    const workflow = yield* workflows.create(g.principal, {
+      name: "Support",
+      status: "draft",
+      message_debounce_seconds: 0,
+      definition: { nodes: [node("start", "start"), ...nodes], edges: [edge("start", nodes[0]!.id), ...edges] }
+    })
+    yield* (yield* Triggers).create(g.principal, workflow.id, { trigger_type: "inbound_message", phone_number_id: g.phoneNumberId })
+    yield* workflows.update(g.principal, workflow.id, { status: "active" })
+    return workflow
+  })
+
+const agent = (config: Record<string, unknown> = {}) =>
+  node("agent", "agent", { provider_model_name: MODEL, system_prompt: "You help Acme's customers.", ...config })
+
+/** The contact's run (the only one of the workflow). */
+const theRun = (g: Given, workflowId: string) =>
+  Effect.gen(function*() {
+    const executions = yield* Executions
+    const page = yield* executions.list(g.principal, { workflow_id: workflowId }, { mode: "page", page: 1, perPage: 10 })
+    assert.strictEqual(page.items.length, 1)
+    return yield* executions.get(g.principal, page.items[0]!.id)
+  })
+
+const eventsOf = (run: { readonly events: ReadonlyArray<{ readonly event_type: string; readonly payload: Record<string, unknown> }> }, type: string) =>
+  run.events.filter((e) => e.event_type === type)
+
+describe("agent node", () => {
+  it.effect("answers, waits for the contact, and takes the next message as a new activation with the journal as history", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent()], [])
+      yield* script([
+        { text: "Hi Ada! How can I help?" },
+        { tool_calls: [{ name: "save_variable", arguments: { name: "topic", value: "order" } }] },
+        { text: "Your order ships tomorrow." }
+      ])
+      yield* g.contact.say("Hello")
+      yield* settle
+      let run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting")
+      assert.strictEqual(run.waiting_reason, "agent")
+      assert.deepStrictEqual(yield* g.contact.received, ["Hi Ada! How can I help?"])
+
+      yield* g.contact.say("Where is my order?")
+      yield* settle
+      run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting", JSON.stringify(run.error_details))
+      assert.deepStrictEqual(yield* g.contact.received, ["Hi Ada! How can I help?", "Your order ships tomorrow."])
+      assert.strictEqual(run.execution_context.vars["topic"], "order")
+      assert.strictEqual(eventsOf(run, "agent_iteration_started").length, 3)
+      assert.deepStrictEqual(eventsOf(run, "agent_tool_called").map((e) => e.payload["tool"]), ["save_variable"])
+      assert.strictEqual(eventsOf(run, "agent_message_sent").length, 2)
+
+      // The third call saw everything: the system prompt, both user turns, the tool call and its result.
+      const seen = (yield* requests).filter((r) => r.path === "/chat/completions")
+      assert.strictEqual(seen.length, 3)
+      const messages = (seen[2]!.body as { messages: ReadonlyArray<{ role: string; content: unknown }> }).messages
+      assert.deepStrictEqual(messages.map((m) => m.role), ["system", "user", "assistant", "user", "assistant", "tool"])
+      assert.strictEqual(messages[0]!.content, "You help Acme's customers.")
+      const offered = ((seen[0]!.body as { tools: ReadonlyArray<{ function: { name: string } }> }).tools).map((t) => t.function.name)
+      assert.include(offered, "complete_task")
+      assert.include(offered, "contact_conversations")
+      assert.notInclude(offered, "emit_event")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("complete_task leaves the node with the summary in vars and follows next", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent(), node("bye", "send_text", { message: "Done: {{vars.agent_summary}}" })], [edge("agent", "bye")])
+      yield* script([{ tool_calls: [{ name: "complete_task", arguments: { summary: "refund issued" } }] }])
+      yield* g.contact.say("Refund please")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "ended", JSON.stringify(run.error_details))
+      assert.deepStrictEqual(yield* g.contact.received, ["Done: refund issued"])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("handoff_to_human hands the run over with source agent_tool; a resume starts a new activation", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent()], [])
+      yield* script([{ tool_calls: [{ name: "handoff_to_human", arguments: { reason: "angry customer" } }] }, { text: "I'm back." }])
+      yield* g.contact.say("I want a person")
+      yield* settle
+      let run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "handoff")
+      const stored = yield* (yield* ExecutionsRepo).get(run.id)
+      assert.deepStrictEqual(stored.pipe((o) => o._tag === "Some" ? o.value.handoff : null), { node_id: "agent", reason: "angry customer", source: "agent_tool" })
+      yield* (yield* Executions).resume(g.principal, run.id, {})
+      yield* settle
+      run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting")
+      assert.deepStrictEqual(yield* g.contact.received, ["I'm back."])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("fails with Agent exceeded max_iterations when one activation calls the model too often", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent({ max_iterations: 2 })], [])
+      const tick: ModelTurn = { tool_calls: [{ name: "get_current_datetime", arguments: {} }] }
+      yield* script([tick, tick, tick])
+      yield* g.contact.say("What time is it?")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "failed")
+      assert.strictEqual(run.error_details?.message, "Agent exceeded max_iterations")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("tool_only never sends assistant text; send_notification_to_user does", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent({ message_delivery_mode: "tool_only" })], [])
+      yield* script([
+        { text: "thinking aloud", tool_calls: [{ name: "send_notification_to_user", arguments: { message: "On it!" } }] },
+        { text: "not for the contact" }
+      ])
+      yield* g.contact.say("Help")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting")
+      assert.deepStrictEqual(yield* g.contact.received, ["On it!"])
+      const called = eventsOf(run, "agent_tool_called")[0]!
+      assert.strictEqual(called.payload["tool"], "send_notification_to_user")
+      assert.strictEqual((called.payload["output"] as { sent: boolean }).sent, true)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("an unknown tool and a bad argument reach the model as tool errors, not as a failed run", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent()], [])
+      yield* script([
+        { tool_calls: [{ name: "teleport", arguments: {} }, { name: "get_current_datetime", arguments: { timezone: "Mars/Olympus" } }] },
+        { text: "Sorry about that." }
+      ])
+      yield* g.contact.say("Hi")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting")
+      const seen = (yield* requests).filter((r) => r.path === "/chat/completions")
+      const tools = (seen[1]!.body as { messages: ReadonlyArray<{ role: string; content: string }> }).messages.filter((m) => m.role === "tool")
+      assert.match(tools[0]!.content, /Unknown tool teleport/)
+      assert.match(tools[1]!.content, /Unknown time zone Mars\/Olympus/)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("a model error fails the run with model_error and the model's message", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent()], [])
+      yield* script([{ error: { status: 400, message: "context too long" } }])
+      yield* g.contact.say("Hi")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "failed")
+      assert.strictEqual(run.error_details?.code, "model_error")
+      assert.match(run.error_details?.message ?? "", /context too long/)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("a message that arrives mid-activation is the model's next user turn", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent()], [])
+      yield* script([
+        { tool_calls: [{ name: "get_current_datetime", arguments: {} }], delay_ms: 5_000 },
+        { text: "Noted both." }
+      ])
+      yield* g.contact.say("First")
+      yield* settle
+      yield* g.contact.say("Second, while you think")
+      yield* settle
+      yield* TestClock.adjust("5 seconds")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting")
+      const seen = (yield* requests).filter((r) => r.path === "/chat/completions")
+      const users = (seen[1]!.body as { messages: ReadonlyArray<{ role: string; content: string }> }).messages.filter((m) => m.role === "user")
+      assert.deepStrictEqual(users.map((m) => m.content), ["First", "Second, while you think"])
+      assert.deepStrictEqual(yield* g.contact.received, ["Noted both."])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
+
+describe("AI decisions and AI fields", () => {
+  const decide = node("route", "decide", {
+    decision_type: "ai",
+    provider_model_name: MODEL,
+    conditions: [
+      { id: "c1", label: "billing", description: "Payments and invoices" },
+      { id: "c2", label: "shipping", description: "Deliveries" }
+    ]
+  })
+  const decided = (g: Given) =>
+    inboundWorkflow(g, [decide, node("b", "send_text", { message: "Billing team" }), node("s", "send_text", { message: "Shipping team" })], [
+      edge("route", "b", "billing"),
+      edge("route", "s", "shipping")
+    ])
+
+  it.effect("follows the label the model answers", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* decided(g)
+      yield* script([{ text: "Shipping." }])
+      yield* g.contact.say("Where is my parcel?")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "ended")
+      assert.deepStrictEqual(yield* g.contact.received, ["Shipping team"])
+      assert.strictEqual(eventsOf(run, "decision_evaluated")[0]!.payload["fallback"], false)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("falls back to the first condition on an unknown label or a model error, and logs fallback: true", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* decided(g)
+      yield* script([{ text: "weather" }])
+      yield* g.contact.say("Is it sunny?")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.deepStrictEqual(yield* g.contact.received, ["Billing team"])
+      assert.strictEqual(eventsOf(run, "decision_evaluated")[0]!.payload["fallback"], true)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("fills an AI field of a send node from the model, following its prompt", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [
+        node("greet", "send_text", {
+          message: { $ai: {} },
+          provider_model_name: MODEL,
+          ai_field_config: { message: { mode: "prompt", prompt: "Greet {{context.name}} warmly" } }
+        })
+      ], [])
+      yield* script([{ text: "  Welcome, Ada!  " }])
+      yield* g.contact.say("hi")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "ended", JSON.stringify(run.error_details))
+      assert.deepStrictEqual(yield* g.contact.received, ["Welcome, Ada!"])
+      const seen = (yield* requests).filter((r) => r.path === "/chat/completions")
+      assert.match(JSON.stringify(seen[0]!.body), /Field: message/)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
