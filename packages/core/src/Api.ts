@@ -15,6 +15,7 @@ import { FunctionInvokeApi, FunctionsApi, LegacyFunctionsApi } from "./functions
 import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
 import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
 import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
+import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -36,6 +37,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(WebhooksApi)
   .add(WebhookDeliveriesApi)
   .add(MsgTemplatesApi)
+  .add(ProviderModelsApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

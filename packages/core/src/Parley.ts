@@ -6,6 +6,7 @@
 import { Layer } from "effect"
 import { Projects } from "./projects/Projects.ts"
 import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
+import { ProviderModels } from "./ai/ProviderModels.ts"
 import { layerDefinitionReferences } from "./workflows/References.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
@@ -41,6 +42,7 @@ const References = layerDefinitionReferences
 
 export const layerServices = Layer.mergeAll(
   Projects.layer,
+  ProviderModels.layer,
   Workflows.layer.pipe(Layer.provide(Triggers.layer), Layer.provideMerge(References)),
   Triggers.layer.pipe(Layer.provide(References)),
   Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),

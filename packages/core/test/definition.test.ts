@@ -41,7 +41,23 @@ const References = Layer.succeed(DefinitionReferences, {
     Effect.sync(() => {
       lookups.push(`${kind}:${id}`)
       return projectId === PROJECT ? Option.fromNullishOr(records[kind][id]) : Option.none()
-    })
+    }),
+  providerModel: (idOrName) =>
+    Effect.succeed(
+      records.provider_model[idOrName] === undefined ? Option.none() : Option.some({
+        id: MODEL,
+        name: "gpt-test",
+        provider: "test",
+        reasoning_model: true,
+        thinking_mode: "manual" as const,
+        supports_custom_sampling: true,
+        supported_reasoning_efforts: ["low" as const, "medium" as const, "high" as const],
+        default_reasoning_effort: "medium" as const,
+        supported_prompt_cache_ttls: ["5m" as const, "1h" as const],
+        default_prompt_cache_ttl: "5m" as const,
+        api_surface: "chat_completions" as const
+      })
+    )
 })
 
 const options = (o: Partial<ValidateOptions> = {}): ValidateOptions => ({

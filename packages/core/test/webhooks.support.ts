@@ -6,7 +6,7 @@
  * at once; its polling would only make long clock moves slow (one loop per
  * 250 ms of test time), so it polls hourly here.
  */
-import { Effect, Layer, type Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { ConversationLookup } from "../src/events/Conversations.ts"
 import { EventPlans } from "../src/events/EventPlans.ts"
 import { Events } from "../src/events/Events.ts"
@@ -31,7 +31,7 @@ export const webhooksEnvironment = <A, E, R>(
   const Services = Layer.mergeAll(Webhooks.layer, layerWebhooksInterest, Events.layer, Projects.layer, more).pipe(
     Layer.provideMerge(WebhookDeliveries.layer),
     Layer.provideMerge(EventPlans.layer),
-    Layer.provide(Layer.succeed(DefinitionReferences, DefinitionReferences.of({ lookup }))),
+    Layer.provide(Layer.succeed(DefinitionReferences, DefinitionReferences.of({ lookup, providerModel: () => Effect.succeed(Option.none()) }))),
     Layer.provide(Layer.succeed(ConversationLookup, ConversationLookup.of({ exists: () => Effect.succeed(true) }))),
     Layer.provideMerge(WebhookSettings.layer({ allowPrivateUrls: false })),
     Layer.provideMerge(layerSignalingOutbox),

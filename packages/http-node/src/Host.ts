@@ -31,6 +31,7 @@ import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
 import { MsgConfigsHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
 import { CustomersHandlers } from "./handlers/Customers.ts"
 import { MsgTemplatesHandlers } from "./handlers/Templates.ts"
+import { ProviderModelsHandlers } from "./handlers/ProviderModels.ts"
 import { MsgConversationsHandlers } from "./handlers/Conversations.ts"
 import { SandboxHandlers } from "./handlers/MessagingSandbox.ts"
 import * as Ingestion from "./ingestion/Routes.ts"
@@ -49,6 +50,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers, CustomersHandlers]),
   Layer.provide(MsgConversationsHandlers),
   Layer.provide(MsgTemplatesHandlers),
+  Layer.provide(ProviderModelsHandlers),
   Layer.provide(Proxy.ProxyHandlers),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),

@@ -11,7 +11,8 @@ import { layerCustomersRepo } from "./CustomersRepo.ts"
 import { layerExecutionsStorage } from "./ExecutionsRepo.ts"
 import { layerTemplatesRepo } from "./TemplatesRepo.ts"
 import { layerProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
+import { layerProviderModelsRepo } from "./ProviderModelsRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo).pipe(
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerProviderModelsRepo).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -26,6 +26,7 @@ import {
   UuidPattern
 } from "./NodeConfigs.ts"
 import { DefinitionReferences, type ReferenceKind } from "./References.ts"
+import { agentSettingsProblems } from "../ai/ProviderModels.ts"
 import type { Definition, Edge, Node, NodeType } from "./Workflow.ts"
 import { NodeTypes } from "./Workflow.ts"
 
@@ -411,6 +412,15 @@ export const validateDefinition = Effect.fn("validateDefinition")(
           const what = referenceNames[r.kind]
           c.add(r.path, `does not name ${/^[aeiou]/.test(what) ? "an" : "a"} ${what} in this project`)
         }
+      }
+    }
+
+    // 2.3.9: reasoning effort and cache TTL against the agent's model, once it is found.
+    if (c.modelSettings.length > 0) {
+      const refs = yield* DefinitionReferences
+      for (const check of c.modelSettings) {
+        const model = yield* refs.providerModel(check.model)
+        if (Option.isSome(model)) for (const p of agentSettingsProblems(model.value, check, check.base)) c.add(p.path, p.message)
       }
     }
 

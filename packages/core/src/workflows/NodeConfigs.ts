@@ -27,10 +27,20 @@ export interface ReferenceCheck {
   readonly id: string
 }
 
+/** An agent's settings that only its model can judge (2.3.9), checked once the model is found. */
+export interface ModelSettingsCheck {
+  readonly base: string
+  /** The model's id or name, as referenced. */
+  readonly model: string
+  readonly reasoning_effort: unknown
+  readonly prompt_cache_ttl: unknown
+}
+
 /** Collects every problem (in document order) and every reference to look up. */
 export class Checker {
   readonly problems: Array<ErrorDetail> = []
   readonly references: Array<ReferenceCheck> = []
+  readonly modelSettings: Array<ModelSettingsCheck> = []
   add(path: string, message: string): void {
     this.problems.push({ path, message })
   }
@@ -333,20 +343,23 @@ function checkAiFields(c: Checker, config: JsonObject, base: string, markers: Re
 // ---------------------------------------------------------------------------
 
 /** The model used by AI fields, decide `ai` and agents: the id wins; the name is a lookup key. */
-function providerModel(c: Checker, config: JsonObject, base: string, required: boolean): void {
+function providerModel(c: Checker, config: JsonObject, base: string, required: boolean): string | undefined {
   const id = uuid(c, config, base, "provider_model_id")
   const name = str(c, config, base, "provider_model_name")
   if (id !== undefined) {
     c.reference(at(base, "provider_model_id"), "provider_model", id)
+    return id
   } else if (name !== undefined && absent(config["provider_model_id"])) {
     if (name.trim() === "") {
       c.add(at(base, "provider_model_name"), "must not be empty")
     } else {
       c.reference(at(base, "provider_model_name"), "provider_model", name)
+      return name
     }
   } else if (required && !hasModel(config)) {
     c.add(at(base, "provider_model_id"), "is required (or give provider_model_name)")
   }
+  return undefined
 }
 
 const SenderKeys = [
@@ -809,12 +822,13 @@ const agent: NodeConfigSpec = {
   readOnly: [],
   check(config, { base, checker: c }) {
     str(c, config, base, "system_prompt")
-    providerModel(c, config, base, true)
+    const model = providerModel(c, config, base, true)
     num(c, config, base, "temperature", { min: 0, max: 2 })
     num(c, config, base, "max_iterations", { integer: true, min: 1, max: 200 })
     num(c, config, base, "max_tokens", { integer: true, min: 1, max: 128_000 })
-    oneOf(c, config, base, "reasoning_effort", ReasoningEfforts)
-    oneOf(c, config, base, "prompt_cache_ttl", ["5m", "1h"])
+    const effort = oneOf(c, config, base, "reasoning_effort", ReasoningEfforts)
+    const ttl = oneOf(c, config, base, "prompt_cache_ttl", ["5m", "1h"])
+    if (model !== undefined) c.modelSettings.push({ base, model, reasoning_effort: effort, prompt_cache_ttl: ttl })
     oneOf(c, config, base, "observer_prompt_mode", ["analysis_only", "interactive_chat"])
     const mode = oneOf(c, config, base, "message_delivery_mode", ["auto_send_assistant_text", "tool_only"])
 

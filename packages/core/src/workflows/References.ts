@@ -10,6 +10,8 @@ import { EventDefinitionsRepo } from "../ports/EventsRepo.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { FunctionsRepo } from "../functions/FunctionsRepo.ts"
 import { TemplatesRepo } from "../ports/TemplatesRepo.ts"
+import { ProviderModelsRepo } from "../ports/ProviderModelsRepo.ts"
+import type { ProviderModel } from "../ai/ProviderModel.ts"
 
 export type ReferenceKind =
   | "function"
@@ -23,6 +25,8 @@ export type ReferenceKind =
 export class DefinitionReferences extends Context.Service<DefinitionReferences, {
   /** The referenced record's display name, or None when the project has no such record. */
   readonly lookup: (projectId: string, kind: ReferenceKind, id: string) => Effect.Effect<Option.Option<string>>
+  /** A declared model by id, else by name (models are global: every project sees them), for its 2.3.9 rules. */
+  readonly providerModel: (idOrName: string) => Effect.Effect<Option.Option<ProviderModel>>
 }>()("@parley/core/workflows/DefinitionReferences") {}
 
 /**
@@ -38,7 +42,12 @@ export const layerDefinitionReferences = Layer.effect(
     const numbers = yield* MessageConfigsRepo
     const functions = yield* FunctionsRepo
     const templates = yield* TemplatesRepo
+    const models = yield* ProviderModelsRepo
+    // `provider_model_name` is checked as a reference too: an id first, else a name.
+    const providerModel = (idOrName: string) =>
+      Effect.flatMap(models.findById(idOrName), (byId) => Option.isSome(byId) ? Effect.succeed(byId) : models.findByName(idOrName))
     return DefinitionReferences.of({
+      providerModel,
       lookup: (projectId, kind, id) =>
         kind === "workflow"
           ? Effect.map(workflows.findById(projectId, id), Option.map((w) => w.name))
@@ -57,6 +66,8 @@ export const layerDefinitionReferences = Layer.effect(
           : kind === "template"
           // The service's mirror (decisions 4.8.1); approval is checked at run time.
           ? Effect.map(templates.findById(projectId, id), Option.map((t) => t.name))
+          : kind === "provider_model"
+          ? Effect.map(providerModel(id), Option.map((m) => m.name))
           : Effect.succeed(Option.none())
     })
   })

@@ -1,0 +1,5 @@
+import { Layer } from "effect"
+import { providerModelsRepoConformance } from "../src/testing/conformance/index.ts"
+import { layerMemoryStorage } from "../src/testing/MemoryRepos.ts"
+
+providerModelsRepoConformance("provider models repo (memory)", Layer.fresh(layerMemoryStorage))
