@@ -10,12 +10,12 @@ import { ProviderModels } from "../src/ai/ProviderModels.ts"
 import { ModelSimulator, type ModelTurn } from "../src/ai/simulator/ModelSimulator.ts"
 import { Executions } from "../src/executions/Executions.ts"
 import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
-import { layerMemoryLanguageModels, memoryModelEndpoint } from "../src/testing/MemoryLanguageModels.ts"
+import { memoryModelEndpoint } from "../src/testing/MemoryLanguageModels.ts"
 import { layerMemoryParley, sandboxProject, settle, simulatedContact } from "../src/testing/MemoryParley.ts"
 import { Triggers } from "../src/workflows/Triggers.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
-const Services = layerMemoryParley.pipe(Layer.provideMerge(layerMemoryLanguageModels()))
+const Services = layerMemoryParley
 
 const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({
   id,
@@ -37,8 +37,8 @@ const given = Effect.gen(function*() {
 
 type Given = Effect.Success<typeof given>
 
-const script = (turns: ReadonlyArray<ModelTurn>) => Effect.flatMap(ModelSimulator.asEffect(), (s) => s.script(turns))
-const requests = Effect.flatMap(ModelSimulator.asEffect(), (s) => s.requests)
+const script = (turns: ReadonlyArray<ModelTurn>) => Effect.gen(function*() { yield* (yield* ModelSimulator).script(turns) })
+const requests = Effect.gen(function*() { return yield* (yield* ModelSimulator).requests })
 
 /** An active workflow started by the contact's messages: start → nodes, edges as given. */
 const inboundWorkflow = (g: Given, nodes: ReadonlyArray<ReturnType<typeof node>>, edges: ReadonlyArray<ReturnType<typeof edge>>) =>
@@ -229,8 +229,8 @@ describe("AI decisions and AI fields", () => {
     decision_type: "ai",
     provider_model_name: MODEL,
     conditions: [
-      { id: "c1", label: "billing", description: "Payments and invoices" },
-      { id: "c2", label: "shipping", description: "Deliveries" }
+      { id: "00000000-0000-4000-8000-000000000001", label: "billing", description: "Payments and invoices" },
+      { id: "00000000-0000-4000-8000-000000000002", label: "shipping", description: "Deliveries" }
     ]
   })
   const decided = (g: Given) =>

@@ -28,6 +28,7 @@ import { Ids } from "../src/shared/Ids.ts"
 import {
   layerMemoryFunctionRuntime,
   layerMemoryJobQueue,
+  layerMemoryLanguageModels,
   layerMemoryStorage,
   layerMemoryWebhookHttp,
   MemoryWebhookReceiver
@@ -41,7 +42,7 @@ const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).p
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
-  Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }))),
+  Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }), layerMemoryLanguageModels())),
   Layer.provideMerge(Ports)
 )
 

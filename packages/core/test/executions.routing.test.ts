@@ -23,7 +23,7 @@ import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { ExecutionInputsRepo } from "../src/ports/ExecutionsRepo.ts"
 import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
-import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
+import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryLanguageModels, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
 import { WebhookSettings } from "../src/webhooks/Settings.ts"
 import { Triggers } from "../src/workflows/Triggers.ts"
 import type { TriggerInput } from "../src/workflows/Trigger.ts"
@@ -61,7 +61,7 @@ const Services = Workers.pipe(
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
-  Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }))),
+  Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }), layerMemoryLanguageModels())),
   Layer.provideMerge(Ports)
 )
 

@@ -15,7 +15,7 @@ import * as Parley from "../src/Parley.ts"
 import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
-import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
+import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryLanguageModels, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
 import { WebhookSettings } from "../src/webhooks/Settings.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
@@ -24,7 +24,7 @@ const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).p
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
-  Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }))),
+  Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }), layerMemoryLanguageModels())),
   Layer.provideMerge(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential))
 )
 

@@ -15,6 +15,7 @@
  * }).pipe(Effect.provide(layerMemoryParley)))
  * ```
  */
+import { layerMemoryLanguageModels } from "./MemoryLanguageModels.ts"
 import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { ExecutionEngine } from "../executions/Engine.ts"
@@ -52,7 +53,8 @@ export const layerMemoryParley = Parley.layerWorkers.pipe(
     layerMemoryJobQueue,
     Ids.layerSequential,
     layerMemoryFunctions(),
-    layerMemoryWebhookHttp
+    layerMemoryWebhookHttp,
+    layerMemoryLanguageModels()
   ))
 )
 

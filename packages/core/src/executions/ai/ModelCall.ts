@@ -60,7 +60,7 @@ export const generate = (
   Effect.gen(function*() {
     const lm = yield* (yield* LanguageModels).languageModel(model.endpoint)
     const toolkit = Toolkit.make(...tools.map((t) => Tool.dynamic(t.name, { description: t.description, parameters: t.parameters })))
-    return yield* lm.generateText({ prompt, toolkit, disableToolCallResolution: true }).pipe(
+    return yield* lm.generateText({ prompt, toolkit, disableToolCallResolution: true, toolCallValidation: "deferred" }).pipe(
       withCallSettings(settings),
       // A retryable failure (rate limit, network, 5xx) is tried twice more, 1 s then 2 s later.
       Effect.retry({ schedule: Schedule.exponential("1 second"), times: 2, while: (e: AiError.AiError) => e.isRetryable })
