@@ -151,6 +151,19 @@ describe("models over HTTP", () => {
       }
     }))
 
+  it.live("a refused PARLEY_MODELS entry stops the host from starting, naming the entry and the field", () =>
+    Effect.gen(function*() {
+      const failure = yield* startMessagingHost(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer), {
+        PARLEY_MODELS: JSON.stringify([{ name: "ok", model: "m", base_url: "http://localhost:1/v1" }, { name: "bad", model: "m", base_url: "ftp://x" }])
+      }).pipe(Effect.scoped, Effect.flip)
+      assert.strictEqual((failure as { readonly message: string }).message, "PARLEY_MODELS[1] (bad): base_url must be an http or https URL")
+      const notJson = yield* startMessagingHost(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer), { PARLEY_MODELS: "{" }).pipe(
+        Effect.scoped,
+        Effect.flip
+      )
+      assert.match((notJson as { readonly message: string }).message, /^PARLEY_MODELS must be a JSON array of model declarations/)
+    }))
+
   it.live("the key never appears in an answer or a log line of the host", () =>
     Effect.sync(() => {
       assert.isAbove(host.logs.length, 0)
