@@ -11,6 +11,8 @@ import {
   type FunctionRuntime,
   Ids,
   MessagingProxy,
+  layerTranscriptionModelConfig,
+  layerVoiceNoteWorkers,
   ModelSimulator,
   OpenAiCompatible,
   Parley,
@@ -223,7 +225,7 @@ const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions)
     // `parley-sim` in simulator mode and `PARLEY_MODELS`, declared before the host says it is ready.
     Layer.merge(layerDeclaredModels(options.publicUrl)),
     // The capabilities' job workers run for as long as the host does.
-    Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
+    Layer.merge(options.workers === false ? Layer.empty : Layer.merge(Parley.layerWorkers, layerVoiceNoteWorkers)),
     Layer.provideMerge(Parley.layerExecutionServices),
     Layer.provideMerge(Parley.layerFunctionServices),
     // Webhook nodes of executions make their requests through the same `WebhookHttp`.
@@ -235,6 +237,7 @@ const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions)
       Layer.succeed(PublicUrl, options.publicUrl),
       FunctionSecretKey.layerConfig,
       ExecutionsSettings.layerConfig,
+      layerTranscriptionModelConfig,
       layerUpstreamHttpClient
     ))
   )

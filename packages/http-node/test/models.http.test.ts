@@ -7,15 +7,15 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, LanguageModels, ModelSimulator, ProviderModels } from "@parley/core"
+import { Ids, LanguageModels, MessagesRepo, ModelSimulator, ProviderModels } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Context, Effect, Exit, Layer, Option, Schema, Scope, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Option, Schedule, Schema, Scope, Stream } from "effect"
 import { AiError, LanguageModel, Prompt, Tool, Toolkit } from "effect/ai"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { afterAll, beforeAll } from "vitest"
 import * as ModelSimulatorServer from "../src/upstream/ModelSimulatorServer.ts"
-import { type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { connectSimulatedNumber, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
 
 const SECRET = "sk-test-very-secret-0123456789abcdef"
 
@@ -162,6 +162,27 @@ describe("models over HTTP", () => {
         Effect.flip
       )
       assert.match((notJson as { readonly message: string }).message, /^PARLEY_MODELS must be a JSON array of model declarations/)
+    }))
+
+  it.live("an inbound voice note gets its transcript from parley-sim, off the ingestion path", () =>
+    Effect.gen(function*() {
+      const number = yield* connectSimulatedNumber(host)
+      const sent = yield* host.simulator.inbound(number.phoneNumberId, {
+        from: "15550009001",
+        message: { type: "audio", audio: { voice: true } },
+        media: { bytes: new TextEncoder().encode("necesito ayuda con mi pedido"), mimeType: "audio/ogg" }
+      })
+      const messages = Context.get(host.context, MessagesRepo)
+      const transcribed = yield* messages.findByNetworkId(number.phoneNumberId, sent.id).pipe(
+        Effect.map(Option.filter((m) => m.transcript !== null)),
+        Effect.flatMap(Effect.fromOption),
+        Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 200 })
+      )
+      assert.strictEqual(transcribed.transcript, "necesito ayuda con mi pedido")
+      assert.match(transcribed.content!, /\nTranscript: necesito ayuda con mi pedido$/)
+      const asked = (yield* inHost(Effect.service(ModelSimulator)).pipe(Effect.flatMap((sim) => sim.requests)))
+        .filter((r) => r.path === "/audio/transcriptions")
+      assert.deepStrictEqual(asked.map((r) => r.model), ["parley-sim"])
     }))
 
   it.live("the key never appears in an answer or a log line of the host", () =>
