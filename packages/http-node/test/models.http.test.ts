@@ -151,6 +151,18 @@ describe("models over HTTP", () => {
       }
     }))
 
+  it.live("an endpoint that does not answer is a NetworkError naming the URL", () =>
+    Effect.gen(function*() {
+      yield* inHost(Effect.flatMap(Effect.service(ProviderModels), (models) =>
+        models.declare({ name: "nowhere", model: "m", base_url: "http://127.0.0.1:9/v1", api_key_env: "PARLEY_TEST_MODEL_KEY" })))
+      const error = yield* Effect.flip(LanguageModel.generateText({ prompt: "hi" }).pipe(on("nowhere")))
+      assert.strictEqual((error as AiError.AiError).reason._tag, "NetworkError")
+      assert.include(error.message, "http://127.0.0.1:9/v1/chat/completions")
+      assert.notInclude(JSON.stringify(error), SECRET)
+      assert.notInclude(error.message, SECRET)
+      yield* inHost(Effect.flatMap(Effect.service(ProviderModels), (models) => models.remove("nowhere")))
+    }))
+
   it.live("a refused PARLEY_MODELS entry stops the host from starting, naming the entry and the field", () =>
     Effect.gen(function*() {
       const failure = yield* startMessagingHost(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer), {

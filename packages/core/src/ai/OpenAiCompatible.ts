@@ -232,7 +232,8 @@ export const make = Effect.gen(function*() {
     authorize(method, endpoint, request).pipe(
       Effect.flatMap((authorized) => http.execute(authorized)),
       Effect.catchTag("HttpClientError", (error) =>
-        Effect.fail(fail(method, new AiError.NetworkError({ reason: "TransportError", method: "POST", url, description: error.reason._tag })))),
+        // The message names the method and the URL, never a header; the error itself (holding the request) stays here.
+        Effect.fail(fail(method, new AiError.NetworkError({ reason: "TransportError", method: "POST", url, description: error.message })))),
       Effect.flatMap((response: HttpClientResponse.HttpClientResponse) =>
         response.status < 400 ? Effect.succeed(response) : Effect.flatMap(
           Effect.orElseSucceed(response.text, () => ""),
