@@ -5,7 +5,8 @@
  * simulator's rules when nothing is scripted.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Schema, Stream } from "effect"
+import { Effect, Fiber, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { LanguageModel, Prompt, Tool, Toolkit } from "effect/ai"
 import { ModelSimulator } from "../src/ai/simulator/ModelSimulator.ts"
 import { LanguageModels, withCallSettings } from "../src/ports/LanguageModels.ts"
@@ -108,6 +109,17 @@ describe("OpenAI-compatible adapter over the model simulator (in process)", () =
         assert.include(error.message, "upstream exploded")
         // The queue is empty again: the rules answer.
         assert.strictEqual((yield* LanguageModel.generateText({ prompt: "x" }).pipe(withModel("scripted"))).text, "You said: x")
+      }))
+
+    it.effect("a scripted delay waits on the Clock", () =>
+      Effect.gen(function*() {
+        const sim = yield* ModelSimulator
+        yield* sim.script([{ text: "late", delay_ms: 5_000 }], { model: "slow" })
+        const fiber = yield* LanguageModel.generateText({ prompt: "x" }).pipe(withModel("slow"), Effect.forkChild)
+        yield* TestClock.adjust("4 seconds")
+        assert.isUndefined(fiber.pollUnsafe())
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual((yield* Fiber.join(fiber)).text, "late")
       }))
 
     it.effect("streams text deltas and whole tool calls, then the finish", () =>

@@ -11,6 +11,10 @@ import {
   type FunctionRuntime,
   Ids,
   MessagingProxy,
+  layerTranscriptionModelConfig,
+  layerVoiceNoteWorkers,
+  ModelSimulator,
+  OpenAiCompatible,
   Parley,
   ParleyApi,
   PublicUrl,
@@ -42,6 +46,8 @@ import { WebhookDeliveriesHandlers, WebhooksHandlers } from "./handlers/Webhooks
 import { layerNodeWebhookHttp } from "./delivery/NodeWebhookHttp.ts"
 import { RequestLog } from "./RequestLog.ts"
 import { InputLimits } from "./InputLimits.ts"
+import * as ModelSimulatorServer from "./upstream/ModelSimulatorServer.ts"
+import { layerDeclaredModels } from "./Models.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -147,6 +153,7 @@ export const routes = Layer.mergeAll(
   Proxy.routes,
   DocsRoute,
   HealthRoute,
+  ModelSimulatorServer.routesInSimulatorMode,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,
@@ -207,20 +214,30 @@ const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOpti
   return options.readiness === "manual" ? built : Layer.effectDiscard(Readiness.use((r) => r.markReady)).pipe(Layer.provideMerge(built))
 }
 
+/** Language models over undici; the model simulator (served in simulator mode, scriptable by tests). */
+const layerLanguageModels = Layer.mergeAll(
+  OpenAiCompatible.layer.pipe(Layer.provide(NodeHttpClient.layerUndici)),
+  ModelSimulator.layer()
+)
+
 const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions) =>
   http.pipe(
+    // `parley-sim` in simulator mode and `PARLEY_MODELS`, declared before the host says it is ready.
+    Layer.merge(layerDeclaredModels(options.publicUrl)),
     // The capabilities' job workers run for as long as the host does.
-    Layer.merge(options.workers === false ? Layer.empty : Parley.layerWorkers),
+    Layer.merge(options.workers === false ? Layer.empty : Layer.merge(Parley.layerWorkers, layerVoiceNoteWorkers)),
     Layer.provideMerge(Parley.layerExecutionServices),
     Layer.provideMerge(Parley.layerFunctionServices),
     // Webhook nodes of executions make their requests through the same `WebhookHttp`.
     Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provideMerge(layerNodeWebhookHttp))),
     Layer.provideMerge(Parley.layerServices),
+    Layer.provideMerge(layerLanguageModels),
     Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
     Layer.provide(Layer.mergeAll(
       Layer.succeed(PublicUrl, options.publicUrl),
       FunctionSecretKey.layerConfig,
       ExecutionsSettings.layerConfig,
+      layerTranscriptionModelConfig,
       layerUpstreamHttpClient
     ))
   )

@@ -6,7 +6,7 @@
  * `PARLEY_DATA_DIR`).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { FunctionSecretKey, Ids, Projects, ProjectSecrets, Unprocessable } from "@parley/core"
+import { FunctionSecretKey, Ids, notFound, Projects, ProjectSecrets, ProviderModels, Unprocessable } from "@parley/core"
 import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
@@ -192,6 +192,71 @@ const secrets = Command.make("secrets").pipe(
   Command.withSubcommands([secretsSet, secretsList, secretsDelete])
 )
 
+const csv = (value: string): Array<string> => value.split(",").map((v) => v.trim()).filter((v) => v !== "")
+
+const modelsAdd = Command.make(
+  "add",
+  {
+    name: Flag.String("name").pipe(Flag.withDescription("Parley's name of the model (nodes use it as provider_model_name)")),
+    model: Flag.String("model").pipe(Flag.withDescription("The model name the endpoint knows (gpt-4o-mini, llama3.1)")),
+    baseUrl: Flag.String("base-url").pipe(Flag.withDescription("The OpenAI-compatible API root, e.g. https://api.openai.com/v1")),
+    provider: Flag.String("provider").pipe(Flag.withDescription("Shown in GET /provider_models (default openai_compatible)"), Flag.optional),
+    apiKeyEnv: Flag.String("api-key-env").pipe(
+      Flag.withDescription("The environment variable of the host that holds the endpoint's key (the key itself is never stored)"),
+      Flag.optional
+    ),
+    reasoning: Flag.Boolean("reasoning").pipe(Flag.withDescription("A reasoning model"), Flag.withDefault(false)),
+    efforts: Flag.String("efforts").pipe(Flag.withDescription("Supported reasoning efforts, comma-separated"), Flag.optional),
+    defaultEffort: Flag.String("default-effort").pipe(Flag.withDescription("One of --efforts"), Flag.optional),
+    cacheTtls: Flag.String("cache-ttls").pipe(Flag.withDescription("Supported prompt cache TTLs: 5m, 1h (default 5m)"), Flag.optional),
+    defaultCacheTtl: Flag.String("default-cache-ttl").pipe(Flag.withDescription("One of --cache-ttls"), Flag.optional),
+    apiSurface: Flag.String("api-surface").pipe(Flag.withDescription("provider_default, chat_completions (default) or responses"), Flag.optional),
+    json
+  },
+  Effect.fn(function*(flags) {
+    const model = yield* (yield* ProviderModels).declare({
+      name: flags.name,
+      model: flags.model,
+      base_url: flags.baseUrl,
+      reasoning_model: flags.reasoning,
+      ...Option.match(flags.provider, { onNone: () => ({}), onSome: (provider) => ({ provider }) }),
+      ...Option.match(flags.apiKeyEnv, { onNone: () => ({}), onSome: (api_key_env) => ({ api_key_env }) }),
+      ...Option.match(flags.efforts, { onNone: () => ({}), onSome: (v) => ({ supported_reasoning_efforts: csv(v) }) }),
+      ...Option.match(flags.defaultEffort, { onNone: () => ({}), onSome: (default_reasoning_effort) => ({ default_reasoning_effort }) }),
+      ...Option.match(flags.cacheTtls, { onNone: () => ({}), onSome: (v) => ({ supported_prompt_cache_ttls: csv(v) }) }),
+      ...Option.match(flags.defaultCacheTtl, { onNone: () => ({}), onSome: (default_prompt_cache_ttl) => ({ default_prompt_cache_ttl }) }),
+      ...Option.match(flags.apiSurface, { onNone: () => ({}), onSome: (api_surface) => ({ api_surface }) })
+    })
+    yield* print(flags.json, model, () => [`Model ${model.name} (${model.id}) declared: ${model.endpoint.upstream_model} at ${model.endpoint.base_url}`])
+  })
+).pipe(Command.withDescription("Declare a language model (or replace the one of that name)"))
+
+const modelsList = Command.make(
+  "list",
+  { json },
+  Effect.fn(function*({ json }) {
+    const records = yield* (yield* ProviderModels).records
+    yield* print(json, records, () =>
+      records.length === 0 ? ["No models"] : records.map((m) =>
+        `${m.name}  ${m.provider}  ${m.endpoint.upstream_model} at ${m.endpoint.base_url}  key: ${m.endpoint.api_key_env ?? "none"}`
+      ))
+  })
+).pipe(Command.withDescription("List the declared models with their endpoints (the key's variable name, never a key)"))
+
+const modelsRemove = Command.make(
+  "remove",
+  { name: Argument.String("name"), json },
+  Effect.fn(function*({ json, name }) {
+    if (!(yield* (yield* ProviderModels).remove(name))) return yield* notFound(`Model ${name}`)
+    yield* print(json, { name, removed: true }, () => [`Model ${name} removed`])
+  })
+).pipe(Command.withDescription("Remove a declared model"))
+
+const models = Command.make("models").pipe(
+  Command.withDescription("Manage the language models workflows call (OpenAI-compatible endpoints)"),
+  Command.withSubcommands([modelsAdd, modelsList, modelsRemove])
+)
+
 // The host's secret key (`PARLEY_SECRET_KEY`), so secrets set here decrypt in the host.
 const Services = Parley.layerServices.pipe(
   Layer.provide(Layer.mergeAll(layerJobQueue().pipe(Layer.provideMerge(layerCliStorage)), Ids.layer, FunctionSecretKey.layerConfig))
@@ -199,8 +264,8 @@ const Services = Parley.layerServices.pipe(
 
 // The database is opened for a command that runs, after its arguments parsed: a usage error needs none.
 const cli = Command.make("parley").pipe(
-  Command.withDescription("Operate a Parley host: projects, API keys and project secrets"),
-  Command.withSubcommands([projects, keys, secrets]),
+  Command.withDescription("Operate a Parley host: projects, API keys, project secrets and language models"),
+  Command.withSubcommands([projects, keys, secrets, models]),
   Command.provide(Services)
 )
 

@@ -22,7 +22,10 @@ const banner = (publicUrl: string, secret: Option.Option<string>, simulated: Opt
     `  OpenAPI        ${publicUrl}/openapi.json`,
     ...Option.match(simulated, {
       onNone: () => [],
-      onSome: (pnid) => [`  Network        simulator; number ${pnid} connected (try POST ${publicUrl}/sandbox/inbound)`]
+      onSome: (pnid) => [
+        `  Network        simulator; number ${pnid} connected (try POST ${publicUrl}/sandbox/inbound)`,
+        `  Models         parley-sim, the model simulator at ${publicUrl}/model-simulator/v1 (add real ones: parley models add)`
+      ]
     }),
     ...Option.match(secret, {
       onNone: () => ["  API key        (already issued; create another with `npm exec parley -- keys create`)"],

@@ -1,6 +1,6 @@
 /** The `parley` CLI against a real Postgres database: projects and keys, as an operator uses them. */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Ids, Parley, Projects, ProjectSecrets } from "@parley/core"
+import { Ids, Parley, Projects, ProjectSecrets, ProviderModels } from "@parley/core"
 import { layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { execFile } from "node:child_process"
@@ -104,6 +104,38 @@ layer(Services, { excludeTestServices: true, timeout: 120_000 })("parley CLI (po
       const missing = yield* parley(url, "secrets", "delete", project.id, "OTHER")
       assert.include(missing.stderr, "Secret OTHER not found")
       assert.deepStrictEqual([...(yield* (yield* ProjectSecrets).resolve(project.id)).keys()], ["API_TOKEN"])
+    }), { timeout: 120_000 })
+
+  it.effect("declares, lists (the key's variable, never a key), replaces and removes models", () =>
+    Effect.gen(function*() {
+      const url = Redacted.value(yield* DatabaseUrl)
+      const name = `cli-model-${Date.now()}`
+      const added = yield* parley(url, "models", "add", "--name", name, "--model", "o4-mini", "--base-url", "https://api.openai.com/v1",
+        "--provider", "openai", "--api-key-env", "OPENAI_API_KEY", "--reasoning", "--efforts", "low,medium,high", "--default-effort", "medium",
+        "--cache-ttls", "5m,1h", "--default-cache-ttl", "1h", "--json")
+      assert.strictEqual(added.code, 0, added.stderr)
+      const model = JSON.parse(added.stdout)
+      assert.deepStrictEqual(model.endpoint, { base_url: "https://api.openai.com/v1", upstream_model: "o4-mini", api_key_env: "OPENAI_API_KEY" })
+      assert.deepStrictEqual([model.supported_reasoning_efforts, model.default_reasoning_effort, model.default_prompt_cache_ttl], [["low", "medium", "high"], "medium", "1h"])
+      // The host (here: this process, same database) sees it.
+      const listedHere = yield* (yield* ProviderModels).list
+      assert.isTrue(listedHere.some((m) => m.name === name && m.reasoning_model))
+
+      const listed = yield* parley(url, "models", "list")
+      assert.include(listed.stdout, `${name}  openai  o4-mini at https://api.openai.com/v1  key: OPENAI_API_KEY`)
+
+      const again = JSON.parse((yield* parley(url, "models", "add", "--name", name, "--model", "gpt-4o-mini", "--base-url", "http://localhost:11434/v1", "--json")).stdout)
+      assert.strictEqual(again.id, model.id)
+      assert.strictEqual(again.reasoning_model, false)
+
+      const bad = yield* parley(url, "models", "add", "--name", name, "--model", "x", "--base-url", "ftp://x", "--efforts", "turbo")
+      assert.notStrictEqual(bad.code, 0)
+      assert.include(bad.stderr, "base_url must be an http or https URL")
+
+      assert.strictEqual((yield* parley(url, "models", "remove", name)).code, 0)
+      const missing = yield* parley(url, "models", "remove", name)
+      assert.notStrictEqual(missing.code, 0)
+      assert.include(missing.stderr, `Model ${name} not found`)
     }), { timeout: 120_000 })
 })
 

@@ -64,6 +64,28 @@ describe("GET /provider_models", () => {
     assert.notInclude(res.text, "api.openai.com")
   })
 
+  it("an agent workflow naming parley-sim (declared at boot) saves; the model's rules answer 422 naming the field", async () => {
+    const workflow = (config: Record<string, unknown>) => ({
+      name: `Agent ${crypto.randomUUID()}`,
+      definition: {
+        nodes: [
+          { id: "start", position: { x: 0, y: 0 }, data: { node_type: "start", config: {} } },
+          { id: "bot", position: { x: 100, y: 0 }, data: { node_type: "agent", config: { system_prompt: "Be brief", ...config } } }
+        ],
+        edges: [{ source: "start", target: "bot" }]
+      }
+    })
+    const saved = await host.request("POST", "/platform/v1/workflows", { body: { workflow: workflow({ provider_model_name: "parley-sim" }) } })
+    assert.strictEqual(saved.status, 201, saved.text)
+    const refused = await host.request("POST", "/platform/v1/workflows", {
+      body: { workflow: workflow({ provider_model_name: "parley-sim", reasoning_effort: "high" }) }
+    })
+    assert.strictEqual(refused.status, 422, refused.text)
+    assert.deepStrictEqual(refused.body.details, [
+      { path: "nodes.bot.config.reasoning_effort", message: "must be null: parley-sim is not a reasoning model" }
+    ])
+  })
+
   it("needs a key", async () => {
     assert.strictEqual((await host.request("GET", "/platform/v1/provider_models", { key: null })).status, 401)
   })

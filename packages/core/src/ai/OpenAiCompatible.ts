@@ -9,7 +9,7 @@
  * endpoint names (`Config.Redacted`), sent as a bearer token and never put in
  * an error: errors carry the status and the endpoint's own message.
  */
-import { Config, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
 import { AiError, LanguageModel, type Prompt, type Response, Tool } from "effect/ai"
 import { Sse } from "effect/encoding"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
@@ -211,16 +211,19 @@ const endpointMessage = (body: string): string => {
 
 export const make = Effect.gen(function*() {
   const http = yield* HttpClient.HttpClient
+  // Keys come from the configuration the adapter was built in (the host's environment), read again at every call.
+  const configuration = yield* ConfigProvider.ConfigProvider
 
   /** `Authorization: Bearer` from the endpoint's variable, read now; a missing one names the variable. */
   const authorize = (method: string, endpoint: ModelEndpoint, request: HttpClientRequest.HttpClientRequest) => {
     const variable = endpoint.api_key_env
     if (variable === null) return Effect.succeed(request)
+    const missing = fail(method, new AiError.AuthenticationError({ kind: "MissingKey", description: `environment variable ${variable} is not set` }))
     return Config.Redacted(variable).pipe(
-      Effect.map((key) => HttpClientRequest.bearerToken(request, Redacted.value(key))),
-      Effect.mapError(() =>
-        fail(method, new AiError.AuthenticationError({ kind: "MissingKey", description: `environment variable ${variable} is not set` }))
-      )
+      Effect.provideService(ConfigProvider.ConfigProvider, configuration),
+      Effect.mapError(() => missing),
+      Effect.flatMap((key) =>
+        Redacted.value(key) === "" ? Effect.fail(missing) : Effect.succeed(HttpClientRequest.bearerToken(request, Redacted.value(key))))
     )
   }
 
@@ -229,7 +232,8 @@ export const make = Effect.gen(function*() {
     authorize(method, endpoint, request).pipe(
       Effect.flatMap((authorized) => http.execute(authorized)),
       Effect.catchTag("HttpClientError", (error) =>
-        Effect.fail(fail(method, new AiError.NetworkError({ reason: "TransportError", method: "POST", url, description: error.reason._tag })))),
+        // The message names the method and the URL, never a header; the error itself (holding the request) stays here.
+        Effect.fail(fail(method, new AiError.NetworkError({ reason: "TransportError", method: "POST", url, description: error.message })))),
       Effect.flatMap((response: HttpClientResponse.HttpClientResponse) =>
         response.status < 400 ? Effect.succeed(response) : Effect.flatMap(
           Effect.orElseSucceed(response.text, () => ""),

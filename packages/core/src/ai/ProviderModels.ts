@@ -166,6 +166,8 @@ export const agentSettingsProblems = (
 export class ProviderModels extends Context.Service<ProviderModels, {
   /** Public fields, by provider then name. */
   readonly list: Effect.Effect<ReadonlyArray<ProviderModel>>
+  /** The stored records with their endpoints, in the same order: for operators (the CLI), never for the API. */
+  readonly records: Effect.Effect<ReadonlyArray<ProviderModelRecord>>
   /** The stored record (with its endpoint) by id, else by name. */
   readonly find: (ref: { readonly id?: string | undefined; readonly name?: string | undefined }) => Effect.Effect<Option.Option<ProviderModelRecord>>
   /** Creates or replaces (by name) a model; 422 naming each bad field. */
@@ -180,6 +182,7 @@ export class ProviderModels extends Context.Service<ProviderModels, {
       const ids = yield* Ids
       return ProviderModels.of({
         list: Effect.map(repo.list, (models) => models.map(toPublic)),
+        records: repo.list,
         find: Effect.fn("ProviderModels.find")(function*(ref) {
           if (ref.id !== undefined) {
             const byId = yield* repo.findById(ref.id)

@@ -13,6 +13,7 @@ import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { parseJson } from "../shared/Json.ts"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
+import { requestTranscript, TranscriptionModel } from "../ai/VoiceNotes.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { MessagingNetwork } from "../ports/MessagingNetwork.ts"
 import { MessagesRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
@@ -111,6 +112,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
       const jobs = yield* JobQueue
       const tx = yield* Transactor
       const ids = yield* Ids
+      const transcriptionModel = yield* TranscriptionModel
 
       const iso = (ms: number) => new Date(ms).toISOString()
       const now = Effect.map(Clock.currentTimeMillis, iso)
@@ -229,7 +231,11 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
                   )
                 )
                 const outcome = yield* messaging.recordInbound(config, { message: raw, contact: contactOf(raw), media })
-                if (outcome._tag === "Recorded") counts.messages++
+                if (outcome._tag === "Recorded") {
+                  counts.messages++
+                  // The transcript of a voice note comes later, from a job (`ai/VoiceNotes.ts`).
+                  yield* requestTranscript(jobs, transcriptionModel, outcome.message)
+                }
                 else if (outcome._tag === "Duplicate") counts.duplicates++
                 else counts.dropped++
               })

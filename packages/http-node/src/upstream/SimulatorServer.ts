@@ -22,7 +22,8 @@ export interface SimulatorServerOptions {
 /** The network's largest upload (a 100 MB document) plus room for the multipart framing. */
 const maxBodyBytes = 101 * 1024 * 1024
 
-const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<SimBody, unknown> => {
+/** The request's body as the simulators take it (multipart and URL-encoded forms, else bytes). */
+export const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<SimBody, unknown> => {
   const contentType = (request.headers["content-type"] ?? "").toLowerCase()
   if (contentType.startsWith("multipart/form-data")) {
     const fields: Record<string, string> = {}
