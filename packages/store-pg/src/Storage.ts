@@ -11,7 +11,8 @@ import { layerCustomersRepo } from "./CustomersRepo.ts"
 import { layerExecutionsStorage } from "./ExecutionsRepo.ts"
 import { layerTemplatesRepo } from "./TemplatesRepo.ts"
 import { layerProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
+import { layerKnowledgeSearch } from "./KnowledgeSearch.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo).pipe(
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerKnowledgeSearch).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -21,6 +21,7 @@ import { layerMemoryWebhooksStorage } from "./MemoryWebhooks.ts"
 import { layerMemoryCustomersRepo } from "./MemoryCustomers.ts"
 import { layerMemoryTemplatesRepo } from "./MemoryTemplates.ts"
 import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
+import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -286,5 +287,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryCustomersRepo,
   layerMemoryExecutionsStorage,
   layerMemoryTemplatesRepo,
-  layerMemoryProjectSecretsRepo
+  layerMemoryProjectSecretsRepo,
+  layerMemoryKnowledgeSearch
 ).pipe(Layer.provideMerge(MemoryStore.layer))
