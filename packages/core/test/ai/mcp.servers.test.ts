@@ -13,7 +13,7 @@ import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as z from "zod"
-import { type McpServerError, McpServers, mcpToolName } from "../../src/ai/tools/McpServers.ts"
+import { callMcpTool, findMcpTool, type McpServerError, McpServers, mcpToolName, resolveMcpServer } from "../../src/ai/tools/McpServers.ts"
 import { layerMemoryWebhookHttp } from "../../src/testing/index.ts"
 import { WebhookSettings } from "../../src/webhooks/Settings.ts"
 
@@ -92,6 +92,17 @@ const services = (allowPrivateUrls: boolean) =>
     Layer.provide(Layer.mergeAll(FetchHttpClient.layer, layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls })))
   )
 
+describe("findMcpTool", () => {
+  it("finds the server and tool behind an exposed name, the longest server name first", () => {
+    const servers = [{ name: "a" }, { name: "a__b" }, { name: "crm" }]
+    assert.deepStrictEqual(findMcpTool(servers, "crm__find_contact"), { server: { name: "crm" }, tool: "find_contact" })
+    assert.deepStrictEqual(findMcpTool(servers, "a__b__c"), { server: { name: "a__b" }, tool: "c" })
+    assert.deepStrictEqual(findMcpTool(servers, "a__x"), { server: { name: "a" }, tool: "x" })
+    assert.isUndefined(findMcpTool(servers, "crm__"))
+    assert.isUndefined(findMcpTool(servers, "billing__pay"))
+  })
+})
+
 describe("McpServers over streamable HTTP", () => {
   layer(services(true), { excludeTestServices: true })("against the official SDK's server", (it) => {
     const headers = { Authorization: `Bearer ${TOKEN}` }
@@ -144,6 +155,33 @@ describe("McpServers over streamable HTTP", () => {
         assert.strictEqual(unauthorized.server, "orders")
         assert.strictEqual(unauthorized.operation, "connect")
         assert.strictEqual(unauthorized.message, "MCP HTTP status 401")
+      })))
+
+    it.effect("callMcpTool: the node's entry interpolated, results and failures as tool outcomes", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { url } = yield* startServer
+        const vars: Record<string, string> = { token: TOKEN, base: url }
+        const interpolate = (t: unknown) =>
+          Effect.succeed(typeof t === "string" ? t.replace(/\{\{(\w+)\}\}/g, (_, n: string) => vars[n] ?? "") : t)
+        const server = yield* resolveMcpServer(
+          { name: "orders", description: "Orders", url: " {{base}} ", headers: { Authorization: "Bearer {{token}}", "X-Gone": null } },
+          interpolate
+        )
+        assert.deepStrictEqual(server, { name: "orders", url, headers: { Authorization: `Bearer ${TOKEN}` } })
+        const found = findMcpTool([server], "orders__lookup_order")
+        assert.strictEqual(found?.tool, "lookup_order")
+        assert.deepStrictEqual(yield* callMcpTool(server, found!.tool, { order_id: "A1" }), {
+          ok: true,
+          result: "Order A1: shipped\n\n[image: image/png, 4 bytes]"
+        })
+        assert.deepStrictEqual(yield* callMcpTool(server, "lookup_order", { order_id: "Z9" }), {
+          ok: false,
+          result: { error: "No order Z9" }
+        })
+        assert.deepStrictEqual(yield* callMcpTool({ ...server, headers: {} }, "lookup_order", { order_id: "A1" }), {
+          ok: false,
+          result: { error: "MCP server orders failed (connect): MCP HTTP status 401" }
+        })
       })))
 
     it.effect("a server that is down is a connect error", () =>

@@ -13,7 +13,8 @@ import { HttpClient } from "effect/http"
 import { WebhookHttp } from "../../ports/WebhookHttp.ts"
 import { isPrivateAddress } from "../../shared/PrivateAddress.ts"
 import { WebhookSettings } from "../../webhooks/Settings.ts"
-import { TOOL_TIMEOUT_MS } from "./ToolResult.ts"
+import { cutToolResult, TOOL_TIMEOUT_MS, type ToolOutcome } from "./ToolResult.ts"
+import type { Interpolate } from "./WebhookTool.ts"
 
 /** One entry of `flow_agent_mcp_servers`, its headers already interpolated by the caller. */
 export interface McpServerConfig {
@@ -43,8 +44,62 @@ export class McpServerError extends Schema.TaggedError<McpServerError>()("McpSer
   message: Schema.String
 }) {}
 
+/** One entry of `flow_agent_mcp_servers`, as stored in the node's configuration. */
+export interface McpServerToolConfig {
+  readonly name: string
+  readonly description?: string | null | undefined
+  readonly url: string
+  readonly headers?: Readonly<Record<string, unknown>> | null | undefined
+}
+
 /** The name the model calls a server's tool by. */
 export const mcpToolName = (server: string, tool: string): string => `${server}__${tool}`
+
+/** The server and tool behind a name the model called (`<server>__<tool>`), among the node's servers. */
+export const findMcpTool = <S extends { readonly name: string }>(
+  servers: ReadonlyArray<S>,
+  exposedName: string
+): { readonly server: S; readonly tool: string } | undefined => {
+  // The longest matching server name wins: `a__b` and `a` both prefix `a__b__c`, and only `a__b`'s tool is `c`.
+  const server = servers
+    .filter((s) => exposedName.startsWith(`${s.name}__`) && exposedName.length > s.name.length + 2)
+    .sort((a, b) => b.name.length - a.name.length)[0]
+  return server === undefined ? undefined : { server, tool: exposedName.slice(server.name.length + 2) }
+}
+
+/** The node's server entry with its url and header values interpolated. */
+export const resolveMcpServer = <E, R>(
+  config: McpServerToolConfig,
+  interpolate: Interpolate<E, R>
+): Effect.Effect<McpServerConfig, E, R> =>
+  Effect.gen(function*() {
+    const url = yield* interpolate(config.url)
+    const headers: Record<string, string> = {}
+    for (const [name, template] of Object.entries(config.headers ?? {})) {
+      const value = yield* interpolate(template)
+      if (value !== null && value !== undefined) headers[name] = Predicate.isString(value) ? value : JSON.stringify(value)
+    }
+    return { name: config.name, url: Predicate.isString(url) ? url.trim() : String(url), headers }
+  })
+
+/** One MCP tool call as the model sees it: the server's failures and the tool's own are tool errors. */
+export const callMcpTool = (
+  server: McpServerConfig,
+  toolName: string,
+  args: unknown
+): Effect.Effect<ToolOutcome, never, McpServers> =>
+  McpServers.use((servers) => servers.callTool(server, toolName, args)).pipe(
+    Effect.map((result): ToolOutcome =>
+      result.isError
+        ? { ok: false, result: { error: cutToolResult(result.content) } }
+        : { ok: true, result: cutToolResult(result.content) }
+    ),
+    Effect.catchTag("McpServerError", (e) =>
+      Effect.succeed<ToolOutcome>({
+        ok: false,
+        result: { error: `MCP server ${e.server} failed (${e.operation}): ${e.message}` }
+      }))
+  )
 
 /** How a non-text part of a tool result reads to the model. */
 const describePart = (part: McpSchema.CallToolResult["content"][number]): string => {
