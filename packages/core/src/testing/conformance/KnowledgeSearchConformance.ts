@@ -61,11 +61,12 @@ export const knowledgeSearchConformance = <E>(name: string, adapter: Layer.Layer
         assert.match(singular[0]!.passage, /^Refunds/)
       }))
 
-    it.effect("answers nothing for an unrelated question or an empty one", () =>
+    it.effect("answers nothing for an unrelated question, an empty one or one of stop words", () =>
       Effect.gen(function*() {
         assert.deepStrictEqual(yield* search("quantum chromodynamics lattice"), [])
         assert.deepStrictEqual(yield* search(""), [])
         assert.deepStrictEqual(yield* search("   \n\t "), [])
+        assert.deepStrictEqual(yield* search("what is the?"), [])
         assert.deepStrictEqual(yield* search("refunds", 3, ""), [])
       }))
 
