@@ -13,8 +13,7 @@ import { HttpClient } from "effect/http"
 import { WebhookHttp } from "../../ports/WebhookHttp.ts"
 import { isPrivateAddress } from "../../shared/PrivateAddress.ts"
 import { WebhookSettings } from "../../webhooks/Settings.ts"
-import { cutToolResult, TOOL_TIMEOUT_MS, type ToolOutcome } from "./ToolResult.ts"
-import type { Interpolate } from "./WebhookTool.ts"
+import { cutToolResult, type Interpolate, TOOL_TIMEOUT_MS, type ToolOutcome } from "./ToolResult.ts"
 
 /** One entry of `flow_agent_mcp_servers`, its headers already interpolated by the caller. */
 export interface McpServerConfig {

@@ -2,6 +2,13 @@
  * What every agent tool call hands back (decisions 10.5.5, 10.6): an outcome the engine journals and the model
  * reads, tool errors included (they do not fail the execution), and the one rule on its size.
  */
+import type { Effect } from "effect"
+
+/**
+ * Renders a template of the node (strings with `{{...}}`, objects of them) against the execution: the engine's
+ * interpolation, passed in by the caller, which keeps its own errors (a missing secret, say).
+ */
+export type Interpolate<E, R> = (template: unknown) => Effect.Effect<unknown, E, R>
 
 /** The outcome of one tool call. */
 export interface ToolOutcome {

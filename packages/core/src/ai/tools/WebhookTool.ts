@@ -11,7 +11,7 @@ import { WebhookHttp, type WebhookHttpMethod } from "../../ports/WebhookHttp.ts"
 import { parseJson } from "../../shared/Json.ts"
 import { WebhookSettings } from "../../webhooks/Settings.ts"
 import { validateArguments } from "./JsonSchema.ts"
-import { cutToolResult, TOOL_TIMEOUT_MS, type ToolOutcome } from "./ToolResult.ts"
+import { cutToolResult, type Interpolate, TOOL_TIMEOUT_MS, type ToolOutcome } from "./ToolResult.ts"
 
 /** One entry of `flow_agent_webhooks`, as stored in the node's configuration. */
 export interface WebhookToolConfig {
@@ -24,9 +24,6 @@ export interface WebhookToolConfig {
   readonly body_schema?: unknown
   readonly jmespath_query?: string | null | undefined
 }
-
-/** Renders a template of the node (strings with `{{...}}`, objects of them) against the execution. */
-export type Interpolate<E, R> = (template: unknown) => Effect.Effect<unknown, E, R>
 
 const METHODS: ReadonlyArray<WebhookHttpMethod> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
