@@ -149,6 +149,13 @@ describe("McpServers over streamable HTTP", () => {
         const invalid = yield* servers.callTool({ name: "orders", url, headers }, "lookup_order", { order_id: 5 })
         assert.isTrue(invalid.isError)
         assert.match(invalid.content, /Invalid arguments for tool lookup_order/)
+        const ftp = yield* Effect.flip(servers.listTools({ name: "orders", url: "ftp://user:secret@127.0.0.1/mcp", headers }))
+        assert.deepStrictEqual(facts(ftp), {
+          _tag: "McpServerError",
+          server: "orders",
+          operation: "connect",
+          message: "url is not an http or https URL"
+        })
         const notObject = yield* Effect.flip(servers.callTool({ name: "orders", url, headers }, "lookup_order", [1]))
         assert.strictEqual(notObject.message, "the arguments must be an object")
         const unauthorized = yield* Effect.flip(servers.listTools({ name: "orders", url, headers: { Authorization: "Bearer wrong" } }))

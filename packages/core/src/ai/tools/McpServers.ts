@@ -152,7 +152,8 @@ export class McpServers extends Context.Service<McpServers, {
       const checkAddress = Effect.fnUntraced(function*(server: McpServerConfig) {
         const url = URL.canParse(server.url) ? new URL(server.url) : undefined
         if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
-          return yield* refuse(server, "connect", `url is not an http or https URL: ${server.url}`)
+          // The URL itself stays out of the message: interpolated, it may hold a secret.
+          return yield* refuse(server, "connect", "url is not an http or https URL")
         }
         if (!settings.allowPrivateUrls) {
           const addresses = yield* http.resolve(url.hostname).pipe(Effect.mapError((e) => refuse(server, "connect", e.message)))
