@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Predicate } from "effect"
 import { TestClock } from "effect/testing"
 import { callWebhookTool, type WebhookToolConfig } from "../../src/ai/tools/WebhookTool.ts"
-import { cutToolResult, TOOL_RESULT_MAX_BYTES } from "../../src/ai/tools/ToolResult.ts"
+import { cutToolResult, TOOL_RESULT_BYTES } from "../../src/ai/tools/ToolResult.ts"
 import { layerMemoryWebhookHttp, MemoryWebhookReceiver } from "../../src/testing/index.ts"
 import { WebhookSettings } from "../../src/webhooks/Settings.ts"
 
@@ -116,7 +116,7 @@ describe("callWebhookTool", () => {
       const outcome = yield* callWebhookTool(tool(), { order_id: "A1" }, interpolate)
       assert.isTrue(outcome.ok)
       const result = outcome.result as string
-      assert.strictEqual(new TextEncoder().encode(result).byteLength <= TOOL_RESULT_MAX_BYTES, true)
+      assert.strictEqual(new TextEncoder().encode(result).byteLength <= TOOL_RESULT_BYTES, true)
       assert.match(result, /^\{"text":"éé/)
       assert.match(result, / …\[cut: the answer is 40011 bytes; only the first ones are shown\]$/)
     }).pipe(provide()))
@@ -158,11 +158,11 @@ describe("cutToolResult", () => {
   it("keeps a value whose text fits, and cuts one that does not on a character boundary", () => {
     const fits = { a: "x".repeat(16_000) }
     assert.strictEqual(cutToolResult(fits), fits)
-    assert.strictEqual(cutToolResult("y".repeat(TOOL_RESULT_MAX_BYTES)), "y".repeat(TOOL_RESULT_MAX_BYTES))
+    assert.strictEqual(cutToolResult("y".repeat(TOOL_RESULT_BYTES)), "y".repeat(TOOL_RESULT_BYTES))
     const cut = cutToolResult("€".repeat(10_000)) as string
     const bytes = new TextEncoder().encode(cut).byteLength
-    assert.isAtMost(bytes, TOOL_RESULT_MAX_BYTES)
-    assert.isAbove(bytes, TOOL_RESULT_MAX_BYTES - 100)
+    assert.isAtMost(bytes, TOOL_RESULT_BYTES)
+    assert.isAbove(bytes, TOOL_RESULT_BYTES - 100)
     assert.notInclude(cut, "\uFFFD")
     assert.match(cut, /^€+ …\[cut: the answer is 30000 bytes; only the first ones are shown\]$/)
   })

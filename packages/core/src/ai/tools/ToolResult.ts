@@ -24,7 +24,7 @@ export interface ToolOutcome {
 export const TOOL_TIMEOUT_MS = 30_000
 
 /** A tool result larger than this, as JSON text, reaches the model cut (decisions 10.5.5: "cut to 16 KB"). */
-export const TOOL_RESULT_MAX_BYTES = 16 * 1024
+export const TOOL_RESULT_BYTES = 16 * 1024
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -33,12 +33,14 @@ const decoder = new TextDecoder()
  * The value itself when its text (a string as it is, anything else as JSON) fits in 16 KB; else that text cut on a
  * character boundary, ending with a note that says how long the whole answer was, 16 KB in all.
  */
-export const cutToolResult = (value: unknown): unknown => {
+export function cutToolResult(value: string): string
+export function cutToolResult(value: unknown): unknown
+export function cutToolResult(value: unknown): unknown {
   const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "null")
   const bytes = encoder.encode(text)
-  if (bytes.byteLength <= TOOL_RESULT_MAX_BYTES) return value
+  if (bytes.byteLength <= TOOL_RESULT_BYTES) return value
   const note = ` …[cut: the answer is ${bytes.byteLength} bytes; only the first ones are shown]`
-  let end = TOOL_RESULT_MAX_BYTES - encoder.encode(note).byteLength
+  let end = TOOL_RESULT_BYTES - encoder.encode(note).byteLength
   // Never split a UTF-8 sequence: back up to the first byte of a character.
   while ((bytes[end]! & 0xc0) === 0x80) end--
   return decoder.decode(bytes.subarray(0, end)) + note
