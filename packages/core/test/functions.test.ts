@@ -294,6 +294,7 @@ layer(WithWorkers, { excludeTestServices: true })("FunctionCalls on the memory r
       const big = yield* calls.callAgentTool({ ...stepCall(principal.project.id, fn.id, false), input: { big: true } })
       assert.isAtMost(new TextEncoder().encode(big.result).byteLength, 16 * 1024)
       assert.isAtLeast(new TextEncoder().encode(big.result).byteLength, 16 * 1024 - 1)
+      assert.match(big.result, / …\[cut: the answer is 40000 bytes; only the first ones are shown\]$/)
       assert.deepStrictEqual(big.vars, {})
       yield* (yield* FunctionInvocationLog).flush
       const log = yield* (yield* FunctionInvocationsRepo).list(principal.project.id, fn.id, { limit: 1 })

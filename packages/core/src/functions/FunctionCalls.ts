@@ -12,6 +12,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { PublicUrl } from "../http/PublicUrl.ts"
 import { functionEndpointUrlOf, type FunctionInvocationSource } from "./Function.ts"
 import { FunctionInvoker, type FunctionRunOutcome } from "./Invoker.ts"
+import { cutToolResult } from "../ai/tools/ToolResult.ts"
 
 /** `execution_context` of an execution (decisions 2.4.1). */
 export interface CallExecutionContext {
@@ -93,8 +94,6 @@ export interface FunctionRequestedEvent {
 
 export const FLOW_EVENTS_SENT = 10
 export const MESSAGES_SENT = 20
-/** UTF-8 bytes of an agent tool's answer the model sees. */
-export const TOOL_RESULT_BYTES = 16 * 1024
 
 /**
  * A call that gives the step nothing to go on: the function is unknown or
@@ -137,7 +136,7 @@ export interface FunctionDecideAnswer {
 }
 
 export interface FunctionToolAnswer {
-  /** The answer's text, cut to 16 KB: the tool result the model sees. */
+  /** The answer's text, cut to 16 KB (`cutToolResult`): the tool result the model sees. */
   readonly result: string
   readonly vars: Readonly<Record<string, unknown>>
   readonly invocationId: string
@@ -252,11 +251,6 @@ const varsAndEvents = (answer: Record<string, unknown>, invocationId: string) =>
 const decoder = new TextDecoder()
 const encoder = new TextEncoder()
 
-const clipBytes = (text: string, max: number) => {
-  const bytes = encoder.encode(text)
-  return bytes.byteLength <= max ? text : decoder.decode(bytes.subarray(0, max)).replace(/\uFFFD+$/, "")
-}
-
 export class FunctionCalls extends Context.Service<FunctionCalls, {
   /** A function node (decisions 2.3.7). */
   readonly callNode: (call: FunctionStepCall & { readonly hasNextEdge: boolean }) => Effect.Effect<FunctionNodeAnswer, FunctionCallFailed>
@@ -341,7 +335,7 @@ export class FunctionCalls extends Context.Service<FunctionCalls, {
         const { invocationId, text } = yield* post(call, functionToolPayload(call, call.input), "agent_tool")
         const parsed = parseJson(text)
         const vars = parsed.ok && isObject(parsed.value) && isObject(parsed.value.vars) ? parsed.value.vars : {}
-        return { result: clipBytes(text, TOOL_RESULT_BYTES), vars, invocationId } satisfies FunctionToolAnswer
+        return { result: cutToolResult(text), vars, invocationId } satisfies FunctionToolAnswer
       })
 
       return FunctionCalls.of({ callNode, callDecide, callAgentTool })

@@ -22,6 +22,7 @@ import { layerMemoryCustomersRepo } from "./MemoryCustomers.ts"
 import { layerMemoryTemplatesRepo } from "./MemoryTemplates.ts"
 import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
 import { layerMemoryProviderModelsRepo } from "./MemoryProviderModels.ts"
+import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -288,5 +289,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryExecutionsStorage,
   layerMemoryTemplatesRepo,
   layerMemoryProjectSecretsRepo,
-  layerMemoryProviderModelsRepo
+  layerMemoryProviderModelsRepo,
+  layerMemoryKnowledgeSearch
 ).pipe(Layer.provideMerge(MemoryStore.layer))
