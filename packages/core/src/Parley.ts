@@ -7,6 +7,7 @@ import { Layer } from "effect"
 import { Projects } from "./projects/Projects.ts"
 import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
 import { ProviderModels } from "./ai/ProviderModels.ts"
+import { McpServers } from "./ai/tools/McpServers.ts"
 import { layerDefinitionReferences } from "./workflows/References.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
@@ -80,7 +81,8 @@ export const layerExecutionServices = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(ActiveTriggers.layer),
   Layer.provideMerge(Launcher.layer),
-  Layer.provideMerge(ExecutionEngine.layer)
+  Layer.provideMerge(ExecutionEngine.layer),
+  Layer.provideMerge(McpServers.layerFetch)
 )
 
 /**

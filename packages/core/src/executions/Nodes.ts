@@ -25,6 +25,8 @@ import { EventDefinitionsRepo } from "../ports/EventsRepo.ts"
 import { MediaRepo } from "../ports/MessagingRepo.ts"
 import { LanguageModels } from "../ports/LanguageModels.ts"
 import { ProviderModels } from "../ai/ProviderModels.ts"
+import { McpServers } from "../ai/tools/McpServers.ts"
+import { KnowledgeSearch } from "../ports/KnowledgeSearch.ts"
 import { phoneDigits } from "../messaging/numbers/MessageConfig.ts"
 import type { Node } from "../workflows/Workflow.ts"
 import { convertValue, secretsUsed } from "./Interpolation.ts"
@@ -201,6 +203,8 @@ export type NodeServices =
   | MediaRepo
   | ProviderModels
   | LanguageModels
+  | McpServers
+  | KnowledgeSearch
   | Messaging
   | Events
   | FunctionCalls

@@ -9,7 +9,7 @@
  */
 import { Context, Duration, Effect, Layer, Predicate, Schema } from "effect"
 import { McpClient, type McpClientError, McpProtocol, type McpSchema } from "effect/ai"
-import { HttpClient } from "effect/http"
+import { FetchHttpClient, HttpClient } from "effect/http"
 import { WebhookHttp } from "../../ports/WebhookHttp.ts"
 import { isPrivateAddress } from "../../shared/PrivateAddress.ts"
 import { WebhookSettings } from "../../webhooks/Settings.ts"
@@ -214,4 +214,10 @@ export class McpServers extends Context.Service<McpServers, {
       })
     })
   )
+
+  /**
+   * Over the global `fetch`: what the engine uses, so no host has to wire a client. The address check resolves the
+   * name before `fetch` connects; a name re-pointed in between is the gap the webhook port closes and this does not.
+   */
+  static readonly layerFetch = McpServers.layer.pipe(Layer.provide(FetchHttpClient.layer))
 }

@@ -252,6 +252,8 @@ const runCall = Effect.fnUntraced(function*(input: StepInput, state: AgentState,
     case "ask_about_file":
       return settled(input, state, call, yield* customTools.askAboutFile(input, p), nowMs, Date.parse(input.now))
     default: {
+      const answered = yield* customTools.direct(input, call)
+      if (Option.isSome(answered)) return settled(input, state, call, answered.value, nowMs, nowMs)
       // Tools that reach outside: recorded before they are made, made by this slice only.
       const pending: PendingAgentTool = {
         kind: "agent_tool",
@@ -284,7 +286,12 @@ const park = (input: StepInput, state: AgentState, events: ReadonlyArray<EventDr
 /** One step of an agent node. */
 export const agentStep = Effect.fnUntraced(function*(input: StepInput, resolveSend: ResolveSend) {
   const current = input.execution.agent
-  const state = current !== null && current.node_id === input.node.id ? current : yield* beginActivation(input)
+  if (current === null || current.node_id !== input.node.id) {
+    // Entering the node: the activation's journal is checkpointed before the first model call.
+    const begun = yield* beginActivation(input)
+    return stay(input.execution.execution_context, begun.state, begun.events)
+  }
+  const state = current
   const head = state.todo[0]
   if (head?.kind === "text") {
     return yield* send(input, state, { type: "text", text: { body: head.text.slice(0, 4096), preview_url: false } }, {

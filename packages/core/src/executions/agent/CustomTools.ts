@@ -14,7 +14,14 @@ import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
 import { functionCall } from "../nodes/FunctionNodes.ts"
 import type { StepInput } from "../nodes/NodeInput.ts"
 import { generateText, modelFailure, nodeModel, callSettings } from "../ai/ModelCall.ts"
-import type { AgentCall, AgentState } from "./AgentState.ts"
+import { type KnowledgeBaseConfig, KNOWLEDGE_TOOL_INPUT_SCHEMA, searchKnowledgeBase } from "../../ai/tools/KnowledgeBaseTool.ts"
+import { validateArguments } from "../../ai/tools/JsonSchema.ts"
+import { callMcpTool, findMcpTool, McpServers, mcpToolName, type McpServerToolConfig, resolveMcpServer } from "../../ai/tools/McpServers.ts"
+import type { ToolOutcome } from "../../ai/tools/ToolResult.ts"
+import { callWebhookTool, type WebhookToolConfig } from "../../ai/tools/WebhookTool.ts"
+import { interpolateValue } from "../Interpolation.ts"
+import type { EventDraft } from "../Step.ts"
+import type { AgentCall, AgentState, McpToolEntry } from "./AgentState.ts"
 import { type ToolAnswer, toolError, type ToolSpec } from "./BuiltInTools.ts"
 
 type Item = Readonly<Record<string, unknown>>
@@ -31,17 +38,52 @@ const schemaOr = (u: unknown): Readonly<Record<string, unknown>> =>
 
 const functionTools = (input: StepInput) => items(input.node.data.config.flow_agent_function_tools)
 
+const webhookTools = (input: StepInput) => items(input.node.data.config.flow_agent_webhooks) as ReadonlyArray<WebhookToolConfig & Item>
+const knowledgeBases = (input: StepInput) =>
+  items(input.node.data.config.flow_agent_knowledge_bases) as ReadonlyArray<KnowledgeBaseConfig & Item>
+const mcpServers = (input: StepInput) => items(input.node.data.config.flow_agent_mcp_servers) as ReadonlyArray<McpServerToolConfig & Item>
+
 /** The node's own tools as the model sees them. */
-const specs = (input: StepInput, _state: AgentState): ReadonlyArray<ToolSpec> => [
+const specs = (input: StepInput, state: AgentState): ReadonlyArray<ToolSpec> => [
   ...functionTools(input).map((t) => ({
     name: String(t.name),
     description: str(t.description) ?? String(t.name),
     parameters: schemaOr(t.input_schema)
+  })),
+  ...webhookTools(input).map((t) => ({
+    name: t.name,
+    description: str(t.description) ?? t.name,
+    parameters: schemaOr(t.body_schema)
+  })),
+  ...knowledgeBases(input).map((kb) => ({
+    name: kb.name,
+    description: str(kb.description) ?? `Look up passages of the ${kb.name} knowledge base`,
+    parameters: KNOWLEDGE_TOOL_INPUT_SCHEMA as unknown as Readonly<Record<string, unknown>>
+  })),
+  ...state.mcp_tools.map((t) => ({
+    name: t.exposed,
+    description: t.description,
+    parameters: schemaOr(t.input_schema)
   }))
 ]
 
+/** Interpolation for a tool's url, headers and body; an unknown `${ENV:NAME}` is the tool's error, not the run's. */
+const interpolator = (input: StepInput) => (template: unknown) =>
+  interpolateValue(template, input.execution.execution_context, input.secrets)
+
+const fromOutcome = (outcome: ToolOutcome): ToolAnswer => ({ result: outcome.result, isError: !outcome.ok })
+
+/** Tools that only read (knowledge bases): answered at once, never pending. */
+const direct = Effect.fnUntraced(function*(input: StepInput, call: AgentCall) {
+  const kb = knowledgeBases(input).find((k) => k.name === call.name)
+  if (kb === undefined) return Option.none<ToolAnswer>()
+  return Option.some(fromOutcome(yield* searchKnowledgeBase(kb, call.params)))
+})
+
 /** A function tool (10.5.5): the arguments and the run's payload; the answer (cut to 16 KB) is the result, `vars` merge. */
 const runFunction = Effect.fnUntraced(function*(input: StepInput, tool: Item, call: AgentCall) {
+  const checked = yield* Effect.result(validateArguments(tool.input_schema, call.params))
+  if (checked._tag === "Failure") return toolError(checked.failure.message)
   const functionId = str(tool.function_id) ?? ""
   const payload = yield* functionCall(input, functionId)
   const answer = yield* Effect.result((yield* FunctionCalls).callAgentTool({ ...payload, input: call.params }))
@@ -53,6 +95,19 @@ const runFunction = Effect.fnUntraced(function*(input: StepInput, tool: Item, ca
 export const runCustomTool = Effect.fnUntraced(function*(input: StepInput, _state: AgentState, call: AgentCall) {
   const fn = functionTools(input).find((t) => t.name === call.name)
   if (fn !== undefined) return yield* runFunction(input, fn, call)
+  const hook = webhookTools(input).find((t) => t.name === call.name)
+  if (hook !== undefined) {
+    return yield* callWebhookTool(hook, call.params, interpolator(input)).pipe(
+      Effect.map(fromOutcome),
+      Effect.catch((e) => Effect.succeed(toolError(e.message)))
+    )
+  }
+  const mcp = findMcpTool(mcpServers(input), call.name)
+  if (mcp !== undefined) {
+    const server = yield* Effect.result(resolveMcpServer(mcp.server, interpolator(input)))
+    if (server._tag === "Failure") return toolError(server.failure.message)
+    return fromOutcome(yield* callMcpTool(server.success, mcp.tool, call.params))
+  }
   return toolError(`Unknown tool ${call.name}`)
 })
 
@@ -104,7 +159,33 @@ const allowedEvents = Effect.fnUntraced(function*(input: StepInput) {
   return Option.some(names)
 })
 
-/** MCP servers' tools, listed once when the activation begins. */
-const listMcp = (_input: StepInput, state: AgentState) => Effect.succeed(state)
+/**
+ * The MCP servers' tools, listed once when the activation begins (a resumed activation offers the same ones). A
+ * server that cannot be reached offers none this activation; the log says why.
+ */
+const listMcp = Effect.fnUntraced(function*(input: StepInput, state: AgentState) {
+  const entries: Array<McpToolEntry> = []
+  const events: Array<EventDraft> = []
+  for (const config of mcpServers(input)) {
+    const server = yield* Effect.result(resolveMcpServer(config, interpolator(input)))
+    const listed = server._tag === "Failure"
+      ? { _tag: "Failure" as const, failure: { message: server.failure.message } }
+      : yield* Effect.result((yield* McpServers).listTools(server.success))
+    if (listed._tag === "Failure") {
+      events.push({ event_type: "action_failed", payload: { action: "mcp_list_tools", server: config.name, error: { message: listed.failure.message } } })
+      continue
+    }
+    for (const tool of listed.success) {
+      entries.push({
+        server: config.name,
+        tool: tool.name,
+        exposed: mcpToolName(config.name, tool.name),
+        description: tool.description ?? `${tool.name} of ${config.name}`,
+        input_schema: tool.inputSchema
+      })
+    }
+  }
+  return { state: { ...state, mcp_tools: entries }, events }
+})
 
-export const customTools = { specs, askAboutFile, allowedEvents, listMcp }
+export const customTools = { specs, direct, askAboutFile, allowedEvents, listMcp }
