@@ -3,78 +3,15 @@
  * (stateful sessions, SSE answers), on a port of this machine.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { FetchHttpClient } from "effect/http"
-import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import * as z from "zod"
 import { callMcpTool, findMcpTool, type McpServerError, McpServers, mcpToolName, resolveMcpServer } from "../../src/ai/tools/McpServers.ts"
 import { layerMemoryWebhookHttp } from "../../src/testing/index.ts"
 import { WebhookSettings } from "../../src/webhooks/Settings.ts"
-
-const TOKEN = "mcp-t0ken"
-
-const makeServer = () => {
-  const server = new McpServer({ name: "orders", version: "1.0.0" })
-  server.registerTool("lookup_order", {
-    description: "Finds an order by id",
-    inputSchema: { order_id: z.string() }
-  }, ({ order_id }) => ({
-    content: order_id === "A1"
-      ? [{ type: "text", text: "Order A1: shipped" }, { type: "image", data: Buffer.from("png!").toString("base64"), mimeType: "image/png" }]
-      : [{ type: "text", text: `No order ${order_id}` }],
-    isError: order_id !== "A1"
-  }))
-  server.registerTool("echo_headers", { description: "" }, () => ({ content: [{ type: "text", text: "ok" }] }))
-  return server
-}
-
-const closeServer = (server: Http.Server) =>
-  Effect.callback<void>((resume) => {
-    server.close(() => resume(Effect.void))
-    server.closeAllConnections()
-  })
-
-/** A stateful streamable HTTP endpoint at `/mcp` that wants `Authorization: Bearer <TOKEN>`. */
-const startServer = Effect.acquireRelease(
-  Effect.callback<{ readonly url: string; readonly server: Http.Server }>((resume) => {
-    const sessions = new Map<string, StreamableHTTPServerTransport>()
-    const handle = async (req: Http.IncomingMessage, res: Http.ServerResponse) => {
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) {
-        res.writeHead(401, { "content-type": "application/json" }).end("{\"error\":\"unauthorized\"}")
-        return
-      }
-      const chunks: Array<Buffer> = []
-      for await (const chunk of req) chunks.push(chunk as Buffer)
-      const body = chunks.length === 0 ? undefined : JSON.parse(Buffer.concat(chunks).toString("utf8"))
-      const sessionId = req.headers["mcp-session-id"]
-      let transport = typeof sessionId === "string" ? sessions.get(sessionId) : undefined
-      if (transport === undefined && req.method === "POST" && isInitializeRequest(body)) {
-        const created = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => Crypto.randomUUID(),
-          onsessioninitialized: (id) => void sessions.set(id, created)
-        })
-        created.onclose = () => void (created.sessionId !== undefined && sessions.delete(created.sessionId))
-        await makeServer().connect(created)
-        transport = created
-      }
-      if (transport === undefined) {
-        res.writeHead(404).end()
-        return
-      }
-      await transport.handleRequest(req, res, body)
-    }
-    const server = Http.createServer((req, res) => void handle(req, res).catch(() => res.writeHead(500).end()))
-    server.listen(0, "127.0.0.1", () =>
-      resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server })))
-  }),
-  ({ server }) => closeServer(server)
-)
+import { closeServer, startServer, TOKEN } from "./mcpServer.ts"
 
 /** An address nothing listens on: a port taken and given back. */
 const closedPort = Effect.callback<string>((resume) => {
