@@ -13,11 +13,17 @@
  * apart: the message of the step in doubt may be there once or not at all,
  * later steps' messages must be absent, and nothing may be there twice.
  *
- * Two workflows, one contact per execution (each contact writes in first, so
+ * Three workflows, one contact per execution (each contact writes in first, so
  * the 24-hour window is open; that setup runs before the first kill):
  *   reply:   a → b (delay 1 s) → wait for a reply (no timeout; the driver
  *            resumes it over HTTP) → c with the answer
  *   timeout: a → wait for a reply (10 s timeout, the least allowed) → z
+ *   agent:   a → an agent on the host's simulated model (it answers the
+ *            contact's "hello" and waits; the driver resumes it with "bye" and
+ *            the model calls complete_task) → z
+ * An agent's send in doubt is not a failure: the model is told it is
+ * unverified and the run goes on, so its reply may be there once or not at
+ * all, never twice.
  */
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
@@ -87,15 +93,22 @@ const freePort = () =>
 
 interface Planned {
   readonly k: string
-  readonly workflow: "reply" | "timeout"
+  readonly workflow: "reply" | "timeout" | "agent"
   readonly phone: string
 }
 
 /** The send steps of each workflow, in the order of `expectedTexts`. */
-const sendSteps = { reply: ["a", "b", "c"], timeout: ["a", "z"] }
+const sendSteps = { reply: ["a", "b", "c"], timeout: ["a", "z"], agent: ["a", "agent", "z"] }
+
+/** The simulated model's rule-driven answer to the contact's "hello" (decisions: model simulator rules). */
+const AGENT_REPLY = "You said: hello"
 
 const expectedTexts = (p: Planned) =>
-  p.workflow === "reply" ? [`a ${p.k}`, `b ${p.k}`, `c yes-${p.k}`] : [`a ${p.k}`, `z ${p.k}`]
+  p.workflow === "reply"
+    ? [`a ${p.k}`, `b ${p.k}`, `c yes-${p.k}`]
+    : p.workflow === "agent"
+    ? [`a ${p.k}`, AGENT_REPLY, `z ${p.k}`]
+    : [`a ${p.k}`, `z ${p.k}`]
 
 const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({
   id,
@@ -123,6 +136,15 @@ const definitions = {
       node("z", "send_text", { message: "z {{vars.k}}" })
     ],
     edges: [edge("start", "a"), edge("a", "ask"), edge("ask", "z")]
+  },
+  agent: {
+    nodes: [
+      node("start", "start"),
+      node("a", "send_text", { message: "a {{vars.k}}" }),
+      node("agent", "agent", { provider_model_name: "parley-sim", system_prompt: "Answer briefly." }),
+      node("z", "send_text", { message: "z {{vars.k}}" })
+    ],
+    edges: [edge("start", "a"), edge("a", "agent"), edge("agent", "z")]
   }
 }
 
@@ -215,10 +237,10 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
 
   const planned: Array<Planned> = Array.from({ length: options.executions }, (_, i) => ({
     k: String(i),
-    workflow: i % 2 === 0 ? "reply" : "timeout",
+    workflow: (["reply", "timeout", "agent"] as const)[i % 3]!,
     phone: `1555${String(7000000 + i)}`
   }))
-  const workflowIds: Record<Planned["workflow"], string> = { reply: "", timeout: "" }
+  const workflowIds: Record<Planned["workflow"], string> = { reply: "", timeout: "", agent: "" }
   const known = new Map<string, Known>()
   const byK = new Map<string, string>()
   const inFlight = new Set<string>()
@@ -285,6 +307,15 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
             })
             .finally(() => inFlight.delete(p.k))
         )
+      } else if (p.workflow === "agent" && known.get(id)!.status === "waiting" && known.get(id)!.waitingReason === "agent") {
+        inFlight.add(p.k)
+        work.push(
+          request("POST", `/platform/v1/workflow_executions/${id}/resume`, { message: { kind: "text", data: "bye" } })
+            .then((res) => {
+              if (res.status !== 200 && res.status !== 422 && res.status !== 409) throw new Error(`resume answered ${res.status}: ${res.text}`)
+            })
+            .finally(() => inFlight.delete(p.k))
+        )
       }
     }
     await Promise.all(work)
@@ -310,7 +341,7 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
     // Setup, before any kill: workflows and the contacts' open windows.
     spawn()
     await started()
-    for (const name of ["reply", "timeout"] as const) {
+    for (const name of ["reply", "timeout", "agent"] as const) {
       const res = await request("POST", "/platform/v1/workflows", { workflow: { name: `crash ${name}`, status: "active", definition: definitions[name] } })
       if (res.status !== 201) throw new Error(`create answered ${res.status}: ${res.text}`)
       workflowIds[name] = res.body.data.id
@@ -414,7 +445,11 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
           wrong++
           problems.push(`${p.k}: in doubt at ${e.failedStep}, messages ${got.join(",")}`)
         }
-      } else if (e.status !== "ended" || got.some((n) => n !== 1) || extra.length > 0 || (p.workflow === "reply" && e.answer !== `yes-${p.k}`)) {
+      } else if (
+        e.status !== "ended" || extra.length > 0 || (p.workflow === "reply" && e.answer !== `yes-${p.k}`) ||
+        // The agent's reply may have been in doubt (0 or 1); everything else exactly once.
+        got.some((n, i) => (p.workflow === "agent" && i === 1 ? n > 1 : n !== 1))
+      ) {
         wrong++
         problems.push(`${p.k}: ${e.status}${e.errorCode !== null ? ` (${e.errorCode})` : ""}, messages ${got.join(",")}${extra.length > 0 ? `, extra ${extra.join(";")}` : ""}`)
       }
