@@ -4,14 +4,17 @@
  * production model adapter talking to the model simulator in process.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { ProviderModels } from "../src/ai/ProviderModels.ts"
 import { ModelSimulator, type ModelTurn } from "../src/ai/simulator/ModelSimulator.ts"
+import { ExecutionEngine } from "../src/executions/Engine.ts"
 import { Executions } from "../src/executions/Executions.ts"
 import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
 import { memoryModelEndpoint } from "../src/testing/MemoryLanguageModels.ts"
 import { layerMemoryParley, sandboxProject, settle, simulatedContact } from "../src/testing/MemoryParley.ts"
+import { MemoryWebhookReceiver } from "../src/testing/MemoryWebhooks.ts"
+import type { TriggerInput } from "../src/workflows/Trigger.ts"
 import { Triggers } from "../src/workflows/Triggers.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
@@ -41,7 +44,12 @@ const script = (turns: ReadonlyArray<ModelTurn>) => Effect.gen(function*() { yie
 const requests = Effect.gen(function*() { return yield* (yield* ModelSimulator).requests })
 
 /** An active workflow started by the contact's messages: start → nodes, edges as given. */
-const inboundWorkflow = (g: Given, nodes: ReadonlyArray<ReturnType<typeof node>>, edges: ReadonlyArray<ReturnType<typeof edge>>) =>
+const inboundWorkflow = (
+  g: Given,
+  nodes: ReadonlyArray<ReturnType<typeof node>>,
+  edges: ReadonlyArray<ReturnType<typeof edge>>,
+  trigger: TriggerInput = { trigger_type: "inbound_message", phone_number_id: g.phoneNumberId }
+) =>
   Effect.gen(function*() {
     const workflows = yield* Workflows
     const workflow = yield* workflows.create(g.principal, {
@@ -50,7 +58,7 @@ const inboundWorkflow = (g: Given, nodes: ReadonlyArray<ReturnType<typeof node>>
       message_debounce_seconds: 0,
       definition: { nodes: [node("start", "start"), ...nodes], edges: [edge("start", nodes[0]!.id), ...edges] }
     })
-    yield* (yield* Triggers).create(g.principal, workflow.id, { trigger_type: "inbound_message", phone_number_id: g.phoneNumberId })
+    yield* (yield* Triggers).create(g.principal, workflow.id, trigger)
     yield* workflows.update(g.principal, workflow.id, { status: "active" })
     return workflow
   })
@@ -225,6 +233,78 @@ describe("agent node", () => {
       const users = (seen[1]!.body as { messages: ReadonlyArray<{ role: string; content: string }> }).messages.filter((m) => m.role === "user")
       assert.deepStrictEqual(users.map((m) => m.content), ["First", "Second, while you think"])
       assert.deepStrictEqual(yield* g.contact.received, ["Noted both."])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
+
+describe("agent tools with outside effects", () => {
+  it.effect("a tool call a restart left half-done is reported to the model as unverified and never made again", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const hook = { name: "refund", description: "Refund an order", url: "https://shop.example.com/refunds", body: {} }
+      const w = yield* inboundWorkflow(g, [agent({ flow_agent_webhooks: [hook] })], [])
+      yield* script([{ text: "Hello!" }, { text: "I could not confirm the refund; let me check." }])
+      yield* g.contact.say("Hi")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting")
+      // As a host that died after recording the call leaves it: running, the call pending, nobody holding it.
+      const repo = yield* ExecutionsRepo
+      const stored = Option.getOrThrow(yield* repo.get(run.id))
+      const call = { id: "call_1", name: "refund", params: { order: "A1" } }
+      const crashed = {
+        ...stored,
+        status: "running" as const,
+        waiting_reason: null,
+        wait: null,
+        resumable_execution_id: null,
+        agent: { ...stored.agent!, turns: [...stored.agent!.turns, { role: "assistant" as const, text: "", calls: [call] }], todo: [{ kind: "call" as const, call }] },
+        pending: { kind: "agent_tool" as const, key: `${run.id}:99`, node_id: "agent", call_id: "call_1", started_at: stored.last_event_at },
+        state_version: stored.state_version + 1
+      }
+      assert.isTrue(yield* repo.update(crashed, stored.state_version))
+      yield* (yield* ExecutionEngine).runSlice(run.id)
+      yield* settle
+      const after = yield* theRun(g, w.id)
+      assert.strictEqual(after.status, "waiting", JSON.stringify(after.error_details))
+      assert.strictEqual((yield* Effect.service(MemoryWebhookReceiver)).requests.length, 0)
+      const called = eventsOf(after, "agent_tool_called")[0]!
+      assert.match(String(called.payload["error"]), /^Unverified/)
+      const seen = (yield* requests).filter((r) => r.path === "/chat/completions")
+      assert.match(JSON.stringify(seen[seen.length - 1]!.body), /Unverified/)
+      assert.deepStrictEqual(yield* g.contact.received, ["Hello!", "I could not confirm the refund; let me check."])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("a webhook tool is made once and its answer (through jmespath_query) is the tool result", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const receiver = yield* MemoryWebhookReceiver
+      receiver.respondWith(() => Effect.succeed({ status: 200, body: `{"refund":{"id":"R-7","state":"queued"}}`, headers: { "Content-Type": "application/json" } }))
+      const hook = { name: "refund", description: "Refund an order", url: "https://shop.example.com/refunds", body: { shop: "acme" }, jmespath_query: "refund.id" }
+      const w = yield* inboundWorkflow(g, [agent({ flow_agent_webhooks: [hook] })], [])
+      yield* script([{ tool_calls: [{ name: "refund", arguments: { order: "A1" } }] }, { text: "Refund R-7 is queued." }])
+      yield* g.contact.say("Refund A1 please")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting")
+      assert.strictEqual(receiver.requests.length, 1)
+      assert.deepStrictEqual(JSON.parse(new TextDecoder().decode(receiver.requests[0]!.body)), { shop: "acme", order: "A1" })
+      assert.strictEqual(eventsOf(run, "agent_tool_called")[0]!.payload["output"], "R-7")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("in an observer run (analysis_only) nothing reaches the contact and the run ends where it would wait", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent()], [], { trigger_type: "msg_event", event: "msg.message.received" })
+      yield* script([
+        { text: "Looks like a complaint.", tool_calls: [{ name: "send_notification_to_user", arguments: { message: "Sorry!" } }] },
+        { text: "Noted." }
+      ])
+      yield* g.contact.say("This is broken")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "ended")
+      assert.deepStrictEqual(yield* g.contact.received, [])
+      assert.match(String(eventsOf(run, "agent_tool_called")[0]!.payload["error"]), /observer run only analyses/)
     }).pipe(Effect.provide(Layer.fresh(Services))))
 })
 

@@ -48,6 +48,12 @@ const stay = (
   take?: ReadonlyArray<string>
 ): StepOutcome => ({ context, events, next: { _tag: "Stay" }, agent, take })
 
+/** What went wrong, in a line: the `error` of a tool error, else the whole result. */
+const errorText = (result: unknown): string => {
+  const error = Predicate.isObject(result) ? (result as Record<string, unknown>).error : undefined
+  return Predicate.isString(error) ? error : asText(result)
+}
+
 const toolCalled = (call: AgentCall, answer: ToolAnswer, durationMs: number): EventDraft => ({
   event_type: "agent_tool_called",
   payload: {
@@ -55,7 +61,7 @@ const toolCalled = (call: AgentCall, answer: ToolAnswer, durationMs: number): Ev
     input: logged(call.params),
     output: logged(answer.result),
     duration_ms: durationMs,
-    ...(answer.isError ? { error: asText(answer.result) } : {})
+    ...(answer.isError ? { error: errorText(answer.result) } : {})
   }
 })
 
