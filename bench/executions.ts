@@ -138,7 +138,7 @@ export interface ExecutionsBenchResult {
   readonly inbound?: InboundResult
 }
 
-const percentiles = (samples: ReadonlyArray<number>): Percentiles => {
+export const percentiles = (samples: ReadonlyArray<number>): Percentiles => {
   const sorted = [...samples].sort((a, b) => a - b)
   const at = (p: number) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
   return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? 0 }

@@ -3,6 +3,7 @@
  * and the ratio. Targets are printed beside the figures, never asserted.
  */
 import { Effect, References } from "effect"
+import { benchAgent, formatAgentBench } from "./agent.ts"
 import { benchExecutions, formatExecutionsBench } from "./executions.ts"
 import { benchHttp } from "./http.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
@@ -12,7 +13,7 @@ import { benchProxy, formatProxyBench } from "./proxy.ts"
 import { benchWebhooks, formatWebhooksBench } from "./webhooks.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-/** `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions) runs only those. */
+/** `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions, agent) runs only those. */
 const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim()).filter((name) => name !== "")
 const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
 // The webhook receiver is on loopback: the operator's switch for private webhook URLs. Set before the first host
@@ -48,6 +49,7 @@ const program = Effect.gen(function*() {
   }
   // 10,000 parked runs whatever BENCH_SECONDS says: the memory target is stated for that many.
   if (runs("executions")) console.log(formatExecutionsBench(yield* benchExecutions({ seconds, waiting: 10_000 })))
+  if (runs("agent")) console.log(formatAgentBench(yield* benchAgent({ runs: 10, iterations: 20 })))
 })
 
 // Request log lines would measure the terminal, not Parley: keep only warnings.

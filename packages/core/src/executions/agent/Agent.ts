@@ -156,7 +156,19 @@ const iterate = Effect.fnUntraced(function*(input: StepInput, state: AgentState)
     turns: [...turns, { role: "assistant", text, calls }],
     todo: [...(autoSend ? [{ kind: "text" as const, text }] : []), ...calls.map((call) => ({ kind: "call" as const, call }))]
   }
-  return stay(e.execution_context, next, [started], queued.map((i) => i.id))
+  // Calls that change nothing outside the run are answered now, in this step's checkpoint: one write per iteration.
+  let folded = next
+  let context = e.execution_context
+  const events: Array<EventDraft> = [started]
+  for (let head = folded.todo[0]; head?.kind === "call"; head = folded.todo[0]) {
+    const call = head.call
+    const answer = yield* answerLocally({ ...input, execution: { ...e, execution_context: context } }, folded, call)
+    if (Option.isNone(answer)) break
+    folded = settleCall(folded, call, answer.value.result, answer.value.isError)
+    context = withVars(context, answer.value.vars)
+    events.push(toolCalled(call, answer.value, 0))
+  }
+  return stay(context, folded, events, queued.map((i) => i.id))
 })
 
 /** A send the agent asked for: the engine records it and sends it once (`PendingSend.agent`). */
@@ -210,15 +222,26 @@ const sendMediaMessage = (p: Readonly<Record<string, unknown>>): Record<string, 
 }
 
 /** One tool call of the model's turn. */
+/**
+ * The answer of a call that needs no checkpoint of its own: an unknown tool, a tool that only reads or writes the
+ * run, a knowledge base. None for the others.
+ */
+const answerLocally = Effect.fnUntraced(function*(input: StepInput, state: AgentState, call: AgentCall) {
+  const offeredNames = offered(input, state).map((s) => s.name)
+  if (!offeredNames.includes(call.name)) {
+    return Option.some(toolError(`Unknown tool ${call.name}; the tools are ${offeredNames.join(", ")}`))
+  }
+  const local = yield* localTool(input.execution, call.name, call.params, input.now)
+  if (Option.isSome(local)) return local
+  return yield* customTools.direct(input, call)
+})
+
+/** One tool call of the model's turn. */
 const runCall = Effect.fnUntraced(function*(input: StepInput, state: AgentState, call: AgentCall, resolveSend: ResolveSend) {
   const e = input.execution
   const nowMs = Date.parse(input.now)
   const p = (Predicate.isObject(call.params) && !Array.isArray(call.params) ? call.params : {}) as Readonly<Record<string, unknown>>
-  const offeredNames = offered(input, state).map((s) => s.name)
-  if (!offeredNames.includes(call.name)) {
-    return settled(input, state, call, toolError(`Unknown tool ${call.name}; the tools are ${offeredNames.join(", ")}`), nowMs, nowMs)
-  }
-  const local = yield* localTool(e, call.name, call.params, input.now)
+  const local = yield* answerLocally(input, state, call)
   if (Option.isSome(local)) return settled(input, state, call, local.value, nowMs, nowMs)
   switch (call.name) {
     case "send_notification_to_user":
@@ -258,8 +281,6 @@ const runCall = Effect.fnUntraced(function*(input: StepInput, state: AgentState,
     case "ask_about_file":
       return settled(input, state, call, yield* customTools.askAboutFile(input, p), nowMs, Date.parse(input.now))
     default: {
-      const answered = yield* customTools.direct(input, call)
-      if (Option.isSome(answered)) return settled(input, state, call, answered.value, nowMs, nowMs)
       // Tools that reach outside: recorded before they are made, made by this slice only.
       const pending: PendingAgentTool = {
         kind: "agent_tool",
