@@ -21,6 +21,7 @@ import migration0010 from "./migrations/0010_simulator.ts"
 import migration0011 from "./migrations/0011_executions.ts"
 import migration0012 from "./migrations/0012_templates.ts"
 import migration0013 from "./migrations/0013_project_secrets.ts"
+import migration0014 from "./migrations/0014_execution_checkpoint.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -75,7 +76,8 @@ export const migrations = Migrator.fromRecord({
   "0010_simulator": migration0010,
   "0011_executions": migration0011,
   "0012_templates": migration0012,
-  "0013_project_secrets": migration0013
+  "0013_project_secrets": migration0013,
+  "0014_execution_checkpoint": migration0014
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */
