@@ -264,14 +264,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const pair = endingPair(previous, transition.record)
           // The route lock before the row, in the order routing takes them.
           if (pair !== undefined) yield* locks.lock(routeLock(pair.configId, pair.contactId))
-          const ok = yield* repo.update(transition.record, previous.state_version)
+          const ok = yield* repo.checkpoint(transition.record, previous.state_version, yield* stamp(transition.record, transition.events, secrets))
           if (!ok) return false
           // Another run still owning the pair (an older one ended) keeps them.
           if (pair !== undefined && Option.isNone(yield* repo.findRouted(pair.configId, pair.contactId))) {
             const queued = yield* inputs.list(pair.configId, pair.contactId, "queued")
             if (queued.length > 0) yield* inputs.take(queued.map((i) => i.id))
           }
-          yield* events.append(yield* stamp(transition.record, transition.events, secrets))
           yield* webhook(transition.record, previous)
           if (spawn !== undefined && (yield* spawnChild(spawn, previous, transition.record.last_event_at))) kicks.push(spawn.id)
           const child = transition.record
@@ -315,8 +314,17 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           )
         })
 
+      /** A checkpoint `writeIn` would write nothing beside (no webhook event, pair, child or parent to move). */
+      const alone = (previous: ExecutionRecord, r: ExecutionRecord, spawn: Spawn | undefined) =>
+        spawn === undefined && r.status === previous.status && r.resumable_execution_id === previous.resumable_execution_id &&
+        previous.wait?.kind !== "call"
+
       const writeWith = (previous: ExecutionRecord, transition: T.Transition, secrets: ReadonlyArray<string>, spawn?: Spawn | undefined) =>
         Effect.gen(function*() {
+          // One statement, atomic on its own: no transaction, one round trip.
+          if (alone(previous, transition.record, spawn)) {
+            return yield* repo.checkpoint(transition.record, previous.state_version, yield* stamp(transition.record, transition.events, secrets))
+          }
           const kicks: Array<string> = []
           const ok = yield* tx.withTransaction(writeIn(previous, transition, secrets, kicks, spawn))
           // The records are the durability (running, no lease: any host recovers them); the kick is for speed.
