@@ -118,6 +118,9 @@ interface StepResult {
   readonly spawn?: Spawn | undefined
 }
 
+/** A transition to write, with the stamped events of the steps before it that were not written on their own. */
+type Checkpoint = T.Transition & { readonly carried?: ReadonlyArray<StepEventRecord> | undefined }
+
 /** The checkpoint lost its compare-and-set: another host owns the run now. */
 class Fenced extends Data.TaggedError("Fenced")<{}> {}
 
@@ -255,7 +258,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
        */
       const writeIn = (
         previous: ExecutionRecord,
-        transition: T.Transition,
+        transition: Checkpoint,
         secrets: ReadonlyArray<string>,
         kicks: Array<string>,
         spawn?: Spawn | undefined
@@ -264,7 +267,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const pair = endingPair(previous, transition.record)
           // The route lock before the row, in the order routing takes them.
           if (pair !== undefined) yield* locks.lock(routeLock(pair.configId, pair.contactId))
-          const ok = yield* repo.checkpoint(transition.record, previous.state_version, yield* stamp(transition.record, transition.events, secrets))
+          const ok = yield* repo.checkpoint(transition.record, previous.state_version, [
+            ...(transition.carried ?? []),
+            ...(yield* stamp(transition.record, transition.events, secrets))
+          ])
           if (!ok) return false
           // Another run still owning the pair (an older one ended) keeps them.
           if (pair !== undefined && Option.isNone(yield* repo.findRouted(pair.configId, pair.contactId))) {
@@ -319,11 +325,14 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         spawn === undefined && r.status === previous.status && r.resumable_execution_id === previous.resumable_execution_id &&
         previous.wait?.kind !== "call"
 
-      const writeWith = (previous: ExecutionRecord, transition: T.Transition, secrets: ReadonlyArray<string>, spawn?: Spawn | undefined) =>
+      const writeWith = (previous: ExecutionRecord, transition: Checkpoint, secrets: ReadonlyArray<string>, spawn?: Spawn | undefined) =>
         Effect.gen(function*() {
           // One statement, atomic on its own: no transaction, one round trip.
           if (alone(previous, transition.record, spawn)) {
-            return yield* repo.checkpoint(transition.record, previous.state_version, yield* stamp(transition.record, transition.events, secrets))
+            return yield* repo.checkpoint(transition.record, previous.state_version, [
+              ...(transition.carried ?? []),
+              ...(yield* stamp(transition.record, transition.events, secrets))
+            ])
           }
           const kicks: Array<string> = []
           const ok = yield* tx.withTransaction(writeIn(previous, transition, secrets, kicks, spawn))
@@ -544,6 +553,18 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         }
       })
 
+      /**
+       * A step whose transition is written with the next checkpoint instead of its own: a start or set_variable node
+       * (nothing outside the record: no send, request, call, input or timer) that moved the run on to its next node.
+       * A crash before that checkpoint loses it with its successor, and the slice that recovers the run takes it again
+       * from the last checkpoint; nobody was told of it meanwhile (decisions of engine.md §6 bullet 20).
+       */
+      const carries = (before: ExecutionRecord, g: Graph, after: T.Transition, spawn: Spawn | undefined) => {
+        const type = before.current_node === null ? undefined : g.node(before.current_node)?.data.node_type
+        return (type === "start" || type === "set_variable") && before.pending === null && spawn === undefined &&
+          after.record.status === "running" && after.record.wait === null && after.record.pending === null
+      }
+
       /** A parent parked on a call whose child moved without it: the move it missed. */
       const catchUpWithChild = Effect.fnUntraced(function*(parent: ExecutionRecord) {
         const childId = parent.wait?.child_id
@@ -561,7 +582,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
        */
       const writeStep = (
         previous: ExecutionRecord,
-        next: T.Transition,
+        next: Checkpoint,
         g: Graph,
         secrets: ReadonlyArray<string>,
         ms: number,
@@ -586,7 +607,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             kind: "message",
             messageIds: batchMessageIds(queued)
           }, r.last_event_at), ms)
-          const taken: T.Transition = { record: resumed.record, events: [...next.events, ...resumed.events] }
+          const taken: Checkpoint = { record: resumed.record, events: [...next.events, ...resumed.events], carried: next.carried }
           if (!(yield* writeIn(previous, taken, secrets, kicks, spawn))) return Option.none<T.Transition>()
           yield* inputs.take(queued.map((i) => i.id))
           return Option.some(taken)
@@ -603,6 +624,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         if (Option.isNone(claimed)) return
         let record = claimed.value
         let fresh: string | undefined
+        // The last record written, and the stamped events of the steps taken since (`carries`).
+        let durable = record
+        let carried: Array<StepEventRecord> = []
         const g = yield* graph(record.revision_id)
         for (let steps = 0;; steps++) {
           const t = yield* now
@@ -625,13 +649,26 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
             : yield* step(record, g, fresh)
           const { secrets, spawn, transition } = result
-          const written = yield* writeStep(record, leased(transition, t.ms), g, secrets, t.ms, spawn)
+          const moved = leased(transition, t.ms)
+          if (steps < STEP_LIMIT && carries(record, g, moved, spawn)) {
+            carried.push(...(yield* stamp(moved.record, moved.events, secrets)))
+            record = moved.record
+            continue
+          }
+          if (spawn !== undefined && carried.length > 0) {
+            // A call's child starts from its parent's record as written: the carried steps first.
+            if (!(yield* writeWith(durable, { record, events: [], carried }, []))) return yield* Effect.fail(new Fenced())
+            durable = record
+            carried = []
+          }
+          const written = yield* writeStep(durable, { ...moved, carried }, g, secrets, t.ms, spawn)
           if (Option.isNone(written)) return yield* Effect.fail(new Fenced())
           yield* crashPoint
           const next = written.value
           // A pending action this slice recorded is this slice's to perform, right away.
           fresh = next.record.pending !== null && record.pending === null ? next.record.pending.key : undefined
-          record = next.record
+          record = durable = next.record
+          carried = []
           if (record.wait !== null && record.wait.due_at !== null) yield* armTimer(record)
         }
       }, (effect) => effect.pipe(Effect.catchTag("Fenced", () => Effect.void)))
