@@ -345,7 +345,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
 
       const insert = (record: ExecutionRecord, placed: ReadonlyArray<T.PlacedEvent>) =>
         tx.withTransaction(Effect.gen(function*() {
-          if (!(yield* repo.insert(record))) return false
+          // Leased to this host from the start: the slice its kick runs here needs no claim (a write) of its own.
+          const owned = record.status === "running" ? leased({ record, events: [] }, yield* Clock.currentTimeMillis).record : record
+          if (!(yield* repo.insert(owned))) return false
           yield* events.append(yield* stamp(record, placed, []))
           return true
         }))
@@ -365,6 +367,11 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         if (record.status !== "running") return Option.none<ExecutionRecord>()
         const held = record.lease_owner !== null && record.lease_owner !== hostId && record.lease_until !== null && Date.parse(record.lease_until) > t.ms
         if (held) return Option.none<ExecutionRecord>()
+        // Still ours for a while (taken at insert or by the last checkpoint): nothing to write, and every checkpoint's
+        // compare-and-set fences as before.
+        if (record.lease_owner === hostId && record.lease_until !== null && Date.parse(record.lease_until) - t.ms > leaseMs / 2) {
+          return Option.some(record)
+        }
         const leased: ExecutionRecord = {
           ...record,
           lease_owner: hostId,
@@ -698,9 +705,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
 
       const kick = (id: string) =>
         Effect.gen(function*() {
-          // The job is the durability: if this process dies mid-slice, another host runs it.
-          yield* jobs.enqueue(RUN_QUEUE, { id }, { dedupeKey: `run:${id}` })
+          // The slice starts first, the job's round trip beside it. The job is the durability: if this process dies
+          // mid-slice, another host runs it.
           forkSlice(runSlice(id).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
+          yield* jobs.enqueue(RUN_QUEUE, { id }, { dedupeKey: `run:${id}` })
         })
 
       const fire = Effect.fn("ExecutionEngine.fire")(function*(job: TimerJob) {
