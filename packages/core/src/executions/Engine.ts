@@ -341,7 +341,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           return ok
         })
 
-      const write = (previous: ExecutionRecord, transition: T.Transition) => writeWith(previous, transition, [])
+      // A run this host resumes runs here next (its kick, a timer's slice): leased to it already, that slice writes no claim.
+      const write = (previous: ExecutionRecord, transition: T.Transition) =>
+        Effect.flatMap(Clock.currentTimeMillis, (ms) => writeWith(previous, previous.status === "running" ? transition : leased(transition, ms), []))
 
       const insert = (record: ExecutionRecord, placed: ReadonlyArray<T.PlacedEvent>) =>
         tx.withTransaction(Effect.gen(function*() {
