@@ -139,8 +139,12 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
   readonly write: (previous: ExecutionRecord, transition: T.Transition) => Effect.Effect<boolean>
   /** Inserts a new record with its events; false when its dedupe key was taken. */
   readonly insert: (record: ExecutionRecord, events: ReadonlyArray<T.PlacedEvent>) => Effect.Effect<boolean>
-  /** Runs the execution here now (in the background) and leaves a job so another host runs it if this one dies. */
-  readonly kick: (id: string) => Effect.Effect<void>
+  /**
+   * Runs the execution here now (in the background) and leaves a job so another host runs it if this one dies; no
+   * job for a run `leased` to this host (a start's insert, a resume's `write`): no other host could take it before
+   * its lease ends, and the sweep recovers it then.
+   */
+  readonly kick: (id: string, options?: { readonly leased: boolean }) => Effect.Effect<void>
   /** Runs one slice in the calling fiber. */
   readonly runSlice: (id: string) => Effect.Effect<void>
   /** Arms the timer of the record's wait, if it has one. */
@@ -337,7 +341,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const kicks: Array<string> = []
           const ok = yield* tx.withTransaction(writeIn(previous, transition, secrets, kicks, spawn))
           // The records are the durability (running, no lease: any host recovers them); the kick is for speed.
-          if (ok) yield* Effect.forEach(kicks, kick, { discard: true })
+          if (ok) yield* Effect.forEach(kicks, (id) => kick(id), { discard: true })
           return ok
         })
 
@@ -622,7 +626,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           return Option.some(taken)
         })).pipe(
           // Runs the checkpoint made runnable start once it committed.
-          Effect.tap((written) => Option.isSome(written) ? Effect.forEach(kicks, kick, { discard: true }) : Effect.void)
+          Effect.tap((written) => Option.isSome(written) ? Effect.forEach(kicks, (id) => kick(id), { discard: true }) : Effect.void)
         )
       }
 
@@ -705,12 +709,12 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           })))
         })
 
-      const kick = (id: string) =>
+      const kick = (id: string, options?: { readonly leased: boolean }) =>
         Effect.gen(function*() {
-          // The slice starts first, the job's round trip beside it. The job is the durability: if this process dies
-          // mid-slice, another host runs it.
+          // The slice starts first, the job's round trip beside it. The job is the durability of an unleased run: if
+          // this process dies mid-slice, another host runs it.
           forkSlice(runSlice(id).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
-          yield* jobs.enqueue(RUN_QUEUE, { id }, { dedupeKey: `run:${id}` })
+          if (options?.leased !== true) yield* jobs.enqueue(RUN_QUEUE, { id }, { dedupeKey: `run:${id}` })
         })
 
       const fire = Effect.fn("ExecutionEngine.fire")(function*(job: TimerJob) {

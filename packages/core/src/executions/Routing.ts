@@ -193,7 +193,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
             }
             yield* inputs.take(ids)
             yield* settle(batch, "completed")
-            return Effect.andThen(applyReadMode(workflow, config, batch), resumed.record.status === "running" ? engine.kick(o.id) : Effect.void)
+            return Effect.andThen(applyReadMode(workflow, config, batch), resumed.record.status === "running" ? engine.kick(o.id, { leased: resumed.record.wait === null }) : Effect.void)
           }
           // Running (or waiting on something else): the batch waits for the run's next wait point.
           yield* inputs.queue(ids)
@@ -227,7 +227,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         yield* inputs.take(ids)
         yield* settle(batch, "completed")
         // The launch's own kick may run before this transaction commits: kick again after it.
-        const kick = Option.match(launched, { onNone: () => Effect.void, onSome: (e) => engine.kick(e.id) })
+        const kick = Option.match(launched, { onNone: () => Effect.void, onSome: (e) => engine.kick(e.id, { leased: e.status === "running" }) })
         return Effect.andThen(applyReadMode(Option.some(started.value.workflow), config, batch), kick)
       })
 
