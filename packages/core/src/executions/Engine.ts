@@ -394,9 +394,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           : t
 
       /** The pending send: settle what is known, send what never left. */
-      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend) {
+      /** `fresh`: this slice recorded the pending send itself, so nothing can have been recorded under its new message id. */
+      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend, fresh: boolean) {
         const node = g.node(pending.node_id)!
-        const recorded = yield* outbound.findRecorded(record.project_id, pending.message_id)
+        const recorded = fresh ? Option.none() : yield* outbound.findRecorded(record.project_id, pending.message_id)
         const performed = (networkId: string, conversationId: string, contactId: string) =>
           T.leave(
             {
@@ -531,7 +532,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const t = yield* now
         if (record.pending !== null) {
           if (record.pending.kind === "webhook") return yield* performWebhook(record, g, t, record.pending, fresh)
-          return { transition: yield* perform(record, g, t, record.pending), secrets: [] as ReadonlyArray<string> }
+          return { transition: yield* perform(record, g, t, record.pending, record.pending.key === fresh), secrets: [] as ReadonlyArray<string> }
         }
         const node = record.current_node === null ? undefined : g.node(record.current_node)
         if (node === undefined) return { transition: T.end(record, g, "completed", t.iso), secrets: [] }
