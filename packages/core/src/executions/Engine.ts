@@ -135,7 +135,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
   readonly graph: (revisionId: string) => Effect.Effect<Graph>
   /** Stores the revision of a definition if new; answers its id. Call inside the start's transaction. */
   readonly pinRevision: (projectId: string, workflowId: string, definition: Definition) => Effect.Effect<string>
-  /** Writes a transition (compare-and-set) with its events and webhook event; false when fenced out. */
+  /**
+   * Writes a transition (compare-and-set) with its events and webhook event; false when fenced out. A run it moves
+   * from another status to running is leased to this host (the caller runs it here next).
+   */
   readonly write: (previous: ExecutionRecord, transition: T.Transition) => Effect.Effect<boolean>
   /** Inserts a new record with its events; false when its dedupe key was taken. */
   readonly insert: (record: ExecutionRecord, events: ReadonlyArray<T.PlacedEvent>) => Effect.Effect<boolean>
@@ -393,8 +396,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           ? { ...t, record: { ...t.record, lease_owner: hostId, lease_until: new Date(ms + leaseMs).toISOString() } }
           : t
 
-      /** The pending send: settle what is known, send what never left. */
-      /** `fresh`: this slice recorded the pending send itself, so nothing can have been recorded under its new message id. */
+      /**
+       * The pending send: settle what is known, send what never left. `fresh`: this slice recorded it itself, so nothing
+       * can be recorded under its new message id yet (no lookup).
+       */
       const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend, fresh: boolean) {
         const node = g.node(pending.node_id)!
         const recorded = fresh ? Option.none() : yield* outbound.findRecorded(record.project_id, pending.message_id)
