@@ -81,8 +81,10 @@ export interface ExecutionsBenchResult {
     readonly seconds: number
     /** Node steps (start + the chain) per second. */
     readonly stepsPerSecond: number
-    /** Checkpoints written (claim, one per node) per second. */
-    readonly checkpointsPerSecond: number
+    /** State versions per second: the transitions, whether written on their own or carried by the next checkpoint. */
+    readonly transitionsPerSecond: number
+    /** The host's writes to PostgreSQL per run (statements or pipelined batches; pg-boss's included). */
+    readonly writesPerRun: number
     readonly floorUpdate: number
     readonly floorInsert: number
     /** CPU milliseconds per step and per floor commit: the host process, PostgreSQL's processes (Linux only). */
@@ -387,15 +389,17 @@ export const benchExecutions = (options: {
       yield* loops(chainId, 1_000) // warm-up
       yield* sql`DELETE FROM workflow_executions WHERE workflow_id = ${chainId}`
       const stepStart = performance.now()
+      const stepWrites = writes.count()
       const [started, stepCpu] = yield* cpuOf(loops(chainId, options.seconds * 1000))
       const stepSeconds = (performance.now() - stepStart) / 1000
+      const writesPerRun = (writes.count() - stepWrites) / Math.max(1, started)
       const [tally] = yield* sql<{ ended: string; versions: string }>`
         SELECT count(*) FILTER (WHERE status = 'ended') AS ended, coalesce(sum(state_version), 0) AS versions
         FROM workflow_executions WHERE workflow_id = ${chainId}`
       const ended = Number(tally!.ended)
       if (ended !== started) return yield* Effect.die(new Error(`${started} chain runs started, ${ended} ended`))
-      // The record's insert is one version; every later version is one checkpoint.
-      const checkpoints = Number(tally!.versions) - ended
+      // The record's insert is one version; every later version is one transition.
+      const transitions = Number(tally!.versions) - ended
 
       yield* sql`CREATE TABLE bench_floor_rows (id int PRIMARY KEY, n bigint NOT NULL)`
       yield* sql`CREATE TABLE bench_floor_log (id bigserial PRIMARY KEY, client int NOT NULL, n int NOT NULL)`
@@ -426,7 +430,8 @@ export const benchExecutions = (options: {
         executions: ended,
         seconds: stepSeconds,
         stepsPerSecond: (ended * (CHAIN + 1)) / stepSeconds,
-        checkpointsPerSecond: checkpoints / stepSeconds,
+        transitionsPerSecond: transitions / stepSeconds,
+        writesPerRun,
         floorUpdate: floorUpdate.perSecond,
         floorInsert: floorInsert.perSecond,
         cpu: {
@@ -684,8 +689,8 @@ export const formatExecutionsBench = (r: ExecutionsBenchResult): string => {
     lines.push(
       `  Step transitions, ${s.concurrency} executions in flight, chains of start + ${s.chain} set_variable, through Executions.start (no HTTP)`,
       `    engine                                  ${s.stepsPerSecond.toFixed(0).padStart(7)} steps/s   (${s.executions} runs in ${s.seconds.toFixed(1)} s; ${
-        s.checkpointsPerSecond.toFixed(0)
-      } checkpoints/s)`,
+        s.transitionsPerSecond.toFixed(0)
+      } state versions/s; ${s.writesPerRun.toFixed(1)} database writes per run)`,
       `    floor: one-row UPDATE, ${s.concurrency} clients     ${s.floorUpdate.toFixed(0).padStart(7)} commits/s`,
       `    floor: one-row INSERT, ${s.concurrency} clients     ${s.floorInsert.toFixed(0).padStart(7)} commits/s`,
       `    ratio steps / faster floor: ${(s.stepsPerSecond / best).toFixed(2)} (targets >= 2,000 steps/s and >= 0.4)`,

@@ -21,6 +21,7 @@ import migration0010 from "./migrations/0010_simulator.ts"
 import migration0011 from "./migrations/0011_executions.ts"
 import migration0012 from "./migrations/0012_templates.ts"
 import migration0013 from "./migrations/0013_project_secrets.ts"
+import migration0014 from "./migrations/0014_execution_checkpoint.ts"
 import migration0015 from "./migrations/0015_provider_models.ts"
 import migration0016 from "./migrations/0016_agent_journal.ts"
 
@@ -78,6 +79,7 @@ export const migrations = Migrator.fromRecord({
   "0011_executions": migration0011,
   "0012_templates": migration0012,
   "0013_project_secrets": migration0013,
+  "0014_execution_checkpoint": migration0014,
   "0015_provider_models": migration0015,
   "0016_agent_journal": migration0016
 })

@@ -18,7 +18,7 @@ import {
   type WorkflowRevision
 } from "@parley/core"
 import { Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { deferred } from "./Transactor.ts"
 import { iso, isoOrNull, jsonb, jsonRows, listNewestFirst } from "./Rows.ts"
 
@@ -163,6 +163,16 @@ const jsonbOrNull = (value: unknown): string | null => (value === null ? null : 
 
 const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
 
+/** One jsonb parameter: the same statement text (prepared once) whatever the batch's size. */
+const insertEvents = (sql: SqlClient.SqlClient, events: ReadonlyArray<StepEventRecord>, condition: Statement.Fragment) =>
+  sql`
+    INSERT INTO workflow_step_events (id, project_id, execution_id, seq, event_type, direction, edge_label, created_at,
+      payload, step)
+    SELECT id, project_id, execution_id, seq, event_type, direction, edge_label, created_at, payload, step
+    FROM ${jsonRows(sql, events)} AS r(id text, project_id text, execution_id text, seq integer, event_type text,
+      direction text, edge_label text, created_at timestamptz, payload jsonb, step jsonb)
+    ${condition}`
+
 /** Where a cursor whose event is gone (pruned) stands: before every event of its instant. */
 const SEQ_MIN = -2147483648
 
@@ -187,6 +197,24 @@ export const layerExecutionsRepo = Layer.effect(
         ...(filter.created_after !== undefined ? [sql`started_at >= ${filter.created_after}::timestamptz`] : []),
         ...(filter.created_before !== undefined ? [sql`started_at <= ${filter.created_before}::timestamptz`] : [])
       ])
+
+    // What the run belongs to (project, workflow), when and from what it started (started_at, dedupe_key) are not
+    // the writer's to change.
+    const replace = (e: ExecutionRecord, expectedVersion: number) =>
+      sql`
+        UPDATE workflow_executions SET
+          workflow_name = ${e.workflow_name}, revision_id = ${e.revision_id}, tracking_id = ${e.tracking_id},
+          status = ${e.status}, waiting_reason = ${e.waiting_reason}, trigger_type = ${e.trigger_type},
+          observer = ${e.observer}, parent_execution_id = ${e.parent_execution_id}, call_depth = ${e.call_depth},
+          msg_conversation_id = ${e.msg_conversation_id}, msg_config_id = ${e.msg_config_id},
+          contact_id = ${e.contact_id}, last_event_at = ${e.last_event_at}, ended_at = ${e.ended_at},
+          current_node = ${e.current_node}, execution_context = ${jsonb(e.execution_context)},
+          error_details = ${jsonbOrNull(e.error_details)}, resumable_execution_id = ${e.resumable_execution_id},
+          wait = ${jsonbOrNull(e.wait)}, wait_due_at = ${e.wait?.due_at ?? null}, pending = ${jsonbOrNull(e.pending)},
+          agent = ${jsonbOrNull(e.agent)}, handoff = ${jsonbOrNull(e.handoff)}, requested_status = ${e.requested_status}, step_seq = ${e.step_seq},
+          state_version = ${e.state_version}, lease_owner = ${e.lease_owner}, lease_until = ${e.lease_until}
+        WHERE id = ${e.id} AND state_version = ${expectedVersion}
+        RETURNING id`
 
     return ExecutionsRepo.of({
       insert: Effect.fnUntraced(function*(e: ExecutionRecord) {
@@ -223,24 +251,23 @@ export const layerExecutionsRepo = Layer.effect(
       }, Effect.orDie),
 
       update: Effect.fnUntraced(function*(e: ExecutionRecord, expectedVersion: number) {
-        // One statement, the compare-and-set itself. What the run belongs to (project, workflow), when and
-        // from what it started (started_at, dedupe_key) are not the writer's to change.
-        const rows = yield* sql`
-          UPDATE workflow_executions SET
-            workflow_name = ${e.workflow_name}, revision_id = ${e.revision_id}, tracking_id = ${e.tracking_id},
-            status = ${e.status}, waiting_reason = ${e.waiting_reason}, trigger_type = ${e.trigger_type},
-            observer = ${e.observer}, parent_execution_id = ${e.parent_execution_id}, call_depth = ${e.call_depth},
-            msg_conversation_id = ${e.msg_conversation_id}, msg_config_id = ${e.msg_config_id},
-            contact_id = ${e.contact_id}, last_event_at = ${e.last_event_at}, ended_at = ${e.ended_at},
-            current_node = ${e.current_node}, execution_context = ${jsonb(e.execution_context)},
-            error_details = ${jsonbOrNull(e.error_details)}, resumable_execution_id = ${e.resumable_execution_id},
-            wait = ${jsonbOrNull(e.wait)}, wait_due_at = ${e.wait?.due_at ?? null}, pending = ${jsonbOrNull(e.pending)},
-            agent = ${jsonbOrNull(e.agent)}, handoff = ${jsonbOrNull(e.handoff)}, requested_status = ${e.requested_status}, step_seq = ${e.step_seq},
-            state_version = ${e.state_version}, lease_owner = ${e.lease_owner}, lease_until = ${e.lease_until}
-          WHERE id = ${e.id} AND state_version = ${expectedVersion}
-          RETURNING id`
-        return rows.length > 0
+        // One statement, the compare-and-set itself.
+        return (yield* replace(e, expectedVersion)).length > 0
       }, Effect.orDie),
+
+      checkpoint: Effect.fnUntraced(
+        function*(e: ExecutionRecord, expectedVersion: number, events: ReadonlyArray<StepEventRecord>) {
+          if (events.length === 0) return (yield* replace(e, expectedVersion)).length > 0
+          // One statement, so one round trip and atomic without a transaction: the events go in only when the
+          // compare-and-set matched. Their foreign key is checked at the statement's end, against the row it updated.
+          const rows = yield* sql`
+            WITH updated AS (${replace(e, expectedVersion)}),
+            appended AS (${insertEvents(sql, events, sql`WHERE EXISTS (SELECT FROM updated)`)})
+            SELECT id FROM updated`
+          return rows.length > 0
+        },
+        Effect.orDie
+      ),
 
       list: Effect.fnUntraced(function*(projectId: string, filter: ExecutionFilter, window: ListWindow) {
         return yield* listNewestFirst(sql, "workflow_executions", where(projectId, filter), window, toExecution, "started_at")
@@ -354,13 +381,7 @@ export const layerStepEventsRepo = Layer.effect(
     return StepEventsRepo.of({
       append: Effect.fnUntraced(function*(events: ReadonlyArray<StepEventRecord>) {
         if (events.length === 0) return
-        // One jsonb parameter: the same statement text (prepared once) whatever the batch's size.
-        yield* later(sql`
-          INSERT INTO workflow_step_events (id, project_id, execution_id, seq, event_type, direction, edge_label,
-            created_at, payload, step)
-          SELECT id, project_id, execution_id, seq, event_type, direction, edge_label, created_at, payload, step
-          FROM ${jsonRows(sql, events)} AS r(id text, project_id text, execution_id text, seq integer, event_type text,
-            direction text, edge_label text, created_at timestamptz, payload jsonb, step jsonb)`)
+        yield* later(insertEvents(sql, events, sql``))
       }, Effect.orDie),
 
       list: Effect.fnUntraced(

@@ -124,6 +124,9 @@ interface StepResult {
   readonly take?: ReadonlyArray<string> | undefined
 }
 
+/** A transition to write, with the stamped events of the steps before it that were not written on their own. */
+type Checkpoint = T.Transition & { readonly carried?: ReadonlyArray<StepEventRecord> | undefined }
+
 /** The checkpoint lost its compare-and-set: another host owns the run now. */
 class Fenced extends Data.TaggedError("Fenced")<{}> {}
 
@@ -138,12 +141,19 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
   readonly graph: (revisionId: string) => Effect.Effect<Graph>
   /** Stores the revision of a definition if new; answers its id. Call inside the start's transaction. */
   readonly pinRevision: (projectId: string, workflowId: string, definition: Definition) => Effect.Effect<string>
-  /** Writes a transition (compare-and-set) with its events and webhook event; false when fenced out. */
+  /**
+   * Writes a transition (compare-and-set) with its events and webhook event; false when fenced out. A run it moves
+   * from another status to running is leased to this host (the caller runs it here next).
+   */
   readonly write: (previous: ExecutionRecord, transition: T.Transition) => Effect.Effect<boolean>
   /** Inserts a new record with its events; false when its dedupe key was taken. */
   readonly insert: (record: ExecutionRecord, events: ReadonlyArray<T.PlacedEvent>) => Effect.Effect<boolean>
-  /** Runs the execution here now (in the background) and leaves a job so another host runs it if this one dies. */
-  readonly kick: (id: string) => Effect.Effect<void>
+  /**
+   * Runs the execution here now (in the background) and leaves a job so another host runs it if this one dies; no
+   * job for a run `leased` to this host (a start's insert, a resume's `write`): no other host could take it before
+   * its lease ends, and the sweep recovers it then.
+   */
+  readonly kick: (id: string, options?: { readonly leased: boolean }) => Effect.Effect<void>
   /** Runs one slice in the calling fiber. */
   readonly runSlice: (id: string) => Effect.Effect<void>
   /** Arms the timer of the record's wait, if it has one. */
@@ -261,7 +271,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
        */
       const writeIn = (
         previous: ExecutionRecord,
-        transition: T.Transition,
+        transition: Checkpoint,
         secrets: ReadonlyArray<string>,
         kicks: Array<string>,
         spawn?: Spawn | undefined
@@ -270,14 +280,16 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const pair = endingPair(previous, transition.record)
           // The route lock before the row, in the order routing takes them.
           if (pair !== undefined) yield* locks.lock(routeLock(pair.configId, pair.contactId))
-          const ok = yield* repo.update(transition.record, previous.state_version)
+          const ok = yield* repo.checkpoint(transition.record, previous.state_version, [
+            ...(transition.carried ?? []),
+            ...(yield* stamp(transition.record, transition.events, secrets))
+          ])
           if (!ok) return false
           // Another run still owning the pair (an older one ended) keeps them.
           if (pair !== undefined && Option.isNone(yield* repo.findRouted(pair.configId, pair.contactId))) {
             const queued = yield* inputs.list(pair.configId, pair.contactId, "queued")
             if (queued.length > 0) yield* inputs.take(queued.map((i) => i.id))
           }
-          yield* events.append(yield* stamp(transition.record, transition.events, secrets))
           yield* webhook(transition.record, previous)
           if (spawn !== undefined && (yield* spawnChild(spawn, previous, transition.record.last_event_at))) kicks.push(spawn.id)
           const child = transition.record
@@ -321,20 +333,36 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           )
         })
 
-      const writeWith = (previous: ExecutionRecord, transition: T.Transition, secrets: ReadonlyArray<string>, spawn?: Spawn | undefined) =>
+      /** A checkpoint `writeIn` would write nothing beside (no webhook event, pair, child or parent to move). */
+      const alone = (previous: ExecutionRecord, r: ExecutionRecord, spawn: Spawn | undefined) =>
+        spawn === undefined && r.status === previous.status && r.resumable_execution_id === previous.resumable_execution_id &&
+        previous.wait?.kind !== "call"
+
+      const writeWith = (previous: ExecutionRecord, transition: Checkpoint, secrets: ReadonlyArray<string>, spawn?: Spawn | undefined) =>
         Effect.gen(function*() {
+          // One statement, atomic on its own: no transaction, one round trip.
+          if (alone(previous, transition.record, spawn)) {
+            return yield* repo.checkpoint(transition.record, previous.state_version, [
+              ...(transition.carried ?? []),
+              ...(yield* stamp(transition.record, transition.events, secrets))
+            ])
+          }
           const kicks: Array<string> = []
           const ok = yield* tx.withTransaction(writeIn(previous, transition, secrets, kicks, spawn))
           // The records are the durability (running, no lease: any host recovers them); the kick is for speed.
-          if (ok) yield* Effect.forEach(kicks, kick, { discard: true })
+          if (ok) yield* Effect.forEach(kicks, (id) => kick(id), { discard: true })
           return ok
         })
 
-      const write = (previous: ExecutionRecord, transition: T.Transition) => writeWith(previous, transition, [])
+      // A run this host resumes runs here next (its kick, a timer's slice): leased to it already, that slice writes no claim.
+      const write = (previous: ExecutionRecord, transition: T.Transition) =>
+        Effect.flatMap(Clock.currentTimeMillis, (ms) => writeWith(previous, previous.status === "running" ? transition : leased(transition, ms), []))
 
       const insert = (record: ExecutionRecord, placed: ReadonlyArray<T.PlacedEvent>) =>
         tx.withTransaction(Effect.gen(function*() {
-          if (!(yield* repo.insert(record))) return false
+          // Leased to this host from the start: the slice its kick runs here needs no claim (a write) of its own.
+          const owned = record.status === "running" ? leased({ record, events: [] }, yield* Clock.currentTimeMillis).record : record
+          if (!(yield* repo.insert(owned))) return false
           yield* events.append(yield* stamp(record, placed, []))
           return true
         }))
@@ -354,6 +382,11 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         if (record.status !== "running") return Option.none<ExecutionRecord>()
         const held = record.lease_owner !== null && record.lease_owner !== hostId && record.lease_until !== null && Date.parse(record.lease_until) > t.ms
         if (held) return Option.none<ExecutionRecord>()
+        // Still ours for a while (taken at insert or by the last checkpoint): nothing to write, and every checkpoint's
+        // compare-and-set fences as before.
+        if (record.lease_owner === hostId && record.lease_until !== null && Date.parse(record.lease_until) - t.ms > leaseMs / 2) {
+          return Option.some(record)
+        }
         const leased: ExecutionRecord = {
           ...record,
           lease_owner: hostId,
@@ -369,10 +402,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           ? { ...t, record: { ...t.record, lease_owner: hostId, lease_until: new Date(ms + leaseMs).toISOString() } }
           : t
 
-      /** The pending send: settle what is known, send what never left. */
-      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend) {
+      /**
+       * The pending send: settle what is known, send what never left. `fresh`: this slice recorded it itself, so nothing
+       * can be recorded under its new message id yet (no lookup).
+       */
+      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend, fresh: boolean) {
         const node = g.node(pending.node_id)!
-        const recorded = yield* outbound.findRecorded(record.project_id, pending.message_id)
+        const recorded = fresh ? Option.none() : yield* outbound.findRecorded(record.project_id, pending.message_id)
         // An agent's send settles its tool call (or its text) and the run stays on the agent node (decisions 10.6).
         const agentSettled = (at: string, outcome: Parameters<typeof afterSend>[2], withRecord: ExecutionRecord = record) =>
           T.apply(withRecord, g, node, afterSend(withRecord, pending, outcome), at, t.ms - Date.parse(pending.started_at))
@@ -542,7 +578,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         if (record.pending !== null) {
           if (record.pending.kind === "webhook") return yield* performWebhook(record, g, t, record.pending, fresh)
           if (record.pending.kind === "agent_tool") return yield* performAgentTool(record, g, t, record.pending, fresh)
-          return { transition: yield* perform(record, g, t, record.pending), secrets: [] as ReadonlyArray<string> }
+          return { transition: yield* perform(record, g, t, record.pending, record.pending.key === fresh), secrets: [] as ReadonlyArray<string> }
         }
         const node = record.current_node === null ? undefined : g.node(record.current_node)
         if (node === undefined) return { transition: T.end(record, g, "completed", t.iso), secrets: [] }
@@ -578,6 +614,18 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         }
       })
 
+      /**
+       * A step whose transition is written with the next checkpoint instead of its own: a start or set_variable node
+       * (nothing outside the record: no send, request, call, input or timer) that moved the run on to its next node.
+       * A crash before that checkpoint loses it with its successor, and the slice that recovers the run takes it again
+       * from the last checkpoint; nobody was told of it meanwhile (decisions of engine.md §6 bullet 20).
+       */
+      const carries = (before: ExecutionRecord, g: Graph, after: T.Transition, spawn: Spawn | undefined) => {
+        const type = before.current_node === null ? undefined : g.node(before.current_node)?.data.node_type
+        return (type === "start" || type === "set_variable") && before.pending === null && spawn === undefined &&
+          after.record.status === "running" && after.record.wait === null && after.record.pending === null
+      }
+
       /** A parent parked on a call whose child moved without it: the move it missed. */
       const catchUpWithChild = Effect.fnUntraced(function*(parent: ExecutionRecord) {
         const childId = parent.wait?.child_id
@@ -595,7 +643,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
        */
       const writeStep = (
         previous: ExecutionRecord,
-        next: T.Transition,
+        next: Checkpoint,
         g: Graph,
         secrets: ReadonlyArray<string>,
         ms: number,
@@ -630,13 +678,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             kind: "message",
             messageIds: batchMessageIds(queued)
           }, r.last_event_at), ms)
-          const taken: T.Transition = { record: resumed.record, events: [...next.events, ...resumed.events] }
+          const taken: Checkpoint = { record: resumed.record, events: [...next.events, ...resumed.events], carried: next.carried }
           if (!(yield* writeIn(previous, taken, secrets, kicks, spawn))) return Option.none<T.Transition>()
           yield* inputs.take(queued.map((i) => i.id))
           return Option.some(taken)
         })).pipe(
           // Runs the checkpoint made runnable start once it committed.
-          Effect.tap((written) => Option.isSome(written) ? Effect.forEach(kicks, kick, { discard: true }) : Effect.void)
+          Effect.tap((written) => Option.isSome(written) ? Effect.forEach(kicks, (id) => kick(id), { discard: true }) : Effect.void)
         )
       }
 
@@ -647,6 +695,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         if (Option.isNone(claimed)) return
         let record = claimed.value
         let fresh: string | undefined
+        // The last record written, and the stamped events of the steps taken since (`carries`).
+        let durable = record
+        let carried: Array<StepEventRecord> = []
         const g = yield* graph(record.revision_id)
         for (let steps = 0;; steps++) {
           const t = yield* now
@@ -669,13 +720,26 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
             : yield* step(record, g, fresh)
           const { secrets, spawn, take, transition } = result
-          const written = yield* writeStep(record, leased(transition, t.ms), g, secrets, t.ms, spawn, take)
+          const moved = leased(transition, t.ms)
+          if (steps < STEP_LIMIT && carries(record, g, moved, spawn)) {
+            carried.push(...(yield* stamp(moved.record, moved.events, secrets)))
+            record = moved.record
+            continue
+          }
+          if (spawn !== undefined && carried.length > 0) {
+            // A call's child starts from its parent's record as written: the carried steps first.
+            if (!(yield* writeWith(durable, { record, events: [], carried }, []))) return yield* Effect.fail(new Fenced())
+            durable = record
+            carried = []
+          }
+          const written = yield* writeStep(durable, { ...moved, carried }, g, secrets, t.ms, spawn, take)
           if (Option.isNone(written)) return yield* Effect.fail(new Fenced())
           yield* crashPoint
           const next = written.value
           // A pending action this slice recorded is this slice's to perform, right away.
           fresh = next.record.pending !== null && record.pending === null ? next.record.pending.key : undefined
-          record = next.record
+          record = durable = next.record
+          carried = []
           if (record.wait !== null && record.wait.due_at !== null) yield* armTimer(record)
         }
       }, (effect) => effect.pipe(Effect.catchTag("Fenced", () => Effect.void)))
@@ -703,11 +767,12 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           })))
         })
 
-      const kick = (id: string) =>
+      const kick = (id: string, options?: { readonly leased: boolean }) =>
         Effect.gen(function*() {
-          // The job is the durability: if this process dies mid-slice, another host runs it.
-          yield* jobs.enqueue(RUN_QUEUE, { id }, { dedupeKey: `run:${id}` })
+          // The slice starts first, the job's round trip beside it. The job is the durability of an unleased run: if
+          // this process dies mid-slice, another host runs it.
           forkSlice(runSlice(id).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
+          if (options?.leased !== true) yield* jobs.enqueue(RUN_QUEUE, { id }, { dedupeKey: `run:${id}` })
         })
 
       const fire = Effect.fn("ExecutionEngine.fire")(function*(job: TimerJob) {

@@ -297,7 +297,7 @@ export class Executions extends Context.Service<Executions, {
             ? Effect.fail(new Conflict({ error: "Resume already pending", code: "resume_pending" }))
             : Effect.fail(unprocessable("Execution is not waiting"))
         }
-        if (resumed.record.status === "running") yield* engine.kick(e.id)
+        if (resumed.record.status === "running") yield* engine.kick(e.id, { leased: resumed.record.wait === null })
         return {
           ...(yield* summary(resumed.record)),
           requested_execution_id: requested.id,

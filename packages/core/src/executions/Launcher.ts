@@ -45,7 +45,7 @@ export class Launcher extends Context.Service<Launcher, {
           }
           return Option.some(record)
         })).pipe(
-          Effect.tap((created) => Option.isSome(created) && created.value.status === "running" ? engine.kick(created.value.id) : Effect.void)
+          Effect.tap((created) => Option.isSome(created) && created.value.status === "running" ? engine.kick(created.value.id, { leased: true }) : Effect.void)
         )
       })
 

@@ -116,14 +116,14 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         return Option.map(workflow, (w) => ({ trigger: trigger.id, workflow: w }))
       })
 
-      /** The workflow that would take the pair's next input (decisions 10.2), for its window. */
-      const takingWorkflow = Effect.fnUntraced(function*(config: MessageConfigRecord, contactId: string) {
+      /** The pair's owner and the workflow that would take its next input (decisions 10.2), for its window. */
+      const taking = Effect.fnUntraced(function*(config: MessageConfigRecord, contactId: string) {
         const owner = yield* repo.findRouted(config.id, contactId)
         if (Option.isSome(owner)) {
-          if (owner.value.status === "handoff") return Option.none<WorkflowRecord>()
-          return yield* workflows.findById(config.project_id, owner.value.workflow_id)
+          if (owner.value.status === "handoff") return { owner, workflow: Option.none<WorkflowRecord>() }
+          return { owner, workflow: yield* workflows.findById(config.project_id, owner.value.workflow_id) }
         }
-        return Option.map(yield* inboundWorkflow(config), (t) => t.workflow)
+        return { owner, workflow: Option.map(yield* inboundWorkflow(config), (t) => t.workflow) }
       })
 
       /** Records where the batch's messages ended up (`processing_status`). */
@@ -157,16 +157,18 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       /**
        * Routes a released batch (oldest first) to its pair's owner or a new run, inside the caller's transaction
        * holding the route lock; answers what to do once it commits (run the resumed or started execution, read mode).
+       * `known`: what `taking` read under the same lock (not read again).
        */
       const route = Effect.fnUntraced(function*(
         config: MessageConfigRecord,
         contactId: string,
         batch: ReadonlyArray<ExecutionInputRecord>,
-        attempt = 0
+        attempt = 0,
+        known?: Effect.Success<ReturnType<typeof taking>>
       ): Effect.fn.Return<Effect.Effect<void>, OwnerMoved> {
         if (batch.length === 0) return Effect.void
         const ids = batch.map((i) => i.id)
-        const owner = yield* repo.findRouted(config.id, contactId)
+        const owner = known !== undefined ? known.owner : yield* repo.findRouted(config.id, contactId)
         if (Option.isSome(owner)) {
           const o = owner.value
           if (Date.parse(o.started_at) > Date.parse(batch[batch.length - 1]!.received_at)) {
@@ -180,7 +182,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
             yield* settle(batch, "blocked")
             return Effect.void
           }
-          const workflow = yield* workflows.findById(o.project_id, o.workflow_id)
+          const workflow = known !== undefined ? known.workflow : yield* workflows.findById(o.project_id, o.workflow_id)
           if (o.status === "waiting" && takesInput(o.wait)) {
             const g = yield* engine.graph(o.revision_id)
             const input = { value: batchValue(batch), reason: "user_input", source: "inbound", kind: "message", messageIds: batchMessageIds(batch) } as const
@@ -192,7 +194,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
             }
             yield* inputs.take(ids)
             yield* settle(batch, "completed")
-            return Effect.andThen(applyReadMode(workflow, config, batch), resumed.record.status === "running" ? engine.kick(o.id) : Effect.void)
+            return Effect.andThen(applyReadMode(workflow, config, batch), resumed.record.status === "running" ? engine.kick(o.id, { leased: resumed.record.wait === null }) : Effect.void)
           }
           // Running (or waiting on something else): the batch waits for the run's next wait point.
           yield* inputs.queue(ids)
@@ -226,7 +228,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         yield* inputs.take(ids)
         yield* settle(batch, "completed")
         // The launch's own kick may run before this transaction commits: kick again after it.
-        const kick = Option.match(launched, { onNone: () => Effect.void, onSome: (e) => engine.kick(e.id) })
+        const kick = Option.match(launched, { onNone: () => Effect.void, onSome: (e) => engine.kick(e.id, { leased: e.status === "running" }) })
         return Effect.andThen(applyReadMode(Option.some(started.value.workflow), config, batch), kick)
       })
 
@@ -252,11 +254,11 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         const after = yield* tx.withTransaction(Effect.gen(function*() {
           yield* locks.lock(routeLock(m.msg_config_id, m.contact_id))
           if (!(yield* inputs.add(toInput(m, "buffered")))) return Effect.void
-          const taker = yield* takingWorkflow(config.value, m.contact_id)
-          const window = Option.match(taker, { onNone: () => 0, onSome: windowMs })
+          const taker = yield* taking(config.value, m.contact_id)
+          const window = Option.match(taker.workflow, { onNone: () => 0, onSome: windowMs })
           const batch = yield* inputs.list(m.msg_config_id, m.contact_id, "buffered")
           const due = dueOf(batch, window)
-          if (window === 0 || due <= (yield* nowMs)) return yield* route(config.value, m.contact_id, batch)
+          if (window === 0 || due <= (yield* nowMs)) return yield* route(config.value, m.contact_id, batch, 0, taker)
           yield* arm({ project_id: projectId, msg_config_id: m.msg_config_id, contact_id: m.contact_id, window_ms: window }, due)
           return Effect.void
         }))

@@ -23,6 +23,16 @@ export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
   readonly get: (id: string) => Effect.Effect<Option.Option<ExecutionRecord>>
   /** Replaces the record when its stored `state_version` is still `expectedVersion`; false otherwise. */
   readonly update: (execution: ExecutionRecord, expectedVersion: number) => Effect.Effect<boolean>
+  /**
+   * `update` and the step events of that write, all or nothing: false, and no event written, when the
+   * stored `state_version` is no longer `expectedVersion`. The engine's checkpoint: one statement on
+   * PostgreSQL, so a checkpoint that writes nothing else needs no transaction (one round trip).
+   */
+  readonly checkpoint: (
+    execution: ExecutionRecord,
+    expectedVersion: number,
+    events: ReadonlyArray<StepEventRecord>
+  ) => Effect.Effect<boolean>
   /** Newest first by (started_at, id). */
   readonly list: (projectId: string, filter: ExecutionFilter, window: ListWindow) => Effect.Effect<ListSlice<ExecutionRecord>>
   /**

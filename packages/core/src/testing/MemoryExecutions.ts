@@ -131,6 +131,34 @@ const isRecoverable = (now: number, quietBefore: number) => (e: ExecutionRecord)
     instant(e.last_event_at) < quietBefore && (e.wait?.due_at == null || instant(e.wait.due_at) <= now)) ||
   (!isTerminal(e.status) && e.wait !== null && e.wait.due_at !== null && instant(e.wait.due_at) <= now)
 
+/** Compare-and-set on `state_version`; what the run belongs to and what started it are not the writer's to change. */
+const replace = (db: MemoryTables, execution: ExecutionRecord, expectedVersion: number) => {
+  const current = db.get(Executions, execution.id)
+  if (current === undefined || current.state_version !== expectedVersion) return false
+  db.put(
+    Executions,
+    execution.id,
+    storedExecution({
+      ...execution,
+      project_id: current.project_id,
+      workflow_id: current.workflow_id,
+      started_at: current.started_at,
+      dedupe_key: current.dedupe_key
+    })
+  )
+  return true
+}
+
+/** As the step events' keys check them: an existing execution each, ids unique. */
+const checkEvents = (db: MemoryTables, events: ReadonlyArray<StepEventRecord>) => {
+  const ids = new Set<string>()
+  for (const e of events) {
+    if (db.get(Executions, e.execution_id) === undefined) violation(`no execution ${e.execution_id}`)
+    if (ids.has(e.id) || db.get(StepEvents, e.id) !== undefined) violation(`duplicate step event id ${e.id}`)
+    ids.add(e.id)
+  }
+}
+
 export const layerMemoryExecutionsRepo = Layer.effect(
   ExecutionsRepo,
   Effect.gen(function*() {
@@ -161,23 +189,20 @@ export const layerMemoryExecutionsRepo = Layer.effect(
       ),
       get: Effect.fn("ExecutionsRepo.get")((id: string) => store.run((db) => Option.fromNullishOr(db.get(Executions, id)))),
       update: Effect.fn("ExecutionsRepo.update")((execution: ExecutionRecord, expectedVersion: number) =>
-        store.run((db) => {
-          const current = db.get(Executions, execution.id)
-          if (current === undefined || current.state_version !== expectedVersion) return false
-          // What the run belongs to and what started it are not the writer's to change.
-          db.put(
-            Executions,
-            execution.id,
-            storedExecution({
-              ...execution,
-              project_id: current.project_id,
-              workflow_id: current.workflow_id,
-              started_at: current.started_at,
-              dedupe_key: current.dedupe_key
-            })
-          )
-          return true
-        })
+        store.run((db) => replace(db, execution, expectedVersion))
+      ),
+      checkpoint: Effect.fn("ExecutionsRepo.checkpoint")(
+        (execution: ExecutionRecord, expectedVersion: number, events: ReadonlyArray<StepEventRecord>) =>
+          store.run((db) => {
+            // Fenced: nothing written, the events not even looked at (on PostgreSQL none is inserted then).
+            const current = db.get(Executions, execution.id)
+            if (current === undefined || current.state_version !== expectedVersion) return false
+            // Checked before anything is written: a checkpoint that fails leaves the record as it was.
+            checkEvents(db, events)
+            replace(db, execution, expectedVersion)
+            for (const e of events) db.put(StepEvents, e.id, storedEvent(e))
+            return true
+          })
       ),
       list: Effect.fn("ExecutionsRepo.list")((projectId: string, filter: ExecutionFilter, window: ListWindow) =>
         store.run((db) =>
@@ -242,12 +267,7 @@ export const layerMemoryStepEventsRepo = Layer.effect(
     return StepEventsRepo.of({
       append: Effect.fn("StepEventsRepo.append")((events: ReadonlyArray<StepEventRecord>) =>
         store.run((db) => {
-          const ids = new Set<string>()
-          for (const e of events) {
-            if (db.get(Executions, e.execution_id) === undefined) violation(`no execution ${e.execution_id}`)
-            if (ids.has(e.id) || db.get(StepEvents, e.id) !== undefined) violation(`duplicate step event id ${e.id}`)
-            ids.add(e.id)
-          }
+          checkEvents(db, events)
           const stored = events.map(storedEvent)
           for (const e of stored) db.put(StepEvents, e.id, e)
         })

@@ -327,6 +327,34 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           )
         }))
 
+      it.effect("checkpoints the record and its step events together, or neither when fenced or refused", () =>
+        Effect.gen(function*() {
+          const repo = yield* ExecutionsRepo
+          const events = yield* StepEventsRepo
+          const workflow = yield* givenWorkflow()
+          const execution = makeExecution(workflow)
+          yield* given(execution)
+          const first = makeStepEvent(execution, { seq: 1000, created_at: at(10) })
+          const second = makeStepEvent(execution, { seq: 1001, created_at: at(10), event_type: "step_completed" })
+          const next: ExecutionRecord = { ...execution, current_node: "next", last_event_at: at(10), step_seq: 1, state_version: 1 }
+          assert.isTrue(yield* repo.checkpoint(next, 0, [first, second]))
+          assert.deepStrictEqual(yield* repo.get(execution.id), Option.some(next))
+          assert.deepStrictEqual(yield* events.latest(execution.id, 10), [second, first])
+          // A stale writer: neither its record nor its events.
+          const stale = makeStepEvent(execution, { seq: 1000, created_at: at(20) })
+          assert.isFalse(yield* repo.checkpoint({ ...execution, status: "failed", state_version: 1 }, 0, [stale]))
+          assert.deepStrictEqual(yield* repo.get(execution.id), Option.some(next))
+          assert.deepStrictEqual(yield* events.find(execution.project_id, stale.id), Option.none())
+          // An event the store refuses (a repeated id) leaves the record as it was.
+          yield* dies(repo.checkpoint({ ...next, current_node: "later", state_version: 2 }, 1, [first]))
+          assert.deepStrictEqual(yield* repo.get(execution.id), Option.some(next))
+          // No events: the compare-and-set alone.
+          const later: ExecutionRecord = { ...next, current_node: "later", state_version: 2 }
+          assert.isTrue(yield* repo.checkpoint(later, 1, []))
+          assert.deepStrictEqual(yield* repo.get(execution.id), Option.some(later))
+          assert.isFalse(yield* repo.checkpoint({ ...later, id: uniqueId("exe") }, 2, []))
+        }))
+
       it.effect("lists newest first by start with every filter", () =>
         Effect.gen(function*() {
           const repo = yield* ExecutionsRepo
