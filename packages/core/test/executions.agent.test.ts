@@ -8,6 +8,8 @@ import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { ProviderModels } from "../src/ai/ProviderModels.ts"
 import { ModelSimulator, type ModelTurn } from "../src/ai/simulator/ModelSimulator.ts"
+import { EventPlans } from "../src/events/EventPlans.ts"
+import { Events } from "../src/events/Events.ts"
 import { ExecutionEngine } from "../src/executions/Engine.ts"
 import { Executions } from "../src/executions/Executions.ts"
 import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
@@ -305,6 +307,47 @@ describe("agent tools with outside effects", () => {
       assert.strictEqual(run.status, "ended")
       assert.deepStrictEqual(yield* g.contact.received, [])
       assert.match(String(eventsOf(run, "agent_tool_called")[0]!.payload["error"]), /observer run only analyses/)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
+
+describe("emit_event tool", () => {
+  const offeredTo = (index: number) =>
+    Effect.map(requests, (all) =>
+      ((all.filter((r) => r.path === "/chat/completions")[index]!.body as { tools: ReadonlyArray<{ function: { name: string } }> }).tools)
+        .map((t) => t.function.name))
+
+  it.effect("records the event with the run's conversation when enabled, and is hidden when the plan has no project events", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent({ enabled_default_tools: ["emit_event"] })], [])
+      yield* script([
+        { tool_calls: [{ name: "emit_event", arguments: { name: "order.refund_requested", properties: { order: "A1" } } }] },
+        { text: "Refund requested." }
+      ])
+      yield* g.contact.say("Refund A1")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting", JSON.stringify(run.error_details))
+      assert.include(yield* offeredTo(0), "emit_event")
+      const called = eventsOf(run, "agent_tool_called")[0]!
+      assert.isUndefined(called.payload["error"])
+      const eventId = (called.payload["output"] as { event_id: string }).event_id
+      const listed = yield* (yield* Events).list(g.principal, {}, { mode: "cursor", limit: 10 })
+      const recorded = listed.items.find((e) => e.id === eventId)!
+      assert.strictEqual(recorded.name, "order.refund_requested")
+      assert.strictEqual(recorded.conversation_id, run.msg_conversation_id)
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("is not offered when the project's plan has no project events", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      yield* (yield* EventPlans).set(g.principal.project.id, { events_enabled: false })
+      yield* inboundWorkflow(g, [agent({ enabled_default_tools: ["emit_event"] })], [])
+      yield* script([{ text: "Hello." }])
+      yield* g.contact.say("Hi")
+      yield* settle
+      assert.notInclude(yield* offeredTo(0), "emit_event")
+      assert.include(yield* offeredTo(0), "complete_task")
     }).pipe(Effect.provide(Layer.fresh(Services))))
 })
 

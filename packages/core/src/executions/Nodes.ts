@@ -9,6 +9,7 @@
  * fails the step as in doubt (the engine sees the step was entered twice).
  */
 import { Effect, Option, Predicate } from "effect"
+import { EventPlans } from "../events/EventPlans.ts"
 import { Events } from "../events/Events.ts"
 import { FunctionCalls } from "../functions/FunctionCalls.ts"
 import { Messaging } from "../messaging/Messaging.ts"
@@ -205,6 +206,7 @@ export type NodeServices =
   | LanguageModels
   | McpServers
   | KnowledgeSearch
+  | EventPlans
   | Messaging
   | Events
   | FunctionCalls

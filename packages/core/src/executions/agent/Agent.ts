@@ -9,6 +9,7 @@
  * unverified instead.
  */
 import { Effect, Option, Predicate } from "effect"
+import { EventPlans } from "../../events/EventPlans.ts"
 import { Events } from "../../events/Events.ts"
 import { Messaging } from "../../messaging/Messaging.ts"
 import { ExecutionInputsRepo } from "../../ports/ExecutionsRepo.ts"
@@ -96,6 +97,8 @@ const beginActivation = Effect.fnUntraced(function*(input: StepInput) {
   const enabled = Array.isArray(config.enabled_default_tools)
     ? config.enabled_default_tools.filter((t): t is BuiltInAgentTool => (BuiltInAgentTools as ReadonlyArray<unknown>).includes(t))
     : null
+  // `emit_event` is hidden when the project's plan has no project events (2.3.10).
+  const eventsEnabled = (yield* (yield* EventPlans).effective(e.project_id)).events_enabled
   const state: AgentState = {
     node_id: input.node.id,
     activation: 1,
@@ -104,7 +107,7 @@ const beginActivation = Effect.fnUntraced(function*(input: StepInput) {
     turns,
     todo: [],
     mcp_tools: [],
-    builtins: effectiveAgentTools(enabled, version)
+    builtins: effectiveAgentTools(enabled, version).filter((t) => eventsEnabled || t !== "emit_event")
   }
   return yield* customTools.listMcp(input, state)
 })
