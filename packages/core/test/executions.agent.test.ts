@@ -238,6 +238,50 @@ describe("agent node", () => {
     }).pipe(Effect.provide(Layer.fresh(Services))))
 })
 
+describe("built-in tools", () => {
+  it.effect("reading tools answer from the run and the conversation; send_media sends; ask_about_file asks the model", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent()], [])
+      yield* script([
+        {
+          tool_calls: [
+            { name: "get_execution_metadata", arguments: {} },
+            { name: "get_whatsapp_context", arguments: {} },
+            { name: "contact_conversations", arguments: {} },
+            { name: "save_variable", arguments: { name: "plan", value: "gold" } },
+            { name: "get_variable", arguments: { name: "plan" } }
+          ]
+        },
+        { tool_calls: [{ name: "send_media", arguments: { media_type: "image", url: "https://cdn.example.com/a.png", caption: "Your receipt" } }] },
+        { tool_calls: [{ name: "ask_about_file", arguments: { question: "What is the total?", url: "https://cdn.example.com/a.png" } }] },
+        { text: "The total is 42." },
+        { text: "Done." }
+      ])
+      yield* g.contact.say("Show me my receipt")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting", JSON.stringify(run.error_details))
+      const outputs = new Map(eventsOf(run, "agent_tool_called").map((e) => [e.payload["tool"] as string, e.payload["output"] as any]))
+      assert.strictEqual(outputs.get("get_execution_metadata").workflow_name, "Support")
+      assert.strictEqual(outputs.get("get_whatsapp_context").messages[0].content, "Show me my receipt")
+      assert.deepStrictEqual(outputs.get("contact_conversations"), { conversations: [] })
+      assert.deepStrictEqual(outputs.get("get_variable"), { name: "plan", value: "gold" })
+      assert.strictEqual(run.execution_context.vars["plan"], "gold")
+      assert.strictEqual(outputs.get("send_media").sent, true)
+      assert.strictEqual(outputs.get("ask_about_file").answer, "The total is 42.")
+      const image = (yield* g.contact.envelopes).find((e) => e["type"] === "image")
+      assert.deepStrictEqual(image?.["image"], { link: "https://cdn.example.com/a.png", caption: "Your receipt" })
+      // ask_about_file sent the question with the file to the model.
+      const asked = (yield* requests).filter((r) => r.path === "/chat/completions")[3]!
+      const content = (asked.body as { messages: ReadonlyArray<{ content: unknown }> }).messages[0]!.content
+      assert.deepStrictEqual(content, [
+        { type: "text", text: "What is the total?" },
+        { type: "image_url", image_url: { url: "https://cdn.example.com/a.png" } }
+      ])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+})
+
 describe("agent tools with outside effects", () => {
   it.effect("a tool call a restart left half-done is reported to the model as unverified and never made again", () =>
     Effect.gen(function*() {

@@ -11,7 +11,7 @@
  */
 import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
 import { AiError, LanguageModel, type Prompt, type Response, Tool } from "effect/ai"
-import { Sse } from "effect/encoding"
+import { Base64, Sse } from "effect/encoding"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { type AudioInput, LanguageModels, ModelCallSettings } from "../ports/LanguageModels.ts"
 import type { ModelEndpoint } from "./ProviderModel.ts"
@@ -86,6 +86,24 @@ const decodeErrorBody = Schema.decodeUnknownOption(Schema.fromJsonString(ErrorBo
 
 const jsonText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value) ?? "null")
 
+const dataUrl = (mediaType: string, data: Uint8Array | string) =>
+  `data:${mediaType};base64,${typeof data === "string" ? data : Base64.encode(data)}`
+
+/**
+ * A file of a user message: an image (or a URL of unknown type) as `image_url`, other bytes as a `file` part; a
+ * non-image URL, which chat completions cannot fetch as a file, as a text line naming it.
+ */
+const filePart = (p: Prompt.FilePart): Record<string, unknown> => {
+  const isImage = p.mediaType.startsWith("image/")
+  if (p.data instanceof URL) {
+    return isImage || p.mediaType === "application/octet-stream"
+      ? { type: "image_url", image_url: { url: p.data.toString() } }
+      : { type: "text", text: `[file: ${p.data.toString()}]` }
+  }
+  if (isImage) return { type: "image_url", image_url: { url: dataUrl(p.mediaType, p.data) } }
+  return { type: "file", file: { filename: p.fileName ?? "file", file_data: dataUrl(p.mediaType, p.data) } }
+}
+
 /** Prompt messages as chat-completions messages. */
 export const toMessages = (prompt: Prompt.Prompt): Array<Record<string, unknown>> => {
   const messages: Array<Record<string, unknown>> = []
@@ -95,8 +113,12 @@ export const toMessages = (prompt: Prompt.Prompt): Array<Record<string, unknown>
         messages.push({ role: "system", content: message.content })
         break
       case "user": {
-        const text = message.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n")
-        messages.push({ role: "user", content: text })
+        const files = message.content.some((p) => p.type === "file")
+        // Text alone is one string; with files, the parts in order (vision and file inputs).
+        const content = files
+          ? message.content.map((p) => (p.type === "text" ? { type: "text", text: p.text } : filePart(p)))
+          : message.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n")
+        messages.push({ role: "user", content })
         break
       }
       case "assistant": {
