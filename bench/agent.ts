@@ -6,8 +6,9 @@
  * Parley: runs of a workflow whose agent calls a local tool
  * (`get_current_datetime`) `iterations - 1` times and then answers, on the
  * host's model simulator served over HTTP. One iteration, from one
- * `agent_iteration_started` to the next, is the model call, its checkpoint,
- * the tool step and its checkpoint.
+ * `agent_iteration_started` to the next, is the step's reads (queued input,
+ * the model's record), the model call, the local tool answered with it, and
+ * the one checkpoint that journals both.
  *
  * Baseline: the very requests those runs sent to the model (read back from
  * the simulator), sent again to the same simulator over HTTP, one at a time,
@@ -117,7 +118,7 @@ export const benchAgent = (options: { readonly runs: number; readonly iterations
 export const formatAgentBench = (r: AgentBenchResult): string =>
   [
     `Agent iterations (${r.runs} runs × ${r.iterations} iterations, durable PostgreSQL, model simulator over HTTP)`,
-    `  Parley, one iteration (model call + checkpoint + tool step + checkpoint)   p50 ${r.parley.p50.toFixed(2)} ms   p99 ${r.parley.p99.toFixed(2)} ms`,
+    `  Parley, one iteration (reads + model call + local tool + one checkpoint)   p50 ${r.parley.p50.toFixed(2)} ms   p99 ${r.parley.p99.toFixed(2)} ms`,
     `  the same requests straight to the model                                    p50 ${r.direct.p50.toFixed(2)} ms   p99 ${r.direct.p99.toFixed(2)} ms`,
     `  added per iteration: p50 ${r.addedP50Ms.toFixed(2)} ms (target <= 3 ms); ratio Parley / model ${(r.parley.p50 / Math.max(r.direct.p50, 0.001)).toFixed(2)}`,
     ""
