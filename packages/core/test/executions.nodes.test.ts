@@ -435,6 +435,32 @@ describe("call node", () => {
       assert.deepStrictEqual(executing.payload, { action: "call", request: { workflow_id: child.id, workflow_name: "Child", execution_id: c.id } })
     }).pipe(Effect.provide(Layer.fresh(Services))))
 
+  it.effect("deleting the called workflow ends its waiting child (workflow_deleted) and the parent goes on", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const workflows = yield* Workflows
+      const executions = yield* Executions
+      const child = yield* create(g, "Ask later", line(node("ask", "wait_for_response", { save_response_to: "answer" })))
+      const parent = yield* run(g, line(node("call", "call", { workflow_id: child.id }), node("after", "set_variable", {
+        variable_name: "after",
+        variable_value: "went on"
+      })), {}, "Caller")
+      assert.strictEqual(parent.status, "waiting")
+      const children = yield* executions.list(g.principal, { workflow_id: child.id }, { mode: "page", page: 1, perPage: 10 })
+      assert.strictEqual(children.items[0]!.status, "waiting")
+      // Called by an active workflow: refused, nothing ends.
+      const refused = yield* Effect.flip(executions.deleteWorkflow(g.principal, child.id))
+      assert.strictEqual(refused._tag, "Unprocessable")
+      yield* workflows.update(g.principal, parent.workflow.id, { status: "draft" })
+      yield* workflows.update(g.principal, child.id, { status: "draft" })
+      yield* executions.deleteWorkflow(g.principal, child.id)
+      yield* idle
+      const after = yield* executions.get(g.principal, parent.id)
+      assert.strictEqual(after.status, "ended", JSON.stringify(after.error_details))
+      assert.strictEqual(after.execution_context.vars.after, "went on")
+      assert.isTrue(Option.isNone(yield* (yield* ExecutionsRepo).get(children.items[0]!.id)))
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
   it.effect("waits while the child waits, resumable through the child, and goes on when it ends", () =>
     Effect.gen(function*() {
       const g = yield* given

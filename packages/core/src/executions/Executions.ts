@@ -22,6 +22,7 @@ import {
   type ExecutionRecord,
   type ExecutionStatus,
   type ExecutionSummary,
+  isTerminal,
   type StepEventFilter,
   type StepEventRecord,
   toDetail,
@@ -30,7 +31,8 @@ import {
 } from "./Execution.ts"
 import { routeLock } from "./Inputs.ts"
 import { discover, DISCOVERY_EXECUTIONS, type WorkflowVariables } from "./Variables.ts"
-import { toFlow } from "../workflows/Workflow.ts"
+import { toFlow, type WorkflowRecord } from "../workflows/Workflow.ts"
+import { Workflows } from "../workflows/Workflows.ts"
 import { Launcher } from "./Launcher.ts"
 import * as T from "./Transitions.ts"
 
@@ -89,6 +91,11 @@ export class Executions extends Context.Service<Executions, {
   /** Variables discovery (decisions 2.4.6). */
   readonly variables: (principal: Principal, workflowId: string) => Effect.Effect<WorkflowVariables, NotFound>
   readonly move: (principal: Principal, id: string, status: ExecutionStatus) => Effect.Effect<ExecutionSummary, NotFound | Unprocessable>
+  /**
+   * `DELETE /workflows/<id>` (decisions 3.1): the workflow's live runs end (`workflow_deleted`; a `call` parent in
+   * another workflow follows its ended child, a child of theirs ends too), then the workflow and its runs go.
+   */
+  readonly deleteWorkflow: (principal: Principal, workflowId: string) => Effect.Effect<void, NotFound | Unprocessable>
   readonly resume: (
     principal: Principal,
     id: string,
@@ -108,6 +115,7 @@ export class Executions extends Context.Service<Executions, {
       const repo = yield* ExecutionsRepo
       const steps = yield* StepEventsRepo
       const workflows = yield* WorkflowsRepo
+      const workflowService = yield* Workflows
       const triggers = yield* TriggersRepo
       const configs = yield* MessageConfigsRepo
       const contacts = yield* ContactsRepo
@@ -316,7 +324,24 @@ export class Executions extends Context.Service<Executions, {
         )
       })
 
-      return Executions.of({ start, get, getFlowExecution, list, listByConversation, variables, move, resume, events, event })
+      /** Ends one live run as deleted; a run that moved meanwhile is read again (its slice is fenced by the write). */
+      const endDeleted = (e: ExecutionRecord, attempt = 0): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          if (isTerminal(e.status)) return
+          const g = yield* engine.graph(e.revision_id)
+          const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+          if (yield* engine.write(e, T.end(e, g, "workflow_deleted", now))) return
+          const again = yield* repo.get(e.id)
+          if (Option.isSome(again) && attempt < 5) yield* endDeleted(again.value, attempt + 1)
+        })
+
+      const deleteWorkflow = Effect.fn("Executions.deleteWorkflow")(function*(principal: Principal, workflowId: string) {
+        yield* workflowService.delete(principal, workflowId, {
+          beforeRemove: (w: WorkflowRecord) => Effect.flatMap(repo.listLive(w.project_id, w.id), (live) => Effect.forEach(live, (e) => endDeleted(e), { discard: true }))
+        })
+      })
+
+      return Executions.of({ start, get, getFlowExecution, list, listByConversation, variables, move, deleteWorkflow, resume, events, event })
     })
   )
 }

@@ -89,7 +89,16 @@ export class Workflows extends Context.Service<Workflows, {
     id: string,
     input: WorkflowUpdateInput
   ) => Effect.Effect<WorkflowRecord, WriteError>
-  readonly delete: (principal: Principal, id: string) => Effect.Effect<void, NotFound | Unprocessable>
+  /**
+   * Removes a draft or archived workflow that no active workflow calls (decisions 3.1). `beforeRemove` runs in the
+   * same transaction once the checks passed, before the workflow and its runs go: the executions capability ends the
+   * live runs there (`Executions.deleteWorkflow`).
+   */
+  readonly delete: (
+    principal: Principal,
+    id: string,
+    options?: { readonly beforeRemove?: ((workflow: WorkflowRecord) => Effect.Effect<void>) | undefined }
+  ) => Effect.Effect<void, NotFound | Unprocessable>
   /** The workflow with its definition, read-only name fields filled. */
   readonly getWithDefinition: (principal: Principal, id: string) => Effect.Effect<WorkflowRecord, NotFound>
 }>()("@parley/core/workflows/Workflows") {
@@ -214,7 +223,11 @@ export class Workflows extends Context.Service<Workflows, {
         }
       })
 
-      const remove = Effect.fn("Workflows.delete")(function*(principal: Principal, id: string) {
+      const remove = Effect.fn("Workflows.delete")(function*(
+        principal: Principal,
+        id: string,
+        options: { readonly beforeRemove?: ((workflow: WorkflowRecord) => Effect.Effect<void>) | undefined } = {}
+      ) {
         const projectId = principal.project.id
         yield* tx.withTransaction(Effect.gen(function*() {
           const current = yield* find(projectId, id)
@@ -225,6 +238,7 @@ export class Workflows extends Context.Service<Workflows, {
           if (callers.length > 0) {
             return yield* unprocessable(`Workflow is called by active workflow ${callers[0]!.name}`)
           }
+          if (options.beforeRemove !== undefined) yield* options.beforeRemove(current)
           yield* repo.delete(projectId, id)
         }))
       })

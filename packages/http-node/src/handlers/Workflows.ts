@@ -2,6 +2,7 @@
 import {
   BadRequest,
   CurrentPrincipal,
+  Executions,
   cursorKeyOf,
   pageBody,
   ParleyApi,
@@ -23,6 +24,7 @@ export const WorkflowsHandlers = HttpApiBuilder.group(
   "workflows",
   Effect.fn(function*(handlers) {
     const workflows = yield* Workflows
+    const executions = yield* Executions
     return handlers
       .handle("list", ({ query, request }) =>
         Effect.gen(function*() {
@@ -56,7 +58,8 @@ export const WorkflowsHandlers = HttpApiBuilder.group(
         }))
       .handle("delete", ({ params }) =>
         Effect.gen(function*() {
-          yield* workflows.delete(yield* CurrentPrincipal, params.id)
+          // The executions capability ends the workflow's live runs before it goes (decisions 3.1).
+          yield* executions.deleteWorkflow(yield* CurrentPrincipal, params.id)
         }))
       .handle("definition", ({ params }) =>
         Effect.gen(function*() {
