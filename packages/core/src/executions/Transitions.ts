@@ -11,8 +11,7 @@ import {
   type ExecutionContext,
   type ExecutionRecord,
   type ExecutionStatus,
-  type HandoffState,
-  stepRef
+  type HandoffState
 } from "./Execution.ts"
 import type { Graph } from "./Graph.ts"
 import { CONTEXT_MAX_BYTES, contextBytes } from "./Interpolation.ts"

@@ -5,39 +5,13 @@
  * only the wire is missing.
  */
 import { Effect } from "effect"
-import { HttpClient, HttpClientError, type HttpClientRequest, HttpClientResponse } from "effect/http"
-import type { SimBody, SimFile } from "../../messaging/simulator/Protocol.ts"
+import { HttpClient, HttpClientResponse } from "effect/http"
+import { simBodyOf } from "../../messaging/simulator/Protocol.ts"
 import type { ModelSimulator } from "./ModelSimulator.ts"
 
 /** The API root of the in-process simulator (the `.invalid` TLD never resolves, should it ever leak). */
 export const InProcessModelBaseUrl = "http://models.simulator.invalid/v1"
 const rootPath = new URL(InProcessModelBaseUrl).pathname
-
-const bodyOf = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<SimBody, HttpClientError.HttpClientError> => {
-  const body = request.body
-  switch (body._tag) {
-    case "Empty":
-      return Effect.succeed({ _tag: "None" })
-    case "Uint8Array":
-      return Effect.succeed({ _tag: "Bytes", contentType: body.contentType, bytes: body.body })
-    case "FormData":
-      return Effect.promise(async () => {
-        const fields: Record<string, string> = {}
-        const files: Array<SimFile> = []
-        for (const [key, value] of body.formData.entries()) {
-          if (typeof value === "string") fields[key] = value
-          else files.push({ key, filename: value.name, contentType: value.type, bytes: new Uint8Array(await value.arrayBuffer()) })
-        }
-        return { _tag: "Form", fields, files } as const
-      })
-    default:
-      return Effect.fail(
-        new HttpClientError.HttpClientError({
-          reason: new HttpClientError.EncodeError({ request, description: `the model simulator does not take ${body._tag} bodies` })
-        })
-      )
-  }
-}
 
 /** An `HttpClient` answered by the simulator, piece by piece (a stream arrives as its events). */
 export const httpClient = (simulator: ModelSimulator["Service"]): HttpClient.HttpClient =>
@@ -47,7 +21,7 @@ export const httpClient = (simulator: ModelSimulator["Service"]): HttpClient.Htt
         method: request.method,
         path: url.pathname.startsWith(rootPath) ? url.pathname.slice(rootPath.length) : url.pathname,
         authorization: request.headers["authorization"],
-        body: yield* bodyOf(request)
+        body: yield* simBodyOf(request, "the model simulator")
       })
       const chunks = [...answer.chunks]
       const body = new ReadableStream<Uint8Array>({

@@ -11,7 +11,7 @@ import { Messaging } from "../../messaging/Messaging.ts"
 import { StepEventsRepo } from "../../ports/ExecutionsRepo.ts"
 import { type EventDraft, follow, type StepOutcome, StepFailed } from "../Step.ts"
 import { aiDecide } from "../ai/AiDecide.ts"
-import { chainDepthOf, type StepInput, str, value, withVars } from "./NodeInput.ts"
+import { chainDepthOf, type StepInput, str, withVars } from "./NodeInput.ts"
 
 /** The payload parts every function step sends (decisions 10.5.5). */
 export const functionCall = Effect.fnUntraced(function*(input: StepInput, functionId: string) {

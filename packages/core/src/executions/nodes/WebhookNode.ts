@@ -10,7 +10,7 @@ import { WebhookSettings } from "../../webhooks/Settings.ts"
 import { CONTEXT_MAX_BYTES, renderText, secretsUsed } from "../Interpolation.ts"
 import { follow, type StepOutcome, StepFailed } from "../Step.ts"
 import { aiFieldsOf, generateAiFields, withAiValues } from "../ai/AiFields.ts"
-import { fail, type StepInput, str, text, value, withVars } from "./NodeInput.ts"
+import { type StepInput, str, text, value, withVars } from "./NodeInput.ts"
 
 /** The webhook node's timeout (decisions 2.3.8). */
 export const WEBHOOK_TIMEOUT_MS = 30_000

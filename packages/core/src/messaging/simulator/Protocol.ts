@@ -4,7 +4,8 @@
  * face (`@parley/http-node`'s `SimulatorServer`) and the in-process client
  * (`Transport.ts`) both translate to these few shapes.
  */
-import type { Effect } from "effect"
+import { Effect } from "effect"
+import { HttpClientError, type HttpClientRequest } from "effect/http"
 
 export interface SimFile {
   /** Form field name (`file`). */
@@ -53,3 +54,39 @@ export interface SimResponse {
  * delivery and is retried.
  */
 export type WebhookSink = (rawBody: Uint8Array, signatureHeader: string) => Effect.Effect<void, unknown>
+
+/** The body of a request an in-process simulator answers (`who` names it in the refusal of other bodies). */
+export const simBodyOf = (
+  request: HttpClientRequest.HttpClientRequest,
+  who: string
+): Effect.Effect<SimBody, HttpClientError.HttpClientError> => {
+  const body = request.body
+  switch (body._tag) {
+    case "Empty":
+      return Effect.succeed({ _tag: "None" })
+    case "Uint8Array":
+      return Effect.succeed({ _tag: "Bytes", contentType: body.contentType, bytes: body.body })
+    case "FormData":
+      return Effect.promise(async () => {
+        const fields: Record<string, string> = {}
+        const files: Array<SimFile> = []
+        for (const [key, value] of body.formData.entries()) {
+          if (typeof value === "string") fields[key] = value
+          else {
+            const bytes = new Uint8Array(await value.arrayBuffer())
+            files.push({ key, filename: value.name, contentType: value.type, bytes })
+          }
+        }
+        return { _tag: "Form", fields, files } as const
+      })
+    default:
+      return Effect.fail(
+        new HttpClientError.HttpClientError({
+          reason: new HttpClientError.EncodeError({
+            request,
+            description: `${who} does not take ${body._tag} bodies`
+          })
+        })
+      )
+  }
+}
