@@ -13,7 +13,7 @@
  * read shape) and never logged.
  *
  * Every stored value is ciphertext: migration 0017 sealed the rows written
- * before, under the same key (see `sealMessageConfig`), so no value is read
+ * before, under the same key (`sealMessageConfigSecret`, `sealWebhookSecret`), so no value is read
  * as plain text (a user's secret that happens to look like ciphertext would
  * make a "was it sealed?" test ambiguous).
  */
@@ -40,17 +40,25 @@ const open = (cipher: SecretCipher, scope: string, name: string, stored: string)
     Effect.orDie
   )
 
-/** The config with `access_token` and `app_secret` encrypted (also used by migration 0017). */
-export const sealMessageConfig = (cipher: SecretCipher, c: MessageConfigRecord): MessageConfigRecord => {
-  const scope = messageConfigSecretScope(c.id)
-  return {
-    ...c,
-    access_token: Redacted.make(seal(cipher, scope, "access_token", Redacted.value(c.access_token))),
-    app_secret: c.app_secret === null
-      ? null
-      : Redacted.make(seal(cipher, scope, "app_secret", Redacted.value(c.app_secret)))
-  }
-}
+/** One credential of a config, encrypted (also by migration 0017, for the rows stored before). */
+export const sealMessageConfigSecret = (
+  cipher: SecretCipher,
+  configId: string,
+  field: "access_token" | "app_secret",
+  value: string
+) => seal(cipher, messageConfigSecretScope(configId), field, value)
+
+/** A webhook's signing secret, encrypted (also by migration 0017). */
+export const sealWebhookSecret = (cipher: SecretCipher, webhookId: string, value: string) =>
+  seal(cipher, webhookSecretScope(webhookId), "secret_key", value)
+
+const sealMessageConfig = (cipher: SecretCipher, c: MessageConfigRecord): MessageConfigRecord => ({
+  ...c,
+  access_token: Redacted.make(sealMessageConfigSecret(cipher, c.id, "access_token", Redacted.value(c.access_token))),
+  app_secret: c.app_secret === null
+    ? null
+    : Redacted.make(sealMessageConfigSecret(cipher, c.id, "app_secret", Redacted.value(c.app_secret)))
+})
 
 const openMessageConfig = Effect.fnUntraced(function*(cipher: SecretCipher, c: MessageConfigRecord) {
   const scope = messageConfigSecretScope(c.id)
@@ -63,10 +71,9 @@ const openMessageConfig = Effect.fnUntraced(function*(cipher: SecretCipher, c: M
   }
 })
 
-/** The webhook with `secret_key` encrypted. */
-export const sealWebhook = (cipher: SecretCipher, w: WebhookRecord): WebhookRecord => ({
+const sealWebhook = (cipher: SecretCipher, w: WebhookRecord): WebhookRecord => ({
   ...w,
-  secret_key: seal(cipher, webhookSecretScope(w.id), "secret_key", w.secret_key)
+  secret_key: sealWebhookSecret(cipher, w.id, w.secret_key)
 })
 
 const openWebhook = Effect.fnUntraced(function*(cipher: SecretCipher, w: WebhookRecord) {
