@@ -21,7 +21,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { FunctionSecretsCipher, type SecretCipher } from "../functions/SecretCipher.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { WebhooksRepo } from "../ports/WebhooksRepo.ts"
+import { WebhookDeliveriesRepo, WebhooksRepo } from "../ports/WebhooksRepo.ts"
 import type { ListSlice } from "../shared/Pagination.ts"
 import type { WebhookRecord } from "../webhooks/Webhook.ts"
 
@@ -133,5 +133,27 @@ export const layerSealedWebhooksRepo = Layer.effect(
   })
 )
 
-/** Both sealed repos, over the adapters' and the host's cipher. */
-export const layerSealedRepos = Layer.mergeAll(layerSealedMessageConfigsRepo, layerSealedWebhooksRepo)
+/** `WebhookDeliveriesRepo` over the adapter's: the webhook an attempt starts from comes with its secret opened. */
+export const layerSealedWebhookDeliveriesRepo = Layer.effect(
+  WebhookDeliveriesRepo,
+  Effect.gen(function*() {
+    const stored = yield* WebhookDeliveriesRepo
+    const keys = yield* FunctionSecretsCipher
+    const openWebhookFound = openOption((w: WebhookRecord) => Effect.flatMap(keys.cipher, (cipher) => openWebhook(cipher, w)))
+    return WebhookDeliveriesRepo.of({
+      ...stored,
+      findWithWebhook: (projectId, id) =>
+        Effect.flatMap(
+          stored.findWithWebhook(projectId, id),
+          openOption(({ delivery, webhook }) => Effect.map(openWebhookFound(webhook), (opened) => ({ delivery, webhook: opened })))
+        )
+    })
+  })
+)
+
+/** The sealed repos, over the adapters' and the host's cipher. */
+export const layerSealedRepos = Layer.mergeAll(
+  layerSealedMessageConfigsRepo,
+  layerSealedWebhooksRepo,
+  layerSealedWebhookDeliveriesRepo
+)

@@ -10,14 +10,14 @@ import type { FunctionsRepo } from "../../functions/FunctionsRepo.ts"
 import { FunctionSecretsCipher } from "../../functions/SecretCipher.ts"
 import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
 import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { WebhooksRepo } from "../../ports/WebhooksRepo.ts"
+import { WebhookDeliveriesRepo, WebhooksRepo } from "../../ports/WebhooksRepo.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
 import { layerSealedRepos, messageConfigSecretScope, webhookSecretScope } from "../../secrets/SecretsAtRest.ts"
 import { at, dies, givenProject } from "./fixtures.ts"
 import { makeConfig } from "./MessagingStorageConformance.ts"
-import { makeWebhook } from "./WebhooksStorageConformance.ts"
+import { makeDelivery, makeWebhook } from "./WebhooksStorageConformance.ts"
 
-export type SecretsAtRestPorts = ProjectsRepo | FunctionsRepo | MessageConfigsRepo | WebhooksRepo
+export type SecretsAtRestPorts = ProjectsRepo | FunctionsRepo | MessageConfigsRepo | WebhooksRepo | WebhookDeliveriesRepo
 
 const window: ListWindow = { mode: "cursor", limit: 50 }
 
@@ -93,7 +93,9 @@ export const secretsAtRestConformance = <E>(name: string, storage: Layer.Layer<S
       Effect.gen(function*() {
         const project = yield* givenProject()
         const webhook = makeWebhook(project.id, { secret_key: "whsec-plain" })
+        const delivery = makeDelivery(webhook)
         yield* sealed(WebhooksRepo.use((repo) => repo.insert(webhook)))
+        yield* (yield* WebhookDeliveriesRepo).insert(delivery)
 
         const stored = Option.getOrThrow(yield* (yield* WebhooksRepo).findById(project.id, webhook.id))
         assertCiphertext(stored.secret_key, "whsec-plain")
@@ -108,7 +110,12 @@ export const secretsAtRestConformance = <E>(name: string, storage: Layer.Layer<S
           return [
             yield* repo.findById(project.id, webhook.id),
             Option.fromNullishOr((yield* repo.list(project.id, {}, window)).items[0]),
-            Option.fromNullishOr((yield* repo.listActive(project.id, webhook.phone_number_id))[0])
+            Option.fromNullishOr((yield* repo.listActive(project.id, webhook.phone_number_id))[0]),
+            // What an attempt signs with.
+            Option.flatMap(
+              yield* (yield* WebhookDeliveriesRepo).findWithWebhook(project.id, delivery.id),
+              (found) => found.webhook
+            )
           ]
         }))
         for (const read of reads) assert.strictEqual(Option.getOrThrow(read).secret_key, "whsec-plain")
