@@ -15,7 +15,8 @@ import {
   MessageConfigsRepo,
   Outbox,
   Projects,
-  Transactor
+  Transactor,
+  WebhooksRepo
 } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { makeConfig } from "@parley/core/testing/conformance"
@@ -82,6 +83,8 @@ let outbox: Outbox["Service"]
 let transactor: Transactor["Service"]
 let projectA: string
 let projectB: string
+/** The memory adapter under the host: what it keeps is what a database would. */
+let storedWebhooks: WebhooksRepo["Service"]
 let close: () => Promise<void>
 
 /** Connects a number to a project, through the sealed repo as the host stores configs (credentials encrypted). */
@@ -110,6 +113,7 @@ beforeAll(async () => {
     )
     plans = Context.get(services, EventPlans)
     outbox = Context.get(ports, Outbox)
+    storedWebhooks = Context.get(ports, WebhooksRepo)
     transactor = Context.get(ports, Transactor)
     const projects = Context.get(services, Projects)
     projectA = (yield* projects.authenticate(host.key)).project.id
@@ -196,6 +200,9 @@ describe("webhook registrations", () => {
     const got = await host.request("GET", `/platform/v1/msg/webhooks/${id}`)
     assert.strictEqual(got.status, 200)
     assert.deepStrictEqual(got.body, { data: created })
+    // Stored encrypted with the host key, answered in clear (the read shape has it).
+    const stored = Option.getOrThrow(await Effect.runPromise(storedWebhooks.findById(projectA, id)))
+    assert.notInclude(stored.secret_key, SECRET)
     const other = await host.request("GET", `/platform/v1/msg/webhooks/${id}`, { key: host.otherKey })
     assert.deepStrictEqual([other.status, other.body], [404, { error: "Webhook not found" }])
   })
