@@ -5,17 +5,18 @@
  * Parley keeps), each bound to its record and field.
  *
  * The seal sits where the domain hands records to storage: these layers wrap
- * the `MessageConfigsRepo` and `WebhooksRepo` adapters (memory or Postgres,
- * which store what they are given), so every service reading a config or a
- * webhook gets the plain value, inside `Redacted` where the record has it, and
- * nothing else changes. Values are opened on read only to be used (a call to
- * the network, signing a delivery; a webhook's `secret_key` is part of its
- * read shape) and never logged.
+ * the `MessageConfigsRepo`, `WebhooksRepo` and `WebhookDeliveriesRepo`
+ * adapters (memory or Postgres, which store what they are given), so every
+ * service reading a config or a webhook gets the value and nothing else
+ * changes. A config's credentials stay inside `Redacted` (no log line or
+ * rendered record shows them) until a call to the network or a signature
+ * check uses them; a webhook's `secret_key` signs deliveries and is part of
+ * its read shape (spec).
  *
  * Every stored value is ciphertext: migration 0017 sealed the rows written
- * before, under the same key (`sealMessageConfigSecret`, `sealWebhookSecret`), so no value is read
- * as plain text (a user's secret that happens to look like ciphertext would
- * make a "was it sealed?" test ambiguous).
+ * before, under the same key (`sealMessageConfigSecret`, `sealWebhookSecret`),
+ * so no value is ever guessed to be plain (a user's secret may look like
+ * ciphertext).
  */
 import { Effect, Layer, Option, Redacted } from "effect"
 import { FunctionSecretsCipher, type SecretCipher } from "../functions/SecretCipher.ts"
@@ -29,8 +30,6 @@ import type { WebhookRecord } from "../webhooks/Webhook.ts"
 export const messageConfigSecretScope = (configId: string) => `msg_config:${configId}`
 /** Additional data of a webhook's signing secret. */
 export const webhookSecretScope = (webhookId: string) => `webhook:${webhookId}`
-
-const seal = (cipher: SecretCipher, scope: string, name: string, value: string) => cipher.encrypt(scope, name, value)
 
 // A value the host cannot decrypt (another key, tampered data) is a fault of the deployment, not of a
 // caller: the defect says which record and field, never the value.
@@ -46,11 +45,11 @@ export const sealMessageConfigSecret = (
   configId: string,
   field: "access_token" | "app_secret",
   value: string
-) => seal(cipher, messageConfigSecretScope(configId), field, value)
+) => cipher.encrypt(messageConfigSecretScope(configId), field, value)
 
 /** A webhook's signing secret, encrypted (also by migration 0017). */
 export const sealWebhookSecret = (cipher: SecretCipher, webhookId: string, value: string) =>
-  seal(cipher, webhookSecretScope(webhookId), "secret_key", value)
+  cipher.encrypt(webhookSecretScope(webhookId), "secret_key", value)
 
 const sealMessageConfig = (cipher: SecretCipher, c: MessageConfigRecord): MessageConfigRecord => ({
   ...c,
