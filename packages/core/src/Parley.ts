@@ -23,6 +23,7 @@ import { layerFunctionsWorkers } from "./functions/FunctionsJobs.ts"
 import { FunctionInvocationLog } from "./functions/InvocationLog.ts"
 import { FunctionInvoker } from "./functions/Invoker.ts"
 import { FunctionSecretsCipher } from "./functions/SecretCipher.ts"
+import { layerSealedRepos } from "./secrets/SecretsAtRest.ts"
 import { DomainEventSubscribers, layerOutboxRelay, layerSignalingOutbox } from "./outbox/Relay.ts"
 import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
 import { layerWebhooksInterest } from "./webhooks/Interest.ts"
@@ -50,12 +51,15 @@ export const layerServices = Layer.mergeAll(
   layerMessagingServices,
   Functions.layer.pipe(
     Layer.provideMerge(ProjectSecrets.layer),
-    Layer.provideMerge(FunctionSecretsCipher.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
   )
 ).pipe(
   // Every append to the outbox wakes this process's relay (see `outbox/Relay.ts`).
-  Layer.provideMerge(layerSignalingOutbox)
+  Layer.provideMerge(layerSignalingOutbox),
+  // Between every service and the storage adapters: credentials are stored encrypted (`secrets/SecretsAtRest.ts`).
+  Layer.provideMerge(layerSealedRepos),
+  // The one key of every secret at rest: function and project secrets, credentials.
+  Layer.provideMerge(FunctionSecretsCipher.layer)
 )
 
 /**

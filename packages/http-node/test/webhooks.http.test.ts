@@ -9,14 +9,17 @@ import { assert, describe, it } from "@effect/vitest"
 import { parseWebhookBatch, verifyWebhookSignature } from "@parley/client"
 import {
   EventPlans,
+  FunctionSecretsCipher,
   Ids,
+  layerSealedRepos,
   MessageConfigsRepo,
-  type MessageConfigRecord,
   Outbox,
   Projects,
-  Transactor
+  Transactor,
+  WebhooksRepo
 } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
+import { makeConfig } from "@parley/core/testing/conformance"
 import { ConfigProvider, Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { createHmac } from "node:crypto"
 import { afterAll, beforeAll } from "vitest"
@@ -80,21 +83,15 @@ let outbox: Outbox["Service"]
 let transactor: Transactor["Service"]
 let projectA: string
 let projectB: string
+/** The memory adapter under the host: what it keeps is what a database would. */
+let storedWebhooks: WebhooksRepo["Service"]
 let close: () => Promise<void>
 
-/** The numbers each project has: the messaging capability's store answers for every other one. */
-const numbers = new Map<string, string>()
-
-const withNumbers = (ports: Context.Context<any>) => {
-  const repo = Context.get(ports, MessageConfigsRepo)
-  return Context.add(ports, MessageConfigsRepo, MessageConfigsRepo.of({
-    ...repo,
-    findByPhoneNumberId: (id) =>
-      numbers.has(id)
-        ? Effect.succeed(Option.some({ project_id: numbers.get(id)!, display_name: "+1 555" } as unknown as MessageConfigRecord))
-        : repo.findByPhoneNumberId(id)
-  }))
-}
+/** Connects a number to a project, through the sealed repo as the host stores configs (credentials encrypted). */
+const connect = (ports: Context.Context<any>, projectId: string, phoneNumberId: string) =>
+  MessageConfigsRepo.use((repo) => repo.insert(makeConfig(projectId, { phone_number_id: phoneNumberId, display_name: "+1 555" }))).pipe(
+    Effect.provide(layerSealedRepos.pipe(Layer.provideMerge(FunctionSecretsCipher.layer), Layer.provide(Layer.succeedContext(ports))))
+  )
 
 beforeAll(async () => {
   const scope = Effect.runSync(Scope.make())
@@ -105,7 +102,7 @@ beforeAll(async () => {
     const environment = (allow: string) =>
       ConfigProvider.fromEnv({ env: { ...process.env, PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS: allow } })
     host = yield* startHost(
-      Layer.succeedContext(Context.add(withNumbers(ports), ConfigProvider.ConfigProvider, environment("true")))
+      Layer.succeedContext(Context.add(ports, ConfigProvider.ConfigProvider, environment("true")))
     )
     const strictPorts = yield* Layer.build(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer))
     strict = yield* startHost(
@@ -116,12 +113,13 @@ beforeAll(async () => {
     )
     plans = Context.get(services, EventPlans)
     outbox = Context.get(ports, Outbox)
+    storedWebhooks = Context.get(ports, WebhooksRepo)
     transactor = Context.get(ports, Transactor)
     const projects = Context.get(services, Projects)
     projectA = (yield* projects.authenticate(host.key)).project.id
     projectB = (yield* projects.authenticate(host.otherKey)).project.id
-    numbers.set(PNID, projectA)
-    numbers.set(OTHER_PNID, projectB)
+    yield* connect(ports, projectA, PNID)
+    yield* connect(ports, projectB, OTHER_PNID)
   }).pipe(Effect.provideService(Scope.Scope, scope)))
   close = () => Effect.runPromise(Scope.close(scope, Exit.void))
 })
@@ -202,6 +200,9 @@ describe("webhook registrations", () => {
     const got = await host.request("GET", `/platform/v1/msg/webhooks/${id}`)
     assert.strictEqual(got.status, 200)
     assert.deepStrictEqual(got.body, { data: created })
+    // Stored encrypted with the host key, answered in clear (the read shape has it).
+    const stored = Option.getOrThrow(await Effect.runPromise(storedWebhooks.findById(projectA, id)))
+    assert.notInclude(stored.secret_key, SECRET)
     const other = await host.request("GET", `/platform/v1/msg/webhooks/${id}`, { key: host.otherKey })
     assert.deepStrictEqual([other.status, other.body], [404, { error: "Webhook not found" }])
   })

@@ -2,7 +2,7 @@
  * Webhook deliveries on the production ports (PostgreSQL storage, pg-boss):
  * a delivery whose retry is pending when the host stops completes after a
  * new host starts on the same database, with the same idempotency key and
- * the same bytes. Nothing is killed by hand: the first host's layer is
+ * the same bytes, signed with the secret the database keeps encrypted. Nothing is killed by hand: the first host's layer is
  * closed mid-schedule and a second one built.
  */
 import { NodeHttpServer } from "@effect/platform-node"
@@ -12,6 +12,7 @@ import { Ids, Projects } from "@parley/core"
 import { layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
 import { ConfigProvider, Context, Effect, Exit, Layer, References, Scope } from "effect"
 import { HttpServer } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 import { afterAll, beforeAll } from "vitest"
 import * as Host from "../src/Host.ts"
@@ -52,7 +53,7 @@ const startHostOn = (scope: Scope.Scope) =>
       scope
     )
     const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
-    return { url, projects: Context.get(context, Projects) }
+    return { url, projects: Context.get(context, Projects), sql: Context.get(context, SqlClient.SqlClient) }
   })
 
 const call = async (base: string, key: string, method: string, path: string, body?: unknown) => {
@@ -82,7 +83,7 @@ describe("webhook deliveries (postgres)", () => {
 
     // First host: the webhook, one event, one failed attempt; then it stops.
     const first = await Effect.runPromise(Scope.make())
-    const { url: firstUrl } = await Effect.runPromise(Effect.gen(function*() {
+    const { sql, url: firstUrl } = await Effect.runPromise(Effect.gen(function*() {
       const started = yield* startHostOn(first)
       const project = yield* started.projects.create("Restart")
       yield* started.projects.createKey(project.id, "test", key)
@@ -92,6 +93,10 @@ describe("webhook deliveries (postgres)", () => {
       msg_webhook: { url: `${receiver.url}/restart`, events: ["project.event"], secret_key: SECRET }
     })
     assert.strictEqual(created.status, 201, created.text)
+    // The signing secret is stored encrypted with the host key (the second host signs with it below).
+    const plain = await Effect.runPromise(sql<{ readonly n: number }>`
+      SELECT count(*)::int AS n FROM webhooks w WHERE w::text LIKE ${`%${SECRET}%`}`)
+    assert.strictEqual(plain[0]!.n, 0)
     const emitted = await call(firstUrl, key, "POST", "/platform/v1/events", { name: "order.paid" })
     assert.strictEqual(emitted.status, 201, emitted.text)
     const [attempt1] = await receiver.received(1)

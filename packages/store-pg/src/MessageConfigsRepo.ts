@@ -1,6 +1,7 @@
 /**
  * `MessageConfigsRepo` on PostgreSQL (migration 0004): connected numbers, their
- * credentials stored as given and handed out `Redacted`, and a NOTIFY per
+ * credentials stored as given (`access_token` and `app_secret` encrypted by
+ * core's `SecretsAtRest`, 0017) and handed out `Redacted`, and a NOTIFY per
  * committed change for the caches of every process.
  */
 import {

@@ -23,14 +23,14 @@ export class FunctionSecretKey extends Context.Reference<Redacted.Redacted<strin
   { defaultValue: () => undefined }
 ) {
   /** From `PARLEY_SECRET_KEY`; unset or empty leaves the stored key in charge. */
-  static readonly layerConfig = Layer.effect(
-    FunctionSecretKey,
-    Effect.gen(function*() {
-      const key = yield* Config.option(Config.Redacted("PARLEY_SECRET_KEY"))
-      return Option.getOrUndefined(Option.filter(key, (k) => Redacted.value(k).length > 0))
-    }).pipe(Effect.orDie)
-  )
+  static readonly layerConfig = Layer.effect(FunctionSecretKey, Effect.suspend(() => configuredSecretKey))
 }
+
+/** `PARLEY_SECRET_KEY`, or undefined when unset or empty (also read by migrations that encrypt). */
+export const configuredSecretKey: Effect.Effect<Redacted.Redacted<string> | undefined> = Effect.gen(function*() {
+  const key = yield* Config.option(Config.Redacted("PARLEY_SECRET_KEY"))
+  return Option.getOrUndefined(Option.filter(key, (k) => Redacted.value(k).length > 0))
+}).pipe(Effect.orDie)
 
 export const SECRET_KEY_MIN_LENGTH = 16
 

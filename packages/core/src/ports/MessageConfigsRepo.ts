@@ -1,7 +1,9 @@
 /**
  * Storage of message configs (connected numbers), scoped by project, with
  * the host-wide lookups ingestion routes by: a number id belongs to at most
- * one live config across the host.
+ * one live config across the host. Adapters store credentials as given: the
+ * services see this port through `secrets/SecretsAtRest.ts`, which hands the
+ * adapter `access_token` and `app_secret` encrypted.
  */
 import { Context, type Effect, type Option, type Stream } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"

@@ -1,7 +1,8 @@
 /**
  * Storage of webhook registrations, their deliveries (with every attempt)
  * and the buffers of batched events, always scoped by project where a caller
- * names a record.
+ * names a record. Adapters store `secret_key` as given: the services see these
+ * ports through `secrets/SecretsAtRest.ts`, which hands it to them encrypted.
  */
 import { Context, type Effect, type Option, type Stream } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
