@@ -180,20 +180,11 @@ const send = (
   state: AgentState,
   message: Record<string, unknown>,
   agent: NonNullable<PendingSend["agent"]>,
-  resolve: (input: StepInput, message: Record<string, unknown>) => Effect.Effect<Option.Option<Omit<PendingSend, "agent">>, StepFailed, any>
+  resolve: ResolveSend
 ) =>
   Effect.map(resolve(input, message), (pending): StepOutcome =>
     Option.match(pending, {
-      onNone: () => {
-        const answer = toolError("No sender number or recipient for this run")
-        if (agent.call_id === null) {
-          return stay(input.execution.execution_context, { ...state, todo: state.todo.slice(1) }, [
-            { event_type: "action_failed", payload: { action: "agent_message", error: { message: "No sender number or recipient" } } }
-          ])
-        }
-        const call = state.todo[0]!.kind === "call" ? (state.todo[0] as { call: AgentCall }).call : undefined
-        return call === undefined ? stay(input.execution.execution_context, state, []) : settled(input, state, call, answer, 0, 0)
-      },
+      onNone: () => settleSend(input.execution.execution_context, state, agent, { error: "No sender number or recipient for this run" }),
       onSome: (p) => ({
         context: input.execution.execution_context,
         events: [],
@@ -340,23 +331,31 @@ export const agentStep = Effect.fnUntraced(function*(input: StepInput, resolveSe
 export const afterSend = (
   record: ExecutionRecord,
   pending: PendingSend,
-  outcome: { readonly messageId: string } | { readonly error: string; readonly code?: string | undefined }
+  outcome: SendOutcome
+): StepOutcome => settleSend(record.execution_context, record.agent!, pending.agent!, outcome)
+
+type SendOutcome = { readonly messageId: string } | { readonly error: string; readonly code?: string | undefined }
+
+/** A send's outcome joins the journal: its tool call's result, or (assistant text) just the log. */
+const settleSend = (
+  ctx: ExecutionContext,
+  state: AgentState,
+  agent: NonNullable<PendingSend["agent"]>,
+  outcome: SendOutcome
 ): StepOutcome => {
-  const state = record.agent!
-  const agent = pending.agent!
-  const ctx = record.execution_context
   const call = agent.call_id === null
     ? undefined
     : state.todo.flatMap((t) => (t.kind === "call" && t.call.id === agent.call_id ? [t.call] : []))[0]
+  const withoutText = { ...state, todo: state.todo.filter((t) => t.kind !== "text") }
   if ("messageId" in outcome) {
     const sent: EventDraft = { event_type: "agent_message_sent", payload: { message_id: outcome.messageId, text: agent.text }, direction: "outbound" }
-    if (call === undefined) return stay(ctx, { ...state, todo: state.todo.filter((t) => t.kind !== "text") }, [sent])
+    if (call === undefined) return stay(ctx, withoutText, [sent])
     const answer = { result: { sent: true, message_id: outcome.messageId }, isError: false }
     return stay(ctx, settleCall(state, call, answer.result, false), [sent, toolCalled(call, answer, 0)])
   }
   const error = { error: outcome.error, ...(outcome.code !== undefined ? { code: outcome.code } : {}) }
   if (call === undefined) {
-    return stay(ctx, { ...state, todo: state.todo.filter((t) => t.kind !== "text") }, [
+    return stay(ctx, withoutText, [
       { event_type: "action_failed", payload: { action: "agent_message", error: { message: outcome.error, code: outcome.code } } }
     ])
   }
