@@ -1,0 +1,230 @@
+/**
+ * The contract says what the server does (issue 21 §4): every operation of the served `/openapi.json` gets
+ * requests generated from the document's own schemas (valid ones, and ones with wrong types, missing required
+ * fields, unknown fields, odd path ids, no key), and every answer must be a documented status, never a 5xx, with a
+ * body its documented schema accepts (checked by a real JSON Schema validator). Seeded and bounded, so each run
+ * sends the same requests.
+ */
+import { type Schema as JsonSchema, Validator } from "@cfworker/json-schema"
+import { Ids } from "@parley/core"
+import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
+import { Effect, Exit, Layer, Predicate, Scope } from "effect"
+import fc from "fast-check"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { connectSimulatedNumber, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+
+const SEED = 21_4
+/** Requests per operation: valid ones and mutated ones, half each. */
+const RUNS = 80
+
+let host: MessagingHost
+let close: () => Promise<void>
+
+beforeAll(async () => {
+  const scope = Effect.runSync(Scope.make())
+  await Effect.runPromise(Effect.gen(function*() {
+    host = yield* startMessagingHost(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer))
+    yield* connectSimulatedNumber(host)
+  }).pipe(Effect.provideService(Scope.Scope, scope)))
+  close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+}, 60_000)
+afterAll(() => close())
+
+type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+type Node = { readonly [key: string]: any }
+
+interface Operation {
+  readonly method: string
+  readonly path: string
+  readonly id: string
+  readonly parameters: ReadonlyArray<{ readonly name: string; readonly in: string; readonly required?: boolean; readonly schema?: Node }>
+  readonly body: Node | undefined
+  readonly responses: { readonly [status: string]: { readonly content?: { readonly [type: string]: { readonly schema?: Node } } } }
+}
+
+interface Request {
+  readonly kind: string
+  readonly path: string
+  readonly query: ReadonlyArray<readonly [string, string]>
+  readonly body: Json | undefined
+  readonly withKey: boolean
+}
+
+const anyJson: fc.Arbitrary<Json> = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>
+
+/** A JSON Schema (the subset the contract uses: type, enum, properties, items, anyOf, allOf, $ref) → values it accepts. */
+const arbitrary = (components: Node, schema: Node | undefined, depth = 0): fc.Arbitrary<Json> => {
+  if (schema === undefined || depth > 6) return anyJson
+  if (typeof schema.$ref === "string") {
+    return arbitrary(components, components[schema.$ref.replace("#/components/schemas/", "")], depth + 1)
+  }
+  if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum as Array<Json>)
+  if ("const" in schema) return fc.constant(schema.const as Json)
+  if (Array.isArray(schema.anyOf)) return fc.oneof(...schema.anyOf.map((s: Node) => arbitrary(components, s, depth + 1)))
+  if (Array.isArray(schema.oneOf)) return fc.oneof(...schema.oneOf.map((s: Node) => arbitrary(components, s, depth + 1)))
+  if (Array.isArray(schema.allOf)) return arbitrary(components, Object.assign({}, ...schema.allOf), depth + 1)
+  switch (schema.type) {
+    case "string":
+      return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.max(schema.minLength ?? 0, 12) })
+    case "integer":
+      return fc.integer({ min: schema.minimum ?? -1_000, max: schema.maximum ?? 1_000_000 })
+    case "number":
+      return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true })
+    case "boolean":
+      return fc.boolean()
+    case "null":
+      return fc.constant(null)
+    case "array":
+      return fc.array(arbitrary(components, schema.items, depth + 1), { minLength: schema.minItems ?? 0, maxLength: 3 })
+    case "object": {
+      const properties: Node = schema.properties ?? {}
+      const required = new Set<string>(schema.required ?? [])
+      const record: { [key: string]: fc.Arbitrary<Json> } = {}
+      for (const [key, sub] of Object.entries(properties)) record[key] = arbitrary(components, sub as Node, depth + 1)
+      return fc.record(record, { requiredKeys: [...required].filter((k) => k in record) }) as fc.Arbitrary<Json>
+    }
+    default:
+      return anyJson
+  }
+}
+
+/** A value of another JSON type than `schema` says. */
+const wrongType = (schema: Node | undefined): fc.Arbitrary<Json> => {
+  const type = schema?.type
+  const pool: Array<fc.Arbitrary<Json>> = [fc.constant(null), fc.boolean(), fc.integer(), fc.string(), fc.constant([]), fc.constant({})]
+  const of = (v: Json) =>
+    v === null ? "null" : Array.isArray(v) ? "array" : typeof v === "number" ? (Number.isInteger(v) ? "integer" : "number") : typeof v
+  return fc.oneof(...pool).filter((v) => type === undefined ? v !== null : of(v) !== type && !(type === "number" && of(v) === "integer"))
+}
+
+const resolve = (components: Node, schema: Node | undefined): Node | undefined =>
+  schema !== undefined && typeof schema.$ref === "string" ? resolve(components, components[schema.$ref.replace("#/components/schemas/", "")]) : schema
+
+/** Invalid bodies: the whole body of a wrong type, a required field dropped or retyped, an unknown field added. */
+const invalidBody = (components: Node, schema: Node | undefined, valid: fc.Arbitrary<Json>): fc.Arbitrary<Json> => {
+  const node = resolve(components, schema)
+  const mutations: Array<fc.Arbitrary<Json>> = [wrongType(node), valid.map((v) => Predicate.isObject(v) ? { ...v, unknown_field_z: 1 } : v)]
+  const fields = Object.keys(node?.properties ?? {})
+  if (node?.type === "object" && fields.length > 0) {
+    mutations.push(fc.tuple(valid, fc.constantFrom(...fields)).map(([v, key]) => {
+      const copy = { ...(v as { [key: string]: Json }) }
+      delete copy[key]
+      return copy
+    }))
+    mutations.push(fc.tuple(valid, fc.constantFrom(...fields)).chain(([v, key]) =>
+      wrongType(resolve(components, node.properties[key])).map((bad) => ({ ...(v as { [key: string]: Json }), [key]: bad }))
+    ))
+  }
+  return fc.oneof(...mutations)
+}
+
+/**
+ * Path segments: plausible ids, strangers, and some that are not ids at all. Never only dots: `fetch` resolves
+ * `.` and `..` before sending, so the request would go to another path.
+ */
+const pathValue = fc.oneof(
+  fc.stringMatching(/^[a-z0-9_-]{1,24}$/),
+  fc.constantFrom("0", "-1", "00000000-0000-0000-0000-000000000000", "%20", "a.b", "v24.0"),
+  fc.string({ minLength: 1, maxLength: 8 }).filter((s) => !/^\.+$/.test(s))
+)
+
+const asQuery = (value: Json): string => typeof value === "string" ? value : JSON.stringify(value)
+
+const requests = (components: Node, op: Operation): fc.Arbitrary<Request> => {
+  const validBody = arbitrary(components, op.body)
+  const queryParams = op.parameters.filter((p) => p.in === "query")
+  const query = fc.tuple(...queryParams.map((p) => {
+    // Mostly what the schema says, sometimes any text; optional ones are left out half the time.
+    const value = fc.oneof({ weight: 3, arbitrary: arbitrary(components, p.schema) }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }) })
+    const pair = value.map((v) => [p.name, asQuery(v)] as const)
+    return p.required === true ? pair : fc.option(pair, { nil: undefined, freq: 2 })
+  })).map((pairs) => pairs.filter(Predicate.isNotUndefined))
+  const pathParams = op.parameters.filter((p) => p.in === "path")
+  const path = fc.tuple(...pathParams.map(() => pathValue)).map((values) =>
+    pathParams.reduce((path, p, i) => path.replace(`{${p.name}}`, encodeURIComponent(values[i]!)), op.path)
+  )
+  const body = op.body === undefined
+    ? fc.constant({ kind: "valid", body: undefined as Json | undefined })
+    : fc.oneof(
+      validBody.map((body) => ({ kind: "valid", body: body as Json | undefined })),
+      invalidBody(components, op.body, validBody).map((body) => ({ kind: "invalid body", body: body as Json | undefined }))
+    )
+  // One request in six goes without a key.
+  return fc.record({ path, query, body, withKey: fc.nat(5).map((n) => n !== 0) })
+    .map(({ body, path, query, withKey }) => ({ kind: body.kind, path, query, body: body.body, withKey }))
+}
+
+const operations = (document: Node): ReadonlyArray<Operation> =>
+  Object.entries(document.paths as Node).flatMap(([path, item]) =>
+    Object.entries(item as Node).map(([method, op]) => ({
+      method: method.toUpperCase(),
+      path,
+      id: op.operationId ?? `${method} ${path}`,
+      parameters: op.parameters ?? [],
+      body: op.requestBody?.content?.["application/json"]?.schema,
+      responses: op.responses ?? {}
+    }))
+  )
+
+interface Failure {
+  readonly operation: string
+  readonly why: string
+  readonly request: string
+  readonly answer: string
+}
+
+describe("the served /openapi.json", () => {
+  it("documents every answer of every operation, for valid and invalid requests", async () => {
+    const document = await (await fetch(`${host.url}/openapi.json`)).json() as Node
+    const components: Node = document.components?.schemas ?? {}
+    const validators = new Map<Node, Validator>()
+    const validate = (schema: Node, value: unknown) => {
+      let validator = validators.get(schema)
+      if (validator === undefined) {
+        // `$ref`s point into `#/components`: the schema is checked as the root of a document holding them.
+        validator = new Validator({ ...schema, components: document.components } as JsonSchema, "2020-12", false)
+        validators.set(schema, validator)
+      }
+      return validator.validate(value)
+    }
+    const failures: Array<Failure> = []
+    const ops = operations(document)
+    assert.isAbove(ops.length, 80)
+    for (const [index, op] of ops.entries()) {
+      const samples = fc.sample(requests(components, op), { seed: SEED + index, numRuns: RUNS })
+      for (const request of samples) {
+        const search = new URLSearchParams(request.query as Array<[string, string]>).toString()
+        const target = `${request.path}${search.length > 0 ? `?${search}` : ""}`
+        const answer = await host.request(op.method, target, {
+          ...(request.body !== undefined ? { body: request.body } : {}),
+          key: request.withKey ? host.key : null
+        })
+        const fail = (why: string) =>
+          failures.push({
+            operation: `${op.method} ${op.path} (${op.id})`,
+            why,
+            request: `${request.kind}${request.withKey ? "" : ", no key"}: ${op.method} ${target} ${JSON.stringify(request.body) ?? ""}`,
+            answer: `${answer.status} ${answer.text.slice(0, 300)}`
+          })
+        const documented = op.responses[String(answer.status)] ?? op.responses["default"]
+        if (answer.status >= 500) fail(`server error ${answer.status}`)
+        else if (documented === undefined) fail(`undocumented status ${answer.status}`)
+        else {
+          const schema = documented.content?.["application/json"]?.schema
+          if (schema !== undefined) {
+            const result = validate(schema, answer.body)
+            if (!result.valid) {
+              fail(`body breaks the ${answer.status} schema: ${result.errors.slice(-2).map((e) => `${e.instanceLocation} ${e.error}`).join("; ")}`)
+            }
+          } else if (answer.text.length > 0 && answer.status !== 204) fail(`${answer.status} documents no body, got one`)
+        }
+      }
+    }
+    // One line per (operation, why): the first request that showed it.
+    const unique = [...new Map(failures.map((f) => [`${f.operation} ${f.why.replace(/:.*/, "")}`, f])).values()]
+    assert.deepStrictEqual(
+      unique.map((f) => `${f.operation}: ${f.why}\n    request: ${f.request}\n    answer: ${f.answer}`),
+      []
+    )
+  }, 60_000)
+})
