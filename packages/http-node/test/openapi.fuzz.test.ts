@@ -19,12 +19,15 @@ const RUNS = 80
 
 let host: MessagingHost
 let close: () => Promise<void>
+/** Ids the host handed out (and the simulated number's), so requests also reach resources that exist. */
+const seenIds: Array<string> = []
 
 beforeAll(async () => {
   const scope = Effect.runSync(Scope.make())
   await Effect.runPromise(Effect.gen(function*() {
     host = yield* startMessagingHost(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer))
-    yield* connectSimulatedNumber(host)
+    const number = yield* connectSimulatedNumber(host)
+    seenIds.push(number.phoneNumberId, number.businessAccountId)
   }).pipe(Effect.provideService(Scope.Scope, scope)))
   close = () => Effect.runPromise(Scope.close(scope, Exit.void))
 }, 60_000)
@@ -44,7 +47,8 @@ interface Operation {
 
 interface Request {
   readonly kind: string
-  readonly path: string
+  /** Resolved when sent. */
+  readonly path: () => string
   readonly query: ReadonlyArray<readonly [string, string]>
   readonly body: Json | undefined
   readonly withKey: boolean
@@ -130,6 +134,16 @@ const pathValue = fc.oneof(
 
 const asQuery = (value: Json): string => typeof value === "string" ? value : JSON.stringify(value)
 
+/** Every `id` or `*_id` string of an answer, at any depth. */
+const collectIds = (value: unknown): Array<string> =>
+  Array.isArray(value)
+    ? value.flatMap(collectIds)
+    : Predicate.isObject(value)
+    ? Object.entries(value).flatMap(([key, v]) =>
+      typeof v === "string" && (key === "id" || key.endsWith("_id")) ? [v] : collectIds(v)
+    )
+    : []
+
 const requests = (components: Node, op: Operation): fc.Arbitrary<Request> => {
   const validBody = arbitrary(components, op.body)
   const queryParams = op.parameters.filter((p) => p.in === "query")
@@ -140,9 +154,13 @@ const requests = (components: Node, op: Operation): fc.Arbitrary<Request> => {
     return p.required === true ? pair : fc.option(pair, { nil: undefined, freq: 2 })
   })).map((pairs) => pairs.filter(Predicate.isNotUndefined))
   const pathParams = op.parameters.filter((p) => p.in === "path")
-  const path = fc.tuple(...pathParams.map(() => pathValue)).map((values) =>
-    pathParams.reduce((path, p, i) => path.replace(`{${p.name}}`, encodeURIComponent(values[i]!)), op.path)
-  )
+  // Half the ids are ones the host handed out so far, picked when the request is sent (the pool grows as it goes);
+  // the API version is mostly a real one, so requests get past it.
+  const path = fc.tuple(...pathParams.map((p) =>
+    p.name === "version"
+      ? fc.oneof(fc.constant("v24.0"), pathValue).map((v) => () => v)
+      : fc.oneof(pathValue.map((v) => () => v), fc.nat().map((n) => () => seenIds[n % seenIds.length]!))
+  )).map((values) => () => pathParams.reduce((path, p, i) => path.replace(`{${p.name}}`, encodeURIComponent(values[i]!())), op.path))
   const body = op.body === undefined
     ? fc.constant({ kind: "valid", body: undefined as Json | undefined })
     : fc.oneof(
@@ -194,7 +212,7 @@ describe("the served /openapi.json", () => {
       const samples = fc.sample(requests(components, op), { seed: SEED + index, numRuns: RUNS })
       for (const request of samples) {
         const search = new URLSearchParams(request.query as Array<[string, string]>).toString()
-        const target = `${request.path}${search.length > 0 ? `?${search}` : ""}`
+        const target = `${request.path()}${search.length > 0 ? `?${search}` : ""}`
         const answer = await host.request(op.method, target, {
           ...(request.body !== undefined ? { body: request.body } : {}),
           key: request.withKey ? host.key : null
@@ -206,6 +224,7 @@ describe("the served /openapi.json", () => {
             request: `${request.kind}${request.withKey ? "" : ", no key"}: ${op.method} ${target} ${JSON.stringify(request.body) ?? ""}`,
             answer: `${answer.status} ${answer.text.slice(0, 300)}`
           })
+        if (answer.status < 300) seenIds.push(...collectIds(answer.body))
         const documented = op.responses[String(answer.status)] ?? op.responses["default"]
         if (answer.status >= 500) fail(`server error ${answer.status}`)
         else if (documented === undefined) fail(`undocumented status ${answer.status}`)
