@@ -76,7 +76,6 @@ export * from "./messaging/Sandbox.ts"
 export * from "./messaging/MessagingApi.ts"
 export * from "./messaging/ConversationsApi.ts"
 export * from "./messaging/ProxyApi.ts"
-export * from "./messaging/ProxyErrors.ts"
 export * from "./messaging/Outbound.ts"
 export * from "./messaging/Proxy.ts"
 export {

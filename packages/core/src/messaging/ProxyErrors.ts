@@ -9,7 +9,7 @@ import { Schema } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 
 /** The network's error object; it may carry more fields than these, kept as they came. */
-export const NetworkError = Schema.Struct({
+const NetworkErrorBody = Schema.Struct({
   error: Schema.StructWithRest(
     Schema.Struct({
       message: Schema.String,
@@ -27,12 +27,12 @@ export const NetworkError = Schema.Struct({
 })
 
 /** The service's own refusal: `{ "error": "...", "code"?: "..." }`, some with facts of their own. */
-export const ProxyRefusal = Schema.StructWithRest(
+const ProxyRefusal = Schema.StructWithRest(
   Schema.Struct({ error: Schema.String, code: Schema.optionalKey(Schema.String) }),
   [Schema.Record(Schema.String, Schema.Unknown)]
 ).annotate({ identifier: "ProxyRefusal", description: "The service's own refusal (a missing or wrong API key, an unreadable body, ...)" })
 
-const ProxyError = Schema.Union([NetworkError, ProxyRefusal])
+const ProxyError = Schema.Union([NetworkErrorBody, ProxyRefusal])
 
 /** The statuses a proxied answer comes with besides success, and who answers them. */
 const STATUSES: ReadonlyArray<readonly [number, string]> = [
