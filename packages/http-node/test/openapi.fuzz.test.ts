@@ -69,6 +69,11 @@ const arbitrary = (components: Node, schema: Node | undefined, depth = 0): fc.Ar
   if (Array.isArray(schema.allOf)) return arbitrary(components, Object.assign({}, ...schema.allOf), depth + 1)
   switch (schema.type) {
     case "string":
+      if (schema.format === "date-time") {
+        return fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true })
+          .map((d) => d.toISOString())
+      }
+      if (typeof schema.pattern === "string") return fc.stringMatching(new RegExp(schema.pattern, "u"))
       return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.max(schema.minLength ?? 0, 12) })
     case "integer":
       return fc.integer({ min: schema.minimum ?? -1_000, max: schema.maximum ?? 1_000_000 })
@@ -147,12 +152,14 @@ const collectIds = (value: unknown): Array<string> =>
 const requests = (components: Node, op: Operation): fc.Arbitrary<Request> => {
   const validBody = arbitrary(components, op.body)
   const queryParams = op.parameters.filter((p) => p.in === "query")
-  const query = fc.tuple(...queryParams.map((p) => {
-    // Mostly what the schema says, sometimes any text; optional ones are left out half the time.
-    const value = fc.oneof({ weight: 3, arbitrary: arbitrary(components, p.schema) }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }) })
-    const pair = value.map((v) => [p.name, asQuery(v)] as const)
-    return p.required === true ? pair : fc.option(pair, { nil: undefined, freq: 2 })
-  })).map((pairs) => pairs.filter(Predicate.isNotUndefined))
+  // What the schema says, or (`loose`) sometimes any text; optional parameters are left out half the time.
+  const query = (loose: boolean) =>
+    fc.tuple(...queryParams.map((p) => {
+      const valid = arbitrary(components, p.schema)
+      const value = loose ? fc.oneof({ weight: 3, arbitrary: valid }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }) }) : valid
+      const pair = value.map((v) => [p.name, asQuery(v)] as const)
+      return p.required === true ? pair : fc.option(pair, { nil: undefined, freq: 2 })
+    })).map((pairs) => pairs.filter(Predicate.isNotUndefined))
   const pathParams = op.parameters.filter((p) => p.in === "path")
   // Half the ids are ones the host handed out so far, picked when the request is sent (the pool grows as it goes);
   // the API version is mostly a real one, so requests get past it.
@@ -161,15 +168,13 @@ const requests = (components: Node, op: Operation): fc.Arbitrary<Request> => {
       ? fc.oneof(fc.constant("v24.0"), pathValue).map((v) => () => v)
       : fc.oneof(pathValue.map((v) => () => v), fc.nat().map((n) => () => seenIds[n % seenIds.length]!))
   )).map((values) => () => pathParams.reduce((path, p, i) => path.replace(`{${p.name}}`, encodeURIComponent(values[i]!())), op.path))
-  const body = op.body === undefined
-    ? fc.constant({ kind: "valid", body: undefined as Json | undefined })
-    : fc.oneof(
-      validBody.map((body) => ({ kind: "valid", body: body as Json | undefined })),
-      invalidBody(components, op.body, validBody).map((body) => ({ kind: "invalid body", body: body as Json | undefined }))
-    )
+  const valid = fc.record({ kind: fc.constant("valid"), query: query(false), body: op.body === undefined ? fc.constant(undefined) : validBody })
+  const invalid = op.body === undefined
+    ? fc.record({ kind: fc.constant("loose query"), query: query(true), body: fc.constant(undefined) })
+    : fc.record({ kind: fc.constant("invalid body"), query: query(true), body: invalidBody(components, op.body, validBody) })
   // One request in six goes without a key.
-  return fc.record({ path, query, body, withKey: fc.nat(5).map((n) => n !== 0) })
-    .map(({ body, path, query, withKey }) => ({ kind: body.kind, path, query, body: body.body, withKey }))
+  return fc.record({ path, parts: fc.oneof(valid, invalid), withKey: fc.nat(5).map((n) => n !== 0) })
+    .map(({ parts, path, withKey }) => ({ kind: parts.kind, path, query: parts.query, body: parts.body as Json | undefined, withKey }))
 }
 
 const operations = (document: Node): ReadonlyArray<Operation> =>
@@ -225,6 +230,13 @@ describe("the served /openapi.json", () => {
             answer: `${answer.status} ${answer.text.slice(0, 300)}`
           })
         if (answer.status < 300) seenIds.push(...collectIds(answer.body))
+        // A request the document accepts must not be refused for one of its parameters (the document would be wider
+        // than the server); its ids and body may still be refused (unknown, or a rule a JSON Schema cannot say).
+        const refusedParameter = (answer.body?.details as ReadonlyArray<{ readonly path: string }> | undefined)
+          ?.find((d) => op.parameters.some((p) => p.in === "query" && p.name === d.path))
+        if (request.kind === "valid" && request.withKey && refusedParameter !== undefined) {
+          fail(`schema-compliant parameter ${refusedParameter.path} refused`)
+        }
         const documented = op.responses[String(answer.status)] ?? op.responses["default"]
         if (answer.status >= 500) fail(`server error ${answer.status}`)
         else if (documented === undefined) fail(`undocumented status ${answer.status}`)

@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { NotFound, PaymentRequired, Unprocessable } from "../shared/ApiError.ts"
-import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
+import { ListResponse, DateTimeQuery, PagingQuery } from "../shared/Pagination.ts"
 import {
   EventDefinitionDeletion,
   EventDefinition,
@@ -30,8 +30,8 @@ export class EventsApi extends HttpApiGroup.make("events")
       query: {
         name: Schema.optionalKey(Schema.String),
         conversation_id: Schema.optionalKey(Schema.String),
-        occurred_after: Schema.optionalKey(Schema.String),
-        occurred_before: Schema.optionalKey(Schema.String),
+        occurred_after: Schema.optionalKey(DateTimeQuery),
+        occurred_before: Schema.optionalKey(DateTimeQuery),
         ...PagingQuery
       },
       success: ListResponse(ProjectEvent)

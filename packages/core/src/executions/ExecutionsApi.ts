@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { Conflict, NotFound, Unprocessable } from "../shared/ApiError.ts"
-import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
+import { ListResponse, DateTimeQuery, PagingQuery } from "../shared/Pagination.ts"
 import { TriggerType } from "../workflows/Trigger.ts"
 import { ExecutionDetail, ExecutionStatus, ExecutionSummary, FlowExecution, StepEvent, WaitingReason } from "./Execution.ts"
 import { WorkflowVariables } from "./Variables.ts"
@@ -59,8 +59,8 @@ export class ExecutionsApi extends HttpApiGroup.make("executions")
         status: Schema.optionalKey(ExecutionStatus),
         waiting_reason: Schema.optionalKey(Schema.Union([WaitingReason, Schema.Literal("timeout")])),
         trigger_type: Schema.optionalKey(TriggerType),
-        created_after: Schema.optionalKey(Schema.String),
-        created_before: Schema.optionalKey(Schema.String),
+        created_after: Schema.optionalKey(DateTimeQuery),
+        created_before: Schema.optionalKey(DateTimeQuery),
         msg_conversation_id: Schema.optionalKey(Schema.String),
         ...PagingQuery
       },

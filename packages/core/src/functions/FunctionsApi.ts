@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { BadGateway, BadRequest, Conflict, NotFound, PayloadTooLarge, TooManyRequests, Unprocessable } from "../shared/ApiError.ts"
-import { ListResponse, PageResponse, PagingQuery } from "../shared/Pagination.ts"
+import { ListResponse, PageResponse, PagingQuery, wholeNumberQuery } from "../shared/Pagination.ts"
 import {
   FunctionDeployAccepted,
   FunctionDeployment,
@@ -59,7 +59,7 @@ export class FunctionsApi extends HttpApiGroup.make("functions")
     }),
     HttpApiEndpoint.get("invocations", "/functions/:id/invocations", {
       params: IdParams,
-      query: { status: Schema.optionalKey(FunctionInvocationOutcome), limit: Schema.optionalKey(Schema.String) },
+      query: { status: Schema.optionalKey(FunctionInvocationOutcome), limit: Schema.optionalKey(wholeNumberQuery("^0*(?:[1-9]|1[0-9]|20)$", "Invocations to list, 1-20 (default 10)")) },
       success: data(FunctionInvocationList),
       error: [NotFound, Unprocessable]
     }),

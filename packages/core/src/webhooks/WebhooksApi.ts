@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { NotFound, PaymentRequired, Unprocessable } from "../shared/ApiError.ts"
-import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
+import { ListResponse, DateTimeQuery, PagingQuery } from "../shared/Pagination.ts"
 import {
   DeliveryPeriod,
   DeliveryStatus,
@@ -27,8 +27,8 @@ const listQuery = {
   url_contains: Schema.optionalKey(Schema.String),
   kind: Schema.optionalKey(WebhookKind),
   active: Schema.optionalKey(Bool),
-  created_after: Schema.optionalKey(Schema.String),
-  created_before: Schema.optionalKey(Schema.String),
+  created_after: Schema.optionalKey(DateTimeQuery),
+  created_before: Schema.optionalKey(DateTimeQuery),
   ...PagingQuery
 }
 

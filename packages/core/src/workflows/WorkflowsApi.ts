@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { Conflict, NotFound, Unprocessable } from "../shared/ApiError.ts"
-import { ListResponse, PageResponse, PagingQuery } from "../shared/Pagination.ts"
+import { ListResponse, PageResponse, DateTimeQuery, PagingQuery } from "../shared/Pagination.ts"
 import { Trigger, TriggerInput } from "./Trigger.ts"
 import {
   Flow,
@@ -27,8 +27,8 @@ export class WorkflowsApi extends HttpApiGroup.make("workflows")
       query: {
         status: Schema.optionalKey(WorkflowStatus),
         name_contains: Schema.optionalKey(Schema.String),
-        created_after: Schema.optionalKey(Schema.String),
-        created_before: Schema.optionalKey(Schema.String),
+        created_after: Schema.optionalKey(DateTimeQuery),
+        created_before: Schema.optionalKey(DateTimeQuery),
         ...PagingQuery
       },
       success: ListResponse(Workflow)
