@@ -220,6 +220,12 @@ export const toListBody = <A, B>(
   return pageBody(window, slice.total, data, location)
 }
 
+/**
+ * A `Link` header longer than this is left out: clients refuse answers whose headers pass 16 KB (Node's default),
+ * and each of its URLs is the caller's own with other paging, which `meta` states too.
+ */
+const MAX_LINK_HEADER_LENGTH = 8 * 1024
+
 export const pageBody = <B>(
   window: Extract<ListWindow, { mode: "page" }>,
   total: number,
@@ -235,6 +241,7 @@ export const pageBody = <B>(
   if (window.page > 1) link("prev", window.page - 1)
   if (window.page < totalPages) link("next", window.page + 1)
   link("last", Math.max(totalPages, 1))
+  const linkHeader = links.join(", ")
   return HttpApiSchema.withHeaders({
     body: {
       data,
@@ -245,7 +252,7 @@ export const pageBody = <B>(
       "x-total-pages": String(totalPages),
       "x-per-page": perPage,
       "x-page": String(window.page),
-      link: links.join(", ")
+      ...(linkHeader.length <= MAX_LINK_HEADER_LENGTH ? { link: linkHeader } : {})
     }
   })
 }
