@@ -51,6 +51,8 @@ interface Request {
   readonly path: () => string
   readonly query: ReadonlyArray<readonly [string, string]>
   readonly body: Json | undefined
+  /** A body that is not JSON at all, sent as is. */
+  readonly raw?: string | undefined
   readonly withKey: boolean
 }
 
@@ -188,10 +190,23 @@ const requests = (components: Node, op: Operation): fc.Arbitrary<Request> => {
   const valid = fc.record({ kind: fc.constant("valid"), query: query(false), body: op.body === undefined ? fc.constant(undefined) : validBody })
   const invalid = op.body === undefined
     ? fc.record({ kind: fc.constant("loose query"), query: query(true), body: fc.constant(undefined) })
-    : fc.record({ kind: fc.constant("invalid body"), query: query(true), body: invalidBody(components, op.body, validBody) })
+    : fc.oneof(
+      { weight: 4, arbitrary: fc.record({ kind: fc.constant("invalid body"), query: query(true), body: invalidBody(components, op.body, validBody) }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({ kind: fc.constant("unparsable body"), query: query(false), body: fc.constant(undefined), raw: fc.constantFrom("", "{", "[1,", "nul", "{\"a\":}") })
+      }
+    )
   // One request in six goes without a key.
   return fc.record({ path, parts: fc.oneof(valid, invalid), withKey: fc.nat(5).map((n) => n !== 0) })
-    .map(({ parts, path, withKey }) => ({ kind: parts.kind, path, query: parts.query, body: parts.body as Json | undefined, withKey }))
+    .map(({ parts, path, withKey }) => ({
+      kind: parts.kind,
+      path,
+      query: parts.query,
+      body: parts.body as Json | undefined,
+      raw: "raw" in parts ? parts.raw : undefined,
+      withKey
+    }))
 }
 
 const operations = (document: Node): ReadonlyArray<Operation> =>
@@ -237,9 +252,10 @@ describe("the served /openapi.json", () => {
         const target = `${request.path()}${search.length > 0 ? `?${search}` : ""}`
         const sent = await host.request(op.method, target, {
           ...(request.body !== undefined ? { body: request.body } : {}),
+          ...(request.raw !== undefined ? { raw: request.raw, headers: { "content-type": "application/json" } } : {}),
           key: request.withKey ? host.key : null
         }).catch((error: unknown) => ({ error }))
-        const described = `${request.kind}${request.withKey ? "" : ", no key"}: ${op.method} ${target.slice(0, 500)} ${JSON.stringify(request.body)?.slice(0, 500) ?? ""}`
+        const described = `${request.kind}${request.withKey ? "" : ", no key"}: ${op.method} ${target.slice(0, 500)} ${request.raw ?? JSON.stringify(request.body)?.slice(0, 500) ?? ""}`
         if ("error" in sent) {
           failures.push({ operation: `${op.method} ${op.path} (${op.id})`, why: `no answer: ${String((sent.error as Error).cause ?? sent.error)}`, request: described, answer: "" })
           continue
