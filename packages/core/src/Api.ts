@@ -5,7 +5,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FlowsApi, TriggersApi, WorkflowsApi } from "./workflows/WorkflowsApi.ts"
 import { RequestErrors } from "./http/Middleware.ts"
-import { documentHostPaths } from "./http/HostPaths.ts"
+import { completeDocument } from "./http/OpenApiDocument.ts"
 import { EventDefinitionsApi, EventsApi } from "./events/EventsApi.ts"
 import { MsgConfigsApi, PhoneNumbersApi } from "./messaging/numbers/NumbersApi.ts"
 import { CustomersApi } from "./tenancy/CustomersApi.ts"
@@ -48,6 +48,6 @@ export class ParleyApi extends HttpApi.make("parley")
       "`{ \"error\": \"...\" }` (with `code` and `details` naming the field where there is one). Every string a " +
       "request carries (query value, path segment, JSON text) must be storable text: a NUL character or an unpaired " +
       "surrogate answers 422 naming the field (on the proxy, 400 in the network's shape). Unknown body fields are ignored.",
-    transform: documentHostPaths
+    transform: completeDocument
   }))
 {}

@@ -1,8 +1,13 @@
 /**
- * The host's routes served outside the contract's groups, in the document all the same: liveness and readiness,
- * the upstream webhook (the network calls it, signed, not with a key) and the proxy's paths without the version
- * segment. Their handlers are raw routes of the host (`Host.ts`, `ingestion/Routes.ts`, `proxy/Routes.ts`), so
- * the document is their only description; `/openapi.json` and `/docs` show them next to the rest.
+ * What the generated document cannot say by itself, added to it (`OpenApi.annotations({ transform })` of the
+ * contract):
+ *
+ * - The host's routes served outside the contract's groups: liveness and readiness, the upstream webhook (the
+ *   network calls it, signed, not with a key) and the proxy's paths without the version segment. Their handlers are
+ *   raw routes of the host (`Host.ts`, `ingestion/Routes.ts`, `proxy/Routes.ts`), so the document is their only
+ *   description; `/openapi.json` and `/docs` show them next to the rest.
+ * - Request bodies take unknown fields (decoding ignores them), so their objects do not say
+ *   `additionalProperties: false`; answers never carry fields beyond their schema, so theirs keep it.
  */
 
 type Spec = Record<string, any>
@@ -149,10 +154,30 @@ const unversionedProxy = (paths: Spec): Spec =>
       ])
   )
 
-/** `OpenApi.annotations({ transform })` of the contract: the host's other routes joined to the generated document. */
-export const documentHostPaths = (spec: Spec): Spec => ({
+/** A request body's schema without `additionalProperties: false` anywhere in it (unknown fields are ignored). */
+const openObjects = (schema: unknown): unknown =>
+  Array.isArray(schema)
+    ? schema.map(openObjects)
+    : typeof schema === "object" && schema !== null
+    ? Object.fromEntries(
+      Object.entries(schema).filter(([key, value]) => !(key === "additionalProperties" && value === false))
+        .map(([key, value]) => [key, openObjects(value)])
+    )
+    : schema
+
+const withOpenRequestBodies = (paths: Spec): Spec =>
+  Object.fromEntries(Object.entries(paths).map(([path, item]) => [
+    path,
+    Object.fromEntries(Object.entries(item as Spec).map(([method, op]) => [
+      method,
+      op.requestBody === undefined ? op : { ...op, requestBody: openObjects(op.requestBody) }
+    ]))
+  ]))
+
+/** The generated document completed: the host's other routes joined, request bodies open to unknown fields. */
+export const completeDocument = (spec: Spec): Spec => ({
   ...spec,
-  paths: { ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...health },
+  paths: withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...health }),
   tags: [
     ...(spec.tags ?? []),
     { name: "Health", description: "Liveness and readiness, for orchestrators; no key" },
