@@ -7,7 +7,6 @@ import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import type { Principal } from "../projects/Projects.ts"
 import { BadRequest, HeadersTooLarge, InternalError, PayloadTooLarge, Unauthorized, Unprocessable } from "../shared/ApiError.ts"
-import { ProxyErrors } from "../messaging/ProxyErrors.ts"
 
 /** The authenticated caller of the current request. */
 export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()(
@@ -27,13 +26,10 @@ export class Authentication extends HttpApiMiddleware.Service<Authentication, { 
 /**
  * The API key of the messaging proxy's routes, as the contract documents it
  * and the client sends it. The proxy checks it itself (the same 401), so the
- * host's implementation passes every request through. Its errors document
- * the proxy's answers that are not a success (`ProxyErrors`), on every proxy
- * operation at once.
+ * host's implementation passes every request through.
  */
 export class ProxyKey extends HttpApiMiddleware.Service<ProxyKey>()("@parley/core/http/ProxyKey", {
   security: { apiKey: HttpApiSecurity.apiKey({ key: "X-API-Key", in: "header" }) },
-  error: ProxyErrors,
   requiredForClient: true
 }) {}
 

@@ -6,9 +6,12 @@
  *   network calls it, signed, not with a key) and the proxy's paths without the version segment. Their handlers are
  *   raw routes of the host (`Host.ts`, `ingestion/Routes.ts`, `proxy/Routes.ts`), so the document is their only
  *   description; `/openapi.json` and `/docs` show them next to the rest.
+ * - The proxy's errors (`ProxyErrors`) on each of its operations, at each status, next to the contract's own.
  * - Request bodies take unknown fields (decoding ignores them), so their objects do not say
  *   `additionalProperties: false`; answers never carry fields beyond their schema, so theirs keep it.
  */
+
+import { PROXY_ERROR_STATUSES, proxyErrorJsonSchema } from "../messaging/ProxyErrors.ts"
 
 type Spec = Record<string, any>
 
@@ -154,6 +157,13 @@ const unversionedProxy = (paths: Spec): Spec =>
       ])
   )
 
+/** Each operation of `paths`, changed by `f` (with its path). */
+const mapOperations = (paths: Spec, f: (path: string, op: Spec) => Spec): Spec =>
+  Object.fromEntries(Object.entries(paths).map(([path, item]) => [
+    path,
+    Object.fromEntries(Object.entries(item as Spec).map(([method, op]) => [method, f(path, op)]))
+  ]))
+
 /** A request body's schema without `additionalProperties: false` anywhere in it (unknown fields are ignored). */
 const openObjects = (schema: unknown): unknown =>
   Array.isArray(schema)
@@ -166,18 +176,34 @@ const openObjects = (schema: unknown): unknown =>
     : schema
 
 const withOpenRequestBodies = (paths: Spec): Spec =>
-  Object.fromEntries(Object.entries(paths).map(([path, item]) => [
-    path,
-    Object.fromEntries(Object.entries(item as Spec).map(([method, op]) => [
-      method,
-      op.requestBody === undefined ? op : { ...op, requestBody: openObjects(op.requestBody) }
-    ]))
-  ]))
+  mapOperations(paths, (_, op) => op.requestBody === undefined ? op : { ...op, requestBody: openObjects(op.requestBody) })
 
-/** The generated document completed: the host's other routes joined, request bodies open to unknown fields. */
+const PROXY_ERROR = { $ref: "#/components/schemas/ProxyError" }
+
+/** A proxy operation's responses with the proxy's errors: alone at a status, or beside the contract's error there. */
+const withProxyErrors = (responses: Spec): Spec => {
+  const merged: Spec = { ...responses }
+  for (const [status, description] of PROXY_ERROR_STATUSES) {
+    const existing = responses[status]?.content?.["application/json"]?.schema
+    merged[status] = {
+      description: existing === undefined ? description : `${description} | ${responses[status].description}`,
+      content: { "application/json": { schema: existing === undefined ? PROXY_ERROR : { anyOf: [PROXY_ERROR, existing] } } }
+    }
+  }
+  return merged
+}
+
+/**
+ * The generated document completed: the host's other routes joined, the proxy's errors on its operations, request
+ * bodies open to unknown fields.
+ */
 export const completeDocument = (spec: Spec): Spec => ({
   ...spec,
-  paths: withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...health }),
+  paths: mapOperations(
+    withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...health }),
+    (path, op) => path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op
+  ),
+  components: { ...spec.components, schemas: { ...spec.components?.schemas, ProxyError: proxyErrorJsonSchema } },
   tags: [
     ...(spec.tags ?? []),
     { name: "Health", description: "Liveness and readiness, for orchestrators; no key" },
