@@ -6,7 +6,7 @@
  *   network calls it, signed, not with a key) and the proxy's paths without the version segment. Their handlers are
  *   raw routes of the host (`Host.ts`, `ingestion/Routes.ts`, `proxy/Routes.ts`), so the document is their only
  *   description; `/openapi.json` and `/docs` show them next to the rest.
- * - The proxy's errors (`ProxyErrors`) on each of its operations, at each status, next to the contract's own.
+ * - The proxy's errors (`messaging/ProxyErrors.ts`) on each of its operations, at each status, beside the contract's.
  * - Request bodies take unknown fields (decoding ignores them), so their objects do not say
  *   `additionalProperties: false`; answers never carry fields beyond their schema, so theirs keep it.
  */
