@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FlowsApi, TriggersApi, WorkflowsApi } from "./workflows/WorkflowsApi.ts"
 import { RequestErrors } from "./http/Middleware.ts"
+import { completeDocument } from "./http/OpenApiDocument.ts"
 import { EventDefinitionsApi, EventsApi } from "./events/EventsApi.ts"
 import { MsgConfigsApi, PhoneNumbersApi } from "./messaging/numbers/NumbersApi.ts"
 import { CustomersApi } from "./tenancy/CustomersApi.ts"
@@ -42,6 +43,11 @@ export class ParleyApi extends HttpApi.make("parley")
   .annotateMerge(OpenApi.annotations({
     title: "Parley",
     version: "0.1.0",
-    description: "Self-hostable engine for automating conversations over a messaging network"
+    description: "Self-hostable engine for automating conversations over a messaging network.\n\n" +
+      "Authentication: the project's API key in `X-API-Key` (or `Authorization: Bearer`). Errors answer " +
+      "`{ \"error\": \"...\" }` (with `code` and `details` naming the field where there is one). Every string a " +
+      "request carries (query value, path segment, JSON text) must be storable text: a NUL character or an unpaired " +
+      "surrogate answers 422 naming the field (on the proxy, 400 in the network's shape). Unknown body fields are ignored.",
+    transform: completeDocument
   }))
 {}

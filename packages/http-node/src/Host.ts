@@ -128,8 +128,9 @@ const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: R
 })()
 
 /**
- * Anything no route claims, in the spec's error shape: 405 with `Allow` when the path is served with other methods,
- * else 404.
+ * Anything no route claims, in the spec's error shape: 405 with `Allow` when the path is served with other methods
+ * only, else 404 (a path served with this very method reaches here when the router refuses a segment, e.g. an id
+ * over its length limit: no such resource).
  */
 const NotFoundRoute = HttpRouter.add(
   "*",
@@ -137,7 +138,7 @@ const NotFoundRoute = HttpRouter.add(
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
     const path = new URL(request.url, "http://host").pathname
     const allowed = [...new Set(servedRoutes.filter((r) => r.pattern.test(path)).map((r) => r.method))]
-    return allowed.length === 0
+    return allowed.length === 0 || allowed.includes(request.method)
       ? HttpServerResponse.jsonUnsafe({ error: "Not found" }, { status: 404 })
       : HttpServerResponse.jsonUnsafe({ error: "Method not allowed" }, { status: 405, headers: { allow: allowed.join(", ") } })
   })

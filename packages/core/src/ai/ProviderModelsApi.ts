@@ -8,7 +8,7 @@ export class ProviderModelsApi extends HttpApiGroup.make("providerModels")
   .add(
     HttpApiEndpoint.get("list", "/provider_models", {
       success: Schema.Struct({ data: Schema.Array(ProviderModel) })
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "List the models agents can use" }))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")

@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { BadGateway, BadRequest, Conflict, NotFound, PayloadTooLarge, TooManyRequests, Unprocessable } from "../shared/ApiError.ts"
-import { ListResponse, PageResponse, PagingQuery } from "../shared/Pagination.ts"
+import { ListResponse, PageResponse, PagingQuery, wholeNumberQuery } from "../shared/Pagination.ts"
 import {
   FunctionDeployAccepted,
   FunctionDeployment,
@@ -28,57 +28,57 @@ const IdParams = { id: Schema.String }
 
 export class FunctionsApi extends HttpApiGroup.make("functions")
   .add(
-    HttpApiEndpoint.get("list", "/functions", { query: PagingQuery, success: ListResponse(FunctionResource) }),
+    HttpApiEndpoint.get("list", "/functions", { query: PagingQuery, success: ListResponse(FunctionResource) }).annotateMerge(OpenApi.annotations({ summary: "List functions" })),
     HttpApiEndpoint.post("create", "/functions", {
       payload: Schema.Struct({ function: FunctionCreateInput }),
       success: data(FunctionResource).pipe(HttpApiSchema.status(201)),
       error: Unprocessable
-    }),
-    HttpApiEndpoint.get("get", "/functions/:id", { params: IdParams, success: data(FunctionResource), error: NotFound }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Create a function" })),
+    HttpApiEndpoint.get("get", "/functions/:id", { params: IdParams, success: data(FunctionResource), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a function" })),
     HttpApiEndpoint.patch("update", "/functions/:id", {
       params: IdParams,
       payload: Schema.Struct({ function: FunctionUpdateInput }),
       success: data(FunctionResource),
       error: [NotFound, Unprocessable, Conflict]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Update a function (with its `lock_version`)" })),
     HttpApiEndpoint.delete("delete", "/functions/:id", {
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: [NotFound, Unprocessable]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete a function" })),
     HttpApiEndpoint.post("deploy", "/functions/:id/deploy", {
       params: IdParams,
       success: FunctionDeployAccepted.pipe(HttpApiSchema.status(202)),
       error: [NotFound, Conflict]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Deploy a function's current code" })),
     HttpApiEndpoint.get("deployments", "/functions/:id/deployments", {
       params: IdParams,
       query: PagingQuery,
       success: ListResponse(FunctionDeployment),
       error: NotFound
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List a function's deployments" })),
     HttpApiEndpoint.get("invocations", "/functions/:id/invocations", {
       params: IdParams,
-      query: { status: Schema.optionalKey(FunctionInvocationOutcome), limit: Schema.optionalKey(Schema.String) },
+      query: { status: Schema.optionalKey(FunctionInvocationOutcome), limit: Schema.optionalKey(wholeNumberQuery("^0*(?:[1-9]|1[0-9]|20)$", "Invocations to list, 1-20 (default 10)")) },
       success: data(FunctionInvocationList),
       error: [NotFound, Unprocessable]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List a function's recent invocations" })),
     HttpApiEndpoint.get("listSecrets", "/functions/:id/secrets", {
       params: IdParams,
       success: data(Schema.Array(FunctionSecret)),
       error: [NotFound, BadGateway]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List a function's secrets (names and types, never values)" })),
     HttpApiEndpoint.post("saveSecret", "/functions/:id/secrets", {
       params: IdParams,
       payload: Schema.Struct({ secret: FunctionSecretInput }),
       success: FunctionSecretSaved.pipe(HttpApiSchema.status(201)),
       error: [NotFound, Unprocessable, BadGateway]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Set a function secret" })),
     HttpApiEndpoint.delete("deleteSecret", "/functions/:id/secrets/:name", {
       params: { id: Schema.String, name: Schema.String },
       success: HttpApiSchema.NoContent,
       error: [NotFound, Unprocessable]
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete a function secret" }))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -125,7 +125,7 @@ export class LegacyFunctionsApi extends HttpApiGroup.make("legacyFunctions")
     HttpApiEndpoint.get("list", "/functions", {
       query: { page: PagingQuery.page, per_page: PagingQuery.per_page },
       success: PageResponse(FunctionResource)
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "List functions (older surface)" }))
   )
   .middleware(Authentication)
   .prefix("/api/v1")

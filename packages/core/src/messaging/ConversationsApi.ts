@@ -72,14 +72,14 @@ export class MsgConversationsApi extends HttpApiGroup.make("msgConversations")
         ...PagingQuery
       },
       success: ListResponse(MsgConversation)
-    }),
-    HttpApiEndpoint.get("get", "/msg/conversations/:id", { params: IdParams, success: data(MsgConversation), error: NotFound }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List conversations" })),
+    HttpApiEndpoint.get("get", "/msg/conversations/:id", { params: IdParams, success: data(MsgConversation), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a conversation" })),
     HttpApiEndpoint.patch("update", "/msg/conversations/:id", {
       params: IdParams,
       payload: Schema.Struct({ msg_conversation: MsgConversationUpdateInput }),
       success: data(MsgConversation),
       error: [NotFound, Unprocessable]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Update a conversation (status, metadata)" })),
     HttpApiEndpoint.get("listMessages", "/msg/messages", {
       query: {
         phone_number_id: Schema.optionalKey(Schema.String),
@@ -92,7 +92,7 @@ export class MsgConversationsApi extends HttpApiGroup.make("msgConversations")
         ...PagingQuery
       },
       success: ListResponse(MsgMessage)
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "List messages" }))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")

@@ -15,12 +15,12 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       payload: SandboxInboundInput,
       success: Schema.Struct({ id: Schema.String }).pipe(HttpApiSchema.status(202)),
       error: [NotFound, Unprocessable]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Simulate an inbound message (sandbox)" })),
     HttpApiEndpoint.get("outbox", "/sandbox/outbox", {
       query: { phone_number_id: Schema.String },
       success: Schema.Struct({ data: Schema.Array(SandboxOutboxEntry) }),
       error: NotFound
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "Messages the sandbox number sent" }))
   )
   .middleware(Authentication)
   .annotateMerge(OpenApi.annotations({

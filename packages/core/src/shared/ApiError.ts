@@ -49,6 +49,12 @@ export class PayloadTooLarge
 {
   readonly _tag = "PayloadTooLarge" as const
 }
+/** 431: the request line and headers together are over Node's limit (a very long query string too). */
+export class HeadersTooLarge
+  extends Schema.Error<HeadersTooLarge>("HeadersTooLarge")(fields, { httpApiStatus: 431 })
+{
+  readonly _tag = "HeadersTooLarge" as const
+}
 /** 422: validation and business-rule refusals. */
 export class Unprocessable extends Schema.Error<Unprocessable>("Unprocessable")(fields, { httpApiStatus: 422 }) {
   readonly _tag = "Unprocessable" as const

@@ -36,13 +36,30 @@ export interface ListSlice<A> {
   readonly total: number
 }
 
-/** The paging query parameters, as strings: bounds are checked in `resolveWindow` so errors read well. */
+/**
+ * A whole number within bounds, in the query string, as the document states it (`bounds`, a pattern). Decoding
+ * takes any string: the handler parses it (`resolveWindow`), so every refusal names the bounds in the same words.
+ */
+export const wholeNumberQuery = (bounds: string, description: string) =>
+  Schema.String.check(Schema.makeFilter(() => true, { toJsonSchema: () => ({ pattern: bounds }) })).annotate({ description })
+
+/** 1-100, leading zeros allowed (as `resolveWindow` reads them). */
+const ONE_TO_HUNDRED = "^0*(?:[1-9][0-9]?|100)$"
+
+/** A date-time filter of a list, as the document states it; the handler parses it (`dateFilter`) so its error names it. */
+export const DateTimeQuery = Schema.String.annotate({
+  format: "date-time",
+  description: "An ISO 8601 date-time with an offset, e.g. `2026-01-31T12:00:00Z`"
+})
+
+/** The paging query parameters, as strings (the numbers as digits): bounds are checked in `resolveWindow`. */
 export const PagingQuery = {
-  limit: Schema.optionalKey(Schema.String),
-  before: Schema.optionalKey(Schema.String),
-  after: Schema.optionalKey(Schema.String),
-  page: Schema.optionalKey(Schema.String),
-  per_page: Schema.optionalKey(Schema.String)
+  limit: Schema.optionalKey(wholeNumberQuery(ONE_TO_HUNDRED, "Items per page in cursor mode, 1-100 (default 20)")),
+  before: Schema.optionalKey(Schema.String.annotate({ description: "Cursor: the page before this one (`paging.cursors.before`)" })),
+  after: Schema.optionalKey(Schema.String.annotate({ description: "Cursor: the page after this one (`paging.cursors.after`)" })),
+  // Up to 15 digits: a safe integer.
+  page: Schema.optionalKey(wholeNumberQuery("^0*[1-9][0-9]{0,14}$", "Page number in page mode, from 1")),
+  per_page: Schema.optionalKey(wholeNumberQuery(ONE_TO_HUNDRED, "Items per page in page mode, 1-100 (default 20)"))
 } as const
 
 export interface PagingParams {
@@ -203,6 +220,12 @@ export const toListBody = <A, B>(
   return pageBody(window, slice.total, data, location)
 }
 
+/**
+ * A `Link` header longer than this is left out: clients refuse answers whose headers pass 16 KB (Node's default),
+ * and each of its URLs is the caller's own with other paging, which `meta` states too.
+ */
+const MAX_LINK_HEADER_LENGTH = 8 * 1024
+
 export const pageBody = <B>(
   window: Extract<ListWindow, { mode: "page" }>,
   total: number,
@@ -218,6 +241,7 @@ export const pageBody = <B>(
   if (window.page > 1) link("prev", window.page - 1)
   if (window.page < totalPages) link("next", window.page + 1)
   link("last", Math.max(totalPages, 1))
+  const linkHeader = links.join(", ")
   return HttpApiSchema.withHeaders({
     body: {
       data,
@@ -228,7 +252,7 @@ export const pageBody = <B>(
       "x-total-pages": String(totalPages),
       "x-per-page": perPage,
       "x-page": String(window.page),
-      link: links.join(", ")
+      ...(linkHeader.length <= MAX_LINK_HEADER_LENGTH ? { link: linkHeader } : {})
     }
   })
 }

@@ -18,24 +18,24 @@ export class CustomersApi extends HttpApiGroup.make("customers")
         ...PagingQuery
       },
       success: ListResponse(Customer)
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List customers" })),
     HttpApiEndpoint.post("create", "/customers", {
       payload: Schema.Struct({ customer: CustomerCreateInput }),
       success: data(Customer).pipe(HttpApiSchema.status(201)),
       error: Unprocessable
-    }),
-    HttpApiEndpoint.get("get", "/customers/:id", { params: IdParams, success: data(Customer), error: NotFound }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Create a customer" })),
+    HttpApiEndpoint.get("get", "/customers/:id", { params: IdParams, success: data(Customer), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a customer" })),
     HttpApiEndpoint.patch("update", "/customers/:id", {
       params: IdParams,
       payload: Schema.Struct({ customer: CustomerUpdateInput }),
       success: data(Customer),
       error: [NotFound, Unprocessable]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Update a customer" })),
     HttpApiEndpoint.delete("delete", "/customers/:id", {
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: [NotFound, Unprocessable]
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete a customer" }))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")

@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { Conflict, NotFound, Unprocessable } from "../shared/ApiError.ts"
-import { ListResponse, PageResponse, PagingQuery } from "../shared/Pagination.ts"
+import { ListResponse, PageResponse, DateTimeQuery, PagingQuery } from "../shared/Pagination.ts"
 import { Trigger, TriggerInput } from "./Trigger.ts"
 import {
   Flow,
@@ -27,18 +27,18 @@ export class WorkflowsApi extends HttpApiGroup.make("workflows")
       query: {
         status: Schema.optionalKey(WorkflowStatus),
         name_contains: Schema.optionalKey(Schema.String),
-        created_after: Schema.optionalKey(Schema.String),
-        created_before: Schema.optionalKey(Schema.String),
+        created_after: Schema.optionalKey(DateTimeQuery),
+        created_before: Schema.optionalKey(DateTimeQuery),
         ...PagingQuery
       },
       success: ListResponse(Workflow)
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List workflows" })),
     HttpApiEndpoint.post("create", "/workflows", {
       payload: Schema.Struct({ workflow: WorkflowCreateInput }),
       success: data(Workflow).pipe(HttpApiSchema.status(201)),
       error: [Unprocessable]
-    }),
-    HttpApiEndpoint.get("get", "/workflows/:id", { params: IdParams, success: data(Workflow), error: NotFound }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Create a workflow" })),
+    HttpApiEndpoint.get("get", "/workflows/:id", { params: IdParams, success: data(Workflow), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a workflow" })),
     HttpApiEndpoint.patch("update", "/workflows/:id", {
       params: IdParams,
       // `flow` is the deprecated alias of the envelope (decisions 9).
@@ -48,17 +48,17 @@ export class WorkflowsApi extends HttpApiGroup.make("workflows")
       }),
       success: data(Workflow),
       error: [NotFound, Unprocessable, Conflict]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Update a workflow (with its `lock_version`)" })),
     HttpApiEndpoint.delete("delete", "/workflows/:id", {
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: [NotFound, Unprocessable]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete a workflow" })),
     HttpApiEndpoint.get("definition", "/workflows/:id/definition", {
       params: IdParams,
       success: data(WorkflowWithDefinition),
       error: NotFound
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "Get a workflow's definition (nodes and edges)" }))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -71,30 +71,30 @@ export class TriggersApi extends HttpApiGroup.make("triggers")
       params: IdParams,
       success: data(Schema.Array(Trigger)),
       error: NotFound
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List a workflow's triggers" })),
     HttpApiEndpoint.post("create", "/workflows/:id/triggers", {
       params: IdParams,
       payload: Schema.Struct({ trigger: TriggerInput }),
       success: data(Trigger).pipe(HttpApiSchema.status(201)),
       error: [NotFound, Unprocessable]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Add a trigger to a workflow" })),
     HttpApiEndpoint.put("replace", "/workflows/:id/triggers", {
       params: IdParams,
       payload: Schema.Struct({ triggers: Schema.Array(TriggerInput) }),
       success: data(Schema.Array(Trigger)),
       error: [NotFound, Unprocessable]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Replace all of a workflow's triggers" })),
     HttpApiEndpoint.patch("update", "/triggers/:id", {
       params: IdParams,
       payload: Schema.Struct({ trigger: Schema.Struct({ active: Schema.optionalKey(Schema.Boolean) }) }),
       success: data(Trigger),
       error: [NotFound, Unprocessable]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Update a trigger" })),
     HttpApiEndpoint.delete("delete", "/triggers/:id", {
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: NotFound
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete a trigger" }))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -111,8 +111,8 @@ export class FlowsApi extends HttpApiGroup.make("flows")
         per_page: PagingQuery.per_page
       },
       success: PageResponse(Flow)
-    }),
-    HttpApiEndpoint.get("get", "/flows/:id", { params: IdParams, success: data(Flow), error: NotFound }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List flows (older surface)" })),
+    HttpApiEndpoint.get("get", "/flows/:id", { params: IdParams, success: data(Flow), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a flow (older surface)" })),
     HttpApiEndpoint.patch("update", "/flows/:id", {
       params: IdParams,
       payload: Schema.Struct({
@@ -125,7 +125,7 @@ export class FlowsApi extends HttpApiGroup.make("flows")
       }),
       success: Schema.Struct({ data: Flow, message: Schema.String }),
       error: [NotFound, Unprocessable, Conflict]
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "Update a flow (older surface)" }))
   )
   .middleware(Authentication)
   .prefix("/api/v1")

@@ -26,28 +26,28 @@ export class PhoneNumbersApi extends HttpApiGroup.make("phoneNumbers")
     HttpApiEndpoint.get("list", "/msg/phone_numbers", {
       query: { customer_id: Schema.optionalKey(Schema.String), kind: Schema.optionalKey(MessageConfigKind), ...PagingQuery },
       success: ListResponse(PhoneNumber)
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List the project's phone numbers" })),
     HttpApiEndpoint.post("connect", "/msg/phone_numbers", {
       payload: Schema.Struct({ msg_config: MessageConfigCreateInput }),
       success: data(PhoneNumber).pipe(HttpApiSchema.status(201)),
       error: [Unprocessable, BadGateway]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Connect a phone number (its network credentials)" })),
     HttpApiEndpoint.post("connectToCustomer", "/customers/:id/msg/phone_numbers", {
       params: { id: Schema.String },
       payload: Schema.Struct({ msg_config: MessageConfigCreateInput }),
       success: data(PhoneNumber).pipe(HttpApiSchema.status(201)),
       error: [NotFound, Unprocessable, BadGateway]
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Connect a phone number for a customer" })),
     HttpApiEndpoint.get("get", "/msg/phone_numbers/:phone_number_id", {
       params: NumberParams,
       success: data(PhoneNumber),
       error: NotFound
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "Get a phone number" })),
     HttpApiEndpoint.delete("disconnect", "/msg/phone_numbers/:phone_number_id", {
       params: NumberParams,
       success: HttpApiSchema.NoContent,
       error: NotFound
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "Disconnect a phone number" }))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -65,7 +65,7 @@ export class MsgConfigsApi extends HttpApiGroup.make("msgConfigs")
       payload: Schema.Struct({ msg_config: MessageConfigUpdateInput }),
       success: data(MessageConfig),
       error: [NotFound, Unprocessable, BadGateway]
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "Update a messaging configuration (older surface)" }))
   )
   .middleware(Authentication)
   .prefix("/api/v1")

@@ -19,12 +19,12 @@ export class MsgTemplatesApi extends HttpApiGroup.make("msgTemplates")
         ...PagingQuery
       },
       success: ListResponse(MsgTemplate)
-    }),
+    }).annotateMerge(OpenApi.annotations({ summary: "List message templates" })),
     HttpApiEndpoint.get("get", "/msg/templates/:id", {
       params: { id: Schema.String },
       success: Schema.Struct({ data: MsgTemplate }),
       error: NotFound
-    })
+    }).annotateMerge(OpenApi.annotations({ summary: "Get a message template" }))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
