@@ -10,7 +10,7 @@ import { ProviderModels } from "../src/ai/ProviderModels.ts"
 import { ModelSimulator, type ModelTurn } from "../src/ai/simulator/ModelSimulator.ts"
 import { EventPlans } from "../src/events/EventPlans.ts"
 import { Events } from "../src/events/Events.ts"
-import { ExecutionEngine } from "../src/executions/Engine.ts"
+import { ExecutionEngine, STEP_LIMIT } from "../src/executions/Engine.ts"
 import { Executions } from "../src/executions/Executions.ts"
 import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
 import { memoryModelEndpoint } from "../src/testing/MemoryLanguageModels.ts"
@@ -160,6 +160,20 @@ describe("agent node", () => {
       const run = yield* theRun(g, w.id)
       assert.strictEqual(run.status, "failed")
       assert.strictEqual(run.error_details?.message, "Agent exceeded max_iterations")
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
+  it.effect("an activation of more model calls than the engine's step limit runs to its end", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const w = yield* inboundWorkflow(g, [agent({ max_iterations: 200 })], [])
+      const tick: ModelTurn = { tool_calls: [{ name: "get_current_datetime", arguments: {} }] }
+      yield* script([...Array.from({ length: 199 }, () => tick), { text: "Done." }])
+      assert.isAbove(199, STEP_LIMIT - 1)
+      yield* g.contact.say("Count to two hundred")
+      yield* settle
+      const run = yield* theRun(g, w.id)
+      assert.strictEqual(run.status, "waiting", JSON.stringify(run.error_details))
+      assert.deepStrictEqual(yield* g.contact.received, ["Done."])
     }).pipe(Effect.provide(Layer.fresh(Services))))
 
   it.effect("tool_only never sends assistant text; send_notification_to_user does", () =>

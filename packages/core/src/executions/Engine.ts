@@ -716,6 +716,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             yield* writeWith(record, { record: { ...record, lease_owner: null, lease_until: null, state_version: record.state_version + 1 }, events: [] }, [])
             return yield* armTimer(record)
           }
+          const stepNode = record.current_node
           const result: StepResult = steps >= STEP_LIMIT
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
             : yield* step(record, g, fresh)
@@ -740,6 +741,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           fresh = next.record.pending !== null && record.pending === null ? next.record.pending.key : undefined
           record = durable = next.record
           carried = []
+          // An agent's own steps are bounded by its max_iterations (decisions 10.6), not by the step limit.
+          if (record.agent !== null && record.current_node === stepNode) steps--
           if (record.wait !== null && record.wait.due_at !== null) yield* armTimer(record)
         }
       }, (effect) => effect.pipe(Effect.catchTag("Fenced", () => Effect.void)))
