@@ -17,7 +17,7 @@ import { WorkflowsRepo } from "../../ports/WorkflowsRepo.ts"
 import { type BuiltInAgentTool, BuiltInAgentTools, effectiveAgentTools } from "../../workflows/NodeConfigs.ts"
 import type { ExecutionContext, ExecutionRecord, PendingAgentTool, PendingSend } from "../Execution.ts"
 import { interpolateText, renderText } from "../Interpolation.ts"
-import type { StepInput } from "../nodes/NodeInput.ts"
+import { type StepInput, withVars } from "../nodes/NodeInput.ts"
 import { type EventDraft, type StepOutcome, StepFailed } from "../Step.ts"
 import { callSettings, generate, modelFailure, nodeModel } from "../ai/ModelCall.ts"
 import { type AgentCall, type AgentState, type AgentTurn, settleCall, skipRest, toPrompt } from "./AgentState.ts"
@@ -66,13 +66,10 @@ const toolCalled = (call: AgentCall, answer: ToolAnswer, durationMs: number): Ev
   }
 })
 
-const withVars = (ctx: ExecutionContext, vars: Readonly<Record<string, unknown>> | undefined): ExecutionContext =>
-  vars === undefined || Object.keys(vars).length === 0 ? ctx : { ...ctx, vars: { ...ctx.vars, ...vars } }
-
 /** A settled tool call: its answer joins the journal and the log; the run stays on the node. */
 const settled = (input: StepInput, state: AgentState, call: AgentCall, answer: ToolAnswer, startedMs: number, nowMs: number) =>
   stay(
-    withVars(input.execution.execution_context, answer.vars),
+    withVars(input.execution.execution_context, answer.vars ?? {}),
     settleCall(state, call, answer.result, answer.isError),
     [toolCalled(call, answer, Math.max(0, nowMs - startedMs))]
   )
@@ -168,7 +165,7 @@ const iterate = Effect.fnUntraced(function*(input: StepInput, state: AgentState)
     const answer = yield* answerLocally({ ...input, execution: { ...e, execution_context: context } }, folded, call)
     if (Option.isNone(answer)) break
     folded = settleCall(folded, call, answer.value.result, answer.value.isError)
-    context = withVars(context, answer.value.vars)
+    context = withVars(context, answer.value.vars ?? {})
     events.push(toolCalled(call, answer.value, 0))
   }
   return stay(context, folded, events, queued.map((i) => i.id))
@@ -255,7 +252,7 @@ const runCall = Effect.fnUntraced(function*(input: StepInput, state: AgentState,
       if (p.end_conversation === true && e.msg_conversation_id !== null) {
         yield* (yield* Messaging).endConversation(e.project_id, e.msg_conversation_id, "agent")
       }
-      const context = withVars(e.execution_context, summary === undefined ? undefined : { agent_summary: summary })
+      const context = withVars(e.execution_context, summary === undefined ? {} : { agent_summary: summary })
       return { context, events, next: { _tag: "Follow", label: "next" }, agent: null } satisfies StepOutcome
     }
     case "handoff_to_human": {
