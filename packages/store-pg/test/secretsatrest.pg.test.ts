@@ -27,11 +27,16 @@ const givenCredentials = (sealing: boolean) =>
     const project = { id: `prj_${crypto.randomUUID()}`, name: "Acme", disabled: false, created_at: at, updated_at: at }
     yield* (yield* ProjectsRepo).insert(project)
     const token = `EAAG-${crypto.randomUUID()}`
-    const config = makeConfig(project.id, { access_token: Redacted.make(token), app_secret: Redacted.make("app-s3cret") })
+    const verifyToken = `verify-${crypto.randomUUID()}`
+    const config = makeConfig(project.id, {
+      access_token: Redacted.make(token),
+      app_secret: Redacted.make("app-s3cret"),
+      webhook_verify_token: Redacted.make(verifyToken)
+    })
     const webhook = makeWebhook(project.id, { secret_key: `whsec-${crypto.randomUUID()}` })
     const write = Effect.andThen(MessageConfigsRepo.use((r) => r.insert(config)), WebhooksRepo.use((r) => r.insert(webhook)))
     yield* sealing ? Effect.provide(write, sealedRepos) : write
-    return { project, config, webhook, plain: [token, "app-s3cret", webhook.secret_key] }
+    return { project, config, webhook, plain: [token, "app-s3cret", verifyToken, webhook.secret_key] }
   })
 
 /** Rows of the credential tables, whole, as text, that contain `value`. */
@@ -75,7 +80,12 @@ describe("secrets at rest in PostgreSQL", () => {
         )
         const [storedConfig, storedWebhook] = [Option.getOrThrow(read[0]), Option.getOrThrow(read[1])]
         assert.deepStrictEqual(
-          [Redacted.value(storedConfig.access_token), Redacted.value(storedConfig.app_secret!), storedWebhook.secret_key],
+          [
+            Redacted.value(storedConfig.access_token),
+            Redacted.value(storedConfig.app_secret!),
+            Redacted.value(storedConfig.webhook_verify_token!),
+            storedWebhook.secret_key
+          ],
           plain
         )
       }).pipe(Effect.provide(layerStorage.pipe(Layer.provideMerge(layerFromUrl(url)))))

@@ -43,7 +43,7 @@ const open = (cipher: SecretCipher, scope: string, name: string, stored: string)
 export const sealMessageConfigSecret = (
   cipher: SecretCipher,
   configId: string,
-  field: "access_token" | "app_secret",
+  field: "access_token" | "app_secret" | "webhook_verify_token",
   value: string
 ) => cipher.encrypt(messageConfigSecretScope(configId), field, value)
 
@@ -56,17 +56,24 @@ const sealMessageConfig = (cipher: SecretCipher, c: MessageConfigRecord): Messag
   access_token: Redacted.make(sealMessageConfigSecret(cipher, c.id, "access_token", Redacted.value(c.access_token))),
   app_secret: c.app_secret === null
     ? null
-    : Redacted.make(sealMessageConfigSecret(cipher, c.id, "app_secret", Redacted.value(c.app_secret)))
+    : Redacted.make(sealMessageConfigSecret(cipher, c.id, "app_secret", Redacted.value(c.app_secret))),
+  webhook_verify_token: c.webhook_verify_token === null
+    ? null
+    : Redacted.make(sealMessageConfigSecret(cipher, c.id, "webhook_verify_token", Redacted.value(c.webhook_verify_token)))
 })
 
 const openMessageConfig = Effect.fnUntraced(function*(cipher: SecretCipher, c: MessageConfigRecord) {
   const scope = messageConfigSecretScope(c.id)
   const accessToken = yield* open(cipher, scope, "access_token", Redacted.value(c.access_token))
   const appSecret = c.app_secret === null ? null : yield* open(cipher, scope, "app_secret", Redacted.value(c.app_secret))
+  const verifyToken = c.webhook_verify_token === null
+    ? null
+    : yield* open(cipher, scope, "webhook_verify_token", Redacted.value(c.webhook_verify_token))
   return {
     ...c,
     access_token: Redacted.make(accessToken),
-    app_secret: appSecret === null ? null : Redacted.make(appSecret)
+    app_secret: appSecret === null ? null : Redacted.make(appSecret),
+    webhook_verify_token: verifyToken === null ? null : Redacted.make(verifyToken)
   }
 })
 

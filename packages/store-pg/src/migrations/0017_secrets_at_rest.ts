@@ -1,6 +1,6 @@
 /**
- * Credentials at rest (issue 21 §5): encrypts the message-config access tokens
- * and app secrets and the webhook signing secrets stored in plain text before,
+ * Credentials at rest (issue 21 §5): encrypts the message-config access tokens,
+ * app secrets and webhook verify tokens and the webhook signing secrets stored in plain text before,
  * in place, with the key the host uses (`PARLEY_SECRET_KEY`, else the key
  * stored in `host_keys`, created here as the host would on first use). From
  * here on the host only writes ciphertext (`@parley/core` `SecretsAtRest`).
@@ -11,8 +11,12 @@ import { SqlClient } from "effect/sql"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const configs = yield* sql<{ readonly id: string; readonly access_token: string; readonly app_secret: string | null }>`
-    SELECT id, access_token, app_secret FROM msg_configs`
+  const configs = yield* sql<{
+    readonly id: string
+    readonly access_token: string
+    readonly app_secret: string | null
+    readonly webhook_verify_token: string | null
+  }>`SELECT id, access_token, app_secret, webhook_verify_token FROM msg_configs`
   const webhooks = yield* sql<{ readonly id: string; readonly secret_key: string }>`SELECT id, secret_key FROM webhooks`
   // A new database has nothing to encrypt: its key is left to the host.
   if (configs.length === 0 && webhooks.length === 0) return
@@ -29,9 +33,12 @@ export default Effect.gen(function*() {
 
   for (const c of configs) {
     const appSecret = c.app_secret === null ? null : sealMessageConfigSecret(cipher, c.id, "app_secret", c.app_secret)
+    const verifyToken = c.webhook_verify_token === null
+      ? null
+      : sealMessageConfigSecret(cipher, c.id, "webhook_verify_token", c.webhook_verify_token)
     yield* sql`
       UPDATE msg_configs SET access_token = ${sealMessageConfigSecret(cipher, c.id, "access_token", c.access_token)},
-        app_secret = ${appSecret}
+        app_secret = ${appSecret}, webhook_verify_token = ${verifyToken}
       WHERE id = ${c.id}`
   }
   for (const w of webhooks) {

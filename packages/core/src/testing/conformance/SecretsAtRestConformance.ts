@@ -33,16 +33,21 @@ const assertCiphertext = (stored: string, plain: string) => {
 
 export const secretsAtRestConformance = <E>(name: string, storage: Layer.Layer<SecretsAtRestPorts, E>): void =>
   layer(storage, { excludeTestServices: true })(name, (it) => {
-    it.effect("stores a config's access token and app secret encrypted with the host key, and reads them back", () =>
+    it.effect("stores a config's access token, app secret and verify token encrypted with the host key, and reads them back", () =>
       Effect.gen(function*() {
         const project = yield* givenProject()
         const token = `EAAG-${crypto.randomUUID()}`
-        const config = makeConfig(project.id, { access_token: Redacted.make(token), app_secret: Redacted.make("app-s3cret") })
+        const config = makeConfig(project.id, {
+          access_token: Redacted.make(token),
+          app_secret: Redacted.make("app-s3cret"),
+          webhook_verify_token: Redacted.make("verify-t0ken")
+        })
         yield* sealed(MessageConfigsRepo.use((repo) => repo.insert(config)))
 
         const stored = Option.getOrThrow(yield* (yield* MessageConfigsRepo).findById(project.id, config.id))
         assertCiphertext(Redacted.value(stored.access_token), token)
         assertCiphertext(Redacted.value(stored.app_secret!), "app-s3cret")
+        assertCiphertext(Redacted.value(stored.webhook_verify_token!), "verify-t0ken")
         // The key of function and project secrets, bound to the config and the field.
         const cipher = yield* sealed(FunctionSecretsCipher.use((keys) => keys.cipher))
         const scope = messageConfigSecretScope(config.id)
@@ -63,6 +68,7 @@ export const secretsAtRestConformance = <E>(name: string, storage: Layer.Layer<S
           const found = Option.getOrThrow(read)
           assert.strictEqual(Redacted.value(found.access_token), token)
           assert.strictEqual(Redacted.value(found.app_secret!), "app-s3cret")
+          assert.strictEqual(Redacted.value(found.webhook_verify_token!), "verify-t0ken")
         }
 
         const updated = yield* sealed(MessageConfigsRepo.use((repo) =>
