@@ -4,11 +4,11 @@
  * format, answers back as effect/ai responses, streaming, errors, and the
  * simulator's rules when nothing is scripted.
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Fiber, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { LanguageModel, Prompt, Tool, Toolkit } from "effect/ai"
-import { ModelSimulator } from "../src/ai/simulator/ModelSimulator.ts"
+import { ModelSimulator, ruleTurn } from "../src/ai/simulator/ModelSimulator.ts"
 import { LanguageModels, withCallSettings } from "../src/ports/LanguageModels.ts"
 import { layerMemoryLanguageModels, memoryModelEndpoint } from "../src/testing/index.ts"
 
@@ -162,5 +162,19 @@ describe("OpenAI-compatible adapter over the model simulator (in process)", () =
         assert.strictEqual(audio, "[voice note 6 bytes]")
         assert.deepStrictEqual((yield* lastRequest).model, "whisper-sim")
       }))
+  })
+})
+
+describe("the model simulator's rules", () => {
+  it("reads a knowledge base's result as the words of its passages", () => {
+    const turn = ruleTurn({
+      model: "parley-sim",
+      messages: [
+        { role: "user", content: "When are you open?" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", function: { name: "hours", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: JSON.stringify({ passages: ["Opening hours\n\nMonday to Friday 9:00 to 17:00."] }) }
+      ]
+    } as Parameters<typeof ruleTurn>[0])
+    assert.strictEqual(turn.text, "Result of hours: Opening hours Monday to Friday 9:00 to 17:00.")
   })
 })

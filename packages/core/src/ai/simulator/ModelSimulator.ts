@@ -17,7 +17,8 @@
  *
  * With nothing scripted it follows rules, so every AI feature can be tried
  * with no credentials; the first that applies answers:
- *  a. the last message is a tool result: text `Result of <tool>: <result>` (cut to 300 characters);
+ *  a. the last message is a tool result: text `Result of <tool>: <result>` (cut to 300 characters; a knowledge
+ *     base's answer reads as its passages, joined);
  *  b. the user says bye, thanks, done or "that's all" and `complete_task` is offered: it is called with a summary;
  *  c. the user asks for a human, an agent or a person and `handoff_to_human` is offered: it is called with a reason;
  *  d. the user's text names an offered tool (its name, or every word of it): that tool is called, one per turn,
@@ -183,6 +184,13 @@ const labelsIn = (system: string): Array<{ readonly label: string; readonly text
     return clean === "" ? [] : [{ label: clean, text: `${clean} ${rest.join(":")}` }]
   })
 
+const Passages = Schema.Struct({ passages: Schema.Array(Schema.String) })
+const decodePassages = Schema.decodeUnknownOption(Schema.fromJsonString(Passages))
+
+/** A knowledge base's result as the words of its passages; any other result as it came. */
+const readable = (result: string): string =>
+  Option.match(decodePassages(result), { onNone: () => result, onSome: (r) => r.passages.join(" ").replace(/\s+/g, " ") })
+
 /** The rule-driven answer to a chat request. */
 export const ruleTurn = (request: ChatRequest): ModelTurn => {
   const messages = request.messages
@@ -193,7 +201,7 @@ export const ruleTurn = (request: ChatRequest): ModelTurn => {
   // a. A tool result: summarise it.
   if (last?.role === "tool") {
     const call = messages.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === last.tool_call_id)
-    return { text: cut(`Result of ${call?.function.name ?? "the tool"}: ${textOf(last.content)}`) }
+    return { text: cut(`Result of ${call?.function.name ?? "the tool"}: ${readable(textOf(last.content))}`) }
   }
   const userText = [...messages].reverse().find((m) => m.role === "user")
   const said = userText === undefined ? "" : textOf(userText.content)
