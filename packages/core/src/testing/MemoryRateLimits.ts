@@ -22,11 +22,11 @@ export const layerMemoryRateLimits = Layer.effect(
           const id = `${key}\u0000${start}`
           const current = db.get(Windows, id)
           if (current === undefined) {
-            // A key's first take of a window drops its older windows (as the Postgres adapter).
-            for (const row of db.all(Windows)) if (row.key === key && row.window_start < start) db.remove(Windows, `${row.key}\u0000${row.window_start}`)
+            // A window's first take drops every older window (as the Postgres adapter).
+            for (const row of db.all(Windows)) if (row.window_start < start) db.remove(Windows, `${row.key}\u0000${row.window_start}`)
           }
           const count = current?.count ?? 0
-          if (count >= limit) return { admitted: false, count }
+          if (count >= limit) return { admitted: false, count: limit }
           db.put(Windows, id, { key, window_start: start, count: count + 1 })
           return { admitted: true, count: count + 1 }
         })
