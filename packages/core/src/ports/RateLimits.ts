@@ -14,7 +14,7 @@ export interface RateLimitTake {
 export class RateLimits extends Context.Service<RateLimits, {
   /**
    * Counts one take of `key` in the window starting at `windowStart` (an ISO instant) unless it already holds
-   * `limit`; atomic across processes sharing the store. A window's first take may drop every window older than it.
+   * `limit`; atomic across processes sharing the store. A window's first take drops every window older than it (of any key), so the store holds about one window.
    */
   readonly take: (key: string, windowStart: string, limit: number) => Effect.Effect<RateLimitTake>
 }>()("@parley/core/ports/RateLimits") {}

@@ -46,4 +46,15 @@ export const rateLimitsConformance = <E>(name: string, storage: Layer.Layer<Rate
         assert.deepStrictEqual(admitted.map((t) => t.count).sort((a, b) => a - b), Array.from({ length: 25 }, (_, i) => i + 1))
         assert.isTrue(takes.filter((t) => !t.admitted).every((t) => t.count === 25))
       }))
+
+    it.effect("a window's first take drops the older windows of every key", () =>
+      Effect.gen(function*() {
+        const limits = yield* RateLimits
+        const key = uniqueId("fn")
+        yield* limits.take(key, at(2 * minute), 1)
+        assert.deepStrictEqual(yield* limits.take(key, at(2 * minute), 1), { admitted: false, count: 1 })
+        yield* limits.take(uniqueId("fn"), at(3 * minute), 1)
+        // Only a host whose clock lags would take an old window again: it starts from nothing.
+        assert.deepStrictEqual(yield* limits.take(key, at(2 * minute), 1), { admitted: true, count: 1 })
+      }))
   })
