@@ -255,4 +255,25 @@ export default { fetch: () => new Response(String(x > 0)) }`
     assert.strictEqual(fine.text, "fine")
     assert.strictEqual((await invoke(a, other.id)).text, "fine")
   }, 30_000)
+
+  it("multi-host: the public invoke limit is one 600 a minute across both hosts (decisions 8.1)", async () => {
+    const fn = await deployed(a, { name: "Popular on two hosts", code: `export default { fetch: () => new Response("ok") }`, public_endpoint: true })
+    // Near a minute boundary the window could reset mid-run: start in a fresh minute's first 40 s.
+    if (Date.now() % 60_000 > 40_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - (Date.now() % 60_000) + 50))
+    const statuses = new Map<string, number>()
+    for (let i = 0; i < 60; i++) {
+      // Half of each batch to each host.
+      const batch = await Promise.all(Array.from({ length: 10 }, (_, j) => {
+        const [name, host] = j % 2 === 0 ? ["a", a] as const : ["b", b] as const
+        return invoke(host, fn.id, { key: null }).then((res) => `${name} ${res.status}`)
+      }))
+      for (const outcome of batch) statuses.set(outcome, (statuses.get(outcome) ?? 0) + 1)
+    }
+    assert.deepStrictEqual([...statuses].sort(), [["a 200", 300], ["b 200", 300]])
+    for (const host of [a, b]) {
+      const over = await invoke(host, fn.id, { key: null })
+      assert.strictEqual(over.status, 429, over.text)
+      assert.strictEqual(over.headers.get("x-ratelimit-remaining"), "0")
+    }
+  }, 120_000)
 })

@@ -13,7 +13,8 @@ import { layerTemplatesRepo } from "./TemplatesRepo.ts"
 import { layerProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 import { layerProviderModelsRepo } from "./ProviderModelsRepo.ts"
 import { layerKnowledgeSearch } from "./KnowledgeSearch.ts"
+import { layerRateLimits } from "./RateLimits.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerProviderModelsRepo, layerKnowledgeSearch).pipe(
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerProviderModelsRepo, layerKnowledgeSearch, layerRateLimits).pipe(
   Layer.provide(PgTransactions.layer)
 )

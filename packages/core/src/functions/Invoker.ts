@@ -42,6 +42,7 @@ import {
 } from "./Rules.ts"
 import { FunctionSecretsCipher } from "./SecretCipher.ts"
 import { ProjectSecrets } from "../projects/ProjectSecrets.ts"
+import { RateLimits } from "../ports/RateLimits.ts"
 
 export const FUNCTION_NOT_DEPLOYED_ERROR = "Function has no deployed version"
 export const INVOKE_INVALID_JSON_ERROR = "Request body is not valid JSON"
@@ -135,6 +136,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
       const projectSecrets = yield* ProjectSecrets
       const ids = yield* Ids
       const publicUrl = yield* PublicUrl
+      const rateLimits = yield* RateLimits
 
       const loadLocks = new Map<string, Semaphore.Semaphore>()
       const lockFor = (id: string) => {
@@ -299,28 +301,19 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
         return yield* run(target.value, request, source)
       })
 
-      // ---- public invoke rate limit: a fixed one-minute window per function, in this host ----
+      // ---- public invoke rate limit: a fixed one-minute window per function, shared by the hosts on the store ----
 
-      const windows = new Map<string, { minute: number; count: number }>()
-      const admit = (functionId: string) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          const minute = Math.floor(now / 60_000)
-          if (windows.size > 10_000) {
-            for (const [key, value] of windows) if (value.minute < minute) windows.delete(key)
-          }
-          let window = windows.get(functionId)
-          if (window === undefined || window.minute !== minute) {
-            window = { minute, count: 0 }
-            windows.set(functionId, window)
-          }
-          const limit = FunctionBounds.publicInvokesPerMinute
-          const reset = (minute + 1) * 60
-          if (window.count >= limit) {
-            return { admitted: false as const, limit, reset, retryAfterSeconds: Math.max(1, reset - Math.floor(now / 1000)) }
-          }
-          window.count++
-          return { admitted: true as const, limit, reset, remaining: limit - window.count }
-        })
+      const admit = Effect.fnUntraced(function*(functionId: string) {
+        const now = yield* Clock.currentTimeMillis
+        const minute = Math.floor(now / 60_000)
+        const limit = FunctionBounds.publicInvokesPerMinute
+        const reset = (minute + 1) * 60
+        const taken = yield* rateLimits.take(`function-invoke:${functionId}`, new Date(minute * 60_000).toISOString(), limit)
+        if (!taken.admitted) {
+          return { admitted: false as const, limit, reset, retryAfterSeconds: Math.max(1, reset - Math.floor(now / 1000)) }
+        }
+        return { admitted: true as const, limit, reset, remaining: limit - taken.count }
+      })
 
       const notFoundAnswer = () => notFound("Function")
 

@@ -23,6 +23,7 @@ import { layerMemoryTemplatesRepo } from "./MemoryTemplates.ts"
 import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
 import { layerMemoryProviderModelsRepo } from "./MemoryProviderModels.ts"
 import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
+import { layerMemoryRateLimits } from "./MemoryRateLimits.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -290,5 +291,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryTemplatesRepo,
   layerMemoryProjectSecretsRepo,
   layerMemoryProviderModelsRepo,
-  layerMemoryKnowledgeSearch
+  layerMemoryKnowledgeSearch,
+  layerMemoryRateLimits
 ).pipe(Layer.provideMerge(MemoryStore.layer))

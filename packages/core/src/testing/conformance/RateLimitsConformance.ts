@@ -1,0 +1,60 @@
+/** The behaviour every `RateLimits` adapter owes (shared fixed windows, decisions 8.1), written once. */
+import { assert, layer } from "@effect/vitest"
+import { Effect, type Layer } from "effect"
+import { RateLimits } from "../../ports/RateLimits.ts"
+import { at, uniqueId } from "./fixtures.ts"
+
+const minute = 60_000
+
+export const rateLimitsConformance = <E>(name: string, storage: Layer.Layer<RateLimits, E>): void =>
+  layer(storage, { excludeTestServices: true })(name, (it) => {
+    it.effect("admits up to the limit in a window, then refuses without counting", () =>
+      Effect.gen(function*() {
+        const limits = yield* RateLimits
+        const key = uniqueId("fn")
+        const takes = []
+        for (let i = 0; i < 4; i++) takes.push(yield* limits.take(key, at(0), 3))
+        assert.deepStrictEqual(takes, [
+          { admitted: true, count: 1 },
+          { admitted: true, count: 2 },
+          { admitted: true, count: 3 },
+          { admitted: false, count: 3 }
+        ])
+        // Another key and the next window count on their own.
+        assert.deepStrictEqual(yield* limits.take(uniqueId("fn"), at(0), 3), { admitted: true, count: 1 })
+        assert.deepStrictEqual(yield* limits.take(key, at(minute), 3), { admitted: true, count: 1 })
+        assert.deepStrictEqual(yield* limits.take(key, at(minute), 3), { admitted: true, count: 2 })
+      }))
+
+    it.effect("a limit raised within a window admits from the count reached", () =>
+      Effect.gen(function*() {
+        const limits = yield* RateLimits
+        const key = uniqueId("fn")
+        yield* limits.take(key, at(0), 1)
+        assert.deepStrictEqual(yield* limits.take(key, at(0), 1), { admitted: false, count: 1 })
+        assert.deepStrictEqual(yield* limits.take(key, at(0), 2), { admitted: true, count: 2 })
+      }))
+
+    it.effect("concurrent takes never admit more than the limit", () =>
+      Effect.gen(function*() {
+        const limits = yield* RateLimits
+        const key = uniqueId("fn")
+        const takes = yield* Effect.forEach(Array.from({ length: 40 }), () => limits.take(key, at(0), 25), { concurrency: "unbounded" })
+        const admitted = takes.filter((t) => t.admitted)
+        assert.strictEqual(admitted.length, 25)
+        // Every admitted take saw its own count: none was counted twice.
+        assert.deepStrictEqual(admitted.map((t) => t.count).sort((a, b) => a - b), Array.from({ length: 25 }, (_, i) => i + 1))
+        assert.isTrue(takes.filter((t) => !t.admitted).every((t) => t.count === 25))
+      }))
+
+    it.effect("a window's first take drops the older windows of every key", () =>
+      Effect.gen(function*() {
+        const limits = yield* RateLimits
+        const key = uniqueId("fn")
+        yield* limits.take(key, at(2 * minute), 1)
+        assert.deepStrictEqual(yield* limits.take(key, at(2 * minute), 1), { admitted: false, count: 1 })
+        yield* limits.take(uniqueId("fn"), at(3 * minute), 1)
+        // Only a host whose clock lags would take an old window again: it starts from nothing.
+        assert.deepStrictEqual(yield* limits.take(key, at(2 * minute), 1), { admitted: true, count: 1 })
+      }))
+  })
