@@ -318,7 +318,7 @@ describe("agent tools with outside effects", () => {
         waiting_reason: null,
         wait: null,
         resumable_execution_id: null,
-        agent: { ...stored.agent!, turns: [...stored.agent!.turns, { role: "assistant" as const, text: "", calls: [call] }], todo: [{ kind: "call" as const, call }] },
+        agent: { ...stored.agent!, turns: [...stored.agent!.turns, { role: "assistant" as const, text: "", calls: [call] }], work: [{ kind: "call" as const, call }] },
         pending: { kind: "agent_tool" as const, key: `${run.id}:99`, node_id: "agent", call_id: "call_1", started_at: stored.last_event_at },
         state_version: stored.state_version + 1
       }

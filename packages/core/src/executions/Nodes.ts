@@ -267,7 +267,8 @@ export const runNode = (input: StepInput): Effect.Effect<StepOutcome, StepFailed
     case "agent":
       return agentStep(input, agentSend)
     default:
-      return fail(`Node type ${input.node.data.node_type} cannot run on this host yet`, "unsupported_node")
+      // Every type the validator admits is handled above; only a hand-made revision gets here.
+      return fail(`Unknown node type ${input.node.data.node_type}`, "unknown_node_type")
   }
 }
 

@@ -102,7 +102,7 @@ const beginActivation = Effect.fnUntraced(function*(input: StepInput) {
     system,
     iteration: 0,
     turns,
-    todo: [],
+    work: [],
     mcp_tools: [],
     builtins: effectiveAgentTools(enabled, version).filter((t) => eventsEnabled || t !== "emit_event")
   }
@@ -154,13 +154,13 @@ const iterate = Effect.fnUntraced(function*(input: StepInput, state: AgentState)
     ...state,
     iteration,
     turns: [...turns, { role: "assistant", text, calls }],
-    todo: [...(autoSend ? [{ kind: "text" as const, text }] : []), ...calls.map((call) => ({ kind: "call" as const, call }))]
+    work: [...(autoSend ? [{ kind: "text" as const, text }] : []), ...calls.map((call) => ({ kind: "call" as const, call }))]
   }
   // Calls that change nothing outside the run are answered now, in this step's checkpoint: one write per iteration.
   let folded = next
   let context = e.execution_context
   const events: Array<EventDraft> = [started]
-  for (let head = folded.todo[0]; head?.kind === "call"; head = folded.todo[0]) {
+  for (let head = folded.work[0]; head?.kind === "call"; head = folded.work[0]) {
     const call = head.call
     const answer = yield* answerLocally({ ...input, execution: { ...e, execution_context: context } }, folded, call)
     if (Option.isNone(answer)) break
@@ -310,7 +310,7 @@ export const agentStep = Effect.fnUntraced(function*(input: StepInput, resolveSe
     return stay(input.execution.execution_context, begun.state, begun.events)
   }
   const state = current
-  const head = state.todo[0]
+  const head = state.work[0]
   if (head?.kind === "text") {
     return yield* send(input, state, { type: "text", text: { body: head.text.slice(0, 4096), preview_url: false } }, {
       call_id: null,
@@ -342,8 +342,8 @@ const settleSend = (
 ): StepOutcome => {
   const call = agent.call_id === null
     ? undefined
-    : state.todo.flatMap((t) => (t.kind === "call" && t.call.id === agent.call_id ? [t.call] : []))[0]
-  const withoutText = { ...state, todo: state.todo.filter((t) => t.kind !== "text") }
+    : state.work.flatMap((t) => (t.kind === "call" && t.call.id === agent.call_id ? [t.call] : []))[0]
+  const withoutText = { ...state, work: state.work.filter((t) => t.kind !== "text") }
   if ("messageId" in outcome) {
     const sent: EventDraft = { event_type: "agent_message_sent", payload: { message_id: outcome.messageId, text: agent.text }, direction: "outbound" }
     if (call === undefined) return stay(ctx, withoutText, [sent])
@@ -362,7 +362,7 @@ const settleSend = (
 /** The pending outside tool call: made once by the slice that recorded it; unverified for anyone else. */
 export const performTool = Effect.fnUntraced(function*(input: StepInput, pending: PendingAgentTool, fresh: boolean) {
   const state = input.execution.agent!
-  const call = state.todo.flatMap((t) => (t.kind === "call" && t.call.id === pending.call_id ? [t.call] : []))[0]
+  const call = state.work.flatMap((t) => (t.kind === "call" && t.call.id === pending.call_id ? [t.call] : []))[0]
   const startedMs = Date.parse(pending.started_at)
   if (call === undefined) return stay(input.execution.execution_context, state, [])
   if (!fresh) {

@@ -30,7 +30,7 @@ export interface AgentCall {
 }
 
 /** Work the last model turn asked for, in order: its text to send, then its tool calls. */
-export type AgentTodo =
+export type AgentWork =
   | { readonly kind: "text"; readonly text: string }
   | { readonly kind: "call"; readonly call: AgentCall }
 
@@ -53,7 +53,7 @@ export interface AgentState {
   /** Model calls in this activation (`max_iterations` bounds it). */
   readonly iteration: number
   readonly turns: ReadonlyArray<AgentTurn>
-  readonly todo: ReadonlyArray<AgentTodo>
+  readonly work: ReadonlyArray<AgentWork>
   readonly mcp_tools: ReadonlyArray<McpToolEntry>
   /** The built-in tools of this node (its list or its workflow's default set, plus the forced ones). */
   readonly builtins: ReadonlyArray<string>
@@ -84,7 +84,7 @@ export const toPrompt = (system: string, turns: ReadonlyArray<AgentTurn>): Promp
     })
   ])
 
-/** The state after one item of `todo` is done (a tool's result joins the journal). */
+/** The state after one item of `work` is done (a tool's result joins the journal). */
 export const settleCall = (
   state: AgentState,
   call: AgentCall,
@@ -93,7 +93,7 @@ export const settleCall = (
 ): AgentState => ({
   ...state,
   turns: [...state.turns, { role: "tool", call_id: call.id, name: call.name, result, is_error: isError }],
-  todo: state.todo.filter((t) => !(t.kind === "call" && t.call.id === call.id))
+  work: state.work.filter((t) => !(t.kind === "call" && t.call.id === call.id))
 })
 
 /**
@@ -104,11 +104,11 @@ export const skipRest = (state: AgentState, why: string): AgentState => ({
   ...state,
   turns: [
     ...state.turns,
-    ...state.todo.flatMap((t): ReadonlyArray<AgentTurn> =>
+    ...state.work.flatMap((t): ReadonlyArray<AgentTurn> =>
       t.kind === "call" ? [{ role: "tool", call_id: t.call.id, name: t.call.name, result: { skipped: why }, is_error: true }] : []
     )
   ],
-  todo: []
+  work: []
 })
 
 /** Input routed to a waiting agent: a new activation with the contact's words as the next user turn. */
