@@ -142,16 +142,19 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
     }
   })
 
-  // start → ask0 (waits for the API) → hi (send) → ask: a run can be put at `hi` with a send pending.
-  const sender = {
+  /** start → ask0 (waits for the API) → `middle` → ask: a run can be put at `middle` as a crash would leave it. */
+  const twoWaits = (middle: ReturnType<typeof node>) => ({
     nodes: [
       node("start", "start"),
       node("ask0", "wait_for_response", { save_response_to: "first" }),
-      node("hi", "send_text", { message: "Hi" }),
+      middle,
       node("ask", "wait_for_response", { save_response_to: "answer" })
     ],
-    edges: [edge("start", "ask0"), edge("ask0", "hi"), edge("hi", "ask")]
-  }
+    edges: [edge("start", "ask0"), edge("ask0", middle.id), edge(middle.id, "ask")]
+  })
+  // A run can be put at `hi` with a send pending.
+  const sender = twoWaits(node("hi", "send_text", { message: "Hi" }))
+  const greeter = twoWaits(node("greet", "set_variable", { variable_name: "greeting", variable_value: "hello" }))
 
   const test = (title: string, body: Effect.Effect<void, unknown, any>) =>
     it.live(title, () => body.pipe(Effect.provide(Layer.fresh(services)), Effect.orDie) as Effect.Effect<void>, 30_000)
@@ -219,15 +222,7 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
 
     test("a host fenced out by another's live lease cannot advance the run; once the lease ended it can", Effect.gen(function*() {
       const { principal } = yield* given
-      const workflow = yield* create(principal, {
-        nodes: [
-          node("start", "start"),
-          node("ask0", "wait_for_response", { save_response_to: "first" }),
-          node("greet", "set_variable", { variable_name: "greeting", variable_value: "hello" }),
-          node("ask", "wait_for_response", { save_response_to: "answer" })
-        ],
-        edges: [edge("start", "ask0"), edge("ask0", "greet"), edge("greet", "ask")]
-      })
+      const workflow = yield* create(principal, greeter)
       const ack = yield* start(workflow.id, principal)
       const parked = yield* eventually(ack.id, waitingAt("ask0"), "the first wait")
       const now = yield* Clock.currentTimeMillis
@@ -247,15 +242,7 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
 
     test("the sweep takes over a run whose host died once its lease ended, and one that was never leased", Effect.gen(function*() {
       const { principal } = yield* given
-      const workflow = yield* create(principal, {
-        nodes: [
-          node("start", "start"),
-          node("ask0", "wait_for_response", { save_response_to: "first" }),
-          node("greet", "set_variable", { variable_name: "greeting", variable_value: "hello" }),
-          node("ask", "wait_for_response", { save_response_to: "answer" })
-        ],
-        edges: [edge("start", "ask0"), edge("ask0", "greet"), edge("greet", "ask")]
-      })
+      const workflow = yield* create(principal, greeter)
       const dead = yield* start(workflow.id, principal)
       // Another contact: a second start for the same one would supersede the first.
       const orphan = yield* start(workflow.id, principal, {}, "15557654321")
