@@ -508,8 +508,14 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       })
 
       /** The project's secrets, decrypted, when the node names one (`${ENV:NAME}`, decisions 2.4.3, 10.5.4). */
-      const secretsFor = (record: ExecutionRecord, node: Node): Effect.Effect<Secrets, ProjectSecretsUnreadable> =>
-        JSON.stringify(node.data.config).includes("${ENV:") ? projectSecrets.resolve(record.project_id) : Effect.succeed(new Map())
+      // Whether a node names a secret, once per node of a cached graph: an agent's config (knowledge bases up to
+      // 200,000 characters each) is read at every step of its activation.
+      const namesSecret = new WeakMap<Node, boolean>()
+      const secretsFor = (record: ExecutionRecord, node: Node): Effect.Effect<Secrets, ProjectSecretsUnreadable> => {
+        let names = namesSecret.get(node)
+        if (names === undefined) namesSecret.set(node, names = JSON.stringify(node.data.config).includes("${ENV:"))
+        return names ? projectSecrets.resolve(record.project_id) : Effect.succeed(new Map())
+      }
 
       const unreadable = (record: ExecutionRecord, g: Graph, e: ProjectSecretsUnreadable, now: string) =>
         T.fail(record, g, { message: e.message, code: "secrets_unreadable" }, now)
