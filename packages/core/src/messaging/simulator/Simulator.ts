@@ -116,6 +116,9 @@ export interface NetworkSimulatorOptions {
   readonly outboxLimit?: number | undefined
 }
 
+/** The simulated network's app (subscribed to accounts' webhooks, exchanging signup codes) unless `appId` says otherwise. */
+export const SIMULATOR_APP_ID = "100000000000099"
+
 /** What the customer chose in the simulated signup dialog. */
 export interface SignupChoice {
   readonly businessAccountId: string
@@ -279,7 +282,7 @@ const make = (options: NetworkSimulatorOptions) =>
         delivered: options.statusDelays?.delivered ?? 1_000,
         read: options.statusDelays?.read === null ? undefined : options.statusDelays?.read ?? 3_000
       },
-      appId: options.appId ?? "100000000000099",
+      appId: options.appId ?? SIMULATOR_APP_ID,
       appSecret: options.appSecret,
       appName: options.appName ?? "Parley",
       outboxLimit: options.outboxLimit ?? OUTBOX_LIMIT
