@@ -229,6 +229,10 @@ describe("setup links", () => {
     // The used link's page sends the customer to the failure address.
     const spent = await visit(link.url)
     assert.strictEqual(spent.headers.get("location"), `https://example.com/failed?setup_link_id=${link.id}&error_code=already_used`)
+    // The page's token and the dialog's code are credentials: no log line carries them.
+    const code = new URL(callback).searchParams.get("code")!
+    assert.isTrue(host.logs.some((line) => line.includes("/setup/:token/callback")))
+    assert.isFalse(host.logs.some((line) => line.includes(link.token) || line.includes(code)))
     await eventually("the number is listed", async () =>
       (await host.request("GET", "/platform/v1/msg/phone_numbers/300000000000011")).status === 200)
   })
