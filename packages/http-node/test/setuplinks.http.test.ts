@@ -249,6 +249,13 @@ describe("setup links", () => {
     const page = await (await visit(link.url)).text()
     assert.include(page, "El último intento no terminó")
 
+    await host.request("PATCH", `/platform/v1/customers/${customer}/setup_links/${link.id}`, {
+      body: { setup_link: { status: "revoked" } }
+    })
+    const ended = await visit(link.url)
+    assert.strictEqual(ended.status, 410)
+    assert.include(await ended.text(), "Este enlace de configuración caducó o fue reemplazado por uno más reciente.")
+
     const elsewhere = await visit(`${host.url}/simulator/signup?redirect_uri=${encodeURIComponent("https://evil.example/setup/x")}`)
     assert.strictEqual(elsewhere.status, 400)
   })
