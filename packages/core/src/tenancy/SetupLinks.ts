@@ -110,6 +110,21 @@ const countries = (given: ReadonlyArray<string> | null | undefined): Effect.Effe
     : Effect.fail(invalid("phone_number_country_isos", "must be a non-empty array of ISO 3166-1 alpha-2 country codes"))
 }
 
+/** The customer's live production config whose display number has these digits (a reconnect's target). */
+export const findProductionConfig = Effect.fnUntraced(function*(
+  configs: MessageConfigsRepo["Service"],
+  projectId: string,
+  customerId: string,
+  digits: string
+) {
+  for (let page = 1;; page++) {
+    const slice = yield* configs.list(projectId, { customer_id: customerId, kind: "production" }, { mode: "page", page, perPage: 100 })
+    const found = slice.items.find((c) => c.deleted_at === null && c.display_phone_number_normalized === digits)
+    if (found !== undefined) return Option.some(found)
+    if (page * 100 >= slice.total) return Option.none<MessageConfigRecord>()
+  }
+})
+
 /** A production config's connection type: on the business app too (coexistence), or dedicated to the API. */
 export const connectionTypeOf = (config: MessageConfigRecord): ConnectionType =>
   config.facts.is_coexistence === true ? "coexistence" : "dedicated"
@@ -158,20 +173,6 @@ export class SetupLinks extends Context.Service<SetupLinks, {
           Effect.flatMap(Option.match({ onNone: () => Effect.fail(linkNotFound()), onSome: Effect.succeed }))
         )
 
-      /** The customer's live production config with this number (digits of its display number). */
-      const productionConfig = Effect.fnUntraced(function*(projectId: string, customerId: string, digits: string) {
-        for (let page = 1;; page++) {
-          const slice = yield* configs.list(projectId, { customer_id: customerId, kind: "production" }, {
-            mode: "page",
-            page,
-            perPage: 100
-          })
-          const found = slice.items.find((c) => c.deleted_at === null && c.display_phone_number_normalized === digits)
-          if (found !== undefined) return Option.some(found)
-          if (page * 100 >= slice.total) return Option.none<MessageConfigRecord>()
-        }
-      })
-
       const create = Effect.fn("SetupLinks.create")(function*(principal: Principal, customerId: string, input: SetupLinkCreateInput) {
         const projectId = principal.project.id
         const customer = yield* customerOf(projectId, customerId)
@@ -190,7 +191,7 @@ export class SetupLinks extends Context.Service<SetupLinks, {
           if (!/^\+?[\d\s\-()]+$/.test(given.trim()) || digits.length < 5) {
             return yield* invalid("reconnect_phone_number", "must be a phone number")
           }
-          const config = yield* productionConfig(projectId, customer.id, digits)
+          const config = yield* findProductionConfig(configs, projectId, customer.id, digits)
           if (Option.isNone(config)) {
             return yield* invalid("reconnect_phone_number", "must be a number on one of the customer's production configs")
           }

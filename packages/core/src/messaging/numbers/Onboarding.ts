@@ -16,7 +16,7 @@ import { Outbox } from "../../ports/Outbox.ts"
 import { SetupLinksRepo } from "../../ports/SetupLinksRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { Ids } from "../../shared/Ids.ts"
-import { SETUP_PAGE_PATH, SetupLinks } from "../../tenancy/SetupLinks.ts"
+import { findProductionConfig, SETUP_PAGE_PATH, SetupLinks } from "../../tenancy/SetupLinks.ts"
 import {
   type ConnectionType,
   effectiveStatus,
@@ -204,20 +204,6 @@ export class Onboarding extends Context.Service<Onboarding, {
         return { link, outcome, redirect: redirectFor(link, outcome) }
       }
 
-      /** The customer's live production config with these digits (a reconnect's target). */
-      const reconnectTarget = Effect.fnUntraced(function*(link: SetupLinkRecord, digits: string) {
-        for (let page = 1;; page++) {
-          const slice = yield* configs.list(link.project_id, { customer_id: link.customer_id, kind: "production" }, {
-            mode: "page",
-            page,
-            perPage: 100
-          })
-          const found = slice.items.find((c) => c.deleted_at === null && c.display_phone_number_normalized === digits)
-          if (found !== undefined) return Option.some(found)
-          if (page * 100 >= slice.total) return Option.none<MessageConfigRecord>()
-        }
-      })
-
       /** Makes sure the account's webhooks reach the app; a refusal is logged (sends still work). */
       const subscribe = (config: MessageConfigRecord) =>
         network.subscribeApp({ accessToken: config.access_token }, config.business_account_id).pipe(
@@ -304,7 +290,7 @@ export class Onboarding extends Context.Service<Onboarding, {
           }
           let config: MessageConfigRecord
           if (link.reconnect_phone_number !== null) {
-            const target = yield* reconnectTarget(link, link.reconnect_phone_number)
+            const target = yield* findProductionConfig(configs, link.project_id, link.customer_id, link.reconnect_phone_number)
             if (Option.isNone(target) || phoneDigits(display) !== link.reconnect_phone_number) {
               return yield* Effect.fail("phone_verification_failed" as const)
             }
