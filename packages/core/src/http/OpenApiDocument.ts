@@ -36,9 +36,13 @@ const ErrorBody = {
 
 const error = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } })
 
-/** What the host answers before any route: a query value or path segment it cannot store, headers over Node's limit. */
+/**
+ * What the host answers before any route: a query value or path segment it cannot store, headers over Node's limit,
+ * a request that does not arrive in time.
+ */
 const refusedBeforeRoutes = {
   "422": error("A query value or path segment with a NUL character or an unpaired surrogate, named"),
+  "408": error("The request's headers and body did not arrive in time"),
   "431": error("The request line and headers are over the limit")
 }
 

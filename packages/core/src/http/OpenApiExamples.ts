@@ -137,6 +137,7 @@ const ERROR_MESSAGES: Record<string, string> = {
   "403": "Source address is private",
   "404": "Workflow not found",
   "409": "lock_version is stale; reload and retry",
+  "408": "Request timeout",
   "413": "Request body is over 10 MB",
   "422": "name is required",
   "429": "Rate limit exceeded",

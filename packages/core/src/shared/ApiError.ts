@@ -60,6 +60,12 @@ export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLa
 }) {
   readonly _tag = "PayloadTooLarge" as const
 }
+export class RequestTimeout extends Schema.Error<RequestTimeout>("RequestTimeout")(fields, {
+  httpApiStatus: 408,
+  description: "The request's headers and body did not arrive in time (Node's request timeout)"
+}) {
+  readonly _tag = "RequestTimeout" as const
+}
 export class HeadersTooLarge extends Schema.Error<HeadersTooLarge>("HeadersTooLarge")(fields, {
   httpApiStatus: 431,
   description: "The request line and headers are over the limit"
