@@ -284,12 +284,13 @@ export const make = (options: CloudApiOptions) =>
             "MessagingNetwork.exchangeSignupCode",
             undefined,
             HttpClientRequest.get(url).pipe(
-              HttpClientRequest.setUrlParams(definedParams({
+              // The secret stays `Redacted` in the request, so an inspected or traced request does not show it.
+              HttpClientRequest.setUrlParams({
                 client_id: exchange.appId,
-                client_secret: Redacted.value(exchange.appSecret),
+                client_secret: exchange.appSecret,
                 code: exchange.code,
                 redirect_uri: exchange.redirectUri
-              })),
+              }),
               HttpClientRequest.acceptJson
             ),
             json(SignupToken)

@@ -265,7 +265,18 @@ export class Onboarding extends Context.Service<Onboarding, {
           appSecret: settings.appSecret.value,
           code,
           redirectUri: callbackUrl(yield* PublicUrl, token)
-        }).pipe(Effect.option)
+        }).pipe(
+          // Only what went wrong, never the error itself: a transport error's message may carry the request's address.
+          Effect.tapError((error) =>
+            Effect.logWarning("Setup link: the network did not exchange the signup code").pipe(
+              Effect.annotateLogs({
+                setup_link_id: link.id,
+                reason: error._tag === "NetworkRefused" ? `refused (code ${error.code})` : error.reason
+              })
+            )
+          ),
+          Effect.option
+        )
         if (Option.isNone(exchanged)) return Option.some(yield* failWith(link, "token_exchange_failed"))
         const accessToken = Redacted.make(exchanged.value.value.access_token)
         const facts = yield* checkNumber({ accessToken }, link, businessAccountId, phoneNumberId)
