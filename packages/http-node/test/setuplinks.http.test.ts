@@ -190,9 +190,13 @@ describe("setup links", () => {
     for (const [, name, value] of dialog.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
       form.set(name!, value!.replace(/&amp;/g, "&"))
     }
-    const submit = (action: string, choice?: string) => {
+    const submit = (action: string, choice?: string, login = true) => {
       const body = new URLSearchParams(form)
       body.set("action", action)
+      if (login) {
+        body.set("email", "owner@shop.example")
+        body.set("password", "secret")
+      }
       if (choice !== undefined) body.set("choice", choice)
       return fetch(`${host.url}/simulator/signup`, { method: "POST", body, redirect: "manual" })
     }
@@ -202,6 +206,13 @@ describe("setup links", () => {
     assert.strictEqual(cancelled.status, 303)
     const failed = await visit(cancelled.headers.get("location")!)
     assert.strictEqual(failed.headers.get("location"), `https://example.com/failed?setup_link_id=${link.id}&error_code=upstream_auth_failed`)
+
+    // The simulated login needs an email and a password; without a number chosen the dialog asks again.
+    const noLogin = await submit("connect", "300000000000001:300000000000011", false)
+    assert.strictEqual(noLogin.status, 200)
+    assert.include(await noLogin.text(), "Enter your email and password to log in.")
+    const noChoice = await submit("connect")
+    assert.include(await noChoice.text(), "Choose a phone number first.")
 
     const chosen = await submit("connect", "300000000000001:300000000000011")
     const callback = chosen.headers.get("location")!

@@ -329,6 +329,10 @@ const dialogRoutes = (simulator: Simulator.NetworkSimulator["Service"]) =>
           const back = (query: ReadonlyArray<readonly [string, string]>) =>
             redirect(withQuery(request.redirectUri, [...query, ["state", request.state]]))
           if (value("action") !== "connect") return back([["error", "access_denied"]])
+          // The simulated login takes any account, but not an empty one.
+          if ((value("email") ?? "").trim() === "" || (value("password") ?? "") === "") {
+            return dialogPage(simulator.signupCatalogue, request, texts[request.lang].logInFirst)
+          }
           const [businessAccountId = "", phoneNumberId = "", country] = (value("choice") ?? "").split(":")
           if (businessAccountId === "" || phoneNumberId === "") {
             return dialogPage(simulator.signupCatalogue, request, texts[request.lang].chooseFirst)

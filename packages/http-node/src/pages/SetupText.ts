@@ -37,6 +37,7 @@ export interface SetupText {
   readonly connect: string
   readonly cancel: string
   readonly chooseFirst: string
+  readonly logInFirst: string
 }
 
 const en: SetupText = {
@@ -77,7 +78,8 @@ const en: SetupText = {
   dedicated: "dedicated",
   connect: "Log in and connect",
   cancel: "Cancel",
-  chooseFirst: "Choose a phone number first."
+  chooseFirst: "Choose a phone number first.",
+  logInFirst: "Enter your email and password to log in."
 }
 
 const es: SetupText = {
@@ -118,7 +120,8 @@ const es: SetupText = {
   dedicated: "dedicado",
   connect: "Iniciar sesión y conectar",
   cancel: "Cancelar",
-  chooseFirst: "Primero elige un número de teléfono."
+  chooseFirst: "Primero elige un número de teléfono.",
+  logInFirst: "Escribe tu correo electrónico y tu contraseña para iniciar sesión."
 }
 
 export const texts: Readonly<Record<PageLanguage, SetupText>> = { en, es }
