@@ -7,7 +7,9 @@
  * invoke rate limit is one limit, a key revoked by a third process (the CLI)
  * is refused by both at once, a function deployed on one serves from the
  * other, and a trigger created on one fires for events recorded on the other
- * within the trigger cache's bound (decisions: "Hardening: two hosts").
+ * within the trigger cache's bound. Last, a runaway function on one host
+ * does not fail another function's invokes there (decisions: "Hardening: two
+ * hosts, runaway functions").
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -329,6 +331,42 @@ describe("two host processes on one database (postgres)", () => {
         assert.isAtMost(firstFired - createdAt, TRIGGER_BOUND_MS + 500, "within the trigger cache's bound")
         // Every event recorded after the bound started a run.
         for (const [id, at] of sentAt) if (at - createdAt > TRIGGER_BOUND_MS + 500) assert.include(fired, id)
+
+        // ---- a runaway function on A: other functions' invokes on A keep answering (over HTTP) ----
+        const deployed = async (name: string, code: string) => {
+          const res = await call(a, "POST", "/platform/v1/functions", {
+            function: { name, code, public_endpoint: true, runtime_config: { timeout: 1 } }
+          })
+          assert.strictEqual(res.status, 201, res.text)
+          const id = res.body.data.id as string
+          assert.strictEqual((await call(a, "POST", `/platform/v1/functions/${id}/deploy`)).status, 202)
+          await eventually(`${name} deployed`, async () =>
+            (await call(a, "GET", `/platform/v1/functions/${id}`)).body.data.status === "deployed" || undefined)
+          return id
+        }
+        // Placed on the slot with fewer functions: not the one of the function above.
+        const runawayId = await deployed("Runaway", `async function handler() { while (true) {} }`)
+        const innocentId = await deployed("Innocent", `async function handler() { return new Response("fine") }`)
+        const runaway = call(a, "POST", `/platform/v1/functions/${runawayId}/invoke`, undefined, null)
+        await sleep(100)
+        const latencies: Array<number> = []
+        const failed: Array<string> = []
+        const began = Date.now()
+        await Promise.all(Array.from({ length: 16 }, async () => {
+          while (Date.now() - began < 2_500) {
+            const sent = performance.now()
+            const res = await call(a, "POST", `/platform/v1/functions/${innocentId}/invoke`)
+            latencies.push(performance.now() - sent)
+            if (res.status !== 200) failed.push(`${res.status} ${res.text}`)
+          }
+        }))
+        assert.notStrictEqual((await runaway).status, 200)
+        latencies.sort((x, y) => x - y)
+        console.log(
+          `two hosts: innocent invokes over HTTP while a runaway was killed: ${latencies.length}, failed ${failed.length}, ` +
+            `p50 ${latencies[Math.floor(latencies.length / 2)]!.toFixed(1)} ms, max ${latencies[latencies.length - 1]!.toFixed(1)} ms`
+        )
+        assert.deepStrictEqual(failed, [])
       })
     }).pipe(Effect.scoped), 120_000)
 })
