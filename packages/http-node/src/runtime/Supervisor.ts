@@ -623,8 +623,8 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
           const proc = picked.value
           const remaining = deadline - (yield* Clock.currentTimeMillis)
           if (remaining <= 0) return yield* Effect.fail<SendFailure>({ _tag: "Timeout" })
-          // Probes run no invocation: they load code, which a ticket cannot guard.
-          // Unguessable: function code can reach the start binding, so it must not name others' tickets.
+          // Unguessable: function code can reach the start binding, so it must not name others' tickets. Probes
+          // carry none: they only load code, which runs before any ticket could be asked for.
           const id = Crypto.randomBytes(16).toString("hex")
           const ticket: Ticket = { functionId, proc, state: "pending", withdrawn: Deferred.makeUnsafe<void>() }
           if (path === "/invoke") tickets.set(id, ticket)
