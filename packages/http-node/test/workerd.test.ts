@@ -192,8 +192,7 @@ export default {
       assert.include(seen[secretFile], "unreadable")
       assert.include(seen["/etc/passwd"], "unreadable")
       assert.isTrue(seen.processEnv === null || seen.processEnv === "{}", `process.env: ${seen.processEnv}`)
-      // START asks the host for an invocation's go (runaway isolation); it knows nothing but tickets.
-      assert.deepStrictEqual(seen.isolateEnv, ["KV", "START"])
+      assert.deepStrictEqual(seen.isolateEnv, ["KV"])
       if (linux) {
         for (const proc of yield* supervisor.stats) {
           assert.strictEqual(Fs.readFileSync(`/proc/${proc.pid}/environ`, "utf8"), "", "workerd's environment is empty")

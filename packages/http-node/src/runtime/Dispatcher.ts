@@ -10,9 +10,9 @@
  * /probe` and `POST /invoke`, bodies framed as `[u32 meta length][meta
  * JSON][request body]`; answers are framed the same way (for an invoke, by
  * the function's wrapper: the dispatcher passes them through). An invoke
- * carries a ticket: the wrapper, in the function's isolate, asks the host
- * `POST /start?ticket=` before the user's code runs and answers
- * `phase: "withdrawn"` without running it when the host says no.
+ * carries a ticket: the dispatcher asks the host `POST /start?ticket=`
+ * before anything of the function runs and answers `phase: "withdrawn"`
+ * without running it when the host says no.
  *
  * Dynamic worker → host (the host bridge's unix socket), always through the
  * dispatcher, which adds the token and the function id from the binding's
@@ -50,11 +50,7 @@ export default class extends WorkerEntrypoint {
   probe() {
     return guest.probe(user);
   }
-  async fetch(request) {
-    // The host's go comes before any of the user's code runs: an invocation it withdrew (its process froze
-    // before this point) never runs here, so the host may run it on another process.
-    const ticket = this.ctx.props.ticket;
-    if (ticket !== undefined && !(await this.env.START.start(ticket))) return frame({ ok: false, phase: "withdrawn" });
+  fetch(request) {
     const logs = [];
     const kv = guest.makeKv((op, args) => this.env.KV.call(Object.assign({}, args, { op })));
     return current.run(logs, async () => {
@@ -97,14 +93,6 @@ export class FunctionKv extends WorkerEntrypoint {
   }
 }
 
-export class Start extends WorkerEntrypoint {
-  async start(ticket) {
-    const response = await fromHost(this.env, "/start?ticket=" + encodeURIComponent(ticket), { method: "POST" });
-    await response.arrayBuffer();
-    return response.status === 200;
-  }
-}
-
 export class Outbound extends WorkerEntrypoint {
   async fetch(request) {
     const headers = new Headers(request.headers);
@@ -133,7 +121,7 @@ const load = async (env, ctx, fn, gen) => {
     compatibilityFlags: ["nodejs_als"],
     mainModule: "parley-main.js",
     modules: { "parley-main.js": WRAPPER, "function.js": await response.text() },
-    env: { KV: ctx.exports.FunctionKv({ props: { fn } }), START: ctx.exports.Start({ props: {} }) },
+    env: { KV: ctx.exports.FunctionKv({ props: { fn } }) },
     globalOutbound: ctx.exports.Outbound({ props: { fn } })
   };
 };
@@ -146,6 +134,13 @@ export default {
     const bytes = new Uint8Array(await request.arrayBuffer());
     const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0);
     const meta = JSON.parse(decoder.decode(bytes.subarray(4, 4 + length)));
+    // The host's go comes before anything of the function runs (its loading included): an invocation the host
+    // withdrew (this process froze before this point) never runs here, so the host may run it elsewhere.
+    if (meta.ticket !== undefined) {
+      const go = await fromHost(env, "/start?ticket=" + encodeURIComponent(meta.ticket), { method: "POST" });
+      await go.arrayBuffer();
+      if (go.status !== 200) return frame({ ok: false, phase: "withdrawn" });
+    }
     const worker = env.LOADER.get(meta.fn + "@" + meta.gen, () => load(env, ctx, meta.fn, meta.gen));
     try {
       if (path === "/probe") return frame(await worker.getEntrypoint().probe());
@@ -154,7 +149,7 @@ export default {
         init.body = bytes.subarray(4 + length);
       }
       // The wrapper answers a framed envelope: passed through as it is.
-      return await worker.getEntrypoint(undefined, { props: { env: meta.env, ticket: meta.ticket } }).fetch(new Request(meta.url, init));
+      return await worker.getEntrypoint(undefined, { props: { env: meta.env } }).fetch(new Request(meta.url, init));
     } catch (error) {
       // Outside the function's handler: loading failed (syntax error, top-level throw) or the isolate broke.
       return frame({ ok: false, phase: "load", error: { message: String(error && error.message || error), stack: error && error.stack } });

@@ -23,8 +23,8 @@
  * - reloads a respawned process's functions (a probe of each) before it
  *   takes their traffic back.
  *
- * Runaway isolation: every invocation carries a ticket that the function's
- * isolate must have the host mark started before the user's code runs (see
+ * Runaway isolation: every invocation carries a ticket that the dispatcher
+ * must have the host mark started before anything of the function runs (see
  * `Dispatcher.ts`). An invocation whose ticket is still pending when its
  * process stalls or dies provably never ran there: the host withdraws the
  * ticket (a late start is refused) and sends it to a healthy process, within
@@ -106,8 +106,8 @@ interface Ticket {
   readonly functionId: string
   readonly proc: Proc
   state: "pending" | "started" | "withdrawn"
-  /** Completes when the host withdraws it from a stalled process. */
-  readonly withdrawn: Deferred.Deferred<void>
+  /** Drops its request (set while it is in flight): the sender then tries another process. */
+  drop: (() => void) | undefined
 }
 
 interface Proc {
@@ -207,7 +207,7 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
      * not started is withdrawn (when `move`), so its senders try a healthy process.
      */
     const settleTickets = (proc: Proc, now: number, move: boolean) =>
-      Effect.gen(function*() {
+      Effect.sync(() => {
         for (const ticket of tickets.values()) {
           if (ticket.proc === proc && ticket.state === "started") pinnedUntil.set(ticket.functionId, now + pinMs)
         }
@@ -215,7 +215,7 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
         for (const ticket of tickets.values()) {
           if (ticket.proc !== proc || ticket.state !== "pending" || isPinned(ticket.functionId, now)) continue
           ticket.state = "withdrawn"
-          yield* Deferred.succeed(ticket.withdrawn, undefined)
+          ticket.drop?.()
         }
       })
     const isPinned = (functionId: string, now: number) => {
@@ -256,8 +256,9 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
 
     // ---- talking to a dispatcher ----
 
-    const post = (proc: Proc, path: string, payload: Buffer | undefined) =>
-      Effect.callback<Buffer, string>((resume) => {
+    /** Answers undefined when the ticket's request is dropped (withdrawn from a stalled process). */
+    const post = (proc: Proc, path: string, payload: Buffer | undefined, ticket?: Ticket) =>
+      Effect.callback<Buffer | undefined, string>((resume) => {
         const req = Http.request({
           socketPath: proc.socketPath,
           path,
@@ -276,6 +277,12 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
           res.on("error", (error) => resume(Effect.fail(error.message)))
         })
         req.on("error", (error) => resume(Effect.fail(error.message)))
+        if (ticket !== undefined) {
+          ticket.drop = () => {
+            resume(Effect.succeed(undefined))
+            req.destroy()
+          }
+        }
         req.end(payload)
         return Effect.sync(() => req.destroy())
       })
@@ -623,19 +630,16 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
           const proc = picked.value
           const remaining = deadline - (yield* Clock.currentTimeMillis)
           if (remaining <= 0) return yield* Effect.fail<SendFailure>({ _tag: "Timeout" })
-          // Unguessable: function code can reach the start binding, so it must not name others' tickets. Probes
-          // carry none: they only load code, which runs before any ticket could be asked for.
-          const id = Crypto.randomBytes(16).toString("hex")
-          const ticket: Ticket = { functionId, proc, state: "pending", withdrawn: Deferred.makeUnsafe<void>() }
+          // Probes carry none: they load code, and a process that freezes loading it fails the deploy.
+          const id = Crypto.randomUUID()
+          const ticket: Ticket = { functionId, proc, state: "pending", drop: undefined }
           if (path === "/invoke") tickets.set(id, ticket)
           const payload = frame(path === "/invoke" ? { ...meta, ticket: id } : meta, body)
           proc.inFlight++
           proc.running.set(functionId, (proc.running.get(functionId) ?? 0) + 1)
           proc.requests++
           proc.busyUntil = Math.max(proc.busyUntil, deadline)
-          const outcome = yield* post(proc, path, payload).pipe(
-            Effect.map((bytes) => Option.some(bytes)),
-            Effect.raceFirst(Deferred.await(ticket.withdrawn).pipe(Effect.as(Option.none<Buffer>()))),
+          const outcome = yield* post(proc, path, payload, path === "/invoke" ? ticket : undefined).pipe(
             Effect.timeoutOption(remaining),
             Effect.result,
             Effect.ensuring(Effect.sync(() => {
@@ -644,6 +648,7 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
               if (running === 0) proc.running.delete(functionId)
               else proc.running.set(functionId, running)
               tickets.delete(id)
+              ticket.drop = undefined
               // Whatever happens next, this attempt may no longer start.
               if (ticket.state === "pending") ticket.state = "withdrawn"
             }))
@@ -668,8 +673,8 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
             return yield* Effect.fail<SendFailure>({ _tag: "Timeout" })
           }
           // Withdrawn from a stalled process before it started: again, elsewhere.
-          if (Option.isNone(outcome.success.value)) continue
-          const answer = unframe(outcome.success.value.value)
+          if (outcome.success.value === undefined) continue
+          const answer = unframe(outcome.success.value)
           // Refused at its start (withdrawn meanwhile): it did not run.
           if (answer.meta?.phase === "withdrawn") continue
           return answer
