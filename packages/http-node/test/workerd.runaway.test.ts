@@ -85,8 +85,9 @@ describe("workerd runtime: runaway isolation", () => {
       yield* functions.deploy("neighbour", 1, answering("neighbour"), limits) // slot 0, with the spinner
 
       const runaway = yield* Effect.flip(functions.invoke("spinner", request("/spin"), { env: {} })).pipe(Effect.forkChild)
-      // Frozen now, and not yet seen as stalled: the neighbour's requests go to the frozen process and wait there.
-      yield* Effect.sleep(100)
+      // Frozen now (even on a loaded machine), and not yet seen as stalled (500 ms of silence): the neighbour's
+      // requests go to the frozen process and wait there.
+      yield* Effect.sleep(300)
       // A second runaway invocation waits there too; it must not be moved to (and freeze) the healthy process.
       const again = yield* Effect.flip(functions.invoke("spinner", request("/spin"), { env: {} })).pipe(Effect.forkChild)
       const latencies: Array<number> = []
