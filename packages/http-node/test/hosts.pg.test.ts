@@ -150,7 +150,7 @@ const node = (id: string, node_type: string, config: Record<string, unknown> = {
 const edge = (source: string, target: string) => ({ source, target })
 
 describe("two host processes on one database (postgres)", () => {
-  it.live("deliveries, executions, rate limits, keys, deploys and triggers behave as with one host", () =>
+  it.live("deliveries, executions, rate limits, keys, deploys and triggers behave as with one host; a runaway fails no other invoke", () =>
     Effect.gen(function*() {
       const databaseUrl = yield* emptyDatabase
       const receiver = yield* startReceiver
