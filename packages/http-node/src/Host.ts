@@ -48,6 +48,7 @@ import { RequestLog } from "./RequestLog.ts"
 import { InputLimits } from "./InputLimits.ts"
 import * as ModelSimulatorServer from "./upstream/ModelSimulatorServer.ts"
 import { layerDeclaredModels } from "./Models.ts"
+import * as Mcp from "./mcp/Routes.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -155,6 +156,7 @@ export const routes = Layer.mergeAll(
   DocsRoute,
   HealthRoute,
   ModelSimulatorServer.routesInSimulatorMode,
+  Mcp.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,

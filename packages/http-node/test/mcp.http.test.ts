@@ -1,0 +1,165 @@
+/**
+ * The MCP tool server at `/mcp` (decisions 4.12) over real HTTP, reached with the official SDK client: the key
+ * before the session, the tool list, one action of every tool, `help`, and failures flagged as tool errors with
+ * the REST endpoint's own message.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Ids } from "@parley/core"
+import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
+import { Effect, Exit, Layer, Scope } from "effect"
+import { afterAll, beforeAll } from "vitest"
+import { startHost, type TestHost } from "./support.ts"
+
+let host: TestHost
+let close: () => Promise<void>
+
+beforeAll(async () => {
+  const scope = Effect.runSync(Scope.make())
+  host = await Effect.runPromise(
+    startHost(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)).pipe(Effect.provideService(Scope.Scope, scope))
+  )
+  close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+}, 60_000)
+afterAll(() => close())
+
+const connect = async (headers: Record<string, string>) => {
+  const client = new Client({ name: "mcp-test", version: "1.0.0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${host.url}/mcp`), { requestInit: { headers } }))
+  return client
+}
+
+/** Calls `tool`; answers the parsed JSON text and whether it was a tool error. */
+const call = async (client: Client, tool: string, args: Record<string, unknown>) => {
+  const result = await client.callTool({ name: tool, arguments: args })
+  const content = result.content as Array<{ type: string; text: string }>
+  assert.strictEqual(content.length, 1)
+  assert.strictEqual(content[0]!.type, "text")
+  return { isError: result.isError === true, value: JSON.parse(content[0]!.text) }
+}
+
+const TOOLS = [
+  "status",
+  "search_docs",
+  "customers",
+  "msg_numbers",
+  "msg_conversations",
+  "msg_messages",
+  "msg_templates",
+  "webhooks",
+  "workflows",
+  "functions",
+  "events",
+  "diagnostic_investigations"
+]
+
+describe("MCP tool server", () => {
+  it("refuses a session without a valid key with 401 in the spec's shape", async () => {
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+    }
+    for (const key of [null, "pk_wrong"]) {
+      const res = await host.request("POST", "/mcp", {
+        key,
+        body: initialize,
+        headers: { accept: "application/json, text/event-stream" }
+      })
+      assert.strictEqual(res.status, 401)
+      assert.deepStrictEqual(res.body, { error: "Invalid API key" })
+    }
+    // Two different keys in one request are refused too (decisions 5).
+    const both = await host.request("POST", "/mcp", {
+      body: initialize,
+      headers: { accept: "application/json, text/event-stream", authorization: `Bearer ${host.otherKey}` }
+    })
+    assert.strictEqual(both.status, 401)
+  })
+
+  it("lists every tool with an `action` and `params` input; `help` lists actions with their params", async () => {
+    const client = await connect({ "x-api-key": host.key })
+    const { tools } = await client.listTools()
+    assert.deepStrictEqual(tools.map((t) => t.name), TOOLS)
+    const customers = tools.find((t) => t.name === "customers")!
+    assert.deepStrictEqual(Object.keys(customers.inputSchema.properties ?? {}), ["action", "params"])
+    const help = await call(client, "customers", { action: "help" })
+    assert.isFalse(help.isError)
+    assert.deepStrictEqual(help.value.map((a: any) => a.action), ["list", "get", "create", "update", "delete"])
+    const create = help.value.find((a: any) => a.action === "create")
+    assert.deepStrictEqual(create.params.required, ["customer"])
+    const update = help.value.find((a: any) => a.action === "update")
+    assert.includeMembers(Object.keys(update.params.properties), ["id", "customer"])
+    await client.close()
+  })
+
+  it("calls one action of every tool with a bearer key, scoped to the key's project", async () => {
+    const client = await connect({ authorization: `Bearer ${host.key}` })
+    const status = await call(client, "status", {})
+    assert.isFalse(status.isError, JSON.stringify(status.value))
+    assert.strictEqual(status.value.project.name, "Project A")
+    assert.strictEqual(status.value.api_key.name, "test")
+    assert.strictEqual(status.value.numbers_count, 0)
+    assert.strictEqual(status.value.plan.events_enabled, true)
+
+    const docs = await call(client, "search_docs", { params: { query: "customer" } })
+    assert.isFalse(docs.isError)
+    assert.isTrue(docs.value.some((op: any) => op.path === "/platform/v1/customers" && op.method === "POST"))
+
+    const created = await call(client, "customers", { action: "create", params: { customer: { name: "Acme", external_customer_id: "mcp-1" } } })
+    assert.isFalse(created.isError, JSON.stringify(created.value))
+    assert.strictEqual(created.value.name, "Acme")
+    // The REST endpoint sees the same record; the other project does not.
+    assert.deepStrictEqual((await host.request("GET", `/platform/v1/customers/${created.value.id}`)).body.data, created.value)
+    assert.strictEqual((await host.request("GET", `/platform/v1/customers/${created.value.id}`, { key: host.otherKey })).status, 404)
+
+    const lists: Array<[string, string, Record<string, unknown>]> = [
+      ["msg_numbers", "list", {}],
+      ["msg_conversations", "list", { limit: 5 }],
+      ["msg_messages", "list", {}],
+      ["msg_templates", "list", {}],
+      ["webhooks", "list", {}],
+      ["workflows", "list", { status: "draft" }],
+      ["functions", "list", {}],
+      ["events", "list_definitions", {}]
+    ]
+    for (const [tool, action, params] of lists) {
+      const listed = await call(client, tool, { action, params })
+      assert.isFalse(listed.isError, `${tool}.${action}: ${JSON.stringify(listed.value)}`)
+      assert.deepStrictEqual(listed.value, [], `${tool}.${action}`)
+    }
+    const history = await call(client, "diagnostic_investigations", {
+      action: "conversation_history",
+      params: { conversation_id: "00000000-0000-0000-0000-000000000000" }
+    })
+    assert.isTrue(history.isError)
+    await client.close()
+  })
+
+  it("flags failures as tool errors with the REST endpoint's message", async () => {
+    const client = await connect({ "x-api-key": host.key })
+    const rest = await host.request("POST", "/platform/v1/customers", { body: { customer: { name: "   " } } })
+    const blank = await call(client, "customers", { action: "create", params: { customer: { name: "   " } } })
+    assert.isTrue(blank.isError)
+    assert.deepStrictEqual(blank.value, { error: rest.body.error })
+
+    const missing = await call(client, "customers", { action: "get", params: { id: "00000000-0000-0000-0000-000000000000" } })
+    assert.isTrue(missing.isError)
+    assert.deepStrictEqual(missing.value, {
+      error: (await host.request("GET", "/platform/v1/customers/00000000-0000-0000-0000-000000000000")).body.error
+    })
+
+    const decode = await call(client, "workflows", { action: "list", params: { status: "nonsense" } })
+    assert.isTrue(decode.isError)
+    assert.deepStrictEqual(decode.value, { error: (await host.request("GET", "/platform/v1/workflows?status=nonsense")).body.error })
+
+    const unknown = await call(client, "customers", { action: "explode" })
+    assert.isTrue(unknown.isError)
+    assert.match(unknown.value.error, /^Unknown action "explode"/)
+    const noId = await call(client, "customers", { action: "get", params: {} })
+    assert.deepStrictEqual(noId, { isError: true, value: { error: "params.id is required" } })
+    await client.close()
+  })
+})
