@@ -8,7 +8,7 @@ import { Context, Data, Effect, Predicate, type Redacted, Schema } from "effect"
 import { HttpApi, OpenApi } from "effect/http-api"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { ParleyApi } from "../Api.ts"
-import { LocalApi, type LocalApiRequest } from "../ports/LocalApi.ts"
+import { LocalApi, type LocalApiAnswer, type LocalApiRequest } from "../ports/LocalApi.ts"
 import type { Principal } from "../projects/Projects.ts"
 import type { EventPlans } from "../events/EventPlans.ts"
 
@@ -123,15 +123,18 @@ export const errorOf = (status: number, body: unknown): string => {
   return `Request failed with status ${status}`
 }
 
-/** Calls the endpoint `group.endpoint` with these params (path, then query or body) and answers its whole body. */
-export const request = (
+/**
+ * Calls the endpoint `group.endpoint` with these params (path, then query or body) and answers its status and body,
+ * a refusal included; a missing path parameter is the caller's mistake, named.
+ */
+export const exchange = (
   key: string,
   params: Record<string, unknown>,
   fixed: Readonly<Record<string, string>> = {}
-): Effect.Effect<unknown, ToolFailure, ActionServices> =>
+): Effect.Effect<LocalApiAnswer, ToolFailure, ActionServices> =>
   Effect.gen(function*() {
     const target = contract.get(key)
-    if (target === undefined) return yield* Effect.die(`no endpoint ${key} in the contract`)
+    if (target === undefined) return yield* Effect.die(new Error(`no endpoint ${key} in the contract`))
     const rest: Record<string, unknown> = { ...params }
     let missing: string | undefined
     const path = target.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => {
@@ -146,7 +149,7 @@ export const request = (
     if (!withBody) for (const [name, value] of Object.entries(rest)) for (const v of queryValues(value)) query.append(name, v)
     const search = query.toString()
     const caller = yield* McpCaller
-    const answer = yield* LocalApi.use((api) =>
+    return yield* LocalApi.use((api) =>
       api.call({
         method: target.method,
         path: search.length > 0 ? `${path}?${search}` : path,
@@ -154,9 +157,18 @@ export const request = (
         ...(withBody ? { body: rest } : {})
       })
     )
-    if (answer.status >= 400) return yield* new ToolFailure({ error: errorOf(answer.status, answer.body) })
-    return answer.body ?? null
   })
+
+/** `exchange`, answering the whole body; a refusal is a `ToolFailure` with the endpoint's message. */
+export const request = (
+  key: string,
+  params: Record<string, unknown>,
+  fixed: Readonly<Record<string, string>> = {}
+): Effect.Effect<unknown, ToolFailure, ActionServices> =>
+  Effect.flatMap(exchange(key, params, fixed), (answer) =>
+    answer.status >= 400
+      ? Effect.fail(new ToolFailure({ error: errorOf(answer.status, answer.body) }))
+      : Effect.succeed(answer.body ?? null))
 
 /** `request`, answering the body's `data`: lists and records; the proxy's network-shaped bodies and 202s as they are. */
 export const callEndpoint = (
@@ -176,6 +188,7 @@ export const endpoint = (
   options: { readonly description?: string; readonly fixed?: Readonly<Record<string, string>> } = {}
 ): Action => {
   const target = contract.get(key)
+  // A tool module naming an endpoint the contract lacks is a programming error, found when the module loads.
   if (target === undefined) throw new Error(`no endpoint ${key} in the contract`)
   const fixed = options.fixed ?? {}
   return {
