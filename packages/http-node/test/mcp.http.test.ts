@@ -138,6 +138,31 @@ describe("MCP tool server", () => {
     await client.close()
   })
 
+  it("scopes every request by the key it carries, not by the session's first key", async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${host.url}/mcp`), { requestInit: { headers: { "x-api-key": host.key } } })
+    const client = new Client({ name: "mcp-test", version: "1.0.0" })
+    await client.connect(transport)
+    const mine = await call(client, "customers", { action: "create", params: { customer: { name: "Only A's" } } })
+    assert.isFalse(mine.isError)
+    const res = await fetch(`${host.url}/mcp`, {
+      method: "POST",
+      headers: {
+        "x-api-key": host.otherKey,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": transport.sessionId!,
+        "mcp-protocol-version": transport.protocolVersion!
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "customers", arguments: { action: "get", params: { id: mine.value.id } } } })
+    })
+    const text = await res.text()
+    // A JSON answer or one SSE event: either way the result names project B's 404.
+    const result = JSON.parse(text.startsWith("{") ? text : text.split("\n").find((l) => l.startsWith("data:"))!.slice(5)).result
+    assert.isTrue(result.isError)
+    assert.deepStrictEqual(JSON.parse(result.content[0].text), { error: (await host.request("GET", `/platform/v1/customers/${mine.value.id}`, { key: host.otherKey })).body.error })
+    await client.close()
+  })
+
   it("flags failures as tool errors with the REST endpoint's message", async () => {
     const client = await connect({ "x-api-key": host.key })
     const rest = await host.request("POST", "/platform/v1/customers", { body: { customer: { name: "   " } } })
@@ -160,6 +185,10 @@ describe("MCP tool server", () => {
     assert.match(unknown.value.error, /^Unknown action "explode"/)
     const noId = await call(client, "customers", { action: "get", params: {} })
     assert.deepStrictEqual(noId, { isError: true, value: { error: "params.id is required" } })
+    const noAction = await call(client, "customers", { params: {} })
+    assert.deepStrictEqual(noAction, { isError: true, value: { error: "action is required (one of help, list, get, create, update, delete)" } })
+    const notObject = await call(client, "customers", { action: "list", params: [1] })
+    assert.deepStrictEqual(notObject, { isError: true, value: { error: "params must be an object" } })
     await client.close()
   })
 })

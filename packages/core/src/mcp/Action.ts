@@ -8,7 +8,7 @@ import { Context, Data, Effect, Predicate, type Redacted, Schema } from "effect"
 import { HttpApi, OpenApi } from "effect/http-api"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { ParleyApi } from "../Api.ts"
-import { LocalApi, type LocalApiAnswer, type LocalApiRequest } from "../ports/LocalApi.ts"
+import { LocalApi, type LocalApiAnswer, type LocalApiRequest } from "./LocalApi.ts"
 import type { Principal } from "../projects/Projects.ts"
 import type { EventPlans } from "../events/EventPlans.ts"
 

@@ -5,7 +5,7 @@
  */
 import { Effect, Predicate, Schema } from "effect"
 import { action, McpCaller, type Tool, ToolFailure } from "../Action.ts"
-import { LocalApi } from "../../ports/LocalApi.ts"
+import { LocalApi } from "../LocalApi.ts"
 
 interface Operation {
   readonly method: string

@@ -22,4 +22,4 @@ export interface LocalApiAnswer {
 
 export class LocalApi extends Context.Service<LocalApi, {
   readonly call: (request: LocalApiRequest) => Effect.Effect<LocalApiAnswer>
-}>()("@parley/core/ports/LocalApi") {}
+}>()("@parley/core/mcp/LocalApi") {}
