@@ -73,8 +73,8 @@ const contract: ReadonlyMap<string, ContractEndpoint> = (() => {
   return map
 })()
 
-const objectSchema = (schema: Schema.Top | undefined): ParamsSchema | undefined => {
-  if (schema === undefined) return undefined
+/** A Struct's JSON Schema as an object root (a schema of no object, e.g. the proxy's raw body, has no properties). */
+const objectSchema = (schema: Schema.Top): ParamsSchema => {
   const document = Schema.toJsonSchemaDocument(schema)
   const root = document.schema as { readonly properties?: Record<string, unknown>; readonly required?: ReadonlyArray<string> }
   return {
@@ -88,7 +88,7 @@ const objectSchema = (schema: Schema.Top | undefined): ParamsSchema | undefined 
 /** The endpoint's path parameters, query and JSON body as one object schema (the action's `params`). */
 const paramsOf = (endpoint: HttpApiEndpoint.Top, fixed: ReadonlyArray<string>): ParamsSchema => {
   const json = [...endpoint.payload.entries()].find(([contentType]) => contentType === "application/json")?.[1]
-  const parts = [endpoint.params, endpoint.query, json?.schemas[0]].map(objectSchema).filter(Predicate.isNotUndefined)
+  const parts = [endpoint.params, endpoint.query, json?.schemas[0]].filter(Predicate.isNotUndefined).map(objectSchema)
   const properties: Record<string, unknown> = {}
   const required: Array<string> = []
   const defs: Record<string, unknown> = {}
@@ -210,7 +210,7 @@ export const action = <A extends Record<string, unknown>, R extends ActionServic
   return {
     name,
     description,
-    params: objectSchema(schema) ?? { type: "object", properties: {} },
+    params: objectSchema(schema),
     run: (params) =>
       decode(params).pipe(
         Effect.mapError((error) => new ToolFailure({ error: error.message })),
