@@ -5,10 +5,8 @@
  * call goes through `LocalApi`, so the endpoint's own schemas decode them and its own errors answer.
  */
 import { Context, Data, Effect, Predicate, type Redacted, Schema } from "effect"
-import { HttpApi, OpenApi } from "effect/http-api"
-import type { HttpApiEndpoint } from "effect/http-api"
-import { ParleyApi } from "../Api.ts"
-import { LocalApi, type LocalApiAnswer, type LocalApiRequest } from "./LocalApi.ts"
+import { type HttpApiEndpoint, OpenApi } from "effect/http-api"
+import { LocalApi, type LocalApiAnswer } from "./LocalApi.ts"
 import type { Principal } from "../projects/Projects.ts"
 import type { EventPlans } from "../events/EventPlans.ts"
 
@@ -48,30 +46,15 @@ export interface Tool {
 // Endpoint actions
 // ---------------------------------------------------------------------------------------------------------------
 
-type Method = LocalApiRequest["method"]
-
-interface ContractEndpoint {
-  readonly method: Method
+/** What an action reads of an endpoint of the contract (e.g. `CustomersApi.endpoints.list`, its group's prefix in). */
+export interface ContractEndpoint {
+  readonly method: string
   readonly path: string
-  readonly summary: string | undefined
-  readonly endpoint: HttpApiEndpoint.Top
+  readonly params: Schema.Top | undefined
+  readonly query: Schema.Top | undefined
+  readonly payload: HttpApiEndpoint.PayloadMap
+  readonly annotations: Context.Context<never>
 }
-
-/** Every endpoint of the contract by `group.endpoint` (e.g. `customers.list`). */
-const contract: ReadonlyMap<string, ContractEndpoint> = (() => {
-  const map = new Map<string, ContractEndpoint>()
-  HttpApi.reflect(ParleyApi, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint, group, mergedAnnotations }) =>
-      void map.set(`${group.identifier}.${endpoint.identifier}`, {
-        method: endpoint.method as Method,
-        path: endpoint.path,
-        summary: Context.getOrUndefined(mergedAnnotations, OpenApi.Summary),
-        endpoint
-      })
-  })
-  return map
-})()
 
 /** A Struct's JSON Schema as an object root (a schema of no object, e.g. the proxy's raw body, has no properties). */
 const objectSchema = (schema: Schema.Top): ParamsSchema => {
@@ -86,7 +69,7 @@ const objectSchema = (schema: Schema.Top): ParamsSchema => {
 }
 
 /** The endpoint's path parameters, query and JSON body as one object schema (the action's `params`). */
-const paramsOf = (endpoint: HttpApiEndpoint.Top, fixed: ReadonlyArray<string>): ParamsSchema => {
+const paramsOf = (endpoint: ContractEndpoint, fixed: ReadonlyArray<string>): ParamsSchema => {
   const json = [...endpoint.payload.entries()].find(([contentType]) => contentType === "application/json")?.[1]
   const parts = [endpoint.params, endpoint.query, json?.schemas[0]].filter(Predicate.isNotUndefined).map(objectSchema)
   const properties: Record<string, unknown> = {}
@@ -124,17 +107,16 @@ export const errorOf = (status: number, body: unknown): string => {
 }
 
 /**
- * Calls the endpoint `group.endpoint` with these params (path, then query or body) and answers its status and body,
- * a refusal included; a missing path parameter is the caller's mistake, named.
+ * Calls `target` (an endpoint of the contract, its group's prefix included) with these params (path, then query or
+ * body) and answers its status and body, a refusal included; a missing path parameter is the caller's mistake, named.
  */
 export const exchange = (
-  key: string,
+  target: ContractEndpoint,
   params: Record<string, unknown>,
   fixed: Readonly<Record<string, string>> = {}
 ): Effect.Effect<LocalApiAnswer, ToolFailure, ActionServices> =>
   Effect.gen(function*() {
-    const target = contract.get(key)
-    if (target === undefined) return yield* Effect.die(new Error(`no endpoint ${key} in the contract`))
+    const method = target.method
     const rest: Record<string, unknown> = { ...params }
     let missing: string | undefined
     const path = target.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => {
@@ -144,14 +126,14 @@ export const exchange = (
       return encodeURIComponent(Predicate.isString(value) ? value : "")
     })
     if (missing !== undefined) return yield* new ToolFailure({ error: `params.${missing} is required` })
-    const withBody = target.method === "POST" || target.method === "PATCH" || target.method === "PUT"
+    const withBody = method === "POST" || method === "PATCH" || method === "PUT"
     const query = new URLSearchParams()
     if (!withBody) for (const [name, value] of Object.entries(rest)) for (const v of queryValues(value)) query.append(name, v)
     const search = query.toString()
     const caller = yield* McpCaller
     return yield* LocalApi.use((api) =>
       api.call({
-        method: target.method,
+        method,
         path: search.length > 0 ? `${path}?${search}` : path,
         key: caller.key,
         ...(withBody ? { body: rest } : {})
@@ -161,41 +143,38 @@ export const exchange = (
 
 /** `exchange`, answering the whole body; a refusal is a `ToolFailure` with the endpoint's message. */
 export const request = (
-  key: string,
+  target: ContractEndpoint,
   params: Record<string, unknown>,
   fixed: Readonly<Record<string, string>> = {}
 ): Effect.Effect<unknown, ToolFailure, ActionServices> =>
-  Effect.flatMap(exchange(key, params, fixed), (answer) =>
+  Effect.flatMap(exchange(target, params, fixed), (answer) =>
     answer.status >= 400
       ? Effect.fail(new ToolFailure({ error: errorOf(answer.status, answer.body) }))
       : Effect.succeed(answer.body ?? null))
 
 /** `request`, answering the body's `data`: lists and records; the proxy's network-shaped bodies and 202s as they are. */
 export const callEndpoint = (
-  key: string,
+  target: ContractEndpoint,
   params: Record<string, unknown>,
   fixed: Readonly<Record<string, string>> = {}
 ): Effect.Effect<unknown, ToolFailure, ActionServices> =>
-  Effect.map(request(key, params, fixed), (body) => Predicate.hasProperty(body, "data") ? body.data : body)
+  Effect.map(request(target, params, fixed), (body) => Predicate.hasProperty(body, "data") ? body.data : body)
 
 /**
- * An action that is the endpoint `group.endpoint` of the contract; `fixed` path parameters (the proxy's version)
- * are not asked of the caller.
+ * An action that is `target`, an endpoint of the contract (e.g. `CustomersApi.endpoints.list`); `fixed` path
+ * parameters (the proxy's version) are not asked of the caller.
  */
 export const endpoint = (
   name: string,
-  key: string,
+  target: ContractEndpoint,
   options: { readonly description?: string; readonly fixed?: Readonly<Record<string, string>> } = {}
 ): Action => {
-  const target = contract.get(key)
-  // A tool module naming an endpoint the contract lacks is a programming error, found when the module loads.
-  if (target === undefined) throw new Error(`no endpoint ${key} in the contract`)
   const fixed = options.fixed ?? {}
   return {
     name,
-    description: options.description ?? target.summary ?? `${target.method} ${target.path}`,
-    params: paramsOf(target.endpoint, Object.keys(fixed)),
-    run: (params) => callEndpoint(key, params, fixed)
+    description: options.description ?? Context.getOrUndefined(target.annotations, OpenApi.Summary) ?? `${target.method} ${target.path}`,
+    params: paramsOf(target, Object.keys(fixed)),
+    run: (params) => callEndpoint(target, params, fixed)
   }
 }
 

@@ -5,7 +5,7 @@
 import { Context, type Effect, type Redacted } from "effect"
 
 export interface LocalApiRequest {
-  readonly method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE"
+  readonly method: string
   /** Path with its query string, e.g. `/platform/v1/customers?limit=5`. */
   readonly path: string
   /** The caller's API key, sent as `X-API-Key`. */

@@ -5,6 +5,9 @@
  * - `api_send_trace`: the latest sends to one contact from a number, each with its origin, status and errors;
  * - `conversation_history`: a conversation, its latest messages and the workflow executions it started.
  */
+import { ExecutionsApi } from "../../executions/ExecutionsApi.ts"
+import { MsgConversationsApi } from "../../messaging/ConversationsApi.ts"
+import { MessagingProxyApi } from "../../messaging/ProxyApi.ts"
 import { Effect, Predicate, Schema } from "effect"
 import { action, callEndpoint, type Tool } from "../Action.ts"
 
@@ -33,7 +36,7 @@ export const Diagnostics: Tool = {
       Schema.Struct({ phone_number_id: Schema.String, message_id: Schema.String }),
       (params) =>
         Effect.gen(function*() {
-          const message = yield* callEndpoint("proxy.getMessage", params, { version: "v24.0" })
+          const message = yield* callEndpoint(MessagingProxyApi.endpoints.getMessage, params, { version: "v24.0" })
           const ext = Predicate.hasProperty(message, "ext") ? message.ext : undefined
           return {
             message,
@@ -50,7 +53,7 @@ export const Diagnostics: Tool = {
       Schema.Struct({ phone_number_id: Schema.String, phone_number: Schema.String, limit: Limit }),
       ({ limit, phone_number, phone_number_id }) =>
         Effect.gen(function*() {
-          const messages = yield* callEndpoint("msgConversations.listMessages", {
+          const messages = yield* callEndpoint(MsgConversationsApi.endpoints.listMessages, {
             phone_number_id,
             phone_number,
             direction: "outbound",
@@ -76,9 +79,9 @@ export const Diagnostics: Tool = {
       Schema.Struct({ conversation_id: Schema.String, limit: Limit }),
       ({ conversation_id, limit }) =>
         Effect.gen(function*() {
-          const conversation = yield* callEndpoint("msgConversations.get", { id: conversation_id })
-          const messages = yield* callEndpoint("msgConversations.listMessages", { conversation_id, limit: limit ?? 20 })
-          const executions = yield* callEndpoint("executions.listByConversation", { id: conversation_id })
+          const conversation = yield* callEndpoint(MsgConversationsApi.endpoints.get, { id: conversation_id })
+          const messages = yield* callEndpoint(MsgConversationsApi.endpoints.listMessages, { conversation_id, limit: limit ?? 20 })
+          const executions = yield* callEndpoint(ExecutionsApi.endpoints.listByConversation, { id: conversation_id })
           return { conversation, messages, executions }
         })
     )

@@ -1,4 +1,6 @@
 /** `msg_messages`: stored messages (Platform API) and sends through the messaging proxy (decisions 4.10). */
+import { MsgConversationsApi } from "../../messaging/ConversationsApi.ts"
+import { MessagingProxyApi } from "../../messaging/ProxyApi.ts"
 import { Effect, Predicate } from "effect"
 import { type Action, endpoint, errorOf, exchange, type Tool, ToolFailure } from "../Action.ts"
 
@@ -14,7 +16,7 @@ const RECIPIENT = ["phone_number_id", "messaging_product", "recipient_type", "to
 const isWindowClosed = (body: unknown) =>
   Predicate.hasProperty(body, "error") && Predicate.hasProperty(body.error, "code") && body.error.code === WINDOW_CLOSED
 
-const plainSend = endpoint("send", "proxy.send", {
+const plainSend = endpoint("send", MessagingProxyApi.endpoints.send, {
   fixed: version,
   description: "Send a message from `phone_number_id`: the rest of params is the network's body (`messaging_product`, " +
     "`to`, `type` and the type's object: text, template, image/audio/video/document, interactive). Outside the " +
@@ -47,7 +49,7 @@ const send: Action = {
       }
       const isTemplate = message["type"] === "template"
       // The `template` object rides in the body only when it is what is sent.
-      const first = yield* exchange("proxy.send", isTemplate ? { ...message, template } : message, version)
+      const first = yield* exchange(MessagingProxyApi.endpoints.send, isTemplate ? { ...message, template } : message, version)
       if (first.status < 400) return first.body
       if (allowed !== true || isTemplate || !isWindowClosed(first.body)) {
         return yield* new ToolFailure({ error: errorOf(first.status, first.body) })
@@ -56,7 +58,7 @@ const send: Action = {
         return yield* new ToolFailure({ error: "template is required to start a closed window (allow_start_with_template)" })
       }
       const envelope = Object.fromEntries(Object.entries(message).filter(([key]) => RECIPIENT.includes(key)))
-      const started = yield* exchange("proxy.send", { ...envelope, type: "template", template }, version)
+      const started = yield* exchange(MessagingProxyApi.endpoints.send, { ...envelope, type: "template", template }, version)
       if (started.status >= 400) return yield* new ToolFailure({ error: errorOf(started.status, started.body) })
       return { ...(Predicate.isObject(started.body) ? started.body : {}), started_with_template: true }
     })
@@ -67,10 +69,10 @@ export const MsgMessages: Tool = {
   description: "Messages of the project's numbers: list and read stored ones, send (text, template, media, " +
     "interactive, in the network's request shape), mark one read.",
   actions: [
-    endpoint("list", "msgConversations.listMessages"),
-    endpoint("get", "proxy.getMessage", { fixed: version }),
+    endpoint("list", MsgConversationsApi.endpoints.listMessages),
+    endpoint("get", MessagingProxyApi.endpoints.getMessage, { fixed: version }),
     send,
-    endpoint("mark_read", "proxy.send", {
+    endpoint("mark_read", MessagingProxyApi.endpoints.send, {
       fixed: version,
       description: "Mark an inbound message read: `phone_number_id`, `messaging_product`, `status` \"read\", " +
         "`message_id`, optional `typing_indicator`"

@@ -1,4 +1,5 @@
 /** `msg_numbers`: the project's connected numbers (decisions 4.8). */
+import { MsgConfigsApi, PhoneNumbersApi } from "../../messaging/numbers/NumbersApi.ts"
 import { Effect, Predicate, Schema } from "effect"
 import { phoneDigits } from "../../messaging/numbers/MessageConfig.ts"
 import { action, endpoint, request, type Tool, ToolFailure } from "../Action.ts"
@@ -14,7 +15,7 @@ const resolve = action(
       if (wanted.length === 0) return yield* new ToolFailure({ error: "display_phone_number must contain digits" })
       let after: string | undefined
       while (true) {
-        const page = yield* request("phoneNumbers.list", { limit: 100, ...(after !== undefined ? { after } : {}) })
+        const page = yield* request(PhoneNumbersApi.endpoints.list, { limit: 100, ...(after !== undefined ? { after } : {}) })
         const items = Predicate.hasProperty(page, "data") && Array.isArray(page.data) ? page.data : []
         const found = items.find((n: unknown) =>
           Predicate.hasProperty(n, "display_phone_number") && Predicate.isString(n.display_phone_number) &&
@@ -37,11 +38,11 @@ export const MsgNumbers: Tool = {
   name: "msg_numbers",
   description: "The project's connected phone numbers and their message configs.",
   actions: [
-    endpoint("list", "phoneNumbers.list"),
-    endpoint("get", "phoneNumbers.get"),
+    endpoint("list", PhoneNumbersApi.endpoints.list),
+    endpoint("get", PhoneNumbersApi.endpoints.get),
     resolve,
-    endpoint("create", "phoneNumbers.connect"),
-    endpoint("update", "msgConfigs.update"),
-    endpoint("delete", "phoneNumbers.disconnect")
+    endpoint("create", PhoneNumbersApi.endpoints.connect),
+    endpoint("update", MsgConfigsApi.endpoints.update),
+    endpoint("delete", PhoneNumbersApi.endpoints.disconnect)
   ]
 }

@@ -1,4 +1,5 @@
 /** `status`: who the key is and what the project has (decisions 4.12): project, plan, key name, numbers count. */
+import { PhoneNumbersApi } from "../../messaging/numbers/NumbersApi.ts"
 import { Effect, Predicate, Schema } from "effect"
 import { EventPlans } from "../../events/EventPlans.ts"
 import { action, McpCaller, request, type Tool } from "../Action.ts"
@@ -12,7 +13,7 @@ export const Status: Tool = {
         const { principal } = yield* McpCaller
         const plan = yield* EventPlans.use((plans) => plans.get(principal.project.id)).pipe(Effect.orDie)
         // Page mode answers the count (`meta.total_count`) the Platform API gives for the same list.
-        const numbers = yield* request("phoneNumbers.list", { page: 1, per_page: 1 })
+        const numbers = yield* request(PhoneNumbersApi.endpoints.list, { page: 1, per_page: 1 })
         const count = Predicate.hasProperty(numbers, "meta") && Predicate.hasProperty(numbers.meta, "total_count")
           ? numbers.meta.total_count
           : null
