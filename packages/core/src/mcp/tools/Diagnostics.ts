@@ -5,10 +5,10 @@
  * - `api_send_trace`: the latest sends to one contact from a number, each with its origin, status and errors;
  * - `conversation_history`: a conversation, its latest messages and the workflow executions it started.
  */
+import { Effect, Predicate, Schema } from "effect"
 import { ExecutionsApi } from "../../executions/ExecutionsApi.ts"
 import { MsgConversationsApi } from "../../messaging/ConversationsApi.ts"
 import { MessagingProxyApi } from "../../messaging/ProxyApi.ts"
-import { Effect, Predicate, Schema } from "effect"
 import { action, callEndpoint, type Tool } from "../Action.ts"
 
 /** Network errors reported on a message: its own `errors` and those inside its status reports. */

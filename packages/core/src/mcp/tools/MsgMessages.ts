@@ -1,7 +1,7 @@
 /** `msg_messages`: stored messages (Platform API) and sends through the messaging proxy (decisions 4.10). */
+import { Effect, Predicate } from "effect"
 import { MsgConversationsApi } from "../../messaging/ConversationsApi.ts"
 import { MessagingProxyApi } from "../../messaging/ProxyApi.ts"
-import { Effect, Predicate } from "effect"
 import { type Action, endpoint, errorOf, exchange, type Tool, ToolFailure } from "../Action.ts"
 
 /** The proxy's paths carry the network's version; the tools always speak the current one. */

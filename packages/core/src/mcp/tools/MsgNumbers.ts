@@ -1,6 +1,6 @@
 /** `msg_numbers`: the project's connected numbers (decisions 4.8). */
-import { MsgConfigsApi, PhoneNumbersApi } from "../../messaging/numbers/NumbersApi.ts"
 import { Effect, Predicate, Schema } from "effect"
+import { MsgConfigsApi, PhoneNumbersApi } from "../../messaging/numbers/NumbersApi.ts"
 import { phoneDigits } from "../../messaging/numbers/MessageConfig.ts"
 import { action, endpoint, request, type Tool, ToolFailure } from "../Action.ts"
 

@@ -1,6 +1,6 @@
 /** `status`: who the key is and what the project has (decisions 4.12): project, plan, key name, numbers count. */
-import { PhoneNumbersApi } from "../../messaging/numbers/NumbersApi.ts"
 import { Effect, Predicate, Schema } from "effect"
+import { PhoneNumbersApi } from "../../messaging/numbers/NumbersApi.ts"
 import { EventPlans } from "../../events/EventPlans.ts"
 import { action, McpCaller, request, type Tool } from "../Action.ts"
 
