@@ -90,6 +90,8 @@ describe("MCP tool server", () => {
     assert.deepStrictEqual(help.value.map((a: any) => a.action), ["list", "get", "create", "update", "delete"])
     const create = help.value.find((a: any) => a.action === "create")
     assert.deepStrictEqual(create.params.required, ["customer"])
+    // The reference's own words: the operation's summary, then its description.
+    assert.match(create.description, /^Create a customer\. \S/)
     const update = help.value.find((a: any) => a.action === "update")
     assert.includeMembers(Object.keys(update.params.properties), ["id", "customer"])
     await client.close()

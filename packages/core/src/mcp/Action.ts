@@ -160,6 +160,13 @@ export const callEndpoint = (
 ): Effect.Effect<unknown, ToolFailure, ActionServices> =>
   Effect.map(request(target, params, fixed), (body) => Predicate.hasProperty(body, "data") ? body.data : body)
 
+/** The endpoint's summary and description, as the reference shows them. */
+const describe = (target: ContractEndpoint): string => {
+  const summary = Context.getOrUndefined(target.annotations, OpenApi.Summary) ?? `${target.method} ${target.path}`
+  const description = Context.getOrUndefined(target.annotations, OpenApi.Description)
+  return description === undefined ? summary : `${summary}. ${description}`
+}
+
 /**
  * An action that is `target`, an endpoint of the contract (e.g. `CustomersApi.endpoints.list`); `fixed` path
  * parameters (the proxy's version) are not asked of the caller.
@@ -172,7 +179,7 @@ export const endpoint = (
   const fixed = options.fixed ?? {}
   return {
     name,
-    description: options.description ?? Context.getOrUndefined(target.annotations, OpenApi.Summary) ?? `${target.method} ${target.path}`,
+    description: options.description ?? describe(target),
     params: paramsOf(target, Object.keys(fixed)),
     run: (params) => callEndpoint(target, params, fixed)
   }
