@@ -165,6 +165,41 @@ describe("MCP tool server", () => {
     await client.close()
   })
 
+  it("runs a workflow's lifecycle through the REST envelopes: definition, status, triggers, a stale lock", async () => {
+    const client = await connect({ "x-api-key": host.key })
+    const created = await host.request("POST", "/platform/v1/workflows", { body: { workflow: { name: "MCP flow" } } })
+    assert.strictEqual(created.status, 201, created.text)
+    const id: string = created.body.data.id
+    const definition = {
+      nodes: [
+        { id: "start", position: { x: 0, y: 0 }, data: { node_type: "start", config: {} } },
+        { id: "hello", position: { x: 100, y: 0 }, data: { node_type: "send_text", config: { message: "Hi" } } }
+      ],
+      edges: [{ source: "start", target: "hello" }]
+    }
+    const updated = await call(client, "workflows", { action: "update_definition", params: { id, workflow: { definition, lock_version: 0 } } })
+    assert.isFalse(updated.isError, JSON.stringify(updated.value))
+    const read = await call(client, "workflows", { action: "get_definition", params: { id } })
+    assert.deepStrictEqual(read.value.definition.nodes.map((n: any) => n.id), ["start", "hello"])
+    const stale = await call(client, "workflows", { action: "set_status", params: { id, workflow: { status: "active", lock_version: 0 } } })
+    assert.isTrue(stale.isError)
+    const rest = await host.request("PATCH", `/platform/v1/workflows/${id}`, { body: { workflow: { status: "active", lock_version: 0 } } })
+    assert.strictEqual(rest.status, 409)
+    assert.deepStrictEqual(stale.value, { error: rest.body.error })
+    const active = await call(client, "workflows", { action: "set_status", params: { id, workflow: { status: "active", lock_version: 1 } } })
+    assert.strictEqual(active.value.status, "active", JSON.stringify(active.value))
+    const triggers = await call(client, "workflows", {
+      action: "replace_triggers",
+      params: { id, triggers: [{ trigger_type: "api_call" }] }
+    })
+    assert.isFalse(triggers.isError, JSON.stringify(triggers.value))
+    const listed = await call(client, "workflows", { action: "list_triggers", params: { id } })
+    assert.strictEqual(listed.value.length, 1)
+    const executions = await call(client, "workflows", { action: "list_executions", params: { id } })
+    assert.deepStrictEqual(executions.value, [])
+    await client.close()
+  })
+
   it("flags failures as tool errors with the REST endpoint's message", async () => {
     const client = await connect({ "x-api-key": host.key })
     const rest = await host.request("POST", "/platform/v1/customers", { body: { customer: { name: "   " } } })
