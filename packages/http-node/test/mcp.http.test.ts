@@ -200,6 +200,27 @@ describe("MCP tool server", () => {
     await client.close()
   })
 
+  it("creates, deploys and invokes a function with the caller's key; the invocation is logged", async () => {
+    const client = await connect({ "x-api-key": host.key })
+    const code = `export default { async fetch(request) { return Response.json({ got: await request.json() }) } }`
+    const created = await call(client, "functions", { action: "create", params: { function: { name: "MCP echo", code } } })
+    assert.isFalse(created.isError, JSON.stringify(created.value))
+    const id: string = created.value.id
+    const deploying = await call(client, "functions", { action: "deploy", params: { id } })
+    assert.deepStrictEqual(deploying.value, { message: "Function deployment started", function_id: id, status: "deploying" })
+    const deadline = Date.now() + 10_000
+    while ((await host.request("GET", `/platform/v1/functions/${id}`)).body.data.status !== "deployed") {
+      assert.isBelow(Date.now(), deadline, "deploy did not end")
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    const invoked = await call(client, "functions", { action: "invoke", params: { id, order: 7 } })
+    assert.deepStrictEqual(invoked, { isError: false, value: { got: { order: 7 } } })
+    const invocations = await call(client, "functions", { action: "invocations", params: { id } })
+    assert.strictEqual(invocations.value.total, 1)
+    assert.strictEqual(invocations.value.invocations[0].request_body, JSON.stringify({ order: 7 }))
+    await client.close()
+  })
+
   it("flags failures as tool errors with the REST endpoint's message", async () => {
     const client = await connect({ "x-api-key": host.key })
     const rest = await host.request("POST", "/platform/v1/customers", { body: { customer: { name: "   " } } })
