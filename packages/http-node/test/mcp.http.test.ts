@@ -77,6 +77,13 @@ describe("MCP tool server", () => {
       headers: { accept: "application/json, text/event-stream", authorization: `Bearer ${host.otherKey}` }
     })
     assert.strictEqual(both.status, 401)
+    // A browser page's request (any Origin) is refused even with a valid key: no DNS-rebinding path to the tools.
+    const fromPage = await host.request("POST", "/mcp", {
+      body: initialize,
+      headers: { accept: "application/json, text/event-stream", origin: "http://evil.example" }
+    })
+    assert.strictEqual(fromPage.status, 403)
+    assert.isString(fromPage.body.error)
   })
 
   it("lists every tool with an `action` and `params` input; `help` lists actions with their params", async () => {
