@@ -3,7 +3,7 @@
  * (POST, PATCH, PUT), the proxy's version fixed; `help`; refusals turned into the endpoint's `{ "error" }` text.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { EventPlans, LocalApi, type LocalApiAnswer, type LocalApiRequest, McpCaller, McpTools, ToolFailure } from "@parley/core"
+import { EventPlans, LocalApi, type LocalApiAnswer, type LocalApiRequest, McpAction, McpCaller, McpTools } from "@parley/core"
 import { layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer, Redacted } from "effect"
 
@@ -54,7 +54,7 @@ describe("MCP tools", () => {
       const refused = yield* Effect.flip(
         McpTools.runTool(tool("customers"), { action: "get", params: { id: "x" } }).pipe(Effect.provide(platform.layer))
       )
-      assert.deepStrictEqual(refused, new ToolFailure({ error: "Customer not found" }))
+      assert.deepStrictEqual(refused, new McpAction.ToolFailure({ error: "Customer not found" }))
       const proxy = recording(() => ({ status: 404, body: { error: { message: "Unknown phone number", code: 100 } } }))
       const proxied = yield* Effect.flip(
         McpTools.runTool(tool("msg_messages"), { action: "get", params: { phone_number_id: "1", message_id: "m" } }).pipe(
