@@ -50,6 +50,7 @@ import * as ModelSimulatorServer from "./upstream/ModelSimulatorServer.ts"
 import { layerDeclaredModels } from "./Models.ts"
 import { LegacySetupLinksHandlers, SetupLinksHandlers } from "./handlers/SetupLinks.ts"
 import * as SetupPages from "./pages/SetupPages.ts"
+import * as Mcp from "./mcp/Routes.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -160,6 +161,7 @@ export const routes = Layer.mergeAll(
   HealthRoute,
   ModelSimulatorServer.routesInSimulatorMode,
   SetupPages.routes,
+  Mcp.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,
