@@ -43,6 +43,7 @@ const TOOLS = [
   "status",
   "search_docs",
   "customers",
+  "setup_links",
   "msg_numbers",
   "msg_conversations",
   "msg_messages",
@@ -123,6 +124,29 @@ describe("MCP tool server", () => {
     // The REST endpoint sees the same record; the other project does not.
     assert.deepStrictEqual((await host.request("GET", `/platform/v1/customers/${created.value.id}`)).body.data, created.value)
     assert.strictEqual((await host.request("GET", `/platform/v1/customers/${created.value.id}`, { key: host.otherKey })).status, 404)
+
+    // start_setup finds the customer by its external id (or creates it) and answers its new setup link.
+    const started = await call(client, "msg_numbers", { action: "start_setup", params: { external_customer_id: "mcp-1" } })
+    assert.isFalse(started.isError, JSON.stringify(started.value))
+    assert.strictEqual(started.value.customer.id, created.value.id)
+    assert.match(started.value.setup_link.url, /\/setup\//)
+    const fresh = await call(client, "msg_numbers", { action: "start_setup", params: { customer_name: "Newco" } })
+    assert.isFalse(fresh.isError, JSON.stringify(fresh.value))
+    assert.strictEqual(fresh.value.customer.name, "Newco")
+    const nameless = await call(client, "msg_numbers", { action: "start_setup", params: { external_customer_id: "nobody" } })
+    assert.deepStrictEqual(nameless, { isError: true, value: { error: "params.customer_name is required when no customer matches" } })
+    const links = await call(client, "setup_links", { action: "list", params: { customer_id: created.value.id } })
+    assert.deepStrictEqual(links.value.map((l: any) => [l.id, l.status]), [[started.value.setup_link.id, "active"]])
+    const revoked = await call(client, "setup_links", {
+      action: "revoke",
+      params: { customer_id: created.value.id, id: started.value.setup_link.id }
+    })
+    assert.strictEqual(revoked.value.status, "revoked")
+    const again = await call(client, "setup_links", {
+      action: "revoke",
+      params: { customer_id: created.value.id, id: started.value.setup_link.id }
+    })
+    assert.isTrue(again.isError)
 
     const lists: Array<[string, string, Record<string, unknown>]> = [
       ["msg_numbers", "list", {}],

@@ -10,6 +10,7 @@ import { type Action, type ActionServices, McpCaller, type Tool, ToolFailure } f
 import { Status } from "./tools/Status.ts"
 import { SearchDocs } from "./tools/SearchDocs.ts"
 import { Customers } from "./tools/Customers.ts"
+import { SetupLinks } from "./tools/SetupLinks.ts"
 import { MsgNumbers } from "./tools/MsgNumbers.ts"
 import { MsgConversations } from "./tools/MsgConversations.ts"
 import { MsgMessages } from "./tools/MsgMessages.ts"
@@ -25,6 +26,7 @@ export const tools: ReadonlyArray<Tool> = [
   Status,
   SearchDocs,
   Customers,
+  SetupLinks,
   MsgNumbers,
   MsgConversations,
   MsgMessages,

@@ -2,7 +2,9 @@
 import { Effect, Predicate, Schema } from "effect"
 import { MsgConfigsApi, PhoneNumbersApi } from "../../messaging/numbers/NumbersApi.ts"
 import { phoneDigits } from "../../messaging/numbers/MessageConfig.ts"
-import { action, endpoint, request, type Tool, ToolFailure } from "../Action.ts"
+import { CustomersApi } from "../../tenancy/CustomersApi.ts"
+import { SetupLinksApi } from "../../tenancy/SetupLinksApi.ts"
+import { action, callEndpoint, endpoint, request, type Tool, ToolFailure } from "../Action.ts"
 
 /** Reads the numbers list (100 a page, its limit) until the display number matches. */
 const resolve = action(
@@ -34,6 +36,49 @@ const resolve = action(
     })
 )
 
+const idOf = (record: unknown): string | undefined =>
+  Predicate.hasProperty(record, "id") && Predicate.isString(record.id) ? record.id : undefined
+
+/**
+ * A setup link for a customer: the one named by `customer_id`, else the one with `external_customer_id`, else a new
+ * customer named `customer_name` (with that external id). Answers the customer and the link (`url` to send them).
+ */
+const startSetup = action(
+  "start_setup",
+  "Starts connecting a customer's number: finds or creates the customer, then creates its setup link (`url`)",
+  Schema.Struct({
+    customer_id: Schema.optionalKey(Schema.String),
+    external_customer_id: Schema.optionalKey(Schema.String),
+    customer_name: Schema.optionalKey(Schema.String),
+    setup_link: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+  }),
+  (params) =>
+    Effect.gen(function*() {
+      const existing = params.customer_id !== undefined
+        ? yield* callEndpoint(CustomersApi.endpoints.get, { id: params.customer_id })
+        : params.external_customer_id !== undefined
+        ? yield* callEndpoint(CustomersApi.endpoints.list, { external_customer_id: params.external_customer_id }).pipe(
+          Effect.map((list) => Array.isArray(list) ? list[0] : undefined)
+        )
+        : undefined
+      const customer = existing ?? (params.customer_name === undefined
+        ? yield* new ToolFailure({ error: "params.customer_name is required when no customer matches" })
+        : yield* callEndpoint(CustomersApi.endpoints.create, {
+          customer: {
+            name: params.customer_name,
+            ...(params.external_customer_id !== undefined ? { external_customer_id: params.external_customer_id } : {})
+          }
+        }))
+      const customerId = idOf(customer)
+      if (customerId === undefined) return yield* new ToolFailure({ error: "The customer could not be read" })
+      const setupLink = yield* callEndpoint(SetupLinksApi.endpoints.create, {
+        customer_id: customerId,
+        setup_link: params.setup_link ?? {}
+      })
+      return { customer, setup_link: setupLink }
+    })
+)
+
 export const MsgNumbers: Tool = {
   name: "msg_numbers",
   description: "The project's connected phone numbers and their message configs.",
@@ -41,6 +86,7 @@ export const MsgNumbers: Tool = {
     endpoint("list", PhoneNumbersApi.endpoints.list),
     endpoint("get", PhoneNumbersApi.endpoints.get),
     resolve,
+    startSetup,
     endpoint("create", PhoneNumbersApi.endpoints.connect),
     endpoint("update", MsgConfigsApi.endpoints.update),
     endpoint("delete", PhoneNumbersApi.endpoints.disconnect)
