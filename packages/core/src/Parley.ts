@@ -3,6 +3,7 @@
  * the ports. A host provides the ports (Postgres, or memory in tests) and
  * gets the services.
  */
+import { ApiRateLimits } from "./projects/ApiRateLimits.ts"
 import { Layer } from "effect"
 import { Projects } from "./projects/Projects.ts"
 import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
@@ -44,6 +45,7 @@ const References = layerDefinitionReferences
 
 export const layerServices = Layer.mergeAll(
   Projects.layer,
+  ApiRateLimits.layer,
   ProviderModels.layer,
   Workflows.layer.pipe(Layer.provide(Triggers.layer), Layer.provideMerge(References)),
   Triggers.layer.pipe(Layer.provide(References)),

@@ -1,4 +1,5 @@
 export * from "./shared/ApiError.ts"
+export * from "./projects/ApiRateLimits.ts"
 export * from "./shared/Ids.ts"
 export * from "./shared/Pagination.ts"
 export * from "./shared/Slug.ts"

@@ -6,6 +6,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import {
   ExecutionsSettings,
+  ApiRateLimitSettings,
   FunctionSecretKey,
   type FunctionKv,
   type FunctionRuntime,
@@ -245,6 +246,7 @@ const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions)
       Layer.succeed(PublicUrl, options.publicUrl),
       FunctionSecretKey.layerConfig,
       ExecutionsSettings.layerConfig,
+      ApiRateLimitSettings.layerConfig,
       layerTranscriptionModelConfig,
       layerUpstreamHttpClient
     ))
