@@ -17,6 +17,8 @@ import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
 import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
 import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
+import { InboxEmbedsApi } from "./inbox/InboxEmbedsApi.ts"
+import { InboxApi } from "./inbox/InboxApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -39,6 +41,8 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(WebhookDeliveriesApi)
   .add(MsgTemplatesApi)
   .add(ProviderModelsApi)
+  .add(InboxEmbedsApi)
+  .add(InboxApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

@@ -1,0 +1,169 @@
+/**
+ * The embedded inbox's own data API (`/inbox/v1`), which the page at `embed_url` calls with its token in
+ * `X-Inbox-Token`. Every answer is limited to the embed's scope; the rules behind it are the Platform API's
+ * (`Inbox` calls the same services).
+ */
+import { Context, Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
+import { NotFound, Unauthorized, Unavailable, Unprocessable } from "../shared/ApiError.ts"
+import { wholeNumberQuery } from "../shared/Pagination.ts"
+import { EMBED_LANGUAGES, EMBED_MODES, EMBED_SCOPE_TYPES } from "./InboxEmbed.ts"
+import type { EmbedSession } from "./InboxEmbeds.ts"
+
+/** The embed whose token the current inbox request presented. */
+export class CurrentEmbed extends Context.Service<CurrentEmbed, EmbedSession>()("@parley/core/inbox/CurrentEmbed") {}
+
+/** `X-Inbox-Token` → the embed it opens; 401 `Invalid inbox token` otherwise. */
+export class InboxAuthentication extends HttpApiMiddleware.Service<InboxAuthentication, { provides: CurrentEmbed }>()(
+  "@parley/core/inbox/InboxAuthentication",
+  {
+    security: { token: HttpApiSecurity.apiKey({ key: "X-Inbox-Token", in: "header" }) },
+    error: Unauthorized,
+    requiredForClient: true
+  }
+) {}
+
+const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
+const IdParams = { id: Schema.String }
+
+export const InboxNumber = Schema.Struct({
+  msg_config_id: Schema.String,
+  phone_number_id: Schema.String,
+  name: Schema.String,
+  display_phone_number: Schema.String
+})
+
+export const InboxSession = Schema.Struct({
+  name: Schema.String,
+  scope_type: Schema.Literals(EMBED_SCOPE_TYPES),
+  scope_name: Schema.NullOr(Schema.String),
+  language: Schema.Literals(EMBED_LANGUAGES),
+  default_mode: Schema.Literals(EMBED_MODES),
+  /** The name messages sent from this inbox are attributed to. */
+  sender_name: Schema.String,
+  numbers: Schema.Array(InboxNumber)
+}).annotate({ identifier: "InboxSession" })
+
+export const InboxHandoff = Schema.Struct({
+  execution_id: Schema.String,
+  workflow_id: Schema.String,
+  reason: Schema.NullOr(Schema.String),
+  source: Schema.String,
+  since: Schema.String
+})
+
+export const InboxConversation = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literals(["active", "ended"]),
+  contact_name: Schema.NullOr(Schema.String),
+  phone_number: Schema.NullOr(Schema.String),
+  username: Schema.NullOr(Schema.String),
+  msg_config_id: Schema.String,
+  phone_number_id: Schema.String,
+  last_active_at: Schema.String,
+  last_message_text: Schema.NullOr(Schema.String),
+  last_inbound_at: Schema.NullOr(Schema.String),
+  /** Whether a non-template message may be sent now (decisions 7.5). */
+  window_open: Schema.Boolean,
+  unread_count: Schema.Number,
+  handoff: Schema.NullOr(InboxHandoff)
+}).annotate({ identifier: "InboxConversation" })
+export type InboxConversation = typeof InboxConversation.Type
+
+export const InboxMessage = Schema.Struct({
+  id: Schema.String,
+  direction: Schema.Literals(["inbound", "outbound"]),
+  type: Schema.String,
+  status: Schema.Literals(["pending", "sent", "delivered", "read", "failed"]),
+  created_at: Schema.String,
+  text: Schema.NullOr(Schema.String),
+  media: Schema.NullOr(Schema.Struct({ content_type: Schema.String, filename: Schema.String, byte_size: Schema.Number })),
+  sent_by: Schema.NullOr(Schema.Struct({ type: Schema.String, id: Schema.String, name: Schema.NullOr(Schema.String) })),
+  error: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "InboxMessage" })
+export type InboxMessage = typeof InboxMessage.Type
+
+export const InboxThread = Schema.Struct({
+  conversation: InboxConversation,
+  /** The latest messages, oldest first. */
+  messages: Schema.Array(InboxMessage)
+}).annotate({ identifier: "InboxThread" })
+
+export const InboxTemplate = Schema.Struct({
+  name: Schema.String,
+  language: Schema.String,
+  category: Schema.String,
+  body: Schema.NullOr(Schema.String),
+  /** `{{n}}` placeholders of the body, in order: each needs a value. */
+  parameter_count: Schema.Number
+}).annotate({ identifier: "InboxTemplate" })
+
+export const InboxReplyInput = Schema.Struct({
+  text: Schema.optionalKey(Schema.String),
+  template: Schema.optionalKey(Schema.Struct({
+    name: Schema.String,
+    language: Schema.String,
+    parameters: Schema.optionalKey(Schema.Array(Schema.String))
+  }))
+})
+export type InboxReplyInput = typeof InboxReplyInput.Type
+
+export const InboxListQuery = {
+  status: Schema.optionalKey(Schema.Literals(["active", "ended", "all"])),
+  search: Schema.optionalKey(Schema.String),
+  msg_config_id: Schema.optionalKey(Schema.String),
+  unread: Schema.optionalKey(Schema.String),
+  handoff: Schema.optionalKey(Schema.String),
+  limit: Schema.optionalKey(wholeNumberQuery("^0*(?:[1-9][0-9]?|100)$", "Conversations at most, 1-100 (default 50)"))
+}
+
+export class InboxApi extends HttpApiGroup.make("inbox")
+  .add(
+    HttpApiEndpoint.get("session", "/session", { success: data(InboxSession) })
+      .annotateMerge(OpenApi.annotations({ summary: "The embed's settings and numbers" })),
+    HttpApiEndpoint.get("conversations", "/conversations", {
+      query: InboxListQuery,
+      success: Schema.Struct({ data: Schema.Array(InboxConversation), has_more: Schema.Boolean }),
+      error: Unprocessable
+    }).annotateMerge(OpenApi.annotations({ summary: "Conversations in the embed's scope, newest first" })),
+    HttpApiEndpoint.get("thread", "/conversations/:id", { params: IdParams, success: data(InboxThread), error: NotFound })
+      .annotateMerge(OpenApi.annotations({ summary: "A conversation and its latest messages" })),
+    HttpApiEndpoint.post("reply", "/conversations/:id/messages", {
+      params: IdParams,
+      payload: InboxReplyInput,
+      success: data(InboxMessage).pipe(HttpApiSchema.status(201)),
+      error: [NotFound, Unprocessable, Unavailable]
+    }).annotateMerge(OpenApi.annotations({ summary: "Reply with text (inside the 24-hour window) or a template" })),
+    HttpApiEndpoint.post("read", "/conversations/:id/read", {
+      params: IdParams,
+      success: data(Schema.Struct({ marked: Schema.Boolean })),
+      error: [NotFound, Unavailable]
+    }).annotateMerge(OpenApi.annotations({ summary: "Mark the contact's messages read" })),
+    HttpApiEndpoint.post("end", "/conversations/:id/end", {
+      params: IdParams,
+      success: data(InboxConversation),
+      error: [NotFound, Unprocessable]
+    }).annotateMerge(OpenApi.annotations({ summary: "End the conversation" })),
+    HttpApiEndpoint.post("resumeHandoff", "/conversations/:id/handoff/resume", {
+      params: IdParams,
+      success: data(InboxConversation),
+      error: [NotFound, Unprocessable]
+    }).annotateMerge(OpenApi.annotations({ summary: "Resume the execution in handoff" })),
+    HttpApiEndpoint.post("endHandoff", "/conversations/:id/handoff/end", {
+      params: IdParams,
+      success: data(InboxConversation),
+      error: [NotFound, Unprocessable]
+    }).annotateMerge(OpenApi.annotations({ summary: "End the execution in handoff" })),
+    HttpApiEndpoint.get("templates", "/conversations/:id/templates", {
+      params: IdParams,
+      success: data(Schema.Array(InboxTemplate)),
+      error: NotFound
+    }).annotateMerge(OpenApi.annotations({ summary: "Approved templates of the conversation's number" }))
+  )
+  .middleware(InboxAuthentication)
+  .prefix("/inbox/v1")
+  .annotateMerge(OpenApi.annotations({
+    title: "Embedded inbox",
+    description: "What the embedded inbox page calls, with its embed token in `X-Inbox-Token`"
+  }))
+{}
