@@ -23,7 +23,7 @@ import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import type { InboxConversation, InboxMessage, InboxReplyInput } from "./InboxApi.ts"
 import type { EmbedSession } from "./InboxEmbeds.ts"
 
-export interface InboxListQuery {
+export interface InboxListOptions {
   readonly status: "active" | "ended" | "all"
   readonly search: string | undefined
   /** A config id of the scope, or undefined for all of them. */
@@ -80,7 +80,7 @@ export class Inbox extends Context.Service<Inbox, {
   readonly numbers: (session: EmbedSession) => Effect.Effect<ReadonlyArray<MessageConfigRecord>>
   readonly list: (
     session: EmbedSession,
-    query: InboxListQuery
+    query: InboxListOptions
   ) => Effect.Effect<{ readonly items: ReadonlyArray<InboxConversation>; readonly hasMore: boolean }, Unprocessable>
   readonly thread: (
     session: EmbedSession,
@@ -198,7 +198,7 @@ export class Inbox extends Context.Service<Inbox, {
           (digits.length > 0 && c.phone_number?.includes(digits) === true)
       }
 
-      const list = Effect.fn("Inbox.list")(function*(session: EmbedSession, query: InboxListQuery) {
+      const list = Effect.fn("Inbox.list")(function*(session: EmbedSession, query: InboxListOptions) {
         const projectId = session.project.id
         const customerConfigs = yield* customerConfigIds(session)
         if (query.msg_config_id !== undefined) {
