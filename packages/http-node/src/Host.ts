@@ -10,6 +10,7 @@ import {
   type FunctionKv,
   type FunctionRuntime,
   Ids,
+  Inbox,
   MessagingProxy,
   layerTranscriptionModelConfig,
   layerVoiceNoteWorkers,
@@ -48,6 +49,8 @@ import { RequestLog } from "./RequestLog.ts"
 import { InputLimits } from "./InputLimits.ts"
 import * as ModelSimulatorServer from "./upstream/ModelSimulatorServer.ts"
 import { layerDeclaredModels } from "./Models.ts"
+import { InboxAuthenticationLive, InboxEmbedsHandlers, InboxHandlers } from "./handlers/InboxEmbeds.ts"
+import * as InboxPage from "./pages/InboxPage.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -60,10 +63,12 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide(Proxy.ProxyHandlers),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
+  Layer.provide([InboxEmbedsHandlers, InboxHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),
-  Layer.provideMerge(ProxyKeyLive)
+  Layer.provideMerge(ProxyKeyLive),
+  Layer.provideMerge(InboxAuthenticationLive)
 )
 
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
@@ -115,7 +120,8 @@ const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: R
     { method: "GET", path: "/readyz" },
     { method: "GET", path: "/docs" },
     { method: "GET", path: "/openapi.json" },
-    ...Ingestion.ROUTES
+    ...Ingestion.ROUTES,
+    ...InboxPage.ROUTES
   ]
   HttpApi.reflect(ParleyApi, {
     onGroup: () => {},
@@ -155,12 +161,14 @@ export const routes = Layer.mergeAll(
   DocsRoute,
   HealthRoute,
   ModelSimulatorServer.routesInSimulatorMode,
+  InboxPage.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,
   InputLimits
 )
-  .pipe(Layer.provide(MessagingProxy.layer))
+  // The embedded inbox sends and marks read through the same proxy.
+  .pipe(Layer.provide(Inbox.layer), Layer.provide(MessagingProxy.layer))
 
 /**
  * Node's HTTP server for the host: requests Node itself refuses before any route sees them (malformed, headers too

@@ -19,7 +19,8 @@ export class InboxAuthentication extends HttpApiMiddleware.Service<InboxAuthenti
   {
     security: { token: HttpApiSecurity.apiKey({ key: "X-Inbox-Token", in: "header" }) },
     error: Unauthorized,
-    requiredForClient: true
+    // The Platform client holds an API key, not an embed token: the page sends the header itself.
+    requiredForClient: false
   }
 ) {}
 
