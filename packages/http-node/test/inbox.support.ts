@@ -158,6 +158,7 @@ export const inboxOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<
       assert.strictEqual(olga.handoff, null)
       assert.deepStrictEqual((await inbox(embed.token, "GET", "/conversations?search=1001&status=all")).body.data.map((c: any) => c.id), [olga.id])
       assert.deepStrictEqual((await inbox(embed.token, "GET", "/conversations?status=ended")).body.data, [])
+      await conversationOf(embed.token, "Pablo Inbox")
       const unread = (await inbox(embed.token, "GET", "/conversations?unread=1&search=Inbox")).body.data.map((c: any) => c.contact_name)
       assert.sameMembers(unread, ["Olga Inbox", "Pablo Inbox"])
       assert.strictEqual((await inbox(embed.token, "GET", "/conversations?msg_config_id=nope")).status, 422)
