@@ -202,6 +202,50 @@ export const inboxOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<
       assert.strictEqual((await inbox(otherProject.token, "GET", `/conversations/${conversation.id}`)).status, 404)
     })
 
+    it("outside the 24-hour window refuses text and sends an approved template of the number", async () => {
+      const embed = (await createEmbed({ scope_type: "project", name: "Templates desk" })).body.data
+      const numbers = (await inbox(embed.token, "GET", "/session")).body.data.numbers
+      const waba = (await host.request("GET", `/platform/v1/msg/phone_numbers`)).body.data.find((n: any) => n.phone_number_id === pnid)
+        .business_account_id
+      assert.deepStrictEqual(numbers.map((n: any) => n.phone_number_id), [pnid])
+      const name = `inbox_followup_${Date.now()}`
+      const template = await host.request("POST", `/proxy/${waba}/message_templates`, {
+        raw: JSON.stringify({
+          name,
+          category: "UTILITY",
+          language: "en_US",
+          components: [{ type: "BODY", text: "Hello {{1}}, we have news.", example: { body_text: [["Ada"]] } }]
+        })
+      })
+      assert.strictEqual(template.status, 200, template.text)
+      await eventually("the template is approved", async () =>
+        (await host.request("GET", `/platform/v1/msg/templates?phone_number_id=${pnid}&name=${name}&status=approved`)).body.data.length === 1, 15_000)
+      // A business-initiated conversation: the contact never wrote, so the window is closed.
+      const first = await host.request("POST", `/proxy/${pnid}/messages`, {
+        raw: JSON.stringify({ messaging_product: "whatsapp", to: "15550001005", type: "template", template: { name, language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "Zoe" }] }] } })
+      })
+      assert.strictEqual(first.status, 200, first.text)
+      const conversation = await conversationOf(embed.token, "15550001005")
+      assert.strictEqual(conversation.window_open, false)
+      const refused = await inbox(embed.token, "POST", `/conversations/${conversation.id}/messages`, { text: "Are you there?" })
+      assert.strictEqual(refused.status, 422)
+      assert.strictEqual(refused.body.error, "Only template messages can be sent outside the 24-hour window")
+      const offered = (await inbox(embed.token, "GET", `/conversations/${conversation.id}/templates`)).body.data
+      assert.deepStrictEqual(offered.find((t: any) => t.name === name), {
+        name,
+        language: "en_US",
+        category: "UTILITY",
+        body: "Hello {{1}}, we have news.",
+        parameter_count: 1
+      })
+      const sent = await inbox(embed.token, "POST", `/conversations/${conversation.id}/messages`, {
+        template: { name, language: "en_US", parameters: ["Zoe"] }
+      })
+      assert.strictEqual(sent.status, 201, sent.text)
+      assert.strictEqual(sent.body.data.type, "template")
+      assert.deepStrictEqual(sent.body.data.sent_by, { type: "inbox_embed", id: embed.id, name: "Templates desk" })
+    })
+
     it("shows a handoff with its reason, lists it under handoff=1 and resumes it", async () => {
       const embed = (await createEmbed({ scope_type: "project" })).body.data
       const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({ id, position: { x: 0, y: 0 }, data: { node_type, config } })

@@ -11,13 +11,13 @@ import type { ExecutionRecord } from "../executions/Execution.ts"
 import { ExecutionsRepo } from "../ports/ExecutionsRepo.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { ConversationsRepo, MediaRepo, MessagesRepo } from "../ports/MessagingRepo.ts"
-import { TemplatesRepo } from "../ports/TemplatesRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type NotFound, notFound, Unavailable, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { ConversationFilter, ConversationRecord, MessageRecord, SentBy, StoredMedia } from "../messaging/Message.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import { MessagingProxy } from "../messaging/Proxy.ts"
+import { Templates } from "../messaging/templates/Templates.ts"
 import { CUSTOMER_SERVICE_WINDOW_MS, Outbound } from "../messaging/Outbound.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import type { InboxConversation, InboxMessage, InboxReplyInput } from "./InboxApi.ts"
@@ -110,7 +110,7 @@ export class Inbox extends Context.Service<Inbox, {
       const messages = yield* MessagesRepo
       const mediaRepo = yield* MediaRepo
       const executionsRepo = yield* ExecutionsRepo
-      const templatesRepo = yield* TemplatesRepo
+      const mirror = yield* Templates
       const messaging = yield* Messaging
       const outbound = yield* Outbound
       const proxy = yield* MessagingProxy
@@ -353,9 +353,10 @@ export class Inbox extends Context.Service<Inbox, {
         const c = yield* find(session, id)
         const config = yield* configs.findById(session.project.id, c.msg_config_id)
         if (Option.isNone(config)) return []
-        const slice = yield* templatesRepo.list(session.project.id, {
+        // The Platform API's read: the account is synced from the network first, so new approvals show.
+        const slice = yield* mirror.list(principalOf(session), {
           business_account_id: config.value.business_account_id,
-          status: "APPROVED"
+          status: "approved"
         }, { mode: "cursor", limit: 100 })
         return slice.items.map((t) => {
           const body = t.components.find((part) => String(part["type"]).toUpperCase() === "BODY")

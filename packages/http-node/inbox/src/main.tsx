@@ -4,7 +4,7 @@
  * media, mark-read, ending a conversation and settling a handoff. English and Spanish; system, light and dark.
  */
 import { render } from "preact"
-import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks"
 import * as api from "./api.ts"
 import { type Translate, translate } from "./i18n.ts"
 import type { Conversation, Language, Message, Mode, Session, Template, Thread } from "./types.ts"
@@ -40,14 +40,18 @@ const writeFilters = (filters: api.ListFilters) => {
   history.replaceState(null, "", `${location.pathname}${text === "" ? "" : `?${text}`}`)
 }
 
-/** Repeats `task` every `ms` while the page is visible, and once at once. */
-const usePolling = (task: () => Promise<void>, ms: number, deps: ReadonlyArray<unknown>) => {
+/**
+ * Repeats `task` every `ms` while the page is visible, and once at once. `current()` tells the task whether its
+ * inputs still hold when its answer comes back (a slow answer for an old search must not replace a newer one).
+ */
+const usePolling = (task: (current: () => boolean) => Promise<void>, ms: number, deps: ReadonlyArray<unknown>) => {
   useEffect(() => {
     let stopped = false
     let timer: ReturnType<typeof setTimeout> | undefined
+    const current = () => !stopped
     const tick = async () => {
       if (stopped) return
-      if (document.visibilityState === "visible") await task().catch(() => undefined)
+      if (document.visibilityState === "visible") await task(current).catch(() => undefined)
       if (!stopped) timer = setTimeout(tick, ms)
     }
     void tick()
@@ -77,12 +81,16 @@ function App() {
   const [list, setList] = useState<{ items: ReadonlyArray<Conversation>; more: boolean } | undefined>()
   const [selected, setSelected] = useState<string | undefined>()
   const [mode, setMode] = useState<Mode | undefined>()
+  // Bumped when the open thread changed something the list shows (read, replied, ended, handoff settled).
+  const [listVersion, setListVersion] = useState(0)
+  const listChanged = useCallback(() => setListVersion((v) => v + 1), [])
 
   const language: Language = languageOf(query.get("language")) ?? languageOf(query.get("lang")) ?? session?.language ?? "en"
   const t = useMemo(() => translate(language), [language])
   const effectiveMode = mode ?? session?.default_mode ?? "system"
 
-  useEffect(() => {
+  // Before paint: no frame in the wrong palette.
+  useLayoutEffect(() => {
     document.documentElement.lang = language
     document.documentElement.dataset["mode"] = effectiveMode
   }, [language, effectiveMode])
@@ -93,11 +101,11 @@ function App() {
 
   useEffect(() => writeFilters(filters), [filters])
 
-  usePolling(async () => {
+  usePolling(async (current) => {
     if (session === undefined) return
     const answer = await api.conversations(filters)
-    setList({ items: answer.data, more: answer.has_more })
-  }, LIST_POLL_MS, [session, filters])
+    if (current()) setList({ items: answer.data, more: answer.has_more })
+  }, LIST_POLL_MS, [session, filters, listVersion])
 
   const fail = useCallback((e: unknown) => setNotice(e instanceof Error ? e.message : String(e)), [])
 
@@ -173,7 +181,7 @@ function App() {
         <section class="thread" aria-label={t("messages")}>
           {selected === undefined
             ? <p class="empty">{t("chooseConversation")}</p>
-            : <ThreadView key={selected} id={selected} t={t} language={language} onError={fail} session={session} />}
+            : <ThreadView key={selected} id={selected} t={t} language={language} onError={fail} onChanged={listChanged} />}
         </section>
       </div>
     </div>
@@ -226,8 +234,8 @@ function ConversationList(props: {
   )
 }
 
-function ThreadView(props: { id: string; t: Translate; language: Language; session: Session; onError: (e: unknown) => void }) {
-  const { id, t, onError } = props
+function ThreadView(props: { id: string; t: Translate; language: Language; onError: (e: unknown) => void; onChanged: () => void }) {
+  const { id, t, onError, onChanged } = props
   const [thread, setThread] = useState<Thread | undefined>()
   const [busy, setBusy] = useState(false)
   const bottom = useRef<HTMLLIElement>(null)
@@ -237,7 +245,9 @@ function ThreadView(props: { id: string; t: Translate; language: Language; sessi
     const next = await api.thread(id)
     setThread(next)
     // The agent has the thread in front of them: the contact's messages are read.
-    if (next.conversation.unread_count > 0) await api.markRead(id).catch(onError)
+    if (next.conversation.unread_count > 0) {
+      await api.markRead(id).then(onChanged, onError)
+    }
   }, [id])
 
   usePolling(load, THREAD_POLL_MS, [id])
@@ -253,6 +263,7 @@ function ThreadView(props: { id: string; t: Translate; language: Language; sessi
     try {
       await action()
       await load()
+      onChanged()
     } catch (e) {
       onError(e)
     } finally {

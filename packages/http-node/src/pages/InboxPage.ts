@@ -65,6 +65,7 @@ const shell = (m: Manifest, embed: InboxEmbedRecord) => `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(embed.name)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/inbox/assets/${m.css}">
 <script type="module" src="/inbox/assets/${m.js}"></script>
 </head>
