@@ -189,6 +189,32 @@ export const inboxOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<
       assert.strictEqual((await inbox(embed.token, "GET", "/conversations?search=Olga&status=ended")).body.data.length, 1)
     })
 
+    it("serves a thread's media to its embed only", async () => {
+      const embed = (await createEmbed({ scope_type: "project" })).body.data
+      const res = await host.request("POST", "/sandbox/inbound", {
+        body: { phone_number_id: pnid, from: "15550001006", profile_name: "Mia Media", message: { type: "image", image: { caption: "receipt" } } }
+      })
+      assert.strictEqual(res.status, 202, res.text)
+      const conversation = await conversationOf(embed.token, "Mia Media")
+      let image: any
+      await eventually("the image is kept", async () => {
+        image = (await inbox(embed.token, "GET", `/conversations/${conversation.id}`)).body.data.messages.find((m: any) => m.media !== null)
+        return image !== undefined
+      })
+      assert.strictEqual(image.type, "image")
+      assert.strictEqual(image.text, "receipt")
+      const media = await fetch(`${host.url}/inbox/v1/media/${image.id}`, { headers: { "x-inbox-token": embed.token } })
+      assert.strictEqual(media.status, 200)
+      assert.strictEqual(media.headers.get("content-type"), image.media.content_type)
+      assert.strictEqual((await media.arrayBuffer()).byteLength, image.media.byte_size)
+      assert.strictEqual((await fetch(`${host.url}/inbox/v1/media/${image.id}`)).status, 401)
+      const customer = (await host.request("POST", "/platform/v1/customers", { body: { customer: { name: "Media Co" } } })).body.data
+      const outside = (await createEmbed({ scope_type: "customer", scope_id: customer.id })).body.data
+      const refused = await fetch(`${host.url}/inbox/v1/media/${image.id}`, { headers: { "x-inbox-token": outside.token } })
+      assert.strictEqual(refused.status, 404)
+      assert.deepStrictEqual(await refused.json(), { error: "Media not found" })
+    })
+
     it("answers 404 for conversations outside the scope", async () => {
       await writeIn("15550001003", "scope check", "Scope Contact")
       const inScope = (await createEmbed({ scope_type: "project" })).body.data

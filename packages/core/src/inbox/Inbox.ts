@@ -69,7 +69,8 @@ const toMessage = (m: MessageRecord): InboxMessage => {
     type: m.type,
     status: m.status,
     created_at: m.created_at,
-    text: m.content,
+    // A media message's rendition names the file and its Platform URL; the inbox shows the file and its caption.
+    text: m.media === null ? m.content : typeof m.message_type_data?.["caption"] === "string" ? m.message_type_data["caption"] : null,
     media: m.media === null ? null : { content_type: m.media.content_type, filename: m.media.filename, byte_size: m.media.byte_size },
     sent_by: sentBy ?? null,
     error: failure

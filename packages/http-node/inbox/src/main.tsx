@@ -319,7 +319,7 @@ function MessageView(props: { message: Message; t: Translate; language: Language
     <li class={`message ${m.direction}`} data-message-id={m.id} data-status={m.status}>
       <div class="bubble">
         {m.media !== null ? <MediaView message={m} t={t} /> : null}
-        {m.text !== null && !(m.media !== null && m.text.includes("attached (")) ? <p class="text">{m.text}</p> : null}
+        {m.text !== null ? <p class="text">{m.text}</p> : null}
         <p class="meta">
           {m.sent_by !== null ? <span class="by">{t("sentBy", { name: m.sent_by.name ?? m.sent_by.id })}</span> : null}
           <time dateTime={m.created_at}>{timeOf(m.created_at, props.language)}</time>

@@ -6,25 +6,21 @@
  * page's own requests (`Referrer-Policy: no-referrer`, no external assets).
  */
 import { Inbox, InboxEmbeds, type InboxEmbedRecord } from "@parley/core"
-import { Effect, Option } from "effect"
-import { readFileSync } from "node:fs"
+import { Effect, Option, Schema } from "effect"
+import { existsSync, readFileSync } from "node:fs"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 
-const DIST = new URL("../../dist-inbox/", import.meta.url)
+/** `dist-inbox/` of this package, seen from the source (`src/pages/`) or from the bundled `dist/`. */
+const DIST = [new URL("../../dist-inbox/", import.meta.url), new URL("../dist-inbox/", import.meta.url)]
+  .find((dir) => existsSync(new URL("manifest.json", dir))) ?? new URL("../../dist-inbox/", import.meta.url)
 
-interface Manifest {
-  readonly js: string
-  readonly css: string
-}
+const Manifest = Schema.Struct({ js: Schema.String, css: Schema.String })
+type Manifest = typeof Manifest.Type
 
 /** The built bundle's hashed file names, read once; none when `npm run build:inbox` has not run. */
-const manifest: Option.Option<Manifest> = (() => {
-  try {
-    return Option.some(JSON.parse(readFileSync(new URL("manifest.json", DIST), "utf8")) as Manifest)
-  } catch {
-    return Option.none()
-  }
-})()
+const manifest: Option.Option<Manifest> = existsSync(new URL("manifest.json", DIST))
+  ? Schema.decodeUnknownOption(Schema.fromJsonString(Manifest))(readFileSync(new URL("manifest.json", DIST), "utf8"))
+  : Option.none()
 
 const assets = new Map<string, { readonly bytes: Uint8Array; readonly type: string }>()
 for (const m of Option.toArray(manifest)) {
@@ -46,7 +42,7 @@ const basePolicy = [
 ]
 
 /** `frame-ancestors` lists the allowed origins; an empty list means any page may frame the inbox. */
-export const contentSecurityPolicy = (embed: Pick<InboxEmbedRecord, "allowed_origins">) =>
+const contentSecurityPolicy = (embed: Pick<InboxEmbedRecord, "allowed_origins">) =>
   [...basePolicy, `frame-ancestors ${embed.allowed_origins.length === 0 ? "*" : embed.allowed_origins.join(" ")}`].join("; ")
 
 const pageHeaders = {
