@@ -7,6 +7,8 @@ import { Ids } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import type { Page } from "playwright-core"
 import { assert, describe, it } from "vitest"
 import { browserAvailable, launchBrowser } from "./browser.ts"
@@ -159,4 +161,34 @@ describe.skipIf(!browserAvailable)("embedded inbox in Chromium", () => {
       await browser.close()
     }
   }, 90_000)
+
+  it("can be framed only by its allowed origins", async () => {
+    // A host page on another origin (another port) that frames whatever address it is given.
+    const parent = createServer((request, response) => {
+      const target = new URL(request.url ?? "/", "http://x").searchParams.get("src") ?? ""
+      response.writeHead(200, { "content-type": "text/html" })
+      response.end(`<!doctype html><title>host app</title><iframe id="inbox" src="${target.replace(/"/g, "&quot;")}" width="900" height="600"></iframe>`)
+    })
+    await new Promise<void>((resolve) => parent.listen(0, "127.0.0.1", resolve))
+    const origin = `http://127.0.0.1:${(parent.address() as AddressInfo).port}`
+    const embed = async (allowed_origins: Array<string>) =>
+      (await host.request("POST", "/platform/v1/inbox_embeds", { body: { inbox_embed: { scope_type: "project", name: "Framed", allowed_origins } } }))
+        .body.data.embed_url as string
+    const browser = await launchBrowser()
+    try {
+      const page = await browser.newPage()
+      await page.goto(`${origin}/?src=${encodeURIComponent(await embed([origin]))}`)
+      await page.frameLocator("#inbox").getByRole("heading", { name: /Framed/ }).waitFor()
+
+      const refused = await browser.newPage()
+      const blocked = new Promise<void>((resolve) =>
+        refused.on("console", (message) => message.text().includes("frame-ancestors") && resolve()))
+      await refused.goto(`${origin}/?src=${encodeURIComponent(await embed(["https://elsewhere.example"]))}`)
+      await blocked
+      assert.strictEqual(await refused.frameLocator("#inbox").getByRole("heading").count(), 0)
+    } finally {
+      await browser.close()
+      await new Promise<void>((resolve) => parent.close(() => resolve()))
+    }
+  }, 60_000)
 })
