@@ -17,6 +17,7 @@ import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
 import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
 import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
+import { LegacySetupLinksApi, SetupLinksApi } from "./tenancy/SetupLinksApi.ts"
 import { InboxEmbedsApi } from "./inbox/InboxEmbedsApi.ts"
 import { InboxApi } from "./inbox/InboxApi.ts"
 
@@ -41,6 +42,8 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(WebhookDeliveriesApi)
   .add(MsgTemplatesApi)
   .add(ProviderModelsApi)
+  .add(SetupLinksApi)
+  .add(LegacySetupLinksApi)
   .add(InboxEmbedsApi)
   .add(InboxApi)
   .middleware(RequestErrors)

@@ -49,6 +49,9 @@ import { RequestLog } from "./RequestLog.ts"
 import { InputLimits } from "./InputLimits.ts"
 import * as ModelSimulatorServer from "./upstream/ModelSimulatorServer.ts"
 import { layerDeclaredModels } from "./Models.ts"
+import { LegacySetupLinksHandlers, SetupLinksHandlers } from "./handlers/SetupLinks.ts"
+import * as SetupPages from "./pages/SetupPages.ts"
+import * as Mcp from "./mcp/Routes.ts"
 import { InboxAuthenticationLive, InboxEmbedsHandlers, InboxHandlers } from "./handlers/InboxEmbeds.ts"
 import * as InboxPage from "./pages/InboxPage.ts"
 
@@ -63,6 +66,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide(Proxy.ProxyHandlers),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
+  Layer.provide([SetupLinksHandlers, LegacySetupLinksHandlers]),
   Layer.provide([InboxEmbedsHandlers, InboxHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
@@ -121,6 +125,7 @@ const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: R
     { method: "GET", path: "/docs" },
     { method: "GET", path: "/openapi.json" },
     ...Ingestion.ROUTES,
+    ...SetupPages.ROUTES,
     ...InboxPage.ROUTES
   ]
   HttpApi.reflect(ParleyApi, {
@@ -161,6 +166,8 @@ export const routes = Layer.mergeAll(
   DocsRoute,
   HealthRoute,
   ModelSimulatorServer.routesInSimulatorMode,
+  SetupPages.routes,
+  Mcp.routes,
   InboxPage.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).

@@ -144,6 +144,9 @@ export const inboxOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<
       const open = (await createEmbed({ scope_type: "project" })).body.data
       const any = await host.request("GET", `/embed/${open.token}`, { key: null })
       assert.include(any.headers.get("content-security-policy")!, "frame-ancestors *")
+      // The token is the page's credential: no log line carries it.
+      await eventually("the page requests are logged", () => host.logs.some((line) => line.includes("/embed/:token")))
+      assert.isFalse(host.logs.some((line) => line.includes(created.token) || line.includes(open.token)))
     })
 
     it("lists the scope's conversations with the inbox filters, replies as the embed, marks read, ends", async () => {
