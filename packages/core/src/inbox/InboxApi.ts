@@ -5,6 +5,7 @@
  */
 import { Context, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
+import { operation } from "../http/Operation.ts"
 import { NotFound, Unauthorized, Unavailable, Unprocessable } from "../shared/ApiError.ts"
 import { wholeNumberQuery } from "../shared/Pagination.ts"
 import { EMBED_LANGUAGES, EMBED_MODES, EMBED_SCOPE_TYPES } from "./InboxEmbed.ts"
@@ -121,45 +122,45 @@ export const InboxListQuery = {
 export class InboxApi extends HttpApiGroup.make("inbox")
   .add(
     HttpApiEndpoint.get("session", "/session", { success: data(InboxSession) })
-      .annotateMerge(OpenApi.annotations({ summary: "The embed's settings and numbers" })),
+      .annotateMerge(operation("The inbox session", "The embed's name, scope, language, default mode, the name replies are attributed to, and the numbers of its scope.")),
     HttpApiEndpoint.get("conversations", "/conversations", {
       query: InboxListQuery,
       success: Schema.Struct({ data: Schema.Array(InboxConversation), has_more: Schema.Boolean }),
       error: Unprocessable
-    }).annotateMerge(OpenApi.annotations({ summary: "Conversations in the embed's scope, newest first" })),
+    }).annotateMerge(operation("List inbox conversations", "Conversations of the embed's scope, newest first, filtered as the inbox address is: `status`, `search`, `msg_config_id`, `unread=1`, `handoff=1`.")),
     HttpApiEndpoint.get("thread", "/conversations/:id", { params: IdParams, success: data(InboxThread), error: NotFound })
-      .annotateMerge(OpenApi.annotations({ summary: "A conversation and its latest messages" })),
+      .annotateMerge(operation("Get an inbox thread", "A conversation of the scope with its latest 100 messages, oldest first; outside the scope answers 404.")),
     HttpApiEndpoint.post("reply", "/conversations/:id/messages", {
       params: IdParams,
       payload: InboxReplyInput,
       success: data(InboxMessage).pipe(HttpApiSchema.status(201)),
       error: [NotFound, Unprocessable, Unavailable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Reply with text (inside the 24-hour window) or a template" })),
+    }).annotateMerge(operation("Reply from the inbox", "Sends `text` (inside the 24-hour window) or `template { name, language, parameters? }` to the contact, attributed to the embed's user or name.")),
     HttpApiEndpoint.post("read", "/conversations/:id/read", {
       params: IdParams,
       success: data(Schema.Struct({ marked: Schema.Boolean })),
       error: [NotFound, Unavailable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Mark the contact's messages read" })),
+    }).annotateMerge(operation("Mark a thread read", "Marks the contact's messages read up to the latest, through the network as the proxy's mark-read does.")),
     HttpApiEndpoint.post("end", "/conversations/:id/end", {
       params: IdParams,
       success: data(InboxConversation),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "End the conversation" })),
+    }).annotateMerge(operation("End an inbox conversation", "Ends the conversation as the Platform API's PATCH `status: ended` does (reason `manual`).")),
     HttpApiEndpoint.post("resumeHandoff", "/conversations/:id/handoff/resume", {
       params: IdParams,
       success: data(InboxConversation),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Resume the execution in handoff" })),
+    }).annotateMerge(operation("Resume a handoff", "Resumes the conversation's execution in handoff (as `POST /workflow_executions/<id>/resume`); 422 when none is.")),
     HttpApiEndpoint.post("endHandoff", "/conversations/:id/handoff/end", {
       params: IdParams,
       success: data(InboxConversation),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "End the execution in handoff" })),
+    }).annotateMerge(operation("End a handoff", "Ends the conversation's execution in handoff (as PATCH `status: ended`); 422 when none is.")),
     HttpApiEndpoint.get("templates", "/conversations/:id/templates", {
       params: IdParams,
       success: data(Schema.Array(InboxTemplate)),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Approved templates of the conversation's number" }))
+    }).annotateMerge(operation("List inbox templates", "The approved templates of the conversation's number (synced from the network first), with their body and placeholder count."))
   )
   .middleware(InboxAuthentication)
   .prefix("/inbox/v1")

@@ -1,6 +1,7 @@
 /** The Platform API of inbox embeds (decisions 2.17, 4.7): create, list, get, update, revoke. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { operation } from "../http/Operation.ts"
 import { Authentication } from "../http/Middleware.ts"
 import { NotFound, Unprocessable } from "../shared/ApiError.ts"
 import { PageResponse, PagingQuery } from "../shared/Pagination.ts"
@@ -27,25 +28,22 @@ export class InboxEmbedsApi extends HttpApiGroup.make("inboxEmbeds")
         per_page: PagingQuery.per_page
       },
       success: PageResponse(InboxEmbed)
-    }).annotateMerge(OpenApi.annotations({ summary: "List inbox embeds" })),
+    }).annotateMerge(operation("List inbox embeds", "The project's inbox embeds, newest first, filtered by `status`, `scope_type`, `scope_id` and `assigned_user_id`; page paging. Tokens are never listed.")),
     HttpApiEndpoint.post("create", "/inbox_embeds", {
       payload: Schema.Struct({ inbox_embed: InboxEmbedCreateInput }),
       success: data(CreatedInboxEmbed).pipe(HttpApiSchema.status(201)),
       error: Unprocessable
-    }).annotateMerge(OpenApi.annotations({
-      summary: "Create an inbox embed",
-      description: "The answer carries the raw `token` and its `embed_url` this once; later answers omit them."
-    })),
+    }).annotateMerge(operation("Create an inbox embed", "Creates an embed from `inbox_embed { scope_type, scope_id?, name?, assigned_user_id?, allowed_origins?, default_mode?, language?, expires_at? }`. The answer carries the raw `token` and its `embed_url` this once; later answers omit them.")),
     HttpApiEndpoint.get("get", "/inbox_embeds/:id", { params: IdParams, success: data(InboxEmbed), error: NotFound })
-      .annotateMerge(OpenApi.annotations({ summary: "Get an inbox embed" })),
+      .annotateMerge(operation("Get an inbox embed", "One embed of the project by id, without its token; another project's id answers 404.")),
     HttpApiEndpoint.patch("update", "/inbox_embeds/:id", {
       params: IdParams,
       payload: Schema.Struct({ inbox_embed: InboxEmbedUpdateInput }),
       success: data(InboxEmbed),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update an inbox embed" })),
+    }).annotateMerge(operation("Update an inbox embed", "Changes `name`, `assigned_user_id`, `assigned_user_name`, `allowed_origins`, `default_mode`, `language` or `expires_at`; the scope never changes.")),
     HttpApiEndpoint.delete("revoke", "/inbox_embeds/:id", { params: IdParams, success: HttpApiSchema.NoContent, error: NotFound })
-      .annotateMerge(OpenApi.annotations({ summary: "Revoke an inbox embed", description: "At once and for good; the record stays with status `revoked`." }))
+      .annotateMerge(operation("Revoke an inbox embed", "Revokes the embed at once and for good: its token is refused from now on; the record stays with status `revoked`."))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
