@@ -38,7 +38,7 @@ const routed = () =>
 const handoffWorkflow = async () => {
   const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({ id, position: { x: 0, y: 0 }, data: { node_type, config } })
   const definition = {
-    nodes: [node("start", "start"), node("human", "handoff", { reason: "Asked for a person" }), node("back", "send_text", { message: "Back to the bot" })],
+    nodes: [node("start", "start"), node("human", "handoff", { reason: "Asked for a person", context_data: { order: "A-1009", priority: "high" } }), node("back", "send_text", { message: "Back to the bot" })],
     edges: [{ source: "start", target: "human" }, { source: "human", target: "back" }]
   }
   const workflow = (await host.request("POST", "/platform/v1/workflows", { body: { workflow: { name: "Handoff", status: "draft", definition } } })).body.data
@@ -131,6 +131,7 @@ describe.skipIf(!browserAvailable)("embedded inbox in Chromium", () => {
       await hana.waitFor({ timeout: 15_000 })
       await hana.click()
       await page.getByText("Why: Asked for a person").waitFor()
+      await page.getByRole("status").getByText("A-1009").waitFor()
       await screenshot(page, "inbox-en-handoff")
       await page.getByRole("button", { name: "Resume automation" }).click()
       await messages.getByText("Back to the bot").waitFor({ timeout: 15_000 })

@@ -279,7 +279,7 @@ export const inboxOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<
       const embed = (await createEmbed({ scope_type: "project" })).body.data
       const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({ id, position: { x: 0, y: 0 }, data: { node_type, config } })
       const definition = {
-        nodes: [node("start", "start"), node("human", "handoff", { reason: "Asked for a person" }), node("back", "send_text", { message: "Back to the bot" })],
+        nodes: [node("start", "start"), node("human", "handoff", { reason: "Asked for a person", context_data: { order: "A-1009", priority: "high" } }), node("back", "send_text", { message: "Back to the bot" })],
         edges: [{ source: "start", target: "human" }, { source: "human", target: "back" }]
       }
       const workflow = (await host.request("POST", "/platform/v1/workflows", { body: { workflow: { name: "Handoff", status: "draft", definition } } }))
@@ -298,6 +298,7 @@ export const inboxOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<
       const conversation = listed.find((c) => c.contact_name === "Hana Handoff")
       assert.strictEqual(conversation.handoff.reason, "Asked for a person")
       assert.strictEqual(conversation.handoff.source, "action_step")
+      assert.deepStrictEqual(conversation.handoff.context_data, { order: "A-1009", priority: "high" })
       const executionId = conversation.handoff.execution_id
       const resumed = await inbox(embed.token, "POST", `/conversations/${conversation.id}/handoff/resume`)
       assert.strictEqual(resumed.status, 200, resumed.text)

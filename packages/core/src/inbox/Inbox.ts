@@ -8,7 +8,7 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { Executions } from "../executions/Executions.ts"
 import type { ExecutionRecord } from "../executions/Execution.ts"
-import { ExecutionsRepo } from "../ports/ExecutionsRepo.ts"
+import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { ConversationsRepo, MediaRepo, MessagesRepo } from "../ports/MessagingRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
@@ -37,6 +37,8 @@ export interface InboxListOptions {
 export const LIST_SCAN_MAX = 2000
 /** Messages a thread shows: the latest ones. */
 export const THREAD_MESSAGES = 100
+/** Step events read to find a handoff's `context_data`: it is written with the handoff, among the last few. */
+const HANDOFF_EVENTS = 10
 /** Longest reply text (the network's limit on a text body). */
 export const REPLY_TEXT_MAX = 4096
 
@@ -111,6 +113,7 @@ export class Inbox extends Context.Service<Inbox, {
       const messages = yield* MessagesRepo
       const mediaRepo = yield* MediaRepo
       const executionsRepo = yield* ExecutionsRepo
+      const stepEvents = yield* StepEventsRepo
       const mirror = yield* Templates
       const messaging = yield* Messaging
       const outbound = yield* Outbound
@@ -154,9 +157,18 @@ export class Inbox extends Context.Service<Inbox, {
           perPage: 1
         }).pipe(Effect.map((slice) => slice.total))
 
+      /** A handoff node's `context_data` (2.3.12): the step log's latest `variables_set` of it, made entering handoff. */
+      const contextDataOf = (executionId: string) =>
+        stepEvents.latest(executionId, HANDOFF_EVENTS).pipe(Effect.map((events) =>
+          events.find((e) => e.event_type === "variables_set" && e.payload["name"] === "context_data")?.payload["value"] ?? null
+        ))
+
       const render = Effect.fn("Inbox.render")(function*(c: ConversationRecord, handoff?: Option.Option<ExecutionRecord>) {
         const nowMs = yield* Clock.currentTimeMillis
         const execution = handoff ?? (yield* handoffOf(c.project_id, c.id))
+        const contextData = Option.isSome(execution) && execution.value.handoff?.source === "action_step"
+          ? yield* contextDataOf(execution.value.id)
+          : null
         return {
           id: c.id,
           status: c.status,
@@ -177,7 +189,8 @@ export class Inbox extends Context.Service<Inbox, {
               workflow_id: e.workflow_id,
               reason: e.handoff?.reason ?? null,
               source: e.handoff?.source ?? "api",
-              since: e.last_event_at
+              since: e.last_event_at,
+              context_data: contextData
             })
           })
         } satisfies InboxConversation

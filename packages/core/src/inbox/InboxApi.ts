@@ -51,7 +51,9 @@ export const InboxHandoff = Schema.Struct({
   workflow_id: Schema.String,
   reason: Schema.NullOr(Schema.String),
   source: Schema.String,
-  since: Schema.String
+  since: Schema.String,
+  /** The handoff node's `context_data` (2.3.12), null when it gave none. */
+  context_data: Schema.Unknown
 })
 
 export const InboxConversation = Schema.Struct({

@@ -290,6 +290,7 @@ function ThreadView(props: { id: string; t: Translate; language: Language; onErr
             <div>
               <strong>{t("inHandoff")}</strong>
               <p>{c.handoff.reason !== null ? t("handoffReason", { reason: c.handoff.reason }) : t("handoffNoReason")}</p>
+              <HandoffContext value={c.handoff.context_data} t={t} />
             </div>
             <div class="actions">
               <button type="button" disabled={busy} onClick={() => act(() => api.settleHandoff(id, "resume"))}>{t("resume")}</button>
@@ -310,6 +311,30 @@ function ThreadView(props: { id: string; t: Translate; language: Language; onErr
         ? <Composer t={t} onSend={(text) => act(() => api.reply(id, { text }))} busy={busy} />
         : <TemplateComposer id={id} t={t} busy={busy} onSend={(template) => act(() => api.reply(id, { template }))} />}
     </div>
+  )
+}
+
+/** What the handoff node handed over (`context_data`): an object as a list of its fields, anything else as JSON. */
+function HandoffContext(props: { value: unknown; t: Translate }) {
+  const { value, t } = props
+  if (value === null || value === undefined) return null
+  const show = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v))
+  return (
+    <details class="handoff-context" open>
+      <summary>{t("handoffContext")}</summary>
+      {typeof value === "object" && !Array.isArray(value)
+        ? (
+          <dl>
+            {Object.entries(value as Record<string, unknown>).map(([key, v]) => (
+              <div key={key}>
+                <dt>{key}</dt>
+                <dd>{show(v)}</dd>
+              </div>
+            ))}
+          </dl>
+        )
+        : <pre>{show(value)}</pre>}
+    </details>
   )
 }
 

@@ -18,6 +18,7 @@ export interface Handoff {
   readonly reason: string | null
   readonly source: string
   readonly since: string
+  readonly context_data: unknown
 }
 
 export interface Conversation {
