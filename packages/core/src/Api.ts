@@ -18,6 +18,8 @@ import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
 import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
 import { LegacySetupLinksApi, SetupLinksApi } from "./tenancy/SetupLinksApi.ts"
+import { InboxEmbedsApi } from "./inbox/InboxEmbedsApi.ts"
+import { InboxApi } from "./inbox/InboxApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -42,6 +44,8 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(ProviderModelsApi)
   .add(SetupLinksApi)
   .add(LegacySetupLinksApi)
+  .add(InboxEmbedsApi)
+  .add(InboxApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

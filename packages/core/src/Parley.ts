@@ -40,6 +40,7 @@ import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
+import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
 
 const References = layerDefinitionReferences
 
@@ -54,7 +55,8 @@ export const layerServices = Layer.mergeAll(
   Functions.layer.pipe(
     Layer.provideMerge(ProjectSecrets.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
-  )
+  ),
+  InboxEmbeds.layer
 ).pipe(
   // Every append to the outbox wakes this process's relay (see `outbox/Relay.ts`).
   Layer.provideMerge(layerSignalingOutbox),

@@ -11,6 +11,7 @@ import {
   type FunctionKv,
   type FunctionRuntime,
   Ids,
+  Inbox,
   MessagingProxy,
   layerTranscriptionModelConfig,
   layerVoiceNoteWorkers,
@@ -52,6 +53,8 @@ import { layerDeclaredModels } from "./Models.ts"
 import { LegacySetupLinksHandlers, SetupLinksHandlers } from "./handlers/SetupLinks.ts"
 import * as SetupPages from "./pages/SetupPages.ts"
 import * as Mcp from "./mcp/Routes.ts"
+import { InboxAuthenticationLive, InboxEmbedsHandlers, InboxHandlers } from "./handlers/InboxEmbeds.ts"
+import * as InboxPage from "./pages/InboxPage.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -65,10 +68,12 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
   Layer.provide([SetupLinksHandlers, LegacySetupLinksHandlers]),
+  Layer.provide([InboxEmbedsHandlers, InboxHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),
-  Layer.provideMerge(ProxyKeyLive)
+  Layer.provideMerge(ProxyKeyLive),
+  Layer.provideMerge(InboxAuthenticationLive)
 )
 
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
@@ -121,7 +126,8 @@ const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: R
     { method: "GET", path: "/docs" },
     { method: "GET", path: "/openapi.json" },
     ...Ingestion.ROUTES,
-    ...SetupPages.ROUTES
+    ...SetupPages.ROUTES,
+    ...InboxPage.ROUTES
   ]
   HttpApi.reflect(ParleyApi, {
     onGroup: () => {},
@@ -163,12 +169,14 @@ export const routes = Layer.mergeAll(
   ModelSimulatorServer.routesInSimulatorMode,
   SetupPages.routes,
   Mcp.routes,
+  InboxPage.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,
   InputLimits
 )
-  .pipe(Layer.provide(MessagingProxy.layer))
+  // The embedded inbox sends and marks read through the same proxy.
+  .pipe(Layer.provide(Inbox.layer), Layer.provide(MessagingProxy.layer))
 
 /**
  * Node's HTTP server for the host: requests Node itself refuses before any route sees them (malformed, headers too

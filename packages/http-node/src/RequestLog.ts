@@ -41,8 +41,8 @@ const ensureErrorBody = (response: HttpServerResponse.HttpServerResponse) => {
   return response
 }
 
-/** The path as logged: a setup link's token is a credential of its page, so it never reaches a log line. */
-const loggedPath = (path: string) => path.replace(/^\/setup\/[^/]+/, "/setup/:token")
+/** The path as logged: a setup link's or inbox embed's token is a credential of its page, so it never reaches a log line. */
+const loggedPath = (path: string) => path.replace(/^\/setup\/[^/]+/, "/setup/:token").replace(/^\/embed\/[^/]+/, "/embed/:token")
 
 export const RequestLog = HttpRouter.middleware(
   (httpEffect): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>

@@ -27,6 +27,7 @@ import migration0016 from "./migrations/0016_agent_journal.ts"
 import migration0017 from "./migrations/0017_secrets_at_rest.ts"
 import migration0018 from "./migrations/0018_rate_limits.ts"
 import migration0019 from "./migrations/0019_setup_links.ts"
+import migration0022 from "./migrations/0022_inbox_embeds.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -87,7 +88,8 @@ export const migrations = Migrator.fromRecord({
   "0016_agent_journal": migration0016,
   "0017_secrets_at_rest": migration0017,
   "0018_rate_limits": migration0018,
-  "0019_setup_links": migration0019
+  "0019_setup_links": migration0019,
+  "0022_inbox_embeds": migration0022
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

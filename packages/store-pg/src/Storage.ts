@@ -15,7 +15,8 @@ import { layerProviderModelsRepo } from "./ProviderModelsRepo.ts"
 import { layerKnowledgeSearch } from "./KnowledgeSearch.ts"
 import { layerRateLimits } from "./RateLimits.ts"
 import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
+import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerProviderModelsRepo, layerKnowledgeSearch, layerRateLimits, layerSetupLinksRepo).pipe(
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerProviderModelsRepo, layerKnowledgeSearch, layerRateLimits, layerSetupLinksRepo, layerInboxEmbedsRepo).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -25,6 +25,7 @@ import { layerMemoryProviderModelsRepo } from "./MemoryProviderModels.ts"
 import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
 import { layerMemoryRateLimits } from "./MemoryRateLimits.ts"
 import { layerMemorySetupLinksRepo } from "./MemorySetupLinks.ts"
+import { layerMemoryInboxEmbedsRepo } from "./MemoryInboxEmbeds.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -294,5 +295,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryProviderModelsRepo,
   layerMemoryKnowledgeSearch,
   layerMemoryRateLimits,
-  layerMemorySetupLinksRepo
+  layerMemorySetupLinksRepo,
+  layerMemoryInboxEmbedsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
