@@ -17,6 +17,8 @@ import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
 import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
 import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
+import { MsgContactsApi } from "./messaging/erasure/ContactsApi.ts"
+import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -39,6 +41,8 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(WebhookDeliveriesApi)
   .add(MsgTemplatesApi)
   .add(ProviderModelsApi)
+  .add(MsgContactsApi)
+  .add(VoiceAgentsApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

@@ -39,6 +39,9 @@ import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
+import { ContactErasures } from "./messaging/erasure/ContactErasures.ts"
+import { layerContactErasureWorkers } from "./messaging/erasure/ContactErasureJobs.ts"
+import { VoiceAgents } from "./voice/VoiceAgent.ts"
 
 const References = layerDefinitionReferences
 
@@ -52,7 +55,9 @@ export const layerServices = Layer.mergeAll(
   Functions.layer.pipe(
     Layer.provideMerge(ProjectSecrets.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
-  )
+  ),
+  ContactErasures.layer,
+  VoiceAgents.layer
 ).pipe(
   // Every append to the outbox wakes this process's relay (see `outbox/Relay.ts`).
   Layer.provideMerge(layerSignalingOutbox),
@@ -111,6 +116,7 @@ export const layerWorkers = Layer.mergeAll(
   layerMessagingWorkers,
   layerFunctionsWorkers,
   layerExecutionsWorkers,
+  layerContactErasureWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

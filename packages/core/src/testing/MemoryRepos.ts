@@ -22,6 +22,8 @@ import { layerMemoryCustomersRepo } from "./MemoryCustomers.ts"
 import { layerMemoryTemplatesRepo } from "./MemoryTemplates.ts"
 import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
 import { layerMemoryProviderModelsRepo } from "./MemoryProviderModels.ts"
+import { layerMemoryContactErasureRepo } from "./MemoryContactErasure.ts"
+import { layerMemoryVoiceAgentsRepo } from "./MemoryVoiceAgents.ts"
 import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
 import { layerMemoryRateLimits } from "./MemoryRateLimits.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
@@ -292,5 +294,7 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryProjectSecretsRepo,
   layerMemoryProviderModelsRepo,
   layerMemoryKnowledgeSearch,
-  layerMemoryRateLimits
+  layerMemoryRateLimits,
+  layerMemoryContactErasureRepo,
+  layerMemoryVoiceAgentsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
