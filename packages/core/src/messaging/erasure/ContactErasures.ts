@@ -88,6 +88,7 @@ export class ContactErasures extends Context.Service<ContactErasures, {
 
       const resolve = Effect.fn("ContactErasures.resolve")(function*(projectId: string, identifier: string) {
         let found: Option.Option<ContactRecord>
+        // A uuid first: one of only digits and dashes would read as a (too long) phone number.
         if (uuidPattern.test(identifier)) found = yield* contacts.findById(projectId, identifier)
         else if (isUserId(identifier)) found = yield* contacts.findByUserId(projectId, identifier)
         else if (phoneCharacters.test(identifier)) {
@@ -98,7 +99,7 @@ export class ContactErasures extends Context.Service<ContactErasures, {
             ])
           }
           found = yield* contacts.findByWaId(projectId, digits)
-        } else found = Option.none()
+        } else found = yield* contacts.findById(projectId, identifier)
         if (Option.isNone(found)) return yield* notFound(`Contact ${identifier}`)
         return found.value
       })

@@ -77,9 +77,15 @@ const utf8 = (text: string) => new TextEncoder().encode(text)
  * and a status report), a running execution of its conversation with step
  * events and a queued input, a linked project event, a delivery (with an
  * attempt) and a buffer naming its number, an outbox entry, a raw upstream
- * payload. `domainType` is the outbox entry's type (unique per test).
+ * payload. `domainType` is the outbox entry's type (unique per test). Every
+ * row that can carry the contact's name carries its `profile_name`.
  */
-const givenContactRows = (projectId: string, domainType: string, contact: ContactRecord) =>
+export const givenContactRows = (
+  projectId: string,
+  domainType: string,
+  contact: ContactRecord,
+  mediaBytes: Uint8Array = new Uint8Array([1, 2, 3, 4])
+) =>
   Effect.gen(function*() {
     const config = makeConfig(projectId)
     yield* (yield* MessageConfigsRepo).insert(config)
@@ -93,18 +99,19 @@ const givenContactRows = (projectId: string, domainType: string, contact: Contac
       network_media_id: uniqueId("net"),
       filename: "photo.jpg",
       content_type: "image/jpeg",
-      byte_size: 4,
+      byte_size: mediaBytes.length,
       sha256: "00",
-      bytes: new Uint8Array([1, 2, 3, 4]),
+      bytes: mediaBytes,
       created_at: at(0)
     }
     yield* (yield* MediaRepo).insert(media)
     const withMedia = makeMessage(conversation, {
       has_media: true,
       type: "image",
-      media: { id: media.id, filename: media.filename, content_type: media.content_type, byte_size: 4 }
+      media: { id: media.id, filename: media.filename, content_type: media.content_type, byte_size: mediaBytes.length },
+      contact_name: contact.profile_name
     })
-    const text = makeMessage(conversation)
+    const text = makeMessage(conversation, { contact_name: contact.profile_name })
     const messages = yield* MessagesRepo
     yield* messages.insert(withMedia)
     yield* messages.insert(text)
@@ -124,21 +131,30 @@ const givenContactRows = (projectId: string, domainType: string, contact: Contac
       msg_config_id: config.id,
       contact_id: contact.id,
       status: "waiting",
-      execution_context: { vars: {}, system: {}, context: { phone_number: `+${contact.wa_id}` }, metadata: {} }
+      execution_context: {
+        vars: {},
+        system: {},
+        context: { phone_number: `+${contact.wa_id}`, contact: { name: contact.profile_name } },
+        metadata: {}
+      }
     })
     yield* (yield* ExecutionsRepo).insert(execution)
-    const stepEvents = [makeStepEvent(execution, { seq: 1 }), makeStepEvent(execution, { seq: 2 })]
+    const stepEvents = [
+      makeStepEvent(execution, { seq: 1 }),
+      makeStepEvent(execution, { seq: 2, payload: { node_type: "send_text", text: `Hi ${contact.profile_name}` } })
+    ]
     yield* (yield* StepEventsRepo).append(stepEvents)
     const input = makeInput(projectId, { msg_config_id: config.id, contact_id: contact.id, conversation_id: conversation.id })
     yield* (yield* ExecutionInputsRepo).add(input)
 
-    const event = makeEvent(projectId, { conversation_id: conversation.id })
+    const event = makeEvent(projectId, { conversation_id: conversation.id, properties: { customer: contact.profile_name } })
     yield* (yield* EventsRepo).insert(event)
 
     const webhook = makeWebhook(projectId)
     yield* (yield* WebhooksRepo).insert(webhook)
     const delivery = makeDelivery(webhook, {
-      body: Buffer.from(JSON.stringify({ conversation: { phone_number: contact.wa_id } })).toString("base64")
+      body: Buffer.from(JSON.stringify({ conversation: { phone_number: contact.wa_id, contact_name: contact.profile_name } }))
+        .toString("base64")
     })
     yield* (yield* WebhookDeliveriesRepo).insert(delivery, {
       delivery_id: delivery.id,
@@ -168,10 +184,10 @@ const givenContactRows = (projectId: string, domainType: string, contact: Contac
       id: uniqueId("dom"),
       project_id: projectId,
       type: domainType,
-      payload: { message: { from: contact.wa_id } },
+      payload: { message: { from: contact.wa_id }, conversation: { contact_name: contact.profile_name } },
       created_at: at(0)
     })
-    const inbox = { id: uniqueId("inbox"), msg_config_id: null, body: utf8(JSON.stringify({ contacts: [{ wa_id: contact.wa_id }] })), signature: "sha256=00", received_at: at(0), fanned_out_at: at(0), processed_at: at(0) }
+    const inbox = { id: uniqueId("inbox"), msg_config_id: null, body: utf8(JSON.stringify({ contacts: [{ wa_id: contact.wa_id, profile: { name: contact.profile_name } }] })), signature: "sha256=00", received_at: at(0), fanned_out_at: at(0), processed_at: at(0) }
     yield* (yield* UpstreamInboxRepo).insert(inbox)
     return { config, contact, conversation, media, messages: [withMedia, text], execution, stepEvents, input, event, delivery, buffer, inbox }
   })
@@ -308,6 +324,8 @@ export const contactErasureRepoConformance = <E>(name: string, storage: Layer.La
         assert.deepStrictEqual(yield* remaining(project.id, erased), Object.fromEntries(Object.keys(all).map((k) => [k, 0])))
         assert.deepStrictEqual(yield* remaining(project.id, kept), all)
         const outbox = yield* (yield* Outbox).take([domainType], 10)
-        assert.deepStrictEqual(outbox.map((e) => e.payload), [{ message: { from: kept.contact.wa_id } }])
+        assert.deepStrictEqual(outbox.map((e) => e.payload), [
+          { message: { from: kept.contact.wa_id }, conversation: { contact_name: kept.contact.profile_name } }
+        ])
       }))
   })
