@@ -3,9 +3,10 @@
  * declares for a project with the CLI (`parley voice-agents`), listed
  * read-only at `GET {legacy_url}/voice_agents`.
  */
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
 import { VoiceAgentsRepo } from "../ports/VoiceAgentsRepo.ts"
-import { type ErrorDetail, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { type ErrorDetail, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 
 export const VoiceAgentProvider = Schema.Struct({
@@ -57,8 +58,11 @@ export const toVoiceAgent = ({ project_id: _project, ...agent }: VoiceAgentRecor
 export class VoiceAgents extends Context.Service<VoiceAgents, {
   /** The project's voice agents by name. */
   readonly list: (projectId: string) => Effect.Effect<ReadonlyArray<VoiceAgent>>
-  /** Creates or replaces (by name, keeping id and created_at) a voice agent; 422 naming each empty field. */
-  readonly declare: (projectId: string, declaration: VoiceAgentDeclaration) => Effect.Effect<VoiceAgent, Unprocessable>
+  /** Creates or replaces (by name, keeping id and created_at) a voice agent; 404 unknown project, 422 naming each bad field. */
+  readonly declare: (
+    projectId: string,
+    declaration: VoiceAgentDeclaration
+  ) => Effect.Effect<VoiceAgent, NotFound | Unprocessable>
   /** False when the project has no voice agent of that name. */
   readonly remove: (projectId: string, name: string) => Effect.Effect<boolean>
 }>()("@parley/core/voice/VoiceAgents") {
@@ -66,6 +70,7 @@ export class VoiceAgents extends Context.Service<VoiceAgents, {
     VoiceAgents,
     Effect.gen(function*() {
       const repo = yield* VoiceAgentsRepo
+      const projects = yield* ProjectsRepo
       const ids = yield* Ids
       return VoiceAgents.of({
         list: Effect.fn("VoiceAgents.list")(function*(projectId: string) {
@@ -75,6 +80,7 @@ export class VoiceAgents extends Context.Service<VoiceAgents, {
           const problems = problemsOf(declaration)
           const first = problems[0]
           if (first !== undefined) return yield* unprocessable(`${first.path} ${first.message}`, problems)
+          if (Option.isNone(yield* projects.findById(projectId))) return yield* notFound(`Project ${projectId}`)
           const now = new Date(yield* Clock.currentTimeMillis).toISOString()
           return toVoiceAgent(yield* repo.declare({
             id: yield* ids.uuid,
