@@ -21,7 +21,7 @@ export interface ContactErasureRecord {
   readonly project_id: string
   readonly contact_id: string
   readonly status: ContactErasureStatus
-  /** Index of the first step not finished yet (steps before it are done). */
+  /** Index of the step it is in (the steps before it are done); of the last step once done. */
   readonly step: number
   /** Null once done: the record then holds no identifier of the contact but its (deleted) id. */
   readonly target: ErasureTarget | null
