@@ -49,8 +49,6 @@ const Env = ContactErasures.layer.pipe(
   Layer.provideMerge(Logger.layer([Logger.map(Logger.formatJson, (line) => void logs.push(line))]))
 )
 
-const stepNames = erasureSteps({} as never).map((s) => s.name)
-
 describe("ContactErasures", () => {
   layer(Env)("request", (it) => {
     it.effect("names a contact by its id, phone number in any usual format, business-scoped id or its parent", () =>
@@ -109,6 +107,7 @@ describe("ContactErasures", () => {
       Effect.gen(function*() {
         const erasures = yield* ContactErasures
         const repo = yield* ContactErasureRepo
+        const stepNames = (yield* erasureSteps).map((s) => s.name)
         const project = yield* givenProject()
         const contact = makeContact(project.id, { profile_name: "Ulla Unique" })
         const rows = yield* givenContactRows(project.id, uniqueId("erasure.core"), contact)

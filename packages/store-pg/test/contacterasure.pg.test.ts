@@ -22,8 +22,6 @@ import { layerJobQueue } from "../src/JobQueue.ts"
 import { layerStorage } from "../src/Storage.ts"
 import { layerTestDatabase } from "./pg.ts"
 
-const stepIndex = (name: string) => erasureSteps({} as never).findIndex((s) => s.name === name)
-
 // What the flaky repo below does: counts the calls of the first step, fails `media` once, holds `messages` at the latch.
 const calls = { step_events: 0, mediaFailures: 1 }
 const messagesGate = Latch.makeUnsafe(false)
@@ -58,6 +56,8 @@ layer(
   it.effect("resumes at the step it was in after a failure and after an interruption", () =>
     Effect.gen(function*() {
       const erasures = yield* ContactErasures
+      const names = (yield* erasureSteps).map((s) => s.name)
+      const stepIndex = (name: string) => names.indexOf(name)
       const project = yield* givenProject()
       const domainType = uniqueId("erasure.job")
       const erased = yield* givenContactRows(project.id, domainType, makeContact(project.id))

@@ -38,8 +38,14 @@ export interface ErasureStep {
   readonly run: ErasureDeletion
 }
 
-/** The steps in the order they run (see the module's comment for why this order). */
-export const erasureSteps = (repo: ContactErasureRepo["Service"]): ReadonlyArray<ErasureStep> => [
+/**
+ * The steps in the order they run (see the module's comment for why this
+ * order), over the services that hold what they erase: a capability adds its
+ * entry before `contact`, taking its own service here.
+ */
+export const erasureSteps: Effect.Effect<ReadonlyArray<ErasureStep>, never, ContactErasureRepo> = Effect.gen(function*() {
+  const repo = yield* ContactErasureRepo
+  return [
   { name: "step_events", run: repo.deleteStepEvents },
   { name: "executions", run: repo.deleteExecutions },
   { name: "project_events", run: repo.deleteProjectEvents },
@@ -50,7 +56,8 @@ export const erasureSteps = (repo: ContactErasureRepo["Service"]): ReadonlyArray
   { name: "messages", run: repo.deleteMessages },
   { name: "conversations", run: repo.deleteConversations },
   { name: "contact", run: repo.deleteContact }
-]
+  ]
+})
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** Only what a phone number is written with: digits, `+`, spaces, dashes, dots, parentheses. */
@@ -83,7 +90,7 @@ export class ContactErasures extends Context.Service<ContactErasures, {
       const contacts = yield* ContactsRepo
       const jobs = yield* JobQueue
       const ids = yield* Ids
-      const steps = erasureSteps(repo)
+      const steps = yield* erasureSteps
       const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
       const resolve = Effect.fn("ContactErasures.resolve")(function*(projectId: string, identifier: string) {
