@@ -67,8 +67,8 @@ export const layerContactErasureRepo = Layer.effect(
         return yield* f(s, limit)
       }, Effect.orDie)
 
-    return ContactErasureRepo.of({
-      open: Effect.fnUntraced(function*(r: ContactErasureRecord) {
+    const open = (r: ContactErasureRecord): Effect.Effect<{ readonly record: ContactErasureRecord; readonly created: boolean }, unknown> =>
+      Effect.gen(function*() {
         const inserted = yield* sql<ErasureRow>`
           INSERT INTO contact_erasures (id, project_id, contact_id, status, step, target, created_at, updated_at, finished_at)
           VALUES (${r.id}, ${r.project_id}, ${r.contact_id}, ${r.status}, ${r.step},
@@ -79,10 +79,13 @@ export const layerContactErasureRepo = Layer.effect(
         const current = yield* sql<ErasureRow>`
           SELECT * FROM contact_erasures
           WHERE project_id = ${r.project_id} AND contact_id = ${r.contact_id} AND status <> 'done'`
-        // Finished between the two statements: the caller's record is then the one to queue.
-        if (current[0] === undefined) return yield* Effect.die(new Error(`erasure of ${r.contact_id} changed while opened`))
+        // Finished between the two statements: insert again.
+        if (current[0] === undefined) return yield* open(r)
         return { record: toRecord(current[0]), created: false }
-      }, Effect.orDie),
+      })
+
+    return ContactErasureRepo.of({
+      open: (record) => Effect.orDie(open(record)),
       find: Effect.fnUntraced(function*(id: string) {
         return first(yield* sql<ErasureRow>`SELECT * FROM contact_erasures WHERE id = ${id}`, toRecord)
       }, Effect.orDie),

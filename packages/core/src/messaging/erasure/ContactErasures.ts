@@ -113,9 +113,11 @@ export class ContactErasures extends Context.Service<ContactErasures, {
 
       const run = Effect.fn("ContactErasures.run")(function*(erasureId: string) {
         const found = yield* repo.find(erasureId)
-        if (Option.isNone(found) || found.value.status === "done" || found.value.target === null) return
+        if (Option.isNone(found) || found.value.status === "done") return
         const record = found.value
-        const subject: ErasureSubject = { project_id: record.project_id, contact_id: record.contact_id, target: record.target! }
+        const target = record.target
+        if (target === null) return
+        const subject: ErasureSubject = { project_id: record.project_id, contact_id: record.contact_id, target }
         for (let index = record.step; index < steps.length; index++) {
           const step = steps[index]!
           yield* repo.reach(erasureId, index, yield* now)
