@@ -1,8 +1,9 @@
 /**
  * Contact erasure end to end on PostgreSQL (decisions 4.8): a contact writes in through the network (ingestion, a
  * webhook's delivery log, an inbound-triggered run left waiting on it, a project event of its conversation), is
- * erased with `DELETE /platform/v1/msg/contacts/<phone>`, and afterwards no row of any table of the schema, nor any
- * bytea value, holds its phone number, name or business-scoped id; another contact's history stays.
+ * erased with `DELETE /platform/v1/msg/contacts/<phone>`, and afterwards no row of any table of the schema (nor of
+ * pg-boss's: the relay's jobs carry outbox entries), nor any bytea value, holds its phone number, name or
+ * business-scoped id; another contact's history stays.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ContactErasureRepo, ContactsRepo, Ids } from "@parley/core"
@@ -40,25 +41,28 @@ const say = async (from: string, name: string, text: string) => {
   assert.strictEqual(res.status, 202, res.text)
 }
 
-/** Every place of the schema that still holds one of `terms`: `table: term` for row text, `table.column: term` for bytes. */
+/**
+ * Every place of Parley's schema, and of pg-boss's (`pgboss`: job payloads), that still holds one of `terms`:
+ * `table: term` for row text, `table.column: term` for bytes.
+ */
 const mentions = (terms: ReadonlyArray<string>) =>
   run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const found: Array<string> = []
-    const tables = yield* sql<{ readonly table_name: string }>`
-      SELECT table_name FROM information_schema.tables
-      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`
-    for (const { table_name } of tables) {
-      const rows = yield* sql<{ readonly row: string }>`SELECT t::text AS row FROM ${sql(table_name)} AS t`
+    const tables = yield* sql<{ readonly table_schema: string; readonly table_name: string }>`
+      SELECT table_schema, table_name FROM information_schema.tables
+      WHERE table_schema IN (current_schema(), 'pgboss') AND table_type = 'BASE TABLE' ORDER BY table_schema, table_name`
+    for (const { table_name, table_schema } of tables) {
+      const rows = yield* sql<{ readonly row: string }>`SELECT t::text AS row FROM ${sql(table_schema)}.${sql(table_name)} AS t`
       for (const term of terms) if (rows.some((r) => r.row.includes(term))) found.push(`${table_name}: ${term}`)
     }
-    const columns = yield* sql<{ readonly table_name: string; readonly column_name: string }>`
-      SELECT table_name, column_name FROM information_schema.columns
-      WHERE table_schema = current_schema() AND data_type = 'bytea'`
-    for (const { column_name, table_name } of columns) {
+    const columns = yield* sql<{ readonly table_schema: string; readonly table_name: string; readonly column_name: string }>`
+      SELECT table_schema, table_name, column_name FROM information_schema.columns
+      WHERE table_schema IN (current_schema(), 'pgboss') AND data_type = 'bytea'`
+    for (const { column_name, table_name, table_schema } of columns) {
       for (const term of terms) {
         const [hit] = yield* sql<{ readonly n: number }>`
-          SELECT count(*)::int AS n FROM ${sql(table_name)}
+          SELECT count(*)::int AS n FROM ${sql(table_schema)}.${sql(table_name)}
           WHERE position(convert_to(${term}, 'UTF8') IN ${sql(column_name)}) > 0`
         if (hit!.n > 0) found.push(`${table_name}.${column_name}: ${term}`)
       }
@@ -122,7 +126,8 @@ describe("contact erasure (postgres, over HTTP)", () => {
     const contact = Option.getOrThrow(await run(contacts.findByWaId(host.projectA, PHONE)))
     const terms = [PHONE, NAME, contact.business_scoped_user_id!]
     const before = await mentions(terms)
-    for (const place of ["msg_contacts", "msg_conversations", "msg_messages", "workflow_executions", "events", "webhook_deliveries.body", "msg_upstream_inbox.body"]) {
+    const places = ["msg_contacts", "msg_conversations", "msg_messages", "workflow_executions", "events", "webhook_deliveries.body", "msg_upstream_inbox.body", "job"]
+    for (const place of places) {
       assert.isTrue(before.some((m) => m.startsWith(place)), `${place} held the contact before: ${before.join(", ")}`)
     }
 

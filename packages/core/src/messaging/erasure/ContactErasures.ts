@@ -7,7 +7,7 @@
  *
  * The steps are one ordered list (`ErasureStep`: a name and a deletion):
  * executions go first (a live run is fenced off by its missing row), then
- * what mentions the contact, then its media, messages and conversations, and
+ * what mentions the contact (job payloads among it), then its media, messages and conversations, and
  * the contact row last, so every earlier step can still find what is the
  * contact's. A capability with rows of its own that name a contact adds one
  * entry before `contact`.
@@ -18,7 +18,8 @@ import {
   type ContactErasureRecord,
   ContactErasureRepo,
   type ErasureDeletion,
-  type ErasureSubject
+  type ErasureSubject,
+  erasureTerms
 } from "../../ports/ContactErasureRepo.ts"
 import { ContactsRepo } from "../../ports/MessagingRepo.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
@@ -43,14 +44,17 @@ export interface ErasureStep {
  * order), over the services that hold what they erase: a capability adds its
  * entry before `contact`, taking its own service here.
  */
-export const erasureSteps: Effect.Effect<ReadonlyArray<ErasureStep>, never, ContactErasureRepo> = Effect.gen(function*() {
+export const erasureSteps: Effect.Effect<ReadonlyArray<ErasureStep>, never, ContactErasureRepo | JobQueue> = Effect.gen(function*() {
   const repo = yield* ContactErasureRepo
+  const jobs = yield* JobQueue
   return [
   { name: "step_events", run: repo.deleteStepEvents },
   { name: "executions", run: repo.deleteExecutions },
   { name: "project_events", run: repo.deleteProjectEvents },
   { name: "webhook_deliveries", run: repo.deleteDeliveries },
   { name: "domain_events", run: repo.deleteDomainEvents },
+  // The relay's jobs carry the outbox entries they hand on; a store keeps finished jobs for days.
+  { name: "job_payloads", run: (s, limit) => jobs.eraseMentions(erasureTerms(s), limit) },
   { name: "upstream_payloads", run: repo.deleteUpstreamPayloads },
   { name: "media", run: repo.deleteMedia },
   { name: "messages", run: repo.deleteMessages },
