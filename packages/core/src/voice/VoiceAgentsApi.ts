@@ -8,7 +8,11 @@ export class VoiceAgentsApi extends HttpApiGroup.make("voiceAgents")
   .add(
     HttpApiEndpoint.get("list", "/voice_agents", {
       success: Schema.Struct({ data: Schema.Array(VoiceAgent) })
-    }).annotateMerge(OpenApi.annotations({ summary: "List the project's voice agents" }))
+    }).annotateMerge(OpenApi.annotations({
+      summary: "List the project's voice agents",
+      description: "The voice agents the operator declared for the key's project (`parley voice-agents add`), by name; " +
+        "read-only over the API."
+    }))
   )
   .middleware(Authentication)
   .prefix("/api/v1")
