@@ -117,14 +117,14 @@ describe("ContactErasures", () => {
         failing.times = 1
         assert.isTrue(Exit.isFailure(yield* Effect.exit(erasures.run(record.id))))
         const stopped = Option.getOrThrow(yield* repo.find(record.id))
-        assert.deepStrictEqual([stopped.status, stopped.step], ["running", stepNames.indexOf("messages")])
+        assert.deepStrictEqual([stopped.status, stopped.step], ["running", "messages"])
         assert.isTrue(Option.isNone(yield* (yield* MediaRepo).find(project.id, rows.media.id)))
         assert.isTrue(Option.isSome(yield* (yield* MessagesRepo).findById(project.id, rows.messages[0]!.id)))
 
         const before = logs.length
         yield* erasures.run(record.id)
         const done = Option.getOrThrow(yield* repo.find(record.id))
-        assert.deepStrictEqual([done.status, done.target, done.step], ["done", null, stepNames.length - 1])
+        assert.deepStrictEqual([done.status, done.target, done.step], ["done", null, "contact"])
         assert.isTrue(Option.isNone(yield* (yield* ContactsRepo).findById(project.id, contact.id)))
 
         const lines = logs.slice(before).map((l) => JSON.parse(l) as { message: ReadonlyArray<string> | string; annotations: Record<string, unknown> })
@@ -138,6 +138,21 @@ describe("ContactErasures", () => {
         // Done: running it again does nothing, and the contact is gone for a new request.
         yield* erasures.run(record.id)
         assert.strictEqual((yield* Effect.flip(erasures.request(project.id, contact.wa_id!)))._tag, "NotFound")
+      }))
+
+    it.effect("starts over from the first step when the recorded step is one this version does not know", () =>
+      Effect.gen(function*() {
+        const erasures = yield* ContactErasures
+        const repo = yield* ContactErasureRepo
+        const project = yield* givenProject()
+        const contact = makeContact(project.id)
+        const rows = yield* givenContactRows(project.id, uniqueId("erasure.core"), contact)
+        const record = yield* erasures.request(project.id, contact.id)
+        assert.isTrue(yield* repo.reach(record.id, "a_step_since_renamed", record.created_at))
+        yield* erasures.run(record.id)
+        assert.strictEqual(Option.getOrThrow(yield* repo.find(record.id)).status, "done")
+        assert.isTrue(Option.isNone(yield* (yield* MediaRepo).find(project.id, rows.media.id)))
+        assert.isTrue(Option.isNone(yield* (yield* ContactsRepo).findById(project.id, contact.id)))
       }))
   })
 })

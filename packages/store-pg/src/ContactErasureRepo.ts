@@ -21,7 +21,7 @@ interface ErasureRow {
   readonly project_id: string
   readonly contact_id: string
   readonly status: ContactErasureRecord["status"]
-  readonly step: number
+  readonly step: string | null
   readonly target: ErasureTarget | null
   readonly created_at: Date
   readonly updated_at: Date
@@ -89,7 +89,7 @@ export const layerContactErasureRepo = Layer.effect(
       find: Effect.fnUntraced(function*(id: string) {
         return first(yield* sql<ErasureRow>`SELECT * FROM contact_erasures WHERE id = ${id}`, toRecord)
       }, Effect.orDie),
-      reach: Effect.fnUntraced(function*(id: string, step: number, at: string) {
+      reach: Effect.fnUntraced(function*(id: string, step: string, at: string) {
         const rows = yield* sql`
           UPDATE contact_erasures SET status = 'running', step = ${step}, updated_at = ${at}
           WHERE id = ${id} AND status <> 'done' RETURNING id`

@@ -10,7 +10,6 @@ import {
   type ContactErasureRecord,
   ContactErasureRepo,
   ContactErasures,
-  erasureSteps,
   Ids,
   layerContactErasureWorkers
 } from "@parley/core"
@@ -56,8 +55,6 @@ layer(
   it.effect("resumes at the step it was in after a failure and after an interruption", () =>
     Effect.gen(function*() {
       const erasures = yield* ContactErasures
-      const names = (yield* erasureSteps).map((s) => s.name)
-      const stepIndex = (name: string) => names.indexOf(name)
       const project = yield* givenProject()
       const domainType = uniqueId("erasure.job")
       const erased = yield* givenContactRows(project.id, domainType, makeContact(project.id))
@@ -69,7 +66,7 @@ layer(
       const failed = yield* Effect.exit(erasures.run(queued.id))
       assert.isTrue(Exit.isFailure(failed))
       const atMedia = yield* erasureOf(queued.id)
-      assert.deepStrictEqual([atMedia.status, atMedia.step], ["running", stepIndex("media")])
+      assert.deepStrictEqual([atMedia.status, atMedia.step], ["running", "media"])
       const sql = yield* SqlClient.SqlClient
       const countOf = (table: string, column: string, value: string) =>
         Effect.map(sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM ${sql(table)} WHERE ${sql(column)} = ${value}`, (r) => r[0]!.n)
@@ -79,12 +76,12 @@ layer(
       // Second attempt: interrupted in the messages step (a host stopping mid-step).
       const fiber = yield* Effect.forkChild(erasures.run(queued.id))
       yield* Effect.gen(function*() {
-        while ((yield* erasureOf(queued.id)).step !== stepIndex("messages")) yield* Effect.sleep(10)
+        while ((yield* erasureOf(queued.id)).step !== "messages") yield* Effect.sleep(10)
       })
       yield* Fiber.interrupt(fiber)
       assert.strictEqual(yield* countOf("msg_media", "id", erased.media.id), 0)
       assert.strictEqual(yield* countOf("msg_messages", "contact_id", erased.contact.id), 2)
-      assert.strictEqual((yield* erasureOf(queued.id)).step, stepIndex("messages"))
+      assert.strictEqual((yield* erasureOf(queued.id)).step, "messages")
 
       // A repeated request meanwhile finds the same erasure.
       assert.strictEqual((yield* erasures.request(project.id, erased.contact.id)).id, queued.id)

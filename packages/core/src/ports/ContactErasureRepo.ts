@@ -21,8 +21,11 @@ export interface ContactErasureRecord {
   readonly project_id: string
   readonly contact_id: string
   readonly status: ContactErasureStatus
-  /** Index of the step it is in (the steps before it are done); of the last step once done. */
-  readonly step: number
+  /**
+   * Name of the step it is in (the steps before it are done; the last one once done), null before the first:
+   * a name, not a position, so a step added to the list in a later version does not shift an erasure in flight.
+   */
+  readonly step: string | null
   /** Null once done: the record then holds no identifier of the contact but its (deleted) id. */
   readonly target: ErasureTarget | null
   readonly created_at: string
@@ -50,7 +53,7 @@ export class ContactErasureRepo extends Context.Service<ContactErasureRepo, {
   ) => Effect.Effect<{ readonly record: ContactErasureRecord; readonly created: boolean }>
   readonly find: (id: string) => Effect.Effect<Option.Option<ContactErasureRecord>>
   /** Marks an unfinished erasure running at `step`; false when it is done or unknown. */
-  readonly reach: (id: string, step: number, at: string) => Effect.Effect<boolean>
+  readonly reach: (id: string, step: string, at: string) => Effect.Effect<boolean>
   /** Marks it done and drops its `target`. */
   readonly finish: (id: string, at: string) => Effect.Effect<void>
   /** Queued or running erasures of every project, oldest first. */

@@ -97,7 +97,7 @@ export const layerMemoryContactErasureRepo = Layer.effect(
       find: Effect.fn("ContactErasureRepo.find")((id: string) =>
         store.run((db) => Option.fromNullishOr(db.get(Erasures, id)))
       ),
-      reach: Effect.fn("ContactErasureRepo.reach")((id: string, step: number, at: string) =>
+      reach: Effect.fn("ContactErasureRepo.reach")((id: string, step: string, at: string) =>
         store.run((db) => {
           const current = db.get(Erasures, id)
           if (current === undefined || current.status === "done") return false

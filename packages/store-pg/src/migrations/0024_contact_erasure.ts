@@ -8,14 +8,14 @@ import { SqlClient } from "effect/sql"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // `target` (the contact's identifiers) is dropped when the erasure is done.
+  // `target` (the contact's identifiers) is dropped when the erasure is done; `step` is a step's name.
   yield* sql`
     CREATE TABLE contact_erasures (
       id text COLLATE "C" PRIMARY KEY,
       project_id text COLLATE "C" NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
       contact_id text COLLATE "C" NOT NULL,
       status text NOT NULL,
-      step integer NOT NULL,
+      step text,
       target jsonb,
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL,

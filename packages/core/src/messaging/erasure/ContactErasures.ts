@@ -2,15 +2,15 @@
  * Contact erasure (decisions 4.8): `DELETE /msg/contacts/<identifier>`
  * resolves the contact, opens its erasure record (or finds the unfinished one)
  * and queues the job; the job runs the steps in order, each a bounded,
- * idempotent deletion repeated until it finds nothing more, and records the
- * step it reached after each one, so a job that crashed resumes at its step.
+ * idempotent deletion repeated until a batch comes back short, and records
+ * each step before running it, so a job that crashed resumes at its step.
  *
  * The steps are one ordered list (`ErasureStep`: a name and a deletion):
  * executions go first (a live run is fenced off by its missing row), then
- * what mentions the contact (job payloads among it), then its media, messages and conversations, and
- * the contact row last, so every earlier step can still find what is the
- * contact's. A capability with rows of its own that name a contact adds one
- * entry before `contact`.
+ * what mentions the contact (job payloads among it), then its media,
+ * messages and conversations, and the contact row last, so every earlier
+ * step can still find what is the contact's. A capability with rows of its
+ * own that name a contact adds one entry before `contact`.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { JobQueue } from "../../ports/JobQueue.ts"
@@ -48,18 +48,18 @@ export const erasureSteps: Effect.Effect<ReadonlyArray<ErasureStep>, never, Cont
   const repo = yield* ContactErasureRepo
   const jobs = yield* JobQueue
   return [
-  { name: "step_events", run: repo.deleteStepEvents },
-  { name: "executions", run: repo.deleteExecutions },
-  { name: "project_events", run: repo.deleteProjectEvents },
-  { name: "webhook_deliveries", run: repo.deleteDeliveries },
-  { name: "domain_events", run: repo.deleteDomainEvents },
-  // The relay's jobs carry the outbox entries they hand on; a store keeps finished jobs for days.
-  { name: "job_payloads", run: (s, limit) => jobs.eraseMentions(erasureTerms(s), limit) },
-  { name: "upstream_payloads", run: repo.deleteUpstreamPayloads },
-  { name: "media", run: repo.deleteMedia },
-  { name: "messages", run: repo.deleteMessages },
-  { name: "conversations", run: repo.deleteConversations },
-  { name: "contact", run: repo.deleteContact }
+    { name: "step_events", run: repo.deleteStepEvents },
+    { name: "executions", run: repo.deleteExecutions },
+    { name: "project_events", run: repo.deleteProjectEvents },
+    { name: "webhook_deliveries", run: repo.deleteDeliveries },
+    { name: "domain_events", run: repo.deleteDomainEvents },
+    // The relay's jobs carry the outbox entries they hand on; a store keeps finished jobs for days.
+    { name: "job_payloads", run: (s, limit) => jobs.eraseMentions(erasureTerms(s), limit) },
+    { name: "upstream_payloads", run: repo.deleteUpstreamPayloads },
+    { name: "media", run: repo.deleteMedia },
+    { name: "messages", run: repo.deleteMessages },
+    { name: "conversations", run: repo.deleteConversations },
+    { name: "contact", run: repo.deleteContact }
   ]
 })
 
@@ -122,9 +122,11 @@ export class ContactErasures extends Context.Service<ContactErasures, {
         const target = record.target
         if (target === null) return
         const subject: ErasureSubject = { project_id: record.project_id, contact_id: record.contact_id, target }
-        for (let index = record.step; index < steps.length; index++) {
+        // A step this version does not know (renamed since) starts over: every step is idempotent.
+        const from = Math.max(0, steps.findIndex((s) => s.name === record.step))
+        for (let index = from; index < steps.length; index++) {
           const step = steps[index]!
-          yield* repo.reach(erasureId, index, yield* now)
+          yield* repo.reach(erasureId, step.name, yield* now)
           let rows = 0
           let batch: number
           do {
@@ -153,7 +155,7 @@ export class ContactErasures extends Context.Service<ContactErasures, {
             project_id: projectId,
             contact_id: contact.id,
             status: "queued",
-            step: 0,
+            step: null,
             target: {
               wa_id: contact.wa_id,
               business_scoped_user_id: contact.business_scoped_user_id,

@@ -58,7 +58,7 @@ const makeErasure = (projectId: string, contact: ContactRecord, overrides: Parti
   project_id: projectId,
   contact_id: contact.id,
   status: "queued",
-  step: 0,
+  step: null,
   target: {
     wa_id: contact.wa_id,
     business_scoped_user_id: contact.business_scoped_user_id,
@@ -262,16 +262,16 @@ export const contactErasureRepoConformance = <E>(name: string, storage: Layer.La
         assert.deepStrictEqual(yield* repo.open(first), { record: first, created: true })
         const again = yield* repo.open(makeErasure(project.id, contact, { created_at: at(5) }))
         assert.deepStrictEqual(again, { record: first, created: false })
-        assert.isTrue(yield* repo.reach(first.id, 3, at(10)))
-        const running = { ...first, status: "running" as const, step: 3, updated_at: at(10) }
+        assert.isTrue(yield* repo.reach(first.id, "media", at(10)))
+        const running = { ...first, status: "running" as const, step: "media", updated_at: at(10) }
         assert.deepStrictEqual(yield* repo.find(first.id), Option.some(running))
         assert.isTrue((yield* repo.listUnfinished(10_000)).some((e) => e.id === first.id))
 
         yield* repo.finish(first.id, at(20))
         const done = { ...running, status: "done" as const, target: null, updated_at: at(20), finished_at: at(20) }
         assert.deepStrictEqual(yield* repo.find(first.id), Option.some(done))
-        assert.isFalse(yield* repo.reach(first.id, 4, at(30)))
-        assert.isFalse(yield* repo.reach(uniqueId("missing"), 0, at(30)))
+        assert.isFalse(yield* repo.reach(first.id, "messages", at(30)))
+        assert.isFalse(yield* repo.reach(uniqueId("missing"), "media", at(30)))
         assert.isFalse((yield* repo.listUnfinished(10_000)).some((e) => e.id === first.id))
         assert.isTrue(Option.isNone(yield* repo.find(uniqueId("missing"))))
 
