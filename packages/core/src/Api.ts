@@ -20,6 +20,8 @@ import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
 import { LegacySetupLinksApi, SetupLinksApi } from "./tenancy/SetupLinksApi.ts"
 import { InboxEmbedsApi } from "./inbox/InboxEmbedsApi.ts"
 import { InboxApi } from "./inbox/InboxApi.ts"
+import { MsgContactsApi } from "./messaging/erasure/ContactsApi.ts"
+import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -46,6 +48,8 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(LegacySetupLinksApi)
   .add(InboxEmbedsApi)
   .add(InboxApi)
+  .add(MsgContactsApi)
+  .add(VoiceAgentsApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

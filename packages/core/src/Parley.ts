@@ -41,6 +41,9 @@ import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
+import { ContactErasures } from "./messaging/erasure/ContactErasures.ts"
+import { layerContactErasureWorkers } from "./messaging/erasure/ContactErasureJobs.ts"
+import { VoiceAgents } from "./voice/VoiceAgent.ts"
 
 const References = layerDefinitionReferences
 
@@ -56,7 +59,9 @@ export const layerServices = Layer.mergeAll(
     Layer.provideMerge(ProjectSecrets.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
   ),
-  InboxEmbeds.layer
+  InboxEmbeds.layer,
+  ContactErasures.layer,
+  VoiceAgents.layer
 ).pipe(
   // Every append to the outbox wakes this process's relay (see `outbox/Relay.ts`).
   Layer.provideMerge(layerSignalingOutbox),
@@ -115,6 +120,7 @@ export const layerWorkers = Layer.mergeAll(
   layerMessagingWorkers,
   layerFunctionsWorkers,
   layerExecutionsWorkers,
+  layerContactErasureWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

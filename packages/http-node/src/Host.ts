@@ -55,6 +55,8 @@ import * as SetupPages from "./pages/SetupPages.ts"
 import * as Mcp from "./mcp/Routes.ts"
 import { InboxAuthenticationLive, InboxEmbedsHandlers, InboxHandlers } from "./handlers/InboxEmbeds.ts"
 import * as InboxPage from "./pages/InboxPage.ts"
+import { MsgContactsHandlers } from "./handlers/Contacts.ts"
+import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -69,6 +71,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
   Layer.provide([SetupLinksHandlers, LegacySetupLinksHandlers]),
   Layer.provide([InboxEmbedsHandlers, InboxHandlers]),
+  Layer.provide([MsgContactsHandlers, VoiceAgentsHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),

@@ -16,7 +16,29 @@ import { layerKnowledgeSearch } from "./KnowledgeSearch.ts"
 import { layerRateLimits } from "./RateLimits.ts"
 import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
 import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
+import { layerContactErasureRepo } from "./ContactErasureRepo.ts"
+import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerProviderModelsRepo, layerKnowledgeSearch, layerRateLimits, layerSetupLinksRepo, layerInboxEmbedsRepo).pipe(
+export const layerStorage = Layer.mergeAll(
+  layerTransactor,
+  layerProjectsRepo,
+  layerWorkflowsRepo,
+  layerTriggersRepo,
+  layerEventsStorage,
+  layerFunctionsStorage,
+  layerMessagingStorage,
+  layerWebhooksStorage,
+  layerCustomersRepo,
+  layerExecutionsStorage,
+  layerTemplatesRepo,
+  layerProjectSecretsRepo,
+  layerProviderModelsRepo,
+  layerKnowledgeSearch,
+  layerRateLimits,
+  layerSetupLinksRepo,
+  layerInboxEmbedsRepo,
+  layerContactErasureRepo,
+  layerVoiceAgentsRepo
+).pipe(
   Layer.provide(PgTransactions.layer)
 )

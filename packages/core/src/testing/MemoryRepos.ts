@@ -22,6 +22,8 @@ import { layerMemoryCustomersRepo } from "./MemoryCustomers.ts"
 import { layerMemoryTemplatesRepo } from "./MemoryTemplates.ts"
 import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
 import { layerMemoryProviderModelsRepo } from "./MemoryProviderModels.ts"
+import { layerMemoryContactErasureRepo } from "./MemoryContactErasure.ts"
+import { layerMemoryVoiceAgentsRepo } from "./MemoryVoiceAgents.ts"
 import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
 import { layerMemoryRateLimits } from "./MemoryRateLimits.ts"
 import { layerMemorySetupLinksRepo } from "./MemorySetupLinks.ts"
@@ -296,5 +298,7 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryKnowledgeSearch,
   layerMemoryRateLimits,
   layerMemorySetupLinksRepo,
-  layerMemoryInboxEmbedsRepo
+  layerMemoryInboxEmbedsRepo,
+  layerMemoryContactErasureRepo,
+  layerMemoryVoiceAgentsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
