@@ -21,6 +21,20 @@ export interface LogEntryInput extends Partial<Record<LogTextField, string | nul
   readonly payload?: unknown
 }
 
+// PostgreSQL stores neither a NUL character nor an unpaired surrogate (in text or jsonb): one such character in an
+// upstream payload would otherwise fail its whole batch of entries.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+const storable = (text: string): string => text.replace(UNSTORABLE, "\uFFFD")
+
+/** `value` with every string (keys too) storable. */
+const storableJson = (value: unknown): unknown => {
+  if (typeof value === "string") return storable(value)
+  if (Array.isArray(value)) return value.map(storableJson)
+  if (Predicate.isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storableJson(v)]))
+  return value
+}
+
 /** The string and number leaves of a JSON value, depth first. */
 const leaves = (value: unknown, out: Array<string>): void => {
   if (typeof value === "string") out.push(value)
@@ -47,10 +61,13 @@ export const searchTextOf = (parts: ReadonlyArray<string>): string => {
 }
 
 export const logEntry = (input: LogEntryInput): LogEntryRecord => {
-  const fields = Object.fromEntries(LOG_TEXT_FIELDS.map((name) => [name, input[name] ?? null])) as Record<LogTextField, string | null>
-  const attributes = input.attributes ?? {}
-  const payload = input.payload ?? null
-  const parts = [input.message, ...LOG_TEXT_FIELDS.flatMap((name) => fields[name] ?? [])]
+  const fields = Object.fromEntries(
+    LOG_TEXT_FIELDS.map((name) => [name, input[name] == null ? null : storable(input[name])])
+  ) as Record<LogTextField, string | null>
+  const attributes = storableJson(input.attributes ?? {}) as Readonly<Record<string, unknown>>
+  const payload = storableJson(input.payload ?? null)
+  const message = storable(input.message)
+  const parts = [message, ...LOG_TEXT_FIELDS.flatMap((name) => fields[name] ?? [])]
   if (input.response_status != null) parts.push(String(input.response_status))
   leaves(attributes, parts)
   leaves(payload, parts)
@@ -63,7 +80,7 @@ export const logEntry = (input: LogEntryInput): LogEntryRecord => {
     ingested_at: input.ingested_at,
     level: input.level ?? (input.problem ? "error" : "info"),
     problem: input.problem,
-    message: input.message,
+    message,
     response_status: input.response_status ?? null,
     response_time_ms: input.response_time_ms ?? null,
     attributes,

@@ -59,6 +59,18 @@ export const logSearchConformance = <E>(name: string, storage: Layer.Layer<LogSe
         assert.deepStrictEqual(page, { entries: [newer, older], hasMore: false })
       }))
 
+    it.effect("stores text PostgreSQL could not hold as the replacement character", () =>
+      Effect.gen(function*() {
+        const logs = yield* LogSearch
+        const project = uniqueId("prj")
+        const odd = entry(project, 0, { message: "nul\u0000here", endpoint: "/a\uD800", payload: { ["k\u0000"]: ["\uDC00x"] } })
+        yield* logs.append([odd])
+        const [found] = (yield* logs.search(query(project))).entries
+        assert.strictEqual(found?.message, "nul\uFFFDhere")
+        assert.strictEqual(found?.endpoint, "/a\uFFFD")
+        assert.deepStrictEqual(found?.payload, { ["k\uFFFD"]: ["\uFFFDx"] })
+      }))
+
     it.effect("finds entries holding every word of the query as whole words", () =>
       Effect.gen(function*() {
         const logs = yield* LogSearch
