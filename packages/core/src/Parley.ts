@@ -39,6 +39,10 @@ import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
+import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
+import { Logs } from "./logs/Logs.ts"
+import { layerRecordedRepos } from "./logs/Recorded.ts"
+import { layerLogsWorkers } from "./logs/LogsJobs.ts"
 
 const References = layerDefinitionReferences
 
@@ -59,7 +63,12 @@ export const layerServices = Layer.mergeAll(
   // Between every service and the storage adapters: credentials are stored encrypted (`secrets/SecretsAtRest.ts`).
   Layer.provideMerge(layerSealedRepos),
   // The one key of every secret at rest: function and project secrets, credentials.
-  Layer.provideMerge(FunctionSecretsCipher.layer)
+  Layer.provideMerge(FunctionSecretsCipher.layer),
+  // Log search: step events and delivery attempts are recorded where they are stored (under the sealed repos).
+  Layer.merge(Logs.layer),
+  Layer.provideMerge(layerRecordedRepos),
+  Layer.provideMerge(LogRecorder.layer),
+  Layer.provideMerge(LogSettings.layerConfig)
 )
 
 /**
@@ -111,6 +120,7 @@ export const layerWorkers = Layer.mergeAll(
   layerMessagingWorkers,
   layerFunctionsWorkers,
   layerExecutionsWorkers,
+  layerLogsWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

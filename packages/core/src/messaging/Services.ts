@@ -14,10 +14,13 @@ import * as Upstream from "./Upstream.ts"
 import { Customers } from "../tenancy/Customers.ts"
 import { LiveNumbers } from "./numbers/LiveNumbers.ts"
 import { Templates } from "./templates/Templates.ts"
+import { LogRecorder } from "../logs/LogRecorder.ts"
 
 export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer)),
   Layer.provideMerge(Customers.layer),
   Layer.provideMerge(LiveNumbers.layer),
-  Layer.provideMerge(Upstream.layerConfig)
+  Layer.provideMerge(Upstream.layerConfig),
+  // Upstream changes are logged for search; the same (memoized) recorder as `Parley.layerServices`'.
+  Layer.provideMerge(LogRecorder.layer)
 )

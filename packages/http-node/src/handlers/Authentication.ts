@@ -2,7 +2,7 @@
 import { Authentication, CurrentPrincipal, Projects, ProxyKey, Unauthorized } from "@parley/core"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { setProjectId } from "../RequestInfo.ts"
+import { setApiKey, setProjectId } from "../RequestInfo.ts"
 
 const invalid = new Unauthorized({ error: "Invalid API key" })
 
@@ -29,6 +29,7 @@ export const AuthenticationLive = Layer.effect(
           if (key === null || key === undefined) return yield* invalid
           const principal = yield* projects.authenticate(key)
           setProjectId(request, principal.project.id)
+          setApiKey(request, principal.apiKey)
           return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
         })
     })

@@ -23,7 +23,7 @@ import { ByteSize, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { presentedKey } from "../handlers/Authentication.ts"
-import { setProjectId } from "../RequestInfo.ts"
+import { setApiKey, setProjectId } from "../RequestInfo.ts"
 
 export const PROXY_PREFIX = "/proxy"
 
@@ -104,6 +104,7 @@ const dispatch = (projects: Projects["Service"], proxy: MessagingProxy["Service"
     if (principal._tag === "None") return errorResponse(401, "Invalid API key")
     const projectId = principal.value.project.id
     setProjectId(request, projectId)
+    setApiKey(request, principal.value.apiKey)
     // Dot segments (`%2e%2e` too: the URL parser resolves them) name no object of the network's; resolved into its
     // address they would name another one.
     if (!url.pathname.startsWith(PROXY_PREFIX) || segments.some((s) => s === "." || s === "..")) {
@@ -232,6 +233,7 @@ const keptMedia = (projects: Projects["Service"], proxy: MessagingProxy["Service
     const principal = yield* projects.authenticate(key).pipe(Effect.option)
     if (principal._tag === "None") return errorResponse(401, "Invalid API key")
     setProjectId(request, principal.value.project.id)
+    setApiKey(request, principal.value.apiKey)
     const id = (yield* HttpRouter.params)["media_id"] ?? ""
     const found = yield* proxy.keptMedia(principal.value.project.id, id)
     if (found._tag === "None") return errorResponse(404, "Media not found")
