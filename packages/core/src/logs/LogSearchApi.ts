@@ -8,9 +8,21 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { LOG_TEXT_FIELDS, type LogTextField } from "../ports/LogSearch.ts"
 import { BadRequest, Unprocessable } from "../shared/ApiError.ts"
+import { DateTimeQuery, PagingQuery } from "../shared/Pagination.ts"
+import { SOURCES } from "./Catalog.ts"
 
 const Bool = Schema.Literals(["true", "false"])
 const text = (description: string) => Schema.optionalKey(Schema.String.annotate({ description }))
+
+/**
+ * One of `values`, as the document states it. Decoding takes any string: `Logs.search` checks it, so every refusal
+ * names the accepted values in the same words, whichever form the request took.
+ */
+const oneOf = (values: ReadonlyArray<string>, description: string) =>
+  Schema.optionalKey(Schema.String.check(Schema.makeFilter(() => true, { toJsonSchema: () => ({ enum: [...values] }) })).annotate({ description }))
+
+const SOURCE_NAMES = ["all", ...SOURCES.flatMap((s) => [s.value, ...s.aliases])]
+const PERIOD_NAMES = ["24h", "7d", "context"]
 
 const describe = {
   query: "Free text: entries holding every word (letters and digits, any case); blank finds everything",
@@ -27,12 +39,12 @@ const describe = {
 
 export const LogSearchQuery = {
   query: text(describe.query),
-  source: text(describe.source),
-  period: text(describe.period),
-  around: text(describe.around),
+  source: oneOf(SOURCE_NAMES, describe.source),
+  period: oneOf(PERIOD_NAMES, describe.period),
+  around: Schema.optionalKey(DateTimeQuery.annotate({ description: describe.around })),
   problems_only: Schema.optionalKey(Bool.annotate({ description: describe.problems_only })),
   errors_only: Schema.optionalKey(Bool.annotate({ description: describe.errors_only })),
-  limit: text(describe.limit),
+  limit: PagingQuery.limit,
   cursor: text(describe.cursor),
   highlight_event_id: text(describe.highlight_event_id),
   highlight_resource_id: text(describe.highlight_resource_id)
@@ -40,15 +52,19 @@ export const LogSearchQuery = {
 
 export const LogSearchBody = Schema.Struct({
   query: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({ description: describe.query })),
-  source: text(describe.source),
-  period: text(describe.period),
-  around: text(describe.around),
+  source: oneOf(SOURCE_NAMES, describe.source),
+  period: oneOf(PERIOD_NAMES, describe.period),
+  around: Schema.optionalKey(DateTimeQuery.annotate({ description: describe.around })),
   problems_only: Schema.optionalKey(Schema.Boolean.annotate({ description: describe.problems_only })),
   errors_only: Schema.optionalKey(Schema.Boolean.annotate({ description: describe.errors_only })),
   filters: Schema.optionalKey(Schema.Unknown.annotate({
     description: "`{ key: value }` or `[{ key, value }]`; keys from the catalog's `filter_suggestions`, all must hold"
   })),
-  limit: Schema.optionalKey(Schema.Union([Schema.Number, Schema.String]).annotate({ description: describe.limit })),
+  // Any number decodes; `Logs.search` refuses one outside 1-100 or not whole, naming the bounds.
+  limit: Schema.optionalKey(
+    Schema.Number.check(Schema.makeFilter(() => true, { toJsonSchema: () => ({ type: "integer", minimum: 1, maximum: 100 }) }))
+      .annotate({ description: describe.limit })
+  ),
   cursor: text(describe.cursor),
   highlight_event_id: text(describe.highlight_event_id),
   highlight_resource_id: text(describe.highlight_resource_id)

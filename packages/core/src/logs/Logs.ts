@@ -127,7 +127,8 @@ export class Logs extends Context.Service<Logs, {
         let since: number
         let until: number
         if (period === "context") {
-          if (params.around === undefined || params.around.trim() === "") return yield* refuse("around", "around is required with period context")
+          // A rule across two parameters (no one parameter is wrong): said without a field's details.
+          if (params.around === undefined || params.around.trim() === "") return yield* Effect.fail(unprocessable("around is required with period context"))
           const around = Date.parse(params.around)
           if (Number.isNaN(around)) return yield* refuse("around", "around must be an ISO 8601 date-time")
           since = around - CONTEXT_MS
