@@ -1,0 +1,74 @@
+/**
+ * What recording every API request for log search costs: the authenticated `GET /platform/v1/workflows/<id>` of
+ * `bench/http.ts` against two hosts in the same run, one recording requests (the default) and one with
+ * `PARLEY_LOG_API_REQUESTS=false`, each over its own embedded PostgreSQL. Runs alternate (with, without, with,
+ * without) so drift of the machine falls on both; the figures are the sums of both rounds.
+ */
+import { Context, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { startBenchHost } from "./host.ts"
+import { load, type LoadResult } from "./load.ts"
+
+export interface LogSearchBenchResult {
+  readonly logged: LoadResult
+  readonly unlogged: LoadResult
+  /** Requests per second with recording over without. */
+  readonly ratio: number
+  /** Entries the recording host wrote. */
+  readonly entries: number
+}
+
+const KEY = "pk_bench_logsearch_0123456789abcdef"
+
+const combine = (a: LoadResult, b: LoadResult): LoadResult => ({
+  connections: a.connections,
+  requests: a.requests + b.requests,
+  errors: a.errors + b.errors,
+  seconds: a.seconds + b.seconds,
+  rps: (a.requests + b.requests) / (a.seconds + b.seconds),
+  p50Ms: (a.p50Ms + b.p50Ms) / 2,
+  p99Ms: Math.max(a.p99Ms, b.p99Ms),
+  generatorCpuMicros: a.generatorCpuMicros + b.generatorCpuMicros
+})
+
+export const benchLogSearch = (options: { readonly durationMs: number; readonly connections: number }) =>
+  Effect.gen(function*() {
+    const target = (env: Record<string, string>) =>
+      Effect.gen(function*() {
+        const host = yield* startBenchHost(KEY, { env })
+        const created = yield* Effect.promise(() =>
+          fetch(`${host.url}/platform/v1/workflows`, {
+            method: "POST",
+            headers: { "x-api-key": KEY, "content-type": "application/json" },
+            body: JSON.stringify({ workflow: { name: "Bench" } })
+          }).then((r) => r.json() as Promise<{ data: { id: string } }>)
+        )
+        return { ...host, target: `${host.url}/platform/v1/workflows/${created.data.id}` }
+      })
+    const logged = yield* target({})
+    const unlogged = yield* target({ PARLEY_LOG_API_REQUESTS: "false" })
+    const run = (url: string) => Effect.promise(() => load({ url, headers: { "x-api-key": KEY }, ...options }))
+    // Warm both up (JIT, connection pools) before measuring.
+    yield* run(logged.target).pipe(Effect.andThen(run(unlogged.target)))
+    const l1 = yield* run(logged.target)
+    const u1 = yield* run(unlogged.target)
+    const u2 = yield* run(unlogged.target)
+    const l2 = yield* run(logged.target)
+    const sql = Context.get(logged.context, SqlClient.SqlClient)
+    const [{ entries }] = yield* sql<{ readonly entries: number }>`SELECT count(*)::int AS entries FROM log_entries`.pipe(Effect.orDie)
+    const withLog = combine(l1, l2)
+    const without = combine(u1, u2)
+    return { logged: withLog, unlogged: without, ratio: withLog.rps / without.rps, entries } satisfies LogSearchBenchResult
+  }).pipe(Effect.scoped)
+
+export const formatLogSearchBench = (r: LogSearchBenchResult): string => {
+  const row = (name: string, s: LoadResult) =>
+    `  ${name.padEnd(34)} ${s.rps.toFixed(0).padStart(7)} req/s   p50 ${s.p50Ms.toFixed(2)} ms   p99 ${s.p99Ms.toFixed(2)} ms   errors ${s.errors}`
+  return [
+    "Authenticated GET /platform/v1/workflows/<id>, requests recorded for log search or not (Postgres storage)",
+    row("recorded (default)", r.logged),
+    row("PARLEY_LOG_API_REQUESTS=false", r.unlogged),
+    `  ratio recorded / not: ${r.ratio.toFixed(3)} (target >= 0.90); ${r.entries} entries written`,
+    ""
+  ].join("\n")
+}
