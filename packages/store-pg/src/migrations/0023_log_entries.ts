@@ -2,8 +2,11 @@
  * The searchable log (`LogSearch`, decisions 4.7): one row per API request, upstream webhook event, workflow step
  * event and webhook delivery attempt. Words are searched with PostgreSQL's full-text search over `search_text`
  * (already the entry's lowercased words: the `simple` configuration only splits them), the window and the keyset
- * pages walk (project_id, occurred_at, id), and retention deletes by `occurred_at`. No foreign key to projects: a
- * batch of entries must never fail because one project went away meanwhile; retention removes what is left.
+ * pages walk (project_id, occurred_at, id), and retention deletes by `occurred_at`. Every API request writes a row,
+ * so the table carries only the indexes searches and retention use: no primary key (ids are UUIDv7, unique by
+ * construction, and nothing looks an entry up by id alone) and a BRIN index for retention (rows arrive in about
+ * time order; a few pages per range instead of a B-tree entry per row). No foreign key to projects: a batch of
+ * entries must never fail because one project went away meanwhile; retention removes what is left.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -12,7 +15,7 @@ export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
     CREATE TABLE log_entries (
-      id text COLLATE "C" PRIMARY KEY,
+      id text COLLATE "C" NOT NULL,
       project_id text COLLATE "C" NOT NULL,
       source text NOT NULL,
       occurred_at timestamptz NOT NULL,
@@ -53,5 +56,5 @@ export default Effect.gen(function*() {
   yield* sql`CREATE INDEX log_entries_project_time ON log_entries (project_id, occurred_at DESC, id DESC)`
   yield* sql`CREATE INDEX log_entries_search ON log_entries USING gin (search)`
   // Retention deletes the oldest entries of every project.
-  yield* sql`CREATE INDEX log_entries_occurred_at ON log_entries (occurred_at)`
+  yield* sql`CREATE INDEX log_entries_occurred_at ON log_entries USING brin (occurred_at)`
 })
