@@ -3,20 +3,23 @@
  * retention, and what makes an entry of each source a problem.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Latch, Layer } from "effect"
+import { Clock, ConfigProvider, Context, Effect, Exit, Latch, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import type { StepEventRecord } from "../src/executions/Execution.ts"
 import { logEntry } from "../src/logs/LogEntry.ts"
 import { type LogDraft, LogRecorder, LogSettings, MAX_BUFFERED } from "../src/logs/LogRecorder.ts"
-import { pruneLogEntries } from "../src/logs/LogsJobs.ts"
+import { layerLogsWorkers, pruneLogEntries } from "../src/logs/LogsJobs.ts"
 import { deliveryAttemptEntry, stepEventEntry, upstreamChangeEntries } from "../src/logs/Sources.ts"
 import { LogSearch } from "../src/ports/LogSearch.ts"
 import { Ids } from "../src/shared/Ids.ts"
-import { layerMemoryStorage } from "../src/testing/index.ts"
+import { layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
 import type { WebhookDeliveryRecord } from "../src/webhooks/Webhook.ts"
 
 const DAY = 24 * 60 * 60 * 1000
 const FAR_FUTURE = "9999-01-01T00:00:00.000Z"
+
+/** Lets the jobs due now run to their end. */
+const runDue = Effect.yieldNow.pipe(Effect.repeat({ times: 100 }))
 
 const draft = (occurredAt: string): LogDraft => ({
   project_id: "prj_1",
@@ -166,4 +169,51 @@ describe("log entries of each source", () => {
       message: "status failed of wamid.1 to 15550001111: Message undeliverable"
     })
   })
+})
+
+describe("log settings", () => {
+  it.effect("refuse a retention under a day", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Layer.build(LogSettings.layerConfig).pipe(
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown({ PARLEY_LOG_RETENTION_DAYS: "0" })),
+        Effect.scoped
+      ))
+      assert.isTrue(Exit.hasDies(exit))
+      const kept = yield* Effect.gen(function*() {
+        return (yield* LogSettings).retentionDays
+      }).pipe(
+        Effect.provide(LogSettings.layerConfig),
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown({ PARLEY_LOG_RETENTION_DAYS: "30" }))
+      )
+      assert.strictEqual(kept, 30)
+    }))
+})
+
+describe("the daily log maintenance", () => {
+  it.effect("deletes entries past the retention at the first midnight after", () =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const logs = yield* LogSearch
+      const at = (ms: number) => new Date(ms).toISOString()
+      const young = logEntry({ ...draft(at(now)), id: "young", ingested_at: at(now) })
+      yield* logs.append([young])
+      yield* Layer.build(layerLogsWorkers)
+      // The run at start and the next twelve keep it (13 days old)...
+      yield* runDue
+      yield* TestClock.adjust(13 * DAY)
+      yield* runDue
+      assert.strictEqual(yield* logs.prune(FAR_FUTURE, 100), 1)
+      yield* logs.append([young])
+      // ...and the first run once it is past 14 days drops it.
+      yield* TestClock.adjust(2 * DAY)
+      yield* runDue
+      assert.strictEqual(yield* logs.prune(FAR_FUTURE, 100), 0)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(Layer.mergeAll(
+        Layer.fresh(layerMemoryStorage),
+        layerMemoryJobQueue,
+        Layer.succeed(LogSettings, LogSettings.of({ recordApiRequests: true, retentionDays: 14 }))
+      ))
+    ))
 })

@@ -9,7 +9,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Column, columnNames, columnRows, iso } from "./Rows.ts"
 
-type LogRow = Omit<LogEntryRecord, "occurred_at" | "ingested_at" | "search"> & {
+type LogRow = Omit<LogEntryRecord, "occurred_at" | "ingested_at"> & {
   readonly occurred_at: Date
   readonly ingested_at: Date
 }
