@@ -144,8 +144,8 @@ export class Logs extends Context.Service<Logs, {
         const after = params.cursor === undefined ? null : yield* decodeCursor(params.cursor)
         const window = { since: iso(since), until: iso(until) }
         const base = { available: true, source, window }
-        // This process's own entries are written before it reads.
-        yield* recorder.flush
+        // This process's own entries are written before it reads (a stalled store delays the answer by a second at most).
+        yield* recorder.flush.pipe(Effect.timeoutOption("1 second"))
         const page = yield* store.search({
           projectId,
           sources,
