@@ -22,52 +22,58 @@ export interface LogEntryInput extends Partial<Record<LogTextField, string | nul
 }
 
 // PostgreSQL stores neither a NUL character nor an unpaired surrogate (in text or jsonb): one such character in an
-// upstream payload would otherwise fail its whole batch of entries.
+// upstream payload would otherwise fail its whole batch of entries. Most text has no surrogate at all: one quick test
+// spares it the replacement (an entry is built for every API request).
+const SUSPECT = /[\u0000\uD800-\uDFFF]/
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
-const storable = (text: string): string => text.replace(UNSTORABLE, "\uFFFD")
+const storable = (text: string): string => (SUSPECT.test(text) ? text.replace(UNSTORABLE, "\uFFFD") : text)
 
 /** `value` with every string (keys too) storable. */
 const storableJson = (value: unknown): unknown => {
   if (typeof value === "string") return storable(value)
   if (Array.isArray(value)) return value.map(storableJson)
-  if (Predicate.isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storableJson(v)]))
+  if (Predicate.isObject(value)) {
+    const out: Record<string, unknown> = {}
+    for (const key in value) out[storable(key)] = storableJson(value[key])
+    return out
+  }
   return value
 }
 
-/** The string and number leaves of a JSON value, depth first. */
+/** The string and number leaves of a JSON value (keys too), depth first. */
 const leaves = (value: unknown, out: Array<string>): void => {
   if (typeof value === "string") out.push(value)
   else if (typeof value === "number" || typeof value === "boolean") out.push(String(value))
   else if (Array.isArray(value)) for (const item of value) leaves(item, out)
   else if (Predicate.isObject(value)) {
-    for (const [key, item] of Object.entries(value)) {
+    for (const key in value) {
       out.push(key)
-      leaves(item, out)
+      leaves(value[key], out)
     }
   }
 }
 
 /** The words of `parts`, cut at a word boundary once `MAX_SEARCH_TEXT` is reached. */
 export const searchTextOf = (parts: ReadonlyArray<string>): string => {
-  let text = ""
-  for (const part of parts) {
-    for (const word of logWords(part)) {
-      if (text.length + word.length + 1 > MAX_SEARCH_TEXT) return text
-      text = text === "" ? word : `${text} ${word}`
-    }
-  }
-  return text
+  const words = logWords(parts.join(" "))
+  let length = -1
+  let count = 0
+  while (count < words.length && length + 1 + words[count]!.length <= MAX_SEARCH_TEXT) length += 1 + words[count++]!.length
+  return (count === words.length ? words : words.slice(0, count)).join(" ")
 }
 
 export const logEntry = (input: LogEntryInput): LogEntryRecord => {
-  const fields = Object.fromEntries(
-    LOG_TEXT_FIELDS.map((name) => [name, input[name] == null ? null : storable(input[name])])
-  ) as Record<LogTextField, string | null>
+  const fields = {} as Record<LogTextField, string | null>
+  const message = storable(input.message)
+  const parts = [message]
+  for (const name of LOG_TEXT_FIELDS) {
+    const value = input[name]
+    if (value == null) fields[name] = null
+    else parts.push(fields[name] = storable(value))
+  }
   const attributes = storableJson(input.attributes ?? {}) as Readonly<Record<string, unknown>>
   const payload = storableJson(input.payload ?? null)
-  const message = storable(input.message)
-  const parts = [message, ...LOG_TEXT_FIELDS.flatMap((name) => fields[name] ?? [])]
   if (input.response_status != null) parts.push(String(input.response_status))
   leaves(attributes, parts)
   leaves(payload, parts)

@@ -60,20 +60,15 @@ export class LogRecorder extends Context.Service<LogRecorder, {
       /** The batch being written, if any. */
       let writing: Deferred.Deferred<void> | undefined
 
-      const complete = (draft: LogDraft) =>
-        Effect.gen(function*() {
-          const id = yield* ids.uuid
-          const now = new Date(yield* Clock.currentTimeMillis).toISOString()
-          return logEntry({ ...draft, id, ingested_at: now })
-        })
-
       const writeBatch = Effect.gen(function*() {
         const batch = buffer.splice(0, MAX_BATCH)
         const done = buffer.length === 0 ? next : Deferred.makeUnsafe<void>()
         if (buffer.length === 0) next = Deferred.makeUnsafe<void>()
         writing = done
+        // One ingestion time for the batch: when it was taken.
+        const ingestedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
         const entries: Array<LogEntryRecord> = []
-        for (const draft of batch) entries.push(yield* complete(draft))
+        for (const draft of batch) entries.push(logEntry({ ...draft, id: yield* ids.uuid, ingested_at: ingestedAt }))
         yield* logs.append(entries).pipe(
           Effect.catchCause((cause) =>
             Effect.logError("Could not write log search entries", cause).pipe(Effect.annotateLogs({ entries: batch.length }))
