@@ -22,6 +22,7 @@ import { InboxEmbedsApi } from "./inbox/InboxEmbedsApi.ts"
 import { InboxApi } from "./inbox/InboxApi.ts"
 import { MsgContactsApi } from "./messaging/erasure/ContactsApi.ts"
 import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
+import { LogSearchApi } from "./logs/LogSearchApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -50,6 +51,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(InboxApi)
   .add(MsgContactsApi)
   .add(VoiceAgentsApi)
+  .add(LogSearchApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

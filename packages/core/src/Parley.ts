@@ -44,6 +44,10 @@ import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
 import { ContactErasures } from "./messaging/erasure/ContactErasures.ts"
 import { layerContactErasureWorkers } from "./messaging/erasure/ContactErasureJobs.ts"
 import { VoiceAgents } from "./voice/VoiceAgent.ts"
+import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
+import { Logs } from "./logs/Logs.ts"
+import { layerRecordedRepos } from "./logs/Recorded.ts"
+import { layerLogsWorkers } from "./logs/LogsJobs.ts"
 
 const References = layerDefinitionReferences
 
@@ -68,7 +72,12 @@ export const layerServices = Layer.mergeAll(
   // Between every service and the storage adapters: credentials are stored encrypted (`secrets/SecretsAtRest.ts`).
   Layer.provideMerge(layerSealedRepos),
   // The one key of every secret at rest: function and project secrets, credentials.
-  Layer.provideMerge(FunctionSecretsCipher.layer)
+  Layer.provideMerge(FunctionSecretsCipher.layer),
+  // Log search: step events and delivery attempts are recorded where they are stored (under the sealed repos).
+  Layer.merge(Logs.layer),
+  Layer.provideMerge(layerRecordedRepos),
+  Layer.provideMerge(LogRecorder.layer),
+  Layer.provideMerge(LogSettings.layerConfig)
 )
 
 /**
@@ -121,6 +130,7 @@ export const layerWorkers = Layer.mergeAll(
   layerFunctionsWorkers,
   layerExecutionsWorkers,
   layerContactErasureWorkers,
+  layerLogsWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

@@ -57,6 +57,7 @@ import { InboxAuthenticationLive, InboxEmbedsHandlers, InboxHandlers } from "./h
 import * as InboxPage from "./pages/InboxPage.ts"
 import { MsgContactsHandlers } from "./handlers/Contacts.ts"
 import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
+import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -72,6 +73,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([SetupLinksHandlers, LegacySetupLinksHandlers]),
   Layer.provide([InboxEmbedsHandlers, InboxHandlers]),
   Layer.provide([MsgContactsHandlers, VoiceAgentsHandlers]),
+  Layer.provide(LogSearchHandlers),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),

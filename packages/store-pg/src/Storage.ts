@@ -18,6 +18,7 @@ import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
 import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
 import { layerContactErasureRepo } from "./ContactErasureRepo.ts"
 import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
+import { layerLogSearch } from "./LogSearch.ts"
 
 export const layerStorage = Layer.mergeAll(
   layerTransactor,
@@ -38,7 +39,8 @@ export const layerStorage = Layer.mergeAll(
   layerSetupLinksRepo,
   layerInboxEmbedsRepo,
   layerContactErasureRepo,
-  layerVoiceAgentsRepo
+  layerVoiceAgentsRepo,
+  layerLogSearch
 ).pipe(
   Layer.provide(PgTransactions.layer)
 )

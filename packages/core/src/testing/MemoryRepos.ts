@@ -28,6 +28,7 @@ import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
 import { layerMemoryRateLimits } from "./MemoryRateLimits.ts"
 import { layerMemorySetupLinksRepo } from "./MemorySetupLinks.ts"
 import { layerMemoryInboxEmbedsRepo } from "./MemoryInboxEmbeds.ts"
+import { layerMemoryLogSearch } from "./MemoryLogSearch.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -300,5 +301,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemorySetupLinksRepo,
   layerMemoryInboxEmbedsRepo,
   layerMemoryContactErasureRepo,
-  layerMemoryVoiceAgentsRepo
+  layerMemoryVoiceAgentsRepo,
+  layerMemoryLogSearch
 ).pipe(Layer.provideMerge(MemoryStore.layer))

@@ -3,7 +3,7 @@ import { ApiRateLimits, Authentication, CurrentPrincipal, Projects, ProxyKey, Un
 import { Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { admitRequest } from "../RateLimited.ts"
-import { setProjectId } from "../RequestInfo.ts"
+import { setApiKey, setProjectId } from "../RequestInfo.ts"
 
 const invalid = new Unauthorized({ error: "Invalid API key" })
 
@@ -31,6 +31,7 @@ export const AuthenticationLive = Layer.effect(
           if (key === null || key === undefined) return yield* invalid
           const principal = yield* projects.authenticate(key)
           setProjectId(request, principal.project.id)
+          setApiKey(request, principal.apiKey)
           const refused = yield* admitRequest(limits, principal)
           if (Option.isSome(refused)) return refused.value
           return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)

@@ -24,7 +24,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { presentedKey } from "../handlers/Authentication.ts"
 import { admitRequest } from "../RateLimited.ts"
-import { setProjectId } from "../RequestInfo.ts"
+import { setApiKey, setProjectId } from "../RequestInfo.ts"
 
 export const PROXY_PREFIX = "/proxy"
 
@@ -110,6 +110,7 @@ const dispatch = (
     if (principal._tag === "None") return errorResponse(401, "Invalid API key")
     const projectId = principal.value.project.id
     setProjectId(request, projectId)
+    setApiKey(request, principal.value.apiKey)
     const refused = yield* admitRequest(limits, principal.value)
     if (Option.isSome(refused)) return refused.value
     // Dot segments (`%2e%2e` too: the URL parser resolves them) name no object of the network's; resolved into its
@@ -240,6 +241,7 @@ const keptMedia = (projects: Projects["Service"], limits: ApiRateLimits["Service
     const principal = yield* projects.authenticate(key).pipe(Effect.option)
     if (principal._tag === "None") return errorResponse(401, "Invalid API key")
     setProjectId(request, principal.value.project.id)
+    setApiKey(request, principal.value.apiKey)
     const refused = yield* admitRequest(limits, principal.value)
     if (Option.isSome(refused)) return refused.value
     const id = (yield* HttpRouter.params)["media_id"] ?? ""
