@@ -276,6 +276,12 @@ export const make = (options: CloudApiOptions) =>
         }),
       unsubscribeApp: (access, businessAccountId) =>
         call("MessagingNetwork.unsubscribeApp", SuccessAnswer, access, "DELETE", [businessAccountId, "subscribed_apps"]),
+      requestDisplayName: (access, phoneNumberId, newDisplayName) =>
+        call("MessagingNetwork.requestDisplayName", SuccessAnswer, access, "POST", [phoneNumberId], {
+          body: { new_display_name: newDisplayName }
+        }),
+      releaseNumber: (access, phoneNumberId) =>
+        call("MessagingNetwork.releaseNumber", SuccessAnswer, access, "POST", [phoneNumberId, "deregister"], { body: {} }),
 
       forward: (access, { body, contentType, method, path, query }) =>
         Effect.flatMap(urlOf(access, path.split("/").filter((s) => s.length > 0)), (url) => {

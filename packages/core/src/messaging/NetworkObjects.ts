@@ -288,7 +288,11 @@ export const PhoneNumberFacts = Schema.Struct({
   is_pin_enabled: Schema.optionalKey(Schema.Boolean),
   /** A coexistence number (also used in the business app). */
   is_on_biz_app: Schema.optionalKey(Schema.Boolean),
-  health_status: Schema.optionalKey(HealthStatus)
+  health_status: Schema.optionalKey(HealthStatus),
+  /** A display name change asked for (`POST /<phone_number_id>` with `new_display_name`), while it is not applied. */
+  new_display_name: Schema.optionalKey(Schema.String),
+  /** Where that change stands: `PENDING_REVIEW`, `APPROVED`, `DECLINED`, `AVAILABLE_WITHOUT_REVIEW`, `EXPIRED`, `NONE`. */
+  new_name_status: Schema.optionalKey(Schema.String)
 })
 export type PhoneNumberFacts = typeof PhoneNumberFacts.Type
 

@@ -220,6 +220,14 @@ export class MessagingNetwork extends Context.Service<MessagingNetwork, {
   /** `DELETE /<waba_id>/subscribed_apps`. */
   readonly unsubscribeApp: (access: NetworkAccess, businessAccountId: string) => Call<SuccessAnswer>
 
+  /**
+   * `POST /<phone_number_id>` with `{ new_display_name }`: submits a display name change for review; where it
+   * stands is read back from the number's `new_display_name`, `new_name_status` and `verified_name` fields.
+   */
+  readonly requestDisplayName: (access: NetworkAccess, phoneNumberId: string, newDisplayName: string) => Call<SuccessAnswer>
+  /** `POST /<phone_number_id>/deregister`: gives the number up (a provisioned number goes back to the network). */
+  readonly releaseNumber: (access: NetworkAccess, phoneNumberId: string) => Call<SuccessAnswer>
+
   /** Any other request, answered as the network sent it: the `value` is the answer's bytes. */
   readonly forward: (access: NetworkAccess, request: ForwardRequest) => Call<Uint8Array>
 }>()("@parley/core/ports/MessagingNetwork") {}

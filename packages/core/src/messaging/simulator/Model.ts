@@ -61,6 +61,15 @@ export interface NumberRecord {
   events: Array<number>
   /** Blocked contacts by business-scoped user id, in blocking order. */
   readonly blocked: Map<string, ContactRef>
+  /** A display name change (`POST /<pnid>` `new_display_name`) not applied yet; undefined in snapshots older than it. */
+  nameChange?: NameChange | undefined
+}
+
+/** Reviewed `nameReviewMs` after submission; an approved name shows `nameReviewMs` after its approval. */
+export interface NameChange {
+  readonly name: string
+  readonly submittedAt: number
+  readonly verdict: "APPROVED" | "DECLINED"
 }
 
 export interface BusinessProfile {

@@ -61,6 +61,8 @@ import { checkLanguage, checkName } from "./Templates.ts"
 export interface SimConfig {
   /** How long a template stays `PENDING`. */
   readonly templateReviewMs: number
+  /** How long a display name change stays `PENDING_REVIEW`, then `APPROVED` before the number shows it. */
+  readonly nameReviewMs: number
   /** After acceptance: when a message is `sent`, `delivered`, and `read` (undefined: the contact never reads). */
   readonly statusDelays: {
     readonly sent: number
@@ -514,7 +516,43 @@ export const healthStatus = (number: NumberRecord) => {
   return { can_send_message: overall, entities }
 }
 
-const numberFacts = (number: NumberRecord): Record<string, unknown> => ({
+// ---------------------------------------------------------------------------------------------
+// Display name changes
+
+/** The network's display name rules this simulator keeps: 3 to 75 characters; never the network's own name. */
+const requestDisplayName = (state: SimState, ctx: RequestContext, number: NumberRecord, body: unknown): Outcome => {
+  const name = isObject(body) ? body["new_display_name"] : undefined
+  if (typeof name !== "string") return fail(simError(100, "The parameter new_display_name is required."))
+  const length = [...name.trim()].length
+  if (length < 3 || length > 75) return fail(simError(100, "Param new_display_name must be 3 to 75 characters long"))
+  // A newer request replaces one still under review.
+  number.nameChange = {
+    name: name.trim(),
+    submittedAt: ctx.now,
+    verdict: /whatsapp/i.test(name) ? "DECLINED" : "APPROVED"
+  }
+  state.touch("number", number.phoneNumberId)
+  return ok({ success: true })
+}
+
+/** Moves a number's name change on with the clock: reviewed, then (approved) shown as the verified name. */
+export const refreshNameChange = (state: SimState, config: SimConfig, number: NumberRecord, now: number): void => {
+  const change = number.nameChange
+  if (change === undefined || change.verdict !== "APPROVED") return
+  if (now < change.submittedAt + 2 * config.nameReviewMs) return
+  number.verifiedName = change.name
+  number.nameStatus = "APPROVED"
+  number.nameChange = undefined
+  state.touch("number", number.phoneNumberId)
+}
+
+const newNameStatus = (config: SimConfig, number: NumberRecord, now: number): string => {
+  const change = number.nameChange
+  if (change === undefined) return "NONE"
+  return now < change.submittedAt + config.nameReviewMs ? "PENDING_REVIEW" : change.verdict
+}
+
+const numberFacts = (number: NumberRecord, config: SimConfig, now: number): Record<string, unknown> => ({
   id: number.phoneNumberId,
   verified_name: number.verifiedName,
   display_phone_number: number.displayPhoneNumber,
@@ -529,11 +567,21 @@ const numberFacts = (number: NumberRecord): Record<string, unknown> => ({
   is_official_business_account: number.isOfficialBusinessAccount,
   is_pin_enabled: false,
   is_on_biz_app: number.isOnBizApp,
-  health_status: healthStatus(number)
+  health_status: healthStatus(number),
+  // Absent from the answer (undefined is not encoded) when no change is under way.
+  new_display_name: number.nameChange?.name,
+  new_name_status: newNameStatus(config, number, now)
 })
 
-const numberView = (number: NumberRecord, fields: string | undefined): Record<string, unknown> | SimError => {
-  const facts = numberFacts(number)
+const numberView = (
+  state: SimState,
+  config: SimConfig,
+  number: NumberRecord,
+  fields: string | undefined,
+  now: number
+): Record<string, unknown> | SimError => {
+  refreshNameChange(state, config, number, now)
+  const facts = numberFacts(number, config, now)
   const wanted = fields === undefined
     ? defaultNumberFields
     : ["id", ...fields.split(",").map((f) => f.trim()).filter((f) => f.length > 0)]
@@ -737,8 +785,9 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
   if (edge === undefined) {
     const number = state.numbers.get(id)
     if (number !== undefined && number.businessAccountId === accountId) {
+      if (method === "POST") return withBody((value) => requestDisplayName(state, ctx, number, value))
       if (method !== "GET") return unsupported
-      const view = numberView(number, request.query["fields"])
+      const view = numberView(state, config, number, request.query["fields"], ctx.now)
       return isSimError(view) ? fail(view) : ok(view)
     }
     const media = usableMedia(state, id, ctx.now)
@@ -778,7 +827,8 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
     case "username":
     case "username_suggestions":
     case "whatsapp_business_profile":
-    case "settings": {
+    case "settings":
+    case "deregister": {
       const number = ownedNumber(state, accountId, method, id)
       if (isSimError(number)) return fail(number)
       // Blocking, usernames, profile and settings change the number itself (sends and uploads do not).
@@ -812,6 +862,11 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
         }
       }
       if (edge === "username_suggestions" && method === "GET") return usernameSuggestions(state, number)
+      if (edge === "deregister" && method === "POST") {
+        // Given up: the number can no longer send (a provisioned one goes back to the network's pool).
+        number.status = "DISCONNECTED"
+        return ok({ success: true })
+      }
       if (edge === "whatsapp_business_profile") {
         if (method === "GET") return profileView(number, request.query["fields"])
         if (method === "POST") return withBody((value) => updateProfile(number, value))
@@ -836,7 +891,7 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
         const numbers: Array<Record<string, unknown>> = []
         for (const number of state.numbers.values()) {
           if (number.businessAccountId !== account.id) continue
-          const view = numberView(number, request.query["fields"])
+          const view = numberView(state, config, number, request.query["fields"], ctx.now)
           if (isSimError(view)) return fail(view)
           numbers.push(view)
         }
