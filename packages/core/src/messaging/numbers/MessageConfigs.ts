@@ -169,6 +169,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           facts,
           refreshed_at: now,
           webhook_verified_at: null,
+          provisioned: false,
           deleted_at: null,
           created_at: now,
           updated_at: now
