@@ -332,7 +332,9 @@ export const SubscribedApps = Schema.Struct({
       link: Schema.optionalKey(Schema.String),
       name: Schema.optionalKey(Schema.String)
     }),
-    override_callback_uri: Schema.optionalKey(Schema.String)
+    override_callback_uri: Schema.optionalKey(Schema.String),
+    /** The webhook fields the app receives, when the network lists them. */
+    subscribed_fields: Schema.optionalKey(Schema.Array(Schema.String))
   }))
 })
 export type SubscribedApps = typeof SubscribedApps.Type

@@ -14,8 +14,10 @@ import * as Upstream from "./Upstream.ts"
 import { Customers } from "../tenancy/Customers.ts"
 import { LiveNumbers } from "./numbers/LiveNumbers.ts"
 import { Templates } from "./templates/Templates.ts"
+import { DisplayNames } from "./numbers/DisplayNames.ts"
+import { NumberHealth } from "./numbers/NumberHealth.ts"
 
-export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer).pipe(
+export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer, DisplayNames.layer, NumberHealth.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer)),
   Layer.provideMerge(Customers.layer),
   Layer.provideMerge(LiveNumbers.layer),
