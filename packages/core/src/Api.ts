@@ -7,7 +7,7 @@ import { FlowsApi, TriggersApi, WorkflowsApi } from "./workflows/WorkflowsApi.ts
 import { RequestErrors } from "./http/Middleware.ts"
 import { completeDocument } from "./http/OpenApiDocument.ts"
 import { EventDefinitionsApi, EventsApi } from "./events/EventsApi.ts"
-import { MsgConfigsApi, PhoneNumbersApi } from "./messaging/numbers/NumbersApi.ts"
+import { MsgConfigsApi, MsgMediaApi, PhoneNumbersApi } from "./messaging/numbers/NumbersApi.ts"
 import { CustomersApi } from "./tenancy/CustomersApi.ts"
 import { SandboxApi } from "./messaging/MessagingApi.ts"
 import { MsgConversationsApi } from "./messaging/ConversationsApi.ts"
@@ -39,6 +39,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(WebhookDeliveriesApi)
   .add(MsgTemplatesApi)
   .add(ProviderModelsApi)
+  .add(MsgMediaApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

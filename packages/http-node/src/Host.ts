@@ -10,6 +10,7 @@ import {
   type FunctionKv,
   type FunctionRuntime,
   Ids,
+  MediaIngest,
   MessagingProxy,
   layerTranscriptionModelConfig,
   layerVoiceNoteWorkers,
@@ -32,7 +33,7 @@ import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
 import { ExecutionsHandlers, FlowExecutionsHandlers } from "./handlers/Executions.ts"
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
-import { MsgConfigsHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
+import { MsgConfigsHandlers, MsgMediaHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
 import { CustomersHandlers } from "./handlers/Customers.ts"
 import { MsgTemplatesHandlers } from "./handlers/Templates.ts"
 import { ProviderModelsHandlers } from "./handlers/ProviderModels.ts"
@@ -60,6 +61,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide(Proxy.ProxyHandlers),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
+  Layer.provide(MsgMediaHandlers),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),
@@ -160,7 +162,7 @@ export const routes = Layer.mergeAll(
   RequestLog,
   InputLimits
 )
-  .pipe(Layer.provide(MessagingProxy.layer))
+  .pipe(Layer.provide(MessagingProxy.layer), Layer.provide(MediaIngest.layer))
 
 /**
  * Node's HTTP server for the host: requests Node itself refuses before any route sees them (malformed, headers too

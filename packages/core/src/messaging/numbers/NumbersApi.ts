@@ -8,7 +8,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../../http/Middleware.ts"
-import { BadGateway, NotFound, Unprocessable } from "../../shared/ApiError.ts"
+import { BadGateway, BadRequest, Forbidden, NotFound, PayloadTooLarge, Unprocessable } from "../../shared/ApiError.ts"
 import { ListResponse, PagingQuery } from "../../shared/Pagination.ts"
 import {
   MessageConfig,
@@ -17,6 +17,9 @@ import {
   MessageConfigUpdateInput,
   PhoneNumber
 } from "./MessageConfig.ts"
+import { DisplayNameRequest, DisplayNameRequestInput } from "./DisplayNameRequest.ts"
+import { HealthReport } from "./Health.ts"
+import { MediaIngestInput, MediaIngestResult } from "../MediaIngest.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const NumberParams = { phone_number_id: Schema.String }
@@ -47,7 +50,39 @@ export class PhoneNumbersApi extends HttpApiGroup.make("phoneNumbers")
       params: NumberParams,
       success: HttpApiSchema.NoContent,
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Disconnect a phone number" }))
+    }).annotateMerge(OpenApi.annotations({ summary: "Disconnect a phone number (a provisioned one is released)" })),
+    HttpApiEndpoint.get("health", "/msg/phone_numbers/:phone_number_id/health", {
+      params: NumberParams,
+      query: { test_message_to: Schema.optionalKey(Schema.String) },
+      success: data(HealthReport),
+      error: [NotFound, Unprocessable]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Check that the number can really send",
+      description: "Answers are reused for 3 minutes (not with `test_message_to`); after access or token errors " +
+        "the number is checked again only after 5, 15, 30, then 60 minutes, and held answers carry `retry_after`."
+    })),
+    HttpApiEndpoint.post("requestDisplayName", "/msg/phone_numbers/:phone_number_id/display_name_requests", {
+      params: NumberParams,
+      payload: Schema.Struct({ display_name_request: DisplayNameRequestInput }),
+      success: data(DisplayNameRequest).pipe(HttpApiSchema.status(201)),
+      error: [NotFound, Unprocessable, BadGateway]
+    }).annotateMerge(OpenApi.annotations({ summary: "Request a new display name (cancels the open request)" })),
+    HttpApiEndpoint.get("listDisplayNameRequests", "/msg/phone_numbers/:phone_number_id/display_name_requests", {
+      params: NumberParams,
+      query: PagingQuery,
+      success: ListResponse(DisplayNameRequest),
+      error: NotFound
+    }).annotateMerge(OpenApi.annotations({ summary: "List a number's display name requests" })),
+    HttpApiEndpoint.get("getDisplayNameRequest", "/msg/phone_numbers/:phone_number_id/display_name_requests/:id", {
+      params: { ...NumberParams, id: Schema.String },
+      success: data(DisplayNameRequest),
+      error: NotFound
+    }).annotateMerge(OpenApi.annotations({ summary: "Get a display name request" })),
+    HttpApiEndpoint.delete("cancelDisplayNameRequest", "/msg/phone_numbers/:phone_number_id/display_name_requests/:id", {
+      params: { ...NumberParams, id: Schema.String },
+      success: data(DisplayNameRequest),
+      error: [NotFound, Unprocessable]
+    }).annotateMerge(OpenApi.annotations({ summary: "Cancel an open display name request" }))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -70,4 +105,22 @@ export class MsgConfigsApi extends HttpApiGroup.make("msgConfigs")
   .middleware(Authentication)
   .prefix("/api/v1")
   .annotateMerge(OpenApi.annotations({ title: "Message configs (older surface)", description: "Message configs are phone numbers" }))
+{}
+
+/** `POST /msg/media` (decisions 4.8): a file fetched from a URL and uploaded to the network for a number. */
+export class MsgMediaApi extends HttpApiGroup.make("msgMedia")
+  .add(
+    HttpApiEndpoint.post("ingest", "/msg/media", {
+      payload: Schema.Struct({ media_ingest: MediaIngestInput }),
+      success: data(MediaIngestResult),
+      error: [BadRequest, Forbidden, NotFound, PayloadTooLarge, BadGateway]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Ingest media from a URL",
+      description: "Fetches `source` (private addresses refused, redirects re-checked, the network's type and size " +
+        "limits enforced) and uploads it to the network for `phone_number_id`; answers the network's media id."
+    }))
+  )
+  .middleware(Authentication)
+  .prefix("/platform/v1")
+  .annotateMerge(OpenApi.annotations({ title: "Media ingest", description: "Media uploaded to the network from a URL" }))
 {}
