@@ -6,10 +6,10 @@
  * The fetch is SSRF-safe: every hop (the source and each redirect, at most
  * 5) goes through `WebhookHttp.fetch`, which refuses private, loopback and
  * link-local addresses after resolving the name and connects to the address
- * it checked; only http(s) hops are followed. The body is read up to the
- * limit of the declared type (the largest, 100 MB, when none is declared) and
- * never held past it. The bytes' signature must agree with the declared type
- * (the caller's `mime_type`, else the source's `Content-Type`); the network's
+ * it checked; only http(s) hops are followed. The declared type is the
+ * caller's `mime_type`, else the source's `Content-Type`; the body is read up
+ * to that type's limit (the largest, 100 MB, when there is none) and never
+ * held past it. The bytes' signature must agree with that type; the network's
  * type and size limits then apply (413 over them). The upload is the proxy's
  * own (`ProxyMedia.uploadMedia`): the same checks, and the media remembered
  * with its business account.
@@ -18,7 +18,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { Principal } from "../projects/Projects.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { WebhookHttp, type WebhookHttpBytes, type WebhookHttpError } from "../ports/WebhookHttp.ts"
+import { WebhookHttp, type WebhookHttpBytes, type WebhookHttpError, type WebhookHttpFetch } from "../ports/WebhookHttp.ts"
 import { BadGateway, BadRequest, Forbidden, type NotFound, notFound, PayloadTooLarge } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import { WebhookSettings } from "../webhooks/Settings.ts"
@@ -113,6 +113,22 @@ const unsupported = (type: string) =>
     details: [{ path: "media_ingest.mime_type", message: "unsupported type" }]
   })
 
+const headerType = (headers: Readonly<Record<string, string>>) => {
+  const header = headers["content-type"]
+  return header === undefined || header.trim() === "" ? undefined : essence(header)
+}
+
+/**
+ * The most bytes worth reading for a type: its limit (a sticker's animated one, the larger), the largest the network
+ * takes when the type is unknown or not taken at all (then refused after).
+ */
+const capOf = (type: string | undefined) =>
+  type === undefined
+    ? maxMediaBytes
+    : type === "image/webp"
+    ? 500 * 1024
+    : mediaLimit(type, new Uint8Array())?.limit ?? maxMediaBytes
+
 const httpUrl = (value: string) => URL.canParse(value) && ["http:", "https:"].includes(new URL(value).protocol)
 
 const filenameOf = (url: string) => {
@@ -136,7 +152,7 @@ export class MediaIngest extends Context.Service<MediaIngest, {
       const ids = yield* Ids
 
       /** The source, redirects followed hop by hop, each one checked again. */
-      const download = Effect.fnUntraced(function*(source: string, maxBodyBytes: number) {
+      const download = Effect.fnUntraced(function*(source: string, maxBodyBytes: WebhookHttpFetch["maxBodyBytes"]) {
         let url = source
         for (let hop = 0; hop <= MEDIA_INGEST_MAX_REDIRECTS; hop++) {
           const answer: WebhookHttpBytes = yield* http.fetch({
@@ -166,17 +182,12 @@ export class MediaIngest extends Context.Service<MediaIngest, {
         const given = input.mime_type === undefined || input.mime_type === null || input.mime_type.trim() === ""
           ? undefined
           : essence(input.mime_type)
-        const declared = given === undefined ? undefined : mediaLimit(given, new Uint8Array())
-        if (given !== undefined && declared === undefined) return yield* unsupported(given)
-        // Read no further than the declared type may be; without a declared type, the largest the network takes.
-        const cap = declared?.limit ?? maxMediaBytes
-        // Stickers are checked against their own limit once the bytes say whether they are animated.
-        const { answer, url } = yield* download(input.source, given === "image/webp" ? 500 * 1024 : cap)
+        if (given !== undefined && mediaLimit(given, new Uint8Array()) === undefined) return yield* unsupported(given)
+        // Read no further than the declared type (the caller's, else the answer's Content-Type) may be.
+        const { answer, url } = yield* download(input.source, (headers) => capOf(given ?? headerType(headers)))
         if (answer.status < 200 || answer.status > 299) return yield* badSource(`answered HTTP ${answer.status}`)
-        const header = answer.headers["content-type"]
         const sniffed = sniffFamily(answer.body)
-        const type = given ?? (header !== undefined && header.trim() !== "" ? essence(header) : undefined) ??
-          "application/octet-stream"
+        const type = given ?? headerType(answer.headers) ?? "application/octet-stream"
         const expected = familyOf(type)
         if (expected !== undefined && expected !== (sniffed ?? "none")) {
           return yield* new BadRequest({

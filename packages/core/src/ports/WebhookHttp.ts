@@ -64,8 +64,11 @@ export interface WebhookHttpFetch {
   readonly url: string
   readonly timeoutMs: number
   readonly allowPrivate: boolean
-  /** At most this many bytes of the body are ever held; past it reading stops and `truncated` is set. */
-  readonly maxBodyBytes: number
+  /**
+   * At most this many bytes of the body are ever held; past it reading stops and `truncated` is set. A function
+   * decides from the answer's headers (lowercase names), once they arrive.
+   */
+  readonly maxBodyBytes: number | ((headers: Readonly<Record<string, string>>) => number)
 }
 
 export interface WebhookHttpBytes {

@@ -491,12 +491,9 @@ export const layerMemoryWebhookHttp: Layer.Layer<WebhookHttp | MemoryWebhookRece
     const fetch = (call: WebhookHttpFetch) =>
       Effect.map(exchange({ ...call, method: "GET", headers: {}, body: new Uint8Array() }), (answer): WebhookHttpBytes => {
         const bytes = answer.bytes ?? new Uint8Array(Buffer.from(answer.body, "utf8"))
-        return {
-          status: answer.status,
-          headers: Object.fromEntries(Object.entries(answer.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
-          body: bytes.subarray(0, call.maxBodyBytes),
-          truncated: bytes.byteLength > call.maxBodyBytes
-        }
+        const headers = Object.fromEntries(Object.entries(answer.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]))
+        const cap = typeof call.maxBodyBytes === "number" ? call.maxBodyBytes : call.maxBodyBytes(headers)
+        return { status: answer.status, headers, body: bytes.subarray(0, cap), truncated: bytes.byteLength > cap }
       })
 
     const receiver = MemoryWebhookReceiver.of({

@@ -56,7 +56,7 @@ const privateRefusal = (hostname: string) =>
  * reached the receiver, so it is made once more on a fresh connection.
  */
 const post = (request: WebhookHttpRequest): Effect.Effect<WebhookHttpResponse, WebhookHttpError> => {
-  const once = exchange({ ...request, method: "POST", maxBodyBytes: BODY_LIMIT }, agents).pipe(
+  const once = exchange({ ...request, method: "POST" }, agents, BODY_LIMIT).pipe(
     Effect.map(({ body, status }): WebhookHttpResponse => ({ status, body: text(body) }))
   )
   return once.pipe(
@@ -82,11 +82,11 @@ const fresh = <A>(effect: Effect.Effect<A, WebhookHttpError | StaleConnection>) 
 
 /** One request of the webhook node: a fresh connection, no second try. */
 const request = (call: WebhookHttpCall): Effect.Effect<WebhookHttpAnswer, WebhookHttpError> =>
-  fresh(exchange(call, freshAgents)).pipe(Effect.map((answer) => ({ ...answer, body: text(answer.body) })))
+  fresh(exchange(call, freshAgents, call.maxBodyBytes)).pipe(Effect.map((answer) => ({ ...answer, body: text(answer.body) })))
 
 /** One GET of media ingest, its body kept as bytes. */
 const fetchBytes = (call: WebhookHttpFetch): Effect.Effect<WebhookHttpBytes, WebhookHttpError> =>
-  fresh(exchange({ ...call, method: "GET", headers: {} }, freshAgents))
+  fresh(exchange({ ...call, method: "GET", headers: {} }, freshAgents, call.maxBodyBytes))
 
 const answerHeaders = (headers: Http.IncomingHttpHeaders): Record<string, string> =>
   Object.fromEntries(
@@ -97,7 +97,11 @@ const answerHeaders = (headers: Http.IncomingHttpHeaders): Record<string, string
 
 class StaleConnection extends Error {}
 
-const exchange = (request: WebhookHttpCall, pool: typeof agents): Effect.Effect<WebhookHttpBytes, WebhookHttpError | StaleConnection> =>
+const exchange = (
+  request: Omit<WebhookHttpCall, "maxBodyBytes">,
+  pool: typeof agents,
+  cap: WebhookHttpFetch["maxBodyBytes"]
+): Effect.Effect<WebhookHttpBytes, WebhookHttpError | StaleConnection> =>
   Effect.callback<WebhookHttpBytes, WebhookHttpError | StaleConnection>((resume) => {
     let url: URL
     try {
@@ -132,19 +136,21 @@ const exchange = (request: WebhookHttpCall, pool: typeof agents): Effect.Effect<
       ...(request.allowPrivate ? {} : { lookup: publicOnlyLookup as unknown as Net.LookupFunction })
     })
     req.on("response", (res) => {
+      const headers = answerHeaders(res.headers)
+      const maxBodyBytes = typeof cap === "number" ? cap : cap(headers)
       const chunks: Array<Buffer> = []
       let size = 0
       let kept = 0
       const finish = () =>
         settle(Effect.succeed({
           status: res.statusCode ?? 0,
-          headers: answerHeaders(res.headers),
+          headers,
           body: new Uint8Array(Buffer.concat(chunks)),
-          truncated: size > request.maxBodyBytes
+          truncated: size > maxBodyBytes
         }))
       res.on("data", (chunk: Buffer) => {
         // Never more than the cap is held, whatever size the chunks come in.
-        const room = request.maxBodyBytes - kept
+        const room = maxBodyBytes - kept
         if (room > 0) {
           const part = chunk.length <= room ? chunk : chunk.subarray(0, room)
           chunks.push(part)
@@ -152,7 +158,7 @@ const exchange = (request: WebhookHttpCall, pool: typeof agents): Effect.Effect<
         }
         size += chunk.length
         // Past the cap: stop reading (the connection goes with it).
-        if (size > request.maxBodyBytes) {
+        if (size > maxBodyBytes) {
           finish()
           res.destroy()
         }
