@@ -31,6 +31,14 @@ const Services = Layer.mergeAll(Projects.layer, MediaIngest.layer).pipe(
 
 const MINUTE = 60_000
 
+/** `NumberHealth` answering the report alone. */
+const reportsOf = Effect.gen(function*() {
+  const health = yield* NumberHealth
+  return {
+    check: (...args: Parameters<NumberHealth["Service"]["check"]>) => Effect.map(health.check(...args), ({ report }) => report)
+  }
+})
+
 /** A project with the simulated number connected, its principal, and the simulator. */
 const given = Effect.gen(function*() {
   const project = yield* (yield* Projects).create("Acme")
@@ -66,7 +74,7 @@ describe("number health", () => {
   it.effect("runs every check, folds them by the status rule, and reuses the answer for 3 minutes", () =>
     Effect.gen(function*() {
       const { config, principal, simulator } = yield* given
-      const health = yield* NumberHealth
+      const health = yield* reportsOf
       const first = yield* health.check(principal, config.phone_number_id)
       assert.strictEqual(first.status, "healthy")
       assert.deepStrictEqual(Object.keys(first.checks ?? {}).sort(), [
@@ -114,7 +122,7 @@ describe("number health", () => {
   it.effect("a test message bypasses the cache; a malformed recipient or another project's number is refused", () =>
     Effect.gen(function*() {
       const { config, principal } = yield* given
-      const health = yield* NumberHealth
+      const health = yield* reportsOf
       const cached = yield* health.check(principal, config.phone_number_id)
       yield* TestClock.adjust(1_000)
       const tested = yield* health.check(principal, config.phone_number_id, { testMessageTo: "+1 555 010 9999" })
@@ -140,7 +148,7 @@ describe("number health", () => {
         getHealthStatus: (access, phoneNumberId) => Effect.delay(network.getHealthStatus(access, phoneNumberId), "20 seconds")
       })
       const fiber = yield* Effect.gen(function*() {
-        return yield* (yield* NumberHealth).check(principal, config.phone_number_id)
+        return (yield* (yield* NumberHealth).check(principal, config.phone_number_id)).report
       }).pipe(Effect.provide(Layer.fresh(NumberHealth.layer)), Effect.provideService(MessagingNetwork, slow), Effect.forkChild)
       yield* TestClock.adjust(14_999)
       assert.isUndefined(fiber.pollUnsafe())
@@ -155,7 +163,7 @@ describe("number health", () => {
   it.effect("after access errors holds the checks 5, 15, 30, then 60 minutes; a reconnect resets it", () =>
     Effect.gen(function*() {
       const { config, principal, simulator } = yield* given
-      const health = yield* NumberHealth
+      const health = yield* reportsOf
       yield* simulator.expireToken(Redacted.value(config.access_token))
       const first = yield* health.check(principal, config.phone_number_id)
       assert.strictEqual(first.status, "unhealthy")
@@ -201,7 +209,7 @@ describe("number health", () => {
       })
       const limited = MessagingNetwork.of({ ...network, getPhoneNumber: () => Effect.fail(refusal) })
       const check = Effect.gen(function*() {
-        return yield* (yield* NumberHealth).check(principal, config.phone_number_id)
+        return (yield* (yield* NumberHealth).check(principal, config.phone_number_id)).report
       }).pipe(Effect.provide(Layer.fresh(NumberHealth.layer)))
       const report = yield* check.pipe(Effect.provideService(MessagingNetwork, limited))
       assert.strictEqual(report.status, "unhealthy")
@@ -215,6 +223,36 @@ describe("number health", () => {
       assert.strictEqual(unreachable.status, "error")
       assert.isUndefined(unreachable.retry_after)
       assert.strictEqual((yield* check).status, "healthy", "checked again at once")
+    }).pipe(Effect.provide(Services)))
+})
+
+describe("health rate limit", () => {
+  it.effect("admits 5 checks a second and 60 a minute per project, telling what is left", () =>
+    Effect.gen(function*() {
+      const { config, principal } = yield* given
+      const health = yield* NumberHealth
+      const check = health.check(principal, config.phone_number_id)
+      const left = []
+      for (let i = 0; i < 5; i++) left.push((yield* check).rateLimit)
+      assert.deepStrictEqual(left.map((l) => [l.secondRemaining, l.minuteRemaining]), [[4, 59], [3, 58], [2, 57], [1, 56], [0, 55]])
+      assert.deepStrictEqual([left[0]!.secondLimit, left[0]!.minuteLimit], [5, 60])
+      const refused = yield* Effect.flip(check)
+      assert.isTrue(refused._tag === "HealthRateLimited" && refused.window === "second" && refused.retryAfterSeconds === 1)
+      // Another project has its own windows; a refused check cost the minute nothing.
+      const other = yield* (yield* Projects).create("Other")
+      const stranger: Principal = { project: other, apiKey: { id: "k2", name: "k2" } }
+      assert.strictEqual((yield* Effect.flip(health.check(stranger, config.phone_number_id)))._tag, "NotFound")
+      yield* TestClock.adjust(1_000)
+      assert.strictEqual((yield* check).rateLimit.minuteRemaining, 54)
+      for (let second = 0; second < 11; second++) {
+        yield* TestClock.adjust(1_000)
+        // 6 so far, then 5 a second for 10 seconds and 4 in the 11th: exactly 60.
+        for (let i = 0; i < (second < 10 ? 5 : 4); i++) yield* check
+      }
+      const minute = yield* Effect.flip(check)
+      assert.isTrue(minute._tag === "HealthRateLimited" && minute.window === "minute" && minute.retryAfterSeconds === 48)
+      yield* TestClock.adjust(48_000)
+      assert.strictEqual((yield* check).rateLimit.minuteRemaining, 59)
     }).pipe(Effect.provide(Services)))
 })
 

@@ -86,6 +86,9 @@ describe("GET /msg/phone_numbers/<pnid>/health", () => {
         "webhook_verified"
       ])
       assert.deepStrictEqual(report.checks.phone_number_connection, { passed: true, details: { status: "CONNECTED" } })
+      assert.strictEqual(first.headers.get("x-health-ratelimit-second-limit"), "5")
+      assert.strictEqual(first.headers.get("x-health-ratelimit-minute-limit"), "60")
+      assert.match(first.headers.get("x-health-ratelimit-minute-remaining") ?? "", /^\d+$/)
       const again = await host.request("GET", `/platform/v1/msg/phone_numbers/${pnid}/health`)
       assert.deepStrictEqual(again.body.data, report)
       const bad = await host.request("GET", `/platform/v1/msg/phone_numbers/${pnid}/health?test_message_to=nope`)
@@ -93,6 +96,21 @@ describe("GET /msg/phone_numbers/<pnid>/health", () => {
       assert.match(bad.body.error, /test_message_to/)
       assert.strictEqual((await host.request("GET", "/platform/v1/msg/phone_numbers/000/health")).status, 404)
       assert.strictEqual((await host.request("GET", `/platform/v1/msg/phone_numbers/${pnid}/health`, { key: host.otherKey })).status, 404)
+    }))
+
+  it.live("answers 429 with Retry-After past 5 checks a second", () =>
+    Effect.promise(async () => {
+      // 12 at once cannot all fit in the windows of two seconds.
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => strictHost.request("GET", `/platform/v1/msg/phone_numbers/${pnid}/health`))
+      )
+      const refused = answers.find((a) => a.status === 429)
+      assert.isDefined(refused)
+      assert.strictEqual(refused!.body.error, "Rate limit exceeded")
+      assert.isString(refused!.body.message)
+      assert.strictEqual(refused!.headers.get("retry-after"), "1")
+      assert.strictEqual(refused!.headers.get("x-health-ratelimit-second-remaining"), "0")
+      assert.isTrue(answers.every((a) => a.status === 200 || a.status === 429))
     }))
 })
 

@@ -14,7 +14,8 @@ import {
   toPhoneNumber
 } from "@parley/core"
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { locationOf } from "./Lists.ts"
 
 export const PhoneNumbersHandlers = HttpApiBuilder.group(
@@ -50,8 +51,30 @@ export const PhoneNumbersHandlers = HttpApiBuilder.group(
       .handle("health", ({ params, query }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal
-          return { data: yield* health.check(principal, params.phone_number_id, { testMessageTo: query.test_message_to }) }
-        }))
+          const { rateLimit, report } = yield* health.check(principal, params.phone_number_id, {
+            testMessageTo: query.test_message_to
+          })
+          return HttpApiSchema.withHeaders({
+            body: { data: report },
+            headers: {
+              "x-health-ratelimit-second-limit": String(rateLimit.secondLimit),
+              "x-health-ratelimit-second-remaining": String(rateLimit.secondRemaining),
+              "x-health-ratelimit-minute-limit": String(rateLimit.minuteLimit),
+              "x-health-ratelimit-minute-remaining": String(rateLimit.minuteRemaining)
+            }
+          })
+        }).pipe(
+          // Decisions 8.1: the refused window's headers and `Retry-After` go with the refusal.
+          Effect.catchTag("HealthRateLimited", (limited) =>
+            Effect.succeed(HttpServerResponse.jsonUnsafe({ error: "Rate limit exceeded", message: limited.message }, {
+              status: 429,
+              headers: {
+                "retry-after": String(limited.retryAfterSeconds),
+                [`x-health-ratelimit-${limited.window}-limit`]: String(limited.limit),
+                [`x-health-ratelimit-${limited.window}-remaining`]: "0"
+              }
+            })))
+        ))
       .handle("requestDisplayName", ({ params, payload }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal

@@ -7,9 +7,10 @@
  * which the last answer comes back with `retry_after`. A run that takes 15
  * seconds answers `error` with a retry hint. State obtained with other
  * credentials is void: a config change clears the cache and a reconnect
- * resets the backoff.
+ * resets the backoff. A project runs at most 5 checks a second and 60 a
+ * minute (decisions 8.1), counted in `RateLimits` across hosts.
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { Principal } from "../../projects/Projects.ts"
 import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
@@ -21,6 +22,7 @@ import {
   type NetworkRefused
 } from "../../ports/MessagingNetwork.ts"
 import { NumberHealthRepo } from "../../ports/NumberHealthRepo.ts"
+import { RateLimits } from "../../ports/RateLimits.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
 import { MessagingProduct } from "../NetworkObjects.ts"
 import { type CheckWeight, foldStatus, type HealthCheck, type HealthReport, type NumberHealthState } from "./Health.ts"
@@ -34,6 +36,29 @@ export const HEALTH_RUN_LIMIT_MS = 15 * 1000
 export const HEALTH_TIMEOUT_RETRY_S = 30
 /** Holds after the 1st, 2nd, 3rd and every later access or token failure in a row (decisions 4.8). */
 export const HEALTH_BACKOFF_MS: ReadonlyArray<number> = [5, 15, 30, 60].map((minutes) => minutes * 60 * 1000)
+
+/** Health checks a project may run (decisions 8.1): per second and per minute, fixed windows shared by the hosts. */
+export const HEALTH_LIMIT_PER_SECOND = 5
+export const HEALTH_LIMIT_PER_MINUTE = 60
+
+/** What is left of the project's health check windows after an admitted check (the `X-Health-RateLimit-*` headers). */
+export interface HealthRateLimit {
+  readonly secondLimit: number
+  readonly secondRemaining: number
+  readonly minuteLimit: number
+  readonly minuteRemaining: number
+}
+
+/** The project ran out of health checks in a window (decisions 8.1): 429 with `Retry-After`. */
+export class HealthRateLimited extends Schema.TaggedError<HealthRateLimited>()("HealthRateLimited", {
+  window: Schema.Literals(["second", "minute"]),
+  limit: Schema.Number,
+  retryAfterSeconds: Schema.Number
+}) {
+  override get message(): string {
+    return `At most ${this.limit} health checks per ${this.window} per project; retry in ${this.retryAfterSeconds} s`
+  }
+}
 
 /**
  * Refusals about the credentials themselves, the only ones that start the backoff: an invalid or expired token
@@ -85,11 +110,12 @@ interface Run {
 }
 
 export class NumberHealth extends Context.Service<NumberHealth, {
+  /** The number's health, and what is left of the project's health check windows. */
   readonly check: (
     principal: Principal,
     phoneNumberId: string,
     options?: { readonly testMessageTo?: string | undefined }
-  ) => Effect.Effect<HealthReport, NotFound | Unprocessable>
+  ) => Effect.Effect<{ readonly report: HealthReport; readonly rateLimit: HealthRateLimit }, NotFound | Unprocessable | HealthRateLimited>
 }>()("@parley/core/messaging/NumberHealth") {
   static readonly layer = Layer.effect(
     NumberHealth,
@@ -97,6 +123,40 @@ export class NumberHealth extends Context.Service<NumberHealth, {
       const configs = yield* MessageConfigsRepo
       const network = yield* MessagingNetwork
       const repo = yield* NumberHealthRepo
+      const rateLimits = yield* RateLimits
+
+      /**
+       * Takes one check from the project's second window, then its minute window: a check the second window refuses
+       * costs the minute nothing (a minute refusal leaves its second counted, which only matters in that second).
+       */
+      const admit = (projectId: string, now: number) =>
+        Effect.gen(function*() {
+          const minuteStart = new Date(now - (now % 60_000)).toISOString()
+          // Every window is filed under its minute: a window's first take drops the windows that started before it,
+          // which must not be the minute that is still running.
+          const second = yield* rateLimits.take(
+            `health:s:${projectId}:${Math.floor(now / 1000)}`,
+            minuteStart,
+            HEALTH_LIMIT_PER_SECOND
+          )
+          if (!second.admitted) {
+            return yield* new HealthRateLimited({ window: "second", limit: HEALTH_LIMIT_PER_SECOND, retryAfterSeconds: 1 })
+          }
+          const minute = yield* rateLimits.take(`health:m:${projectId}`, minuteStart, HEALTH_LIMIT_PER_MINUTE)
+          if (!minute.admitted) {
+            return yield* new HealthRateLimited({
+              window: "minute",
+              limit: HEALTH_LIMIT_PER_MINUTE,
+              retryAfterSeconds: Math.max(1, Math.ceil((Date.parse(minuteStart) + 60_000 - now) / 1000))
+            })
+          }
+          return {
+            secondLimit: HEALTH_LIMIT_PER_SECOND,
+            secondRemaining: HEALTH_LIMIT_PER_SECOND - second.count,
+            minuteLimit: HEALTH_LIMIT_PER_MINUTE,
+            minuteRemaining: HEALTH_LIMIT_PER_MINUTE - minute.count
+          } satisfies HealthRateLimit
+        })
 
       const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -237,6 +297,18 @@ export class NumberHealth extends Context.Service<NumberHealth, {
         phoneNumberId: string,
         options?: { readonly testMessageTo?: string | undefined }
       ) {
+        const now = yield* Clock.currentTimeMillis
+        const rateLimit = yield* admit(principal.project.id, now)
+        const report = yield* checkNumber(principal, phoneNumberId, now, options)
+        return { report, rateLimit }
+      })
+
+      const checkNumber = Effect.fnUntraced(function*(
+        principal: Principal,
+        phoneNumberId: string,
+        now: number,
+        options?: { readonly testMessageTo?: string | undefined }
+      ) {
         const found = yield* configs.findByPhoneNumberId(phoneNumberId)
         if (Option.isNone(found) || found.value.project_id !== principal.project.id) return yield* notFound("Phone number")
         const config = found.value
@@ -250,7 +322,6 @@ export class NumberHealth extends Context.Service<NumberHealth, {
           }
         }
         const credentials = credentialsDigest(config)
-        const now = yield* Clock.currentTimeMillis
         const stored = Option.filter(yield* repo.get(config.id), (state) => state.credentials === credentials)
         const state: NumberHealthState = Option.getOrElse(stored, () => ({
           msg_config_id: config.id,

@@ -8,7 +8,15 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../../http/Middleware.ts"
-import { BadGateway, BadRequest, Forbidden, NotFound, PayloadTooLarge, Unprocessable } from "../../shared/ApiError.ts"
+import {
+  BadGateway,
+  BadRequest,
+  Forbidden,
+  NotFound,
+  PayloadTooLarge,
+  TooManyRequests,
+  Unprocessable
+} from "../../shared/ApiError.ts"
 import { ListResponse, PagingQuery } from "../../shared/Pagination.ts"
 import {
   MessageConfig,
@@ -23,6 +31,14 @@ import { MediaIngestInput, MediaIngestResult } from "../MediaIngest.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const NumberParams = { phone_number_id: Schema.String }
+
+/** What is left of the project's health check windows (decisions 8.1). */
+const HealthRateLimitHeaders = {
+  "x-health-ratelimit-second-limit": Schema.String,
+  "x-health-ratelimit-second-remaining": Schema.String,
+  "x-health-ratelimit-minute-limit": Schema.String,
+  "x-health-ratelimit-minute-remaining": Schema.String
+}
 
 export class PhoneNumbersApi extends HttpApiGroup.make("phoneNumbers")
   .add(
@@ -54,12 +70,13 @@ export class PhoneNumbersApi extends HttpApiGroup.make("phoneNumbers")
     HttpApiEndpoint.get("health", "/msg/phone_numbers/:phone_number_id/health", {
       params: NumberParams,
       query: { test_message_to: Schema.optionalKey(Schema.String) },
-      success: data(HealthReport),
-      error: [NotFound, Unprocessable]
+      success: HttpApiSchema.WithHeaders(data(HealthReport), HealthRateLimitHeaders),
+      error: [NotFound, Unprocessable, TooManyRequests]
     }).annotateMerge(OpenApi.annotations({
       summary: "Check that the number can really send",
       description: "Answers are reused for 3 minutes (not with `test_message_to`); after access or token errors " +
-        "the number is checked again only after 5, 15, 30, then 60 minutes, and held answers carry `retry_after`."
+        "the number is checked again only after 5, 15, 30, then 60 minutes, and held answers carry `retry_after`. " +
+        "A project runs at most 5 checks a second and 60 a minute (429 with `Retry-After` beyond)."
     })),
     HttpApiEndpoint.post("requestDisplayName", "/msg/phone_numbers/:phone_number_id/display_name_requests", {
       params: NumberParams,
