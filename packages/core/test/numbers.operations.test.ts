@@ -405,7 +405,9 @@ describe("media ingest", () => {
         sha256: Buffer.from(yield* Effect.promise(() => crypto.subtle.digest("SHA-256", jpeg))).toString("hex"),
         source_url: "https://cdn.example/hop"
       })
-      const media = yield* (yield* MessagingNetwork).getMedia({ accessToken: config.access_token }, result.target.media_id)
+      assert.strictEqual(result.target.kind, "upstream_media")
+      const mediaId = result.target.kind === "upstream_media" ? result.target.media_id : ""
+      const media = yield* (yield* MessagingNetwork).getMedia({ accessToken: config.access_token }, mediaId)
       assert.strictEqual(media.value.mime_type, "image/jpeg")
       assert.strictEqual(Number(media.value.file_size), jpeg.byteLength)
 
@@ -416,6 +418,14 @@ describe("media ingest", () => {
         mime_type: "image/png"
       })
       assert.strictEqual(named.resource.filename, "chart.png")
+      const asset = yield* ingest.ingest(principal, {
+        phone_number_id: config.phone_number_id,
+        source: "https://cdn.example/photo.jpg",
+        delivery: "upstream_resumable_asset"
+      })
+      assert.strictEqual(asset.target.kind, "upstream_resumable_asset")
+      assert.match(asset.target.kind === "upstream_resumable_asset" ? asset.target.handle : "", /^4::/)
+      assert.strictEqual(asset.resource.size_bytes, jpeg.byteLength)
       assert.strictEqual(named.resource.size_bytes, 5 * 1024 * 1024, "exactly the image limit is taken")
     }).pipe(Effect.provide(Services)))
 

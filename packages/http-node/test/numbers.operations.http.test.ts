@@ -254,6 +254,11 @@ describe("POST /msg/media", () => {
       const media = await host.request("GET", `/proxy/${result.target.media_id}?phone_number_id=${pnid}`)
       assert.strictEqual(media.status, 200)
       assert.strictEqual(media.body.mime_type, "image/jpeg")
+      const asset = await ingest(host, { phone_number_id: pnid, source: `${sourceUrl}/photo.jpg`, delivery: "upstream_resumable_asset" })
+      assert.strictEqual(asset.status, 200, asset.text)
+      assert.strictEqual(asset.body.data.target.kind, "upstream_resumable_asset")
+      assert.match(asset.body.data.target.handle, /^4::/)
+      assert.strictEqual((await ingest(host, { phone_number_id: pnid, source: `${sourceUrl}/photo.jpg`, delivery: "email" })).status, 400)
     }))
 
   it.live("refuses: too large while streaming (413), bad URL (400), unknown number (404), missing envelope (400)", () =>

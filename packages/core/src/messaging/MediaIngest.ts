@@ -18,6 +18,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { Principal } from "../projects/Projects.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { MessagingNetwork } from "../ports/MessagingNetwork.ts"
 import { WebhookHttp, type WebhookHttpBytes, type WebhookHttpError, type WebhookHttpFetch } from "../ports/WebhookHttp.ts"
 import { BadGateway, BadRequest, Forbidden, type NotFound, notFound, PayloadTooLarge } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
@@ -29,7 +30,8 @@ import { essence, maxMediaBytes, mediaLimit } from "./simulator/Media.ts"
 export const MediaIngestInput = Schema.Struct({
   phone_number_id: Schema.String,
   source: Schema.String,
-  delivery: Schema.optionalKey(Schema.Literal("upstream_media")),
+  /** `upstream_media` (default): a media id for sends; `upstream_resumable_asset`: a handle for template headers. */
+  delivery: Schema.optionalKey(Schema.Literals(["upstream_media", "upstream_resumable_asset"])),
   filename: Schema.optionalKey(Schema.NullOr(Schema.String)),
   mime_type: Schema.optionalKey(Schema.NullOr(Schema.String))
 })
@@ -37,7 +39,10 @@ export type MediaIngestInput = typeof MediaIngestInput.Type
 
 export const MediaIngestResult = Schema.Struct({
   ingest_id: Schema.String,
-  target: Schema.Struct({ kind: Schema.Literal("upstream_media"), media_id: Schema.String }),
+  target: Schema.Union([
+    Schema.Struct({ kind: Schema.Literal("upstream_media"), media_id: Schema.String }),
+    Schema.Struct({ kind: Schema.Literal("upstream_resumable_asset"), handle: Schema.String })
+  ]),
   resource: Schema.Struct({
     filename: Schema.String,
     mime_type: Schema.String,
@@ -150,6 +155,20 @@ export class MediaIngest extends Context.Service<MediaIngest, {
       const settings = yield* WebhookSettings
       const proxyMedia = yield* makeProxyMedia
       const ids = yield* Ids
+      const network = yield* MessagingNetwork
+
+      const refusedUpload = (msgConfigId: string, status: number | undefined) =>
+        Effect.logWarning("The network refused an ingested upload").pipe(
+          Effect.annotateLogs({ status: status ?? "no answer", msg_config_id: msgConfigId }),
+          Effect.andThen(Effect.fail(
+            new BadGateway({
+              error: status === undefined
+                ? "The messaging network could not be reached"
+                : `The network refused the upload (HTTP ${status})`,
+              code: "upstream_error"
+            })
+          ))
+        )
 
       /** The source, redirects followed hop by hop, each one checked again. */
       const download = Effect.fnUntraced(function*(source: string, maxBodyBytes: WebhookHttpFetch["maxBodyBytes"]) {
@@ -207,25 +226,27 @@ export class MediaIngest extends Context.Service<MediaIngest, {
         const filename = input.filename !== undefined && input.filename !== null && input.filename.trim() !== ""
           ? input.filename.trim()
           : filenameOf(url)
-        const uploaded = yield* proxyMedia.uploadMedia(principal.project.id, config.phone_number_id, {
-          bytes: answer.body,
-          mimeType: type,
-          filename
-        })
-        const body = uploaded.status === 200
-          ? Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ id: Schema.String })))(
-            Buffer.from(uploaded.body).toString("utf8")
+        const file = { bytes: answer.body, mimeType: type, filename }
+        const target = input.delivery === "upstream_resumable_asset"
+          ? yield* network.uploadAsset({ accessToken: config.access_token }, file).pipe(
+            Effect.map((uploaded) => ({ kind: "upstream_resumable_asset" as const, handle: uploaded.value.h })),
+            Effect.catch((error) => refusedUpload(config.id, error._tag === "NetworkRefused" ? error.status : undefined))
           )
-          : Option.none()
-        if (Option.isNone(body)) {
-          yield* Effect.logWarning("The network refused an ingested upload").pipe(
-            Effect.annotateLogs({ status: uploaded.status, msg_config_id: config.id })
+          : yield* proxyMedia.uploadMedia(principal.project.id, config.phone_number_id, file).pipe(
+            Effect.flatMap((uploaded) => {
+              const body = uploaded.status === 200
+                ? Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ id: Schema.String })))(
+                  Buffer.from(uploaded.body).toString("utf8")
+                )
+                : Option.none()
+              return Option.isSome(body)
+                ? Effect.succeed({ kind: "upstream_media" as const, media_id: body.value.id })
+                : refusedUpload(config.id, uploaded.status)
+            })
           )
-          return yield* new BadGateway({ error: `The network refused the upload (HTTP ${uploaded.status})`, code: "upstream_error" })
-        }
         return {
           ingest_id: yield* ids.uuid,
-          target: { kind: "upstream_media", media_id: body.value.id },
+          target,
           resource: {
             filename,
             mime_type: type,

@@ -137,6 +137,14 @@ export type OutboundEnvelope = typeof OutboundEnvelope.Type
 export const MediaUploaded = Schema.Struct({ id: Schema.String })
 export type MediaUploaded = typeof MediaUploaded.Type
 
+/** `POST /app/uploads`: a resumable upload session (`upload:<id>`). */
+export const UploadSession = Schema.Struct({ id: Schema.String })
+export type UploadSession = typeof UploadSession.Type
+
+/** `POST /upload:<id>` with the bytes: the asset handle template header examples take. */
+export const UploadedAsset = Schema.Struct({ h: Schema.String })
+export type UploadedAsset = typeof UploadedAsset.Type
+
 /** `GET /<media_id>`: `url` is the network's short-lived, bearer-only address of the bytes. */
 export const MediaInfo = Schema.Struct({
   messaging_product: Schema.optionalKey(Schema.String),

@@ -35,6 +35,7 @@ import type {
   SuccessAnswer,
   TemplateCreated,
   TemplatePage,
+  UploadedAsset,
   UsernameAnswer,
   UsernameSuggestions
 } from "../messaging/NetworkObjects.ts"
@@ -148,6 +149,11 @@ export class MessagingNetwork extends Context.Service<MessagingNetwork, {
 
   /** `POST /<phone_number_id>/media` (multipart): answers the media id. */
   readonly uploadMedia: (access: NetworkAccess, phoneNumberId: string, file: MediaFile) => Call<MediaUploaded>
+  /**
+   * The resumable upload: `POST /app/uploads?file_name=&file_length=&file_type=` opens a session, `POST /<session
+   * id>` with the bytes (offset 0) answers the asset handle `h` (template header examples take it).
+   */
+  readonly uploadAsset: (access: NetworkAccess, file: MediaFile) => Call<UploadedAsset>
   /** `GET /<media_id>`; with `phoneNumberId` the network also checks the media belongs to that number. */
   readonly getMedia: (
     access: NetworkAccess,

@@ -65,6 +65,12 @@ export interface NumberRecord {
   nameChange?: NameChange | undefined
 }
 
+export interface UploadSession {
+  readonly businessAccountId: string
+  readonly fileLength: number
+  readonly fileType: string
+}
+
 /** Reviewed `nameReviewMs` after submission; an approved name shows `nameReviewMs` after its approval. */
 export interface NameChange {
   readonly name: string
@@ -273,6 +279,11 @@ export class SimState {
   readonly unreachable = new Set<string>()
   /** username → phone number id. */
   readonly usernames = new Map<string, string>()
+  /**
+   * Open resumable upload sessions (`POST /app/uploads`) by id, until their bytes arrive. Not saved to a store:
+   * a session lasts one upload, and a restart only makes its caller open another.
+   */
+  readonly uploadSessions = new Map<string, UploadSession>()
   private traces = 0
 
   /**

@@ -517,6 +517,35 @@ export const healthStatus = (number: NumberRecord) => {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Resumable uploads (the handles template header examples take)
+
+const openUploadSession = (state: SimState, ctx: RequestContext, accountId: string, request: SimRequest): Outcome => {
+  const length = Number(request.query["file_length"])
+  const type = request.query["file_type"]
+  if (!Number.isInteger(length) || length <= 0) return fail(simError(100, "Param file_length must be a positive integer"))
+  if (type === undefined || type.trim() === "") return fail(simError(100, "The parameter file_type is required."))
+  const checked = checkMedia(type, new Uint8Array(1))
+  if (isSimError(checked)) return fail(checked)
+  const id = `upload:${ctx.uuid}`
+  state.uploadSessions.set(id, { businessAccountId: accountId, fileLength: length, fileType: type })
+  return ok({ id })
+}
+
+const uploadAsset = (state: SimState, ctx: RequestContext, accountId: string, id: string, request: SimRequest): Outcome => {
+  const session = state.uploadSessions.get(id)
+  if (session === undefined || session.businessAccountId !== accountId) return fail(unknownObject("POST", id))
+  if (request.body._tag !== "Bytes") return fail(simError(100, "The upload must carry the file's bytes"))
+  const bytes = request.body.bytes
+  if (bytes.byteLength !== session.fileLength) {
+    return fail(simError(100, `The upload has ${bytes.byteLength} bytes; the session was opened for ${session.fileLength}`))
+  }
+  const checked = checkMedia(session.fileType, bytes)
+  if (isSimError(checked)) return fail(checked)
+  state.uploadSessions.delete(id)
+  return ok({ h: `4::${Buffer.from(`${session.fileType}:${ctx.uuid}`).toString("base64url")}` })
+}
+
+// ---------------------------------------------------------------------------------------------
 // Display name changes
 
 /** The network's display name rules this simulator keeps: 3 to 75 characters; never the network's own name. */
@@ -781,6 +810,9 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
     return read === undefined ? fail(notJson()) : f(read.value)
   }
   const unsupported = fail(unknownObject(method, id))
+
+  if (id === "app" && edge === "uploads" && method === "POST") return openUploadSession(state, ctx, accountId, request)
+  if (id.startsWith("upload:") && edge === undefined && method === "POST") return uploadAsset(state, ctx, accountId, id, request)
 
   if (edge === undefined) {
     const number = state.numbers.get(id)

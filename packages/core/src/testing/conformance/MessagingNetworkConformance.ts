@@ -776,6 +776,17 @@ export const messagingNetworkConformance = <E>(name: string, options: MessagingN
     )
 
     test(
+      "uploads an asset through a resumable session and answers its handle",
+      Effect.gen(function*() {
+        const { network } = yield* setup
+        const bytes = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3])
+        const uploaded = yield* network.uploadAsset(access, { bytes, mimeType: "image/jpeg", filename: "header.jpg" })
+        assert.match(uploaded.value.h, /^4::/)
+        yield* refused(network.uploadAsset(access, { bytes, mimeType: "image/gif", filename: "header.gif" }), 400, 131053)
+      })
+    )
+
+    test(
       "reviews a display name change on the clock, then shows it; refuses a bad one; releases a number",
       Effect.gen(function*() {
         const { network } = yield* setup
