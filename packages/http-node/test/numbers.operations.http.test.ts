@@ -258,7 +258,7 @@ describe("POST /msg/media", () => {
       assert.strictEqual(asset.status, 200, asset.text)
       assert.strictEqual(asset.body.data.target.kind, "upstream_resumable_asset")
       assert.match(asset.body.data.target.handle, /^4::/)
-      assert.strictEqual((await ingest(host, { phone_number_id: pnid, source: `${sourceUrl}/photo.jpg`, delivery: "email" })).status, 400)
+      assert.strictEqual((await ingest(host, { phone_number_id: pnid, source: `${sourceUrl}/photo.jpg`, delivery: "email" })).status, 422)
     }))
 
   it.live("refuses: too large while streaming (413), bad URL (400), unknown number (404), missing envelope (400)", () =>
