@@ -17,6 +17,7 @@ import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
 import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
 import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
+import { LegacySetupLinksApi, SetupLinksApi } from "./tenancy/SetupLinksApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -39,6 +40,8 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(WebhookDeliveriesApi)
   .add(MsgTemplatesApi)
   .add(ProviderModelsApi)
+  .add(SetupLinksApi)
+  .add(LegacySetupLinksApi)
   .add(MsgMediaApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
