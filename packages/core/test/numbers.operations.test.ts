@@ -21,6 +21,10 @@ import { type Principal, Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { layerMemoryJobQueue, layerMemoryStorage, layerMemoryWebhookHttp, MemoryWebhookReceiver } from "../src/testing/index.ts"
 import { WebhookSettings } from "../src/webhooks/Settings.ts"
+import { Onboarding, type SignupCallback } from "../src/messaging/numbers/Onboarding.ts"
+import type { SignupChoice } from "../src/messaging/simulator/Simulator.ts"
+import { Customers } from "../src/tenancy/Customers.ts"
+import { SetupLinks } from "../src/tenancy/SetupLinks.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential, layerMemoryWebhookHttp)
 const Services = Layer.mergeAll(Projects.layer, MediaIngest.layer).pipe(
@@ -347,6 +351,44 @@ describe("number release", () => {
       assert.strictEqual(yield* statusOf(provisioned), "DISCONNECTED")
       yield* numbers.disconnect(principal, config.phone_number_id)
       assert.strictEqual(yield* statusOf(config), "CONNECTED", "a number the customer brought is only disconnected")
+    }).pipe(Effect.provide(Services)))
+})
+
+describe("number release after a setup link", () => {
+  it.effect("a number the link provisioned is marked and released on disconnect; one the customer brought is not", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* given
+      const customer = yield* (yield* Customers).create(principal, { name: "Shop" })
+      const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+      const links = yield* SetupLinks
+      const onboarding = yield* Onboarding
+      const connect = (choice: SignupChoice, provision: boolean) =>
+        Effect.gen(function*() {
+          const created = yield* links.create(principal, customer.id, { provision_phone_number: provision })
+          const answer = yield* simulator.authorizeSignup(choice)
+          assert.strictEqual(answer._tag, "Granted")
+          const callback: SignupCallback = answer._tag === "Refused" ? {} : {
+            code: answer.code,
+            waba_id: answer.businessAccountId,
+            phone_number_id: answer.phoneNumberId,
+            ...(answer.provisioned ? { provisioned: "true" } : {})
+          }
+          const result = Option.getOrThrow(yield* onboarding.complete(created.token, callback))
+          assert.strictEqual(result.outcome._tag, "Connected")
+          return result.outcome._tag === "Connected" ? result.outcome.config : assert.fail("not connected")
+        })
+      const provisioned = yield* connect({ businessAccountId: "300000000000001", provisionCountry: "MX" }, true)
+      assert.isTrue(provisioned.provisioned)
+      const brought = yield* connect({ businessAccountId: "300000000000001", phoneNumberId: "300000000000011" }, false)
+      assert.isFalse(brought.provisioned)
+      const network = yield* MessagingNetwork
+      const statusOf = (c: MessageConfigRecord) =>
+        network.getPhoneNumber({ accessToken: c.access_token }, c.phone_number_id).pipe(Effect.map((a) => a.value.status))
+      const numbers = yield* MessageConfigs
+      yield* numbers.disconnect(principal, provisioned.phone_number_id)
+      yield* numbers.disconnect(principal, brought.phone_number_id)
+      assert.strictEqual(yield* statusOf(provisioned), "DISCONNECTED")
+      assert.strictEqual(yield* statusOf(brought), "CONNECTED")
     }).pipe(Effect.provide(Services)))
 })
 
