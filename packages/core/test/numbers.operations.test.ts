@@ -409,6 +409,7 @@ const scriptSource = Effect.gen(function*() {
       Effect.succeed({ status, body: "", bytes, headers })
     switch (path) {
       case "/photo.jpg":
+      case "/caf%C3%A9%E0.jpg":
         return answer(200, jpeg, { "Content-Type": "image/jpeg" })
       case "/hop":
         return answer(302, new Uint8Array(), { Location: "/photo.jpg" })
@@ -460,6 +461,8 @@ describe("media ingest", () => {
         mime_type: "image/png"
       })
       assert.strictEqual(named.resource.filename, "chart.png")
+      const odd = yield* ingest.ingest(principal, { phone_number_id: config.phone_number_id, source: "https://cdn.example/caf%C3%A9%E0.jpg" })
+      assert.strictEqual(odd.resource.filename, "café\uFFFD.jpg", "a malformed escape in the name is no failure")
       const asset = yield* ingest.ingest(principal, {
         phone_number_id: config.phone_number_id,
         source: "https://cdn.example/photo.jpg",

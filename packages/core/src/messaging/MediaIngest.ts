@@ -136,9 +136,12 @@ const capOf = (type: string | undefined) =>
 
 const httpUrl = (value: string) => URL.canParse(value) && ["http:", "https:"].includes(new URL(value).protocol)
 
+/** The last path segment, percent-decoded without ever throwing (bytes that are not UTF-8 become U+FFFD). */
 const filenameOf = (url: string) => {
-  const last = decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "")
-  return last.trim() === "" ? "file" : last
+  const segment = new URL(url).pathname.split("/").pop() ?? ""
+  const bytes = segment.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+  const name = Buffer.from(bytes, "latin1").toString("utf8")
+  return name.trim() === "" ? "file" : name
 }
 
 export class MediaIngest extends Context.Service<MediaIngest, {
