@@ -22,6 +22,7 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`
       assert.deepStrictEqual(tables.map((t) => t.table_name), [
         "api_keys",
+        "contact_erasures",
         "customers",
         "domain_events",
         "event_definitions",
@@ -34,6 +35,7 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         "functions",
         "host_keys",
         "inbox_embeds",
+        "log_entries",
         "msg_configs",
         "msg_contacts",
         "msg_conversations",
@@ -56,6 +58,7 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         "sim_objects",
         "sim_outbox",
         "triggers",
+        "voice_agents",
         "webhook_buffers",
         "webhook_deliveries",
         "webhook_delivery_attempts",
