@@ -48,8 +48,13 @@ const ensureErrorBody = (response: HttpServerResponse.HttpServerResponse) => {
   return response
 }
 
-/** The path as logged: a setup link's or inbox embed's token is a credential of its page, so it never reaches a log line. */
-const loggedPath = (path: string) => path.replace(/^\/setup\/[^/]+/, "/setup/:token").replace(/^\/embed\/[^/]+/, "/embed/:token")
+/**
+ * The path as logged: a setup link's or inbox embed's token is a credential of its page, and a contact erasure's
+ * identifier (often a phone number) is what the erasure removes, so neither reaches a log line or log search.
+ */
+const loggedPath = (path: string) =>
+  path.replace(/^\/setup\/[^/]+/, "/setup/:token").replace(/^\/embed\/[^/]+/, "/embed/:token")
+    .replace(/^(\/platform\/v1\/msg\/contacts)\/[^/]+/, "$1/:identifier")
 
 const decodeErrorBody = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ error: Schema.String })))
 

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { operation } from "../http/Operation.ts"
 import { Authentication } from "../http/Middleware.ts"
 import { LOG_TEXT_FIELDS, type LogTextField } from "../ports/LogSearch.ts"
 import { BadRequest, Unprocessable } from "../shared/ApiError.ts"
@@ -128,15 +129,29 @@ export class LogSearchApi extends HttpApiGroup.make("logSearch")
       query: LogSearchQuery,
       success: LogSearchAnswer,
       error: [BadRequest, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Search the project's logs (filters need POST)" })),
+    }).annotateMerge(operation(
+      "Search the project's logs (filters need POST)",
+      "Free-text search over API requests, upstream webhook events, workflow step events and webhook deliveries " +
+        "of the last 24 hours or 7 days, or 15 minutes around `around` (`period=context`); `problems_only` keeps " +
+        "failures; newest first with a cursor. Entries are kept 14 days by default."
+    )),
     HttpApiEndpoint.post("searchPost", "/log_search", {
       payload: LogSearchBody,
       success: LogSearchAnswer,
       error: [BadRequest, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Search the project's logs, with filters" })),
+    }).annotateMerge(operation(
+      "Search the project's logs, with filters",
+      "The same search with a JSON body, which alone takes `filters` (`{ key: value }` or `[{ key, value }]`, keys " +
+        "from the catalog such as `flow_execution_id`, `webhook_id`, `phone_number_id`); a malformed `filters` " +
+        "answers 422."
+    )),
     HttpApiEndpoint.get("catalog", "/log_search/catalog", {
       success: LogCatalogAnswer
-    }).annotateMerge(OpenApi.annotations({ summary: "List the log sources, filter keys and detail fields" }))
+    }).annotateMerge(operation(
+      "List the log sources, filter keys and detail fields",
+      "The catalog a log search UI is built from: sources with labels, colours and aliases, the filter " +
+        "suggestions with the sources they apply to, and the detail fields of an entry."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")

@@ -14,6 +14,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { JobQueue } from "../../ports/JobQueue.ts"
+import { LogSearch } from "../../ports/LogSearch.ts"
 import {
   type ContactErasureRecord,
   ContactErasureRepo,
@@ -44,9 +45,14 @@ export interface ErasureStep {
  * order), over the services that hold what they erase: a capability adds its
  * entry before `contact`, taking its own service here.
  */
-export const erasureSteps: Effect.Effect<ReadonlyArray<ErasureStep>, never, ContactErasureRepo | JobQueue> = Effect.gen(function*() {
+export const erasureSteps: Effect.Effect<
+  ReadonlyArray<ErasureStep>,
+  never,
+  ContactErasureRepo | JobQueue | LogSearch
+> = Effect.gen(function*() {
   const repo = yield* ContactErasureRepo
   const jobs = yield* JobQueue
+  const logs = yield* LogSearch
   return [
     { name: "step_events", run: repo.deleteStepEvents },
     { name: "executions", run: repo.deleteExecutions },
@@ -56,6 +62,8 @@ export const erasureSteps: Effect.Effect<ReadonlyArray<ErasureStep>, never, Cont
     // The relay's jobs carry the outbox entries they hand on; a store keeps finished jobs for days.
     { name: "job_payloads", run: (s, limit) => jobs.eraseMentions(erasureTerms(s), limit) },
     { name: "upstream_payloads", run: repo.deleteUpstreamPayloads },
+    // Log search's entries (API requests, upstream events, step events, deliveries) that mention the contact.
+    { name: "log_entries", run: (s) => Effect.as(logs.eraseMentions(s.project_id, erasureTerms(s)), 0) },
     { name: "media", run: repo.deleteMedia },
     { name: "messages", run: repo.deleteMessages },
     { name: "conversations", run: repo.deleteConversations },
