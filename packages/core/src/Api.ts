@@ -7,7 +7,7 @@ import { FlowsApi, TriggersApi, WorkflowsApi } from "./workflows/WorkflowsApi.ts
 import { RequestErrors } from "./http/Middleware.ts"
 import { completeDocument } from "./http/OpenApiDocument.ts"
 import { EventDefinitionsApi, EventsApi } from "./events/EventsApi.ts"
-import { MsgConfigsApi, PhoneNumbersApi } from "./messaging/numbers/NumbersApi.ts"
+import { MsgConfigsApi, MsgMediaApi, PhoneNumbersApi } from "./messaging/numbers/NumbersApi.ts"
 import { CustomersApi } from "./tenancy/CustomersApi.ts"
 import { SandboxApi } from "./messaging/MessagingApi.ts"
 import { MsgConversationsApi } from "./messaging/ConversationsApi.ts"
@@ -52,6 +52,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(MsgContactsApi)
   .add(VoiceAgentsApi)
   .add(LogSearchApi)
+  .add(MsgMediaApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

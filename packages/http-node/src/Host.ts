@@ -11,6 +11,7 @@ import {
   type FunctionKv,
   type FunctionRuntime,
   Ids,
+  MediaIngest,
   Inbox,
   MessagingProxy,
   layerTranscriptionModelConfig,
@@ -34,7 +35,7 @@ import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
 import { ExecutionsHandlers, FlowExecutionsHandlers } from "./handlers/Executions.ts"
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
-import { MsgConfigsHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
+import { MsgConfigsHandlers, MsgMediaHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
 import { CustomersHandlers } from "./handlers/Customers.ts"
 import { MsgTemplatesHandlers } from "./handlers/Templates.ts"
 import { ProviderModelsHandlers } from "./handlers/ProviderModels.ts"
@@ -74,6 +75,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([InboxEmbedsHandlers, InboxHandlers]),
   Layer.provide([MsgContactsHandlers, VoiceAgentsHandlers]),
   Layer.provide(LogSearchHandlers),
+  Layer.provide(MsgMediaHandlers),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),
@@ -181,7 +183,7 @@ export const routes = Layer.mergeAll(
   InputLimits
 )
   // The embedded inbox sends and marks read through the same proxy.
-  .pipe(Layer.provide(Inbox.layer), Layer.provide(MessagingProxy.layer))
+  .pipe(Layer.provide(Inbox.layer), Layer.provide(MessagingProxy.layer), Layer.provide(MediaIngest.layer))
 
 /**
  * Node's HTTP server for the host: requests Node itself refuses before any route sees them (malformed, headers too

@@ -126,6 +126,8 @@ describe("MCP tool server", () => {
     assert.deepStrictEqual((await host.request("GET", `/platform/v1/customers/${created.value.id}`)).body.data, created.value)
     assert.strictEqual((await host.request("GET", `/platform/v1/customers/${created.value.id}`, { key: host.otherKey })).status, 404)
 
+    const unknownHealth = await call(client, "msg_numbers", { action: "health", params: { phone_number_id: "999" } })
+    assert.isTrue(unknownHealth.isError)
     // start_setup finds the customer by its external id (or creates it) and answers its new setup link.
     const started = await call(client, "msg_numbers", { action: "start_setup", params: { external_customer_id: "mcp-1" } })
     assert.isFalse(started.isError, JSON.stringify(started.value))

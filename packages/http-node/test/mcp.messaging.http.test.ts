@@ -49,6 +49,8 @@ describe("MCP messaging tools", () => {
     assert.deepStrictEqual(unknown, { isError: true, value: { error: "No connected number with display number +1 999 000 0000" } })
     assert.strictEqual((await ok("status", "status", {})).numbers_count, 1)
     assert.strictEqual((await ok("msg_numbers", "get", { phone_number_id: pnid })).phone_number_id, pnid)
+    const health = await ok("msg_numbers", "health", { phone_number_id: pnid })
+    assert.strictEqual(health.status, (await host.request("GET", `/platform/v1/msg/phone_numbers/${pnid}/health`)).body.data.status)
   })
 
   it("sends, marks read, and traces the delivery from what was stored", async () => {

@@ -40,6 +40,7 @@ interface ConfigRow {
   readonly facts: NetworkFacts
   readonly refreshed_at: Date | null
   readonly webhook_verified_at: Date | null
+  readonly provisioned: boolean
   readonly deleted_at: Date | null
   readonly created_at: Date
   readonly updated_at: Date
@@ -64,6 +65,7 @@ const toConfig = (row: ConfigRow): MessageConfigRecord => ({
   facts: row.facts,
   refreshed_at: isoOrNull(row.refreshed_at),
   webhook_verified_at: isoOrNull(row.webhook_verified_at),
+  provisioned: row.provisioned,
   deleted_at: isoOrNull(row.deleted_at),
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
@@ -88,12 +90,12 @@ export const layerMessageConfigsRepo = Layer.effect(
           INSERT INTO msg_configs (id, project_id, name, display_name, kind, phone_number_id, business_account_id,
             display_phone_number, display_phone_number_normalized, customer_id, inbound_processing_enabled, access_token,
             webhook_verify_token, app_secret, webhook_destination_url, facts, refreshed_at, webhook_verified_at,
-            deleted_at, created_at, updated_at)
+            provisioned, deleted_at, created_at, updated_at)
           VALUES (${c.id}, ${c.project_id}, ${c.name}, ${c.display_name}, ${c.kind}, ${c.phone_number_id},
             ${c.business_account_id}, ${c.display_phone_number}, ${c.display_phone_number_normalized}, ${c.customer_id},
             ${c.inbound_processing_enabled}, ${Redacted.value(c.access_token)}, ${reveal(c.webhook_verify_token)},
             ${reveal(c.app_secret)}, ${reveal(c.webhook_destination_url)}, ${jsonb(c.facts)}, ${c.refreshed_at},
-            ${c.webhook_verified_at}, ${c.deleted_at}, ${c.created_at}, ${c.updated_at})`
+            ${c.webhook_verified_at}, ${c.provisioned}, ${c.deleted_at}, ${c.created_at}, ${c.updated_at})`
         yield* signal(Option.some(c))
       }, Effect.catchTag("SqlError", configDuplicates)),
 

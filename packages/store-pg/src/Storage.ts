@@ -19,6 +19,7 @@ import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
 import { layerContactErasureRepo } from "./ContactErasureRepo.ts"
 import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { layerLogSearch } from "./LogSearch.ts"
+import { layerNumberOperationsStorage } from "./NumberOperationsRepo.ts"
 
 export const layerStorage = Layer.mergeAll(
   layerTransactor,
@@ -40,7 +41,8 @@ export const layerStorage = Layer.mergeAll(
   layerInboxEmbedsRepo,
   layerContactErasureRepo,
   layerVoiceAgentsRepo,
-  layerLogSearch
+  layerLogSearch,
+  layerNumberOperationsStorage
 ).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -41,6 +41,8 @@ import {
   SuccessAnswer,
   TemplateCreated,
   TemplatePage,
+  UploadedAsset,
+  UploadSession,
   UsernameAnswer,
   UsernameSuggestions
 } from "./NetworkObjects.ts"
@@ -202,6 +204,24 @@ export const make = (options: CloudApiOptions) =>
           const request = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyFormData(form), HttpClientRequest.acceptJson)
           return execute("MessagingNetwork.uploadMedia", access, request, json(MediaUploaded))
         }),
+      uploadAsset: (access, file: MediaFile) =>
+        call("MessagingNetwork.openUploadSession", UploadSession, access, "POST", ["app", "uploads"], {
+          query: { file_name: file.filename, file_length: file.bytes.byteLength, file_type: file.mimeType }
+        }).pipe(
+          Effect.flatMap((session) => urlOf(access, [session.value.id])),
+          Effect.flatMap((url) =>
+            execute(
+              "MessagingNetwork.uploadAsset",
+              access,
+              HttpClientRequest.post(url).pipe(
+                HttpClientRequest.setHeader("file_offset", "0"),
+                HttpClientRequest.bodyUint8Array(new Uint8Array(file.bytes), file.mimeType),
+                HttpClientRequest.acceptJson
+              ),
+              json(UploadedAsset)
+            )
+          )
+        ),
       getMedia: (access, mediaId, options) =>
         call("MessagingNetwork.getMedia", MediaInfo, access, "GET", [mediaId], {
           query: { phone_number_id: options?.phoneNumberId }
@@ -277,6 +297,12 @@ export const make = (options: CloudApiOptions) =>
         }),
       unsubscribeApp: (access, businessAccountId) =>
         call("MessagingNetwork.unsubscribeApp", SuccessAnswer, access, "DELETE", [businessAccountId, "subscribed_apps"]),
+      requestDisplayName: (access, phoneNumberId, newDisplayName) =>
+        call("MessagingNetwork.requestDisplayName", SuccessAnswer, access, "POST", [phoneNumberId], {
+          body: { new_display_name: newDisplayName }
+        }),
+      releaseNumber: (access, phoneNumberId) =>
+        call("MessagingNetwork.releaseNumber", SuccessAnswer, access, "POST", [phoneNumberId, "deregister"], { body: {} }),
 
       exchangeSignupCode: (exchange) =>
         Effect.flatMap(urlOf({ version: exchange.version }, ["oauth", "access_token"]), (url) =>

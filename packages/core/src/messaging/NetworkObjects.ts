@@ -141,6 +141,14 @@ export type OutboundEnvelope = typeof OutboundEnvelope.Type
 export const MediaUploaded = Schema.Struct({ id: Schema.String })
 export type MediaUploaded = typeof MediaUploaded.Type
 
+/** `POST /app/uploads`: a resumable upload session (`upload:<id>`). */
+export const UploadSession = Schema.Struct({ id: Schema.String })
+export type UploadSession = typeof UploadSession.Type
+
+/** `POST /upload:<id>` with the bytes: the asset handle template header examples take. */
+export const UploadedAsset = Schema.Struct({ h: Schema.String })
+export type UploadedAsset = typeof UploadedAsset.Type
+
 /** `GET /<media_id>`: `url` is the network's short-lived, bearer-only address of the bytes. */
 export const MediaInfo = Schema.Struct({
   messaging_product: Schema.optionalKey(Schema.String),
@@ -292,7 +300,11 @@ export const PhoneNumberFacts = Schema.Struct({
   is_pin_enabled: Schema.optionalKey(Schema.Boolean),
   /** A coexistence number (also used in the business app). */
   is_on_biz_app: Schema.optionalKey(Schema.Boolean),
-  health_status: Schema.optionalKey(HealthStatus)
+  health_status: Schema.optionalKey(HealthStatus),
+  /** A display name change asked for (`POST /<phone_number_id>` with `new_display_name`), while it is not applied. */
+  new_display_name: Schema.optionalKey(Schema.String),
+  /** Where that change stands: `PENDING_REVIEW`, `APPROVED`, `DECLINED`, `AVAILABLE_WITHOUT_REVIEW`, `EXPIRED`, `NONE`. */
+  new_name_status: Schema.optionalKey(Schema.String)
 })
 export type PhoneNumberFacts = typeof PhoneNumberFacts.Type
 
@@ -332,7 +344,9 @@ export const SubscribedApps = Schema.Struct({
       link: Schema.optionalKey(Schema.String),
       name: Schema.optionalKey(Schema.String)
     }),
-    override_callback_uri: Schema.optionalKey(Schema.String)
+    override_callback_uri: Schema.optionalKey(Schema.String),
+    /** The webhook fields the app receives, when the network lists them. */
+    subscribed_fields: Schema.optionalKey(Schema.Array(Schema.String))
   }))
 })
 export type SubscribedApps = typeof SubscribedApps.Type

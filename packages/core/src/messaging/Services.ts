@@ -17,8 +17,10 @@ import { Templates } from "./templates/Templates.ts"
 import { Onboarding, SignupSettings } from "./numbers/Onboarding.ts"
 import { SetupLinks } from "../tenancy/SetupLinks.ts"
 import { LogRecorder } from "../logs/LogRecorder.ts"
+import { DisplayNames } from "./numbers/DisplayNames.ts"
+import { NumberHealth } from "./numbers/NumberHealth.ts"
 
-export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer, Onboarding.layer).pipe(
+export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer, Onboarding.layer, DisplayNames.layer, NumberHealth.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer, SetupLinks.layer, SignupSettings.layerConfig)),
   Layer.provideMerge(Customers.layer),
   Layer.provideMerge(LiveNumbers.layer),

@@ -36,6 +36,7 @@ import type {
   SuccessAnswer,
   TemplateCreated,
   TemplatePage,
+  UploadedAsset,
   UsernameAnswer,
   UsernameSuggestions
 } from "../messaging/NetworkObjects.ts"
@@ -159,6 +160,11 @@ export class MessagingNetwork extends Context.Service<MessagingNetwork, {
 
   /** `POST /<phone_number_id>/media` (multipart): answers the media id. */
   readonly uploadMedia: (access: NetworkAccess, phoneNumberId: string, file: MediaFile) => Call<MediaUploaded>
+  /**
+   * The resumable upload: `POST /app/uploads?file_name=&file_length=&file_type=` opens a session, `POST /<session
+   * id>` with the bytes (offset 0) answers the asset handle `h` (template header examples take it).
+   */
+  readonly uploadAsset: (access: NetworkAccess, file: MediaFile) => Call<UploadedAsset>
   /** `GET /<media_id>`; with `phoneNumberId` the network also checks the media belongs to that number. */
   readonly getMedia: (
     access: NetworkAccess,
@@ -236,6 +242,13 @@ export class MessagingNetwork extends Context.Service<MessagingNetwork, {
    * customer's embedded signup granted. Authenticated by the app, not a bearer token.
    */
   readonly exchangeSignupCode: (exchange: SignupCodeExchange) => Call<SignupToken>
+  /**
+   * `POST /<phone_number_id>` with `{ new_display_name }`: submits a display name change for review; where it
+   * stands is read back from the number's `new_display_name`, `new_name_status` and `verified_name` fields.
+   */
+  readonly requestDisplayName: (access: NetworkAccess, phoneNumberId: string, newDisplayName: string) => Call<SuccessAnswer>
+  /** `POST /<phone_number_id>/deregister`: gives the number up (a provisioned number goes back to the network). */
+  readonly releaseNumber: (access: NetworkAccess, phoneNumberId: string) => Call<SuccessAnswer>
 
   /** Any other request, answered as the network sent it: the `value` is the answer's bytes. */
   readonly forward: (access: NetworkAccess, request: ForwardRequest) => Call<Uint8Array>

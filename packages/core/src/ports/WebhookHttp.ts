@@ -59,6 +59,27 @@ export interface WebhookHttpAnswer {
   readonly truncated: boolean
 }
 
+/** A GET whose answer is kept as bytes (media ingest); the same address rules and timeout as `WebhookHttpRequest`. */
+export interface WebhookHttpFetch {
+  readonly url: string
+  readonly timeoutMs: number
+  readonly allowPrivate: boolean
+  /**
+   * At most this many bytes of the body are ever held; past it reading stops and `truncated` is set. A function
+   * decides from the answer's headers (lowercase names), once they arrive.
+   */
+  readonly maxBodyBytes: number | ((headers: Readonly<Record<string, string>>) => number)
+}
+
+export interface WebhookHttpBytes {
+  readonly status: number
+  /** Header names in lowercase; repeated headers joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>
+  /** At most `maxBodyBytes`. */
+  readonly body: Uint8Array
+  readonly truncated: boolean
+}
+
 /** No answer: refused address, DNS failure, connection error, timeout. `message` goes to the delivery log. */
 export class WebhookHttpError extends Schema.TaggedError<WebhookHttpError>()("WebhookHttpError", {
   reason: Schema.Literals(["private_address", "dns", "connection", "timeout", "invalid_url"]),
@@ -69,6 +90,8 @@ export class WebhookHttp extends Context.Service<WebhookHttp, {
   readonly post: (request: WebhookHttpRequest) => Effect.Effect<WebhookHttpResponse, WebhookHttpError>
   /** One request of any method, its answer's status, headers and body (up to `maxBodyBytes`). */
   readonly request: (call: WebhookHttpCall) => Effect.Effect<WebhookHttpAnswer, WebhookHttpError>
+  /** One GET, its body as bytes up to `maxBodyBytes`; a redirect is an answer like any other (the caller follows it). */
+  readonly fetch: (call: WebhookHttpFetch) => Effect.Effect<WebhookHttpBytes, WebhookHttpError>
   /** Every address the name resolves to (an IP literal answers itself); fails with reason `dns`. */
   readonly resolve: (hostname: string) => Effect.Effect<ReadonlyArray<string>, WebhookHttpError>
 }>()("@parley/core/ports/WebhookHttp") {}

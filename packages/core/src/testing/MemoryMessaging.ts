@@ -192,6 +192,7 @@ export const layerMemoryMessageConfigsRepo = Layer.effect(
             ...config,
             project_id: current.project_id,
             created_at: current.created_at,
+            provisioned: current.provisioned,
             deleted_at: current.deleted_at
           })
           db.put(Configs, config.id, updated)

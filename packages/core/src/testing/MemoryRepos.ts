@@ -29,6 +29,7 @@ import { layerMemoryRateLimits } from "./MemoryRateLimits.ts"
 import { layerMemorySetupLinksRepo } from "./MemorySetupLinks.ts"
 import { layerMemoryInboxEmbedsRepo } from "./MemoryInboxEmbeds.ts"
 import { layerMemoryLogSearch } from "./MemoryLogSearch.ts"
+import { layerMemoryNumberOperations } from "./MemoryNumberOperations.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -302,5 +303,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryInboxEmbedsRepo,
   layerMemoryContactErasureRepo,
   layerMemoryVoiceAgentsRepo,
-  layerMemoryLogSearch
+  layerMemoryLogSearch,
+  layerMemoryNumberOperations
 ).pipe(Layer.provideMerge(MemoryStore.layer))

@@ -14,7 +14,9 @@
 import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Stream } from "effect"
 import {
   type WebhookHttpAnswer,
+  type WebhookHttpBytes,
   type WebhookHttpCall,
+  type WebhookHttpFetch,
   WebhookHttp,
   WebhookHttpError,
   type WebhookHttpRequest,
@@ -387,10 +389,19 @@ export interface ReceivedWebhookRequest {
   readonly at: number
 }
 
-/** A scripted answer: `headers` (any case) reach `request` callers; `post` callers see status and body. */
+/**
+ * A scripted answer: `headers` (any case) reach `request` and `fetch` callers; `post` callers see status and body;
+ * `bytes`, when given, is the body `fetch` callers get (else `body` as UTF-8).
+ */
 export type WebhookResponder = (
   request: ReceivedWebhookRequest
-) => Effect.Effect<WebhookHttpResponse & { readonly headers?: Readonly<Record<string, string>> | undefined }, WebhookHttpError>
+) => Effect.Effect<
+  WebhookHttpResponse & {
+    readonly headers?: Readonly<Record<string, string>> | undefined
+    readonly bytes?: Uint8Array | undefined
+  },
+  WebhookHttpError
+>
 
 /** Where test deliveries land: what arrived, and how to answer the next ones. */
 export class MemoryWebhookReceiver extends Context.Service<MemoryWebhookReceiver, {
@@ -477,6 +488,14 @@ export const layerMemoryWebhookHttp: Layer.Layer<WebhookHttp | MemoryWebhookRece
         }
       })
 
+    const fetch = (call: WebhookHttpFetch) =>
+      Effect.map(exchange({ ...call, method: "GET", headers: {}, body: new Uint8Array() }), (answer): WebhookHttpBytes => {
+        const bytes = answer.bytes ?? new Uint8Array(Buffer.from(answer.body, "utf8"))
+        const headers = Object.fromEntries(Object.entries(answer.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]))
+        const cap = typeof call.maxBodyBytes === "number" ? call.maxBodyBytes : call.maxBodyBytes(headers)
+        return { status: answer.status, headers, body: bytes.subarray(0, cap), truncated: bytes.byteLength > cap }
+      })
+
     const receiver = MemoryWebhookReceiver.of({
       requests,
       respondWith: (next) => {
@@ -485,7 +504,7 @@ export const layerMemoryWebhookHttp: Layer.Layer<WebhookHttp | MemoryWebhookRece
       setAddresses: (hostname, addresses) => void names.set(hostname.toLowerCase(), addresses)
     })
     return Context.make(MemoryWebhookReceiver, receiver).pipe(
-      Context.add(WebhookHttp, WebhookHttp.of({ post, request, resolve }))
+      Context.add(WebhookHttp, WebhookHttp.of({ post, request, fetch, resolve }))
     )
   })
 )

@@ -2,7 +2,8 @@
  * `WebhookHttp` on Node's `http`/`https`: deliveries (one POST of the exact
  * bytes, at most the first 1 KB of the answer read) and the workflow
  * `webhook` node's requests (any method, the answer's headers and body up to
- * the caller's cap). No redirect is followed, and a request is abandoned on
+ * the caller's cap), and media ingest's GETs (the body as bytes, never more
+ * than the caller's cap held). No redirect is followed, and a request is abandoned on
  * timeout or interruption. Unless private targets are allowed, a literal
  * address is checked before connecting and a name is resolved by
  * `publicOnlyLookup`, so the connection goes to the address that was checked.
@@ -14,7 +15,9 @@ import {
   WebhookHttp,
   WebhookHttpError,
   type WebhookHttpAnswer,
+  type WebhookHttpBytes,
   type WebhookHttpCall,
+  type WebhookHttpFetch,
   type WebhookHttpRequest,
   type WebhookHttpResponse
 } from "@parley/core"
@@ -53,8 +56,8 @@ const privateRefusal = (hostname: string) =>
  * reached the receiver, so it is made once more on a fresh connection.
  */
 const post = (request: WebhookHttpRequest): Effect.Effect<WebhookHttpResponse, WebhookHttpError> => {
-  const once = exchange({ ...request, method: "POST", maxBodyBytes: BODY_LIMIT }, agents).pipe(
-    Effect.map(({ body, status }): WebhookHttpResponse => ({ status, body }))
+  const once = exchange({ ...request, method: "POST" }, agents, BODY_LIMIT).pipe(
+    Effect.map(({ body, status }): WebhookHttpResponse => ({ status, body: text(body) }))
   )
   return once.pipe(
     Effect.catch((error) => error instanceof StaleConnection ? once : Effect.fail(error)),
@@ -66,15 +69,24 @@ const post = (request: WebhookHttpRequest): Effect.Effect<WebhookHttpResponse, W
   )
 }
 
-/** One request of the webhook node: a fresh connection, no second try. */
-const request = (call: WebhookHttpCall): Effect.Effect<WebhookHttpAnswer, WebhookHttpError> =>
-  exchange(call, freshAgents).pipe(
+const text = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
+
+const fresh = <A>(effect: Effect.Effect<A, WebhookHttpError | StaleConnection>) =>
+  effect.pipe(
     Effect.catch((error) =>
       error instanceof StaleConnection
         ? Effect.fail(new WebhookHttpError({ reason: "connection", message: error.message }))
         : Effect.fail(error)
     )
   )
+
+/** One request of the webhook node: a fresh connection, no second try. */
+const request = (call: WebhookHttpCall): Effect.Effect<WebhookHttpAnswer, WebhookHttpError> =>
+  fresh(exchange(call, freshAgents, call.maxBodyBytes)).pipe(Effect.map((answer) => ({ ...answer, body: text(answer.body) })))
+
+/** One GET of media ingest, its body kept as bytes. */
+const fetchBytes = (call: WebhookHttpFetch): Effect.Effect<WebhookHttpBytes, WebhookHttpError> =>
+  fresh(exchange({ ...call, method: "GET", headers: {} }, freshAgents, call.maxBodyBytes))
 
 const answerHeaders = (headers: Http.IncomingHttpHeaders): Record<string, string> =>
   Object.fromEntries(
@@ -85,8 +97,12 @@ const answerHeaders = (headers: Http.IncomingHttpHeaders): Record<string, string
 
 class StaleConnection extends Error {}
 
-const exchange = (request: WebhookHttpCall, pool: typeof agents) =>
-  Effect.callback<WebhookHttpAnswer, WebhookHttpError | StaleConnection>((resume) => {
+const exchange = (
+  request: Omit<WebhookHttpCall, "maxBodyBytes">,
+  pool: typeof agents,
+  cap: WebhookHttpFetch["maxBodyBytes"]
+): Effect.Effect<WebhookHttpBytes, WebhookHttpError | StaleConnection> =>
+  Effect.callback<WebhookHttpBytes, WebhookHttpError | StaleConnection>((resume) => {
     let url: URL
     try {
       url = new URL(request.url)
@@ -105,7 +121,7 @@ const exchange = (request: WebhookHttpCall, pool: typeof agents) =>
       return
     }
     let settled = false
-    const settle = (effect: Effect.Effect<WebhookHttpAnswer, WebhookHttpError | StaleConnection>) => {
+    const settle = (effect: Effect.Effect<WebhookHttpBytes, WebhookHttpError | StaleConnection>) => {
       if (settled) return
       settled = true
       clearTimeout(deadline)
@@ -120,20 +136,29 @@ const exchange = (request: WebhookHttpCall, pool: typeof agents) =>
       ...(request.allowPrivate ? {} : { lookup: publicOnlyLookup as unknown as Net.LookupFunction })
     })
     req.on("response", (res) => {
+      const headers = answerHeaders(res.headers)
+      const maxBodyBytes = typeof cap === "number" ? cap : cap(headers)
       const chunks: Array<Buffer> = []
       let size = 0
+      let kept = 0
       const finish = () =>
         settle(Effect.succeed({
           status: res.statusCode ?? 0,
-          headers: answerHeaders(res.headers),
-          body: Buffer.concat(chunks).subarray(0, request.maxBodyBytes).toString("utf8"),
-          truncated: size > request.maxBodyBytes
+          headers,
+          body: new Uint8Array(Buffer.concat(chunks)),
+          truncated: size > maxBodyBytes
         }))
       res.on("data", (chunk: Buffer) => {
-        chunks.push(chunk)
+        // Never more than the cap is held, whatever size the chunks come in.
+        const room = maxBodyBytes - kept
+        if (room > 0) {
+          const part = chunk.length <= room ? chunk : chunk.subarray(0, room)
+          chunks.push(part)
+          kept += part.length
+        }
         size += chunk.length
         // Past the cap: stop reading (the connection goes with it).
-        if (size > request.maxBodyBytes) {
+        if (size > maxBodyBytes) {
           finish()
           res.destroy()
         }
@@ -180,4 +205,4 @@ const resolve = (hostname: string) =>
   }).pipe(Effect.map((addresses) => addresses.map((a) => a.address)))
 
 /** Webhook deliveries and webhook node requests over Node's HTTP stack. */
-export const layerNodeWebhookHttp = Layer.succeed(WebhookHttp, WebhookHttp.of({ post, request, resolve }))
+export const layerNodeWebhookHttp = Layer.succeed(WebhookHttp, WebhookHttp.of({ post, request, fetch: fetchBytes, resolve }))

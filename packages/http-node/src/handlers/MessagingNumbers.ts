@@ -2,15 +2,20 @@
 import {
   createdCursorKeyOf,
   CurrentPrincipal,
+  DisplayNames,
+  MediaIngest,
   MessageConfigs,
+  NumberHealth,
   ParleyApi,
   resolveWindow,
+  toDisplayNameRequest,
   toListBody,
   toMessageConfig,
   toPhoneNumber
 } from "@parley/core"
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { locationOf } from "./Lists.ts"
 
 export const PhoneNumbersHandlers = HttpApiBuilder.group(
@@ -18,6 +23,8 @@ export const PhoneNumbersHandlers = HttpApiBuilder.group(
   "phoneNumbers",
   Effect.fn(function*(handlers) {
     const numbers = yield* MessageConfigs
+    const health = yield* NumberHealth
+    const displayNames = yield* DisplayNames
     return handlers
       .handle("list", ({ query, request }) =>
         Effect.gen(function*() {
@@ -41,6 +48,67 @@ export const PhoneNumbersHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           yield* numbers.disconnect(yield* CurrentPrincipal, params.phone_number_id)
         }))
+      .handle("health", ({ params, query }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const { rateLimit, report } = yield* health.check(principal, params.phone_number_id, {
+            testMessageTo: query.test_message_to
+          })
+          return HttpApiSchema.withHeaders({
+            body: { data: report },
+            headers: {
+              "x-health-ratelimit-second-limit": String(rateLimit.secondLimit),
+              "x-health-ratelimit-second-remaining": String(rateLimit.secondRemaining),
+              "x-health-ratelimit-minute-limit": String(rateLimit.minuteLimit),
+              "x-health-ratelimit-minute-remaining": String(rateLimit.minuteRemaining)
+            }
+          })
+        }).pipe(
+          // Decisions 8.1: the refused window's headers and `Retry-After` go with the refusal.
+          Effect.catchTag("HealthRateLimited", (limited) =>
+            Effect.succeed(HttpServerResponse.jsonUnsafe({ error: "Rate limit exceeded", message: limited.message }, {
+              status: 429,
+              headers: {
+                "retry-after": String(limited.retryAfterSeconds),
+                [`x-health-ratelimit-${limited.window}-limit`]: String(limited.limit),
+                [`x-health-ratelimit-${limited.window}-remaining`]: "0"
+              }
+            })))
+        ))
+      .handle("requestDisplayName", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const request = yield* displayNames.create(principal, params.phone_number_id, payload.display_name_request)
+          return { data: toDisplayNameRequest(request) }
+        }))
+      .handle("listDisplayNameRequests", ({ params, query, request }) =>
+        Effect.gen(function*() {
+          const window = yield* resolveWindow(query)
+          const slice = yield* displayNames.list(yield* CurrentPrincipal, params.phone_number_id, window)
+          return toListBody(window, slice, createdCursorKeyOf, toDisplayNameRequest, yield* locationOf(request))
+        }))
+      .handle("getDisplayNameRequest", ({ params }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          return { data: toDisplayNameRequest(yield* displayNames.get(principal, params.phone_number_id, params.id)) }
+        }))
+      .handle("cancelDisplayNameRequest", ({ params }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          return { data: toDisplayNameRequest(yield* displayNames.cancel(principal, params.phone_number_id, params.id)) }
+        }))
+  })
+)
+
+export const MsgMediaHandlers = HttpApiBuilder.group(
+  ParleyApi,
+  "msgMedia",
+  Effect.fn(function*(handlers) {
+    const media = yield* MediaIngest
+    return handlers.handle("ingest", ({ payload }) =>
+      Effect.gen(function*() {
+        return { data: yield* media.ingest(yield* CurrentPrincipal, payload.media_ingest) }
+      }))
   })
 )
 

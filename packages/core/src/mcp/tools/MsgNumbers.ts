@@ -86,6 +86,7 @@ export const MsgNumbers: Tool = {
     endpoint("list", PhoneNumbersApi.endpoints.list),
     endpoint("get", PhoneNumbersApi.endpoints.get),
     resolve,
+    endpoint("health", PhoneNumbersApi.endpoints.health),
     startSetup,
     endpoint("create", PhoneNumbersApi.endpoints.connect),
     endpoint("update", MsgConfigsApi.endpoints.update),

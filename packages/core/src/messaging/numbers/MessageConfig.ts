@@ -93,6 +93,11 @@ export interface MessageConfigRecord {
   readonly refreshed_at: string | null
   /** Last successful upstream webhook handshake on the config's own path (decisions 4.11). */
   readonly webhook_verified_at: string | null
+  /**
+   * The service provisioned the number for the customer (a setup link with `provision_phone_number`, decisions
+   * 2.13): disconnecting it releases the number to the network. Set when the config is created, never changed.
+   */
+  readonly provisioned: boolean
   /** Set when disconnected: the config stays for history, the number is free again. */
   readonly deleted_at: string | null
   readonly created_at: string

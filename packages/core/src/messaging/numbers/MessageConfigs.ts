@@ -4,7 +4,8 @@
  * updates through the older surface, the Platform listing with the network's
  * facts (refreshed on connection, on upstream quality webhooks, and in the
  * background when read more than 15 minutes after the last refresh),
- * disconnection, and the simulated number a host connects at start.
+ * disconnection (releasing a number the service provisioned), and the
+ * simulated number a host connects at start.
  *
  * Credentials stay `Redacted` from the request to the store and are never
  * answered or logged.
@@ -169,6 +170,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           facts,
           refreshed_at: now,
           webhook_verified_at: null,
+          provisioned: false,
           deleted_at: null,
           created_at: now,
           updated_at: now
@@ -295,11 +297,27 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
         return config
       })
 
+      /**
+       * A number the service provisioned goes back to the network when disconnected (the free number release,
+       * spec Limits), after the disconnection committed: a refusal is logged, the number is no longer the project's.
+       */
+      const release = (config: MessageConfigRecord) =>
+        config.provisioned
+          ? network.releaseNumber({ accessToken: config.access_token }, config.phone_number_id).pipe(
+            Effect.asVoid,
+            Effect.catchCause((cause) =>
+              Effect.logWarning("Could not release a provisioned number to the network", cause).pipe(
+                Effect.annotateLogs({ msg_config_id: config.id, phone_number_id: config.phone_number_id })
+              )
+            )
+          )
+          : Effect.void
+
       const disconnect = Effect.fn("MessageConfigs.disconnect")(function*(principal: Principal, phoneNumberId: string) {
         const projectId = principal.project.id
         const now = iso(yield* Clock.currentTimeMillis)
         const eventId = yield* ids.uuid
-        return yield* tx.withTransaction(Effect.gen(function*() {
+        const disconnected = yield* tx.withTransaction(Effect.gen(function*() {
           const current = yield* findByNumber(projectId, phoneNumberId)
           const deleted = yield* repo.markDeleted(projectId, current.id, now)
           if (Option.isNone(deleted)) return yield* configNotFound()
@@ -320,6 +338,8 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           })
           return deleted.value
         }))
+        yield* release(disconnected)
+        return disconnected
       })
 
       const refreshFacts = Effect.fn("MessageConfigs.refreshFacts")(function*(config: MessageConfigRecord) {

@@ -345,6 +345,8 @@ export class Onboarding extends Context.Service<Onboarding, {
               facts: numberFacts,
               refreshed_at: now,
               webhook_verified_at: null,
+              // Released to the network when disconnected (the free number release).
+              provisioned,
               deleted_at: null,
               created_at: now,
               updated_at: now

@@ -29,26 +29,33 @@ const isAnimatedWebp = (bytes: Uint8Array): boolean =>
 
 const human = (bytes: number) => bytes >= MB ? `${bytes / MB} MB` : `${bytes / KB} KB`
 
+/**
+ * The kind of media the network makes of an upload of `mimeType` and the most bytes it may have (a sticker's
+ * limit depends on whether the bytes are animated); undefined when the network takes no such type.
+ */
+export const mediaLimit = (mimeType: string, bytes: Uint8Array): { readonly kind: MediaKind; readonly limit: number } | undefined => {
+  const type = essence(mimeType)
+  if (type === "image/webp") return { kind: "sticker", limit: isAnimatedWebp(bytes) ? 500 * KB : 100 * KB }
+  for (const [kind, types, limit] of formats) {
+    if (!type.startsWith(`${kind}/`)) continue
+    return types.includes(type) ? { kind, limit } : undefined
+  }
+  return { kind: "document", limit: maxMediaBytes }
+}
+
 /** The kind of media the network makes of an upload, or the 131053 it answers. */
 export const checkMedia = (mimeType: string, bytes: Uint8Array): MediaKind | SimError => {
   const type = essence(mimeType)
   if (bytes.byteLength === 0) return simError(131053, "The uploaded file is empty")
-  if (type === "image/webp") {
-    const limit = isAnimatedWebp(bytes) ? 500 * KB : 100 * KB
-    return bytes.byteLength > limit
-      ? simError(131053, `Sticker file size ${bytes.byteLength} bytes exceeds the maximum of ${human(limit)}`)
-      : "sticker"
+  const allowed = mediaLimit(type, bytes)
+  if (allowed === undefined) {
+    const [kind, types] = formats.find(([kind]) => type.startsWith(`${kind}/`))!
+    return simError(131053, `Unsupported ${kind} type ${type}; accepted: ${types.join(", ")}`)
   }
-  for (const [kind, types, limit] of formats) {
-    if (!type.startsWith(`${kind}/`)) continue
-    if (!types.includes(type)) return simError(131053, `Unsupported ${kind} type ${type}; accepted: ${types.join(", ")}`)
-    return bytes.byteLength > limit
-      ? simError(131053, `${kind} file size ${bytes.byteLength} bytes exceeds the maximum of ${human(limit)}`)
-      : kind
-  }
-  return bytes.byteLength > maxMediaBytes
-    ? simError(131053, `document file size ${bytes.byteLength} bytes exceeds the maximum of ${human(maxMediaBytes)}`)
-    : "document"
+  if (bytes.byteLength <= allowed.limit) return allowed.kind
+  return allowed.kind === "sticker"
+    ? simError(131053, `Sticker file size ${bytes.byteLength} bytes exceeds the maximum of ${human(allowed.limit)}`)
+    : simError(131053, `${allowed.kind} file size ${bytes.byteLength} bytes exceeds the maximum of ${human(allowed.limit)}`)
 }
 
 /** The content type a media of `kind` gets when a simulated contact sends one without bytes. */

@@ -62,6 +62,21 @@ export interface NumberRecord {
   events: Array<number>
   /** Blocked contacts by business-scoped user id, in blocking order. */
   readonly blocked: Map<string, ContactRef>
+  /** A display name change (`POST /<pnid>` `new_display_name`) not applied yet; undefined in snapshots older than it. */
+  nameChange?: NameChange | undefined
+}
+
+export interface UploadSession {
+  readonly businessAccountId: string
+  readonly fileLength: number
+  readonly fileType: string
+}
+
+/** Reviewed `nameReviewMs` after submission; an approved name shows `nameReviewMs` after its approval. */
+export interface NameChange {
+  readonly name: string
+  readonly submittedAt: number
+  readonly verdict: "APPROVED" | "DECLINED"
 }
 
 export interface BusinessProfile {
@@ -270,6 +285,11 @@ export class SimState {
    * lives ten minutes, and a restart only makes the customer sign up again.
    */
   readonly signupGrants = new Map<string, SignupGrant>()
+  /**
+   * Open resumable upload sessions (`POST /app/uploads`) by id, until their bytes arrive. Not saved to a store:
+   * a session lasts one upload, and a restart only makes its caller open another.
+   */
+  readonly uploadSessions = new Map<string, UploadSession>()
   private traces = 0
 
   /**

@@ -62,6 +62,8 @@ import { checkLanguage, checkName } from "./Templates.ts"
 export interface SimConfig {
   /** How long a template stays `PENDING`. */
   readonly templateReviewMs: number
+  /** How long a display name change stays `PENDING_REVIEW`, then `APPROVED` before the number shows it. */
+  readonly nameReviewMs: number
   /** After acceptance: when a message is `sent`, `delivered`, and `read` (undefined: the contact never reads). */
   readonly statusDelays: {
     readonly sent: number
@@ -516,7 +518,72 @@ export const healthStatus = (number: NumberRecord) => {
   return { can_send_message: overall, entities }
 }
 
-const numberFacts = (number: NumberRecord): Record<string, unknown> => ({
+// ---------------------------------------------------------------------------------------------
+// Resumable uploads (the handles template header examples take)
+
+const openUploadSession = (state: SimState, ctx: RequestContext, accountId: string, request: SimRequest): Outcome => {
+  const length = Number(request.query["file_length"])
+  const type = request.query["file_type"]
+  if (!Number.isInteger(length) || length <= 0) return fail(simError(100, "Param file_length must be a positive integer"))
+  if (type === undefined || type.trim() === "") return fail(simError(100, "The parameter file_type is required."))
+  const checked = checkMedia(type, new Uint8Array(1))
+  if (isSimError(checked)) return fail(checked)
+  const id = `upload:${ctx.uuid}`
+  state.uploadSessions.set(id, { businessAccountId: accountId, fileLength: length, fileType: type })
+  return ok({ id })
+}
+
+const uploadAsset = (state: SimState, ctx: RequestContext, accountId: string, id: string, request: SimRequest): Outcome => {
+  const session = state.uploadSessions.get(id)
+  if (session === undefined || session.businessAccountId !== accountId) return fail(unknownObject("POST", id))
+  if (request.body._tag !== "Bytes") return fail(simError(100, "The upload must carry the file's bytes"))
+  const bytes = request.body.bytes
+  if (bytes.byteLength !== session.fileLength) {
+    return fail(simError(100, `The upload has ${bytes.byteLength} bytes; the session was opened for ${session.fileLength}`))
+  }
+  const checked = checkMedia(session.fileType, bytes)
+  if (isSimError(checked)) return fail(checked)
+  state.uploadSessions.delete(id)
+  return ok({ h: `4::${Buffer.from(`${session.fileType}:${ctx.uuid}`).toString("base64url")}` })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Display name changes
+
+/** The network's display name rules this simulator keeps: 3 to 75 characters; never the network's own name. */
+const requestDisplayName = (state: SimState, ctx: RequestContext, number: NumberRecord, body: unknown): Outcome => {
+  const name = isObject(body) ? body["new_display_name"] : undefined
+  if (typeof name !== "string") return fail(simError(100, "The parameter new_display_name is required."))
+  const length = [...name.trim()].length
+  if (length < 3 || length > 75) return fail(simError(100, "Param new_display_name must be 3 to 75 characters long"))
+  // A newer request replaces one still under review.
+  number.nameChange = {
+    name: name.trim(),
+    submittedAt: ctx.now,
+    verdict: /whatsapp/i.test(name) ? "DECLINED" : "APPROVED"
+  }
+  state.touch("number", number.phoneNumberId)
+  return ok({ success: true })
+}
+
+/** Moves a number's name change on with the clock: reviewed, then (approved) shown as the verified name. */
+export const refreshNameChange = (state: SimState, config: SimConfig, number: NumberRecord, now: number): void => {
+  const change = number.nameChange
+  if (change === undefined || change.verdict !== "APPROVED") return
+  if (now < change.submittedAt + 2 * config.nameReviewMs) return
+  number.verifiedName = change.name
+  number.nameStatus = "APPROVED"
+  number.nameChange = undefined
+  state.touch("number", number.phoneNumberId)
+}
+
+const newNameStatus = (config: SimConfig, number: NumberRecord, now: number): string => {
+  const change = number.nameChange
+  if (change === undefined) return "NONE"
+  return now < change.submittedAt + config.nameReviewMs ? "PENDING_REVIEW" : change.verdict
+}
+
+const numberFacts = (number: NumberRecord, config: SimConfig, now: number): Record<string, unknown> => ({
   id: number.phoneNumberId,
   verified_name: number.verifiedName,
   display_phone_number: number.displayPhoneNumber,
@@ -531,11 +598,21 @@ const numberFacts = (number: NumberRecord): Record<string, unknown> => ({
   is_official_business_account: number.isOfficialBusinessAccount,
   is_pin_enabled: false,
   is_on_biz_app: number.isOnBizApp,
-  health_status: healthStatus(number)
+  health_status: healthStatus(number),
+  // Absent from the answer (undefined is not encoded) when no change is under way.
+  new_display_name: number.nameChange?.name,
+  new_name_status: newNameStatus(config, number, now)
 })
 
-const numberView = (number: NumberRecord, fields: string | undefined): Record<string, unknown> | SimError => {
-  const facts = numberFacts(number)
+const numberView = (
+  state: SimState,
+  config: SimConfig,
+  number: NumberRecord,
+  fields: string | undefined,
+  now: number
+): Record<string, unknown> | SimError => {
+  refreshNameChange(state, config, number, now)
+  const facts = numberFacts(number, config, now)
   const wanted = fields === undefined
     ? defaultNumberFields
     : ["id", ...fields.split(",").map((f) => f.trim()).filter((f) => f.length > 0)]
@@ -738,11 +815,15 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
   }
   const unsupported = fail(unknownObject(method, id))
 
+  if (id === "app" && edge === "uploads" && method === "POST") return openUploadSession(state, ctx, accountId, request)
+  if (id.startsWith("upload:") && edge === undefined && method === "POST") return uploadAsset(state, ctx, accountId, id, request)
+
   if (edge === undefined) {
     const number = state.numbers.get(id)
     if (number !== undefined && number.businessAccountId === accountId) {
+      if (method === "POST") return withBody((value) => requestDisplayName(state, ctx, number, value))
       if (method !== "GET") return unsupported
-      const view = numberView(number, request.query["fields"])
+      const view = numberView(state, config, number, request.query["fields"], ctx.now)
       return isSimError(view) ? fail(view) : ok(view)
     }
     const media = usableMedia(state, id, ctx.now)
@@ -782,7 +863,8 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
     case "username":
     case "username_suggestions":
     case "whatsapp_business_profile":
-    case "settings": {
+    case "settings":
+    case "deregister": {
       const number = ownedNumber(state, accountId, method, id)
       if (isSimError(number)) return fail(number)
       // Blocking, usernames, profile and settings change the number itself (sends and uploads do not).
@@ -816,6 +898,11 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
         }
       }
       if (edge === "username_suggestions" && method === "GET") return usernameSuggestions(state, number)
+      if (edge === "deregister" && method === "POST") {
+        // Given up: the number can no longer send (a provisioned one goes back to the network's pool).
+        number.status = "DISCONNECTED"
+        return ok({ success: true })
+      }
       if (edge === "whatsapp_business_profile") {
         if (method === "GET") return profileView(number, request.query["fields"])
         if (method === "POST") return withBody((value) => updateProfile(number, value))
@@ -840,7 +927,7 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
         const numbers: Array<Record<string, unknown>> = []
         for (const number of state.numbers.values()) {
           if (number.businessAccountId !== account.id) continue
-          const view = numberView(number, request.query["fields"])
+          const view = numberView(state, config, number, request.query["fields"], ctx.now)
           if (isSimError(view)) return fail(view)
           numbers.push(view)
         }

@@ -94,6 +94,8 @@ export interface NetworkSimulatorOptions {
   readonly sink?: WebhookSink | undefined
   /** How long templates stay `PENDING`; default 5 seconds. */
   readonly templateReviewMs?: number | undefined
+  /** How long a display name change stays `PENDING_REVIEW`, and then approved before it shows; default 5 seconds. */
+  readonly nameReviewMs?: number | undefined
   /** After acceptance; default sent 200 ms, delivered 1 s, read 3 s (`read: null`: contacts never read). */
   readonly statusDelays?: {
     readonly sent?: number | undefined
@@ -277,6 +279,7 @@ const make = (options: NetworkSimulatorOptions) =>
     let sink = options.sink
     const config: SimConfig = {
       templateReviewMs: options.templateReviewMs ?? 5_000,
+      nameReviewMs: options.nameReviewMs ?? 5_000,
       statusDelays: {
         sent: options.statusDelays?.sent ?? 200,
         delivered: options.statusDelays?.delivered ?? 1_000,
@@ -485,7 +488,8 @@ const make = (options: NetworkSimulatorOptions) =>
           profile: existing?.profile ?? newProfile(),
           settings: existing?.settings ?? newSettings(),
           events: existing?.events ?? [],
-          blocked: existing?.blocked ?? new Map()
+          blocked: existing?.blocked ?? new Map(),
+          nameChange: existing?.nameChange
         }
         state.numbers.set(number.phoneNumberId, number)
         if (!state.accounts.has(input.businessAccountId)) {

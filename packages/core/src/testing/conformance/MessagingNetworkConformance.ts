@@ -44,6 +44,7 @@ import {
 export const simulatorOptions = {
   appSecret: "conformance-app-secret",
   templateReviewMs: 5_000,
+  nameReviewMs: 5_000,
   statusDelays: { sent: 200, delivered: 1_000, read: 3_000 }
 } as const satisfies NetworkSimulatorOptions
 
@@ -771,6 +772,52 @@ export const messagingNetworkConformance = <E>(name: string, options: MessagingN
         yield* network.subscribeApp(access, WABA, { overrideCallbackUri: "https://example.test/hook", verifyToken: "v" })
         const apps = (yield* network.listSubscribedApps(access, WABA)).value.data
         assert.strictEqual(apps[0]?.override_callback_uri, "https://example.test/hook")
+      })
+    )
+
+    test(
+      "uploads an asset through a resumable session and answers its handle",
+      Effect.gen(function*() {
+        const { network } = yield* setup
+        const bytes = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3])
+        const uploaded = yield* network.uploadAsset(access, { bytes, mimeType: "image/jpeg", filename: "header.jpg" })
+        assert.match(uploaded.value.h, /^4::/)
+        yield* refused(network.uploadAsset(access, { bytes, mimeType: "image/gif", filename: "header.gif" }), 400, 131053)
+      })
+    )
+
+    test(
+      "reviews a display name change on the clock, then shows it; refuses a bad one; releases a number",
+      Effect.gen(function*() {
+        const { network } = yield* setup
+        const nameFields = { fields: ["verified_name", "name_status", "new_display_name", "new_name_status"] }
+        const state = network.getPhoneNumber(access, PNID, nameFields).pipe(Effect.map((answer) => answer.value))
+        assert.strictEqual((yield* state).new_name_status, "NONE")
+        yield* refused(network.requestDisplayName(access, PNID, "A"), 400, 100)
+        assert.deepStrictEqual((yield* network.requestDisplayName(access, PNID, "Conformance Store")).value, { success: true })
+        const pending = yield* state
+        assert.strictEqual(pending.new_display_name, "Conformance Store")
+        assert.strictEqual(pending.new_name_status, "PENDING_REVIEW")
+        assert.strictEqual(pending.verified_name, "Conformance Shop", "the old name shows while the review runs")
+        yield* TestClock.adjust(simulatorOptions.nameReviewMs)
+        const approved = yield* state
+        assert.strictEqual(approved.new_name_status, "APPROVED")
+        assert.strictEqual(approved.verified_name, "Conformance Shop")
+        yield* TestClock.adjust(simulatorOptions.nameReviewMs)
+        const applied = yield* state
+        assert.strictEqual(applied.verified_name, "Conformance Store")
+        assert.strictEqual(applied.new_name_status, "NONE")
+        assert.isUndefined(applied.new_display_name)
+
+        yield* network.requestDisplayName(access, PNID, "WhatsApp Store")
+        yield* TestClock.adjust(simulatorOptions.nameReviewMs)
+        const declined = yield* state
+        assert.strictEqual(declined.new_name_status, "DECLINED")
+        assert.strictEqual(declined.verified_name, "Conformance Store")
+
+        assert.deepStrictEqual((yield* network.releaseNumber(access, PNID)).value, { success: true })
+        assert.strictEqual((yield* network.getPhoneNumber(access, PNID)).value.status, "DISCONNECTED")
+        yield* refused(network.releaseNumber(access, "999999"), 400, 100)
       })
     )
 

@@ -61,6 +61,7 @@ export const makeConfig = (projectId: string, overrides: Partial<MessageConfigRe
   facts: { ...emptyFacts, quality_rating: "GREEN", status: "CONNECTED", throughput_tier: "TIER_10K" },
   refreshed_at: at(0),
   webhook_verified_at: null,
+  provisioned: false,
   deleted_at: null,
   created_at: at(0),
   updated_at: at(0),
@@ -217,6 +218,21 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           const sibling = makeConfig(b.id, { business_account_id: config.business_account_id, created_at: at(5) })
           yield* repo.insert(sibling)
           assert.deepStrictEqual(ids(yield* repo.listByBusinessAccount(config.business_account_id)), [config.id, sibling.id])
+        }))
+
+      it.effect("keeps whether the service provisioned the number as it was created; updates never change it", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessageConfigsRepo
+          const project = yield* givenProject()
+          const provisioned = makeConfig(project.id, { provisioned: true })
+          yield* repo.insert(provisioned)
+          yield* repo.insert(makeConfig(project.id))
+          assert.isTrue(Option.getOrThrow(yield* repo.findById(project.id, provisioned.id)).provisioned)
+          const updated = yield* repo.update({ ...provisioned, provisioned: false, name: "Renamed", updated_at: at(9) })
+          assert.isTrue(Option.getOrThrow(updated).provisioned)
+          assert.isTrue(Option.getOrThrow(yield* repo.findLiveById(provisioned.id)).provisioned)
+          const deleted = yield* repo.markDeleted(project.id, provisioned.id, at(10))
+          assert.isTrue(Option.getOrThrow(deleted).provisioned)
         }))
 
       it.effect("keeps a number on one live config across the host; a disconnected one frees it", () =>
