@@ -39,6 +39,8 @@ import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
+import { Broadcasts } from "./broadcasts/Broadcasts.ts"
+import { BroadcastSender, layerBroadcastsWorkers } from "./broadcasts/Sender.ts"
 
 const References = layerDefinitionReferences
 
@@ -52,7 +54,9 @@ export const layerServices = Layer.mergeAll(
   Functions.layer.pipe(
     Layer.provideMerge(ProjectSecrets.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
-  )
+  ),
+  // Broadcasts send through messaging's one path (`Outbound`).
+  Layer.mergeAll(Broadcasts.layer, BroadcastSender.layer).pipe(Layer.provide(layerMessagingServices))
 ).pipe(
   // Every append to the outbox wakes this process's relay (see `outbox/Relay.ts`).
   Layer.provideMerge(layerSignalingOutbox),
@@ -111,6 +115,7 @@ export const layerWorkers = Layer.mergeAll(
   layerMessagingWorkers,
   layerFunctionsWorkers,
   layerExecutionsWorkers,
+  layerBroadcastsWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

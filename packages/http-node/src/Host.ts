@@ -48,6 +48,7 @@ import { RequestLog } from "./RequestLog.ts"
 import { InputLimits } from "./InputLimits.ts"
 import * as ModelSimulatorServer from "./upstream/ModelSimulatorServer.ts"
 import { layerDeclaredModels } from "./Models.ts"
+import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -60,6 +61,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide(Proxy.ProxyHandlers),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
+  Layer.provide([MsgBroadcastsHandlers, LegacyBroadcastsHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),

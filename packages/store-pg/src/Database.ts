@@ -26,6 +26,7 @@ import migration0015 from "./migrations/0015_provider_models.ts"
 import migration0016 from "./migrations/0016_agent_journal.ts"
 import migration0017 from "./migrations/0017_secrets_at_rest.ts"
 import migration0018 from "./migrations/0018_rate_limits.ts"
+import migration0021 from "./migrations/0021_broadcasts.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -85,7 +86,8 @@ export const migrations = Migrator.fromRecord({
   "0015_provider_models": migration0015,
   "0016_agent_journal": migration0016,
   "0017_secrets_at_rest": migration0017,
-  "0018_rate_limits": migration0018
+  "0018_rate_limits": migration0018,
+  "0021_broadcasts": migration0021
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

@@ -24,6 +24,7 @@ import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
 import { layerMemoryProviderModelsRepo } from "./MemoryProviderModels.ts"
 import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
 import { layerMemoryRateLimits } from "./MemoryRateLimits.ts"
+import { layerMemoryBroadcastsRepo } from "./MemoryBroadcasts.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -292,5 +293,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryProjectSecretsRepo,
   layerMemoryProviderModelsRepo,
   layerMemoryKnowledgeSearch,
-  layerMemoryRateLimits
+  layerMemoryRateLimits,
+  layerMemoryBroadcastsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
