@@ -176,6 +176,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
         config: MessageConfigRecord,
         template: TemplateRecord,
         blocked: ReadonlySet<string>,
+        runStart: number,
         r: RecipientRecord
       ) {
         const now = yield* Clock.currentTimeMillis
@@ -216,8 +217,11 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             }
             const settled = yield* outbound.settleFromReports(config, m, recipientSendKey(r.id), r.attempted_at)
             if (Option.isSome(settled) && settled.value.network_id !== null) return done("sent")
-            if (now - Date.parse(r.attempted_at) < settings.doubtGraceMs) {
-              return { _tag: "Later", retry: { id: r.id, message_id: r.message_id, attempts: r.attempts, retry_at: iso(Date.parse(r.attempted_at) + settings.doubtGraceMs), attempted_at: r.attempted_at } } satisfies Attempt
+            // The grace runs from when this sender started too: reports the network still owed a dead host's sends
+            // come after the restart.
+            const waitFrom = Math.max(Date.parse(r.attempted_at), runStart)
+            if (now - waitFrom < settings.doubtGraceMs) {
+              return { _tag: "Later", retry: { id: r.id, message_id: r.message_id, attempts: r.attempts, retry_at: iso(waitFrom + settings.doubtGraceMs), attempted_at: r.attempted_at } } satisfies Attempt
             }
             return done("failed", { message: "The send's outcome is unknown after a restart; it was not sent again", code: "send_in_doubt" })
           }
@@ -251,6 +255,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
       const run = Effect.fn("BroadcastSender.run")(function*(projectId: string, id: string) {
         const leased = (at: number) => repo.lease(id, owner, iso(at), iso(at + settings.leaseMs))
         let now = yield* Clock.currentTimeMillis
+        const runStart = now
         const first = yield* leased(now)
         if (Option.isNone(first) || first.value.project_id !== projectId) return
         let b = first.value
@@ -321,7 +326,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             continue
           }
           yield* repo.markAttempted(id, batch.filter((r) => r.attempted_at === null).map((r) => r.id), iso(now))
-          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, r), { concurrency: IN_FLIGHT })
+          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, r), { concurrency: IN_FLIGHT })
           yield* repo.settle(id, results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : [])))
           yield* repo.postpone(id, results.flatMap((a) => (a._tag === "Done" ? [] : [a.retry])))
           const stopped = results.find((a): a is Extract<Attempt, { _tag: "Stop" }> => a._tag === "Stop")
