@@ -161,7 +161,7 @@ const crashRun = async (databaseUrl: string) => {
 }
 
 describe("a broadcast across SIGKILLs of its host (postgres)", () => {
-  it.live(`${RECIPIENTS} recipients, ${KILLS} kills while sending: nothing lost, nothing twice`, () =>
+  it.live(`${RECIPIENTS} recipients, ${KILLS} kills while sending: none sent twice, every sent one delivered, none left pending`, () =>
     Effect.gen(function*() {
       const databaseUrl = yield* emptyDatabase
       const { final, received, recipients, lives, logFile } = yield* Effect.promise(() => crashRun(databaseUrl))

@@ -70,8 +70,9 @@ const settingsFromConfig = Effect.gen(function*() {
   } satisfies BroadcastSettingsShape
 }).pipe(Effect.orDie)
 
-/** Recipients taken per batch. */
+/** Recipients taken per batch at most: outcomes are written per batch, so about a second's worth of the number's pace. */
 const BATCH = 500
+const MIN_BATCH = 20
 /** Sends in flight at once per broadcast: enough to keep 1,000/s going while each waits for its commit and the network. */
 const IN_FLIGHT = 128
 /** Share of the number's throughput the bucket uses: inbound messages count against the same level. */
@@ -98,11 +99,14 @@ type Attempt =
   | { readonly _tag: "Stop"; readonly reason: StopReason; readonly retry: RecipientRetry }
 
 const ErrorObject = Schema.Struct({ code: Schema.optionalKey(Schema.Finite), message: Schema.optionalKey(Schema.String), error_subcode: Schema.optionalKey(Schema.Finite) })
-const FieldErrors = Schema.Struct({ errors: Schema.Array(ErrorObject) })
+const FailedReport = Schema.Struct({ status: Schema.Literal("failed"), errors: Schema.Array(ErrorObject) })
 
-/** The network's error stored on a message it refused. */
+/** The network's error stored on a message it refused (its `failed` status, as `Outbound` records a refusal). */
 const storedError = (m: MessageRecord) =>
-  Option.flatMap(Schema.decodeUnknownOption(FieldErrors)(m.fields), (f) => Option.fromNullishOr(f.errors[0]))
+  Option.flatMap(
+    Option.fromNullishOr(m.statuses.map((s) => Schema.decodeUnknownOption(FailedReport)(s)).find(Option.isSome)),
+    (report) => Option.fromNullishOr(report.value.errors[0])
+  )
 
 export class BroadcastSender extends Context.Service<BroadcastSender, {
   /** Starts sending the broadcast in this process unless it already does; the lease decides who sends. */
@@ -307,10 +311,10 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             template = again.template
             checkedAt = now
           }
-          let size = BATCH
+          let size = Math.max(MIN_BATCH, Math.min(BATCH, Math.round(throughputOf(config))))
           if (limit !== undefined) {
             const configIds = (yield* configsRepo.listByBusinessAccount(config.business_account_id)).map((c) => c.id)
-            size = Math.min(BATCH, limit - (yield* repo.contactsReachedSince(configIds, iso(now - DAY_MS))))
+            size = Math.min(size, limit - (yield* repo.contactsReachedSince(configIds, iso(now - DAY_MS))))
           }
           const batch = size > 0 ? yield* repo.pendingBatch(id, iso(now), size) : []
           if (batch.length === 0) {
