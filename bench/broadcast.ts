@@ -70,6 +70,7 @@ export const benchBroadcast = (options: { readonly recipients: number }) =>
       yield* request("POST", `/platform/v1/msg/broadcasts/${id}/recipients`, { recipients })
     }
     const insertSeconds = (performance.now() - insertStart) / 1000
+    console.log(`  (inserted ${options.recipients} recipients in ${insertSeconds.toFixed(1)} s; sending)`)
 
     const rss: Array<number> = [process.memoryUsage().rss]
     yield* request("POST", `/platform/v1/msg/broadcasts/${id}/send`)
@@ -79,6 +80,7 @@ export const benchBroadcast = (options: { readonly recipients: number }) =>
       yield* Effect.sleep("1 second")
       rss.push(process.memoryUsage().rss)
       final = (yield* request("GET", `/platform/v1/msg/broadcasts/${id}`)).data
+      if (rss.length % 10 === 0) console.log(`  (${rss.length} s: ${final.sent_count} sent, RSS ${mb(rss[rss.length - 1]!)} MB)`)
       if (final.status !== "sending" || rss.length > ideal * 3) break
     }
     const completed = final.status === "completed"

@@ -284,7 +284,6 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
         let { config, template } = ready
         let checkedAt = now
         const blocked = yield* blockedOf(config)
-        const limit = messagingLimitOf(config.facts.throughput_tier)
         const progressStart = yield* repo.progress(id)
         let lastLog = { at: now, pending: progressStart.pending }
         yield* Effect.logInfo("Broadcast sending").pipe(Effect.annotateLogs({
@@ -312,6 +311,8 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             checkedAt = now
           }
           let size = Math.max(MIN_BATCH, Math.min(BATCH, Math.round(throughputOf(config))))
+          // The tier as last read (at the start and every 10 s): a raised limit frees the held recipients.
+          const limit = messagingLimitOf(config.facts.throughput_tier)
           if (limit !== undefined) {
             const configIds = (yield* configsRepo.listByBusinessAccount(config.business_account_id)).map((c) => c.id)
             size = Math.min(size, limit - (yield* repo.contactsReachedSince(configIds, iso(now - DAY_MS))))
