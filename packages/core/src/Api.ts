@@ -17,6 +17,7 @@ import { WebhookDeliveriesApi, WebhooksApi } from "./webhooks/WebhooksApi.ts"
 import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
 import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
+import { LegacySetupLinksApi, SetupLinksApi } from "./tenancy/SetupLinksApi.ts"
 import { LegacyBroadcastsApi, MsgBroadcastsApi } from "./broadcasts/BroadcastsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
@@ -40,6 +41,8 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(WebhookDeliveriesApi)
   .add(MsgTemplatesApi)
   .add(ProviderModelsApi)
+  .add(SetupLinksApi)
+  .add(LegacySetupLinksApi)
   .add(MsgBroadcastsApi)
   .add(LegacyBroadcastsApi)
   .middleware(RequestErrors)

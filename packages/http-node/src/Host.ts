@@ -48,6 +48,9 @@ import { RequestLog } from "./RequestLog.ts"
 import { InputLimits } from "./InputLimits.ts"
 import * as ModelSimulatorServer from "./upstream/ModelSimulatorServer.ts"
 import { layerDeclaredModels } from "./Models.ts"
+import { LegacySetupLinksHandlers, SetupLinksHandlers } from "./handlers/SetupLinks.ts"
+import * as SetupPages from "./pages/SetupPages.ts"
+import * as Mcp from "./mcp/Routes.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
@@ -61,6 +64,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide(Proxy.ProxyHandlers),
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
+  Layer.provide([SetupLinksHandlers, LegacySetupLinksHandlers]),
   Layer.provide([MsgBroadcastsHandlers, LegacyBroadcastsHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
@@ -117,7 +121,8 @@ const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: R
     { method: "GET", path: "/readyz" },
     { method: "GET", path: "/docs" },
     { method: "GET", path: "/openapi.json" },
-    ...Ingestion.ROUTES
+    ...Ingestion.ROUTES,
+    ...SetupPages.ROUTES
   ]
   HttpApi.reflect(ParleyApi, {
     onGroup: () => {},
@@ -157,6 +162,8 @@ export const routes = Layer.mergeAll(
   DocsRoute,
   HealthRoute,
   ModelSimulatorServer.routesInSimulatorMode,
+  SetupPages.routes,
+  Mcp.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,

@@ -41,6 +41,9 @@ const ensureErrorBody = (response: HttpServerResponse.HttpServerResponse) => {
   return response
 }
 
+/** The path as logged: a setup link's token is a credential of its page, so it never reaches a log line. */
+const loggedPath = (path: string) => path.replace(/^\/setup\/[^/]+/, "/setup/:token")
+
 export const RequestLog = HttpRouter.middleware(
   (httpEffect): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
     Effect.gen(function*() {
@@ -63,7 +66,7 @@ export const RequestLog = HttpRouter.middleware(
       const end = yield* Clock.currentTimeMillis
       yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
         method: request.method,
-        path: request.url.split("?")[0],
+        path: loggedPath(request.url.split("?")[0] ?? ""),
         status: response.status,
         duration_ms: end - start,
         project_id: projectIdOf(request),

@@ -41,6 +41,7 @@ interface Operation {
   readonly path: string
   readonly id: string
   readonly summary: string | undefined
+  readonly description: string | undefined
   readonly parameters: ReadonlyArray<{ readonly name: string; readonly in: string; readonly required?: boolean; readonly schema?: Node }>
   readonly body: Node | undefined
   readonly responses: { readonly [status: string]: { readonly content?: { readonly [type: string]: { readonly schema?: Node } } } }
@@ -235,6 +236,7 @@ const operations = (document: Node): ReadonlyArray<Operation> =>
       path,
       id: op.operationId ?? `${method} ${path}`,
       summary: op.summary,
+      description: op.description,
       parameters: op.parameters ?? [],
       body: op.requestBody?.content?.["application/json"]?.schema,
       responses: op.responses ?? {}
@@ -254,9 +256,37 @@ describe("the served /openapi.json", () => {
     assert.deepStrictEqual(document.components.securitySchemes.apiKey, { type: "apiKey", name: "X-API-Key", in: "header" })
     const ops = operations(document)
     assert.deepStrictEqual(ops.filter((op) => op.summary === undefined).map((op) => op.id), [])
+    assert.deepStrictEqual(ops.filter((op) => (op.description ?? "").length < 20).map((op) => op.id), [])
     for (const path of ["/healthz", "/readyz", "/platform/v1/msg/upstream/webhook", "/proxy/{phone_number_id}/messages"]) {
       assert.isDefined(document.paths[path], path)
     }
+  })
+
+  it("shows an example its own schema accepts on every JSON request body and answer", async () => {
+    const document = await (await fetch(`${host.url}/openapi.json`)).json() as Node
+    const failures: Array<string> = []
+    for (const [path, item] of Object.entries(document.paths as Node)) {
+      for (const [method, op] of Object.entries(item as Node)) {
+        const contents: Array<[string, Node | undefined]> = [
+          ["request", op.requestBody?.content?.["application/json"]],
+          ...Object.entries((op.responses ?? {}) as Record<string, Node>).map(
+            ([status, r]): [string, Node | undefined] => [status, r.content?.["application/json"]]
+          )
+        ]
+        for (const [where, content] of contents) {
+          if (content?.schema === undefined) continue
+          const at = `${method.toUpperCase()} ${path} ${where}`
+          if (!("example" in content)) {
+            failures.push(`${at}: no example`)
+            continue
+          }
+          const result = new Validator({ ...content.schema, components: document.components } as JsonSchema, "2020-12", false)
+            .validate(content.example)
+          if (!result.valid) failures.push(`${at}: ${result.errors.map((e) => e.error).join("; ")}`)
+        }
+      }
+    }
+    assert.deepStrictEqual(failures, [])
   })
 
   it("documents every answer of every operation, for valid and invalid requests", async () => {

@@ -26,6 +26,7 @@ import migration0015 from "./migrations/0015_provider_models.ts"
 import migration0016 from "./migrations/0016_agent_journal.ts"
 import migration0017 from "./migrations/0017_secrets_at_rest.ts"
 import migration0018 from "./migrations/0018_rate_limits.ts"
+import migration0019 from "./migrations/0019_setup_links.ts"
 import migration0021 from "./migrations/0021_broadcasts.ts"
 
 /** Connection string of the database Parley stores in. */
@@ -87,6 +88,7 @@ export const migrations = Migrator.fromRecord({
   "0016_agent_journal": migration0016,
   "0017_secrets_at_rest": migration0017,
   "0018_rate_limits": migration0018,
+  "0019_setup_links": migration0019,
   "0021_broadcasts": migration0021
 })
 

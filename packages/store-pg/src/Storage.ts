@@ -14,8 +14,9 @@ import { layerProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 import { layerProviderModelsRepo } from "./ProviderModelsRepo.ts"
 import { layerKnowledgeSearch } from "./KnowledgeSearch.ts"
 import { layerRateLimits } from "./RateLimits.ts"
+import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
 import { layerBroadcastsRepo } from "./BroadcastsRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerProviderModelsRepo, layerKnowledgeSearch, layerRateLimits, layerBroadcastsRepo).pipe(
+export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerProviderModelsRepo, layerKnowledgeSearch, layerRateLimits, layerSetupLinksRepo, layerBroadcastsRepo).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -3,12 +3,17 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { ProviderModel } from "./ProviderModel.ts"
+import { operation } from "../http/Operation.ts"
 
 export class ProviderModelsApi extends HttpApiGroup.make("providerModels")
   .add(
     HttpApiEndpoint.get("list", "/provider_models", {
       success: Schema.Struct({ data: Schema.Array(ProviderModel) })
-    }).annotateMerge(OpenApi.annotations({ summary: "List the models agents can use" }))
+    }).annotateMerge(operation(
+      "List the models agents can use",
+      "The language models the host's operator declared for agents and AI fields, ordered by provider " +
+        "then name; keys are never shown."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")

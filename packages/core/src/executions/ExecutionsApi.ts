@@ -10,6 +10,7 @@ import { ListResponse, DateTimeQuery, PagingQuery } from "../shared/Pagination.t
 import { TriggerType } from "../workflows/Trigger.ts"
 import { ExecutionDetail, ExecutionStatus, ExecutionSummary, FlowExecution, StepEvent, WaitingReason } from "./Execution.ts"
 import { WorkflowVariables } from "./Variables.ts"
+import { operation } from "../http/Operation.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const IdParams = { id: Schema.String }
@@ -49,10 +50,23 @@ export class ExecutionsApi extends HttpApiGroup.make("executions")
   .add(
     HttpApiEndpoint.post("start", "/workflows/:id/executions", {
       params: IdParams,
-      payload: Schema.Struct({ workflow_execution: StartRequest }),
+      payload: Schema.Struct({ workflow_execution: StartRequest }).annotate({
+        examples: [{
+          workflow_execution: {
+            phone_number: "+15551234567",
+            phone_number_id: "106540352242922",
+            variables: { order_id: "A-1042" }
+          }
+        }]
+      }),
       success: data(StartAcknowledgement).pipe(HttpApiSchema.status(202)),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Start an execution of a workflow" })),
+    }).annotateMerge(operation(
+      "Start an execution of a workflow",
+      "Starts a run of an active workflow and answers 202 with the record, already readable. 422 when " +
+        "the workflow is not active or the conversation is in handoff; a running execution of the same " +
+        "conversation is superseded."
+    )),
     HttpApiEndpoint.get("list", "/workflows/:id/executions", {
       params: IdParams,
       query: {
@@ -66,34 +80,64 @@ export class ExecutionsApi extends HttpApiGroup.make("executions")
       },
       success: ListResponse(ExecutionSummary),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "List a workflow's executions" })),
+    }).annotateMerge(operation(
+      "List a workflow's executions",
+      "A workflow's executions, newest first, filtered by status, conversation, phone number, tracking " +
+        "id and dates; cursor paging."
+    )),
     HttpApiEndpoint.get("listByConversation", "/msg/conversations/:id/flow_executions", {
       params: IdParams,
       query: { status: Schema.optionalKey(ExecutionStatus), ...PagingQuery },
       success: ListResponse(ExecutionSummary),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "List the executions of a conversation" })),
-    HttpApiEndpoint.get("get", "/workflow_executions/:id", { params: IdParams, success: data(ExecutionDetail), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get an execution" })),
+    }).annotateMerge(operation(
+      "List the executions of a conversation",
+      "The executions that ran in a conversation, newest first."
+    )),
+    HttpApiEndpoint.get("get", "/workflow_executions/:id", { params: IdParams, success: data(ExecutionDetail), error: NotFound }).annotateMerge(operation(
+      "Get an execution",
+      "One execution by id or by its `tracking_id`, with its status, `waiting_reason`, current step and " +
+        "`execution_context`."
+    )),
     HttpApiEndpoint.patch("update", "/workflow_executions/:id", {
       params: IdParams,
       payload: Schema.Struct({ workflow_execution: Schema.optionalKey(Schema.Struct({ status: ExecutionStatus })) }),
       success: data(ExecutionSummary),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Set an execution's status" })),
+    }).annotateMerge(operation(
+      "Set an execution's status",
+      "Moves an execution's status by the execution status rules (e.g. `ended`, `failed`, `waiting` for " +
+        "handoff); other moves answer 422 naming them."
+    )),
     HttpApiEndpoint.post("resume", "/workflow_executions/:id/resume", {
       params: IdParams,
       payload: ResumeRequest,
       success: data(ResumeAnswer),
       error: [NotFound, Unprocessable, Conflict]
-    }).annotateMerge(OpenApi.annotations({ summary: "Resume a waiting execution" })),
+    }).annotateMerge(operation(
+      "Resume a waiting execution",
+      "Resumes a waiting execution with a `text` or `payload` input and optional variables to merge. " +
+        "409 when a resume is already pending; 422 when it is not waiting."
+    )),
     HttpApiEndpoint.get("events", "/workflow_executions/:id/events", {
       params: IdParams,
       query: { event_type: Schema.optionalKey(Schema.String), ...PagingQuery },
       success: ListResponse(StepEvent),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "List an execution's events" })),
-    HttpApiEndpoint.get("event", "/workflow_events/:id", { params: IdParams, success: data(StepEvent), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get one execution event" })),
-    HttpApiEndpoint.get("variables", "/workflows/:id/variables", { params: IdParams, success: data(WorkflowVariables), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "The variables a workflow can use: fixed ones and those discovered in its runs" }))
+    }).annotateMerge(operation(
+      "List an execution's events",
+      "An execution's step events in order: steps started and completed, messages sent, " +
+        "waits, errors; large values cut, secrets masked."
+    )),
+    HttpApiEndpoint.get("event", "/workflow_events/:id", { params: IdParams, success: data(StepEvent), error: NotFound }).annotateMerge(operation(
+      "Get one execution event",
+      "One step event by id, with its full (capped) payload."
+    )),
+    HttpApiEndpoint.get("variables", "/workflows/:id/variables", { params: IdParams, success: data(WorkflowVariables), error: NotFound }).annotateMerge(operation(
+      "The variables a workflow can use: fixed ones and those discovered in its runs",
+      "The variables a workflow can use: the system ones, and those its runs have set (decisions " +
+        "2.4.6), for editors and autocompletion."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -102,7 +146,10 @@ export class ExecutionsApi extends HttpApiGroup.make("executions")
 
 /** The older surface's read of a run (interface spec, older surface). */
 export class FlowExecutionsApi extends HttpApiGroup.make("flowExecutions")
-  .add(HttpApiEndpoint.get("get", "/flow_executions/:id", { params: IdParams, success: data(FlowExecution), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a flow execution (older surface)" })))
+  .add(HttpApiEndpoint.get("get", "/flow_executions/:id", { params: IdParams, success: data(FlowExecution), error: NotFound }).annotateMerge(operation(
+    "Get a flow execution (older surface)",
+    "The older surface's view of one execution."
+  )))
   .middleware(Authentication)
   .prefix("/api/v1")
   .annotateMerge(OpenApi.annotations({ title: "Flow executions (older surface)", description: "Runs of flows" }))

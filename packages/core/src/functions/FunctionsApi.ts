@@ -22,63 +22,99 @@ import {
   FunctionSecretSaved
 } from "./Function.ts"
 import { FunctionInvocationFailed } from "./Invoker.ts"
+import { operation } from "../http/Operation.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const IdParams = { id: Schema.String }
 
 export class FunctionsApi extends HttpApiGroup.make("functions")
   .add(
-    HttpApiEndpoint.get("list", "/functions", { query: PagingQuery, success: ListResponse(FunctionResource) }).annotateMerge(OpenApi.annotations({ summary: "List functions" })),
+    HttpApiEndpoint.get("list", "/functions", { query: PagingQuery, success: ListResponse(FunctionResource) }).annotateMerge(operation(
+      "List functions",
+      "The project's serverless functions, with their status and deployed version."
+    )),
     HttpApiEndpoint.post("create", "/functions", {
       payload: Schema.Struct({ function: FunctionCreateInput }),
       success: data(FunctionResource).pipe(HttpApiSchema.status(201)),
       error: Unprocessable
-    }).annotateMerge(OpenApi.annotations({ summary: "Create a function" })),
-    HttpApiEndpoint.get("get", "/functions/:id", { params: IdParams, success: data(FunctionResource), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a function" })),
+    }).annotateMerge(operation(
+      "Create a function",
+      "Creates a function from its code (`async function handler(request, env)` or `export default { " +
+        "fetch }`); deploy it to make it invocable."
+    )),
+    HttpApiEndpoint.get("get", "/functions/:id", { params: IdParams, success: data(FunctionResource), error: NotFound }).annotateMerge(operation(
+      "Get a function",
+      "One function with its code, status and deployment facts."
+    )),
     HttpApiEndpoint.patch("update", "/functions/:id", {
       params: IdParams,
       payload: Schema.Struct({ function: FunctionUpdateInput }),
       success: data(FunctionResource),
       error: [NotFound, Unprocessable, Conflict]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update a function (with its `lock_version`)" })),
+    }).annotateMerge(operation(
+      "Update a function (with its `lock_version`)",
+      "Changes a function's code, name or visibility; send the `lock_version` you read (409 when " +
+        "stale). The deployed version keeps running until the next deploy."
+    )),
     HttpApiEndpoint.delete("delete", "/functions/:id", {
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete a function" })),
+    }).annotateMerge(operation(
+      "Delete a function",
+      "Deletes a function, its deployments and secrets."
+    )),
     HttpApiEndpoint.post("deploy", "/functions/:id/deploy", {
       params: IdParams,
       success: FunctionDeployAccepted.pipe(HttpApiSchema.status(202)),
       error: [NotFound, Conflict]
-    }).annotateMerge(OpenApi.annotations({ summary: "Deploy a function's current code" })),
+    }).annotateMerge(operation(
+      "Deploy a function's current code",
+      "Deploys the current code to the Workers runtime; 409 while a deploy is already running."
+    )),
     HttpApiEndpoint.get("deployments", "/functions/:id/deployments", {
       params: IdParams,
       query: PagingQuery,
       success: ListResponse(FunctionDeployment),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "List a function's deployments" })),
+    }).annotateMerge(operation(
+      "List a function's deployments",
+      "The function's deployments, newest first, with their outcome."
+    )),
     HttpApiEndpoint.get("invocations", "/functions/:id/invocations", {
       params: IdParams,
       query: { status: Schema.optionalKey(FunctionInvocationOutcome), limit: Schema.optionalKey(wholeNumberQuery("^0*(?:[1-9]|1[0-9]|20)$", "Invocations to list, 1-20 (default 10)")) },
       success: data(FunctionInvocationList),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "List a function's recent invocations" })),
+    }).annotateMerge(operation(
+      "List a function's recent invocations",
+      "Recent invocations with status, duration and (capped) logs."
+    )),
     HttpApiEndpoint.get("listSecrets", "/functions/:id/secrets", {
       params: IdParams,
       success: data(Schema.Array(FunctionSecret)),
       error: [NotFound, BadGateway]
-    }).annotateMerge(OpenApi.annotations({ summary: "List a function's secrets (names and types, never values)" })),
+    }).annotateMerge(operation(
+      "List a function's secrets (names and types, never values)",
+      "The function's secrets by name and type; values are never returned."
+    )),
     HttpApiEndpoint.post("saveSecret", "/functions/:id/secrets", {
       params: IdParams,
       payload: Schema.Struct({ secret: FunctionSecretInput }),
       success: FunctionSecretSaved.pipe(HttpApiSchema.status(201)),
       error: [NotFound, Unprocessable, BadGateway]
-    }).annotateMerge(OpenApi.annotations({ summary: "Set a function secret" })),
+    }).annotateMerge(operation(
+      "Set a function secret",
+      "Sets a secret the function reads from `env`; stored encrypted."
+    )),
     HttpApiEndpoint.delete("deleteSecret", "/functions/:id/secrets/:name", {
       params: { id: Schema.String, name: Schema.String },
       success: HttpApiSchema.NoContent,
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete a function secret" }))
+    }).annotateMerge(operation(
+      "Delete a function secret",
+      "Removes a secret; the next invocation no longer sees it."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -125,7 +161,10 @@ export class LegacyFunctionsApi extends HttpApiGroup.make("legacyFunctions")
     HttpApiEndpoint.get("list", "/functions", {
       query: { page: PagingQuery.page, per_page: PagingQuery.per_page },
       success: PageResponse(FunctionResource)
-    }).annotateMerge(OpenApi.annotations({ summary: "List functions (older surface)" }))
+    }).annotateMerge(operation(
+      "List functions (older surface)",
+      "The older surface's list of functions, page-numbered with `meta`."
+    ))
   )
   .middleware(Authentication)
   .prefix("/api/v1")

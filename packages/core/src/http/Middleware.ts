@@ -6,7 +6,15 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import type { Principal } from "../projects/Projects.ts"
-import { BadRequest, HeadersTooLarge, InternalError, PayloadTooLarge, Unauthorized, Unprocessable } from "../shared/ApiError.ts"
+import {
+  BadRequest,
+  HeadersTooLarge,
+  InternalError,
+  PayloadTooLarge,
+  RequestTimeout,
+  Unauthorized,
+  Unprocessable
+} from "../shared/ApiError.ts"
 
 /** The authenticated caller of the current request. */
 export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()(
@@ -36,8 +44,9 @@ export class ProxyKey extends HttpApiMiddleware.Service<ProxyKey>()("@parley/cor
 /**
  * Turns request decode failures into 400 (unparsable JSON, missing envelope) or 422 (a field, named). Its errors
  * also document, on every operation, what the host refuses before any route: a body over its limit (413, the
- * host's `InputLimits`) and a request line with headers over Node's (431).
+ * host's `InputLimits`), a request line with headers over Node's (431) and a request that does not arrive in time
+ * (408, Node's request timeout).
  */
 export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()("@parley/core/http/RequestErrors", {
-  error: [BadRequest, Unprocessable, InternalError, PayloadTooLarge, HeadersTooLarge]
+  error: [BadRequest, Unprocessable, InternalError, PayloadTooLarge, HeadersTooLarge, RequestTimeout]
 }) {}

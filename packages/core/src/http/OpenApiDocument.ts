@@ -9,9 +9,11 @@
  * - The proxy's errors (`messaging/ProxyErrors.ts`) on each of its operations, at each status, beside the contract's.
  * - Request bodies take unknown fields (decoding ignores them), so their objects do not say
  *   `additionalProperties: false`; answers never carry fields beyond their schema, so theirs keep it.
+ * - An example on every JSON request body and answer (`OpenApiExamples.ts`).
  */
 
 import { PROXY_ERROR_STATUSES, proxyErrorJsonSchema } from "../messaging/ProxyErrors.ts"
+import { withExamples } from "./OpenApiExamples.ts"
 
 type Spec = Record<string, any>
 
@@ -34,9 +36,13 @@ const ErrorBody = {
 
 const error = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } })
 
-/** What the host answers before any route: a query value or path segment it cannot store, headers over Node's limit. */
+/**
+ * What the host answers before any route: a query value or path segment it cannot store, headers over Node's limit,
+ * a request that does not arrive in time.
+ */
 const refusedBeforeRoutes = {
   "422": error("A query value or path segment with a NUL character or an unpaired surrogate, named"),
+  "408": error("The request's headers and body did not arrive in time"),
   "431": error("The request line and headers are over the limit")
 }
 
@@ -195,21 +201,28 @@ const withProxyErrors = (responses: Spec): Spec => {
 
 /**
  * The generated document completed: the host's other routes joined, the proxy's errors on its operations, request
- * bodies open to unknown fields.
+ * bodies open to unknown fields, examples on every JSON body.
  */
-export const completeDocument = (spec: Spec): Spec => ({
-  ...spec,
-  paths: mapOperations(
-    withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...health }),
-    (path, op) => path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op
-  ),
-  components: { ...spec.components, schemas: { ...spec.components?.schemas, ProxyError: proxyErrorJsonSchema } },
-  tags: [
-    ...(spec.tags ?? []),
-    { name: "Health", description: "Liveness and readiness, for orchestrators; no key" },
-    {
-      name: "Upstream webhook",
-      description: "Where the messaging network delivers its webhooks; signed by the network, no key"
-    }
-  ]
-})
+export const completeDocument = (spec: Spec): Spec => {
+  const components = { ...spec.components, schemas: { ...spec.components?.schemas, ProxyError: proxyErrorJsonSchema } }
+  return {
+    ...spec,
+    paths: mapOperations(
+      withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...health }),
+      (path, op) =>
+        withExamples(
+          path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op,
+          components.schemas
+        )
+    ),
+    components,
+    tags: [
+      ...(spec.tags ?? []),
+      { name: "Health", description: "Liveness and readiness, for orchestrators; no key" },
+      {
+        name: "Upstream webhook",
+        description: "Where the messaging network delivers its webhooks; signed by the network, no key"
+      }
+    ]
+  }
+}

@@ -36,6 +36,7 @@ import {
   PhoneNumberFields,
   PhoneNumberPage,
   SendAnswer,
+  SignupToken,
   SubscribedApps,
   SuccessAnswer,
   TemplateCreated,
@@ -112,7 +113,7 @@ export const make = (options: CloudApiOptions) =>
      * `<base>/<version>/<segments>`. The proxy validates the version segment it
      * forwards: a malformed one reaching here is a bug, not a network answer.
      */
-    const urlOf = (access: NetworkAccess, segments: ReadonlyArray<string>): Effect.Effect<string> => {
+    const urlOf = (access: Pick<NetworkAccess, "version">, segments: ReadonlyArray<string>): Effect.Effect<string> => {
       const version = access.version ?? DefaultApiVersion
       if (!isApiVersion(version)) return Effect.die(new Error(`not a version segment: ${JSON.stringify(version)}`))
       // A URL resolves `.`/`..` (even encoded), which would leave the object the caller was allowed to reach.
@@ -133,11 +134,11 @@ export const make = (options: CloudApiOptions) =>
 
     const execute = <A>(
       span: string,
-      access: NetworkAccess,
+      access: NetworkAccess | undefined,
       request: HttpClientRequest.HttpClientRequest,
       decode: ((json: unknown) => Option.Option<A>) | undefined
     ): Effect.Effect<NetworkAnswer<A>, NetworkRefused | NetworkUnavailable> =>
-      client.execute(HttpClientRequest.bearerToken(request, access.accessToken)).pipe(
+      client.execute(access === undefined ? request : HttpClientRequest.bearerToken(request, access.accessToken)).pipe(
         Effect.flatMap((response: HttpClientResponse.HttpClientResponse) =>
           Effect.map(response.arrayBuffer, (buffer) => ({
             status: response.status,
@@ -276,6 +277,24 @@ export const make = (options: CloudApiOptions) =>
         }),
       unsubscribeApp: (access, businessAccountId) =>
         call("MessagingNetwork.unsubscribeApp", SuccessAnswer, access, "DELETE", [businessAccountId, "subscribed_apps"]),
+
+      exchangeSignupCode: (exchange) =>
+        Effect.flatMap(urlOf({ version: exchange.version }, ["oauth", "access_token"]), (url) =>
+          execute(
+            "MessagingNetwork.exchangeSignupCode",
+            undefined,
+            HttpClientRequest.get(url).pipe(
+              // The secret stays `Redacted` in the request, so an inspected or traced request does not show it.
+              HttpClientRequest.setUrlParams({
+                client_id: exchange.appId,
+                client_secret: exchange.appSecret,
+                code: exchange.code,
+                redirect_uri: exchange.redirectUri
+              }),
+              HttpClientRequest.acceptJson
+            ),
+            json(SignupToken)
+          )),
 
       forward: (access, { body, contentType, method, path, query }) =>
         Effect.flatMap(urlOf(access, path.split("/").filter((s) => s.length > 0)), (url) => {

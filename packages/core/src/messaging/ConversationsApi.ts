@@ -7,6 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { NotFound, Unprocessable } from "../shared/ApiError.ts"
 import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
+import { operation } from "../http/Operation.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const IdParams = { id: Schema.String }
@@ -72,14 +73,23 @@ export class MsgConversationsApi extends HttpApiGroup.make("msgConversations")
         ...PagingQuery
       },
       success: ListResponse(MsgConversation)
-    }).annotateMerge(OpenApi.annotations({ summary: "List conversations" })),
-    HttpApiEndpoint.get("get", "/msg/conversations/:id", { params: IdParams, success: data(MsgConversation), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a conversation" })),
+    }).annotateMerge(operation(
+      "List conversations",
+      "Conversations, newest activity first, filtered by number, contact phone and status."
+    )),
+    HttpApiEndpoint.get("get", "/msg/conversations/:id", { params: IdParams, success: data(MsgConversation), error: NotFound }).annotateMerge(operation(
+      "Get a conversation",
+      "One conversation with its contact and last activity."
+    )),
     HttpApiEndpoint.patch("update", "/msg/conversations/:id", {
       params: IdParams,
       payload: Schema.Struct({ msg_conversation: MsgConversationUpdateInput }),
       success: data(MsgConversation),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update a conversation (status, metadata)" })),
+    }).annotateMerge(operation(
+      "Update a conversation (status, metadata)",
+      "Sets a conversation's `status` (`active`, `ended`) or replaces its `metadata`."
+    )),
     HttpApiEndpoint.get("listMessages", "/msg/messages", {
       query: {
         phone_number_id: Schema.optionalKey(Schema.String),
@@ -92,7 +102,11 @@ export class MsgConversationsApi extends HttpApiGroup.make("msgConversations")
         ...PagingQuery
       },
       success: ListResponse(MsgMessage)
-    }).annotateMerge(OpenApi.annotations({ summary: "List messages" }))
+    }).annotateMerge(operation(
+      "List messages",
+      "Stored messages, filtered by number, conversation, contact, direction, status, type and media; " +
+        "cursor paging."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")

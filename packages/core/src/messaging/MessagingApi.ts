@@ -8,6 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { Authentication } from "../http/Middleware.ts"
 import { NotFound, Unprocessable } from "../shared/ApiError.ts"
 import { SandboxInboundInput, SandboxOutboxEntry } from "./Sandbox.ts"
+import { operation } from "../http/Operation.ts"
 
 export class SandboxApi extends HttpApiGroup.make("sandbox")
   .add(
@@ -15,12 +16,19 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       payload: SandboxInboundInput,
       success: Schema.Struct({ id: Schema.String }).pipe(HttpApiSchema.status(202)),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Simulate an inbound message (sandbox)" })),
+    }).annotateMerge(operation(
+      "Simulate an inbound message (sandbox)",
+      "Makes a simulated contact write to the sandbox number, as the network would deliver it: the " +
+        "message is stored and routed to workflows. For trying flows without a real number."
+    )),
     HttpApiEndpoint.get("outbox", "/sandbox/outbox", {
       query: { phone_number_id: Schema.String },
       success: Schema.Struct({ data: Schema.Array(SandboxOutboxEntry) }),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Messages the sandbox number sent" }))
+    }).annotateMerge(operation(
+      "Messages the sandbox number sent",
+      "What the sandbox number sent, in order, as the simulated network received it."
+    ))
   )
   .middleware(Authentication)
   .annotateMerge(OpenApi.annotations({

@@ -60,6 +60,10 @@ export type NetworkErrorBody = typeof NetworkErrorBody.Type
 export const SuccessAnswer = Schema.Struct({ success: Schema.Boolean })
 export type SuccessAnswer = typeof SuccessAnswer.Type
 
+/** `GET oauth/access_token`: the token an embedded-signup code is exchanged for. */
+export const SignupToken = Schema.Struct({ access_token: Schema.String, token_type: Schema.optionalKey(Schema.String) })
+export type SignupToken = typeof SignupToken.Type
+
 /** The network's paging object on its own lists (templates, blocked users, numbers). */
 export const NetworkPaging = Schema.Struct({
   cursors: Schema.optionalKey(Schema.Struct({

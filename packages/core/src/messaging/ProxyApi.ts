@@ -18,15 +18,16 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ProxyKey } from "../http/Middleware.ts"
+import { operation } from "../http/Operation.ts"
 
 const Version = Schema.String.annotate({ description: "The network's API version, `vNN.N` (e.g. `v24.0`), forwarded as given" })
 const NumberParams = { version: Version, phone_number_id: Schema.String }
 /** Whatever the network answered (or the stored record, in the network's shape), unchanged. */
 const Answer = Schema.Unknown.annotate({ description: "The network's answer, status and body unchanged" })
-const Envelope = Schema.Unknown.annotate({ description: "The network's own request body, forwarded byte for byte" })
-
-const summary = (text: string, description?: string) =>
-  OpenApi.annotations(description === undefined ? { summary: text } : { summary: text, description })
+const Envelope = Schema.Unknown.annotate({
+  description: "The network's own request body, forwarded byte for byte",
+  examples: [{ messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "Your order has shipped" } }]
+})
 
 export class MessagingProxyApi extends HttpApiGroup.make("proxy")
   .add(
@@ -34,7 +35,7 @@ export class MessagingProxyApi extends HttpApiGroup.make("proxy")
       params: NumberParams,
       payload: Envelope,
       success: Answer
-    }).annotateMerge(summary(
+    }).annotateMerge(operation(
       "Send a message, or mark one read (with the typing indicator)",
       "Recorded before it is forwarded (`ext.status` pending) and linked to its conversation; sends to one " +
         "conversation go out in the order they arrived. Outside the 24-hour window only templates are accepted (131047)."
@@ -42,7 +43,7 @@ export class MessagingProxyApi extends HttpApiGroup.make("proxy")
     HttpApiEndpoint.get("listMessages", "/proxy/:version/:phone_number_id/messages", {
       params: NumberParams,
       success: Answer
-    }).annotateMerge(summary(
+    }).annotateMerge(operation(
       "Stored messages of the number",
       "Filters `conversation_id`, `direction`, `status`, `since`, `until`; cursors `limit`, `after`, `before`; " +
         "`fields` selects fields, `ext(...)` the service's own."
@@ -50,11 +51,15 @@ export class MessagingProxyApi extends HttpApiGroup.make("proxy")
     HttpApiEndpoint.get("getMessage", "/proxy/:version/:phone_number_id/messages/:message_id", {
       params: { ...NumberParams, message_id: Schema.String },
       success: Answer
-    }).annotateMerge(summary("One stored message, by the network's id")),
+    }).annotateMerge(operation(
+      "One stored message, by the network's id",
+      "A message the service stored (sent through the proxy or received), in the network's shape with " +
+        "`ext` fields; 404 in the network's shape when unknown."
+    )),
     HttpApiEndpoint.get("listConversations", "/proxy/:version/:phone_number_id/conversations", {
       params: NumberParams,
       success: Answer
-    }).annotateMerge(summary(
+    }).annotateMerge(operation(
       "Conversations of the number",
       "Filters `status`, `phone_number`, `assigned_user_id`, `unassigned`, `last_active_since`, `last_active_until`; " +
         "cursors and `fields` as for messages."
@@ -62,16 +67,23 @@ export class MessagingProxyApi extends HttpApiGroup.make("proxy")
     HttpApiEndpoint.get("getConversation", "/proxy/:version/:phone_number_id/conversations/:conversation_id", {
       params: { ...NumberParams, conversation_id: Schema.String },
       success: Answer
-    }).annotateMerge(summary("One conversation")),
+    }).annotateMerge(operation(
+      "One conversation",
+      "One stored conversation of the number, in the proxy's shape."
+    )),
     HttpApiEndpoint.get("listContacts", "/proxy/:version/:phone_number_id/contacts", {
       params: NumberParams,
       success: Answer
-    }).annotateMerge(summary("Contacts who wrote to or were written from the number")),
+    }).annotateMerge(operation(
+      "Contacts who wrote to or were written from the number",
+      "The contacts of the number (who wrote in or was written to), with cursor paging in the network's " +
+        "style."
+    )),
     HttpApiEndpoint.get("getMedia", "/proxy/:version/:media_id", {
       params: { version: Version, media_id: Schema.String },
       query: { phone_number_id: Schema.optionalKey(Schema.String) },
       success: Answer
-    }).annotateMerge(summary(
+    }).annotateMerge(operation(
       "Media metadata",
       "`url` is the network's address (bearer only, 5 minutes); `download_url` the service's (no key, 4 minutes)."
     )),
@@ -79,16 +91,30 @@ export class MessagingProxyApi extends HttpApiGroup.make("proxy")
       params: { version: Version, media_id: Schema.String },
       query: { phone_number_id: Schema.optionalKey(Schema.String) },
       success: Answer
-    }).annotateMerge(summary("Delete uploaded media")),
+    }).annotateMerge(operation(
+      "Delete uploaded media",
+      "Deletes media uploaded for the project's numbers, at the network and in the service's store."
+    )),
     HttpApiEndpoint.get("listTemplates", "/proxy/:version/:business_account_id/message_templates", {
       params: { version: Version, business_account_id: Schema.String },
       success: Answer
-    }).annotateMerge(summary("Message templates of the business account")),
+    }).annotateMerge(operation(
+      "Message templates of the business account",
+      "The business account's message templates as the network lists them; the service's template " +
+        "mirror is updated from the answer."
+    )),
     HttpApiEndpoint.post("createTemplate", "/proxy/:version/:business_account_id/message_templates", {
       params: { version: Version, business_account_id: Schema.String },
-      payload: Envelope,
+      payload: Envelope.annotate({
+        examples: [{
+          name: "order_shipped",
+          language: "en_US",
+          category: "UTILITY",
+          components: [{ type: "BODY", text: "Hi {{1}}, order {{2}} has shipped.", example: { body_text: [["Ana", "A-1042"]] } }]
+        }]
+      }),
       success: Answer
-    }).annotateMerge(summary(
+    }).annotateMerge(operation(
       "Create a message template",
       "Authentication templates follow the spec's rules (no HEADER, `code_expiration_minutes` 1-90, OTP buttons)."
     )),
@@ -96,7 +122,11 @@ export class MessagingProxyApi extends HttpApiGroup.make("proxy")
       params: { version: Version, business_account_id: Schema.String },
       query: { name: Schema.optionalKey(Schema.String), hsm_id: Schema.optionalKey(Schema.String) },
       success: Answer
-    }).annotateMerge(summary("Delete a message template by `name` (every language) or `hsm_id`"))
+    }).annotateMerge(operation(
+      "Delete a message template by `name` (every language) or `hsm_id`",
+      "Deletes a template at the network by `name` (every language) or `hsm_id`; the mirror drops it " +
+        "too."
+    ))
   )
   .middleware(ProxyKey)
   .annotateMerge(OpenApi.annotations({

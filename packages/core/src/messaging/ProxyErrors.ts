@@ -22,7 +22,10 @@ const NetworkErrorBody = Schema.Struct({
     [Schema.Record(Schema.String, Schema.Unknown)]
   )
 }).annotate({
-  description: "The messaging network's error object: its own answer unchanged, or one the service made in its shape"
+  description: "The messaging network's error object: its own answer unchanged, or one the service made in its shape",
+  examples: [{
+    error: { message: "(#100) Invalid parameter", type: "OAuthException", code: 100, fbtrace_id: "AbCdEf123" }
+  }]
 })
 
 /** The service's own refusal: `{ "error": "...", "code"?: "..." }`, some with facts of their own. */

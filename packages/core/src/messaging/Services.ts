@@ -14,9 +14,11 @@ import * as Upstream from "./Upstream.ts"
 import { Customers } from "../tenancy/Customers.ts"
 import { LiveNumbers } from "./numbers/LiveNumbers.ts"
 import { Templates } from "./templates/Templates.ts"
+import { Onboarding, SignupSettings } from "./numbers/Onboarding.ts"
+import { SetupLinks } from "../tenancy/SetupLinks.ts"
 
-export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer)),
+export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer, Onboarding.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer, SetupLinks.layer, SignupSettings.layerConfig)),
   Layer.provideMerge(Customers.layer),
   Layer.provideMerge(LiveNumbers.layer),
   Layer.provideMerge(Upstream.layerConfig)

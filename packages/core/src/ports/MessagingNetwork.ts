@@ -31,6 +31,7 @@ import type {
   PhoneNumberFacts,
   PhoneNumberPage,
   SendAnswer,
+  SignupToken,
   SubscribedApps,
   SuccessAnswer,
   TemplateCreated,
@@ -121,6 +122,16 @@ export interface MediaFile {
   readonly bytes: Uint8Array
   readonly mimeType: string
   readonly filename: string
+}
+
+/** An embedded-signup code and the app that exchanges it (decisions 2.13). */
+export interface SignupCodeExchange {
+  readonly appId: string
+  readonly appSecret: Redacted.Redacted<string>
+  readonly code: string
+  /** The address the dialog returned to, when the dialog was opened with one (the network compares them). */
+  readonly redirectUri?: string | undefined
+  readonly version?: string | undefined
 }
 
 /** A request on an edge the port has no operation for: the proxy's pass-through, sent as given. */
@@ -219,6 +230,12 @@ export class MessagingNetwork extends Context.Service<MessagingNetwork, {
   ) => Call<SuccessAnswer>
   /** `DELETE /<waba_id>/subscribed_apps`. */
   readonly unsubscribeApp: (access: NetworkAccess, businessAccountId: string) => Call<SuccessAnswer>
+
+  /**
+   * `GET oauth/access_token?client_id=&client_secret=&code=`: the token a
+   * customer's embedded signup granted. Authenticated by the app, not a bearer token.
+   */
+  readonly exchangeSignupCode: (exchange: SignupCodeExchange) => Call<SignupToken>
 
   /** Any other request, answered as the network sent it: the `value` is the answer's bytes. */
   readonly forward: (access: NetworkAccess, request: ForwardRequest) => Call<Uint8Array>

@@ -17,64 +17,89 @@ const fields = {
 
 type Fields = { readonly error: string; readonly code?: string; readonly details?: ReadonlyArray<ErrorDetail> }
 
-/** 400: unparsable JSON, missing envelope, undecodable cursor. */
-export class BadRequest extends Schema.Error<BadRequest>("BadRequest")(fields, { httpApiStatus: 400 }) {
+/** The wire form and status of each; `description` is what `/openapi.json` says of the status. */
+export class BadRequest extends Schema.Error<BadRequest>("BadRequest")(fields, {
+  httpApiStatus: 400,
+  description: "Unparsable JSON, a missing envelope or an undecodable cursor"
+}) {
   readonly _tag = "BadRequest" as const
 }
-/** 401: missing or invalid API key. */
-export class Unauthorized extends Schema.Error<Unauthorized>("Unauthorized")(fields, { httpApiStatus: 401 }) {
+export class Unauthorized extends Schema.Error<Unauthorized>("Unauthorized")(fields, {
+  httpApiStatus: 401,
+  description: "Missing or invalid API key"
+}) {
   readonly _tag = "Unauthorized" as const
 }
-/** 402: the project's plan lacks the feature or its allowance is used up. */
-export class PaymentRequired
-  extends Schema.Error<PaymentRequired>("PaymentRequired")(fields, { httpApiStatus: 402 })
-{
+export class PaymentRequired extends Schema.Error<PaymentRequired>("PaymentRequired")(fields, {
+  httpApiStatus: 402,
+  description: "The project's plan lacks the feature, or its allowance is used up"
+}) {
   readonly _tag = "PaymentRequired" as const
 }
-/** 403: sandbox restrictions and refused source addresses. */
-export class Forbidden extends Schema.Error<Forbidden>("Forbidden")(fields, { httpApiStatus: 403 }) {
+export class Forbidden extends Schema.Error<Forbidden>("Forbidden")(fields, {
+  httpApiStatus: 403,
+  description: "Refused by a sandbox restriction or a private source address"
+}) {
   readonly _tag = "Forbidden" as const
 }
-/** 404: unknown id in the project (other projects' ids included: never 403). */
-export class NotFound extends Schema.Error<NotFound>("NotFound")(fields, { httpApiStatus: 404 }) {
+export class NotFound extends Schema.Error<NotFound>("NotFound")(fields, {
+  httpApiStatus: 404,
+  description: "Unknown id in the project (other projects' ids included)"
+}) {
   readonly _tag = "NotFound" as const
 }
-/** 409: stale `lock_version`, work already pending. */
-export class Conflict extends Schema.Error<Conflict>("Conflict")(fields, { httpApiStatus: 409 }) {
+export class Conflict extends Schema.Error<Conflict>("Conflict")(fields, {
+  httpApiStatus: 409,
+  description: "Stale `lock_version`, or the same work is already pending"
+}) {
   readonly _tag = "Conflict" as const
 }
-/** 413: body over the size limit. */
-export class PayloadTooLarge
-  extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(fields, { httpApiStatus: 413 })
-{
+export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(fields, {
+  httpApiStatus: 413,
+  description: "The body is over the route's size limit"
+}) {
   readonly _tag = "PayloadTooLarge" as const
 }
-/** 431: the request line and headers together are over Node's limit (a very long query string too). */
-export class HeadersTooLarge
-  extends Schema.Error<HeadersTooLarge>("HeadersTooLarge")(fields, { httpApiStatus: 431 })
-{
+export class RequestTimeout extends Schema.Error<RequestTimeout>("RequestTimeout")(fields, {
+  httpApiStatus: 408,
+  description: "The request's headers and body did not arrive in time (Node's request timeout)"
+}) {
+  readonly _tag = "RequestTimeout" as const
+}
+export class HeadersTooLarge extends Schema.Error<HeadersTooLarge>("HeadersTooLarge")(fields, {
+  httpApiStatus: 431,
+  description: "The request line and headers are over the limit"
+}) {
   readonly _tag = "HeadersTooLarge" as const
 }
-/** 422: validation and business-rule refusals. */
-export class Unprocessable extends Schema.Error<Unprocessable>("Unprocessable")(fields, { httpApiStatus: 422 }) {
+export class Unprocessable extends Schema.Error<Unprocessable>("Unprocessable")(fields, {
+  httpApiStatus: 422,
+  description: "A validation or business-rule refusal, naming the field where there is one"
+}) {
   readonly _tag = "Unprocessable" as const
 }
-/** 429: rate limits. */
-export class TooManyRequests
-  extends Schema.Error<TooManyRequests>("TooManyRequests")(fields, { httpApiStatus: 429 })
-{
+export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(fields, {
+  httpApiStatus: 429,
+  description: "Over a rate limit (`Retry-After` says when to try again)"
+}) {
   readonly _tag = "TooManyRequests" as const
 }
-/** 500: unexpected failure; the detail goes to the log, never to the caller. */
-export class InternalError extends Schema.Error<InternalError>("InternalError")(fields, { httpApiStatus: 500 }) {
+export class InternalError extends Schema.Error<InternalError>("InternalError")(fields, {
+  httpApiStatus: 500,
+  description: "An unexpected failure (the detail is in the host's log, never in the answer)"
+}) {
   readonly _tag = "InternalError" as const
 }
-/** 502: an upstream dependency failed. */
-export class BadGateway extends Schema.Error<BadGateway>("BadGateway")(fields, { httpApiStatus: 502 }) {
+export class BadGateway extends Schema.Error<BadGateway>("BadGateway")(fields, {
+  httpApiStatus: 502,
+  description: "An upstream dependency failed"
+}) {
   readonly _tag = "BadGateway" as const
 }
-/** 503: temporarily unavailable. */
-export class Unavailable extends Schema.Error<Unavailable>("Unavailable")(fields, { httpApiStatus: 503 }) {
+export class Unavailable extends Schema.Error<Unavailable>("Unavailable")(fields, {
+  httpApiStatus: 503,
+  description: "Temporarily unavailable (`Retry-After` says when to try again)"
+}) {
   readonly _tag = "Unavailable" as const
 }
 

@@ -5,6 +5,7 @@ import { Authentication } from "../http/Middleware.ts"
 import { NotFound, Unprocessable } from "../shared/ApiError.ts"
 import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
 import { Customer, CustomerCreateInput, CustomerUpdateInput } from "./Customer.ts"
+import { operation } from "../http/Operation.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const IdParams = { id: Schema.String }
@@ -18,24 +19,40 @@ export class CustomersApi extends HttpApiGroup.make("customers")
         ...PagingQuery
       },
       success: ListResponse(Customer)
-    }).annotateMerge(OpenApi.annotations({ summary: "List customers" })),
+    }).annotateMerge(operation(
+      "List customers",
+      "The project's customers (the businesses it serves), filtered by `external_customer_id` and " +
+        "`name_contains`."
+    )),
     HttpApiEndpoint.post("create", "/customers", {
       payload: Schema.Struct({ customer: CustomerCreateInput }),
       success: data(Customer).pipe(HttpApiSchema.status(201)),
       error: Unprocessable
-    }).annotateMerge(OpenApi.annotations({ summary: "Create a customer" })),
-    HttpApiEndpoint.get("get", "/customers/:id", { params: IdParams, success: data(Customer), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a customer" })),
+    }).annotateMerge(operation(
+      "Create a customer",
+      "Creates a customer from `customer { name, external_customer_id? }`."
+    )),
+    HttpApiEndpoint.get("get", "/customers/:id", { params: IdParams, success: data(Customer), error: NotFound }).annotateMerge(operation(
+      "Get a customer",
+      "One customer of the project by id; another project's id answers 404."
+    )),
     HttpApiEndpoint.patch("update", "/customers/:id", {
       params: IdParams,
       payload: Schema.Struct({ customer: CustomerUpdateInput }),
       success: data(Customer),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update a customer" })),
+    }).annotateMerge(operation(
+      "Update a customer",
+      "Renames a customer or changes its external id."
+    )),
     HttpApiEndpoint.delete("delete", "/customers/:id", {
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete a customer" }))
+    }).annotateMerge(operation(
+      "Delete a customer",
+      "Deletes a customer; 422 while it still has connected numbers."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")

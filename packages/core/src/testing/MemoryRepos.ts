@@ -24,6 +24,7 @@ import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
 import { layerMemoryProviderModelsRepo } from "./MemoryProviderModels.ts"
 import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
 import { layerMemoryRateLimits } from "./MemoryRateLimits.ts"
+import { layerMemorySetupLinksRepo } from "./MemorySetupLinks.ts"
 import { layerMemoryBroadcastsRepo } from "./MemoryBroadcasts.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
@@ -294,5 +295,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryProviderModelsRepo,
   layerMemoryKnowledgeSearch,
   layerMemoryRateLimits,
+  layerMemorySetupLinksRepo,
   layerMemoryBroadcastsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))

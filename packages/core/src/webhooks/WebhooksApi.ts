@@ -19,9 +19,19 @@ import {
   WebhookTestResult,
   WebhookUpdateInput
 } from "./Webhook.ts"
+import { operation } from "../http/Operation.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const Bool = Schema.Literals(["true", "false"])
+const CreatePayload = Schema.Struct({ msg_webhook: WebhookInput }).annotate({
+  examples: [{
+    msg_webhook: {
+      url: "https://example.com/hooks/parley",
+      secret_key: "a-long-random-signing-secret",
+      events: ["msg.message.received", "workflow.execution.failed"]
+    }
+  }]
+})
 
 const listQuery = {
   url_contains: Schema.optionalKey(Schema.String),
@@ -43,58 +53,92 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       query: listQuery,
       success: ListResponse(MsgWebhook),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "List a phone number's webhooks" })),
+    }).annotateMerge(operation(
+      "List a phone number's webhooks",
+      "The webhooks registered on one phone number."
+    )),
     HttpApiEndpoint.post("createForNumber", "/msg/phone_numbers/:phone_number_id/webhooks", {
       params: NumberParams,
-      payload: Schema.Struct({ msg_webhook: WebhookInput }),
+      payload: CreatePayload,
       success: data(MsgWebhook).pipe(HttpApiSchema.status(201)),
       error: [NotFound, PaymentRequired, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Create a webhook for a phone number" })),
+    }).annotateMerge(operation(
+      "Create a webhook for a phone number",
+      "Registers a webhook for one number's events; the answer holds its signing `secret_key`."
+    )),
     HttpApiEndpoint.get("getForNumber", "/msg/phone_numbers/:phone_number_id/webhooks/:id", {
       params: NumberWebhookParams,
       success: data(MsgWebhook),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Get a phone number's webhook" })),
+    }).annotateMerge(operation(
+      "Get a phone number's webhook",
+      "One webhook of the number."
+    )),
     HttpApiEndpoint.patch("updateForNumber", "/msg/phone_numbers/:phone_number_id/webhooks/:id", {
       params: NumberWebhookParams,
       payload: Schema.Struct({ msg_webhook: WebhookUpdateInput }),
       success: data(MsgWebhook),
       error: [NotFound, PaymentRequired, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update a phone number's webhook" })),
+    }).annotateMerge(operation(
+      "Update a phone number's webhook",
+      "Changes the number's webhook: URL, events, headers, active state, buffering."
+    )),
     HttpApiEndpoint.delete("deleteForNumber", "/msg/phone_numbers/:phone_number_id/webhooks/:id", {
       params: NumberWebhookParams,
       success: HttpApiSchema.NoContent,
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete a phone number's webhook" })),
+    }).annotateMerge(operation(
+      "Delete a phone number's webhook",
+      "Removes the number's webhook; queued deliveries to it are dropped."
+    )),
     HttpApiEndpoint.get("list", "/msg/webhooks", {
       query: { ...listQuery, phone_number_id: Schema.optionalKey(Schema.String) },
       success: ListResponse(MsgWebhook),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "List webhooks" })),
+    }).annotateMerge(operation(
+      "List webhooks",
+      "The project's webhooks (project-wide and per number)."
+    )),
     HttpApiEndpoint.post("create", "/msg/webhooks", {
-      payload: Schema.Struct({ msg_webhook: WebhookInput }),
+      payload: CreatePayload,
       success: data(MsgWebhook).pipe(HttpApiSchema.status(201)),
       error: [NotFound, PaymentRequired, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Create a webhook" })),
-    HttpApiEndpoint.get("get", "/msg/webhooks/:id", { params: IdParams, success: data(MsgWebhook), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a webhook" })),
+    }).annotateMerge(operation(
+      "Create a webhook",
+      "Registers a webhook: the events to receive, URL (private addresses refused), payload " +
+        "version, optional buffering. Deliveries are signed with its `secret_key`."
+    )),
+    HttpApiEndpoint.get("get", "/msg/webhooks/:id", { params: IdParams, success: data(MsgWebhook), error: NotFound }).annotateMerge(operation(
+      "Get a webhook",
+      "One webhook with its status (`active`, or paused after repeated failures)."
+    )),
     HttpApiEndpoint.patch("update", "/msg/webhooks/:id", {
       params: IdParams,
       payload: Schema.Struct({ msg_webhook: WebhookUpdateInput }),
       success: data(MsgWebhook),
       error: [NotFound, PaymentRequired, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update a webhook" })),
+    }).annotateMerge(operation(
+      "Update a webhook",
+      "Changes a webhook; reactivating a paused one resumes deliveries."
+    )),
     HttpApiEndpoint.delete("delete", "/msg/webhooks/:id", {
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete a webhook" })),
+    }).annotateMerge(operation(
+      "Delete a webhook",
+      "Removes a webhook; queued deliveries to it are dropped."
+    )),
     HttpApiEndpoint.post("test", "/msg/webhooks/:id/test", {
       params: IdParams,
       // No envelope (decisions 1.1); the body itself is optional.
       payload: [Schema.Struct({ event_type: Schema.optionalKey(Schema.NullOr(Schema.String)) }), Schema.Null],
       success: data(WebhookTestResult),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Send a test delivery to a webhook" }))
+    }).annotateMerge(operation(
+      "Send a test delivery to a webhook",
+      "Sends a signed test delivery now and answers with the receiver's status and timing."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -116,17 +160,27 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
         ...PagingQuery
       },
       success: ListResponse(WebhookDelivery)
-    }).annotateMerge(OpenApi.annotations({ summary: "List webhook deliveries" })),
+    }).annotateMerge(operation(
+      "List webhook deliveries",
+      "Delivery log: each delivery with event, status, attempts and the receiver's answers, filtered by " +
+        "webhook, status and event."
+    )),
     HttpApiEndpoint.get("get", "/webhook_deliveries/:id", {
       params: IdParams,
       success: data(WebhookDeliveryDetail),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Get a webhook delivery" })),
+    }).annotateMerge(operation(
+      "Get a webhook delivery",
+      "One delivery with its attempts (request, status, response body capped)."
+    )),
     HttpApiEndpoint.post("retry", "/webhook_deliveries/:id/retry", {
       params: IdParams,
       success: data(WebhookDelivery).pipe(HttpApiSchema.status(202)),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Retry a webhook delivery" }))
+    }).annotateMerge(operation(
+      "Retry a webhook delivery",
+      "Queues a failed delivery again, as a new attempt of the same delivery."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")

@@ -17,6 +17,7 @@ import {
   WorkflowUpdateInput,
   WorkflowWithDefinition
 } from "./Workflow.ts"
+import { operation } from "../http/Operation.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const IdParams = { id: Schema.String }
@@ -32,13 +33,25 @@ export class WorkflowsApi extends HttpApiGroup.make("workflows")
         ...PagingQuery
       },
       success: ListResponse(Workflow)
-    }).annotateMerge(OpenApi.annotations({ summary: "List workflows" })),
+    }).annotateMerge(operation(
+      "List workflows",
+      "The project's workflows, newest first, with cursor paging; filter by `status`. Each record " +
+        "carries `execution_count` and `last_executed_at`."
+    )),
     HttpApiEndpoint.post("create", "/workflows", {
       payload: Schema.Struct({ workflow: WorkflowCreateInput }),
       success: data(Workflow).pipe(HttpApiSchema.status(201)),
       error: [Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Create a workflow" })),
-    HttpApiEndpoint.get("get", "/workflows/:id", { params: IdParams, success: data(Workflow), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a workflow" })),
+    }).annotateMerge(operation(
+      "Create a workflow",
+      "Creates a workflow in `draft` (or the given status) from `workflow { name, definition?, ... }`. " +
+        "A definition is validated whole: the first problem answers 422 with `details`. " +
+        "The slug comes from the name."
+    )),
+    HttpApiEndpoint.get("get", "/workflows/:id", { params: IdParams, success: data(Workflow), error: NotFound }).annotateMerge(operation(
+      "Get a workflow",
+      "One workflow of the project by id; another project's id answers 404."
+    )),
     HttpApiEndpoint.patch("update", "/workflows/:id", {
       params: IdParams,
       // `flow` is the deprecated alias of the envelope (decisions 9).
@@ -48,17 +61,28 @@ export class WorkflowsApi extends HttpApiGroup.make("workflows")
       }),
       success: data(Workflow),
       error: [NotFound, Unprocessable, Conflict]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update a workflow (with its `lock_version`)" })),
+    }).annotateMerge(operation(
+      "Update a workflow (with its `lock_version`)",
+      "Changes name, description, status, settings or definition. Send the `lock_version` you read: a " +
+        "stale one answers 409. Running and waiting executions keep the graph they started with."
+    )),
     HttpApiEndpoint.delete("delete", "/workflows/:id", {
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete a workflow" })),
+    }).annotateMerge(operation(
+      "Delete a workflow",
+      "Deletes the workflow and its triggers. Its running and waiting executions are ended first " +
+        "(`workflow_deleted`); a parent that called it continues."
+    )),
     HttpApiEndpoint.get("definition", "/workflows/:id/definition", {
       params: IdParams,
       success: data(WorkflowWithDefinition),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Get a workflow's definition (nodes and edges)" }))
+    }).annotateMerge(operation(
+      "Get a workflow's definition (nodes and edges)",
+      "The workflow's graph: its `nodes` and `edges` as last saved."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -71,30 +95,48 @@ export class TriggersApi extends HttpApiGroup.make("triggers")
       params: IdParams,
       success: data(Schema.Array(Trigger)),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "List a workflow's triggers" })),
+    }).annotateMerge(operation(
+      "List a workflow's triggers",
+      "What starts this workflow: `inbound_message` (a number's new conversations), `project_event` " +
+        "(with a property filter) and `msg_event` (observer runs)."
+    )),
     HttpApiEndpoint.post("create", "/workflows/:id/triggers", {
       params: IdParams,
       payload: Schema.Struct({ trigger: TriggerInput }),
       success: data(Trigger).pipe(HttpApiSchema.status(201)),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Add a trigger to a workflow" })),
+    }).annotateMerge(operation(
+      "Add a trigger to a workflow",
+      "Adds one trigger. An `inbound_message` trigger on a number another active workflow already " +
+        "claims answers 422 naming that workflow."
+    )),
     HttpApiEndpoint.put("replace", "/workflows/:id/triggers", {
       params: IdParams,
       payload: Schema.Struct({ triggers: Schema.Array(TriggerInput) }),
       success: data(Schema.Array(Trigger)),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Replace all of a workflow's triggers" })),
+    }).annotateMerge(operation(
+      "Replace all of a workflow's triggers",
+      "Replaces every trigger of the workflow in one step (an empty list removes them all); all are " +
+        "validated before any is written."
+    )),
     HttpApiEndpoint.patch("update", "/triggers/:id", {
       params: IdParams,
       payload: Schema.Struct({ trigger: Schema.Struct({ active: Schema.optionalKey(Schema.Boolean) }) }),
       success: data(Trigger),
       error: [NotFound, Unprocessable]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update a trigger" })),
+    }).annotateMerge(operation(
+      "Update a trigger",
+      "Changes a trigger's config or turns it on or off (`active`)."
+    )),
     HttpApiEndpoint.delete("delete", "/triggers/:id", {
       params: IdParams,
       success: HttpApiSchema.NoContent,
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete a trigger" }))
+    }).annotateMerge(operation(
+      "Delete a trigger",
+      "Removes a trigger; executions it started are not affected."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -111,8 +153,14 @@ export class FlowsApi extends HttpApiGroup.make("flows")
         per_page: PagingQuery.per_page
       },
       success: PageResponse(Flow)
-    }).annotateMerge(OpenApi.annotations({ summary: "List flows (older surface)" })),
-    HttpApiEndpoint.get("get", "/flows/:id", { params: IdParams, success: data(Flow), error: NotFound }).annotateMerge(OpenApi.annotations({ summary: "Get a flow (older surface)" })),
+    }).annotateMerge(operation(
+      "List flows (older surface)",
+      "The older surface's view of workflows (flows), page-numbered with `meta`."
+    )),
+    HttpApiEndpoint.get("get", "/flows/:id", { params: IdParams, success: data(Flow), error: NotFound }).annotateMerge(operation(
+      "Get a flow (older surface)",
+      "One flow of the older surface, with its definition."
+    )),
     HttpApiEndpoint.patch("update", "/flows/:id", {
       params: IdParams,
       payload: Schema.Struct({
@@ -125,7 +173,11 @@ export class FlowsApi extends HttpApiGroup.make("flows")
       }),
       success: Schema.Struct({ data: Flow, message: Schema.String }),
       error: [NotFound, Unprocessable, Conflict]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update a flow (older surface)" }))
+    }).annotateMerge(operation(
+      "Update a flow (older surface)",
+      "Updates a flow; answers `message: Flow updated successfully` next to `data`. Definitions follow " +
+        "the graph rules and the `lock_version` rule."
+    ))
   )
   .middleware(Authentication)
   .prefix("/api/v1")

@@ -9,7 +9,10 @@
  * Host → dispatcher (its unix socket, token header): `GET /ping`, `POST
  * /probe` and `POST /invoke`, bodies framed as `[u32 meta length][meta
  * JSON][request body]`; answers are framed the same way (for an invoke, by
- * the function's wrapper: the dispatcher passes them through).
+ * the function's wrapper: the dispatcher passes them through). An invoke
+ * carries a ticket: the dispatcher asks the host `POST /start?ticket=`
+ * before anything of the function runs and answers `phase: "withdrawn"`
+ * without running it when the host says no.
  *
  * Dynamic worker → host (the host bridge's unix socket), always through the
  * dispatcher, which adds the token and the function id from the binding's
@@ -131,6 +134,13 @@ export default {
     const bytes = new Uint8Array(await request.arrayBuffer());
     const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0);
     const meta = JSON.parse(decoder.decode(bytes.subarray(4, 4 + length)));
+    // The host's go comes before anything of the function runs (its loading included): an invocation the host
+    // withdrew (this process froze before this point) never runs here, so the host may run it elsewhere.
+    if (meta.ticket !== undefined) {
+      const go = await fromHost(env, "/start?ticket=" + encodeURIComponent(meta.ticket), { method: "POST" });
+      await go.arrayBuffer();
+      if (go.status !== 200) return frame({ ok: false, phase: "withdrawn" });
+    }
     const worker = env.LOADER.get(meta.fn + "@" + meta.gen, () => load(env, ctx, meta.fn, meta.gen));
     try {
       if (path === "/probe") return frame(await worker.getEntrypoint().probe());

@@ -4,6 +4,8 @@
  * (token header required) with
  *
  * - `GET /code?fn=&gen=`: a function's module source, 404 when unknown;
+ * - `POST /start?ticket=`: whether an invocation may start (200) or was
+ *   withdrawn by the host (409), asked before the user's code runs;
  * - `POST /kv?fn=`: one `env.KV` call, run against `FunctionKv`;
  * - `POST /outbound`: one hop of a function's `fetch`, made here so the
  *   private-address rule applies (`x-parley-url`, `x-parley-method` name the
@@ -25,6 +27,8 @@ export interface HostBridgeOptions {
   readonly allowPrivateNetwork: boolean
   /** The module source of a function generation, if the host knows it. */
   readonly codeFor: (functionId: string, generation: number) => string | undefined
+  /** Marks an invocation's ticket started; false when the host withdrew it (it must not run). */
+  readonly start: (ticket: string) => boolean
 }
 
 /** Request headers that describe the hop to the bridge, not the function's request. */
@@ -147,6 +151,8 @@ export const startHostBridge = (options: HostBridgeOptions) =>
           if (source === undefined) return void res.writeHead(404).end()
           return void res.writeHead(200, { "content-type": "text/javascript" }).end(source)
         }
+        case "/start":
+          return void res.writeHead(options.start(url.searchParams.get("ticket") ?? "") ? 200 : 409).end()
         case "/kv":
           return void kv(req, res, functionId)
         case "/outbound":

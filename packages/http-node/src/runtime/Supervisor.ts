@@ -23,8 +23,17 @@
  * - reloads a respawned process's functions (a probe of each) before it
  *   takes their traffic back.
  *
- * Requests caught on a process that is killed or dies fail as `Crashed`;
- * requests not yet sent are routed to a live process.
+ * Runaway isolation: every invocation carries a ticket that the dispatcher
+ * must have the host mark started before anything of the function runs (see
+ * `Dispatcher.ts`). An invocation whose ticket is still pending when its
+ * process stalls or dies provably never ran there: the host withdraws the
+ * ticket (a late start is refused) and sends it to a healthy process, within
+ * the invocation's own deadline. Only invocations that had started fail, as
+ * `Crashed`: they are not re-run. A function that had started on a process
+ * that stalled or died (the runaway is one of them) is kept on its own slot
+ * for a while (`pinMs`): its next invocations wait for that slot's process
+ * rather than freeze a healthy one. Requests not yet sent are routed to a
+ * live process.
  */
 import { Clock, Deferred, Duration, Effect, Exit, FileSystem, Option, Schedule, Scope, Semaphore, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
@@ -92,6 +101,15 @@ export interface ProcessStats {
 
 type ProcState = "starting" | "ready" | "draining" | "ended"
 
+/** One attempt of an invocation on one process (see the module's comment). */
+interface Ticket {
+  readonly functionId: string
+  readonly proc: Proc
+  state: "pending" | "started" | "withdrawn"
+  /** Drops its request (set while it is in flight): the sender then tries another process. */
+  drop: (() => void) | undefined
+}
+
 interface Proc {
   readonly slot: Slot
   readonly incarnation: number
@@ -107,6 +125,8 @@ interface Proc {
   readonly stderrDone: Deferred.Deferred<void>
   state: ProcState
   inFlight: number
+  /** Requests in flight by function. */
+  readonly running: Map<string, number>
   requests: number
   /** Latest deadline of the requests it was given. */
   busyUntil: number
@@ -148,6 +168,8 @@ const unframe = (bytes: Buffer): Framed => {
 const outOfMemory = /heap out of memory|Reached heap limit|allocation failed/i
 /** Requests in flight on a process above which new ones may go to a process with far fewer. */
 const spreadAt = 8
+/** How long a function that was running in a process that stalled or died stays on its own slot. */
+const pinMs = 60_000
 const frozenReason = "The function's process was restarted: a function on it ran past its time limit without yielding"
 
 export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHooks) =>
@@ -168,6 +190,41 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
     }))
     const draining = new Set<Proc>()
     let incarnations = 0
+    const tickets = new Map<string, Ticket>()
+    /** Functions kept on their own slot until then (they were running when their process stalled or died). */
+    const pinnedUntil = new Map<string, number>()
+
+    /** The isolate asks before the user's code runs: a withdrawn (or unknown) ticket must not start. */
+    const startTicket = (id: string) => {
+      const ticket = tickets.get(id)
+      if (ticket === undefined || ticket.state === "withdrawn") return false
+      ticket.state = "started"
+      return true
+    }
+
+    /**
+     * A process stalled or died: what had started on it may be the cause, so its functions are pinned; what had
+     * not started is withdrawn (when `move`), so its senders try a healthy process.
+     */
+    const settleTickets = (proc: Proc, now: number, move: boolean) =>
+      Effect.sync(() => {
+        for (const ticket of tickets.values()) {
+          if (ticket.proc === proc && ticket.state === "started") pinnedUntil.set(ticket.functionId, now + pinMs)
+        }
+        if (!move) return
+        for (const ticket of tickets.values()) {
+          if (ticket.proc !== proc || ticket.state !== "pending" || isPinned(ticket.functionId, now)) continue
+          ticket.state = "withdrawn"
+          ticket.drop?.()
+        }
+      })
+    const isPinned = (functionId: string, now: number) => {
+      const until = pinnedUntil.get(functionId)
+      if (until === undefined) return false
+      if (until > now) return true
+      pinnedUntil.delete(functionId)
+      return false
+    }
 
     // ---- lazy base: private directory, dispatcher source, host bridge, heartbeat ----
 
@@ -185,7 +242,8 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
             socketPath: bridgePath,
             token,
             allowPrivateNetwork: options.allowPrivateNetwork,
-            codeFor: hooks.codeFor
+            codeFor: hooks.codeFor,
+            start: startTicket
           }).pipe(Effect.provideContext(kvServices))
           yield* heartbeat.pipe(Effect.forkIn(scope))
           base = { dir, bridgePath }
@@ -198,8 +256,9 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
 
     // ---- talking to a dispatcher ----
 
-    const post = (proc: Proc, path: string, payload: Buffer | undefined) =>
-      Effect.callback<Buffer, string>((resume) => {
+    /** Answers undefined when the ticket's request is dropped (withdrawn from a stalled process). */
+    const post = (proc: Proc, path: string, payload: Buffer | undefined, ticket?: Ticket) =>
+      Effect.callback<Buffer | undefined, string>((resume) => {
         const req = Http.request({
           socketPath: proc.socketPath,
           path,
@@ -218,6 +277,12 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
           res.on("error", (error) => resume(Effect.fail(error.message)))
         })
         req.on("error", (error) => resume(Effect.fail(error.message)))
+        if (ticket !== undefined) {
+          ticket.drop = () => {
+            resume(Effect.succeed(undefined))
+            req.destroy()
+          }
+        }
         req.end(payload)
         return Effect.sync(() => req.destroy())
       })
@@ -246,6 +311,7 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
         if (slot.current === proc) slot.current = undefined
         yield* Scope.close(proc.scope, Exit.void).pipe(Effect.forkIn(scope))
         if (unplanned) {
+          yield* settleTickets(proc, yield* Clock.currentTimeMillis, false)
           yield* Effect.logWarning("workerd process stopped").pipe(
             Effect.annotateLogs({ slot: slot.index, pid: proc.pid, reason, stderr: proc.stderrTail.join("\n") })
           )
@@ -320,6 +386,7 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
           stderrDone: Deferred.makeUnsafe<void>(),
           state: "starting",
           inFlight: 0,
+          running: new Map(),
           requests: 0,
           busyUntil: 0,
           pingSince: undefined,
@@ -457,6 +524,7 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
             if (now - proc.pingSince >= options.stallMs) {
               if (!proc.stalled) {
                 proc.stalled = true
+                yield* settleTickets(proc, now, true)
                 yield* Effect.logWarning("workerd process stalled").pipe(
                   Effect.annotateLogs({ slot: proc.slot.index, pid: proc.pid, inFlight: proc.inFlight })
                 )
@@ -494,11 +562,12 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
     /**
      * A ready process for a function living on `home`: its own; another one
      * while its own is stalled or being respawned; a process of its own
-     * started on first use.
+     * started on first use. A pinned function only ever gets its own.
      */
-    const route = (home: number): Effect.Effect<Proc, string> =>
+    const route = (home: number, functionId: string, pinned: boolean): Effect.Effect<Proc, string> =>
       Effect.suspend(() => {
         const homeSlot = slots[home % slots.length]!
+        if (pinned) return obtain(homeSlot)
         const current = homeSlot.current
         const others = slots
           .map((slot) => slot.current)
@@ -509,9 +578,13 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
           ? undefined
           : others.reduce((a, b) => (a.inFlight <= b.inFlight ? a : b))
         if (current !== undefined && current.state === "ready" && !current.stalled) {
-          // A busy function spills over to a process with much less work, which loads it on first use.
+          // A busy function spills over to a process with much less work, which loads it on first use, and only
+          // to one running nothing but this function: a request of another function there may be a runaway,
+          // which would take the spilled requests down with it.
           if (current.inFlight >= spreadAt) {
-            if (leastBusy !== undefined && leastBusy.inFlight * 2 < current.inFlight) return Effect.succeed(leastBusy)
+            const spill = others.filter((proc) => (proc.running.get(functionId) ?? 0) === proc.inFlight)
+            const target = spill.length === 0 ? undefined : spill.reduce((a, b) => (a.inFlight <= b.inFlight ? a : b))
+            if (target !== undefined && target.inFlight * 2 < current.inFlight) return Effect.succeed(target)
             const idle = slots.find((slot) => slot.current === undefined && slot.starting === undefined)
             if (idle !== undefined) return obtain(idle).pipe(Effect.ignore, Effect.forkIn(scope), Effect.as(current))
           }
@@ -538,48 +611,74 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
     /**
      * Sends one framed request to a process for a function living on `home`.
      * Waiting for a process to start is bounded by `startTimeoutMs`; the
-     * request itself by `timeoutMs`.
+     * request itself, moves to other processes included, by `timeoutMs`.
+     * An invoke that had not started when its process stalled or died is
+     * sent again, to a healthy process when there is one.
      */
-    const send = (home: number, path: "/invoke" | "/probe", meta: unknown, body: Uint8Array, timeoutMs: number) =>
+    const send = (home: number, path: "/invoke" | "/probe", meta: Record<string, unknown>, body: Uint8Array, timeoutMs: number) =>
       Effect.gen(function*() {
-        const picked = yield* route(home).pipe(
-          Effect.timeoutOption(options.startTimeoutMs),
-          Effect.mapError((message): SendFailure => ({ _tag: "Unavailable", message }))
-        )
-        if (Option.isNone(picked)) {
-          return yield* Effect.fail<SendFailure>({ _tag: "Unavailable", message: "No workerd process became ready" })
-        }
-        const proc = picked.value
-        const payload = frame(meta, body)
+        const functionId = String(meta["fn"])
         const deadline = (yield* Clock.currentTimeMillis) + timeoutMs
-        proc.inFlight++
-        proc.requests++
-        proc.busyUntil = Math.max(proc.busyUntil, deadline)
-        const outcome = yield* post(proc, path, payload).pipe(
-          Effect.timeoutOption(timeoutMs),
-          Effect.result,
-          Effect.ensuring(Effect.sync(() => {
-            proc.inFlight--
-          }))
-        )
-        if (outcome._tag === "Failure") {
-          const reason = yield* Deferred.await(proc.ended).pipe(Effect.timeoutOption(1_000))
-          return yield* Effect.fail<SendFailure>({
-            _tag: "Crashed",
-            message: Option.getOrElse(reason, () => `The function's process failed: ${outcome.failure}`)
-          })
-        }
-        if (Option.isNone(outcome.success)) {
-          const now = yield* Clock.currentTimeMillis
-          if (proc.stalled || (proc.pingSince !== undefined && now - proc.pingSince >= options.stallMs)) {
-            // Already silent for a while: frozen, and nothing else will stop it.
-            yield* endProc(proc, frozenReason, true)
-          } else {
-            yield* afterTimeout(proc).pipe(Effect.forkIn(scope))
+        while (true) {
+          const picked = yield* route(home, functionId, isPinned(functionId, yield* Clock.currentTimeMillis)).pipe(
+            Effect.timeoutOption(options.startTimeoutMs),
+            Effect.mapError((message): SendFailure => ({ _tag: "Unavailable", message }))
+          )
+          if (Option.isNone(picked)) {
+            return yield* Effect.fail<SendFailure>({ _tag: "Unavailable", message: "No workerd process became ready" })
           }
-          return yield* Effect.fail<SendFailure>({ _tag: "Timeout" })
+          const proc = picked.value
+          const remaining = deadline - (yield* Clock.currentTimeMillis)
+          if (remaining <= 0) return yield* Effect.fail<SendFailure>({ _tag: "Timeout" })
+          // Probes carry none: they load code, and a process that freezes loading it fails the deploy.
+          const id = Crypto.randomUUID()
+          const ticket: Ticket = { functionId, proc, state: "pending", drop: undefined }
+          if (path === "/invoke") tickets.set(id, ticket)
+          const payload = frame(path === "/invoke" ? { ...meta, ticket: id } : meta, body)
+          proc.inFlight++
+          proc.running.set(functionId, (proc.running.get(functionId) ?? 0) + 1)
+          proc.requests++
+          proc.busyUntil = Math.max(proc.busyUntil, deadline)
+          const outcome = yield* post(proc, path, payload, path === "/invoke" ? ticket : undefined).pipe(
+            Effect.timeoutOption(remaining),
+            Effect.result,
+            Effect.ensuring(Effect.sync(() => {
+              proc.inFlight--
+              const running = (proc.running.get(functionId) ?? 1) - 1
+              if (running === 0) proc.running.delete(functionId)
+              else proc.running.set(functionId, running)
+              tickets.delete(id)
+              ticket.drop = undefined
+              // Whatever happens next, this attempt may no longer start.
+              if (ticket.state === "pending") ticket.state = "withdrawn"
+            }))
+          )
+          if (outcome._tag === "Failure") {
+            const reason = yield* Deferred.await(proc.ended).pipe(Effect.timeoutOption(1_000))
+            // Its process died (or was killed) before the function started: provably not run, so again.
+            if (path === "/invoke" && ticket.state === "withdrawn" && Option.isSome(reason)) continue
+            return yield* Effect.fail<SendFailure>({
+              _tag: "Crashed",
+              message: Option.getOrElse(reason, () => `The function's process failed: ${outcome.failure}`)
+            })
+          }
+          if (Option.isNone(outcome.success)) {
+            const now = yield* Clock.currentTimeMillis
+            if (proc.stalled || (proc.pingSince !== undefined && now - proc.pingSince >= options.stallMs)) {
+              // Already silent for a while: frozen, and nothing else will stop it.
+              yield* endProc(proc, frozenReason, true)
+            } else {
+              yield* afterTimeout(proc).pipe(Effect.forkIn(scope))
+            }
+            return yield* Effect.fail<SendFailure>({ _tag: "Timeout" })
+          }
+          // Withdrawn from a stalled process before it started: again, elsewhere.
+          if (outcome.success.value === undefined) continue
+          const answer = unframe(outcome.success.value)
+          // Refused at its start (withdrawn meanwhile): it did not run.
+          if (answer.meta?.phase === "withdrawn") continue
+          return answer
         }
-        return unframe(outcome.success.value)
       })
 
     /** The slot a newly deployed function lives on: the one with the fewest functions. */

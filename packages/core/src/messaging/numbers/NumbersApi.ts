@@ -17,6 +17,7 @@ import {
   MessageConfigUpdateInput,
   PhoneNumber
 } from "./MessageConfig.ts"
+import { operation } from "../../http/Operation.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const NumberParams = { phone_number_id: Schema.String }
@@ -26,28 +27,46 @@ export class PhoneNumbersApi extends HttpApiGroup.make("phoneNumbers")
     HttpApiEndpoint.get("list", "/msg/phone_numbers", {
       query: { customer_id: Schema.optionalKey(Schema.String), kind: Schema.optionalKey(MessageConfigKind), ...PagingQuery },
       success: ListResponse(PhoneNumber)
-    }).annotateMerge(OpenApi.annotations({ summary: "List the project's phone numbers" })),
+    }).annotateMerge(operation(
+      "List the project's phone numbers",
+      "The project's connected phone numbers (production and sandbox), filtered by `customer_id` and " +
+        "`kind`."
+    )),
     HttpApiEndpoint.post("connect", "/msg/phone_numbers", {
       payload: Schema.Struct({ msg_config: MessageConfigCreateInput }),
       success: data(PhoneNumber).pipe(HttpApiSchema.status(201)),
       error: [Unprocessable, BadGateway]
-    }).annotateMerge(OpenApi.annotations({ summary: "Connect a phone number (its network credentials)" })),
+    }).annotateMerge(operation(
+      "Connect a phone number (its network credentials)",
+      "Connects a number by its network credentials (`msg_config`: phone number id, business account " +
+        "id, access token, ...). The token is stored encrypted and never returned."
+    )),
     HttpApiEndpoint.post("connectToCustomer", "/customers/:id/msg/phone_numbers", {
       params: { id: Schema.String },
       payload: Schema.Struct({ msg_config: MessageConfigCreateInput }),
       success: data(PhoneNumber).pipe(HttpApiSchema.status(201)),
       error: [NotFound, Unprocessable, BadGateway]
-    }).annotateMerge(OpenApi.annotations({ summary: "Connect a phone number for a customer" })),
+    }).annotateMerge(operation(
+      "Connect a phone number for a customer",
+      "Connects a number manually for one of the project's customers (the alternative to a setup link)."
+    )),
     HttpApiEndpoint.get("get", "/msg/phone_numbers/:phone_number_id", {
       params: NumberParams,
       success: data(PhoneNumber),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Get a phone number" })),
+    }).annotateMerge(operation(
+      "Get a phone number",
+      "One connected number by its network `phone_number_id`."
+    )),
     HttpApiEndpoint.delete("disconnect", "/msg/phone_numbers/:phone_number_id", {
       params: NumberParams,
       success: HttpApiSchema.NoContent,
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Disconnect a phone number" }))
+    }).annotateMerge(operation(
+      "Disconnect a phone number",
+      "Disconnects the number: its webhooks and triggers are removed and `msg.phone_number.deleted` is " +
+        "sent; stored messages and conversations are kept."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")
@@ -65,7 +84,11 @@ export class MsgConfigsApi extends HttpApiGroup.make("msgConfigs")
       payload: Schema.Struct({ msg_config: MessageConfigUpdateInput }),
       success: data(MessageConfig),
       error: [NotFound, Unprocessable, BadGateway]
-    }).annotateMerge(OpenApi.annotations({ summary: "Update a messaging configuration (older surface)" }))
+    }).annotateMerge(operation(
+      "Update a messaging configuration (older surface)",
+      "Updates a messaging configuration on the older surface (credentials, inbound processing, webhook " +
+        "settings)."
+    ))
   )
   .middleware(Authentication)
   .prefix("/api/v1")

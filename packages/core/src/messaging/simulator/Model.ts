@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto"
 import type { SimError } from "./NetworkErrors.ts"
+import type { SignupGrant } from "./Signup.ts"
 import { simError, unknownObject } from "./NetworkErrors.ts"
 
 export const DAY_MS = 24 * 60 * 60 * 1000
@@ -264,6 +265,11 @@ export class SimState {
   readonly unreachable = new Set<string>()
   /** username → phone number id. */
   readonly usernames = new Map<string, string>()
+  /**
+   * Codes of the signup dialog not yet exchanged. Not saved to a store: a code
+   * lives ten minutes, and a restart only makes the customer sign up again.
+   */
+  readonly signupGrants = new Map<string, SignupGrant>()
   private traces = 0
 
   /**

@@ -56,6 +56,7 @@ import { type SimError, simError, unknownObject } from "./NetworkErrors.ts"
 import type { SimBody, SimRequest } from "./Protocol.ts"
 import { profileView, settingsView, updateProfile, updateSettings } from "./Profile.ts"
 import { readTemplate } from "./Templates.ts"
+import { exchangeCode } from "./Signup.ts"
 import { checkLanguage, checkName } from "./Templates.ts"
 
 export interface SimConfig {
@@ -67,8 +68,9 @@ export interface SimConfig {
     readonly delivered: number
     readonly read: number | undefined
   }
-  /** The app subscribed to the accounts' webhooks. */
+  /** The app subscribed to the accounts' webhooks; with `appSecret`, the app that exchanges signup codes. */
   readonly appId: string
+  readonly appSecret: string
   readonly appName: string
   /** Outbound messages remembered per number (outbox, statuses); older ones are forgotten. */
   readonly outboxLimit: number
@@ -723,6 +725,8 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
     return fail(simError(100, `Unknown path components: /${segments.join("/")}`, { subcode: 2500 }))
   }
   if (id === undefined || more.length > 0) return fail(unknownObject(method, segments.slice(1).join("/") || "/"))
+  // The code exchange authenticates with the app's id and secret, not a bearer token.
+  if (id === "oauth" && edge === "access_token" && method === "GET") return exchangeCode(state, config, request.query, ctx.now)
   const auth = authenticate(state, request.authorization)
   if (isSimError(auth)) return fail(auth)
   const accountId = auth.businessAccountId

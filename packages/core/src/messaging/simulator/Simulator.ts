@@ -52,6 +52,14 @@ import {
   type TemplateRecord
 } from "./Model.ts"
 import { restore, takeChanges } from "./Durability.ts"
+import {
+  ownerToken,
+  provisionedNumber,
+  PROVISIONING_PREFIXES,
+  SIGNUP_CATALOGUE,
+  SIGNUP_CODE_TTL_MS,
+  type SignupBusiness
+} from "./Signup.ts"
 import { errorBody, simError, statusOf, webhookError } from "./NetworkErrors.ts"
 import { envelope, inboundPayload, statusPayload, statusReport, type StatusReport, webhookContact } from "./Payloads.ts"
 import { newProfile, newSettings } from "./Profile.ts"
@@ -107,6 +115,27 @@ export interface NetworkSimulatorOptions {
   /** Messages a number's outbox remembers (the oldest are forgotten first); default 10,000. */
   readonly outboxLimit?: number | undefined
 }
+
+/** The simulated network's app (subscribed to accounts' webhooks, exchanging signup codes) unless `appId` says otherwise. */
+export const SIMULATOR_APP_ID = "100000000000099"
+
+/** What the customer chose in the simulated signup dialog. */
+export interface SignupChoice {
+  readonly businessAccountId: string
+  /** A number of the account, or none with `provisionCountry` for a new one. */
+  readonly phoneNumberId?: string | undefined
+  readonly provisionCountry?: string | undefined
+}
+
+export type SignupAnswer =
+  | {
+    readonly _tag: "Granted"
+    readonly code: string
+    readonly businessAccountId: string
+    readonly phoneNumberId: string
+    readonly provisioned: boolean
+  }
+  | { readonly _tag: "Refused"; readonly reason: "waba_limit_reached" | "phone_verification_failed" }
 
 /** A simulated contact writing to a number. Either `from` (phone number) or `user_id` (business-scoped id only). */
 export interface InboundInput {
@@ -219,6 +248,14 @@ export class NetworkSimulator extends Context.Service<NetworkSimulator, {
   readonly expireToken: (accessToken: string) => Effect.Effect<void>
   /** Moves an existing template to a status (`PAUSED`, `DISABLED`, back to `APPROVED`...), with its webhook. */
   readonly setTemplateStatus: (templateId: string, status: string) => Effect.Effect<void, SimulatorInputError>
+  /** The business accounts and numbers the signup dialog offers after the simulated login. */
+  readonly signupCatalogue: ReadonlyArray<SignupBusiness>
+  /**
+   * The customer's choice in the signup dialog: a one-time code for the
+   * number (registering it on the network, or provisioning a new one in
+   * `provisionCountry`), or the network's refusal.
+   */
+  readonly authorizeSignup: (choice: SignupChoice) => Effect.Effect<SignupAnswer, SimulatorInputError>
 }>()("@parley/core/messaging/simulator/NetworkSimulator") {
   /**
    * The simulator; needs `Ids` (message, media and template ids), and keeps
@@ -245,7 +282,8 @@ const make = (options: NetworkSimulatorOptions) =>
         delivered: options.statusDelays?.delivered ?? 1_000,
         read: options.statusDelays?.read === null ? undefined : options.statusDelays?.read ?? 3_000
       },
-      appId: options.appId ?? "100000000000099",
+      appId: options.appId ?? SIMULATOR_APP_ID,
+      appSecret: options.appSecret,
       appName: options.appName ?? "Parley",
       outboxLimit: options.outboxLimit ?? OUTBOX_LIMIT
     }
@@ -683,6 +721,52 @@ const make = (options: NetworkSimulatorOptions) =>
         yield* post(template.businessAccountId, templateEvent(template, event))
       })
 
+    const authorizeSignup = (choice: SignupChoice) =>
+      Effect.gen(function*() {
+        const business = SIGNUP_CATALOGUE.find((b) => b.id === choice.businessAccountId)
+        if (business === undefined) {
+          return yield* new SimulatorInputError({ message: `unknown business account ${choice.businessAccountId}` })
+        }
+        if (business.outcome === "waba_limit_reached") return { _tag: "Refused", reason: "waba_limit_reached" } as const
+        const uuid = yield* ids.uuid
+        const chosen = choice.phoneNumberId !== undefined
+          ? business.numbers.find((n) => n.phoneNumberId === choice.phoneNumberId)
+          : choice.provisionCountry !== undefined && choice.provisionCountry in PROVISIONING_PREFIXES
+          ? provisionedNumber(uuid, choice.provisionCountry)
+          : undefined
+        if (chosen === undefined) {
+          return yield* new SimulatorInputError({ message: "choose a number of the account or a country to provision in" })
+        }
+        if (!chosen.verified) return { _tag: "Refused", reason: "phone_verification_failed" } as const
+        if (!state.numbers.has(chosen.phoneNumberId)) {
+          yield* registerNumber({
+            phoneNumberId: chosen.phoneNumberId,
+            businessAccountId: business.id,
+            accessToken: ownerToken(business.id),
+            displayPhoneNumber: chosen.displayPhoneNumber,
+            verifiedName: chosen.verifiedName,
+            isOnBizApp: chosen.coexistence
+          })
+        }
+        const code = `sim-code-${uuid}`
+        state.signupGrants.set(code, {
+          code,
+          accessToken: `sim-signup-token-${uuid}`,
+          businessAccountId: business.id,
+          phoneNumberId: chosen.phoneNumberId,
+          expiresAt: now() + SIGNUP_CODE_TTL_MS,
+          withdrawn: business.outcome === "grant_withdrawn",
+          used: false
+        })
+        return {
+          _tag: "Granted",
+          code,
+          businessAccountId: business.id,
+          phoneNumberId: chosen.phoneNumberId,
+          provisioned: choice.phoneNumberId === undefined
+        } as const
+      })
+
     return NetworkSimulator.of({
       handle,
       registerNumber,
@@ -708,7 +792,9 @@ const make = (options: NetworkSimulatorOptions) =>
           if (token !== undefined) token.expired = true
           state.touch("token", accessToken)
         }).pipe(Effect.andThen(savedOrDie)),
-      setTemplateStatus
+      setTemplateStatus,
+      signupCatalogue: SIGNUP_CATALOGUE,
+      authorizeSignup
     })
   })
 

@@ -5,6 +5,7 @@ import { Authentication } from "../../http/Middleware.ts"
 import { NotFound } from "../../shared/ApiError.ts"
 import { ListResponse, PagingQuery } from "../../shared/Pagination.ts"
 import { MsgTemplate } from "./Template.ts"
+import { operation } from "../../http/Operation.ts"
 
 export class MsgTemplatesApi extends HttpApiGroup.make("msgTemplates")
   .add(
@@ -19,12 +20,19 @@ export class MsgTemplatesApi extends HttpApiGroup.make("msgTemplates")
         ...PagingQuery
       },
       success: ListResponse(MsgTemplate)
-    }).annotateMerge(OpenApi.annotations({ summary: "List message templates" })),
+    }).annotateMerge(operation(
+      "List message templates",
+      "The service's mirror of the project's message templates, filtered by number or " +
+        "business account, name, language, status and category."
+    )),
     HttpApiEndpoint.get("get", "/msg/templates/:id", {
       params: { id: Schema.String },
       success: Schema.Struct({ data: MsgTemplate }),
       error: NotFound
-    }).annotateMerge(OpenApi.annotations({ summary: "Get a message template" }))
+    }).annotateMerge(operation(
+      "Get a message template",
+      "One template of the mirror by its id (what `send_template` and broadcasts name)."
+    ))
   )
   .middleware(Authentication)
   .prefix("/platform/v1")

@@ -23,7 +23,7 @@ import {
   WebhookObjectName
 } from "../../messaging/NetworkObjects.ts"
 import type { NetworkSimulatorOptions } from "../../messaging/simulator/Simulator.ts"
-import { NetworkSimulator } from "../../messaging/simulator/Simulator.ts"
+import { NetworkSimulator, SIMULATOR_APP_ID } from "../../messaging/simulator/Simulator.ts"
 import {
   MessagesChangeValue,
   QualityChangeValue,
@@ -885,6 +885,75 @@ export const messagingNetworkConformance = <E>(name: string, options: MessagingN
         assert.match(unknown.error.error_data?.details ?? "", /^Unsupported get request\. Object with ID '/)
         yield* refused(network.forward(access, { method: "DELETE", path: profile }), 400, 100)
         yield* refused(get(`${OTHER_PNID}/settings`), 400, 100)
+      })
+    )
+
+    test(
+      "exchanges an embedded-signup code once for a token that acts for the chosen account",
+      Effect.gen(function*() {
+        const { network, simulator } = yield* setup
+        const app = { appId: SIMULATOR_APP_ID, appSecret: Redacted.make(simulatorOptions.appSecret) }
+        const business = simulator.signupCatalogue.find((b) => b.outcome === "ok")!
+        const number = business.numbers.find((n) => n.verified && !n.coexistence)!
+        const granted = yield* simulator.authorizeSignup({ businessAccountId: business.id, phoneNumberId: number.phoneNumberId })
+        assert.strictEqual(granted._tag, "Granted")
+        if (granted._tag !== "Granted") return
+        assert.deepStrictEqual([granted.businessAccountId, granted.phoneNumberId, granted.provisioned], [business.id, number.phoneNumberId, false])
+
+        yield* refused(network.exchangeSignupCode({ ...app, appSecret: Redacted.make("not the secret"), code: granted.code }), 400, 100)
+        yield* refused(network.exchangeSignupCode({ ...app, code: "no-such-code" }), 400, 100)
+        const exchanged = yield* network.exchangeSignupCode({ ...app, code: granted.code })
+        assert.deepStrictEqual(Object.keys(json(exchanged.body)).sort(), ["access_token", "token_type"])
+        const token: NetworkAccess = { accessToken: Redacted.make(exchanged.value.access_token) }
+        const facts = yield* network.getPhoneNumber(token, number.phoneNumberId)
+        assert.strictEqual(facts.value.display_phone_number, number.displayPhoneNumber)
+        assert.strictEqual(facts.value.is_on_biz_app, false)
+        yield* network.listSubscribedApps(token, business.id)
+        yield* refused(network.getPhoneNumber(token, PNID), 400, 100)
+        const reused = yield* refused(network.exchangeSignupCode({ ...app, code: granted.code }), 400, 100)
+        assert.strictEqual(reused.error.error_subcode, 36009)
+
+        // A code not exchanged within ten minutes expires.
+        const late = yield* simulator.authorizeSignup({ businessAccountId: business.id, phoneNumberId: number.phoneNumberId })
+        yield* TestClock.adjust(10 * 60 * 1000)
+        if (late._tag === "Granted") yield* refused(network.exchangeSignupCode({ ...app, code: late.code }), 400, 100)
+      })
+    )
+
+    test(
+      "refuses signups the way the network does: account limit, unverified number, withdrawn grant; provisions new numbers",
+      Effect.gen(function*() {
+        const { network, simulator } = yield* setup
+        const app = { appId: SIMULATOR_APP_ID, appSecret: Redacted.make(simulatorOptions.appSecret) }
+        const byOutcome = (outcome: string) => simulator.signupCatalogue.find((b) => b.outcome === outcome)!
+        const full = byOutcome("waba_limit_reached")
+        assert.deepStrictEqual(
+          yield* simulator.authorizeSignup({ businessAccountId: full.id, phoneNumberId: full.numbers[0]!.phoneNumberId }),
+          { _tag: "Refused", reason: "waba_limit_reached" }
+        )
+        const ok = byOutcome("ok")
+        const unverified = ok.numbers.find((n) => !n.verified)!
+        assert.deepStrictEqual(
+          yield* simulator.authorizeSignup({ businessAccountId: ok.id, phoneNumberId: unverified.phoneNumberId }),
+          { _tag: "Refused", reason: "phone_verification_failed" }
+        )
+        const withdrawn = byOutcome("grant_withdrawn")
+        const grant = yield* simulator.authorizeSignup({
+          businessAccountId: withdrawn.id,
+          phoneNumberId: withdrawn.numbers[0]!.phoneNumberId
+        })
+        assert.strictEqual(grant._tag, "Granted")
+        if (grant._tag === "Granted") yield* refused(network.exchangeSignupCode({ ...app, code: grant.code }), 400, 100)
+
+        const provisioned = yield* simulator.authorizeSignup({ businessAccountId: ok.id, provisionCountry: "MX" })
+        assert.strictEqual(provisioned._tag, "Granted")
+        if (provisioned._tag !== "Granted") return
+        assert.isTrue(provisioned.provisioned)
+        const token = yield* network.exchangeSignupCode({ ...app, code: provisioned.code })
+        const facts = yield* network.getPhoneNumber({ accessToken: Redacted.make(token.value.access_token) }, provisioned.phoneNumberId)
+        assert.match(facts.value.display_phone_number ?? "", /^\+52 /)
+        const unknown = yield* Effect.flip(simulator.authorizeSignup({ businessAccountId: "999" }))
+        assert.strictEqual(unknown._tag, "SimulatorInputError")
       })
     )
   })

@@ -1,0 +1,6 @@
+import { setupLinksRepoConformance } from "@parley/core/testing/conformance"
+import { Layer } from "effect"
+import { layerStorage } from "../src/Storage.ts"
+import { layerTestDatabase } from "./pg.ts"
+
+setupLinksRepoConformance("SetupLinksRepo (postgres)", layerStorage.pipe(Layer.provideMerge(layerTestDatabase)))
