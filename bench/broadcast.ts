@@ -5,7 +5,7 @@
  * insertion (100 calls of 1,000), the send from `started_at` to
  * `completed_at` against the ideal (recipients ÷ the number's ceiling), the
  * achieved rate as a share of that ceiling, and the host's RSS from start to
- * end (sampled every 250 ms). Targets are printed, never asserted.
+ * end (sampled every 2 s). Targets are printed, never asserted.
  */
 import { Simulator, UpstreamSettings } from "@parley/core"
 import { Context, Effect, Option } from "effect"
@@ -79,16 +79,17 @@ export const benchBroadcast = (options: { readonly recipients: number }) =>
     let final: any
     let sendEnd = sendStart
     for (let poll = 1;; poll++) {
-      yield* Effect.sleep("250 millis")
+      // Reading a broadcast counts its recipients: every 2 s, so the bench does not load the host it measures.
+      yield* Effect.sleep("2 seconds")
       rss.push(process.memoryUsage().rss)
       final = (yield* request("GET", `/platform/v1/msg/broadcasts/${id}`)).data
       sendEnd = performance.now()
-      if (poll % 40 === 0) console.log(`  (${poll / 4} s: ${final.sent_count} sent, RSS ${mb(rss[rss.length - 1]!)} MB)`)
+      if (poll % 5 === 0) console.log(`  (${((sendEnd - sendStart) / 1000).toFixed(0)} s: ${final.sent_count} sent, RSS ${mb(rss[rss.length - 1]!)} MB)`)
       if (final.status !== "sending" || sendEnd - sendStart > ideal * 3000) break
     }
     const completed = final.status === "completed"
-    // Wall time from the send request to the answer that says completed (to 250 ms).
-    const sendSeconds = completed ? (sendEnd - sendStart) / 1000 : Number.NaN
+    // The record's own times: from the send to the last recipient's outcome.
+    const sendSeconds = completed ? (Date.parse(final.completed_at) - Date.parse(final.started_at)) / 1000 : Number.NaN
     return {
       recipients: options.recipients,
       insertSeconds,

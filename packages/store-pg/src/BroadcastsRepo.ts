@@ -253,15 +253,22 @@ export const layerBroadcastsRepo = Layer.effect(
         if (Option.isNone(yield* owned(projectId, broadcastId))) {
           return { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0 } satisfies BroadcastCounts
         }
+        // The view's rules without its report times: one join, one index probe per sent recipient for a reply.
         const rows = yield* sql<BroadcastCounts>`
           SELECT count(*)::int AS total,
-            count(*) FILTER (WHERE v.effective_status = 'sent')::int AS sent,
-            count(*) FILTER (WHERE v.effective_status IN ('failed', 'suppressed'))::int AS failed,
-            count(v.delivered_at)::int AS delivered,
-            count(v.read_at)::int AS read,
-            count(v.responded_at)::int AS responded,
-            count(*) FILTER (WHERE v.effective_status = 'pending')::int AS pending
-          FROM ${views(broadcastId)} v`
+            count(*) FILTER (WHERE r.status = 'sent' AND m.status IS DISTINCT FROM 'failed')::int AS sent,
+            count(*) FILTER (WHERE r.status IN ('failed', 'suppressed') OR m.status = 'failed')::int AS failed,
+            count(*) FILTER (WHERE m.status IN ('delivered', 'read'))::int AS delivered,
+            count(*) FILTER (WHERE m.status = 'read')::int AS read,
+            count(*) FILTER (WHERE m.id IS NOT NULL AND r.sent_at IS NOT NULL AND EXISTS (
+              SELECT 1 FROM msg_messages i
+              WHERE i.conversation_id = m.conversation_id AND i.direction = 'inbound'
+                AND i.created_at > r.sent_at AND i.created_at <= r.sent_at + interval '24 hours'
+            ))::int AS responded,
+            count(*) FILTER (WHERE r.status = 'pending')::int AS pending
+          FROM msg_broadcast_recipients r
+          LEFT JOIN msg_messages m ON r.status = 'sent' AND m.id = r.message_id
+          WHERE r.broadcast_id = ${broadcastId}`
         return rows[0]!
       }, Effect.orDie),
       lease: Effect.fnUntraced(function*(broadcastId: string, owner: string, now: string, until: string) {
