@@ -27,6 +27,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { layerWorkerdFunctionRuntime, workerdPackage, WorkerdSupervisor } from "../packages/http-node/src/runtime/Workerd.ts"
 import { code, percentile } from "./functions.ts"
+import { benchConfig } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 
 export interface FunctionsHttpBenchResult {
@@ -110,7 +111,8 @@ export const benchFunctionsHttp = (
       Host.serve({ publicUrl: "http://127.0.0.1", functionRuntime: layerWorkerdFunctionRuntime({ processes: 1 }) }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
         Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
-        Layer.provideMerge(layerFromUrl(pg.url))
+        Layer.provideMerge(layerFromUrl(pg.url)),
+        Layer.provideMerge(benchConfig())
       )
     )
     const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))

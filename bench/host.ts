@@ -6,7 +6,8 @@
  * over the returned context) when it wants its backlog worked. With `durable`, the
  * database keeps its default `fsync` and `synchronous_commit` (as `npm start` runs it)
  * instead of a throwaway server's `off`. `env` adds to
- * the environment the host reads its configuration from. `postgresPid` is the
+ * the environment the host reads its configuration from; the per-key rate limits are raised far above what a
+ * benchmark sends (still counted on every request, as in production). `postgresPid` is the
  * database server's main process; `project` the project the key belongs to.
  */
 import { NodeHttpServer } from "@effect/platform-node"
@@ -19,6 +20,12 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
+
+const UNLIMITED = { PARLEY_RATE_LIMIT_PER_MINUTE: "1000000000", PARLEY_START_BURST_PER_SECOND: "1000000000" }
+
+/** The environment with `env` added and the per-key rate limits raised out of a benchmark's way. */
+export const benchConfig = (env: Record<string, string> = {}) =>
+  Layer.succeed(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { ...process.env, ...UNLIMITED, ...env } as Record<string, string> }))
 
 export const startBenchHost = (
   key: string,
@@ -34,9 +41,7 @@ export const startBenchHost = (
         // The simulator's store too, as `npm start` has it: the in-process network writes through it.
         Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), layerSimulatorStore, Ids.layer)),
         Layer.provideMerge(layerFromUrl(pg.url)),
-        Layer.provideMerge(
-          Layer.succeed(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { ...process.env, ...options.env } as Record<string, string> }))
-        )
+        Layer.provideMerge(benchConfig(options.env))
       )
     )
     const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))

@@ -11,10 +11,12 @@ import { benchFunctionsHttp, formatFunctionsHttpBench } from "./functionsHttp.ts
 import { benchIngestion, formatIngestionBench } from "./ingestion.ts"
 import { benchProxy, formatProxyBench } from "./proxy.ts"
 import { benchWebhooks, formatWebhooksBench } from "./webhooks.ts"
+import { benchLogSearch, formatLogSearchBench } from "./logsearch.ts"
+
 import { benchBroadcast, formatBroadcastBench } from "./broadcast.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-/** `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions, agent, broadcast) runs only those. */
+/** `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions, agent, logsearch, broadcast) runs only those. */
 const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim()).filter((name) => name !== "")
 const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
 // The webhook receiver is on loopback: the operator's switch for private webhook URLs. Set before the first host
@@ -51,6 +53,7 @@ const program = Effect.gen(function*() {
   // 10,000 parked runs whatever BENCH_SECONDS says: the memory target is stated for that many.
   if (runs("executions")) console.log(formatExecutionsBench(yield* benchExecutions({ seconds, waiting: 10_000 })))
   if (runs("agent")) console.log(formatAgentBench(yield* benchAgent({ runs: 10, iterations: 20 })))
+  if (runs("logsearch")) console.log(formatLogSearchBench(yield* benchLogSearch({ durationMs: seconds * 1000, connections: 32 })))
   // 100,000 recipients whatever BENCH_SECONDS says: the targets are stated for that many.
   if (runs("broadcast")) console.log(formatBroadcastBench(yield* benchBroadcast({ recipients: Number(process.env.BENCH_BROADCAST_RECIPIENTS ?? 100_000) })))
 })

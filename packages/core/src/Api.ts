@@ -18,6 +18,11 @@ import { MsgTemplatesApi } from "./messaging/templates/TemplatesApi.ts"
 import { ExecutionsApi, FlowExecutionsApi } from "./executions/ExecutionsApi.ts"
 import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
 import { LegacySetupLinksApi, SetupLinksApi } from "./tenancy/SetupLinksApi.ts"
+import { InboxEmbedsApi } from "./inbox/InboxEmbedsApi.ts"
+import { InboxApi } from "./inbox/InboxApi.ts"
+import { MsgContactsApi } from "./messaging/erasure/ContactsApi.ts"
+import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
+import { LogSearchApi } from "./logs/LogSearchApi.ts"
 import { LegacyBroadcastsApi, MsgBroadcastsApi } from "./broadcasts/BroadcastsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
@@ -43,6 +48,11 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(ProviderModelsApi)
   .add(SetupLinksApi)
   .add(LegacySetupLinksApi)
+  .add(InboxEmbedsApi)
+  .add(InboxApi)
+  .add(MsgContactsApi)
+  .add(VoiceAgentsApi)
+  .add(LogSearchApi)
   .add(MsgBroadcastsApi)
   .add(LegacyBroadcastsApi)
   .middleware(RequestErrors)

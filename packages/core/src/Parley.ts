@@ -3,6 +3,7 @@
  * the ports. A host provides the ports (Postgres, or memory in tests) and
  * gets the services.
  */
+import { ApiRateLimits } from "./projects/ApiRateLimits.ts"
 import { Layer } from "effect"
 import { Projects } from "./projects/Projects.ts"
 import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
@@ -39,6 +40,14 @@ import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
+import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
+import { ContactErasures } from "./messaging/erasure/ContactErasures.ts"
+import { layerContactErasureWorkers } from "./messaging/erasure/ContactErasureJobs.ts"
+import { VoiceAgents } from "./voice/VoiceAgent.ts"
+import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
+import { Logs } from "./logs/Logs.ts"
+import { layerRecordedRepos } from "./logs/Recorded.ts"
+import { layerLogsWorkers } from "./logs/LogsJobs.ts"
 import { Broadcasts } from "./broadcasts/Broadcasts.ts"
 import { BroadcastSender, layerBroadcastsWorkers } from "./broadcasts/Sender.ts"
 
@@ -46,6 +55,7 @@ const References = layerDefinitionReferences
 
 export const layerServices = Layer.mergeAll(
   Projects.layer,
+  ApiRateLimits.layer,
   ProviderModels.layer,
   Workflows.layer.pipe(Layer.provide(Triggers.layer), Layer.provideMerge(References)),
   Triggers.layer.pipe(Layer.provide(References)),
@@ -55,6 +65,9 @@ export const layerServices = Layer.mergeAll(
     Layer.provideMerge(ProjectSecrets.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
   ),
+  InboxEmbeds.layer,
+  ContactErasures.layer,
+  VoiceAgents.layer,
   // Broadcasts send through messaging's one path (`Outbound`).
   Layer.mergeAll(Broadcasts.layer, BroadcastSender.layer).pipe(Layer.provide(layerMessagingServices))
 ).pipe(
@@ -63,7 +76,12 @@ export const layerServices = Layer.mergeAll(
   // Between every service and the storage adapters: credentials are stored encrypted (`secrets/SecretsAtRest.ts`).
   Layer.provideMerge(layerSealedRepos),
   // The one key of every secret at rest: function and project secrets, credentials.
-  Layer.provideMerge(FunctionSecretsCipher.layer)
+  Layer.provideMerge(FunctionSecretsCipher.layer),
+  // Log search: step events and delivery attempts are recorded where they are stored (under the sealed repos).
+  Layer.merge(Logs.layer),
+  Layer.provideMerge(layerRecordedRepos),
+  Layer.provideMerge(LogRecorder.layer),
+  Layer.provideMerge(LogSettings.layerConfig)
 )
 
 /**
@@ -115,6 +133,8 @@ export const layerWorkers = Layer.mergeAll(
   layerMessagingWorkers,
   layerFunctionsWorkers,
   layerExecutionsWorkers,
+  layerContactErasureWorkers,
+  layerLogsWorkers,
   layerBroadcastsWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))

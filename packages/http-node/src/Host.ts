@@ -6,10 +6,12 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import {
   ExecutionsSettings,
+  ApiRateLimitSettings,
   FunctionSecretKey,
   type FunctionKv,
   type FunctionRuntime,
   Ids,
+  Inbox,
   MessagingProxy,
   layerTranscriptionModelConfig,
   layerVoiceNoteWorkers,
@@ -51,6 +53,11 @@ import { layerDeclaredModels } from "./Models.ts"
 import { LegacySetupLinksHandlers, SetupLinksHandlers } from "./handlers/SetupLinks.ts"
 import * as SetupPages from "./pages/SetupPages.ts"
 import * as Mcp from "./mcp/Routes.ts"
+import { InboxAuthenticationLive, InboxEmbedsHandlers, InboxHandlers } from "./handlers/InboxEmbeds.ts"
+import * as InboxPage from "./pages/InboxPage.ts"
+import { MsgContactsHandlers } from "./handlers/Contacts.ts"
+import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
+import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
@@ -65,11 +72,15 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
   Layer.provide([SetupLinksHandlers, LegacySetupLinksHandlers]),
+  Layer.provide([InboxEmbedsHandlers, InboxHandlers]),
+  Layer.provide([MsgContactsHandlers, VoiceAgentsHandlers]),
+  Layer.provide(LogSearchHandlers),
   Layer.provide([MsgBroadcastsHandlers, LegacyBroadcastsHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),
-  Layer.provideMerge(ProxyKeyLive)
+  Layer.provideMerge(ProxyKeyLive),
+  Layer.provideMerge(InboxAuthenticationLive)
 )
 
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
@@ -122,7 +133,8 @@ const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: R
     { method: "GET", path: "/docs" },
     { method: "GET", path: "/openapi.json" },
     ...Ingestion.ROUTES,
-    ...SetupPages.ROUTES
+    ...SetupPages.ROUTES,
+    ...InboxPage.ROUTES
   ]
   HttpApi.reflect(ParleyApi, {
     onGroup: () => {},
@@ -164,12 +176,14 @@ export const routes = Layer.mergeAll(
   ModelSimulatorServer.routesInSimulatorMode,
   SetupPages.routes,
   Mcp.routes,
+  InboxPage.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,
   InputLimits
 )
-  .pipe(Layer.provide(MessagingProxy.layer))
+  // The embedded inbox sends and marks read through the same proxy.
+  .pipe(Layer.provide(Inbox.layer), Layer.provide(MessagingProxy.layer))
 
 /**
  * Node's HTTP server for the host: requests Node itself refuses before any route sees them (malformed, headers too
@@ -247,6 +261,7 @@ const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions)
       Layer.succeed(PublicUrl, options.publicUrl),
       FunctionSecretKey.layerConfig,
       ExecutionsSettings.layerConfig,
+      ApiRateLimitSettings.layerConfig,
       layerTranscriptionModelConfig,
       layerUpstreamHttpClient
     ))

@@ -15,3 +15,13 @@ export const setProjectId = (request: HttpServerRequest.HttpServerRequest, proje
 
 export const projectIdOf = (request: HttpServerRequest.HttpServerRequest): string | null =>
   projects.get(keyOf(request)) ?? null
+
+const apiKeys = new WeakMap<object, { readonly id: string; readonly name: string }>()
+
+/** The API key a request authenticated with: its id and name, for the log (never its value). */
+export const setApiKey = (request: HttpServerRequest.HttpServerRequest, key: { readonly id: string; readonly name: string }): void => {
+  apiKeys.set(keyOf(request), key)
+}
+
+export const apiKeyOf = (request: HttpServerRequest.HttpServerRequest): { readonly id: string; readonly name: string } | null =>
+  apiKeys.get(keyOf(request)) ?? null

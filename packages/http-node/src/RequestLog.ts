@@ -3,10 +3,17 @@
  * path, status, duration, project, request id), a request id header, and the
  * guarantee that no answer leaves without a `{ "error": ... }` body — an
  * unexpected failure becomes a generic 500 whose detail stays in the log.
+ *
+ * A request that authenticated as a project is also handed to log search
+ * (`LogRecorder`, unless `PARLEY_LOG_API_REQUESTS=false`): method, path
+ * without the query string, status, duration, the API key's id and name,
+ * the `error` of an error answer; never a body or a key. Handing it over
+ * queues it in memory: the answer never waits on the log's write.
  */
-import { Clock, Effect, type Types } from "effect"
+import { apiRequestEntry, LogRecorder, LogSettings } from "@parley/core"
+import { Clock, Effect, Option, Schema, type Types } from "effect"
 import { Headers, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { projectIdOf } from "./RequestInfo.ts"
+import { apiKeyOf, projectIdOf } from "./RequestInfo.ts"
 
 const STATUS_TEXT: Record<number, string> = {
   400: "Bad request",
@@ -41,11 +48,26 @@ const ensureErrorBody = (response: HttpServerResponse.HttpServerResponse) => {
   return response
 }
 
-/** The path as logged: a setup link's token is a credential of its page, so it never reaches a log line. */
-const loggedPath = (path: string) => path.replace(/^\/setup\/[^/]+/, "/setup/:token")
+/**
+ * The path as logged: a setup link's or inbox embed's token is a credential of its page, and a contact erasure's
+ * identifier (often a phone number) is what the erasure removes, so neither reaches a log line or log search.
+ */
+const loggedPath = (path: string) =>
+  path.replace(/^\/setup\/[^/]+/, "/setup/:token").replace(/^\/embed\/[^/]+/, "/embed/:token")
+    .replace(/^(\/platform\/v1\/msg\/contacts)\/[^/]+/, "$1/:identifier")
 
-export const RequestLog = HttpRouter.middleware(
-  (httpEffect): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
+const decodeErrorBody = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ error: Schema.String })))
+
+/** The `error` of an error answer in JSON, cut to 1 KB; null otherwise. */
+const errorMessageOf = (response: HttpServerResponse.HttpServerResponse): string | null => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array") return null
+  return Option.getOrNull(Option.map(decodeErrorBody(decoder.decode(response.body.body)), (b) => b.error.slice(0, 1024)))
+}
+
+export const RequestLog = HttpRouter.middleware(Effect.gen(function*() {
+  const recorder = yield* LogRecorder
+  const { recordApiRequests } = yield* LogSettings
+  return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const start = yield* Clock.currentTimeMillis
@@ -64,15 +86,29 @@ export const RequestLog = HttpRouter.middleware(
         }
       }
       const end = yield* Clock.currentTimeMillis
+      const path = loggedPath(request.url.split("?")[0]!)
+      const projectId = projectIdOf(request)
       yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
         method: request.method,
-        path: loggedPath(request.url.split("?")[0] ?? ""),
+        path,
         status: response.status,
         duration_ms: end - start,
-        project_id: projectIdOf(request),
+        project_id: projectId,
         request_id: requestId
       }))
+      if (recordApiRequests && projectId !== null) {
+        yield* recorder.record([apiRequestEntry({
+          projectId,
+          method: request.method,
+          path,
+          status: response.status,
+          durationMs: end - start,
+          startedAt: new Date(start).toISOString(),
+          requestId,
+          apiKey: apiKeyOf(request),
+          errorMessage: errorMessageOf(response)
+        })])
+      }
       return HttpServerResponse.setHeader(response, "x-request-id", requestId)
-    }),
-  { global: true }
-)
+    })
+}), { global: true })

@@ -6,7 +6,7 @@
  * `PARLEY_DATA_DIR`).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { FunctionSecretKey, Ids, notFound, Projects, ProjectSecrets, ProviderModels, Unprocessable } from "@parley/core"
+import { FunctionSecretKey, Ids, notFound, Projects, ProjectSecrets, ProviderModels, Unprocessable, VoiceAgents } from "@parley/core"
 import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
@@ -257,6 +257,51 @@ const models = Command.make("models").pipe(
   Command.withSubcommands([modelsAdd, modelsList, modelsRemove])
 )
 
+const voiceAgentsAdd = Command.make(
+  "add",
+  {
+    project: Argument.String("project-id"),
+    name: Flag.String("name").pipe(Flag.withDescription("The agent's name (a second add of a name replaces its provider)")),
+    type: Flag.String("type").pipe(Flag.withDescription("provider.type, e.g. the voice platform")),
+    kind: Flag.String("kind").pipe(Flag.withDescription("provider.kind")),
+    agentName: Flag.String("agent-name").pipe(Flag.withDescription("provider.agent_name: the agent's name on the platform")),
+    json
+  },
+  Effect.fn(function*(flags) {
+    const agent = yield* (yield* VoiceAgents).declare(flags.project, {
+      name: flags.name,
+      provider: { type: flags.type, kind: flags.kind, agent_name: flags.agentName }
+    })
+    yield* print(flags.json, agent, () => [`Voice agent ${agent.name} (${agent.id}) declared: ${agent.provider.type}/${agent.provider.kind} ${agent.provider.agent_name}`])
+  })
+).pipe(Command.withDescription("Declare a project's voice agent (or replace the one of that name)"))
+
+const voiceAgentsList = Command.make(
+  "list",
+  { project: Argument.String("project-id"), json },
+  Effect.fn(function*({ json, project }) {
+    const agents = yield* (yield* VoiceAgents).list(project)
+    yield* print(json, agents, () =>
+      agents.length === 0
+        ? ["No voice agents"]
+        : agents.map((a) => `${a.name}  ${a.provider.type}/${a.provider.kind}  ${a.provider.agent_name}  ${a.id}`))
+  })
+).pipe(Command.withDescription("List a project's voice agents"))
+
+const voiceAgentsRemove = Command.make(
+  "remove",
+  { project: Argument.String("project-id"), name: Argument.String("name"), json },
+  Effect.fn(function*({ json, name, project }) {
+    if (!(yield* (yield* VoiceAgents).remove(project, name))) return yield* notFound(`Voice agent ${name}`)
+    yield* print(json, { name, removed: true }, () => [`Voice agent ${name} removed`])
+  })
+).pipe(Command.withDescription("Remove a project's voice agent"))
+
+const voiceAgents = Command.make("voice-agents").pipe(
+  Command.withDescription("Manage the voice agents a project lists at GET /api/v1/voice_agents"),
+  Command.withSubcommands([voiceAgentsAdd, voiceAgentsList, voiceAgentsRemove])
+)
+
 // The host's secret key (`PARLEY_SECRET_KEY`), so secrets set here decrypt in the host.
 const Services = Parley.layerServices.pipe(
   Layer.provide(Layer.mergeAll(layerJobQueue().pipe(Layer.provideMerge(layerCliStorage)), Ids.layer, FunctionSecretKey.layerConfig))
@@ -264,8 +309,8 @@ const Services = Parley.layerServices.pipe(
 
 // The database is opened for a command that runs, after its arguments parsed: a usage error needs none.
 const cli = Command.make("parley").pipe(
-  Command.withDescription("Operate a Parley host: projects, API keys, project secrets and language models"),
-  Command.withSubcommands([projects, keys, secrets, models]),
+  Command.withDescription("Operate a Parley host: projects, API keys, project secrets, language models and voice agents"),
+  Command.withSubcommands([projects, keys, secrets, models, voiceAgents]),
   Command.provide(Services)
 )
 

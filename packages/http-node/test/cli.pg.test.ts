@@ -1,6 +1,6 @@
 /** The `parley` CLI against a real Postgres database: projects and keys, as an operator uses them. */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Ids, Parley, Projects, ProjectSecrets, ProviderModels } from "@parley/core"
+import { Ids, Parley, Projects, ProjectSecrets, ProviderModels, VoiceAgents } from "@parley/core"
 import { layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { execFile } from "node:child_process"
@@ -136,6 +136,35 @@ layer(Services, { excludeTestServices: true, timeout: 120_000 })("parley CLI (po
       const missing = yield* parley(url, "models", "remove", name)
       assert.notStrictEqual(missing.code, 0)
       assert.include(missing.stderr, `Model ${name} not found`)
+    }), { timeout: 120_000 })
+
+  it.effect("declares, lists, replaces and removes a project's voice agents", () =>
+    Effect.gen(function*() {
+      const url = Redacted.value(yield* DatabaseUrl)
+      const project = yield* (yield* Projects).create("Voice")
+      const added = yield* parley(url, "voice-agents", "add", project.id, "--name", "front-desk", "--type", "elevenlabs",
+        "--kind", "conversational", "--agent-name", "Front Desk", "--json")
+      assert.strictEqual(added.code, 0, added.stderr)
+      const agent = JSON.parse(added.stdout)
+      assert.deepStrictEqual(Object.keys(agent), ["id", "name", "provider", "created_at", "updated_at"])
+      assert.deepStrictEqual(agent.provider, { type: "elevenlabs", kind: "conversational", agent_name: "Front Desk" })
+      // The host (here: this process, same database) lists it.
+      assert.deepStrictEqual((yield* (yield* VoiceAgents).list(project.id)).map((a) => a.id), [agent.id])
+
+      const again = JSON.parse((yield* parley(url, "voice-agents", "add", project.id, "--name", "front-desk", "--type", "vapi",
+        "--kind", "assistant", "--agent-name", "Night", "--json")).stdout)
+      assert.strictEqual(again.id, agent.id)
+      const listed = yield* parley(url, "voice-agents", "list", project.id)
+      assert.include(listed.stdout, `front-desk  vapi/assistant  Night  ${agent.id}`)
+
+      const bad = yield* parley(url, "voice-agents", "add", project.id, "--name", " ", "--type", "x", "--kind", "y", "--agent-name", "z")
+      assert.notStrictEqual(bad.code, 0)
+      assert.include(bad.stderr, "name must not be empty")
+
+      assert.strictEqual((yield* parley(url, "voice-agents", "remove", project.id, "front-desk")).code, 0)
+      const missing = yield* parley(url, "voice-agents", "remove", project.id, "front-desk")
+      assert.notStrictEqual(missing.code, 0)
+      assert.include(missing.stderr, "Voice agent front-desk not found")
     }), { timeout: 120_000 })
 })
 

@@ -52,6 +52,7 @@ const TOOLS = [
   "workflows",
   "functions",
   "events",
+  "logs",
   "diagnostic_investigations"
 ]
 
@@ -163,6 +164,12 @@ describe("MCP tool server", () => {
       assert.isFalse(listed.isError, `${tool}.${action}: ${JSON.stringify(listed.value)}`)
       assert.deepStrictEqual(listed.value, [], `${tool}.${action}`)
     }
+    const searched = await call(client, "logs", { action: "search", params: { source: "webhook_delivery", problems_only: true } })
+    assert.isFalse(searched.isError, JSON.stringify(searched.value))
+    assert.deepStrictEqual([searched.value.available, searched.value.events], [true, []])
+    const catalog = await call(client, "logs", { action: "catalog" })
+    assert.isFalse(catalog.isError, JSON.stringify(catalog.value))
+    assert.isTrue(catalog.value.catalog.sources.some((s: any) => s.value === "webhook_delivery"))
     const history = await call(client, "diagnostic_investigations", {
       action: "conversation_history",
       params: { conversation_id: "00000000-0000-0000-0000-000000000000" }

@@ -349,7 +349,21 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
     return rows.length > 0
   })
 
-  return JobQueue.of({ enqueue, work, cancel })
+  // Any state but active: a running job's worker still settles it. Rows of every state are in the one (partitioned) table.
+  const eraseMentionsSql = `
+    DELETE FROM ${schema}.job WHERE (name, id) IN (
+      SELECT name, id FROM ${schema}.job
+      WHERE state <> 'active' AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS t WHERE strpos(data::text, t) > 0)
+      LIMIT $2)
+    RETURNING id`
+
+  const eraseMentions = Effect.fn("JobQueue.eraseMentions")(function*(terms: ReadonlyArray<string>, limit: number) {
+    if (terms.length === 0) return 0
+    const { rows } = yield* promise(() => boss.getDb().executeSql(eraseMentionsSql, [terms, limit]))
+    return rows.length
+  })
+
+  return JobQueue.of({ enqueue, work, cancel, eraseMentions })
 })
 
 /** `JobQueue` over pg-boss in the database at `url`. */

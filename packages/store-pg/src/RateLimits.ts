@@ -18,8 +18,10 @@ export const layerRateLimits = Layer.effect(
           RETURNING count`
         const row = rows[0]
         if (row === undefined) return { admitted: false, count: limit }
-        // A window's first take drops the older ones: the table holds about one window of keys.
-        if (row.count === 1) yield* sql`DELETE FROM rate_limits WHERE window_start < ${windowStart}::timestamptz`
+        // A window's first take drops those over (the longest window) a minute older: the table holds about a minute.
+        if (row.count === 1) {
+          yield* sql`DELETE FROM rate_limits WHERE window_start < ${windowStart}::timestamptz - interval '1 minute'`
+        }
         return { admitted: true, count: row.count }
       }, Effect.orDie)
     })

@@ -15,8 +15,34 @@ import { layerProviderModelsRepo } from "./ProviderModelsRepo.ts"
 import { layerKnowledgeSearch } from "./KnowledgeSearch.ts"
 import { layerRateLimits } from "./RateLimits.ts"
 import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
+import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
+import { layerContactErasureRepo } from "./ContactErasureRepo.ts"
+import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
+import { layerLogSearch } from "./LogSearch.ts"
 import { layerBroadcastsRepo } from "./BroadcastsRepo.ts"
 
-export const layerStorage = Layer.mergeAll(layerTransactor, layerProjectsRepo, layerWorkflowsRepo, layerTriggersRepo, layerEventsStorage, layerFunctionsStorage, layerMessagingStorage, layerWebhooksStorage, layerCustomersRepo, layerExecutionsStorage, layerTemplatesRepo, layerProjectSecretsRepo, layerProviderModelsRepo, layerKnowledgeSearch, layerRateLimits, layerSetupLinksRepo, layerBroadcastsRepo).pipe(
+export const layerStorage = Layer.mergeAll(
+  layerTransactor,
+  layerProjectsRepo,
+  layerWorkflowsRepo,
+  layerTriggersRepo,
+  layerEventsStorage,
+  layerFunctionsStorage,
+  layerMessagingStorage,
+  layerWebhooksStorage,
+  layerCustomersRepo,
+  layerExecutionsStorage,
+  layerTemplatesRepo,
+  layerProjectSecretsRepo,
+  layerProviderModelsRepo,
+  layerKnowledgeSearch,
+  layerRateLimits,
+  layerSetupLinksRepo,
+  layerInboxEmbedsRepo,
+  layerContactErasureRepo,
+  layerVoiceAgentsRepo,
+  layerLogSearch,
+  layerBroadcastsRepo
+).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -22,6 +22,7 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`
       assert.deepStrictEqual(tables.map((t) => t.table_name), [
         "api_keys",
+        "contact_erasures",
         "customers",
         "domain_events",
         "event_definitions",
@@ -33,6 +34,8 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         "function_secrets",
         "functions",
         "host_keys",
+        "inbox_embeds",
+        "log_entries",
         "msg_broadcast_recipients",
         "msg_broadcasts",
         "msg_configs",
@@ -55,6 +58,7 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         "sim_objects",
         "sim_outbox",
         "triggers",
+        "voice_agents",
         "webhook_buffers",
         "webhook_deliveries",
         "webhook_delivery_attempts",
@@ -94,7 +98,7 @@ describe("Database.layer", () => {
         return { names: yield* migrated, used: Redacted.value(yield* DatabaseUrl) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ DATABASE_URL: url })))))
       assert.strictEqual(used, url)
-      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads", "hot_updates", "simulator", "executions", "templates", "project_secrets", "execution_checkpoint", "provider_models", "agent_journal", "secrets_at_rest", "rate_limits", "setup_links", "broadcasts"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads", "hot_updates", "simulator", "executions", "templates", "project_secrets", "execution_checkpoint", "provider_models", "agent_journal", "secrets_at_rest", "rate_limits", "setup_links", "broadcasts", "inbox_embeds", "log_entries", "contact_erasure"])
     }))
 
   it.live("otherwise runs an embedded server in PARLEY_DATA_DIR", () =>
@@ -106,7 +110,7 @@ describe("Database.layer", () => {
       const { names, used } = yield* Effect.gen(function*() {
         return { names: yield* migrated, used: new URL(Redacted.value(yield* DatabaseUrl)) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ PARLEY_DATA_DIR: dataDir })))))
-      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads", "hot_updates", "simulator", "executions", "templates", "project_secrets", "execution_checkpoint", "provider_models", "agent_journal", "secrets_at_rest", "rate_limits", "setup_links", "broadcasts"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads", "hot_updates", "simulator", "executions", "templates", "project_secrets", "execution_checkpoint", "provider_models", "agent_journal", "secrets_at_rest", "rate_limits", "setup_links", "broadcasts", "inbox_embeds", "log_entries", "contact_erasure"])
       const stored = JSON.parse(Fs.readFileSync(Path.join(dataDir, "postgres.json"), "utf8")) as { port: number }
       // Through the socket in the data directory (a short temporary path has room for one), else over TCP.
       assert.strictEqual(Number(used.searchParams.get("port") ?? used.port), stored.port)

@@ -27,7 +27,7 @@
  * list, or refused as having stopped marketing messages (131050), is
  * `suppressed` and not sent.
  */
-import { Clock, Config, Context, Effect, FiberSet, Layer, Option, Schedule, Schema } from "effect"
+import { Clock, Config, Context, Effect, Fiber, FiberSet, Layer, Option, Schedule, Schema } from "effect"
 import { templateComponents, templateEnvelope, TemplateMismatch } from "../executions/TemplateEnvelope.ts"
 import { Outbound } from "../messaging/Outbound.ts"
 import type { MessageRecord } from "../messaging/Message.ts"
@@ -94,6 +94,8 @@ const TEMPLATE_STOPPED = new Set([132015, 132016])
 const STOPPED_MARKETING = 131050
 
 type Attempt =
+  /** Not sent: the broadcast stopped meanwhile; the recipient stays pending as it was. */
+  | { readonly _tag: "Skip" }
   | { readonly _tag: "Done"; readonly outcome: RecipientOutcome }
   | { readonly _tag: "Later"; readonly retry: RecipientRetry }
   | { readonly _tag: "Stop"; readonly reason: StopReason; readonly retry: RecipientRetry }
@@ -181,6 +183,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
         template: TemplateRecord,
         blocked: ReadonlySet<string>,
         runStart: number,
+        halted: () => boolean,
         r: RecipientRecord
       ) {
         const now = yield* Clock.currentTimeMillis
@@ -233,7 +236,9 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
 
         const components = templateComponents(template, r.template_parameters)
         if (components instanceof TemplateMismatch) return done("failed", { message: components.message, code: "template_parameter_mismatch" })
+        if (halted()) return { _tag: "Skip" } satisfies Attempt
         yield* paced(config.phone_number_id, throughputOf(config) * THROUGHPUT_SHARE)
+        if (halted()) return { _tag: "Skip" } satisfies Attempt
         const envelope = {
           messaging_product: "whatsapp",
           recipient_type: "individual",
@@ -331,9 +336,17 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             continue
           }
           yield* repo.markAttempted(id, batch.filter((r) => r.attempted_at === null).map((r) => r.id), iso(now))
-          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, r), { concurrency: IN_FLIGHT })
+          // A stop (this host's API or another's) is seen within 250 ms: no send of the batch starts after it.
+          let halt = false
+          const watch = yield* repo.findById(projectId, id).pipe(
+            Effect.tap((found) => Effect.sync(() => void (halt = Option.isNone(found) || found.value.status !== "sending"))),
+            Effect.repeat(Schedule.spaced(250)),
+            Effect.forkChild
+          )
+          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: IN_FLIGHT })
+          yield* Fiber.interrupt(watch)
           yield* repo.settle(id, results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : [])))
-          yield* repo.postpone(id, results.flatMap((a) => (a._tag === "Done" ? [] : [a.retry])))
+          yield* repo.postpone(id, results.flatMap((a) => (a._tag === "Later" || a._tag === "Stop" ? [a.retry] : [])))
           const stopped = results.find((a): a is Extract<Attempt, { _tag: "Stop" }> => a._tag === "Stop")
           if (stopped !== undefined) {
             yield* stop(b, stopped.reason)

@@ -15,6 +15,17 @@ import { operation } from "../http/Operation.ts"
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
 const IdParams = { id: Schema.String }
 
+/** 429 of the execution start burst (decisions 8.1), with the spec's `message`. */
+export class StartRateExceeded extends Schema.Error<StartRateExceeded>("StartRateExceeded")({
+  error: Schema.String,
+  message: Schema.String
+}, {
+  httpApiStatus: 429,
+  description: "Over the execution start burst of the key on this workflow (`Retry-After: 1`)"
+}) {
+  readonly _tag = "StartRateExceeded" as const
+}
+
 export const StartRequest = Schema.Struct({
   phone_number: Schema.optionalKey(Schema.NullOr(Schema.String)),
   recipient: Schema.optionalKey(Schema.NullOr(Schema.String)),
@@ -60,12 +71,12 @@ export class ExecutionsApi extends HttpApiGroup.make("executions")
         }]
       }),
       success: data(StartAcknowledgement).pipe(HttpApiSchema.status(202)),
-      error: [NotFound, Unprocessable]
+      error: [NotFound, Unprocessable, StartRateExceeded]
     }).annotateMerge(operation(
       "Start an execution of a workflow",
       "Starts a run of an active workflow and answers 202 with the record, already readable. 422 when " +
         "the workflow is not active or the conversation is in handoff; a running execution of the same " +
-        "conversation is superseded."
+        "conversation is superseded. Starts per key and workflow are limited per second (`X-Burst-RateLimit-*`)."
     )),
     HttpApiEndpoint.get("list", "/workflows/:id/executions", {
       params: IdParams,

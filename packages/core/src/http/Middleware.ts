@@ -12,6 +12,7 @@ import {
   InternalError,
   PayloadTooLarge,
   RequestTimeout,
+  TooManyRequests,
   Unauthorized,
   Unprocessable
 } from "../shared/ApiError.ts"
@@ -26,7 +27,8 @@ export class Authentication extends HttpApiMiddleware.Service<Authentication, { 
   "@parley/core/http/Authentication",
   {
     security: { apiKey: HttpApiSecurity.apiKey({ key: "X-API-Key", in: "header" }) },
-    error: Unauthorized,
+    // 429: the general per-key limit, counted right after the key is resolved (`ApiRateLimits`).
+    error: [Unauthorized, TooManyRequests],
     requiredForClient: true
   }
 ) {}

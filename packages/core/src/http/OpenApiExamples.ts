@@ -87,10 +87,13 @@ export const exampleOf = (
   }
   if (Array.isArray(s.allOf) && s.allOf.length > 0) {
     const { allOf, ...own } = s
-    return Object.assign(
-      exampleOf(own, components, options) as object,
-      ...allOf.map((member: Spec) => exampleOf(member, components, options))
-    )
+    const base = exampleOf(own, components, options)
+    const members = allOf.map((member: Spec) => exampleOf(member, components, options))
+    const isRecord = (v: unknown): v is object => typeof v === "object" && v !== null && !Array.isArray(v)
+    // Objects merge; a scalar comes from the members, which carry the constraints (an `enum` on a string).
+    return [base, ...members].every(isRecord)
+      ? Object.assign({}, base, ...members)
+      : members.find((m: unknown) => !isRecord(m)) ?? base
   }
   const named = options.name === undefined ? undefined : byName(options.name)
   if (named !== undefined && conforms(s, named)) {

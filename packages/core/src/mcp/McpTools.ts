@@ -19,6 +19,7 @@ import { Webhooks } from "./tools/Webhooks.ts"
 import { Workflows } from "./tools/Workflows.ts"
 import { Functions } from "./tools/Functions.ts"
 import { Events } from "./tools/Events.ts"
+import { Logs } from "./tools/Logs.ts"
 import { Diagnostics } from "./tools/Diagnostics.ts"
 
 /** Every tool the server lists, in this order. A new tool is a module declaring its actions, added here. */
@@ -35,6 +36,7 @@ export const tools: ReadonlyArray<Tool> = [
   Workflows,
   Functions,
   Events,
+  Logs,
   Diagnostics
 ]
 

@@ -33,6 +33,8 @@ import { Templates } from "./templates/Templates.ts"
 import { type InboxEntry, MEDIA_TYPES } from "./Message.ts"
 import { type ForwardJob, requestInboxProcessing, UPSTREAM_FORWARD_QUEUE } from "./Queues.ts"
 import { UpstreamSettings } from "./Upstream.ts"
+import { LogRecorder } from "../logs/LogRecorder.ts"
+import { upstreamChangeEntries } from "../logs/Sources.ts"
 import { QualityChangeValue, TemplateStatusChangeValue, verifyHubSignature, WebhookContact } from "./Webhook.ts"
 
 type Json = Record<string, unknown>
@@ -113,6 +115,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
       const tx = yield* Transactor
       const ids = yield* Ids
       const transcriptionModel = yield* TranscriptionModel
+      const recorder = yield* LogRecorder
 
       const iso = (ms: number) => new Date(ms).toISOString()
       const now = Effect.map(Clock.currentTimeMillis, iso)
@@ -381,6 +384,21 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
               }
               yield* inbox.markFannedOut(entry.id, at)
             }))
+            // Log search: every routed change once per POST, in the project of each number it reached.
+            yield* recorder.record(changes.flatMap((change) =>
+              change.configs.flatMap((config) =>
+                upstreamChangeEntries({
+                  projectId: config.project_id,
+                  receivedAt: entry.received_at,
+                  inboxId: entry.id,
+                  businessAccountId: change.accountId,
+                  field: change.field,
+                  value: change.value,
+                  phoneNumberId: config.phone_number_id,
+                  displayPhoneNumber: config.display_phone_number
+                })
+              )
+            ))
           }
 
           for (const change of changes) {

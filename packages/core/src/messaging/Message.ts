@@ -15,6 +15,12 @@ export type ProcessingStatus = "pending" | "completed" | "blocked"
 export type MessageOrigin = "api" | "workflow" | "business_app" | "history_sync" | "broadcast"
 export type ConversationStatus = "active" | "ended"
 export type ConversationEndReason = "manual" | "agent" | "inactivity"
+/** Who sent an outbound message from an embedded inbox: its assigned user, else the embed by name (decisions 2.17). */
+export interface SentBy {
+  readonly type: "user" | "inbox_embed"
+  readonly id: string
+  readonly name: string | null
+}
 
 /** Media types: the messages whose content is a file Parley keeps a copy of. */
 export const MEDIA_TYPES: ReadonlyArray<string> = ["image", "audio", "video", "document", "sticker"]
@@ -236,7 +242,9 @@ export const messageExt = (publicUrl: string, m: MessageRecord): Record<string, 
   flow_response: m.ext_data["flow_response"] ?? null,
   flow_token: m.ext_data["flow_token"] ?? null,
   flow_name: m.ext_data["flow_name"] ?? null,
-  order_text: m.ext_data["order_text"] ?? null
+  order_text: m.ext_data["order_text"] ?? null,
+  // Only messages sent from an embedded inbox say who sent them.
+  ...(m.ext_data["sent_by"] !== undefined ? { sent_by: m.ext_data["sent_by"] } : {})
 })
 
 /**

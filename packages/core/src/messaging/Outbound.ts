@@ -16,7 +16,7 @@
 import { Clock, Context, Effect, Layer, Option, Semaphore } from "effect"
 import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
 import { MessagingNetwork, type NetworkUnavailable, type RawNetworkAnswer } from "../ports/MessagingNetwork.ts"
-import { MEDIA_TYPES, type MessageOrigin, type MessageRecord } from "./Message.ts"
+import { MEDIA_TYPES, type MessageOrigin, type MessageRecord, type SentBy } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
 import { acceptedMessageId, type NetworkErrorDetail } from "./NetworkObjects.ts"
 import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.ts"
@@ -61,6 +61,8 @@ export interface OutboundOptions {
   readonly messageId?: string | undefined
   /** The network's API version segment, as the caller asked for it. */
   readonly version?: string | undefined
+  /** Who sent it, kept as `ext.sent_by` (an embedded inbox's user or embed, decisions 2.17). */
+  readonly sentBy?: SentBy | undefined
 }
 
 /** The 24-hour customer-service window (decisions 7.5). */
@@ -214,7 +216,7 @@ export class Outbound extends Context.Service<Outbound, {
         }
         // Recorded before it goes out (decisions 4.10); an envelope without a recipient is not recorded, the network
         // refuses it. Records and network ids of concurrent sends share their transactions.
-        const recorded = yield* messaging.recordOutbound(config, { envelope, origin: options.origin, id: options.messageId }).pipe(
+        const recorded = yield* messaging.recordOutbound(config, { envelope, origin: options.origin, id: options.messageId, sent_by: options.sentBy }).pipe(
           Effect.map(({ message }) => Option.some(message)),
           Effect.catchTag("Unprocessable", () => Effect.succeed(Option.none<MessageRecord>()))
         )

@@ -22,7 +22,7 @@ import {
   MSG_CONVERSATION_ACTIVITY,
   MSG_CONVERSATION_CREATED
 } from "./DomainEvents.ts"
-import { type ContactRecord, type ConversationRecord, type MessageOrigin, type MessageRecord } from "./Message.ts"
+import { type ContactRecord, type ConversationRecord, type MessageOrigin, type MessageRecord, type SentBy } from "./Message.ts"
 import {
   advance,
   countMessage,
@@ -44,7 +44,12 @@ export interface OutboundInput {
   /** Known when the network already answered. */
   readonly network_id?: string | undefined
   readonly origin?: MessageOrigin | undefined
+  /** Kept in `ext_data.sent_by`. */
+  readonly sent_by?: SentBy | undefined
 }
+
+const withSentBy = <A extends { readonly ext_data: Readonly<Record<string, unknown>> }>(fields: A, sentBy: SentBy | undefined): A =>
+  sentBy === undefined ? fields : { ...fields, ext_data: { ...fields.ext_data, sent_by: sentBy } }
 
 /** The most outbound records or network ids written in one transaction. */
 const BATCH_MAX = 256
@@ -179,7 +184,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
             status: "pending",
             processing_status: "completed",
             origin: p.input.origin ?? "api",
-            ...renditionFields(type, rendition, contact, now),
+            ...withSentBy(renditionFields(type, rendition, contact, now), p.input.sent_by),
             media: null
           } satisfies MessageRecord
         })

@@ -42,7 +42,7 @@ export const PROXY_ERROR_STATUSES: ReadonlyArray<readonly [status: string, descr
   ["404", "A number, business account, media or template id that is not the project's (code 100), or the network's own 404"],
   ["413", "The request body is over the proxy's limit"],
   ["422", "Outside the 24-hour window (131047) and the service's account rules, or the network's own 422"],
-  ["429", "The network's rate limit"],
+  ["429", "The key's rate limit (the service: `Rate limit exceeded`, `Retry-After`), or the network's"],
   ["500", "The network's own failure, passed through"],
   ["502", "The network could not be reached (131016)"],
   ["503", "The network is unavailable, passed through"]

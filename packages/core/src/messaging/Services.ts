@@ -16,10 +16,13 @@ import { LiveNumbers } from "./numbers/LiveNumbers.ts"
 import { Templates } from "./templates/Templates.ts"
 import { Onboarding, SignupSettings } from "./numbers/Onboarding.ts"
 import { SetupLinks } from "../tenancy/SetupLinks.ts"
+import { LogRecorder } from "../logs/LogRecorder.ts"
 
 export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer, Onboarding.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer, SetupLinks.layer, SignupSettings.layerConfig)),
   Layer.provideMerge(Customers.layer),
   Layer.provideMerge(LiveNumbers.layer),
-  Layer.provideMerge(Upstream.layerConfig)
+  Layer.provideMerge(Upstream.layerConfig),
+  // Upstream changes are logged for search; the same (memoized) recorder as `Parley.layerServices`'.
+  Layer.provideMerge(LogRecorder.layer)
 )

@@ -46,4 +46,10 @@ export class JobQueue extends Context.Service<JobQueue, {
   ) => Effect.Effect<void, never, Scope.Scope>
   /** Removes a queued job that has not started; false when it already ran or is unknown. */
   readonly cancel: (queue: string, id: string) => Effect.Effect<boolean>
+  /**
+   * Removes up to `limit` jobs not running whose payload (as JSON text) holds
+   * one of `terms`: queued ones never run, and the finished ones a store
+   * keeps go too. Answers how many (contact erasure's step over job payloads).
+   */
+  readonly eraseMentions: (terms: ReadonlyArray<string>, limit: number) => Effect.Effect<number>
 }>()("@parley/core/ports/JobQueue") {}

@@ -1,6 +1,8 @@
 /**
  * Fixed-window counters shared by every host on one store (decisions 8.1: the
- * public invoke limit), so a limit holds across hosts instead of per process.
+ * general per-key limit, the execution start burst, the public invoke limit),
+ * so a limit holds across hosts instead of per process. Windows last at most a
+ * minute.
  */
 import { Context, type Effect } from "effect"
 
@@ -14,7 +16,8 @@ export interface RateLimitTake {
 export class RateLimits extends Context.Service<RateLimits, {
   /**
    * Counts one take of `key` in the window starting at `windowStart` (an ISO instant) unless it already holds
-   * `limit`; atomic across processes sharing the store. A window's first take drops every window older than it (of any key), so the store holds about one window.
+   * `limit`; atomic across processes sharing the store. A window's first take drops the windows (of any key) that
+   * started more than a minute before it, so the store holds about a minute of windows.
    */
   readonly take: (key: string, windowStart: string, limit: number) => Effect.Effect<RateLimitTake>
 }>()("@parley/core/ports/RateLimits") {}

@@ -175,7 +175,17 @@ export const makeMemoryJobQueue = Effect.gen(function*() {
     return true
   })
 
-  return JobQueue.of({ enqueue, work, cancel })
+  // Finished jobs are not kept here: only queued ones can hold a mention.
+  const eraseMentions = Effect.fn("JobQueue.eraseMentions")(function*(terms: ReadonlyArray<string>, limit: number) {
+    const named = [...jobs.values()]
+      .filter((job) => job.state === "queued" && job.payload !== undefined && terms.some((t) => job.payload!.includes(t)))
+      .slice(0, limit)
+    for (const job of named) release(job)
+    if (named.length > 0) yield* wake.open
+    return named.length
+  })
+
+  return JobQueue.of({ enqueue, work, cancel, eraseMentions })
 })
 
 /** An in-memory `JobQueue` on Effect's `Clock`; its scheduler stops with the layer's scope. */

@@ -22,8 +22,10 @@ export const layerMemoryRateLimits = Layer.effect(
           const id = `${key}\u0000${start}`
           const current = db.get(Windows, id)
           if (current === undefined) {
-            // A window's first take drops every older window (as the Postgres adapter).
-            for (const row of db.all(Windows)) if (row.window_start < start) db.remove(Windows, `${row.key}\u0000${row.window_start}`)
+            // A window's first take drops those over a minute older (as the Postgres adapter).
+            for (const row of db.all(Windows)) {
+              if (row.window_start < start - 60_000) db.remove(Windows, `${row.key}\u0000${row.window_start}`)
+            }
           }
           const count = current?.count ?? 0
           if (count >= limit) return { admitted: false, count: limit }

@@ -22,9 +22,13 @@ import { layerMemoryCustomersRepo } from "./MemoryCustomers.ts"
 import { layerMemoryTemplatesRepo } from "./MemoryTemplates.ts"
 import { layerMemoryProjectSecretsRepo } from "./MemoryProjectSecrets.ts"
 import { layerMemoryProviderModelsRepo } from "./MemoryProviderModels.ts"
+import { layerMemoryContactErasureRepo } from "./MemoryContactErasure.ts"
+import { layerMemoryVoiceAgentsRepo } from "./MemoryVoiceAgents.ts"
 import { layerMemoryKnowledgeSearch } from "./MemoryKnowledgeSearch.ts"
 import { layerMemoryRateLimits } from "./MemoryRateLimits.ts"
 import { layerMemorySetupLinksRepo } from "./MemorySetupLinks.ts"
+import { layerMemoryInboxEmbedsRepo } from "./MemoryInboxEmbeds.ts"
+import { layerMemoryLogSearch } from "./MemoryLogSearch.ts"
 import { layerMemoryBroadcastsRepo } from "./MemoryBroadcasts.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
@@ -296,5 +300,9 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryKnowledgeSearch,
   layerMemoryRateLimits,
   layerMemorySetupLinksRepo,
+  layerMemoryInboxEmbedsRepo,
+  layerMemoryContactErasureRepo,
+  layerMemoryVoiceAgentsRepo,
+  layerMemoryLogSearch,
   layerMemoryBroadcastsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))

@@ -1,8 +1,9 @@
 /** The API-key middleware of the contract: `X-API-Key` or `Authorization: Bearer`, resolved by `Projects`. */
-import { Authentication, CurrentPrincipal, Projects, ProxyKey, Unauthorized } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { ApiRateLimits, Authentication, CurrentPrincipal, Projects, ProxyKey, Unauthorized } from "@parley/core"
+import { Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { setProjectId } from "../RequestInfo.ts"
+import { admitRequest } from "../RateLimited.ts"
+import { setApiKey, setProjectId } from "../RequestInfo.ts"
 
 const invalid = new Unauthorized({ error: "Invalid API key" })
 
@@ -21,6 +22,7 @@ export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const projects = yield* Projects
+    const limits = yield* ApiRateLimits
     return Authentication.of({
       apiKey: (httpEffect) =>
         Effect.gen(function*() {
@@ -29,6 +31,9 @@ export const AuthenticationLive = Layer.effect(
           if (key === null || key === undefined) return yield* invalid
           const principal = yield* projects.authenticate(key)
           setProjectId(request, principal.project.id)
+          setApiKey(request, principal.apiKey)
+          const refused = yield* admitRequest(limits, principal)
+          if (Option.isSome(refused)) return refused.value
           return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
         })
     })

@@ -1,6 +1,19 @@
 /** Workflow executions, their step events and the older surface's flow execution: decode → Executions → encode. */
-import { BadRequest, CurrentPrincipal, Executions, ParleyApi, resolveWindow, toListBody, toStepEvent } from "@parley/core"
+import {
+  ApiRateLimits,
+  BadRequest,
+  burstHeaders,
+  CurrentPrincipal,
+  Executions,
+  ParleyApi,
+  resolveWindow,
+  START_RATE_EXCEEDED,
+  StartRateExceeded,
+  toListBody,
+  toStepEvent
+} from "@parley/core"
 import { Effect, Option } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { dateFilter, locationOf } from "./Lists.ts"
 
@@ -14,14 +27,23 @@ export const ExecutionsHandlers = HttpApiBuilder.group(
   "executions",
   Effect.fn(function*(handlers) {
     const executions = yield* Executions
+    const limits = yield* ApiRateLimits
     return handlers
       .handle("start", ({ params, payload, request }) =>
         Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          // The start burst per key and workflow (decisions 8.1), counted before the start's own checks.
+          const burst = yield* limits.admitStart(principal.apiKey.id, params.id)
+          const headers = burstHeaders(burst)
+          yield* HttpEffect.appendPreResponseHandler((_, response) =>
+            Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+          )
+          if (!burst.admitted) return yield* new StartRateExceeded(START_RATE_EXCEEDED)
           const facts = {
             ip: Option.getOrNull(request.remoteAddress),
             user_agent: request.headers["user-agent"] ?? null
           }
-          return { data: yield* executions.start(yield* CurrentPrincipal, params.id, payload.workflow_execution, facts) }
+          return { data: yield* executions.start(principal, params.id, payload.workflow_execution, facts) }
         }))
       .handle("list", ({ params, query, request }) =>
         Effect.gen(function*() {

@@ -18,12 +18,13 @@
  * Any other request on a number of the project's (business profile, settings,
  * ...) is forwarded to the network unchanged with the number's token.
  */
-import { invalidParameter, MessagingProxy, ParleyApi, Projects, type ProxyAnswer, PublicUrl, unknownObject } from "@parley/core"
-import { ByteSize, Effect, Layer } from "effect"
+import { ApiRateLimits, invalidParameter, MessagingProxy, ParleyApi, Projects, type ProxyAnswer, PublicUrl, unknownObject } from "@parley/core"
+import { ByteSize, Effect, Layer, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { presentedKey } from "../handlers/Authentication.ts"
-import { setProjectId } from "../RequestInfo.ts"
+import { admitRequest } from "../RateLimited.ts"
+import { setApiKey, setProjectId } from "../RequestInfo.ts"
 
 export const PROXY_PREFIX = "/proxy"
 
@@ -87,7 +88,12 @@ const readUpload = (request: HttpServerRequest.HttpServerRequest) =>
     }
   })
 
-const dispatch = (projects: Projects["Service"], proxy: MessagingProxy["Service"], publicUrl: string) =>
+const dispatch = (
+  projects: Projects["Service"],
+  limits: ApiRateLimits["Service"],
+  proxy: MessagingProxy["Service"],
+  publicUrl: string
+) =>
 (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const url = new URL(request.url, "http://proxy.invalid")
@@ -104,6 +110,9 @@ const dispatch = (projects: Projects["Service"], proxy: MessagingProxy["Service"
     if (principal._tag === "None") return errorResponse(401, "Invalid API key")
     const projectId = principal.value.project.id
     setProjectId(request, projectId)
+    setApiKey(request, principal.value.apiKey)
+    const refused = yield* admitRequest(limits, principal.value)
+    if (Option.isSome(refused)) return refused.value
     // Dot segments (`%2e%2e` too: the URL parser resolves them) name no object of the network's; resolved into its
     // address they would name another one.
     if (!url.pathname.startsWith(PROXY_PREFIX) || segments.some((s) => s === "." || s === "..")) {
@@ -224,7 +233,7 @@ const disposition = (filename: string) => {
 }
 
 /** `GET /platform/v1/msg/media/<id>/content`: the kept copy behind `ext.media_url` (X-API-Key), byte for byte. */
-const keptMedia = (projects: Projects["Service"], proxy: MessagingProxy["Service"]) =>
+const keptMedia = (projects: Projects["Service"], limits: ApiRateLimits["Service"], proxy: MessagingProxy["Service"]) =>
 (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const key = presentedKey(request)
@@ -232,6 +241,9 @@ const keptMedia = (projects: Projects["Service"], proxy: MessagingProxy["Service
     const principal = yield* projects.authenticate(key).pipe(Effect.option)
     if (principal._tag === "None") return errorResponse(401, "Invalid API key")
     setProjectId(request, principal.value.project.id)
+    setApiKey(request, principal.value.apiKey)
+    const refused = yield* admitRequest(limits, principal.value)
+    if (Option.isSome(refused)) return refused.value
     const id = (yield* HttpRouter.params)["media_id"] ?? ""
     const found = yield* proxy.keptMedia(principal.value.project.id, id)
     if (found._tag === "None") return errorResponse(404, "Media not found")
@@ -250,7 +262,7 @@ export const ProxyHandlers = HttpApiBuilder.group(
   ParleyApi,
   "proxy",
   Effect.fn(function*(handlers) {
-    const handler = dispatch(yield* Projects, yield* MessagingProxy, yield* PublicUrl)
+    const handler = dispatch(yield* Projects, yield* ApiRateLimits, yield* MessagingProxy, yield* PublicUrl)
     const raw = ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) => handler(request)
     return handlers
       .handleRaw("send", raw)
@@ -267,11 +279,11 @@ export const ProxyHandlers = HttpApiBuilder.group(
   })
 )
 
-/** Every other proxy route, and the kept inbound media; needs `Projects` and `MessagingProxy`. */
-export const routes: Layer.Layer<never, never, HttpRouter.HttpRouter | Projects | MessagingProxy> = HttpRouter.use((router) =>
+/** Every other proxy route, and the kept inbound media; needs `Projects`, `ApiRateLimits` and `MessagingProxy`. */
+export const routes: Layer.Layer<never, never, HttpRouter.HttpRouter | Projects | ApiRateLimits | MessagingProxy> = HttpRouter.use((router) =>
   Effect.gen(function*() {
-    const handler = dispatch(yield* Projects, yield* MessagingProxy, yield* PublicUrl)
+    const handler = dispatch(yield* Projects, yield* ApiRateLimits, yield* MessagingProxy, yield* PublicUrl)
     yield* router.add("*", "/proxy/*", handler)
-    yield* router.add("GET", "/platform/v1/msg/media/:media_id/content", keptMedia(yield* Projects, yield* MessagingProxy))
+    yield* router.add("GET", "/platform/v1/msg/media/:media_id/content", keptMedia(yield* Projects, yield* ApiRateLimits, yield* MessagingProxy))
   })
 )

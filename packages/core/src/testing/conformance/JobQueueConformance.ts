@@ -261,6 +261,29 @@ export const jobQueueConformance = <E>(name: string, options: JobQueueConformanc
     )
 
     test(
+      "erases the jobs not running whose payload mentions a term, limit at a time; they never run",
+      Effect.gen(function*() {
+        const jobs = yield* JobQueue
+        const queue = freshQueue("erase")
+        const term = crypto.randomUUID()
+        const runAt = (yield* Clock.currentTimeMillis) + 1_000
+        yield* jobs.enqueue(queue, { to: term, n: 1 }, { runAt })
+        yield* jobs.enqueue(queue, { to: [`+${term}`], n: 2 }, { runAt, dedupeKey: "e" })
+        yield* jobs.enqueue(queue, { to: "someone else" }, { runAt })
+        assert.strictEqual(yield* jobs.eraseMentions([crypto.randomUUID(), term], 1), 1)
+        assert.strictEqual(yield* jobs.eraseMentions([term], 10), 1)
+        assert.strictEqual(yield* jobs.eraseMentions([term], 10), 0)
+        assert.isNotNull(yield* jobs.enqueue(queue, { to: "again" }, { runAt, dedupeKey: "e" }), "erasing frees the key")
+
+        const ran: Array<unknown> = []
+        yield* jobs.work(queue, { concurrency: 1 }, (job) => Effect.sync(() => void ran.push(job.payload)))
+        yield* eventually("the other jobs to run", holds(() => ran.length === 2), 4_000)
+        yield* advance(300)
+        assert.sameDeepMembers(ran, [{ to: "someone else" }, { to: "again" }])
+      })
+    )
+
+    test(
       "two workers on one queue never run the same job twice",
       Effect.gen(function*() {
         const jobs = yield* JobQueue

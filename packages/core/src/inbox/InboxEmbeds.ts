@@ -1,0 +1,215 @@
+/**
+ * Inbox embeds (decisions 2.17, 3.6, 4.7, 5): create, list, read, update and revoke them, and authenticate the
+ * embedded inbox's requests by token. The token is random, answered once and stored as its sha256 hash; it is
+ * refused once the embed is revoked, after `expires_at`, and when its project is disabled.
+ */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { PublicUrl, publicUrlOf } from "../http/PublicUrl.ts"
+import { CustomersRepo } from "../ports/CustomersRepo.ts"
+import { InboxEmbedsRepo } from "../ports/InboxEmbedsRepo.ts"
+import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
+import type { Project } from "../projects/Project.ts"
+import { hashKey, type Principal } from "../projects/Projects.ts"
+import { type NotFound, notFound, Unauthorized, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { Ids } from "../shared/Ids.ts"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import { nowIso, toIso } from "../shared/Time.ts"
+import type {
+  EmbedScopeType,
+  InboxEmbedCreateInput,
+  InboxEmbedFilter,
+  InboxEmbedRecord,
+  InboxEmbedUpdateInput
+} from "./InboxEmbed.ts"
+
+/** An authenticated embedded inbox: its embed and its project. */
+export interface EmbedSession {
+  readonly embed: InboxEmbedRecord
+  readonly project: Project
+}
+
+/** `last_used_at` is written at most this often per embed: the inbox polls, and a write per poll buys nothing. */
+export const LAST_USED_RESOLUTION_MS = 60_000
+
+const NAME_MAX = 200
+const USER_FIELD_MAX = 200
+const ORIGINS_FIELD = "inbox_embed.allowed_origins"
+
+const invalidToken = () => new Unauthorized({ error: "Invalid inbox token" })
+const embedNotFound = () => notFound("Inbox embed")
+
+const generateToken = Effect.sync(() => `ie_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`)
+
+const fieldError = (field: string, message: string) =>
+  unprocessable(`${field} ${message}`, [{ path: `inbox_embed.${field}`, message }])
+
+const checkName = (name: string) => {
+  const trimmed = name.trim()
+  return trimmed.length === 0 || trimmed.length > NAME_MAX
+    ? Effect.fail(fieldError("name", `must be 1-${NAME_MAX} characters`))
+    : Effect.succeed(trimmed)
+}
+
+const checkUserField = (field: string, value: string | null) => {
+  const trimmed = value?.trim() ?? ""
+  if (trimmed.length > USER_FIELD_MAX) return Effect.fail(fieldError(field, `must be at most ${USER_FIELD_MAX} characters`))
+  return Effect.succeed(trimmed === "" ? null : trimmed)
+}
+
+/** Each entry an origin as browsers send it (`https://host[:port]`, no path); duplicates dropped. */
+const checkOrigins = (origins: ReadonlyArray<string>) => {
+  const kept: Array<string> = []
+  for (const [i, given] of origins.entries()) {
+    const candidate = given.trim().replace(/\/$/, "")
+    const url = URL.canParse(candidate) ? new URL(candidate) : undefined
+    if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== candidate.toLowerCase()) {
+      return Effect.fail(unprocessable(`allowed_origins[${i}] must be an origin such as https://app.example.com`, [
+        { path: `${ORIGINS_FIELD}[${i}]`, message: "must be an origin such as https://app.example.com" }
+      ]))
+    }
+    if (!kept.includes(url.origin)) kept.push(url.origin)
+  }
+  return Effect.succeed(kept)
+}
+
+const checkExpiry = (value: string | null) => {
+  if (value === null) return Effect.succeed(null)
+  const parsed = toIso(value)
+  return parsed === undefined ? Effect.fail(fieldError("expires_at", "must be an ISO 8601 date-time or null")) : Effect.succeed(parsed)
+}
+
+export class InboxEmbeds extends Context.Service<InboxEmbeds, {
+  /** The record with the token and `embed_url`, which no later answer repeats. */
+  readonly create: (
+    principal: Principal,
+    input: InboxEmbedCreateInput
+  ) => Effect.Effect<{ readonly embed: InboxEmbedRecord; readonly token: string; readonly embed_url: string }, Unprocessable>
+  readonly list: (principal: Principal, filter: InboxEmbedFilter, window: ListWindow) => Effect.Effect<ListSlice<InboxEmbedRecord>>
+  readonly get: (principal: Principal, id: string) => Effect.Effect<InboxEmbedRecord, NotFound>
+  readonly update: (
+    principal: Principal,
+    id: string,
+    input: InboxEmbedUpdateInput
+  ) => Effect.Effect<InboxEmbedRecord, NotFound | Unprocessable>
+  /** `DELETE`: `revoked` at once and for good; revoking a revoked embed changes nothing. */
+  readonly revoke: (principal: Principal, id: string) => Effect.Effect<void, NotFound>
+  /** The embed and project a token opens, recording its use; 401 `Invalid inbox token` otherwise. */
+  readonly authenticate: (token: string) => Effect.Effect<EmbedSession, Unauthorized>
+}>()("@parley/core/inbox/InboxEmbeds") {
+  static readonly layer = Layer.effect(
+    InboxEmbeds,
+    Effect.gen(function*() {
+      const repo = yield* InboxEmbedsRepo
+      const customers = yield* CustomersRepo
+      const configs = yield* MessageConfigsRepo
+      const projects = yield* ProjectsRepo
+      const ids = yield* Ids
+
+      const find = (projectId: string, id: string) =>
+        repo.findById(projectId, id).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed }))
+        )
+
+      /** The scope's display name, or 422 naming `scope_id` when the scope is not the project's. */
+      const resolveScope = Effect.fn("InboxEmbeds.resolveScope")(
+        function*(project: Project, scopeType: EmbedScopeType, scopeId: string | null | undefined) {
+          const id = scopeId === undefined || scopeId === null || scopeId.trim() === "" ? null : scopeId.trim()
+          if (scopeType === "project") {
+            if (id !== null) return yield* fieldError("scope_id", "must be absent for scope_type project")
+            return { scope_id: null, scope_name: project.name }
+          }
+          if (id === null) return yield* fieldError("scope_id", `is required for scope_type ${scopeType}`)
+          if (scopeType === "customer") {
+            const customer = yield* customers.findById(project.id, id)
+            if (Option.isNone(customer)) return yield* fieldError("scope_id", "is not a customer of this project")
+            return { scope_id: id, scope_name: customer.value.name }
+          }
+          const config = yield* configs.findByPhoneNumberId(id)
+          if (Option.isNone(config) || config.value.project_id !== project.id || config.value.deleted_at !== null) {
+            return yield* fieldError("scope_id", "is not a phone_number_id of this project")
+          }
+          return { scope_id: id, scope_name: config.value.display_name }
+        }
+      )
+
+      const create = Effect.fn("InboxEmbeds.create")(function*(principal: Principal, input: InboxEmbedCreateInput) {
+        const scope = yield* resolveScope(principal.project, input.scope_type, input.scope_id)
+        const now = yield* nowIso
+        const token = yield* generateToken
+        const embed: InboxEmbedRecord = {
+          id: yield* ids.uuid,
+          project_id: principal.project.id,
+          name: yield* checkName(input.name ?? "Inbox"),
+          scope_type: input.scope_type,
+          ...scope,
+          assigned_user_id: yield* checkUserField("assigned_user_id", input.assigned_user_id ?? null),
+          assigned_user_name: yield* checkUserField("assigned_user_name", input.assigned_user_name ?? null),
+          status: "active",
+          allowed_origins: yield* checkOrigins(input.allowed_origins ?? []),
+          default_mode: input.default_mode ?? "system",
+          language: input.language ?? "en",
+          expires_at: yield* checkExpiry(input.expires_at ?? null),
+          last_used_at: null,
+          token_hash: yield* hashKey(token),
+          created_at: now,
+          updated_at: now
+        }
+        yield* repo.insert(embed)
+        const base = yield* PublicUrl
+        return { embed, token, embed_url: publicUrlOf(base, `embed/${token}`).toString() }
+      })
+
+      const update = Effect.fn("InboxEmbeds.update")(function*(principal: Principal, id: string, input: InboxEmbedUpdateInput) {
+        const current = yield* find(principal.project.id, id)
+        const next: InboxEmbedRecord = {
+          ...current,
+          name: input.name !== undefined ? yield* checkName(input.name) : current.name,
+          assigned_user_id: input.assigned_user_id !== undefined
+            ? yield* checkUserField("assigned_user_id", input.assigned_user_id)
+            : current.assigned_user_id,
+          assigned_user_name: input.assigned_user_name !== undefined
+            ? yield* checkUserField("assigned_user_name", input.assigned_user_name)
+            : current.assigned_user_name,
+          allowed_origins: input.allowed_origins !== undefined ? yield* checkOrigins(input.allowed_origins) : current.allowed_origins,
+          default_mode: input.default_mode ?? current.default_mode,
+          language: input.language ?? current.language,
+          expires_at: input.expires_at !== undefined ? yield* checkExpiry(input.expires_at) : current.expires_at,
+          updated_at: yield* nowIso
+        }
+        const stored = yield* repo.update(next)
+        return yield* Option.match(stored, { onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed })
+      })
+
+      const revoke = Effect.fn("InboxEmbeds.revoke")(function*(principal: Principal, id: string) {
+        const current = yield* find(principal.project.id, id)
+        if (current.status === "revoked") return
+        yield* repo.update({ ...current, status: "revoked", updated_at: yield* nowIso })
+      })
+
+      const authenticate = Effect.fn("InboxEmbeds.authenticate")(function*(token: string) {
+        if (!token.startsWith("ie_")) return yield* invalidToken()
+        const found = yield* repo.findByTokenHash(yield* hashKey(token))
+        if (Option.isNone(found) || found.value.status !== "active") return yield* invalidToken()
+        const embed = found.value
+        const nowMs = yield* Clock.currentTimeMillis
+        if (embed.expires_at !== null && Date.parse(embed.expires_at) <= nowMs) return yield* invalidToken()
+        const project = yield* projects.findById(embed.project_id)
+        if (Option.isNone(project) || project.value.disabled) return yield* invalidToken()
+        if (embed.last_used_at === null || Date.parse(embed.last_used_at) + LAST_USED_RESOLUTION_MS <= nowMs) {
+          yield* repo.touch(embed.id, new Date(nowMs).toISOString())
+        }
+        return { embed, project: project.value }
+      })
+
+      return InboxEmbeds.of({
+        create,
+        list: (principal, filter, window) => repo.list(principal.project.id, filter, window),
+        get: (principal, id) => find(principal.project.id, id),
+        update,
+        revoke,
+        authenticate
+      })
+    })
+  )
+}

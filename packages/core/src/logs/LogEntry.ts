@@ -1,0 +1,96 @@
+/**
+ * Building log entries: every source fills the fields it knows and `logEntry` completes the rest (nulls, the level
+ * from the problem flag, the searchable words of the message, the fields and the payload's text).
+ */
+import { Predicate } from "effect"
+import { LOG_TEXT_FIELDS, type LogEntryRecord, type LogLevel, type LogSource, type LogTextField, logWords, MAX_SEARCH_TEXT } from "../ports/LogSearch.ts"
+
+export interface LogEntryInput extends Partial<Record<LogTextField, string | null>> {
+  readonly id: string
+  readonly project_id: string
+  readonly source: LogSource
+  readonly occurred_at: string
+  readonly ingested_at: string
+  readonly problem: boolean
+  /** Default: `error` for a problem, else `info`. */
+  readonly level?: LogLevel | undefined
+  readonly message: string
+  readonly response_status?: number | null | undefined
+  readonly response_time_ms?: number | null | undefined
+  readonly attributes?: Readonly<Record<string, unknown>> | undefined
+  readonly payload?: unknown
+}
+
+// PostgreSQL stores neither a NUL character nor an unpaired surrogate (in text or jsonb): one such character in an
+// upstream payload would otherwise fail its whole batch of entries. Most text has no surrogate at all: one quick test
+// spares it the replacement (an entry is built for every API request).
+const SUSPECT = /[\u0000\uD800-\uDFFF]/
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+const storable = (text: string): string => (SUSPECT.test(text) ? text.replace(UNSTORABLE, "\uFFFD") : text)
+
+/** `value` with every string (keys too) storable. */
+const storableJson = (value: unknown): unknown => {
+  if (typeof value === "string") return storable(value)
+  if (Array.isArray(value)) return value.map(storableJson)
+  if (Predicate.isObject(value)) {
+    const out: Record<string, unknown> = {}
+    for (const key in value) out[storable(key)] = storableJson(value[key])
+    return out
+  }
+  return value
+}
+
+/** The string and number leaves of a JSON value (keys too), depth first. */
+const leaves = (value: unknown, out: Array<string>): void => {
+  if (typeof value === "string") out.push(value)
+  else if (typeof value === "number" || typeof value === "boolean") out.push(String(value))
+  else if (Array.isArray(value)) for (const item of value) leaves(item, out)
+  else if (Predicate.isObject(value)) {
+    for (const key in value) {
+      out.push(key)
+      leaves(value[key], out)
+    }
+  }
+}
+
+/** The words of `parts`, cut at a word boundary once `MAX_SEARCH_TEXT` is reached. */
+export const searchTextOf = (parts: ReadonlyArray<string>): string => {
+  const words = logWords(parts.join(" "))
+  let length = -1
+  let count = 0
+  while (count < words.length && length + 1 + words[count]!.length <= MAX_SEARCH_TEXT) length += 1 + words[count++]!.length
+  return (count === words.length ? words : words.slice(0, count)).join(" ")
+}
+
+export const logEntry = (input: LogEntryInput): LogEntryRecord => {
+  const fields = {} as Record<LogTextField, string | null>
+  const message = storable(input.message)
+  const parts = [message]
+  for (const name of LOG_TEXT_FIELDS) {
+    const value = input[name]
+    if (value == null) fields[name] = null
+    else parts.push(fields[name] = storable(value))
+  }
+  const attributes = storableJson(input.attributes ?? {}) as Readonly<Record<string, unknown>>
+  const payload = storableJson(input.payload ?? null)
+  if (input.response_status != null) parts.push(String(input.response_status))
+  leaves(attributes, parts)
+  leaves(payload, parts)
+  return {
+    ...fields,
+    id: input.id,
+    project_id: input.project_id,
+    source: input.source,
+    occurred_at: input.occurred_at,
+    ingested_at: input.ingested_at,
+    level: input.level ?? (input.problem ? "error" : "info"),
+    problem: input.problem,
+    message,
+    response_status: input.response_status ?? null,
+    response_time_ms: input.response_time_ms ?? null,
+    attributes,
+    payload,
+    search_text: searchTextOf(parts)
+  }
+}

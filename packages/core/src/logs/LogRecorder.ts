@@ -1,0 +1,114 @@
+/**
+ * The write side of log search: every source hands its entries over and goes
+ * on; one background fiber writes whatever waits, up to `MAX_BATCH` entries a
+ * statement, so a request never waits on the insert and a busy host writes
+ * many entries per round trip (one write in flight; the next batch gathers
+ * meanwhile). Entries are completed (id, ingestion time, searchable words) in
+ * that fiber, not on the caller's. The buffer holds at most `MAX_BUFFERED`
+ * entries: past that, entries are dropped and the count is logged once the
+ * buffer drains, so a stalled database costs bounded memory. Reads in this
+ * process call `flush` first; entries still buffered when the layer closes
+ * are written before it finishes; a crash loses at most what was buffered.
+ */
+import { Clock, Config, Context, Deferred, Effect, Latch, Layer } from "effect"
+import { LogSearch, type LogEntryRecord } from "../ports/LogSearch.ts"
+import { Ids } from "../shared/Ids.ts"
+import { type LogEntryInput, logEntry } from "./LogEntry.ts"
+
+/** Entries written by one statement at most. */
+export const MAX_BATCH = 500
+/** Entries waiting at most; more are dropped (and counted) until the writer catches up. */
+export const MAX_BUFFERED = 20_000
+
+/** An entry as a source knows it: the recorder gives it its id and ingestion time. */
+export type LogDraft = Omit<LogEntryInput, "id" | "ingested_at">
+
+/** How log search is fed and kept (docs/decisions.md "Log search"). */
+export class LogSettings extends Context.Service<LogSettings, {
+  /** Whether every API request is recorded (`PARLEY_LOG_API_REQUESTS`, default true). */
+  readonly recordApiRequests: boolean
+  /** Days entries are kept (`PARLEY_LOG_RETENTION_DAYS`, default 14). */
+  readonly retentionDays: number
+}>()("@parley/core/logs/LogSettings") {
+  static readonly layerConfig = Layer.effect(
+    LogSettings,
+    Effect.gen(function*() {
+      const recordApiRequests = yield* Config.Boolean("PARLEY_LOG_API_REQUESTS").pipe(Config.withDefault(true))
+      const retentionDays = yield* Config.Int("PARLEY_LOG_RETENTION_DAYS").pipe(Config.withDefault(14))
+      if (retentionDays < 1) return yield* Effect.die(new Error(`PARLEY_LOG_RETENTION_DAYS must be at least 1, not ${retentionDays}`))
+      return LogSettings.of({ recordApiRequests, retentionDays })
+    })
+  ).pipe(Layer.orDie)
+}
+
+export class LogRecorder extends Context.Service<LogRecorder, {
+  /** Queues the entries; never fails or waits for storage. */
+  readonly record: (drafts: ReadonlyArray<LogDraft>) => Effect.Effect<void>
+  /** Waits until every entry queued before the call is written (or its write failed and was logged). */
+  readonly flush: Effect.Effect<void>
+}>()("@parley/core/logs/LogRecorder") {
+  static readonly layer = Layer.effect(
+    LogRecorder,
+    Effect.gen(function*() {
+      const logs = yield* LogSearch
+      const ids = yield* Ids
+      const wake = yield* Latch.make(false)
+      let buffer: Array<LogDraft> = []
+      let dropped = 0
+      /** Completes once the entries now in `buffer` are written. */
+      let next = Deferred.makeUnsafe<void>()
+      /** The batch being written, if any. */
+      let writing: Deferred.Deferred<void> | undefined
+
+      const writeBatch = Effect.gen(function*() {
+        const batch = buffer.splice(0, MAX_BATCH)
+        const done = buffer.length === 0 ? next : Deferred.makeUnsafe<void>()
+        if (buffer.length === 0) next = Deferred.makeUnsafe<void>()
+        writing = done
+        // One ingestion time for the batch: when it was taken.
+        const ingestedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const entries: Array<LogEntryRecord> = []
+        for (const draft of batch) entries.push(logEntry({ ...draft, id: yield* ids.uuid, ingested_at: ingestedAt }))
+        yield* logs.append(entries).pipe(
+          Effect.catchCause((cause) =>
+            Effect.logError("Could not write log search entries", cause).pipe(Effect.annotateLogs({ entries: batch.length }))
+          )
+        )
+        writing = undefined
+        yield* Deferred.succeed(done, undefined)
+        if (buffer.length === 0 && dropped > 0) {
+          yield* Effect.logWarning("Log search entries were dropped: the buffer was full").pipe(Effect.annotateLogs({ dropped }))
+          dropped = 0
+        }
+      })
+
+      yield* Effect.gen(function*() {
+        while (true) {
+          yield* wake.await
+          yield* wake.close
+          while (buffer.length > 0) yield* writeBatch
+        }
+      }).pipe(Effect.forkScoped)
+      // On close: whatever is still buffered is written before the layer's scope ends.
+      yield* Effect.addFinalizer(() =>
+        Effect.suspend(() => (buffer.length > 0 ? writeBatch : Effect.void)).pipe(Effect.repeat({ while: () => buffer.length > 0 }))
+      )
+
+      const flush = Effect.suspend(() => {
+        if (buffer.length > 0) return Deferred.await(next)
+        return writing === undefined ? Effect.void : Deferred.await(writing)
+      })
+
+      return LogRecorder.of({
+        record: (drafts) =>
+          Effect.suspend(() => {
+            const room = MAX_BUFFERED - buffer.length
+            if (drafts.length > room) dropped += drafts.length - Math.max(room, 0)
+            for (let i = 0; i < Math.min(drafts.length, room); i++) buffer.push(drafts[i]!)
+            return wake.open
+          }),
+        flush
+      })
+    })
+  )
+}

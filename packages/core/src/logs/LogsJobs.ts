@@ -1,0 +1,45 @@
+/**
+ * Retention of log search: `logs.maintenance`, daily at 00:00 UTC and once when a host starts, deletes the entries
+ * older than `LogSettings.retentionDays` (14 by default), `PRUNE_BATCH` at a time, so a large backlog goes in
+ * bounded deletes; an entry is kept between the retention and a day more.
+ */
+import { Clock, Effect, Layer, Schema } from "effect"
+import { JobQueue } from "../ports/JobQueue.ts"
+import { LogSearch } from "../ports/LogSearch.ts"
+import { LogSettings } from "./LogRecorder.ts"
+
+export const LOGS_MAINTENANCE_QUEUE = "logs.maintenance"
+const DAY_MS = 24 * 60 * 60 * 1000
+/** Entries deleted per statement. */
+const PRUNE_BATCH = 10_000
+
+const MaintenanceJob = Schema.Struct({ slot: Schema.Finite })
+
+/** Deletes the entries older than the retention, batch after batch; answers how many. */
+export const pruneLogEntries = Effect.gen(function*() {
+  const logs = yield* LogSearch
+  const { retentionDays } = yield* LogSettings
+  const before = new Date((yield* Clock.currentTimeMillis) - retentionDays * DAY_MS).toISOString()
+  let pruned = 0
+  for (;;) {
+    const n = yield* logs.prune(before, PRUNE_BATCH)
+    pruned += n
+    if (n < PRUNE_BATCH) return pruned
+  }
+})
+
+export const layerLogsWorkers = Layer.effectDiscard(Effect.gen(function*() {
+  const jobs = yield* JobQueue
+  const context = yield* Effect.context<LogSearch | LogSettings>()
+  const maintenance = Effect.fn("LogsJobs.maintenance")(function*(slot: number) {
+    const now = yield* Clock.currentTimeMillis
+    const next = Math.max(slot, Math.floor(now / DAY_MS)) + 1
+    yield* jobs.enqueue(LOGS_MAINTENANCE_QUEUE, { slot: next }, { runAt: next * DAY_MS, dedupeKey: `slot:${next}` })
+    const pruned = yield* pruneLogEntries.pipe(Effect.provideContext(context))
+    yield* Effect.logDebug("Log search maintenance done").pipe(Effect.annotateLogs({ pruned }))
+  })
+  yield* jobs.work(LOGS_MAINTENANCE_QUEUE, { concurrency: 1 }, (job) =>
+    Schema.decodeUnknownEffect(MaintenanceJob)(job.payload).pipe(Effect.flatMap((p) => maintenance(p.slot))))
+  const today = Math.floor((yield* Clock.currentTimeMillis) / DAY_MS)
+  yield* jobs.enqueue(LOGS_MAINTENANCE_QUEUE, { slot: today }, { dedupeKey: `slot:${today}` })
+}))

@@ -1,0 +1,2 @@
+/** Stylesheets imported for the bundler (esbuild emits them beside the script). */
+declare module "*.css"

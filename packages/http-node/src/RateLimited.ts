@@ -1,0 +1,19 @@
+/**
+ * The general per-key limit (decisions 8.1) applied to an authenticated request, before anything else runs:
+ * `X-RateLimit-*` on every answer to it (the handler's refusals included); over the limit, the 429 to answer instead.
+ */
+import { type ApiRateLimits, type Principal, RATE_LIMIT_EXCEEDED, rateLimitHeaders } from "@parley/core"
+import { Effect, Option } from "effect"
+import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
+
+export const admitRequest = (
+  limits: ApiRateLimits["Service"],
+  principal: Principal
+): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>, never, HttpServerRequest.HttpServerRequest> =>
+  Effect.gen(function*() {
+    const admission = yield* limits.admitRequest(principal.apiKey.id)
+    const headers = rateLimitHeaders(admission)
+    if (!admission.admitted) return Option.some(HttpServerResponse.jsonUnsafe(RATE_LIMIT_EXCEEDED, { status: 429, headers }))
+    yield* HttpEffect.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+    return Option.none()
+  })

@@ -1,0 +1,12 @@
+/** The inbox embeds HTTP suite (`inbox.support.ts`) on PostgreSQL with the pg-boss queue. */
+import { Ids } from "@parley/core"
+import { layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
+import { Effect, Layer } from "effect"
+import { freshDatabase } from "../../store-pg/test/pg.ts"
+import { inboxOverHttp } from "./inbox.support.ts"
+
+inboxOverHttp(
+  "PostgreSQL",
+  Effect.map(freshDatabase, (url) =>
+    Layer.mergeAll(layerStorage, layerJobQueue({ pollingIntervalSeconds: 0.5 }), Ids.layer).pipe(Layer.provideMerge(layerFromUrl(url))))
+)
