@@ -13,8 +13,10 @@ import { benchProxy, formatProxyBench } from "./proxy.ts"
 import { benchWebhooks, formatWebhooksBench } from "./webhooks.ts"
 import { benchLogSearch, formatLogSearchBench } from "./logsearch.ts"
 
+import { benchBroadcast, formatBroadcastBench } from "./broadcast.ts"
+
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-/** `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions, agent, logsearch) runs only those. */
+/** `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions, agent, logsearch, broadcast) runs only those. */
 const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim()).filter((name) => name !== "")
 const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
 // The webhook receiver is on loopback: the operator's switch for private webhook URLs. Set before the first host
@@ -52,6 +54,8 @@ const program = Effect.gen(function*() {
   if (runs("executions")) console.log(formatExecutionsBench(yield* benchExecutions({ seconds, waiting: 10_000 })))
   if (runs("agent")) console.log(formatAgentBench(yield* benchAgent({ runs: 10, iterations: 20 })))
   if (runs("logsearch")) console.log(formatLogSearchBench(yield* benchLogSearch({ durationMs: seconds * 1000, connections: 32 })))
+  // 100,000 recipients whatever BENCH_SECONDS says: the targets are stated for that many.
+  if (runs("broadcast")) console.log(formatBroadcastBench(yield* benchBroadcast({ recipients: Number(process.env.BENCH_BROADCAST_RECIPIENTS ?? 100_000) })))
 })
 
 // Request log lines would measure the terminal, not Parley: keep only warnings.

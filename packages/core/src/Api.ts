@@ -23,6 +23,7 @@ import { InboxApi } from "./inbox/InboxApi.ts"
 import { MsgContactsApi } from "./messaging/erasure/ContactsApi.ts"
 import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
 import { LogSearchApi } from "./logs/LogSearchApi.ts"
+import { LegacyBroadcastsApi, MsgBroadcastsApi } from "./broadcasts/BroadcastsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -53,6 +54,8 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(VoiceAgentsApi)
   .add(LogSearchApi)
   .add(MsgMediaApi)
+  .add(MsgBroadcastsApi)
+  .add(LegacyBroadcastsApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

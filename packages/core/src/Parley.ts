@@ -48,6 +48,8 @@ import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
 import { Logs } from "./logs/Logs.ts"
 import { layerRecordedRepos } from "./logs/Recorded.ts"
 import { layerLogsWorkers } from "./logs/LogsJobs.ts"
+import { Broadcasts } from "./broadcasts/Broadcasts.ts"
+import { BroadcastSender, layerBroadcastsWorkers } from "./broadcasts/Sender.ts"
 
 const References = layerDefinitionReferences
 
@@ -65,7 +67,9 @@ export const layerServices = Layer.mergeAll(
   ),
   InboxEmbeds.layer,
   ContactErasures.layer,
-  VoiceAgents.layer
+  VoiceAgents.layer,
+  // Broadcasts send through messaging's one path (`Outbound`).
+  Layer.mergeAll(Broadcasts.layer, BroadcastSender.layer).pipe(Layer.provide(layerMessagingServices))
 ).pipe(
   // Every append to the outbox wakes this process's relay (see `outbox/Relay.ts`).
   Layer.provideMerge(layerSignalingOutbox),
@@ -131,6 +135,7 @@ export const layerWorkers = Layer.mergeAll(
   layerExecutionsWorkers,
   layerContactErasureWorkers,
   layerLogsWorkers,
+  layerBroadcastsWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

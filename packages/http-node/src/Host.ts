@@ -59,6 +59,7 @@ import * as InboxPage from "./pages/InboxPage.ts"
 import { MsgContactsHandlers } from "./handlers/Contacts.ts"
 import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
 import { LogSearchHandlers } from "./handlers/LogSearch.ts"
+import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
@@ -76,6 +77,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([MsgContactsHandlers, VoiceAgentsHandlers]),
   Layer.provide(LogSearchHandlers),
   Layer.provide(MsgMediaHandlers),
+  Layer.provide([MsgBroadcastsHandlers, LegacyBroadcastsHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),

@@ -28,6 +28,7 @@ import migration0017 from "./migrations/0017_secrets_at_rest.ts"
 import migration0018 from "./migrations/0018_rate_limits.ts"
 import migration0019 from "./migrations/0019_setup_links.ts"
 import migration0020 from "./migrations/0020_number_operations.ts"
+import migration0021 from "./migrations/0021_broadcasts.ts"
 import migration0022 from "./migrations/0022_inbox_embeds.ts"
 import migration0023 from "./migrations/0023_log_entries.ts"
 import migration0024 from "./migrations/0024_contact_erasure.ts"
@@ -93,6 +94,7 @@ export const migrations = Migrator.fromRecord({
   "0018_rate_limits": migration0018,
   "0019_setup_links": migration0019,
   "0020_number_operations": migration0020,
+  "0021_broadcasts": migration0021,
   "0022_inbox_embeds": migration0022,
   "0023_log_entries": migration0023,
   "0024_contact_erasure": migration0024

@@ -20,6 +20,7 @@ import { layerContactErasureRepo } from "./ContactErasureRepo.ts"
 import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { layerLogSearch } from "./LogSearch.ts"
 import { layerNumberOperationsStorage } from "./NumberOperationsRepo.ts"
+import { layerBroadcastsRepo } from "./BroadcastsRepo.ts"
 
 export const layerStorage = Layer.mergeAll(
   layerTransactor,
@@ -42,7 +43,8 @@ export const layerStorage = Layer.mergeAll(
   layerContactErasureRepo,
   layerVoiceAgentsRepo,
   layerLogSearch,
-  layerNumberOperationsStorage
+  layerNumberOperationsStorage,
+  layerBroadcastsRepo
 ).pipe(
   Layer.provide(PgTransactions.layer)
 )

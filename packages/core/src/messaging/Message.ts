@@ -12,7 +12,7 @@ export const MESSAGE_STATUSES = ["pending", "sent", "delivered", "read", "failed
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 export type ProcessingStatus = "pending" | "completed" | "blocked"
 /** Where an outbound message came from (decisions 2.10; `workflow`: sent by an execution); null on inbound messages. */
-export type MessageOrigin = "api" | "workflow" | "business_app" | "history_sync"
+export type MessageOrigin = "api" | "workflow" | "business_app" | "history_sync" | "broadcast"
 export type ConversationStatus = "active" | "ended"
 export type ConversationEndReason = "manual" | "agent" | "inactivity"
 /** Who sent an outbound message from an embedded inbox: its assigned user, else the embed by name (decisions 2.17). */

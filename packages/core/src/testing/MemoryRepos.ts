@@ -30,6 +30,7 @@ import { layerMemorySetupLinksRepo } from "./MemorySetupLinks.ts"
 import { layerMemoryInboxEmbedsRepo } from "./MemoryInboxEmbeds.ts"
 import { layerMemoryLogSearch } from "./MemoryLogSearch.ts"
 import { layerMemoryNumberOperations } from "./MemoryNumberOperations.ts"
+import { layerMemoryBroadcastsRepo } from "./MemoryBroadcasts.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "./MemoryRows.ts"
 
 export { sliceWindow }
@@ -304,5 +305,6 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryContactErasureRepo,
   layerMemoryVoiceAgentsRepo,
   layerMemoryLogSearch,
-  layerMemoryNumberOperations
+  layerMemoryNumberOperations,
+  layerMemoryBroadcastsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))

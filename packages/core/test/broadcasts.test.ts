@@ -1,0 +1,116 @@
+/**
+ * The broadcast sender on memory ports and the test clock (decisions 3.4,
+ * 8.2): a schedule starts it at its time (or completes an emptied broadcast),
+ * the messaging limit holds recipients pending until it allows them, a
+ * template paused while sending and a disconnected number stop it.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Clock, Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { Broadcasts } from "../src/broadcasts/Broadcasts.ts"
+import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
+import { Templates } from "../src/messaging/templates/Templates.ts"
+import { UpstreamSettings } from "../src/messaging/Upstream.ts"
+import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
+import { MessageConfigsRepo } from "../src/ports/MessageConfigsRepo.ts"
+import { layerMemoryParley, sandboxProject } from "../src/testing/index.ts"
+
+const steps = Effect.yieldNow.pipe(Effect.repeat({ times: 50 }))
+/** Lets `ms` of test time pass in 10 ms steps, everything due running as it goes. */
+const pass = (ms: number) =>
+  Effect.gen(function*() {
+    for (let t = 0; t < ms; t += 10) yield* Effect.andThen(TestClock.adjust("10 millis"), steps)
+  })
+
+const given = Effect.gen(function*() {
+  const { msgConfigId, phoneNumberId, principal } = yield* sandboxProject("Acme")
+  const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+  const config = Option.getOrThrow(yield* (yield* MessageConfigsRepo).findById(principal.project.id, msgConfigId))
+  const created = yield* (yield* MessagingNetwork).createTemplate({ accessToken: config.access_token }, config.business_account_id, {
+    name: "spring_sale",
+    language: "en_US",
+    category: "MARKETING",
+    components: [{ type: "BODY", text: "Hi {{1}}, the sale is on!", example: { body_text: [["Ada"]] } }]
+  })
+  yield* simulator.setTemplateStatus(created.value.id, "APPROVED")
+  const listed = yield* (yield* Templates).list(principal, { phone_number_id: phoneNumberId, name: "spring_sale" }, { mode: "page", page: 1, perPage: 10 })
+  const broadcasts = yield* Broadcasts
+  const make = (count: number, prefix: string) =>
+    Effect.gen(function*() {
+      const { broadcast } = yield* broadcasts.create(principal, { name: "Sale", msg_config_id: msgConfigId, msg_template_id: listed.items[0]!.id })
+      if (count > 0) {
+        yield* broadcasts.addRecipients(principal, broadcast.id, Array.from({ length: count }, (_, i) => ({ phone_number: `${prefix}${String(i).padStart(4, "0")}`, template_parameters: ["Ada"] })))
+      }
+      return broadcast.id
+    })
+  const sends = Effect.map(simulator.outbox(phoneNumberId), (all) => all.filter((m) => m.type === "template").length)
+  return { principal, phoneNumberId, simulator, broadcasts, make, sends, templateUpstreamId: created.value.id }
+})
+
+describe("the broadcast sender", () => {
+  it.effect("starts a schedule at its time; a schedule emptied meanwhile completes with no_recipients", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const id = yield* g.make(3, "1555100")
+      const empty = yield* g.make(1, "1555110")
+      const at = new Date((yield* Clock.currentTimeMillis) + 120_000).toISOString()
+      yield* g.broadcasts.schedule(g.principal, id, at)
+      yield* g.broadcasts.schedule(g.principal, empty, at)
+      yield* g.broadcasts.clearRecipients(g.principal, empty)
+      yield* pass(1000)
+      assert.strictEqual((yield* g.broadcasts.get(g.principal, id)).broadcast.status, "scheduled")
+      assert.strictEqual(yield* g.sends, 0)
+      yield* TestClock.adjust("2 minutes")
+      yield* pass(2000)
+      const done = yield* g.broadcasts.get(g.principal, id)
+      assert.deepStrictEqual([done.broadcast.status, done.counts.sent], ["completed", 3])
+      assert.isNotNull(done.broadcast.started_at)
+      assert.strictEqual(yield* g.sends, 3)
+      const emptied = (yield* g.broadcasts.get(g.principal, empty)).broadcast
+      assert.deepStrictEqual([emptied.status, emptied.stop_reason], ["completed", "no_recipients"])
+    }).pipe(Effect.provide(layerMemoryParley)), 60_000)
+
+  it.effect("keeps recipients beyond the messaging limit pending until the limit allows them", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      yield* g.simulator.updateNumber(g.phoneNumberId, { messagingLimitTier: "TIER_50" })
+      const id = yield* g.make(60, "1555200")
+      yield* g.broadcasts.send(g.principal, id)
+      yield* pass(3000)
+      const held = yield* g.broadcasts.get(g.principal, id)
+      assert.deepStrictEqual([held.broadcast.status, held.counts.sent, held.counts.pending], ["sending", 50, 10])
+      // The portfolio's limit goes up: the sender reads it within 10 s.
+      yield* g.simulator.updateNumber(g.phoneNumberId, { messagingLimitTier: "TIER_250" })
+      yield* pass(11_000)
+      const done = yield* g.broadcasts.get(g.principal, id)
+      assert.deepStrictEqual([done.broadcast.status, done.counts.sent], ["completed", 60])
+    }).pipe(Effect.provide(layerMemoryParley)), 60_000)
+
+  it.effect("stops when the template is paused while sending (the network refuses 132015), the rest pending", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const id = yield* g.make(300, "1555300")
+      yield* g.broadcasts.send(g.principal, id)
+      yield* pass(500)
+      yield* g.simulator.setTemplateStatus(g.templateUpstreamId, "PAUSED")
+      yield* pass(3000)
+      const stopped = yield* g.broadcasts.get(g.principal, id)
+      assert.deepStrictEqual([stopped.broadcast.status, stopped.broadcast.stop_reason], ["stopped", "template_paused"])
+      assert.isAbove(stopped.counts.pending, 0)
+      assert.strictEqual(stopped.counts.failed, 0)
+      assert.strictEqual(stopped.counts.sent + stopped.counts.pending, 300)
+    }).pipe(Effect.provide(layerMemoryParley)), 60_000)
+
+  it.effect("stops when the number is disconnected while sending", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const id = yield* g.make(1000, "1555400")
+      yield* g.broadcasts.send(g.principal, id)
+      yield* pass(500)
+      yield* (yield* MessageConfigs).disconnect(g.principal, g.phoneNumberId)
+      yield* pass(11_000)
+      const stopped = yield* g.broadcasts.get(g.principal, id)
+      assert.deepStrictEqual([stopped.broadcast.status, stopped.broadcast.stop_reason], ["stopped", "number_disconnected"])
+      assert.isAbove(stopped.counts.pending, 0)
+    }).pipe(Effect.provide(layerMemoryParley)), 60_000)
+})

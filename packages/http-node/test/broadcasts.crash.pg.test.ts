@@ -1,0 +1,186 @@
+/**
+ * A broadcast survives SIGKILLs of its host (decisions 3.4, 8.2): a real host
+ * process (`main.ts`, as `npm start` runs it) on PostgreSQL sends a broadcast
+ * of a few hundred recipients and is SIGKILLed at random moments while it
+ * sends, then started again over the same database. The simulated network's
+ * outbox (persisted in `sim_outbox`, read through `GET /sandbox/outbox`) must
+ * hold each recipient's message once: none twice, none of a recipient counted
+ * `sent` missing, none left pending. A send in doubt (recorded, answer lost
+ * with the process, no status report carrying its key) is failed, never sent
+ * again: it may be in the outbox once or not at all, and is counted apart.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { emptyDatabase } from "../../store-pg/test/pg.ts"
+
+const ROOT = Path.resolve(import.meta.dirname, "../../..")
+const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
+const KEY = "pk_test_broadcast_crash_0123456789abc"
+const PNID = "100000000000001"
+const RECIPIENTS = Number(process.env.PARLEY_BROADCAST_CHAOS_RECIPIENTS ?? 300)
+const KILLS = Number(process.env.PARLEY_BROADCAST_CHAOS_KILLS ?? 4)
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = Net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as Net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+const crashRun = async (databaseUrl: string) => {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const logFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-broadcast-crash-")), "hosts.log")
+  const out = Fs.openSync(logFile, "a")
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    PARLEY_API_KEY: KEY,
+    PARLEY_UPSTREAM: "simulator",
+    PARLEY_UPSTREAM_APP_SECRET: "broadcast-crash-app-secret",
+    PARLEY_LOG_LEVEL: "Info",
+    // Short trust periods, so a dead host's broadcast is taken over within the test (defaults: 30 s, 15 s, 60 s).
+    PARLEY_BROADCAST_LEASE_MS: "1500",
+    PARLEY_BROADCAST_SWEEP_MS: "300",
+    PARLEY_BROADCAST_DOUBT_GRACE_MS: "4000",
+    PARLEY_BROADCAST_PROGRESS_MS: "1000"
+  }
+  let child: ChildProcess.ChildProcess | undefined
+  let lives = 0
+  const spawn = () => {
+    lives++
+    Fs.writeSync(out, `\n=== life ${lives} ===\n`)
+    child = ChildProcess.spawn(process.execPath, ["--conditions=@parley/source", MAIN], { cwd: ROOT, env, stdio: ["ignore", out, out] })
+  }
+  const kill = (signal: NodeJS.Signals = "SIGKILL") =>
+    new Promise<void>((resolve) => {
+      const c = child
+      child = undefined
+      if (c === undefined || c.exitCode !== null || c.signalCode !== null) return resolve()
+      const cut = signal === "SIGKILL" ? undefined : setTimeout(() => c.kill("SIGKILL"), 10_000)
+      c.once("exit", () => {
+        clearTimeout(cut)
+        resolve()
+      })
+      c.kill(signal)
+    })
+  const request = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { "x-api-key": KEY, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(10_000)
+    })
+    const text = await res.text()
+    return { status: res.status, body: text.length > 0 ? JSON.parse(text) : undefined, text }
+  }
+  const started = async () => {
+    const deadline = Date.now() + 60_000
+    while (Date.now() < deadline) {
+      if (await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)) return
+      await sleep(25)
+    }
+    throw new Error(`the host did not start; see ${logFile}`)
+  }
+  const until = async (what: string, check: () => Promise<boolean>, ms: number) => {
+    const deadline = Date.now() + ms
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`still waiting for ${what}; see ${logFile}`)
+      await sleep(100)
+    }
+  }
+
+  try {
+    spawn()
+    await started()
+    // An approved template of the number's account: created through the proxy, reviewed by the network.
+    const numbers = await request("GET", "/platform/v1/msg/phone_numbers")
+    const number = numbers.body.data.find((n: { phone_number_id: string }) => n.phone_number_id === PNID)
+    const created = await request("POST", `/proxy/${number.business_account_id}/message_templates`, {
+      name: "crash_sale",
+      category: "MARKETING",
+      language: "en_US",
+      components: [{ type: "BODY", text: "Hi {{1}}, the sale is on!", example: { body_text: [["Ada"]] } }]
+    })
+    if (created.status !== 200) throw new Error(`template: ${created.status} ${created.text}`)
+    let templateId = ""
+    await until("the template approved", async () => {
+      const listed = await request("GET", "/platform/v1/msg/templates?name=crash_sale&status=approved")
+      templateId = listed.body?.data?.[0]?.id ?? ""
+      return templateId !== ""
+    }, 30_000)
+    const broadcast = await request("POST", "/platform/v1/msg/broadcasts", {
+      msg_broadcast: { name: "Crash sale", phone_number_id: PNID, msg_template_id: templateId }
+    })
+    const id = broadcast.body.data.id as string
+    const phones = Array.from({ length: RECIPIENTS }, (_, i) => `1555${String(8000000 + i)}`)
+    const added = await request("POST", `/platform/v1/msg/broadcasts/${id}/recipients`, {
+      recipients: phones.map((phone_number, i) => ({ phone_number, template_parameters: [`r${i}`] }))
+    })
+    assert.deepStrictEqual(added.body.data, { added: RECIPIENTS, duplicates: 0, errors: [] })
+    assert.strictEqual((await request("POST", `/platform/v1/msg/broadcasts/${id}/send`)).status, 202)
+
+    // Kill the host while it sends, at random moments of each life.
+    for (let k = 0; k < KILLS; k++) {
+      await sleep(300 + Math.floor(Math.random() * 900))
+      await kill()
+      spawn()
+      await started()
+    }
+    await until("the broadcast completed", async () => (await request("GET", `/platform/v1/msg/broadcasts/${id}`)).body?.data?.status === "completed", 90_000)
+
+    const outbox = await request("GET", `/sandbox/outbox?phone_number_id=${PNID}`)
+    const received = new Map<string, number>()
+    for (const m of outbox.body.data as Array<{ to: string | null; type: string }>) {
+      if (m.type === "template" && m.to !== null) received.set(m.to, (received.get(m.to) ?? 0) + 1)
+    }
+    const recipients: Array<{ phone_number: string; status: string; error_message: string | null; error_details: { error_code: string } | null }> = []
+    for (let page = 1;; page++) {
+      const res = await request("GET", `/platform/v1/msg/broadcasts/${id}/recipients?page=${page}&per_page=100`)
+      recipients.push(...res.body.data)
+      if (res.body.data.length < 100) break
+    }
+    const final = (await request("GET", `/platform/v1/msg/broadcasts/${id}`)).body.data
+    return { final, received, recipients, lives, logFile }
+  } finally {
+    await kill(child !== undefined && child.exitCode === null ? "SIGTERM" : "SIGKILL")
+    Fs.closeSync(out)
+  }
+}
+
+describe("a broadcast across SIGKILLs of its host (postgres)", () => {
+  it.live(`${RECIPIENTS} recipients, ${KILLS} kills while sending: none sent twice, every sent one delivered, none left pending`, () =>
+    Effect.gen(function*() {
+      const databaseUrl = yield* emptyDatabase
+      const { final, received, recipients, lives, logFile } = yield* Effect.promise(() => crashRun(databaseUrl))
+      const duplicates = [...received.entries()].filter(([, n]) => n > 1)
+      const inDoubt = recipients.filter((r) => r.status === "failed" && r.error_details?.error_code === "send_in_doubt")
+      const lost = recipients.filter((r) => r.status === "sent" && received.get(r.phone_number) !== 1)
+      const otherwise = recipients.filter((r) => r.status !== "sent" && !inDoubt.includes(r))
+      console.log(
+        `broadcast chaos: lives ${lives}, recipients ${recipients.length}, sent ${final.sent_count}, in doubt ${inDoubt.length} ` +
+          `(${inDoubt.filter((r) => received.get(r.phone_number) === 1).length} of them delivered), duplicates ${duplicates.length}, hosts' log ${logFile}`
+      )
+      for (const r of otherwise) console.log(`  ${r.phone_number}: ${r.status} ${r.error_details?.error_code} ${r.error_message}`)
+      assert.strictEqual(recipients.length, RECIPIENTS)
+      assert.deepStrictEqual(duplicates, [], "no recipient sent twice")
+      assert.deepStrictEqual(lost.map((r) => r.phone_number), [], "every recipient counted sent is in the outbox once")
+      assert.deepStrictEqual(otherwise.map((r) => `${r.phone_number}: ${r.status} ${r.error_details?.error_code} ${r.error_message}`), [], "nothing pending or failed but the sends in doubt")
+      assert.strictEqual(final.pending_count, 0)
+      assert.strictEqual(final.sent_count + final.failed_count, RECIPIENTS)
+      // Every recipient not in doubt reached the network exactly once.
+      assert.strictEqual(received.size, RECIPIENTS - inDoubt.filter((r) => !received.has(r.phone_number)).length)
+    }).pipe(Effect.scoped), 240_000)
+})

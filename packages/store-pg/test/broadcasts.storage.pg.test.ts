@@ -1,0 +1,6 @@
+import { broadcastsRepoConformance } from "@parley/core/testing/conformance"
+import { Layer } from "effect"
+import { layerStorage } from "../src/Storage.ts"
+import { layerTestDatabase } from "./pg.ts"
+
+broadcastsRepoConformance("broadcasts repo (postgres)", layerStorage.pipe(Layer.provideMerge(layerTestDatabase)))
