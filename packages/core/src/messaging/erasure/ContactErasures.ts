@@ -13,6 +13,7 @@
  * own that name a contact adds one entry before `contact`.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { BroadcastsRepo } from "../../ports/BroadcastsRepo.ts"
 import { JobQueue } from "../../ports/JobQueue.ts"
 import { LogSearch } from "../../ports/LogSearch.ts"
 import {
@@ -48,11 +49,12 @@ export interface ErasureStep {
 export const erasureSteps: Effect.Effect<
   ReadonlyArray<ErasureStep>,
   never,
-  ContactErasureRepo | JobQueue | LogSearch
+  ContactErasureRepo | JobQueue | LogSearch | BroadcastsRepo
 > = Effect.gen(function*() {
   const repo = yield* ContactErasureRepo
   const jobs = yield* JobQueue
   const logs = yield* LogSearch
+  const broadcasts = yield* BroadcastsRepo
   return [
     { name: "step_events", run: repo.deleteStepEvents },
     { name: "executions", run: repo.deleteExecutions },
@@ -64,6 +66,11 @@ export const erasureSteps: Effect.Effect<
     { name: "upstream_payloads", run: repo.deleteUpstreamPayloads },
     // Log search's entries (API requests, upstream events, step events, deliveries) that mention the contact.
     { name: "log_entries", run: (s) => Effect.as(logs.eraseMentions(s.project_id, erasureTerms(s)), 0) },
+    // Broadcast recipients keep their rows (the broadcast's counts stay true) without the number or parameters.
+    {
+      name: "broadcast_recipients",
+      run: (s) => s.target.wa_id === null ? Effect.succeed(0) : Effect.as(broadcasts.anonymiseRecipients(s.project_id, s.target.wa_id), 0)
+    },
     { name: "media", run: repo.deleteMedia },
     { name: "messages", run: repo.deleteMessages },
     { name: "conversations", run: repo.deleteConversations },
