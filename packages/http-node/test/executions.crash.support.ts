@@ -180,7 +180,9 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
     // Short trust periods, so recovery happens within the test (defaults: 60 s, 60 s, 15 s).
     PARLEY_EXECUTION_LEASE_MS: "1500",
     PARLEY_SEND_DOUBT_GRACE_MS: "6000",
-    PARLEY_EXECUTION_SWEEP_MS: "300"
+    PARLEY_EXECUTION_SWEEP_MS: "300",
+    // The driver polls the lists many times a second, far past the per-key limit of a minute.
+    PARLEY_RATE_LIMIT_PER_MINUTE: "1000000"
   }
 
   let child: ChildProcess.ChildProcess | undefined
