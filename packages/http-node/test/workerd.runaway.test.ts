@@ -32,6 +32,18 @@ const spinning = `export default {
 }`
 const answering = (answer: string) => `async function handler() { return new Response(${JSON.stringify(answer)}) }`
 
+/**
+ * Waits until an invocation of `functionId` has had the host's go on slot `slot`: from then on its code runs
+ * there (a spinner freezes the process), whatever the machine's load. A fixed sleep may end before it starts.
+ */
+const startedOn = (slot: number, functionId: string) =>
+  Effect.gen(function*() {
+    const supervisor = yield* WorkerdSupervisor
+    while (!(yield* supervisor.stats).some((proc) => proc.slot === slot && proc.started.includes(functionId))) {
+      yield* Effect.sleep(5)
+    }
+  })
+
 describe("workerd runtime: runaway isolation", () => {
   it.live("no innocent invocation fails while a runaway freezes its process and is killed", () =>
     Effect.gen(function*() {
@@ -44,7 +56,7 @@ describe("workerd runtime: runaway isolation", () => {
       const runaway = yield* Effect.flip(functions.invoke("spinner", request("/spin"), { env: {} })).pipe(Effect.forkChild)
       // Running (and freezing its process) before the load starts: requests that had started beside it in the
       // same instant are lost with the process, and are not run again (decisions).
-      yield* Effect.sleep(100)
+      yield* startedOn(0, "spinner")
       // 16 callers at once: past the spill-over threshold, so some requests go to the runaway's process.
       const latencies: Array<number> = []
       const failures: Array<string> = []
@@ -85,9 +97,10 @@ describe("workerd runtime: runaway isolation", () => {
       yield* functions.deploy("neighbour", 1, answering("neighbour"), limits) // slot 0, with the spinner
 
       const runaway = yield* Effect.flip(functions.invoke("spinner", request("/spin"), { env: {} })).pipe(Effect.forkChild)
-      // Frozen now (even on a loaded machine), and not yet seen as stalled (500 ms of silence): the neighbour's
-      // requests go to the frozen process and wait there.
-      yield* Effect.sleep(300)
+      // Frozen once it has its go, and not yet seen as stalled (500 ms of silence): the neighbour's requests go to
+      // the frozen process and wait there. A neighbour that had its go before the spinner's would be lost with the
+      // process (an invocation that started is never run again), so none is sent before.
+      yield* startedOn(0, "spinner")
       // A second runaway invocation waits there too; it must not be moved to (and freeze) the healthy process.
       const again = yield* Effect.flip(functions.invoke("spinner", request("/spin"), { env: {} })).pipe(Effect.forkChild)
       const latencies: Array<number> = []

@@ -122,7 +122,15 @@ export const layerProjectsRepo = Layer.effect(
         return yield* signal(first(rows, toKey))
       }, Effect.orDie),
 
-      keyChanges: changeSignals(pg, KEY_CHANNEL)
+      keyChanges: changeSignals(pg, KEY_CHANNEL),
+
+      // Awaited, not deferred: the transaction's next read must come after the lock (a fresh snapshot that sees
+      // what the previous holder committed).
+      lockBootstrap: sql`SELECT pg_advisory_xact_lock(hashtextextended('parley.projects.bootstrap', 0))`.pipe(
+        Effect.asVoid,
+        Effect.orDie,
+        Effect.withSpan("ProjectsRepo.lockBootstrap")
+      )
     })
   })
 )

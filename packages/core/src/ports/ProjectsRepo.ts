@@ -21,4 +21,10 @@ export class ProjectsRepo extends Context.Service<ProjectsRepo, {
    * authenticated keys can be dropped whenever it fires.
    */
   readonly keyChanges: Stream.Stream<void>
+  /**
+   * Held until the transaction ends (outside one it holds nothing): processes
+   * bootstrapping one store at once see each other's default project and key,
+   * instead of each creating a project of its own.
+   */
+  readonly lockBootstrap: Effect.Effect<void>
 }>()("@parley/core/ports/ProjectsRepo") {}

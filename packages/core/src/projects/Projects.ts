@@ -132,6 +132,9 @@ export class Projects extends Context.Service<Projects, {
 
       const bootstrap = Effect.fn("Projects.bootstrap")(function*(explicitKey: string | undefined) {
         return yield* tx.withTransaction(Effect.gen(function*() {
+          // Hosts started at once on an empty database: without it each would create a default project, and the
+          // key would belong to one while the simulated number is connected to the other.
+          yield* repo.lockBootstrap
           const existing = yield* repo.list
           const project = existing[0] ?? (yield* Effect.orDie(create("Default project")))
           if (explicitKey !== undefined) {

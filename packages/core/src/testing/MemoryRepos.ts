@@ -132,7 +132,9 @@ export const layerMemoryProjectsRepo = Layer.effect(
           return Option.some(revoked)
         }).pipe(Effect.flatMap(signal))
       ),
-      keyChanges: Stream.fromPubSub(changes)
+      keyChanges: Stream.fromPubSub(changes),
+      // Memory transactions already run one at a time.
+      lockBootstrap: Effect.void
     })
   })
 )

@@ -95,6 +95,8 @@ export interface ProcessStats {
   readonly stalled: boolean
   readonly inFlight: number
   readonly requests: number
+  /** Functions with an invocation that got its go here and has not answered yet (with repeats). */
+  readonly started: ReadonlyArray<string>
   readonly rssKb: number | undefined
   readonly functions: number
 }
@@ -703,6 +705,9 @@ export const makeSupervisor = (options: SupervisorOptions, hooks: SupervisorHook
           stalled: proc.stalled,
           inFlight: proc.inFlight,
           requests: proc.requests,
+          started: [...tickets.values()].flatMap((ticket) =>
+            ticket.proc === proc && ticket.state === "started" ? [ticket.functionId] : []
+          ),
           rssKb: proc.rssKb,
           functions: proc.slot.functions
         }))

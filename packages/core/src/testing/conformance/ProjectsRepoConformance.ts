@@ -2,9 +2,10 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { at, dies, givenProject, listenTo, makeKey, makeProject } from "./fixtures.ts"
+import { Transactor } from "../../ports/Transactor.ts"
+import { at, dies, givenProject, listenTo, makeKey, makeProject, uniqueId } from "./fixtures.ts"
 
-export const projectsRepoConformance = <E>(name: string, storage: Layer.Layer<ProjectsRepo, E>): void =>
+export const projectsRepoConformance = <E>(name: string, storage: Layer.Layer<ProjectsRepo | Transactor, E>): void =>
   layer(storage, { excludeTestServices: true })(name, (it) => {
     it.effect("stores a project exactly as given", () =>
       Effect.gen(function*() {
@@ -108,5 +109,20 @@ export const projectsRepoConformance = <E>(name: string, storage: Layer.Layer<Pr
         yield* repo.insertKey(key)
         yield* dies(repo.insertKey(makeKey(project.id, { key_hash: key.key_hash })))
         yield* dies(repo.insertKey(makeKey("prj_missing")))
+      }))
+
+    it.effect("bootstrap lock: transactions that each create a project unless one exists, run at once, create one", () =>
+      Effect.gen(function*() {
+        const repo = yield* ProjectsRepo
+        const tx = yield* Transactor
+        const name = uniqueId("bootstrap")
+        const named = Effect.map(repo.list, (projects) => projects.filter((p) => p.name === name))
+        // What every starting host does: look, and create the project when none is there.
+        const bootstrap = tx.withTransaction(Effect.gen(function*() {
+          yield* repo.lockBootstrap
+          if ((yield* named).length === 0) yield* repo.insert(makeProject({ name }))
+        }))
+        yield* Effect.all(Array.from({ length: 4 }, () => bootstrap), { concurrency: "unbounded", discard: true })
+        assert.strictEqual((yield* named).length, 1)
       }))
   })
