@@ -13,10 +13,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { emptyDatabase } from "../../store-pg/test/pg.ts"
+import { freePort, sleep } from "./process.support.ts"
 
 const ROOT = Path.resolve(import.meta.dirname, "../../..")
 const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
@@ -25,17 +25,6 @@ const PNID = "100000000000001"
 const RECIPIENTS = Number(process.env.PARLEY_BROADCAST_CHAOS_RECIPIENTS ?? 300)
 const KILLS = Number(process.env.PARLEY_BROADCAST_CHAOS_KILLS ?? 4)
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = Net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as Net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 const crashRun = async (databaseUrl: string) => {
   const port = await freePort()

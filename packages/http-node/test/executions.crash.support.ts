@@ -27,9 +27,9 @@
  */
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { freePort, sleep } from "./process.support.ts"
 
 const ROOT = Path.resolve(import.meta.dirname, "../../..")
 const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
@@ -79,17 +79,6 @@ const random = (seed: number) => () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = Net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as Net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 interface Planned {
   readonly k: string

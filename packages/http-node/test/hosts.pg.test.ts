@@ -15,11 +15,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { emptyDatabase } from "../../store-pg/test/pg.ts"
 import { startReceiver } from "./receiver.ts"
+import { freePort, sleep } from "./process.support.ts"
 
 const ROOT = Path.resolve(import.meta.dirname, "../../..")
 const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
@@ -29,17 +29,6 @@ const PNID = "100000000000001"
 /** The trigger cache's bound (`TriggerIndex`: 5 s), with room for a loaded machine. */
 const TRIGGER_BOUND_MS = 5_000
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = Net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as Net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 interface Answer {
   readonly status: number

@@ -7,7 +7,8 @@
  * milliseconds later. Records still buffered when the layer closes are
  * written before it finishes; a crash loses at most the last batch.
  */
-import { Context, Deferred, Effect, Latch, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
+import * as BatchWriter from "../shared/BatchWriter.ts"
 import type { FunctionInvocationRecord } from "./Function.ts"
 import { FunctionInvocationsRepo } from "./FunctionsRepo.ts"
 
@@ -24,53 +25,18 @@ export class FunctionInvocationLog extends Context.Service<FunctionInvocationLog
     FunctionInvocationLog,
     Effect.gen(function*() {
       const repo = yield* FunctionInvocationsRepo
-      const wake = yield* Latch.make(false)
-      let buffer: Array<FunctionInvocationRecord> = []
-      /** Completes once the records now in `buffer` are written. */
-      let next = Deferred.makeUnsafe<void>()
-      /** The batch being written, if any. */
-      let writing: Deferred.Deferred<void> | undefined
-
-      const writeBatch = Effect.gen(function*() {
-        const batch = buffer.splice(0, MAX_BATCH)
-        const done = buffer.length === 0 ? next : Deferred.makeUnsafe<void>()
-        if (buffer.length === 0) next = Deferred.makeUnsafe<void>()
-        writing = done
-        yield* repo.insertMany(batch).pipe(
-          Effect.catchCause((cause) =>
-            Effect.logError("Could not write function invocation records", cause).pipe(
-              Effect.annotateLogs({ records: batch.length })
+      const writer = yield* BatchWriter.make<FunctionInvocationRecord>({
+        maxBatch: MAX_BATCH,
+        write: (batch) =>
+          repo.insertMany(batch).pipe(
+            Effect.catchCause((cause) =>
+              Effect.logError("Could not write function invocation records", cause).pipe(
+                Effect.annotateLogs({ records: batch.length })
+              )
             )
           )
-        )
-        writing = undefined
-        yield* Deferred.succeed(done, undefined)
       })
-
-      const writer = Effect.gen(function*() {
-        while (true) {
-          yield* wake.await
-          yield* wake.close
-          while (buffer.length > 0) yield* writeBatch
-        }
-      })
-      yield* writer.pipe(Effect.forkScoped)
-      // On close: whatever is still buffered is written before the layer's scope ends.
-      yield* Effect.addFinalizer(() => Effect.suspend(() => (buffer.length > 0 ? writeBatch : Effect.void)).pipe(Effect.repeat({ while: () => buffer.length > 0 })))
-
-      const flush = Effect.suspend(() => {
-        if (buffer.length > 0) return Deferred.await(next)
-        return writing === undefined ? Effect.void : Deferred.await(writing)
-      })
-
-      return FunctionInvocationLog.of({
-        record: (invocation) =>
-          Effect.suspend(() => {
-            buffer.push(invocation)
-            return wake.open
-          }),
-        flush
-      })
+      return FunctionInvocationLog.of({ record: (invocation) => writer.add([invocation]), flush: writer.flush })
     })
   )
 }

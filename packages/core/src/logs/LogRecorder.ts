@@ -10,8 +10,9 @@
  * process call `flush` first; entries still buffered when the layer closes
  * are written before it finishes; a crash loses at most what was buffered.
  */
-import { Clock, Config, Context, Deferred, Effect, Latch, Layer } from "effect"
+import { Clock, Config, Context, Effect, Layer } from "effect"
 import { LogSearch, type LogEntryRecord } from "../ports/LogSearch.ts"
+import * as BatchWriter from "../shared/BatchWriter.ts"
 import { Ids } from "../shared/Ids.ts"
 import { type LogEntryInput, logEntry } from "./LogEntry.ts"
 
@@ -52,63 +53,25 @@ export class LogRecorder extends Context.Service<LogRecorder, {
     Effect.gen(function*() {
       const logs = yield* LogSearch
       const ids = yield* Ids
-      const wake = yield* Latch.make(false)
-      let buffer: Array<LogDraft> = []
-      let dropped = 0
-      /** Completes once the entries now in `buffer` are written. */
-      let next = Deferred.makeUnsafe<void>()
-      /** The batch being written, if any. */
-      let writing: Deferred.Deferred<void> | undefined
-
-      const writeBatch = Effect.gen(function*() {
-        const batch = buffer.splice(0, MAX_BATCH)
-        const done = buffer.length === 0 ? next : Deferred.makeUnsafe<void>()
-        if (buffer.length === 0) next = Deferred.makeUnsafe<void>()
-        writing = done
-        // One ingestion time for the batch: when it was taken.
-        const ingestedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
-        const entries: Array<LogEntryRecord> = []
-        for (const draft of batch) entries.push(logEntry({ ...draft, id: yield* ids.uuid, ingested_at: ingestedAt }))
-        yield* logs.append(entries).pipe(
-          Effect.catchCause((cause) =>
-            Effect.logError("Could not write log search entries", cause).pipe(Effect.annotateLogs({ entries: batch.length }))
-          )
-        )
-        writing = undefined
-        yield* Deferred.succeed(done, undefined)
-        if (buffer.length === 0 && dropped > 0) {
-          yield* Effect.logWarning("Log search entries were dropped: the buffer was full").pipe(Effect.annotateLogs({ dropped }))
-          dropped = 0
-        }
+      const writer = yield* BatchWriter.make<LogDraft>({
+        maxBatch: MAX_BATCH,
+        maxBuffered: MAX_BUFFERED,
+        // Entries are completed here, in the writer's fiber, with one ingestion time for the batch: when it was taken.
+        write: (batch) =>
+          Effect.gen(function*() {
+            const ingestedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
+            const entries: Array<LogEntryRecord> = []
+            for (const draft of batch) entries.push(logEntry({ ...draft, id: yield* ids.uuid, ingested_at: ingestedAt }))
+            yield* logs.append(entries)
+          }).pipe(
+            Effect.catchCause((cause) =>
+              Effect.logError("Could not write log search entries", cause).pipe(Effect.annotateLogs({ entries: batch.length }))
+            )
+          ),
+        onDropped: (dropped) =>
+          Effect.logWarning("Log search entries were dropped: the buffer was full").pipe(Effect.annotateLogs({ dropped }))
       })
-
-      yield* Effect.gen(function*() {
-        while (true) {
-          yield* wake.await
-          yield* wake.close
-          while (buffer.length > 0) yield* writeBatch
-        }
-      }).pipe(Effect.forkScoped)
-      // On close: whatever is still buffered is written before the layer's scope ends.
-      yield* Effect.addFinalizer(() =>
-        Effect.suspend(() => (buffer.length > 0 ? writeBatch : Effect.void)).pipe(Effect.repeat({ while: () => buffer.length > 0 }))
-      )
-
-      const flush = Effect.suspend(() => {
-        if (buffer.length > 0) return Deferred.await(next)
-        return writing === undefined ? Effect.void : Deferred.await(writing)
-      })
-
-      return LogRecorder.of({
-        record: (drafts) =>
-          Effect.suspend(() => {
-            const room = MAX_BUFFERED - buffer.length
-            if (drafts.length > room) dropped += drafts.length - Math.max(room, 0)
-            for (let i = 0; i < Math.min(drafts.length, room); i++) buffer.push(drafts[i]!)
-            return wake.open
-          }),
-        flush
-      })
+      return LogRecorder.of({ record: writer.add, flush: writer.flush })
     })
   )
 }
