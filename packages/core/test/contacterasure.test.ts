@@ -92,7 +92,8 @@ describe("ContactErasures", () => {
         for (const identifier of ["15550403002", contact.id, "US.00000000000000000000", "nobody", "0190a0a0-0000-7000-8000-000000000000"]) {
           const error = yield* Effect.flip(erasures.request(project.id, identifier))
           assert.strictEqual(error._tag, "NotFound", identifier)
-          assert.strictEqual(error.error, `Contact ${identifier} not found`)
+          // The identifier is not echoed: the answer is logged, and it may be an erased contact's number.
+          assert.strictEqual(error.error, "Contact not found")
         }
         for (const identifier of ["+12345", "1234567890123456", "+", "(555) 0"]) {
           const error = yield* Effect.flip(erasures.request(project.id, identifier))

@@ -126,7 +126,7 @@ export class ContactErasures extends Context.Service<ContactErasures, {
           }
           found = yield* contacts.findByWaId(projectId, digits)
         } else found = yield* contacts.findById(projectId, identifier)
-        if (Option.isNone(found)) return yield* notFound(`Contact ${identifier}`)
+        if (Option.isNone(found)) return yield* notFound("Contact")
         return found.value
       })
 
