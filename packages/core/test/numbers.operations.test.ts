@@ -6,14 +6,14 @@
  * media ingest from a scripted source.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Redacted } from "effect"
+import { Clock, Effect, Fiber, Layer, Option, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { MediaIngest } from "../src/messaging/MediaIngest.ts"
 import { layerMessagingServices } from "../src/messaging/Services.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import { DisplayNames } from "../src/messaging/numbers/DisplayNames.ts"
 import type { MessageConfigRecord } from "../src/messaging/numbers/MessageConfig.ts"
-import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
+import { IDLE_RELEASE_MS, MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { NumberHealth } from "../src/messaging/numbers/NumberHealth.ts"
 import { MessageConfigsRepo } from "../src/ports/MessageConfigsRepo.ts"
 import { MessagingNetwork, NetworkRefused, NetworkUnavailable } from "../src/ports/MessagingNetwork.ts"
@@ -351,6 +351,36 @@ describe("number release", () => {
       assert.strictEqual(yield* statusOf(provisioned), "DISCONNECTED")
       yield* numbers.disconnect(principal, config.phone_number_id)
       assert.strictEqual(yield* statusOf(config), "CONNECTED", "a number the customer brought is only disconnected")
+    }).pipe(Effect.provide(Services)))
+})
+
+describe("idle number release", () => {
+  it.effect("releases a provisioned number 30 days after its last message; a busy or brought one stays", () =>
+    Effect.gen(function*() {
+      const { config, principal } = yield* given
+      const { input } = yield* otherNumber(principal, undefined)
+      const provisioned: MessageConfigRecord = {
+        ...config,
+        id: "0b7c4a3e-8d2f-4c1a-9e5b-6f7a8b9c0d1f",
+        phone_number_id: input.phoneNumberId,
+        business_account_id: input.businessAccountId,
+        access_token: Redacted.make(input.accessToken),
+        provisioned: true,
+        created_at: new Date(yield* Clock.currentTimeMillis).toISOString()
+      }
+      yield* (yield* MessageConfigsRepo).insert(provisioned)
+      const numbers = yield* MessageConfigs
+      yield* TestClock.adjust(IDLE_RELEASE_MS)
+      assert.strictEqual(yield* numbers.releaseIdle, 0, "not more than 30 days yet")
+      yield* TestClock.adjust(1)
+      assert.strictEqual(yield* numbers.releaseIdle, 1)
+      const network = yield* MessagingNetwork
+      const status = yield* network.getPhoneNumber({ accessToken: provisioned.access_token }, provisioned.phone_number_id)
+      assert.strictEqual(status.value.status, "DISCONNECTED")
+      assert.isTrue(Option.isNone(yield* (yield* MessageConfigsRepo).findById(principal.project.id, provisioned.id)))
+      // The number the customer brought is never released, however quiet.
+      assert.isTrue(Option.isSome(yield* (yield* MessageConfigsRepo).findById(principal.project.id, config.id)))
+      assert.strictEqual(yield* numbers.releaseIdle, 0)
     }).pipe(Effect.provide(Services)))
 })
 

@@ -151,6 +151,16 @@ export const layerMessageConfigsRepo = Layer.effect(
         return yield* signal(first(rows, toConfig))
       }, Effect.catchTag("SqlError", configDuplicates)),
 
+      listIdleProvisioned: Effect.fnUntraced(function*(before: string, limit: number) {
+        const rows = yield* sql<ConfigRow>`
+          SELECT * FROM msg_configs c
+          WHERE c.provisioned AND c.deleted_at IS NULL AND c.kind = 'production' AND c.created_at < ${before}
+            AND NOT EXISTS (SELECT 1 FROM msg_messages m WHERE m.msg_config_id = c.id AND m.created_at >= ${before})
+          ORDER BY c.created_at, c.id
+          LIMIT ${limit}`
+        return rows.map(toConfig)
+      }, Effect.orDie),
+
       markDeleted: Effect.fnUntraced(function*(projectId: string, id: string, at: string) {
         const rows = yield* sql<ConfigRow>`
           UPDATE msg_configs SET deleted_at = ${at}, updated_at = ${at}

@@ -9,7 +9,8 @@
  * - `messaging.number-refresh`: reads a number's facts again.
  * - `messaging.maintenance`, every 10 minutes (once when a host starts):
  *   queues again inbox entries whose job was lost, ends conversations whose
- *   timer was lost, drops processed inbox entries after 7 days.
+ *   timer was lost, drops processed inbox entries after 7 days, releases the
+ *   numbers the service provisioned that had no message for 30 days.
  *
  * In simulator mode it also makes ingestion the simulator's webhook sink, for
  * as long as the layer lives.
@@ -113,8 +114,9 @@ export const layerMessagingWorkers = Layer.effectDiscard(Effect.gen(function*() 
       if (Option.isSome(outcome) && outcome.value.status === "ended") ended++
     }
     const pruned = yield* inbox.prune(new Date(now - INBOX_KEEP_MS).toISOString())
+    const released = yield* numbers.releaseIdle
     yield* Effect.logDebug("Messaging maintenance done").pipe(
-      Effect.annotateLogs({ requeued: stale.length, ended, pruned })
+      Effect.annotateLogs({ requeued: stale.length, ended, pruned, released })
     )
   })
 

@@ -33,6 +33,11 @@ export class MessageConfigsRepo extends Context.Service<MessageConfigsRepo, {
    * live config has the new number.
    */
   readonly update: (config: MessageConfigRecord) => Effect.Effect<Option.Option<MessageConfigRecord>, Duplicate>
+  /**
+   * Live production configs of numbers the service provisioned, connected before `before` and without a message in
+   * either direction since (spec Limits: the free number release), any project, at most `limit`.
+   */
+  readonly listIdleProvisioned: (before: string, limit: number) => Effect.Effect<ReadonlyArray<MessageConfigRecord>>
   /** Disconnects: the config stays for history with `deleted_at`, its number is free. None when not live. */
   readonly markDeleted: (projectId: string, id: string, at: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
   /**

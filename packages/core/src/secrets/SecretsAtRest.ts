@@ -110,6 +110,8 @@ export const layerSealedMessageConfigsRepo = Layer.effect(
         Effect.flatMap(stored.listByBusinessAccount(businessAccountId), (all) => Effect.forEach(all, opened)),
       list: (projectId, filter, window) => Effect.flatMap(stored.list(projectId, filter, window), openSlice(opened)),
       update: (c) => Effect.flatMap(Effect.flatMap(sealed(c), stored.update), openFound),
+      listIdleProvisioned: (before, limit) =>
+        Effect.flatMap(stored.listIdleProvisioned(before, limit), (all) => Effect.forEach(all, opened)),
       markDeleted: (projectId, id, at) => Effect.flatMap(stored.markDeleted(projectId, id, at), openFound),
       changes: stored.changes
     })

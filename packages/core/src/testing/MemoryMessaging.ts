@@ -201,6 +201,20 @@ export const layerMemoryMessageConfigsRepo = Layer.effect(
         if (result instanceof Duplicate) return yield* result
         return yield* signal(result)
       }),
+      listIdleProvisioned: Effect.fn("MessageConfigsRepo.listIdleProvisioned")((before: string, limit: number) =>
+        store.run((db) => {
+          const cutoff = Date.parse(before)
+          const active = new Set(
+            db.all(Messages).filter((m) => Date.parse(m.created_at) >= cutoff).map((m) => m.msg_config_id)
+          )
+          return db.all(Configs)
+            .filter((c) =>
+              live(c) && c.provisioned && c.kind === "production" && Date.parse(c.created_at) < cutoff && !active.has(c.id)
+            )
+            .sort((a, b) => compareKeys(keyOf(a), keyOf(b)))
+            .slice(0, limit)
+        })
+      ),
       markDeleted: Effect.fn("MessageConfigsRepo.markDeleted")((projectId: string, id: string, at: string) =>
         store.run((db) => {
           const current = db.get(Configs, id)

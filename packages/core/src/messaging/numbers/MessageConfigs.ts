@@ -64,6 +64,9 @@ const checkDestination = (url: string | null | undefined) =>
 const nameOr = (given: string | null | undefined, fallback: string) =>
   given !== undefined && given !== null && given.trim() !== "" ? given.trim() : fallback
 
+/** A provisioned number without messages this long is released (spec Limits). */
+export const IDLE_RELEASE_MS = 30 * 24 * 60 * 60 * 1000
+
 export class MessageConfigs extends Context.Service<MessageConfigs, {
   /** Manual connection (`POST /msg/phone_numbers`): 422 when the network refuses the credentials or the number is taken. */
   readonly connect: (principal: Principal, input: MessageConfigCreateInput) => Effect.Effect<MessageConfigRecord, Unprocessable | BadGateway>
@@ -88,6 +91,11 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
   readonly get: (principal: Principal, phoneNumberId: string) => Effect.Effect<MessageConfigRecord, NotFound>
   /** Disconnects: history kept, triggers on the number removed, `msg.phone_number.deleted` written. */
   readonly disconnect: (principal: Principal, phoneNumberId: string) => Effect.Effect<MessageConfigRecord, NotFound>
+  /**
+   * The free number release (spec Limits): disconnects, and so releases, every number the service provisioned that
+   * has had no message in either direction for 30 days (at most 100 a call); answers how many.
+   */
+  readonly releaseIdle: Effect.Effect<number>
   /**
    * In simulator mode, connects the simulated number to the project as a
    * production config, or refreshes its credentials when it is already
@@ -313,8 +321,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           )
           : Effect.void
 
-      const disconnect = Effect.fn("MessageConfigs.disconnect")(function*(principal: Principal, phoneNumberId: string) {
-        const projectId = principal.project.id
+      const disconnectIn = Effect.fnUntraced(function*(projectId: string, phoneNumberId: string) {
         const now = iso(yield* Clock.currentTimeMillis)
         const eventId = yield* ids.uuid
         const disconnected = yield* tx.withTransaction(Effect.gen(function*() {
@@ -341,6 +348,25 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
         yield* release(disconnected)
         return disconnected
       })
+
+      const disconnect = Effect.fn("MessageConfigs.disconnect")((principal: Principal, phoneNumberId: string) =>
+        disconnectIn(principal.project.id, phoneNumberId)
+      )
+
+      const releaseIdle = Effect.gen(function*() {
+        const before = iso((yield* Clock.currentTimeMillis) - IDLE_RELEASE_MS)
+        let released = 0
+        for (const config of yield* repo.listIdleProvisioned(before, 100)) {
+          // One number's failure (disconnected meanwhile, say) does not hold back the others.
+          const done = yield* Effect.result(disconnectIn(config.project_id, config.phone_number_id))
+          if (done._tag === "Failure") continue
+          released++
+          yield* Effect.logInfo("Released an idle provisioned number").pipe(
+            Effect.annotateLogs({ msg_config_id: config.id, phone_number_id: config.phone_number_id })
+          )
+        }
+        return released
+      }).pipe(Effect.withSpan("MessageConfigs.releaseIdle"))
 
       const refreshFacts = Effect.fn("MessageConfigs.refreshFacts")(function*(config: MessageConfigRecord) {
         const answer = yield* network.getPhoneNumber({ accessToken: config.access_token }, config.phone_number_id).pipe(
@@ -412,7 +438,17 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
         return created
       })
 
-      return MessageConfigs.of({ connect, connectToCustomer, update, list, get, disconnect, bootstrap, refreshFacts })
+      return MessageConfigs.of({
+        connect,
+        connectToCustomer,
+        update,
+        list,
+        get,
+        disconnect,
+        releaseIdle,
+        bootstrap,
+        refreshFacts
+      })
     })
   )
 }

@@ -235,6 +235,30 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.isTrue(Option.getOrThrow(deleted).provisioned)
         }))
 
+      it.effect("lists live provisioned production configs without a message since a time, of any project", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessageConfigsRepo
+          const project = yield* givenProject()
+          const idle = makeConfig(project.id, { provisioned: true, created_at: at(0) })
+          const busy = makeConfig(project.id, { provisioned: true, created_at: at(0) })
+          const brought = makeConfig(project.id, { created_at: at(0) })
+          const young = makeConfig(project.id, { provisioned: true, created_at: at(100) })
+          const gone = makeConfig(project.id, { provisioned: true, created_at: at(0) })
+          for (const config of [idle, busy, brought, young, gone]) yield* repo.insert(config)
+          yield* repo.markDeleted(project.id, gone.id, at(1))
+          const contact = makeContact(project.id)
+          yield* (yield* ContactsRepo).insert(contact)
+          const messages = yield* MessagesRepo
+          for (const [config, sentAt] of [[idle, 10], [busy, 60]] as const) {
+            const conversation = makeConversation(config, contact)
+            yield* (yield* ConversationsRepo).insert(conversation)
+            yield* messages.insert(makeMessage(conversation, { created_at: at(sentAt) }))
+          }
+          const listed = (yield* repo.listIdleProvisioned(at(50), 10_000)).filter((c) => c.project_id === project.id)
+          assert.deepStrictEqual(listed.map((c) => c.id), [idle.id])
+          assert.strictEqual(Redacted.value(listed[0]!.access_token), Redacted.value(idle.access_token))
+        }))
+
       it.effect("keeps a number on one live config across the host; a disconnected one frees it", () =>
         Effect.gen(function*() {
           const repo = yield* MessageConfigsRepo
