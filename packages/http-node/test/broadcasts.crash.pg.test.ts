@@ -11,12 +11,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { emptyDatabase } from "../../store-pg/test/pg.ts"
-import { freePort, sleep } from "./process.support.ts"
+import { freePort, hostLives, sleep } from "./process.support.ts"
 
 const ROOT = Path.resolve(import.meta.dirname, "../../..")
 const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
@@ -46,35 +45,7 @@ const crashRun = async (databaseUrl: string) => {
     PARLEY_BROADCAST_DOUBT_GRACE_MS: "4000",
     PARLEY_BROADCAST_PROGRESS_MS: "1000"
   }
-  let child: ChildProcess.ChildProcess | undefined
-  let lives = 0
-  const spawn = () => {
-    lives++
-    Fs.writeSync(out, `\n=== life ${lives} ===\n`)
-    child = ChildProcess.spawn(process.execPath, ["--conditions=@parley/source", MAIN], { cwd: ROOT, env, stdio: ["ignore", out, out] })
-  }
-  const kill = (signal: NodeJS.Signals = "SIGKILL") =>
-    new Promise<void>((resolve) => {
-      const c = child
-      child = undefined
-      if (c === undefined || c.exitCode !== null || c.signalCode !== null) return resolve()
-      const cut = signal === "SIGKILL" ? undefined : setTimeout(() => c.kill("SIGKILL"), 10_000)
-      c.once("exit", () => {
-        clearTimeout(cut)
-        resolve()
-      })
-      c.kill(signal)
-    })
-  const request = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { "x-api-key": KEY, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000)
-    })
-    const text = await res.text()
-    return { status: res.status, body: text.length > 0 ? JSON.parse(text) : undefined, text }
-  }
+  const { spawn, kill, stop, request, lives } = hostLives({ main: MAIN, root: ROOT, base, key: KEY, env, out })
   const started = async () => {
     const deadline = Date.now() + 60_000
     while (Date.now() < deadline) {
@@ -142,9 +113,9 @@ const crashRun = async (databaseUrl: string) => {
       if (res.body.data.length < 100) break
     }
     const final = (await request("GET", `/platform/v1/msg/broadcasts/${id}`)).body.data
-    return { final, received, recipients, lives, logFile }
+    return { final, received, recipients, lives: lives(), logFile }
   } finally {
-    await kill(child !== undefined && child.exitCode === null ? "SIGTERM" : "SIGKILL")
+    await stop()
     Fs.closeSync(out)
   }
 }

@@ -25,11 +25,10 @@
  * unverified and the run goes on, so its reply may be there once or not at
  * all, never twice.
  */
-import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { freePort, sleep } from "./process.support.ts"
+import { freePort, hostLives, sleep } from "./process.support.ts"
 
 const ROOT = Path.resolve(import.meta.dirname, "../../..")
 const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
@@ -174,42 +173,10 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
     PARLEY_RATE_LIMIT_PER_MINUTE: "1000000"
   }
 
-  let child: ChildProcess.ChildProcess | undefined
-  let lives = 0
-  const spawn = (crashProbability = 0) => {
-    lives++
-    Fs.writeSync(out, `\n=== life ${lives} ===\n`)
-    child = ChildProcess.spawn(process.execPath, ["--conditions=@parley/source", MAIN], {
-      cwd: ROOT,
-      env: { ...env, PARLEY_TEST_CRASH_PROBABILITY: String(crashProbability) },
-      stdio: ["ignore", out, out]
-    })
-  }
-  const exited = () => child === undefined || child.exitCode !== null || child.signalCode !== null
-  const kill = (signal: NodeJS.Signals = "SIGKILL") =>
-    new Promise<void>((resolve) => {
-      const c = child
-      child = undefined
-      if (c === undefined || c.exitCode !== null || c.signalCode !== null) return resolve()
-      // A graceful stop that hangs is cut short.
-      const cut = signal === "SIGKILL" ? undefined : setTimeout(() => c.kill("SIGKILL"), 10_000)
-      c.once("exit", () => {
-        clearTimeout(cut)
-        resolve()
-      })
-      c.kill(signal)
-    })
+  const host = hostLives({ main: MAIN, root: ROOT, base, key: KEY, env, out })
+  const { exited, kill, request } = host
+  const spawn = (crashProbability = 0) => host.spawn({ PARLEY_TEST_CRASH_PROBABILITY: String(crashProbability) })
 
-  const request = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { "x-api-key": KEY, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000)
-    })
-    const text = await res.text()
-    return { status: res.status, body: text.length > 0 ? JSON.parse(text) : undefined, text }
-  }
   /** True once the host answers; false when it died first (a crash point it hit itself, in a kill life). */
   const ready = async (ms: number) => {
     const deadline = Date.now() + ms
@@ -353,8 +320,10 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
     // host's own at the engine's crash points.
     let killPoints = 0
     let selfKills = 0
+    let alive = !exited()
     while (killPoints < options.kills) {
-      if (child === undefined) spawn(options.crashProbability ?? 0)
+      if (!alive) spawn(options.crashProbability ?? 0)
+      alive = true
       const duringStart = rand() < 0.2
       if (duringStart) {
         await sleep(Math.floor(rand() * 1_200))
@@ -366,12 +335,9 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
         })
       }
       const itself = exited()
-      if (itself) {
-        selfKills++
-        child = undefined
-      } else {
-        await kill()
-      }
+      if (itself) selfKills++
+      else await kill()
+      alive = false
       killPoints++
       log(`kill ${killPoints}/${options.kills}${itself ? " (the host, at a crash point)" : duringStart ? " (during start)" : ""}`)
     }
@@ -461,7 +427,7 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
     }
   } finally {
     // A graceful stop of the last life; a kill if the run failed midway.
-    await kill(child !== undefined && child.exitCode === null ? "SIGTERM" : "SIGKILL")
+    await host.stop()
     Fs.closeSync(out)
   }
 }
