@@ -2,17 +2,22 @@
  * The broadcast sender on memory ports and the test clock (decisions 3.4,
  * 8.2): a schedule starts it at its time (or completes an emptied broadcast),
  * the messaging limit holds recipients pending until it allows them, a
- * template paused while sending and a disconnected number stop it.
+ * template paused while sending and a disconnected number stop it, and sends a
+ * restart left in doubt are settled by the network's reports or sent again.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
+import { recipientSendKey } from "../src/broadcasts/Broadcast.ts"
 import { Broadcasts } from "../src/broadcasts/Broadcasts.ts"
+import { Messaging } from "../src/messaging/Messaging.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { Templates } from "../src/messaging/templates/Templates.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
+import { BroadcastsRepo } from "../src/ports/BroadcastsRepo.ts"
 import { MessageConfigsRepo } from "../src/ports/MessageConfigsRepo.ts"
+import { MessagesRepo } from "../src/ports/MessagingRepo.ts"
 import { layerMemoryParley, sandboxProject } from "../src/testing/index.ts"
 
 const steps = Effect.yieldNow.pipe(Effect.repeat({ times: 50 }))
@@ -44,7 +49,7 @@ const given = Effect.gen(function*() {
       return broadcast.id
     })
   const sends = Effect.map(simulator.outbox(phoneNumberId), (all) => all.filter((m) => m.type === "template").length)
-  return { principal, phoneNumberId, simulator, broadcasts, make, sends, templateUpstreamId: created.value.id }
+  return { principal, phoneNumberId, config, simulator, broadcasts, make, sends, templateUpstreamId: created.value.id }
 })
 
 describe("the broadcast sender", () => {
@@ -112,5 +117,49 @@ describe("the broadcast sender", () => {
       const stopped = yield* g.broadcasts.get(g.principal, id)
       assert.deepStrictEqual([stopped.broadcast.status, stopped.broadcast.stop_reason], ["stopped", "number_disconnected"])
       assert.isAbove(stopped.counts.pending, 0)
+    }).pipe(Effect.provide(layerMemoryParley)), 60_000)
+
+  it.effect("after a restart, a send in doubt is settled by the network's report, or sent again once the network stayed silent", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const repo = yield* BroadcastsRepo
+      const id = yield* g.make(2, "1555500")
+      // A host died while sending: both recipients attempted and recorded, no answer stored. The first send reached
+      // the network (which reports it, with the recipient's key); the second died before it left.
+      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const [reached, lost] = yield* repo.pendingBatch(id, now, 10)
+      yield* repo.markAttempted(id, [reached!.id, lost!.id], now)
+      const envelope = (r: typeof reached) => ({
+        messaging_product: "whatsapp",
+        to: r!.phone_number,
+        type: "template",
+        template: { name: "spring_sale", language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "Ada" }] }] },
+        biz_opaque_callback_data: recipientSendKey(r!.id)
+      })
+      const messaging = yield* Messaging
+      for (const r of [reached, lost]) yield* messaging.recordOutbound(g.config, { envelope: envelope(r), origin: "broadcast", id: r!.message_id })
+      yield* (yield* MessagingNetwork).send({ accessToken: g.config.access_token }, g.phoneNumberId, envelope(reached))
+      yield* pass(1000)
+
+      yield* g.broadcasts.send(g.principal, id)
+      yield* pass(2000)
+      // Neither is sent again before the grace: the silent one may still be reported.
+      assert.strictEqual(yield* g.sends, 1)
+      yield* TestClock.adjust("5 minutes")
+      yield* pass(2000)
+
+      const done = yield* g.broadcasts.get(g.principal, id)
+      assert.deepStrictEqual([done.broadcast.status, done.counts.sent, done.counts.failed], ["completed", 2, 0])
+      const outbox = (yield* g.simulator.outbox(g.phoneNumberId)).filter((m) => m.type === "template").map((m) => m.to)
+      assert.deepStrictEqual(outbox.sort(), [reached!.phone_number, lost!.phone_number].sort(), "each recipient reached the network once")
+      const messages = yield* MessagesRepo
+      const first = Option.getOrThrow(yield* messages.findById(g.principal.project.id, reached!.message_id))
+      assert.isNotNull(first.network_id, "the reached send took the network id its report named")
+      const abandoned = Option.getOrThrow(yield* messages.findById(g.principal.project.id, lost!.message_id))
+      assert.strictEqual(abandoned.status, "failed")
+      const listed = yield* repo.listRecipients(g.principal.project.id, id, undefined, { mode: "page", page: 1, perPage: 10 })
+      const resent = listed.items.find((r) => r.id === lost!.id)!
+      assert.notStrictEqual(resent.message_id, lost!.message_id, "the send again went under a new attempt's id")
+      assert.isNotNull(resent.network_message_id)
     }).pipe(Effect.provide(layerMemoryParley)), 60_000)
 })

@@ -4,10 +4,11 @@
  * of a few hundred recipients and is SIGKILLed at random moments while it
  * sends, then started again over the same database. The simulated network's
  * outbox (persisted in `sim_outbox`, read through `GET /sandbox/outbox`) must
- * hold each recipient's message once: none twice, none of a recipient counted
- * `sent` missing, none left pending. A send in doubt (recorded, answer lost
- * with the process, no status report carrying its key) is failed, never sent
- * again: it may be in the outbox once or not at all, and is counted apart.
+ * hold each recipient's message exactly once and every recipient end `sent`:
+ * none twice, none lost, none left pending. A send in doubt (recorded, answer
+ * lost with the process) is settled by the network's status report carrying
+ * its key — the simulated network delivers the reports it still owed after the
+ * restart — or, when none came within the grace, sent again.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -42,7 +43,8 @@ const crashRun = async (databaseUrl: string) => {
     // Short trust periods, so a dead host's broadcast is taken over within the test (defaults: 30 s, 15 s, 60 s).
     PARLEY_BROADCAST_LEASE_MS: "1500",
     PARLEY_BROADCAST_SWEEP_MS: "300",
-    PARLEY_BROADCAST_DOUBT_GRACE_MS: "4000",
+    // Long enough for the reports the network still owed to arrive after a restart on a loaded machine.
+    PARLEY_BROADCAST_DOUBT_GRACE_MS: "10000",
     PARLEY_BROADCAST_PROGRESS_MS: "1000"
   }
   const { spawn, kill, stop, request, lives } = hostLives({ main: MAIN, root: ROOT, base, key: KEY, env, out })
@@ -121,26 +123,22 @@ const crashRun = async (databaseUrl: string) => {
 }
 
 describe("a broadcast across SIGKILLs of its host (postgres)", () => {
-  it.live(`${RECIPIENTS} recipients, ${KILLS} kills while sending: none sent twice, every sent one delivered, none left pending`, () =>
+  it.live(`${RECIPIENTS} recipients, ${KILLS} kills while sending: every recipient sent exactly once, none lost, none left pending`, () =>
     Effect.gen(function*() {
       const databaseUrl = yield* emptyDatabase
       const { final, received, recipients, lives, logFile } = yield* Effect.promise(() => crashRun(databaseUrl))
       const duplicates = [...received.entries()].filter(([, n]) => n > 1)
-      const inDoubt = recipients.filter((r) => r.status === "failed" && r.error_details?.error_code === "send_in_doubt")
-      const lost = recipients.filter((r) => r.status === "sent" && received.get(r.phone_number) !== 1)
-      const otherwise = recipients.filter((r) => r.status !== "sent" && !inDoubt.includes(r))
+      const lost = recipients.filter((r) => received.get(r.phone_number) !== 1)
+      const notSent = recipients.filter((r) => r.status !== "sent")
       console.log(
-        `broadcast chaos: lives ${lives}, recipients ${recipients.length}, sent ${final.sent_count}, in doubt ${inDoubt.length} ` +
-          `(${inDoubt.filter((r) => received.get(r.phone_number) === 1).length} of them delivered), duplicates ${duplicates.length}, hosts' log ${logFile}`
+        `broadcast chaos: lives ${lives}, recipients ${recipients.length}, sent ${final.sent_count}, failed ${final.failed_count}, ` +
+          `duplicates ${duplicates.length}, missing ${lost.length}, hosts' log ${logFile}`
       )
-      for (const r of otherwise) console.log(`  ${r.phone_number}: ${r.status} ${r.error_details?.error_code} ${r.error_message}`)
+      for (const r of notSent) console.log(`  ${r.phone_number}: ${r.status} ${r.error_details?.error_code} ${r.error_message}`)
       assert.strictEqual(recipients.length, RECIPIENTS)
       assert.deepStrictEqual(duplicates, [], "no recipient sent twice")
-      assert.deepStrictEqual(lost.map((r) => r.phone_number), [], "every recipient counted sent is in the outbox once")
-      assert.deepStrictEqual(otherwise.map((r) => `${r.phone_number}: ${r.status} ${r.error_details?.error_code} ${r.error_message}`), [], "nothing pending or failed but the sends in doubt")
-      assert.strictEqual(final.pending_count, 0)
-      assert.strictEqual(final.sent_count + final.failed_count, RECIPIENTS)
-      // Every recipient not in doubt reached the network exactly once.
-      assert.strictEqual(received.size, RECIPIENTS - inDoubt.filter((r) => !received.has(r.phone_number)).length)
+      assert.deepStrictEqual(lost.map((r) => r.phone_number), [], "every recipient reached the network")
+      assert.deepStrictEqual(notSent.map((r) => `${r.phone_number}: ${r.status} ${r.error_details?.error_code} ${r.error_message}`), [], "every recipient sent")
+      assert.deepStrictEqual([final.sent_count, final.failed_count, final.pending_count], [RECIPIENTS, 0, 0])
     }).pipe(Effect.scoped), 240_000)
 })

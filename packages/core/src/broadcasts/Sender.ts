@@ -15,9 +15,10 @@
  * A recipient found attempted is looked up first: a recorded message with a
  * network id was sent, one the network refused is treated as that refusal, one
  * without an answer (the crash came between record and answer) is settled by
- * the network's status reports carrying its key, or, after a grace, failed as
- * in doubt — never sent again. A recipient without a recorded message never
- * left (messages are recorded before they go out) and is sent.
+ * the network's status reports carrying its key; when none came within a
+ * grace, the network never got it: that record fails as unconfirmed and the
+ * recipient is sent again. A recipient without a recorded message never left
+ * (messages are recorded before they go out) and is sent.
  *
  * Throughput refusals (130429, 131056) and an unreachable network are tried
  * again with backoff (1 s doubling, at most 60 s; a new attempt's id), never
@@ -48,13 +49,15 @@ export interface BroadcastSettingsShape {
   readonly leaseMs: number
   /** How often each host looks for broadcasts to start or take over. */
   readonly sweepIntervalMs: number
-  /** How long a send in doubt waits for the network's status reports before it fails. */
+  /** How long a send in doubt waits for the network's status reports before it counts as never received. */
   readonly doubtGraceMs: number
   /** How often the host logs a sending broadcast's progress. */
   readonly progressIntervalMs: number
 }
 
-const DEFAULTS: BroadcastSettingsShape = { leaseMs: 30_000, sweepIntervalMs: 15_000, doubtGraceMs: 60_000, progressIntervalMs: 5_000 }
+// The doubt grace outlasts the network's first webhook retries to a host that was down: a report still owed after
+// it would make the send again a duplicate.
+const DEFAULTS: BroadcastSettingsShape = { leaseMs: 30_000, sweepIntervalMs: 15_000, doubtGraceMs: 300_000, progressIntervalMs: 5_000 }
 
 /**
  * From `PARLEY_BROADCAST_LEASE_MS`, `PARLEY_BROADCAST_SWEEP_MS`, `PARLEY_BROADCAST_DOUBT_GRACE_MS`,
@@ -230,7 +233,10 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             if (now - waitFrom < settings.doubtGraceMs) {
               return { _tag: "Later", retry: { id: r.id, message_id: r.message_id, attempts: r.attempts, retry_at: iso(waitFrom + settings.doubtGraceMs), attempted_at: r.attempted_at } } satisfies Attempt
             }
-            return done("failed", { message: "The send's outcome is unknown after a restart; it was not sent again", code: "send_in_doubt" })
+            // The network reports every message it accepts (`sent` or `failed`): silent for the whole grace, it never
+            // got this one. Its record fails as unconfirmed and the recipient goes again under a new attempt's id.
+            yield* outbound.failUnconfirmed(config, m)
+            return { _tag: "Later", retry: again(r.attempts + 1, now) } satisfies Attempt
           }
         }
 

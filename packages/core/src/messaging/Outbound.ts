@@ -129,6 +129,12 @@ export class Outbound extends Context.Service<Outbound, {
     callbackData: string,
     since: string
   ) => Effect.Effect<Option.Option<MessageRecord>>
+  /**
+   * A recorded send whose answer was lost and that the network never
+   * reported within a grace (it reports every message it accepts): failed as
+   * unconfirmed, so a new attempt can take its place.
+   */
+  readonly failUnconfirmed: (config: MessageConfigRecord, message: MessageRecord) => Effect.Effect<void>
 }>()("@parley/core/messaging/Outbound") {
   static readonly layer = Layer.effect(
     Outbound,
@@ -272,7 +278,13 @@ export class Outbound extends Context.Service<Outbound, {
         }
       )
 
-      return Outbound.of({ send, findRecorded: messages.findById, settleFromReports })
+      const failUnconfirmed = (config: MessageConfigRecord, message: MessageRecord) =>
+        messaging.failOutbound(config.project_id, message.id, {
+          title: "Send unconfirmed",
+          message: "The network never reported this send after a restart; it was sent again"
+        }).pipe(Effect.asVoid, Effect.orDie)
+
+      return Outbound.of({ send, findRecorded: messages.findById, settleFromReports, failUnconfirmed })
     })
   )
 }

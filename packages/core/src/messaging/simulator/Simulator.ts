@@ -19,10 +19,11 @@
  * what the store holds and writes every change through it before it answers
  * (a send is "accepted" only once the store has it), so a restarted host
  * finds the network as it left it: windows open, templates reviewed, media
- * stored, outboxes listing what contacts received. Status reports still due
- * and template reviews still pending are scheduled again at start; webhooks
- * waiting for a retry when the process stopped are not. Without a store
- * nothing outlives the layer.
+ * stored, outboxes listing what contacts received. Status reports still due,
+ * and those due in the 10 minutes before the start (the stopped process may
+ * not have delivered them), and template reviews still pending are scheduled
+ * again at start; other webhooks waiting for a retry when the process stopped
+ * are not. Without a store nothing outlives the layer.
  */
 import { Clock, Context, Duration, Effect, Exit, FiberSet, Layer, Option, Schema } from "effect"
 import { SimulatorStore, type SimulatorStoreError } from "../../ports/SimulatorStore.ts"
@@ -79,6 +80,8 @@ import {
 export type { SimulatedNumberInput } from "./Model.ts"
 export type { SimBody, SimFile, SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
 
+/** How far back, at a start, status reports a stopped process may have owed are delivered. */
+const REPORT_CATCH_UP_MS = 10 * 60 * 1000
 /** The most status reports one webhook carries. */
 export const STATUS_BATCH_MAX = 500
 
@@ -317,9 +320,10 @@ const make = (options: NetworkSimulatorOptions) =>
     /** Posts a webhook to the sink if the account has a subscribed app; answers whether the first attempt landed. */
     const post = (businessAccountId: string, payload: WebhookPayload): Effect.Effect<boolean> =>
       Effect.gen(function*() {
-        if (state.accounts.get(businessAccountId)?.subscription === undefined || sink === undefined) return false
+        if (state.accounts.get(businessAccountId)?.subscription === undefined) return false
         const raw = encoder.encode(JSON.stringify(payload))
         const signature = hubSignature(raw, options.appSecret)
+        // No sink yet (a host still starting) is an endpoint that does not answer: retried like one.
         if (yield* attempt(raw, signature)) return true
         fork(retry(raw, signature))
         return false
@@ -422,7 +426,9 @@ const make = (options: NetworkSimulatorOptions) =>
           fork(reportReview(template.id, template.generation, template.review.at))
         }
       }
-      for (const record of state.outbound.values()) fork(reportStatuses(record, at))
+      // Like the network retrying webhooks a stopped host could not take, the reports due in the last minutes before
+      // this start are delivered (again: at least once), the rest when due.
+      for (const record of state.outbound.values()) fork(reportStatuses(record, at - REPORT_CATCH_UP_MS))
       yield* savedOrDie
     }
 
