@@ -1,21 +1,33 @@
 /**
- * A 100,000-recipient broadcast (issue 19 §4): a bench host on PostgreSQL
- * with its in-process simulated network, the number upgraded to 1,000
- * messages/s (and an unlimited messaging limit). Measures the recipient
- * insertion (100 calls of 1,000), the send from `started_at` to
- * `completed_at` against the ideal (recipients ÷ the number's ceiling), the
- * achieved rate as a share of that ceiling, and the host's RSS from start to
- * end (sampled every 2 s). Targets are printed, never asserted.
+ * A 100,000-recipient broadcast (issue 19 §4): a bench host on PostgreSQL,
+ * the simulated number upgraded to 1,000 messages/s (and an unlimited
+ * messaging limit). Measures the recipient insertion (100 calls of 1,000),
+ * the send from `started_at` to `completed_at` against the ideal (recipients
+ * ÷ the number's ceiling), the achieved rate as a share of that ceiling, and
+ * the host's RSS from start to end (sampled every 2 s). Targets are printed,
+ * never asserted.
+ *
+ * The network runs either in the host's process (`in-process`, as `npm start`
+ * runs it: the host's RSS then holds the simulator's outboxes too) or in a
+ * process of its own (`remote`, `network.ts`, reached through the Cloud API
+ * adapter and posting its webhooks to the ingestion endpoint over HTTP, as a
+ * host in production meets the network). Both share the machine's cores.
  */
 import { Simulator, UpstreamSettings } from "@parley/core"
 import { Context, Effect, Option } from "effect"
+import * as ChildProcess from "node:child_process"
+import { fileURLToPath } from "node:url"
 import { startBenchHost } from "./host.ts"
 
 const KEY = "pk_bench_broadcast_0123456789abcdef"
 const SIM_NUMBER = { phoneNumberId: "100000000000001", businessAccountId: "200000000000001", token: "parley-simulator-token" }
 const CEILING = 1000
+const APP_SECRET = "bench-broadcast-app-secret"
+
+export type BroadcastNetwork = "in-process" | "remote"
 
 export interface BroadcastBenchResult {
+  readonly network: BroadcastNetwork
   readonly recipients: number
   readonly insertSeconds: number
   readonly sendSeconds: number
@@ -29,11 +41,42 @@ export interface BroadcastBenchResult {
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
 
-export const benchBroadcast = (options: { readonly recipients: number }) =>
+/** The host beside a network of `mode`, with the number upgraded and a way to approve a template there. */
+const startNetwork = (mode: BroadcastNetwork) =>
   Effect.gen(function*() {
-    const { context, url } = yield* startBenchHost(KEY)
-    const simulator = Option.getOrThrow(Context.get(context, UpstreamSettings).simulator) as Simulator.NetworkSimulator["Service"]
-    yield* simulator.updateNumber(SIM_NUMBER.phoneNumberId, { throughputPerSecond: CEILING, messagingLimitTier: "TIER_UNLIMITED" })
+    const patch = { throughputPerSecond: CEILING, messagingLimitTier: "TIER_UNLIMITED" }
+    if (mode === "in-process") {
+      const { context, url } = yield* startBenchHost(KEY)
+      const simulator = Option.getOrThrow(Context.get(context, UpstreamSettings).simulator) as Simulator.NetworkSimulator["Service"]
+      yield* simulator.updateNumber(SIM_NUMBER.phoneNumberId, patch)
+      return { url, approve: (templateId: string) => Effect.orDie(simulator.setTemplateStatus(templateId, "APPROVED")) }
+    }
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => ChildProcess.fork(fileURLToPath(new URL("./network.ts", import.meta.url)), [APP_SECRET])),
+      (child) => Effect.sync(() => child.kill())
+    )
+    const port = yield* Effect.promise(() =>
+      new Promise<number>((resolve) => child.once("message", (m: { readonly port: number }) => resolve(m.port)))
+    )
+    const command = (message: object) =>
+      Effect.promise(() =>
+        new Promise<void>((resolve) => {
+          child.once("message", () => resolve())
+          child.send(message)
+        })
+      )
+    const { url } = yield* startBenchHost(KEY, {
+      env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: `http://127.0.0.1:${port}`, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
+    })
+    yield* command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
+    yield* command({ update: { phoneNumberId: SIM_NUMBER.phoneNumberId, patch } })
+    return { url, approve: (templateId: string) => command({ approve: templateId }) }
+  })
+
+export const benchBroadcast = (options: { readonly recipients: number; readonly network?: BroadcastNetwork | undefined }) =>
+  Effect.gen(function*() {
+    const network = options.network ?? "in-process"
+    const { approve, url } = yield* startNetwork(network)
     const request = (method: string, path: string, body?: unknown) =>
       Effect.promise(async () => {
         const res = await fetch(`${url}${path}`, {
@@ -54,7 +97,7 @@ export const benchBroadcast = (options: { readonly recipients: number }) =>
       language: "en_US",
       components: [{ type: "BODY", text: "Hi {{1}}, the sale is on!", example: { body_text: [["Ada"]] } }]
     })
-    yield* simulator.setTemplateStatus(created.id, "APPROVED")
+    yield* approve(created.id)
     const templates = yield* request("GET", "/platform/v1/msg/templates?name=bench_sale&status=approved")
     const broadcast = yield* request("POST", "/platform/v1/msg/broadcasts", {
       msg_broadcast: { name: "Bench", phone_number_id: SIM_NUMBER.phoneNumberId, msg_template_id: templates.data[0].id }
@@ -91,6 +134,7 @@ export const benchBroadcast = (options: { readonly recipients: number }) =>
     // The record's own times: from the send to the last recipient's outcome.
     const sendSeconds = completed ? (Date.parse(final.completed_at) - Date.parse(final.started_at)) / 1000 : Number.NaN
     return {
+      network,
       recipients: options.recipients,
       insertSeconds,
       sendSeconds,
@@ -105,7 +149,9 @@ export const benchBroadcast = (options: { readonly recipients: number }) =>
 
 export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
   [
-    `Broadcast of ${r.recipients.toLocaleString("en-US")} recipients on a simulated number at ${CEILING} msg/s (Postgres storage)`,
+    `Broadcast of ${r.recipients.toLocaleString("en-US")} recipients on a simulated number at ${CEILING} msg/s (Postgres storage; network ${
+      r.network === "remote" ? "in a process of its own, over HTTP" : "in the host's process"
+    })`,
     `  recipient insertion, ${r.recipients / 1000} calls of 1,000: ${r.insertSeconds.toFixed(1)} s (target < 10 s)`,
     r.completed
       ? `  send: ${r.sendSeconds.toFixed(1)} s, ideal ${r.idealSeconds.toFixed(0)} s: ratio ${(r.sendSeconds / r.idealSeconds).toFixed(3)} (target <= 1.05)`

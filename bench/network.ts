@@ -5,11 +5,12 @@
  * port with the default simulated number registered, and reports `{ port }`.
  * Then, on the parent's messages: `{ sink }` posts its webhooks there (signed
  * with the app secret given as its argument; `null`: nowhere), `{ lift }` lifts the number's throughput and pair-rate
- * limits, `{ inbound }` makes each contact write first (their windows open);
+ * limits, `{ inbound }` makes each contact write first (their windows open),
+ * `{ update }` changes a number's facts, `{ approve }` approves a template;
  * each is answered `{ done }`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Ids, Simulator } from "@parley/core"
+import { Ids, Simulator, type SimulatorNumberPatch } from "@parley/core"
 import { Effect, Layer, References } from "effect"
 import { FetchHttpClient, HttpClient, HttpRouter } from "effect/http"
 import * as Http from "node:http"
@@ -22,6 +23,8 @@ type Command =
   | { readonly sink: string | null }
   | { readonly lift: string }
   | { readonly inbound: { readonly phoneNumberId: string; readonly contacts: ReadonlyArray<string> } }
+  | { readonly update: { readonly phoneNumberId: string; readonly patch: SimulatorNumberPatch } }
+  | { readonly approve: string }
 
 const program = Effect.gen(function*() {
   const simulator = yield* Simulator.NetworkSimulator
@@ -39,6 +42,8 @@ const program = Effect.gen(function*() {
       if ("lift" in command) {
         yield* simulator.updateNumber(command.lift, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
       }
+      if ("update" in command) yield* Effect.orDie(simulator.updateNumber(command.update.phoneNumberId, command.update.patch))
+      if ("approve" in command) yield* Effect.orDie(simulator.setTemplateStatus(command.approve, "APPROVED"))
       if ("inbound" in command) {
         for (const from of command.inbound.contacts) {
           yield* simulator.inbound(command.inbound.phoneNumberId, { from, message: { type: "text", text: { body: "hi" } } })

@@ -55,7 +55,11 @@ const program = Effect.gen(function*() {
   if (runs("agent")) console.log(formatAgentBench(yield* benchAgent({ runs: 10, iterations: 20 })))
   if (runs("logsearch")) console.log(formatLogSearchBench(yield* benchLogSearch({ durationMs: seconds * 1000, connections: 32 })))
   // 100,000 recipients whatever BENCH_SECONDS says: the targets are stated for that many.
-  if (runs("broadcast")) console.log(formatBroadcastBench(yield* benchBroadcast({ recipients: Number(process.env.BENCH_BROADCAST_RECIPIENTS ?? 100_000) })))
+  if (runs("broadcast")) {
+    const recipients = Number(process.env.BENCH_BROADCAST_RECIPIENTS ?? 100_000)
+    console.log(formatBroadcastBench(yield* benchBroadcast({ recipients, network: "in-process" })))
+    console.log(formatBroadcastBench(yield* benchBroadcast({ recipients, network: "remote" })))
+  }
 })
 
 // Request log lines would measure the terminal, not Parley: keep only warnings.

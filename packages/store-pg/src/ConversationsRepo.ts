@@ -98,7 +98,8 @@ export const layerContactsRepo = Layer.effect(
 
     const findByWaIds = Effect.fnUntraced(function*(projectId: string, waIds: ReadonlyArray<string>) {
       if (waIds.length === 0) return []
-      return yield* find(sql`project_id = ${projectId} AND wa_id = ANY(${waIds})`)
+      // `IS NOT NULL` lets the planner use the partial unique index: it cannot prove it from `= ANY` of a parameter.
+      return yield* find(sql`project_id = ${projectId} AND wa_id = ANY(${waIds}) AND wa_id IS NOT NULL`)
     }, Effect.orDie)
 
     return ContactsRepo.of({
@@ -217,9 +218,10 @@ export const layerConversationsRepo = Layer.effect(
 
     const findByIds = Effect.fnUntraced(function*(projectId: string, ids: ReadonlyArray<string>) {
       if (ids.length === 0) return []
-      const rows = yield* sql<ConversationRow>`
-        SELECT * FROM msg_conversations WHERE project_id = ${projectId} AND id = ANY(${ids})`
-      return rows.map(toConversation)
+      // By the primary key alone, the project checked here: with `project_id` in the query a planner without
+      // statistics yet (a young table) walks the project's whole index range instead.
+      const rows = yield* sql<ConversationRow>`SELECT * FROM msg_conversations WHERE id = ANY(${ids})`
+      return rows.filter((row) => row.project_id === projectId).map(toConversation)
     }, Effect.orDie)
 
     const findActiveMany = Effect.fnUntraced(

@@ -218,7 +218,11 @@ const makeServer = (pgDir: string, settings: Settings, options: EmbeddedPostgres
     "-c",
     "unix_socket_permissions=0700",
     "-c",
-    `max_connections=${options.maxConnections ?? 100}`
+    `max_connections=${options.maxConnections ?? 100}`,
+    // One database with bursts of inserts (a broadcast creates a contact, conversation and message per recipient):
+    // tables analysed within seconds of growing, not a minute, so a young table's plans use its statistics.
+    "-c",
+    "autovacuum_naptime=10s"
   ]
   if (options.throwaway) flags.push("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
   const server = new EmbeddedPostgresServer({

@@ -158,8 +158,10 @@ export const layerMessagesRepo = Layer.effect(
     const findByNetworkIds = Effect.fnUntraced(
       function*(phoneNumberId: string, networkIds: ReadonlyArray<string>) {
         if (networkIds.length === 0) return []
+        // `IS NOT NULL` lets the planner use the partial unique index: it cannot prove it from `= ANY` of a parameter.
         const rows = yield* sql<MessageRow>`
-          SELECT * FROM msg_messages WHERE phone_number_id = ${phoneNumberId} AND network_id = ANY(${networkIds})`
+          SELECT * FROM msg_messages
+          WHERE phone_number_id = ${phoneNumberId} AND network_id = ANY(${networkIds}) AND network_id IS NOT NULL`
         return rows.map(toMessage)
       },
       Effect.orDie
