@@ -10,12 +10,14 @@ import { Clock, Effect, Fiber, Layer, Option, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { MediaIngest } from "../src/messaging/MediaIngest.ts"
 import { layerMessagingServices } from "../src/messaging/Services.ts"
+import { UpstreamIngestion } from "../src/messaging/Ingestion.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import { DisplayNames } from "../src/messaging/numbers/DisplayNames.ts"
 import type { MessageConfigRecord } from "../src/messaging/numbers/MessageConfig.ts"
 import { IDLE_RELEASE_MS, MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { NumberHealth } from "../src/messaging/numbers/NumberHealth.ts"
 import { MessageConfigsRepo } from "../src/ports/MessageConfigsRepo.ts"
+import { MessagesRepo } from "../src/ports/MessagingRepo.ts"
 import { MessagingNetwork, NetworkRefused, NetworkUnavailable } from "../src/ports/MessagingNetwork.ts"
 import { type Principal, Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
@@ -123,17 +125,28 @@ describe("number health", () => {
       assert.deepStrictEqual(down.checks?.["phone_number_connection"], { passed: false, details: { status: "DISCONNECTED" } })
     }).pipe(Effect.provide(Services)))
 
-  it.effect("a test message bypasses the cache; a malformed recipient or another project's number is refused", () =>
+  it.effect("a test message bypasses the cache and is a recorded send; a malformed recipient or another project's number is refused", () =>
     Effect.gen(function*() {
-      const { config, principal } = yield* given
+      const { config, principal, simulator } = yield* given
       const health = yield* reportsOf
       const cached = yield* health.check(principal, config.phone_number_id)
       yield* TestClock.adjust(1_000)
       const tested = yield* health.check(principal, config.phone_number_id, { testMessageTo: "+1 555 010 9999" })
       assert.notStrictEqual(tested.timestamp, cached.timestamp)
+      // The contact never wrote: a free text is outside its 24-hour window, so the test send fails and nothing left.
       const test = tested.checks?.["test_message"]
-      assert.strictEqual(test?.details["phone_number"], "15550109999")
-      assert.isBoolean(test?.passed)
+      assert.deepStrictEqual([test?.passed, test?.details["phone_number"], test?.details["message_id"]], [false, "15550109999", null])
+      assert.match(test?.error ?? "", /24-hour window/)
+      assert.strictEqual((yield* simulator.outbox(config.phone_number_id)).length, 0)
+      // Once the contact writes in, the test message goes out, recorded like any send.
+      const ingestion = yield* UpstreamIngestion
+      yield* simulator.setSink((body, signature) => ingestion.receive(body, signature))
+      yield* simulator.inbound(config.phone_number_id, { from: "15550109999", message: { type: "text", text: { body: "hi" } } })
+      const delivered = (yield* health.check(principal, config.phone_number_id, { testMessageTo: "+1 555 010 9999" })).checks?.["test_message"]
+      assert.strictEqual(delivered?.passed, true)
+      const recorded = Option.getOrThrow(yield* (yield* MessagesRepo).findById(principal.project.id, String(delivered?.details["message_id"])))
+      assert.deepStrictEqual([recorded.direction, recorded.network_id !== null], ["outbound", true])
+      assert.deepStrictEqual((yield* simulator.outbox(config.phone_number_id)).map((m) => m.to), ["15550109999"])
       // The cached answer stays the plain run's.
       assert.deepStrictEqual(yield* health.check(principal, config.phone_number_id), cached)
       const bad = yield* Effect.flip(health.check(principal, config.phone_number_id, { testMessageTo: "call me" }))

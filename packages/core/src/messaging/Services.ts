@@ -20,7 +20,9 @@ import { LogRecorder } from "../logs/LogRecorder.ts"
 import { DisplayNames } from "./numbers/DisplayNames.ts"
 import { NumberHealth } from "./numbers/NumberHealth.ts"
 
-export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Outbound.layer, Onboarding.layer, DisplayNames.layer, NumberHealth.layer).pipe(
+// The health check's test message is a send like any other: recorded, through `Outbound`.
+export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Onboarding.layer, DisplayNames.layer, NumberHealth.layer).pipe(
+  Layer.provideMerge(Outbound.layer),
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer, SetupLinks.layer, SignupSettings.layerConfig)),
   Layer.provideMerge(Customers.layer),
   Layer.provideMerge(LiveNumbers.layer),

@@ -25,6 +25,7 @@ import { NumberHealthRepo } from "../../ports/NumberHealthRepo.ts"
 import { RateLimits } from "../../ports/RateLimits.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
 import { MessagingProduct } from "../NetworkObjects.ts"
+import { Outbound } from "../Outbound.ts"
 import { type CheckWeight, foldStatus, type HealthCheck, type HealthReport, type NumberHealthState } from "./Health.ts"
 import type { MessageConfigRecord } from "./MessageConfig.ts"
 
@@ -122,6 +123,7 @@ export class NumberHealth extends Context.Service<NumberHealth, {
     Effect.gen(function*() {
       const configs = yield* MessageConfigsRepo
       const network = yield* MessagingNetwork
+      const outbound = yield* Outbound
       const repo = yield* NumberHealthRepo
       const rateLimits = yield* RateLimits
 
@@ -263,25 +265,29 @@ export class NumberHealth extends Context.Service<NumberHealth, {
             }
           })
           if (testTo !== undefined) {
-            const sent = yield* outcome(network.send(access, config.phone_number_id, {
+            // Recorded like any send (it shows in the contact's conversation and follows its status reports); a free
+            // text, so outside the contact's 24-hour window it is refused and the check fails.
+            const sent = yield* outbound.send(config, {
               messaging_product: MessagingProduct,
               to: testTo,
               type: "text",
               text: { body: "Health check from Parley" }
-            }))
-            const accepted = Option.getOrUndefined(sent.value)
+            }, { origin: "api" })
+            const refusal = sent._tag === "Accepted"
+              ? undefined
+              : sent._tag === "Refused"
+              ? sent.error.message
+              : sent._tag === "Unavailable"
+              ? reasonOf(sent.failure)
+              : sent._tag === "OutsideWindow"
+              ? "The 24-hour window with this contact is closed: a free text cannot be sent"
+              : `The media ${sent.mediaId} belongs to another business account`
             checks.push({
               name: "test_message",
               weight: "degrading",
-              check: sent.error !== undefined
-                ? { ...failed(sent.error), details: { phone_number: testTo, message_id: null } }
-                : {
-                  passed: true,
-                  details: {
-                    phone_number: testTo,
-                    message_id: accepted !== undefined && "messages" in accepted ? accepted.messages[0]?.id ?? null : null
-                  }
-                }
+              check: sent._tag === "Accepted"
+                ? { passed: true, details: { phone_number: testTo, message_id: Option.getOrNull(Option.map(sent.message, (m) => m.id)) } }
+                : { passed: false, details: { phone_number: testTo, message_id: null }, error: refusal! }
             })
           }
           const report: HealthReport = {
