@@ -17,6 +17,7 @@ import { Simulator, UpstreamSettings } from "@parley/core"
 import { Context, Effect, Option } from "effect"
 import * as ChildProcess from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { collect } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 
 const KEY = "pk_bench_broadcast_0123456789abcdef"
@@ -36,10 +37,19 @@ export interface BroadcastBenchResult {
   readonly rssStartMb: number
   readonly rssPeakMb: number
   readonly rssEndMb: number
+  /** The heap still reachable after a full collection, before the send and once it completed. */
+  readonly liveStartMb: number
+  readonly liveEndMb: number
   readonly completed: boolean
 }
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
+
+/** What the heap holds after a full collection: what the host retains, apart from garbage V8 has not returned. */
+const liveHeapMb = () => {
+  collect()
+  return mb(process.memoryUsage().heapUsed)
+}
 
 /** The host beside a network of `mode`, with the number upgraded and a way to approve a template there. */
 const startNetwork = (mode: BroadcastNetwork) =>
@@ -115,6 +125,7 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
     const insertSeconds = (performance.now() - insertStart) / 1000
     console.log(`  (inserted ${options.recipients} recipients in ${insertSeconds.toFixed(1)} s; sending)`)
 
+    const liveStartMb = liveHeapMb()
     const rss: Array<number> = [process.memoryUsage().rss]
     const sendStart = performance.now()
     yield* request("POST", `/platform/v1/msg/broadcasts/${id}/send`)
@@ -131,6 +142,7 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       if (final.status !== "sending" || sendEnd - sendStart > ideal * 3000) break
     }
     const completed = final.status === "completed"
+    const liveEndMb = liveHeapMb()
     // The record's own times: from the send to the last recipient's outcome.
     const sendSeconds = completed ? (Date.parse(final.completed_at) - Date.parse(final.started_at)) / 1000 : Number.NaN
     return {
@@ -143,6 +155,8 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       rssStartMb: mb(rss[0]!),
       rssPeakMb: mb(Math.max(...rss)),
       rssEndMb: mb(rss[rss.length - 1]!),
+      liveStartMb,
+      liveEndMb,
       completed
     } satisfies BroadcastBenchResult
   }).pipe(Effect.scoped)
@@ -158,5 +172,6 @@ export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
       : "  send: did not complete within 3x the ideal time",
     `  achieved rate ${r.achievedRate.toFixed(0)} msg/s against the number's ceiling ${CEILING}: ratio ${(r.achievedRate / CEILING).toFixed(3)}`,
     `  host RSS: start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB, end ${r.rssEndMb} MB (target < 250 MB, flat)`,
+    `  live heap after a full collection: start ${r.liveStartMb} MB, end ${r.liveEndMb} MB`,
     ""
   ].join("\n")

@@ -148,7 +148,7 @@ export const percentiles = (samples: ReadonlyArray<number>): Percentiles => {
 
 /** A full collection, so resident memory is compared without garbage (`gc` exposed on first use). */
 let gc: (() => void) | undefined
-const collect = () => {
+export const collect = () => {
   if (gc === undefined) {
     V8.setFlagsFromString("--expose-gc")
     gc = Vm.runInNewContext("gc") as () => void
