@@ -14,8 +14,9 @@
  * host in production meets the network). Both share the machine's cores.
  */
 import { Simulator, UpstreamSettings } from "@parley/core"
-import { Context, Effect, Option } from "effect"
+import { Context, Effect, Option, References } from "effect"
 import * as ChildProcess from "node:child_process"
+import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { collect } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
@@ -139,7 +140,7 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       final = (yield* request("GET", `/platform/v1/msg/broadcasts/${id}`)).data
       sendEnd = performance.now()
       if (poll % 5 === 0) console.log(`  (${((sendEnd - sendStart) / 1000).toFixed(0)} s: ${final.sent_count} sent, RSS ${mb(rss[rss.length - 1]!)} MB)`)
-      if (final.status !== "sending" || sendEnd - sendStart > ideal * 3000) break
+      if (final.status !== "sending" || sendEnd - sendStart > ideal * 10_000) break
     }
     const completed = final.status === "completed"
     const liveEndMb = liveHeapMb()
@@ -169,9 +170,40 @@ export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
     `  recipient insertion, ${r.recipients / 1000} calls of 1,000: ${r.insertSeconds.toFixed(1)} s (target < 10 s)`,
     r.completed
       ? `  send: ${r.sendSeconds.toFixed(1)} s, ideal ${r.idealSeconds.toFixed(0)} s: ratio ${(r.sendSeconds / r.idealSeconds).toFixed(3)} (target <= 1.05)`
-      : "  send: did not complete within 3x the ideal time",
+      : "  send: did not complete within 10x the ideal time",
     `  achieved rate ${r.achievedRate.toFixed(0)} msg/s against the number's ceiling ${CEILING}: ratio ${(r.achievedRate / CEILING).toFixed(3)}`,
     `  host RSS: start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB, end ${r.rssEndMb} MB (target < 250 MB, flat)`,
     `  live heap after a full collection: start ${r.liveStartMb} MB, end ${r.liveEndMb} MB`,
     ""
   ].join("\n")
+
+type BenchOptions = Parameters<typeof benchBroadcast>[0]
+
+/**
+ * `benchBroadcast` in a process of its own (this module, forked with the same flags): each run's host starts from a
+ * fresh process, so its RSS is its own and not what an earlier run left.
+ */
+export const benchBroadcastApart = (options: BenchOptions) =>
+  Effect.promise(() =>
+    new Promise<BroadcastBenchResult>((resolve, reject) => {
+      const child = ChildProcess.fork(fileURLToPath(import.meta.url))
+      child.once("message", (result: BroadcastBenchResult) => resolve(result))
+      child.once("error", reject)
+      child.once("exit", (code) => {
+        if (code !== 0) reject(new Error(`the broadcast bench process exited with ${code}`))
+      })
+      child.send(options)
+    })
+  )
+
+if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url) && process.send !== undefined) {
+  process.once("message", (options: BenchOptions) => {
+    Effect.runPromise(benchBroadcast(options).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).then(
+      (result) => process.send!(result, () => process.exit(0)),
+      (error) => {
+        console.error(error)
+        process.exit(1)
+      }
+    )
+  })
+}
