@@ -24,6 +24,8 @@ export interface LogSearchBenchResult {
    * a shared machine; the difference is what recording costs the database. Undefined without Linux's `/proc`.
    */
   readonly postgresCpuMsPer1000: { readonly logged: number; readonly unlogged: number } | undefined
+  /** The host's CPU (this process but the load generator's thread) per 1,000 requests, recording and not. */
+  readonly hostCpuMsPer1000: { readonly logged: number; readonly unlogged: number }
 }
 
 const KEY = "pk_bench_logsearch_0123456789abcdef"
@@ -64,13 +66,17 @@ const measurePair = (loggedFirst: boolean, options: { readonly durationMs: numbe
     const recorded: Array<LoadResult> = []
     const notRecorded: Array<LoadResult> = []
     const cpu = { logged: 0, unlogged: 0 }
+    const hostCpu = { logged: 0, unlogged: 0 }
     // A round's server CPU: from its start to its end plus whatever the recorder still writes for it.
     const measured = (host: typeof logged, into: "logged" | "unlogged") =>
       Effect.gen(function*() {
         const before = processTreeCpuMicros(host.postgresPid) ?? 0
+        const hostBefore = process.cpuUsage()
         const result = yield* run(host.target)
         yield* Context.get(host.context, LogRecorder).flush
         cpu[into] += (processTreeCpuMicros(host.postgresPid) ?? 0) - before
+        const used = process.cpuUsage(hostBefore)
+        hostCpu[into] += used.user + used.system - result.generatorCpuMicros
         return result
       })
     for (const recordedFirst of [loggedFirst, !loggedFirst, loggedFirst]) {
@@ -81,7 +87,7 @@ const measurePair = (loggedFirst: boolean, options: { readonly durationMs: numbe
     }
     const sql = Context.get(logged.context, SqlClient.SqlClient)
     const [{ entries }] = yield* sql<{ readonly entries: number }>`SELECT count(*)::int AS entries FROM log_entries`.pipe(Effect.orDie)
-    return { recorded, notRecorded, entries, cpu }
+    return { recorded, notRecorded, entries, cpu, hostCpu }
   }).pipe(Effect.scoped)
 
 export const benchLogSearch = (options: { readonly durationMs: number; readonly connections: number }) =>
@@ -101,7 +107,11 @@ export const benchLogSearch = (options: { readonly durationMs: number; readonly 
       unlogged: without,
       ratio: withLog.rps / without.rps,
       entries: first.entries + second.entries,
-      postgresCpuMsPer1000
+      postgresCpuMsPer1000,
+      hostCpuMsPer1000: {
+        logged: per1000(first.hostCpu.logged + second.hostCpu.logged, withLog.requests),
+        unlogged: per1000(first.hostCpu.unlogged + second.hostCpu.unlogged, without.requests)
+      }
     } satisfies LogSearchBenchResult
   })
 
@@ -118,6 +128,9 @@ export const formatLogSearchBench = (r: LogSearchBenchResult): string => {
         r.postgresCpuMsPer1000.unlogged.toFixed(0)
       } ms not (recording: ${(r.postgresCpuMsPer1000.logged - r.postgresCpuMsPer1000.unlogged).toFixed(0)} ms)`
     ]),
+    `  host CPU per 1,000 requests: ${r.hostCpuMsPer1000.logged.toFixed(0)} ms recorded, ${r.hostCpuMsPer1000.unlogged.toFixed(0)} ms not (recording: ${
+      (r.hostCpuMsPer1000.logged - r.hostCpuMsPer1000.unlogged).toFixed(0)
+    } ms)`,
     ""
   ].join("\n")
 }
