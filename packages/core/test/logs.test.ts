@@ -7,7 +7,7 @@ import { Clock, ConfigProvider, Context, Effect, Exit, Latch, Layer } from "effe
 import { TestClock } from "effect/testing"
 import type { StepEventRecord } from "../src/executions/Execution.ts"
 import { logEntry } from "../src/logs/LogEntry.ts"
-import { type LogDraft, LogRecorder, LogSettings, MAX_BUFFERED } from "../src/logs/LogRecorder.ts"
+import { LINGER, type LogDraft, LogRecorder, LogSettings, MAX_BATCH, MAX_BUFFERED } from "../src/logs/LogRecorder.ts"
 import { layerLogsWorkers, pruneLogEntries } from "../src/logs/LogsJobs.ts"
 import { deliveryAttemptEntry, stepEventEntry, upstreamChangeEntries } from "../src/logs/Sources.ts"
 import { LogSearch } from "../src/ports/LogSearch.ts"
@@ -53,12 +53,47 @@ describe("LogRecorder", () => {
       const recorder = Context.get(context, LogRecorder)
       const logs = Context.get(context, LogSearch)
       yield* recorder.record([draft("2026-01-01T00:00:00.000Z")])
-      // The writer takes that entry and waits at the gate with it; the buffer is empty again.
+      // Once its batch lingered, the writer takes that entry and waits at the gate with it; the buffer is empty again.
+      yield* TestClock.adjust(LINGER)
       yield* Effect.yieldNow.pipe(Effect.repeat({ times: 20 }))
       yield* recorder.record(Array.from({ length: MAX_BUFFERED + 5 }, () => draft("2026-01-01T00:00:01.000Z")))
       yield* gate.open
       yield* recorder.flush
       assert.strictEqual(yield* logs.prune(FAR_FUTURE, 1_000_000), 1 + MAX_BUFFERED)
+    }).pipe(Effect.scoped))
+
+  it.effect("gathers what arrives while a batch lingers into one write, unless a flush or a full batch cuts it short", () =>
+    Effect.gen(function*() {
+      const writes: Array<number> = []
+      const counted = Layer.effect(
+        LogSearch,
+        Effect.gen(function*() {
+          const logs = yield* LogSearch
+          return LogSearch.of({ ...logs, append: (entries) => Effect.sync(() => writes.push(entries.length)).pipe(Effect.andThen(logs.append(entries))) })
+        })
+      )
+      const context = yield* Layer.build(
+        LogRecorder.layer.pipe(Layer.provideMerge(counted), Layer.provideMerge(Layer.fresh(layerMemoryStorage)), Layer.provide(Ids.layerSequential))
+      )
+      const recorder = Context.get(context, LogRecorder)
+      const settle = Effect.yieldNow.pipe(Effect.repeat({ times: 20 }))
+      for (let i = 0; i < 3; i++) {
+        yield* recorder.record([draft("2026-01-01T00:00:00.000Z")])
+        yield* settle
+      }
+      assert.deepStrictEqual(writes, [])
+      yield* TestClock.adjust(LINGER)
+      yield* settle
+      assert.deepStrictEqual(writes, [3])
+      // A flush does not wait for the linger.
+      yield* recorder.record([draft("2026-01-01T00:00:01.000Z")])
+      yield* settle
+      yield* recorder.flush
+      assert.deepStrictEqual(writes, [3, 1])
+      // Nor does a full batch.
+      yield* recorder.record(Array.from({ length: MAX_BATCH }, () => draft("2026-01-01T00:00:02.000Z")))
+      yield* settle
+      assert.deepStrictEqual(writes, [3, 1, MAX_BATCH])
     }).pipe(Effect.scoped))
 })
 

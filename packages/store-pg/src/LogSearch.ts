@@ -1,7 +1,7 @@
 /**
- * `LogSearch` on PostgreSQL (migration 0023): a batch of entries is one INSERT (one text[] parameter per column:
- * about half again as many rows a second as the rows as one jsonb parameter, and every API request writes one),
- * words are matched by the `tsvector` of `search_text` (GIN index), the window and the keyset pages walk
+ * `LogSearch` on PostgreSQL (migrations 0023, 0026): a batch of entries is one INSERT (one text[] parameter per
+ * column: about half again as many rows a second as the rows as one jsonb parameter, and every API request writes
+ * one), words are matched by the `tsvector` of the entry's words (GIN index), the window and the keyset pages walk
  * (project_id, occurred_at, id).
  */
 import { LOG_TEXT_FIELDS, type LogEntryRecord, type LogFilter, type LogLevel, type LogQuery, LogSearch, type LogSource, mentionOf } from "@parley/core"
@@ -14,7 +14,7 @@ type LogRow = Omit<LogEntryRecord, "occurred_at" | "ingested_at"> & {
   readonly ingested_at: Date
 }
 
-/** Every stored column but the generated `search`: one text[] parameter each (`columnRows`). */
+/** Every stored column but `search`: what a search reads; one text[] parameter each (`columnRows`). */
 const COLUMNS: ReadonlyArray<Column<LogEntryRecord>> = [
   ["id", "text", (e) => e.id],
   ["project_id", "text", (e) => e.project_id],
@@ -31,6 +31,28 @@ const COLUMNS: ReadonlyArray<Column<LogEntryRecord>> = [
   ["payload", "jsonb", (e) => (e.payload === null ? null : JSON.stringify(e.payload))],
   ["search_text", "text", (e) => e.search_text]
 ]
+
+/**
+ * A word PostgreSQL can hold as a lexeme: under 2,047 bytes (as `to_tsvector` indexed). A UTF-16 unit is at most
+ * 3 bytes of UTF-8, so only a long word needs counting.
+ */
+const indexable = (word: string): boolean => word.length <= 682 || Buffer.byteLength(word) < 2047
+
+/** A run of characters long enough to hold a word `indexable` may refuse. */
+const LONG_RUN = /[^ ]{683}/
+
+/**
+ * The `tsvector` of an entry in its input syntax: the words of `search_text`, which are runs of letters and digits
+ * (`logWords`) apart by single spaces, so none needs quoting (PostgreSQL drops the repeated ones), but for the
+ * words too long to be lexemes. Built here rather than by `to_tsvector`, whose parser was about a third of
+ * PostgreSQL's work for an entry, to find the same words again; mostly the text as it is (a copy per entry cost
+ * the host about as much as building the entry).
+ */
+const lexemes = (searchText: string): string =>
+  LONG_RUN.test(searchText) ? searchText.split(" ").filter(indexable).join(" ") : searchText
+
+/** The stored columns and the `search` vector: what an INSERT writes. */
+const WRITTEN: ReadonlyArray<Column<LogEntryRecord>> = [...COLUMNS, ["search", "tsvector", (e) => lexemes(e.search_text)]]
 
 const toEntry = (row: LogRow): LogEntryRecord => {
   const fields = Object.fromEntries(LOG_TEXT_FIELDS.map((name) => [name, row[name]]))
@@ -57,6 +79,7 @@ export const layerLogSearch = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const names = columnNames(sql, COLUMNS)
+    const written = columnNames(sql, WRITTEN)
 
     const filter = (f: LogFilter) => {
       switch (f.key) {
@@ -74,17 +97,21 @@ export const layerLogSearch = Layer.effect(
       append: Effect.fnUntraced(function*(entries: ReadonlyArray<LogEntryRecord>) {
         if (entries.length === 0) return
         yield* sql`
-          INSERT INTO log_entries (${names}) SELECT ${names} FROM ${columnRows(sql, entries, COLUMNS)}`
+          INSERT INTO log_entries (${written}) SELECT ${written} FROM ${columnRows(sql, entries, WRITTEN)}`
       }, Effect.orDie),
 
       search: Effect.fnUntraced(function*(query: LogQuery) {
+        // Query words are plain lexemes too (`a & b`), matched as the entry's words are stored; a word too long to
+        // be a lexeme is looked for in `search_text` instead.
+        const indexed = query.words.filter(indexable)
         const conditions = [
           sql`project_id = ${query.projectId}`,
           sql`occurred_at >= ${query.since}::timestamptz`,
           sql`occurred_at <= ${query.until}::timestamptz`,
           sql`source = ANY(${query.sources}::text[])`,
           ...(query.problemsOnly ? [sql`problem`] : []),
-          ...(query.words.length > 0 ? [sql`search @@ plainto_tsquery('simple', ${query.words.join(" ")})`] : []),
+          ...(indexed.length > 0 ? [sql`search @@ ${indexed.join(" & ")}::tsquery`] : []),
+          ...query.words.filter((w) => !indexable(w)).map((w) => sql`strpos(' ' || search_text || ' ', ${` ${w} `}) > 0`),
           ...query.filters.map(filter),
           ...(query.after !== null ? [sql`(occurred_at, id) < (${query.after.occurred_at}::timestamptz, ${query.after.id})`] : [])
         ]

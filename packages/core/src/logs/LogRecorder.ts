@@ -3,10 +3,11 @@
  * on; one background fiber writes whatever waits, up to `MAX_BATCH` entries a
  * statement, so a request never waits on the insert and a busy host writes
  * many entries per round trip (one write in flight; the next batch gathers
- * meanwhile). Entries are completed (id, ingestion time, searchable words) in
- * that fiber, not on the caller's. The buffer holds at most `MAX_BUFFERED`
- * entries: past that, entries are dropped and the count is logged once the
- * buffer drains, so a stalled database costs bounded memory. Reads in this
+ * meanwhile, for `LINGER` at least: a statement's fixed cost in PostgreSQL
+ * outweighed its rows' when a few entries went per statement). Entries are
+ * completed (id, ingestion time, searchable words) in that fiber, not on the
+ * caller's. The buffer holds at most `MAX_BUFFERED` entries: past that,
+ * entries are dropped and the count is logged once the buffer drains, so a stalled database costs bounded memory. Reads in this
  * process call `flush` first; entries still buffered when the layer closes
  * are written before it finishes; a crash loses at most what was buffered.
  */
@@ -18,6 +19,8 @@ import { type LogEntryInput, logEntry } from "./LogEntry.ts"
 
 /** Entries written by one statement at most. */
 export const MAX_BATCH = 500
+/** How long a batch gathers entries before it is written (a `flush` or a full batch cuts it short). */
+export const LINGER = "100 millis"
 /** Entries waiting at most; more are dropped (and counted) until the writer catches up. */
 export const MAX_BUFFERED = 20_000
 
@@ -56,6 +59,7 @@ export class LogRecorder extends Context.Service<LogRecorder, {
       const writer = yield* BatchWriter.make<LogDraft>({
         maxBatch: MAX_BATCH,
         maxBuffered: MAX_BUFFERED,
+        linger: LINGER,
         // Entries are completed here, in the writer's fiber, with one ingestion time for the batch: when it was taken.
         write: (batch) =>
           Effect.gen(function*() {

@@ -3,9 +3,12 @@
  * storage, and under load many items share one statement (one write in flight; the next batch gathers meanwhile).
  * `flush` waits for what was queued before it (reads of this process call it first). Items still queued when the
  * scope closes are written before it ends; a crash loses what was queued. With `maxBuffered`, items past it are
- * dropped and counted (`onDropped` once the queue drains), so a stalled store costs bounded memory.
+ * dropped and counted (`onDropped` once the queue drains), so a stalled store costs bounded memory. With `linger`,
+ * a batch waits that long for more items before it is written (unless `maxBatch` items wait or a `flush` asks for
+ * it): each statement has a fixed cost, and items that trickle in faster than a write takes would otherwise go a
+ * few per statement.
  */
-import { Deferred, Effect, Latch, type Scope } from "effect"
+import { Deferred, type Duration, Effect, Latch, type Scope } from "effect"
 
 export interface BatchWriter<A> {
   /** Queues the items; never fails or waits for storage. */
@@ -18,12 +21,17 @@ export const make = <A>(options: {
   /** Items one `write` takes at most. */
   readonly maxBatch: number
   readonly maxBuffered?: number | undefined
+  /** How long a batch waits for more items before it is written (default: not at all). */
+  readonly linger?: Duration.Input | undefined
   /** Writes one batch; reports its own failures (the writer goes on). */
   readonly write: (batch: ReadonlyArray<A>) => Effect.Effect<void>
   readonly onDropped?: ((count: number) => Effect.Effect<void>) | undefined
 }): Effect.Effect<BatchWriter<A>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const wake = yield* Latch.make(false)
+    /** Open when the batch should not linger: a full batch waits, or a `flush` waits for it. */
+    const hurry = yield* Latch.make(false)
+    const linger = options.linger
     const maxBuffered = options.maxBuffered ?? Infinity
     let buffer: Array<A> = []
     let dropped = 0
@@ -51,7 +59,13 @@ export const make = <A>(options: {
       while (true) {
         yield* wake.await
         yield* wake.close
-        while (buffer.length > 0) yield* writeBatch
+        while (buffer.length > 0) {
+          if (linger !== undefined) {
+            if (buffer.length < options.maxBatch) yield* Effect.raceFirst(hurry.await, Effect.sleep(linger))
+            yield* hurry.close
+          }
+          yield* writeBatch
+        }
       }
     }).pipe(Effect.forkScoped)
     // On close: whatever is still queued is written before the scope ends.
@@ -65,10 +79,10 @@ export const make = <A>(options: {
           const room = maxBuffered - buffer.length
           if (items.length > room) dropped += items.length - Math.max(room, 0)
           for (let i = 0; i < Math.min(items.length, room); i++) buffer.push(items[i]!)
-          return wake.open
+          return buffer.length >= options.maxBatch ? Effect.andThen(wake.open, hurry.open) : wake.open
         }),
       flush: Effect.suspend(() => {
-        if (buffer.length > 0) return Deferred.await(next)
+        if (buffer.length > 0) return Effect.andThen(hurry.open, Deferred.await(next))
         return writing === undefined ? Effect.void : Deferred.await(writing)
       })
     }

@@ -88,6 +88,23 @@ export const logSearchConformance = <E>(name: string, storage: Layer.Layer<LogSe
         assert.deepStrictEqual(yield* found("order missing"), [])
       }))
 
+    it.effect("finds a word of any length, one too long for a PostgreSQL lexeme too, as a whole word", () =>
+      Effect.gen(function*() {
+        const logs = yield* LogSearch
+        const project = uniqueId("prj")
+        const hex = "ab12".repeat(750)
+        const kanji = "日".repeat(700)
+        const long = entry(project, 0, { message: `token ${hex} twice ${hex}`, payload: { name: kanji } })
+        const other = entry(project, 1, { message: `token ${hex}0` })
+        yield* logs.append([long, other])
+        const found = (text: string) => Effect.map(logs.search(query(project, { words: logWords(text) })), (p) => ids(p.entries))
+        assert.deepStrictEqual(yield* found(`${hex} token`), [long.id])
+        assert.deepStrictEqual(yield* found(kanji), [long.id])
+        assert.deepStrictEqual(yield* found(`${hex}0`), [other.id])
+        assert.deepStrictEqual(yield* found(hex.slice(4)), [])
+        assert.deepStrictEqual(yield* found("token"), [other.id, long.id])
+      }))
+
     it.effect("keeps to the sources and the window, both bounds included", () =>
       Effect.gen(function*() {
         const logs = yield* LogSearch
