@@ -127,14 +127,8 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       })
 
       /** Records where the batch's messages ended up (`processing_status`). */
-      const settle = Effect.fnUntraced(function*(batch: ReadonlyArray<ExecutionInputRecord>, status: ProcessingStatus) {
-        for (const input of batch) {
-          const found = yield* messages.findById(input.project_id, input.id)
-          if (Option.isSome(found) && found.value.processing_status === "pending") {
-            yield* messages.update({ ...found.value, processing_status: status })
-          }
-        }
-      })
+      const settle = (batch: ReadonlyArray<ExecutionInputRecord>, status: ProcessingStatus) =>
+        batch.length === 0 ? Effect.void : messages.settleProcessing(batch[0]!.project_id, batch.map((i) => i.id), status)
 
       /** Read mode of the workflow that took the batch (decisions 10.3), through the network as the proxy does it. */
       const applyReadMode = (workflow: Option.Option<WorkflowRecord>, config: MessageConfigRecord, batch: ReadonlyArray<ExecutionInputRecord>) => {
