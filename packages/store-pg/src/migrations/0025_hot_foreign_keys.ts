@@ -1,12 +1,13 @@
 /**
- * The rows written for every inbound message, execution and domain event no longer reference
- * `projects` (docs/decisions.md "Inbound resume speed"). Each such foreign key cost a lookup of the project row per
- * inserted row, `FOR KEY SHARE`: a dozen per inbound resume, all on the one row of the project, whose concurrent
- * share locks PostgreSQL keeps as multixacts. Nothing deletes a project (no API, no repository method), so the
- * `ON DELETE CASCADE` they carried never ran; the project ids these rows carry come from records read in the
- * same work (the number's config, the workflow, the execution), and an execution still references its
- * workflow. `log_entries` was made without one for the same reason (0023). `workflow_execution_inputs` keeps its
- * key: its port promises to refuse an input of a missing project.
+ * The rows written for every inbound message (its contact, conversation, message, media) and every execution no
+ * longer reference `projects` (docs/decisions.md "Inbound resume speed"). Each such foreign key cost a lookup of the
+ * project row per inserted row, `FOR KEY SHARE`, all on the one row of the project, whose concurrent share locks
+ * PostgreSQL keeps as multixacts. Nothing deletes a project (no API, no repository method), so the
+ * `ON DELETE CASCADE` they carried never ran; the project ids these rows carry come from records read in the same
+ * work (the number's config, the workflow), and an execution still references its workflow, a message its
+ * conversation, a conversation its config. `log_entries` was made without one for the same reason (0023).
+ * `domain_events`, `webhook_deliveries` and `workflow_execution_inputs` keep theirs: their ports promise to refuse
+ * a row of a missing project (conformance).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -16,9 +17,7 @@ const TABLES = [
   "msg_conversations",
   "msg_messages",
   "msg_media",
-  "domain_events",
-  "workflow_executions",
-  "webhook_deliveries"
+  "workflow_executions"
 ] as const
 
 export default Effect.gen(function*() {
