@@ -233,12 +233,13 @@ export const layerMessagesRepo = Layer.effect(
       }, Effect.orDie),
 
       markInboundRead: Effect.fnUntraced(function*(projectId: string, phoneNumberId: string, networkId: string, at: string) {
-        // The target and the conversation's earlier unread inbound messages, found and changed in one statement.
+        // The target (through the partial unique index: hence `IS NOT NULL`) and the conversation's earlier unread
+        // inbound messages, found and changed in one statement.
         const rows = yield* sql<{ readonly n: number }>`
           WITH target AS (
             SELECT project_id, conversation_id, created_at FROM msg_messages
-            WHERE phone_number_id = ${phoneNumberId} AND network_id = ${networkId} AND project_id = ${projectId}
-              AND direction = 'inbound'
+            WHERE phone_number_id = ${phoneNumberId} AND network_id = ${networkId} AND network_id IS NOT NULL
+              AND project_id = ${projectId} AND direction = 'inbound'
           ), marked AS (
             UPDATE msg_messages AS m SET status = 'read', updated_at = ${at}::timestamptz
             FROM target AS t
