@@ -2,12 +2,12 @@
  * The write side of log search: every source hands its entries over and goes
  * on; one background fiber writes whatever waits, up to `MAX_BATCH` entries a
  * statement, so a request never waits on the insert and a busy host writes
- * many entries per round trip (entries gather `LINGER_MS` after the first;
- * one write in flight, the next batch gathers meanwhile). Entries are completed (id, ingestion time, searchable words) in
+ * many entries per round trip (one write in flight; the next batch gathers
+ * meanwhile). Entries are completed (id, ingestion time, searchable words) in
  * that fiber, not on the caller's. The buffer holds at most `MAX_BUFFERED`
  * entries: past that, entries are dropped and the count is logged once the
  * buffer drains, so a stalled database costs bounded memory. Reads in this
- * process call `flush` first (no lingering then); entries still buffered when the layer closes
+ * process call `flush` first; entries still buffered when the layer closes
  * are written before it finishes; a crash loses at most what was buffered.
  */
 import { Clock, Config, Context, Effect, Layer } from "effect"
@@ -18,11 +18,6 @@ import { type LogEntryInput, logEntry } from "./LogEntry.ts"
 
 /** Entries written by one statement at most. */
 export const MAX_BATCH = 500
-/**
- * How long entries gather before a write: a host resuming runs at a few hundred a second records every step and
- * upstream change, which one insert each (GIN index included) made log search the costliest writer per resume.
- */
-export const LINGER_MS = 25
 /** Entries waiting at most; more are dropped (and counted) until the writer catches up. */
 export const MAX_BUFFERED = 20_000
 
@@ -60,7 +55,6 @@ export class LogRecorder extends Context.Service<LogRecorder, {
       const ids = yield* Ids
       const writer = yield* BatchWriter.make<LogDraft>({
         maxBatch: MAX_BATCH,
-        lingerMs: LINGER_MS,
         maxBuffered: MAX_BUFFERED,
         // Entries are completed here, in the writer's fiber, with one ingestion time for the batch: when it was taken.
         write: (batch) =>

@@ -1,7 +1,7 @@
 /**
  * Items handed over without waiting and written in batches by one background fiber: the caller never waits on
  * storage, and under load many items share one statement (one write in flight; the next batch gathers meanwhile).
- * `flush` waits for what was queued before it (reads of this process call it first), without lingering. Items still queued when the
+ * `flush` waits for what was queued before it (reads of this process call it first). Items still queued when the
  * scope closes are written before it ends; a crash loses what was queued. With `maxBuffered`, items past it are
  * dropped and counted (`onDropped` once the queue drains), so a stalled store costs bounded memory.
  */
@@ -21,16 +21,9 @@ export const make = <A>(options: {
   /** Writes one batch; reports its own failures (the writer goes on). */
   readonly write: (batch: ReadonlyArray<A>) => Effect.Effect<void>
   readonly onDropped?: ((count: number) => Effect.Effect<void>) | undefined
-  /**
-   * How long items gather after the first one woke an idle writer (default 0): a steady trickle then shares a
-   * statement too, not only a burst. `flush` cuts it short.
-   */
-  readonly lingerMs?: number | undefined
 }): Effect.Effect<BatchWriter<A>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const wake = yield* Latch.make(false)
-    const hurry = yield* Latch.make(false)
-    const lingerMs = options.lingerMs ?? 0
     const maxBuffered = options.maxBuffered ?? Infinity
     let buffer: Array<A> = []
     let dropped = 0
@@ -58,10 +51,6 @@ export const make = <A>(options: {
       while (true) {
         yield* wake.await
         yield* wake.close
-        if (lingerMs > 0) {
-          yield* Effect.raceFirst(Effect.sleep(lingerMs), hurry.await)
-          yield* hurry.close
-        }
         while (buffer.length > 0) yield* writeBatch
       }
     }).pipe(Effect.forkScoped)
@@ -79,7 +68,7 @@ export const make = <A>(options: {
           return wake.open
         }),
       flush: Effect.suspend(() => {
-        if (buffer.length > 0) return Effect.andThen(hurry.open, Deferred.await(next))
+        if (buffer.length > 0) return Deferred.await(next)
         return writing === undefined ? Effect.void : Deferred.await(writing)
       })
     }
