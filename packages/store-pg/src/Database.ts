@@ -32,6 +32,7 @@ import migration0021 from "./migrations/0021_broadcasts.ts"
 import migration0022 from "./migrations/0022_inbox_embeds.ts"
 import migration0023 from "./migrations/0023_log_entries.ts"
 import migration0024 from "./migrations/0024_contact_erasure.ts"
+import migration0025 from "./migrations/0025_hot_foreign_keys.ts"
 import migration0026 from "./migrations/0026_log_search_words.ts"
 
 /** Connection string of the database Parley stores in. */
@@ -99,6 +100,7 @@ export const migrations = Migrator.fromRecord({
   "0022_inbox_embeds": migration0022,
   "0023_log_entries": migration0023,
   "0024_contact_erasure": migration0024,
+  "0025_hot_foreign_keys": migration0025,
   "0026_log_search_words": migration0026
 })
 

@@ -463,6 +463,17 @@ export const layerExecutionInputsRepo = Layer.effect(
           WHERE id = ANY(${ids}::text[]) AND state <> 'taken'`)
       }, Effect.orDie),
 
+      dropQueuedIfUnowned: Effect.fnUntraced(function*(msgConfigId: string, contactId: string) {
+        // The owner's conditions are findRouted's (workflow_executions_routed_idx), as literals.
+        yield* later(sql`
+          UPDATE workflow_execution_inputs SET state = 'taken', value = 'null'
+          WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId} AND state = 'queued'
+            AND NOT EXISTS (
+              SELECT 1 FROM workflow_executions
+              WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId}
+                AND NOT observer AND status IN ('running', 'waiting', 'handoff'))`)
+      }, Effect.orDie),
+
       listStale: Effect.fnUntraced(function*(before: string, limit: number) {
         if (limit <= 0) return []
         const rows = yield* sql<InputRow>`

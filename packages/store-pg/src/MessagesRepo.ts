@@ -8,6 +8,7 @@ import {
   type MessageRecord,
   MessagesRepo,
   MESSAGING_TOTAL_CAP,
+  type ProcessingStatus,
   type StatusEventRecord
 } from "@parley/core"
 import { Effect, Layer, Option } from "effect"
@@ -225,6 +226,32 @@ export const layerMessagesRepo = Layer.effect(
         },
         Effect.orDie
       ),
+
+      settleProcessing: Effect.fnUntraced(function*(projectId: string, ids: ReadonlyArray<string>, status: ProcessingStatus) {
+        if (ids.length === 0) return
+        yield* later(sql`
+          UPDATE msg_messages SET processing_status = ${status}
+          WHERE project_id = ${projectId} AND id = ANY(${ids}) AND processing_status = 'pending'`)
+      }, Effect.orDie),
+
+      markInboundRead: Effect.fnUntraced(function*(projectId: string, phoneNumberId: string, networkId: string, at: string) {
+        // The target (through the partial unique index: hence `IS NOT NULL`) and the conversation's earlier unread
+        // inbound messages, found and changed in one statement.
+        const rows = yield* sql<{ readonly n: number }>`
+          WITH target AS (
+            SELECT project_id, conversation_id, created_at FROM msg_messages
+            WHERE phone_number_id = ${phoneNumberId} AND network_id = ${networkId} AND network_id IS NOT NULL
+              AND project_id = ${projectId} AND direction = 'inbound'
+          ), marked AS (
+            UPDATE msg_messages AS m SET status = 'read', updated_at = ${at}::timestamptz
+            FROM target AS t
+            WHERE m.project_id = t.project_id AND m.conversation_id = t.conversation_id AND m.direction = 'inbound'
+              AND m.status = 'delivered' AND m.created_at <= t.created_at
+            RETURNING 1
+          )
+          SELECT count(*)::int AS n FROM marked`
+        return rows[0]?.n ?? 0
+      }, Effect.orDie),
 
       list: Effect.fnUntraced(function*(projectId: string, f: MessageFilter, window: ListWindow) {
         const where = sql.and([

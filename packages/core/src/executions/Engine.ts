@@ -286,10 +286,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           ])
           if (!ok) return false
           // Another run still owning the pair (an older one ended) keeps them.
-          if (pair !== undefined && Option.isNone(yield* repo.findRouted(pair.configId, pair.contactId))) {
-            const queued = yield* inputs.list(pair.configId, pair.contactId, "queued")
-            if (queued.length > 0) yield* inputs.take(queued.map((i) => i.id))
-          }
+          if (pair !== undefined) yield* inputs.dropQueuedIfUnowned(pair.configId, pair.contactId)
           yield* webhook(transition.record, previous)
           if (spawn !== undefined && (yield* spawnChild(spawn, previous, transition.record.last_event_at))) kicks.push(spawn.id)
           const child = transition.record

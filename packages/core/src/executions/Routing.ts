@@ -23,6 +23,7 @@
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import type { MessageRecord, ProcessingStatus } from "../messaging/Message.ts"
 import { Messaging } from "../messaging/Messaging.ts"
+import { LiveNumbers } from "../messaging/numbers/LiveNumbers.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { type ExecutionInputRecord, ExecutionInputsRepo, ExecutionsRepo } from "../ports/ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
@@ -92,6 +93,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       const messages = yield* MessagesRepo
       const contacts = yield* ContactsRepo
       const configs = yield* MessageConfigsRepo
+      const liveNumbers = yield* LiveNumbers
       const workflows = yield* WorkflowsRepo
       const locks = yield* MessagingLocks
       const tx = yield* Transactor
@@ -127,14 +129,8 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       })
 
       /** Records where the batch's messages ended up (`processing_status`). */
-      const settle = Effect.fnUntraced(function*(batch: ReadonlyArray<ExecutionInputRecord>, status: ProcessingStatus) {
-        for (const input of batch) {
-          const found = yield* messages.findById(input.project_id, input.id)
-          if (Option.isSome(found) && found.value.processing_status === "pending") {
-            yield* messages.update({ ...found.value, processing_status: status })
-          }
-        }
-      })
+      const settle = (batch: ReadonlyArray<ExecutionInputRecord>, status: ProcessingStatus) =>
+        batch.length === 0 ? Effect.void : messages.settleProcessing(batch[0]!.project_id, batch.map((i) => i.id), status)
 
       /** Read mode of the workflow that took the batch (decisions 10.3), through the network as the proxy does it. */
       const applyReadMode = (workflow: Option.Option<WorkflowRecord>, config: MessageConfigRecord, batch: ReadonlyArray<ExecutionInputRecord>) => {
@@ -246,7 +242,11 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         // Settled already: a repeated delivery of the entry.
         if (Option.isNone(message) || message.value.processing_status !== "pending") return
         const m = message.value
-        const config = Option.filter(yield* configs.findById(projectId, m.msg_config_id), (c) => c.deleted_at === null)
+        // The number's live config as remembered (ingestion read it moments ago); its store when that is another one.
+        const live = Option.filter(yield* liveNumbers.byPhoneNumberId(m.phone_number_id), (c) => c.id === m.msg_config_id && c.project_id === projectId)
+        const config = Option.isSome(live)
+          ? live
+          : Option.filter(yield* configs.findById(projectId, m.msg_config_id), (c) => c.deleted_at === null)
         if (Option.isNone(config) || !config.value.inbound_processing_enabled) {
           return yield* tx.withTransaction(settle([toInput(m, "buffered")], "blocked"))
         }

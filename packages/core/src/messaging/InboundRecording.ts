@@ -14,7 +14,6 @@ import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { groupBy } from "../shared/Collections.ts"
 import { Ids } from "../shared/Ids.ts"
-import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import { renderInbound } from "./Content.ts"
 import {
@@ -319,27 +318,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
 
   const markInboundRead = Effect.fn("Messaging.markInboundRead")(function*(config: MessageConfigRecord, networkId: string) {
     const now = iso(yield* Clock.currentTimeMillis)
-    return yield* tx.withTransaction(Effect.gen(function*() {
-      const target = yield* messages.findByNetworkId(config.phone_number_id, networkId)
-      if (Option.isNone(target) || target.value.direction !== "inbound") return 0
-      let marked = 0
-      let window: ListWindow = { mode: "cursor", limit: 100 }
-      while (true) {
-        const page: ListSlice<MessageRecord> = yield* messages.list(config.project_id, {
-          conversation_id: target.value.conversation_id,
-          direction: "inbound",
-          status: "delivered",
-          until: target.value.created_at
-        }, window)
-        for (const m of page.items) {
-          yield* messages.update({ ...m, status: "read", updated_at: now })
-          marked++
-        }
-        const last: MessageRecord | undefined = page.items[page.items.length - 1]
-        if (!page.hasMore || last === undefined) return marked
-        window = { mode: "cursor", limit: 100, after: { sortKey: last.created_at, id: last.id } }
-      }
-    }))
+    return yield* messages.markInboundRead(config.project_id, config.phone_number_id, networkId, now)
   })
 
   return { recordInbound, applyStatuses, markInboundRead } satisfies InboundRecording

@@ -17,7 +17,8 @@ import { requestTranscript, TranscriptionModel } from "../ai/VoiceNotes.ts"
 import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
 import { MessagingNetwork } from "../ports/MessagingNetwork.ts"
 import { MessagesRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
-import { Outbox } from "../ports/Outbox.ts"
+import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
+import { DomainEventInterest } from "../outbox/Interest.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { Forbidden, NotFound, Unauthorized } from "../shared/ApiError.ts"
 import { groupBy } from "../shared/Collections.ts"
@@ -116,6 +117,11 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
       const ids = yield* Ids
       const transcriptionModel = yield* TranscriptionModel
       const recorder = yield* LogRecorder
+      // Messaging built alone (its tests) has no registry of interests: then every event is worth writing, as the
+      // registry itself answers when no subscriber declared one.
+      const interest = yield* Effect.serviceOption(DomainEventInterest)
+      const worthWriting = (event: DomainEvent) =>
+        Option.match(interest, { onNone: () => Effect.succeed(true), onSome: (registry) => registry.worthWriting(event) })
 
       const iso = (ms: number) => new Date(ms).toISOString()
       const now = Effect.map(Clock.currentTimeMillis, iso)
@@ -354,7 +360,8 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           }
 
           // Fan out once per POST: the raw bytes to `kind: upstream` webhooks (domain event) and destination URLs.
-          if (entry.fanned_out_at === null) {
+          let fannedOut = entry.fanned_out_at !== null
+          if (!fannedOut) {
             const targets = new Map<string, MessageConfigRecord>()
             for (const change of changes) for (const config of change.configs) targets.set(config.id, config)
             const projects = new Set([...targets.values()].map((c) => c.project_id))
@@ -367,23 +374,22 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
               })
             }
             const at = yield* now
-            const eventId = yield* ids.uuid
-            yield* tx.withTransaction(Effect.gen(function*() {
-              if (targets.size > 0) {
-                const payload: UpstreamPayloadEvent = {
-                  phone_number_ids: [...new Set([...targets.values()].map((c) => c.phone_number_id))],
-                  body_base64: Buffer.from(entry.body).toString("base64")
-                }
-                yield* outbox.append({
-                  id: eventId,
-                  project_id: projects.size === 1 ? [...projects][0]! : null,
-                  type: UPSTREAM_PAYLOAD,
-                  payload,
-                  created_at: at
-                })
-              }
-              yield* inbox.markFannedOut(entry.id, at)
-            }))
+            const event: DomainEvent | undefined = targets.size === 0 ? undefined : {
+              id: yield* ids.uuid,
+              project_id: projects.size === 1 ? [...projects][0]! : null,
+              type: UPSTREAM_PAYLOAD,
+              payload: {
+                phone_number_ids: [...new Set([...targets.values()].map((c) => c.phone_number_id))],
+                body_base64: Buffer.from(entry.body).toString("base64")
+              } satisfies UpstreamPayloadEvent,
+              created_at: at
+            }
+            // The mark keeps a retry from appending the event twice. With no event to write (no webhook wants it),
+            // the forwards' dedupe keys and `processed_at` suffice: the mark waits for a failure (below).
+            if (event !== undefined && (yield* worthWriting(event))) {
+              yield* tx.withTransaction(Effect.andThen(outbox.append(event), inbox.markFannedOut(entry.id, at)))
+              fannedOut = true
+            }
             // Log search: every routed change once per POST, in the project of each number it reached.
             yield* recorder.record(changes.flatMap((change) =>
               change.configs.flatMap((config) =>
@@ -426,6 +432,8 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
             }
           }
           if (counts.failures > 0 && !final) {
+            // The retry must not log the changes (or forward) again.
+            if (!fannedOut) yield* inbox.markFannedOut(entry.id, yield* now)
             return yield* Effect.fail(new Error(`${counts.failures} upstream update(s) failed; retrying the payload`))
           }
           yield* inbox.markProcessed(entry.id, yield* now)

@@ -103,6 +103,12 @@ export class ExecutionInputsRepo extends Context.Service<ExecutionInputsRepo, {
   readonly queue: (ids: ReadonlyArray<string>) => Effect.Effect<void>
   /** Removes them (routed or consumed); a message once added is remembered as seen. */
   readonly take: (ids: ReadonlyArray<string>) => Effect.Effect<void>
+  /**
+   * Takes the pair's `queued` inputs when no run owns the pair any more (no `running`, `waiting` or `handoff`
+   * execution that is not an observer, as `ExecutionsRepo.findRouted` finds them), in one step: inputs queued for a
+   * routed run that ended never feed a later run.
+   */
+  readonly dropQueuedIfUnowned: (msgConfigId: string, contactId: string) => Effect.Effect<void>
   /** Buffered inputs received before `before`, oldest first: batches whose timer was lost. */
   readonly listStale: (before: string, limit: number) => Effect.Effect<ReadonlyArray<ExecutionInputRecord>>
 }>()("@parley/core/ports/ExecutionInputsRepo") {}

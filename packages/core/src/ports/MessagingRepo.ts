@@ -14,6 +14,7 @@ import type {
   InboxEntry,
   MessageFilter,
   MessageRecord,
+  ProcessingStatus,
   StatusEventRecord,
   StoredMedia,
   TemplateStatusRecord
@@ -110,6 +111,17 @@ export class MessagesRepo extends Context.Service<MessagesRepo, {
   readonly setNetworkIds: (
     updates: ReadonlyArray<{ readonly projectId: string; readonly id: string; readonly networkId: string; readonly at: string }>
   ) => Effect.Effect<void>
+  /**
+   * Sets `processing_status` of those of the project's messages among `ids` that are still `pending`, nothing else
+   * (routing's settle: one conditional write instead of a read and a whole-row write per message).
+   */
+  readonly settleProcessing: (projectId: string, ids: ReadonlyArray<string>, status: ProcessingStatus) => Effect.Effect<void>
+  /**
+   * Marks the number's inbound message with this network id, and the `delivered` inbound messages of its
+   * conversation recorded at or before it, `read` (and `updated_at`), in one step; answers how many changed
+   * (0 when the project has no such inbound message).
+   */
+  readonly markInboundRead: (projectId: string, phoneNumberId: string, networkId: string, at: string) => Effect.Effect<number>
   /** Newest first by (created_at, id); `since`/`until` inclusive on `created_at`. */
   readonly list: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
   /**

@@ -352,6 +352,20 @@ export const layerMemoryExecutionInputsRepo = Layer.effect(
           }
         })
       ),
+      dropQueuedIfUnowned: Effect.fn("ExecutionInputsRepo.dropQueuedIfUnowned")((msgConfigId: string, contactId: string) =>
+        store.run((db) => {
+          const owned = db.all(Executions).some((e) =>
+            e.msg_config_id === msgConfigId && e.contact_id === contactId && !e.observer &&
+            (e.status === "running" || e.status === "waiting" || e.status === "handoff")
+          )
+          if (owned) return
+          for (const input of db.all(Inputs)) {
+            if (input.msg_config_id === msgConfigId && input.contact_id === contactId && input.state === "queued") {
+              db.put(Inputs, input.id, { ...input, state: "taken", value: null })
+            }
+          }
+        })
+      ),
       listStale: Effect.fn("ExecutionInputsRepo.listStale")((before: string, limit: number) =>
         store.run((db) => {
           const cutoff = instant(before)

@@ -16,6 +16,7 @@ import type {
   InboxEntry,
   MessageFilter,
   MessageRecord,
+  ProcessingStatus,
   StatusEventRecord,
   StoredMedia,
   TemplateStatusRecord
@@ -582,6 +583,31 @@ export const layerMemoryMessagesRepo = Layer.effect(
                 : [{ ...current, network_id: u.networkId, updated_at: u.at }]
             })
             allOrNothing(db, changed, updateMessage)
+          })
+      ),
+      settleProcessing: Effect.fn("MessagesRepo.settleProcessing")(
+        (projectId: string, ids: ReadonlyArray<string>, status: ProcessingStatus) =>
+          store.run((db) => {
+            for (const id of ids) {
+              const current = db.get(Messages, id)
+              if (current === undefined || current.project_id !== projectId || current.processing_status !== "pending") continue
+              db.put(Messages, id, storedMessage({ ...current, processing_status: status }))
+            }
+          })
+      ),
+      markInboundRead: Effect.fn("MessagesRepo.markInboundRead")(
+        (projectId: string, phoneNumberId: string, networkId: string, at: string) =>
+          store.run((db) => {
+            const target = byNetworkId(db, phoneNumberId, networkId)
+            if (target === undefined || target.project_id !== projectId || target.direction !== "inbound") return 0
+            const marked = db.all(Messages).filter(messageMatches(projectId, {
+              conversation_id: target.conversation_id,
+              direction: "inbound",
+              status: "delivered",
+              until: target.created_at
+            }))
+            for (const m of marked) db.put(Messages, m.id, storedMessage({ ...m, status: "read", updated_at: at }))
+            return marked.length
           })
       ),
       list: Effect.fn("MessagesRepo.list")((projectId: string, filter: MessageFilter, window: ListWindow) =>

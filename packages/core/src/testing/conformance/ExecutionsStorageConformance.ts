@@ -862,6 +862,32 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           assert.deepStrictEqual(ids(yield* repo.list(number, contact, "queued")), ids([b]))
         }))
 
+      it.effect("drops a pair's queued inputs only once no run owns the pair", () =>
+        Effect.gen(function*() {
+          const repo = yield* ExecutionInputsRepo
+          const executions = yield* ExecutionsRepo
+          const workflow = yield* givenWorkflow()
+          const number = uniqueId("cfg")
+          const contact = uniqueId("contact")
+          const make = (ms: number, overrides: Partial<ExecutionInputRecord> = {}) =>
+            makeInput(workflow.project_id, { msg_config_id: number, contact_id: contact, received_at: at(ms), ...overrides })
+          const queued = make(1_000, { state: "queued" })
+          const buffered = make(2_000)
+          const elsewhere = make(1_000, { state: "queued", contact_id: uniqueId("contact") })
+          for (const input of [queued, buffered, elsewhere]) assert.isTrue(yield* repo.add(input))
+          const owner = makeExecution(workflow, { msg_config_id: number, contact_id: contact, status: "waiting", waiting_reason: "wait_for_response" })
+          const observer = makeExecution(workflow, { msg_config_id: number, contact_id: contact, observer: true })
+          yield* given(owner, observer)
+          yield* repo.dropQueuedIfUnowned(number, contact)
+          assert.deepStrictEqual(yield* repo.list(number, contact, "queued"), [queued], "a run owns the pair")
+          yield* executions.update({ ...owner, status: "ended", ended_at: at(4_000), state_version: 1 }, 0)
+          yield* repo.dropQueuedIfUnowned(number, contact)
+          assert.deepStrictEqual(yield* repo.list(number, contact, "queued"), [], "an observer owns nothing")
+          assert.deepStrictEqual(yield* repo.list(number, contact, "buffered"), [buffered], "buffered inputs stay")
+          assert.deepStrictEqual(ids(yield* repo.list(number, elsewhere.contact_id, "queued")), ids([elsewhere]), "another pair's stay")
+          assert.isFalse(yield* repo.add(queued), "a dropped message is remembered as seen")
+        }))
+
       it.effect("lists buffered inputs received before a time, oldest first, up to a limit", () =>
         Effect.gen(function*() {
           const repo = yield* ExecutionInputsRepo

@@ -813,6 +813,50 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual(yield* repo.findById(project.id, b.id), Option.some(b))
         }))
 
+      it.effect("settles the processing status of pending messages only, nothing else, per project", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const other = yield* givenProject()
+          const pending = makeMessage(conversation, { processing_status: "pending" })
+          const blocked = makeMessage(conversation, { processing_status: "blocked" })
+          yield* repo.insertMany([pending, blocked])
+          yield* repo.settleProcessing(other.id, [pending.id], "blocked")
+          assert.deepStrictEqual(yield* repo.findById(project.id, pending.id), Option.some(pending), "another project's settle changes nothing")
+          yield* repo.settleProcessing(project.id, [pending.id, blocked.id, "msg_unknown"], "completed")
+          yield* repo.settleProcessing(project.id, [], "completed")
+          assert.deepStrictEqual(yield* repo.findById(project.id, pending.id), Option.some({ ...pending, processing_status: "completed" }))
+          assert.deepStrictEqual(yield* repo.findById(project.id, blocked.id), Option.some(blocked), "a settled message stays as it was")
+          yield* repo.settleProcessing(project.id, [pending.id], "blocked")
+          assert.deepStrictEqual(yield* repo.findById(project.id, pending.id), Option.some({ ...pending, processing_status: "completed" }))
+        }))
+
+      it.effect("marks an inbound message and the conversation's earlier delivered inbound messages read, per project", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const other = yield* givenConversation
+          const older = makeMessage(conversation, { created_at: at(1), updated_at: at(1) })
+          const failed = makeMessage(conversation, { status: "failed", created_at: at(2), updated_at: at(2) })
+          const sent = makeMessage(conversation, { direction: "outbound", status: "delivered", created_at: at(3), updated_at: at(3) })
+          const target = makeMessage(conversation, { created_at: at(4), updated_at: at(4) })
+          const newer = makeMessage(conversation, { created_at: at(5), updated_at: at(5) })
+          const elsewhere = makeMessage(other.conversation, { created_at: at(1), updated_at: at(1) })
+          yield* repo.insertMany([older, failed, sent, target, newer])
+          yield* repo.insert(elsewhere)
+          assert.strictEqual(yield* repo.markInboundRead(other.project.id, target.phone_number_id, target.network_id!, at(9)), 0, "another project's")
+          assert.strictEqual(yield* repo.markInboundRead(project.id, sent.phone_number_id, sent.network_id!, at(9)), 0, "an outbound message")
+          assert.strictEqual(yield* repo.markInboundRead(project.id, target.phone_number_id, "wamid.unknown", at(9)), 0)
+          assert.strictEqual(yield* repo.markInboundRead(project.id, target.phone_number_id, target.network_id!, at(9)), 2)
+          const read = (m: MessageRecord) => ({ ...m, status: "read" as const, updated_at: at(9) })
+          assert.deepStrictEqual(
+            byId([...(yield* repo.findByNetworkIds(conversation.phone_number_id, [older, failed, sent, target, newer].map((m) => m.network_id!)))]),
+            byId([read(older), failed, sent, read(target), newer])
+          )
+          assert.deepStrictEqual(yield* repo.findById(other.project.id, elsewhere.id), Option.some(elsewhere), "another conversation")
+          assert.strictEqual(yield* repo.markInboundRead(project.id, target.phone_number_id, target.network_id!, at(10)), 0, "read already")
+        }))
+
       it.effect("keeps each status report once, in arrival order, answering in order which were new", () =>
         Effect.gen(function*() {
           const repo = yield* MessagesRepo
