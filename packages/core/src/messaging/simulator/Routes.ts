@@ -12,51 +12,42 @@
  * bearer-only, 5 minutes). Every call needs `Authorization: Bearer <token>`
  * of the account that owns what it touches.
  */
-import { Option } from "effect"
 import { createHmac } from "node:crypto"
-import { parseJson as readJson } from "../../shared/Json.ts"
 import { isApiVersion, MessagingProduct } from "../NetworkObjects.ts"
-import { checkMedia, essence } from "./Media.ts"
-import { readEnvelope } from "./Messages.ts"
+import { checkMedia } from "./Media.ts"
 import {
   authenticate,
-  type ContactRef,
   contactByPhone,
   contactByUserId,
   DAY_MS,
   fail,
   type FlowRecord,
   isObject,
-  isReachable,
   isSimError,
   isUserId,
-  type Json,
   type MediaRecord,
-  messageId,
   normalizePhone,
   type NumberRecord,
   numericId,
   ok,
   type Outcome,
-  type OutboundRecord,
-  type OutboundStatus,
   ownedAccount,
   ownedNumber,
   page,
-  pairTokens,
   type RequestContext,
   sha256Hex,
   type SimState,
   stringField,
   type TemplateRecord,
-  throughputUsed,
   windowOpen
 } from "./Model.ts"
 import { type SimError, simError, unknownObject } from "./NetworkErrors.ts"
-import type { SimBody, SimRequest } from "./Protocol.ts"
+import type { SimRequest } from "./Protocol.ts"
 import { profileView, settingsView, updateProfile, updateSettings } from "./Profile.ts"
 import { readTemplate } from "./Templates.ts"
 import { exchangeCode } from "./Signup.ts"
+import { send } from "./Outbound.ts"
+import { notJson, readBody } from "./RequestBody.ts"
 import { checkLanguage, checkName } from "./Templates.ts"
 
 export interface SimConfig {
@@ -89,47 +80,6 @@ export const OUTBOX_LIMIT = 10_000
 export const INBOUND_LIMIT = 100_000
 
 export { INBOUND_MEDIA_TTL_MS, MEDIA_TTL_MS }
-
-const decoder = new TextDecoder()
-
-/** A body read as the network reads it: JSON, or form fields (JSON-looking values parsed). */
-const readBody = (body: SimBody): { readonly value: unknown } | undefined => {
-  if (body._tag === "None") return { value: undefined }
-  // The HTTP face parses URL-encoded bodies into fields; bytes handed over in process get the same reading.
-  if (body._tag === "Bytes" && /^application\/x-www-form-urlencoded/i.test(body.contentType)) {
-    const fields: Record<string, string> = {}
-    for (const [key, value] of new URLSearchParams(decoder.decode(body.bytes))) fields[key] ??= value
-    return readBody({ _tag: "Form", fields, files: [] })
-  }
-  if (body._tag === "Form") {
-    const value: Json = {}
-    for (const [key, field] of Object.entries(body.fields)) {
-      value[key] = /^\s*[[{]/.test(field) ? parseJson(field)?.value ?? field : field
-    }
-    return { value }
-  }
-  if (body.bytes.byteLength === 0) return { value: undefined }
-  return parseJson(decoder.decode(body.bytes))
-}
-
-/** `{ value }` of a JSON text, undefined when it is not JSON. */
-const parseJson = (text: string): { readonly value: unknown } | undefined =>
-  Option.match(readJson(text), { onNone: () => undefined, onSome: (value) => ({ value }) })
-
-const notJson = () => simError(100, "The request body is not valid JSON")
-
-// ---------------------------------------------------------------------------------------------
-// Statuses of outbound messages
-
-/** Where an outbound message stands at `now`, following the configured delays. */
-export const outboundStatus = (config: SimConfig, record: OutboundRecord, now: number): OutboundStatus => {
-  const age = now - record.acceptedAt
-  if (age < config.statusDelays.sent) return "accepted"
-  if (record.failure !== undefined) return "failed"
-  if (age < config.statusDelays.delivered) return "sent"
-  if (config.statusDelays.read === undefined || age < config.statusDelays.read) return "delivered"
-  return "read"
-}
 
 // ---------------------------------------------------------------------------------------------
 // Templates
@@ -306,96 +256,6 @@ const deleteTemplates = (state: SimState, request: SimRequest, ctx: RequestConte
     state.touch("template", template.id)
   }
   return ok({ success: true })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Messages
-
-const send = (
-  state: SimState,
-  config: SimConfig,
-  ctx: RequestContext,
-  number: NumberRecord,
-  request: SimRequest,
-  version: string
-): Outcome => {
-  if (number.status === "RESTRICTED") return fail(simError(131031, "The business account is locked"))
-  if (number.status !== "CONNECTED" && number.status !== "FLAGGED") {
-    return fail(simError(133010, `The phone number ${number.phoneNumberId} is not registered (status ${number.status})`))
-  }
-  const read = readBody(request.body)
-  if (read === undefined) return fail(notJson())
-  const envelope = readEnvelope(state, number, read.value, ctx.now)
-  if (isSimError(envelope)) return fail(envelope)
-
-  if (envelope._tag === "MarkRead") {
-    const inbound = state.inbound.get(envelope.messageId)
-    if (inbound === undefined || inbound.phoneNumberId !== number.phoneNumberId) {
-      return fail(simError(131009, `Param message_id ${envelope.messageId} is not a message received by this number`))
-    }
-    for (const other of state.inbound.values()) {
-      if (
-        other.phoneNumberId === inbound.phoneNumberId && other.contact.userId === inbound.contact.userId &&
-        other.receivedAt <= inbound.receivedAt && !other.read
-      ) {
-        other.read = true
-        state.touch("inbound", other.id)
-      }
-    }
-    return ok({ success: true })
-  }
-
-  const contact: ContactRef = envelope.recipient.waId !== undefined
-    ? contactByPhone(state, number.businessAccountId, envelope.recipient.waId)
-    : contactByUserId(state, number.businessAccountId, envelope.recipient.userId!)
-  const ownDigits = number.displayPhoneNumber.replace(/\D/g, "")
-  if (contact.waId === ownDigits) return fail(simError(131021, "The recipient is the sending phone number"))
-
-  const template = envelope.template
-  const inWindow = windowOpen(state, number.phoneNumberId, contact, ctx.now)
-  if (template === undefined && !inWindow) {
-    return fail(simError(
-      131047,
-      "Message failed to send because more than 24 hours have passed since the customer last replied to this number."
-    ))
-  }
-  if (throughputUsed(number, ctx.now) >= number.throughputPerSecond) {
-    return fail(simError(130429, `Throughput of ${number.throughputPerSecond} messages per second reached for this number`))
-  }
-  const pair = pairTokens(state, number, contact, ctx.now)
-  if (pair.available < 1) {
-    return fail(simError(131056, "Too many messages sent from this phone number to the same recipient in a short period"))
-  }
-
-  pair.take()
-  number.events.push(ctx.now)
-  const raw = request.body._tag === "Bytes" ? request.body.bytes : new TextEncoder().encode(JSON.stringify(read.value))
-  const record: OutboundRecord = {
-    id: messageId(ctx.uuid, contact.waId ?? contact.userId),
-    phoneNumberId: number.phoneNumberId,
-    recipient: contact,
-    toPhone: envelope.recipient.waId !== undefined,
-    type: envelope.type,
-    envelope: read.value,
-    raw,
-    version,
-    acceptedAt: ctx.now,
-    category: template === undefined ? "service" : template.category.toLowerCase(),
-    inWindow,
-    bizOpaqueCallbackData: envelope.bizOpaqueCallbackData,
-    failure: isReachable(state, contact) ? undefined : { code: 131026, details: "Message Undeliverable." }
-  }
-  state.deliver(record, config.outboxLimit)
-
-  return ok({
-    messaging_product: MessagingProduct,
-    contacts: [
-      envelope.recipient.waId !== undefined
-        ? { input: envelope.recipient.input, wa_id: contact.waId }
-        : { input: envelope.recipient.input, user_id: contact.userId }
-    ],
-    messages: [{ id: record.id, ...(template?.category === "MARKETING" ? { message_status: "accepted" } : {}) }]
-  }, [{ _tag: "Statuses", messageId: record.id }])
 }
 
 // ---------------------------------------------------------------------------------------------
