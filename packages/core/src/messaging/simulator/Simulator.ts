@@ -71,11 +71,11 @@ import {
   INBOUND_LIMIT,
   INBOUND_MEDIA_TTL_MS,
   OUTBOX_LIMIT,
-  refreshTemplate,
   route,
   type SimConfig
 } from "./Routes.ts"
 import { outboundStatus } from "./Outbound.ts"
+import { refreshTemplate } from "./TemplateManagement.ts"
 
 export type { SimulatedNumberInput } from "./Model.ts"
 export type { SimBody, SimFile, SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
