@@ -69,11 +69,11 @@ import {
   flowCategories,
   flowView,
   INBOUND_LIMIT,
-  INBOUND_MEDIA_TTL_MS,
   OUTBOX_LIMIT,
   route,
   type SimConfig
 } from "./Routes.ts"
+import { INBOUND_MEDIA_TTL_MS } from "./MediaStorage.ts"
 import { outboundStatus } from "./Outbound.ts"
 import { refreshTemplate } from "./TemplateManagement.ts"
 
