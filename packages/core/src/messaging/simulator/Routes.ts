@@ -11,36 +11,35 @@
  * `<pnid>/settings`; and `/attachments/?mid=` (media bytes,
  * bearer-only, 5 minutes). Every call needs `Authorization: Bearer <token>`
  * of the account that owns what it touches.
+ *
+ * This module dispatches; each concern decides in its own module: `Outbound`
+ * (sends), `TemplateManagement`, `MediaStorage`, `Numbers`, `BlockedUsers`,
+ * `Usernames`, `Profile`, `Flows`, `Signup` (the code exchange).
  */
 import { isApiVersion, MessagingProduct } from "../NetworkObjects.ts"
+import { blockUsers } from "./BlockedUsers.ts"
+import { flowView, updateFlow } from "./Flows.ts"
+import { download, mediaInfo, openUploadSession, upload, uploadAsset, usableMedia } from "./MediaStorage.ts"
 import {
   authenticate,
-  contactByPhone,
-  contactByUserId,
   fail,
-  type FlowRecord,
   isObject,
   isSimError,
-  isUserId,
-  normalizePhone,
-  type NumberRecord,
   ok,
   type Outcome,
   ownedAccount,
   ownedNumber,
   page,
   type RequestContext,
-  type SimState,
-  stringField,
-  windowOpen
+  type SimState
 } from "./Model.ts"
-import { type SimError, simError, unknownObject } from "./NetworkErrors.ts"
-import type { SimRequest } from "./Protocol.ts"
-import { profileView, settingsView, updateProfile, updateSettings } from "./Profile.ts"
-import { exchangeCode } from "./Signup.ts"
+import { simError, unknownObject } from "./NetworkErrors.ts"
+import { numberView, requestDisplayName } from "./Numbers.ts"
 import { send } from "./Outbound.ts"
-import { download, mediaInfo, openUploadSession, upload, uploadAsset, usableMedia } from "./MediaStorage.ts"
+import { profileView, settingsView, updateProfile, updateSettings } from "./Profile.ts"
+import type { SimRequest } from "./Protocol.ts"
 import { notJson, readBody } from "./RequestBody.ts"
+import { exchangeCode } from "./Signup.ts"
 import {
   createTemplate,
   deleteTemplates,
@@ -50,6 +49,7 @@ import {
   refreshTemplate,
   templateView
 } from "./TemplateManagement.ts"
+import { setUsername, usernameSuggestions } from "./Usernames.ts"
 
 export interface SimConfig {
   /** How long a template stays `PENDING`. */
@@ -70,307 +70,10 @@ export interface SimConfig {
   readonly outboxLimit: number
 }
 
-const BLOCK_LIST_LIMIT = 64_000
 /** How many outbound messages a number remembers by default. */
 export const OUTBOX_LIMIT = 10_000
 /** Inbound messages remembered (mark read); older ones are forgotten. */
 export const INBOUND_LIMIT = 100_000
-
-// ---------------------------------------------------------------------------------------------
-// Numbers and health
-
-/** What `GET /<phone_number_id>` answers without `fields`, as the network does. */
-const defaultNumberFields = [
-  "verified_name",
-  "code_verification_status",
-  "display_phone_number",
-  "quality_rating",
-  "platform_type",
-  "throughput",
-  "id"
-]
-
-export const healthStatus = (number: NumberRecord) => {
-  const numberEntity = number.status !== "CONNECTED" && number.status !== "FLAGGED"
-    ? {
-      entity_type: "PHONE_NUMBER",
-      id: number.phoneNumberId,
-      can_send_message: "BLOCKED",
-      errors: [{
-        error_code: 133010,
-        error_description: `The phone number's status is ${number.status}`,
-        possible_solution: "Register the phone number with the network"
-      }]
-    }
-    : number.qualityRating === "RED"
-    ? {
-      entity_type: "PHONE_NUMBER",
-      id: number.phoneNumberId,
-      can_send_message: "LIMITED",
-      errors: [{
-        error_code: 131049,
-        error_description: "The phone number's quality rating is RED",
-        possible_solution: "Improve the quality of the messages sent from this number"
-      }]
-    }
-    : { entity_type: "PHONE_NUMBER", id: number.phoneNumberId, can_send_message: "AVAILABLE" }
-  const entities = [
-    numberEntity,
-    { entity_type: "WABA", id: number.businessAccountId, can_send_message: "AVAILABLE" },
-    { entity_type: "BUSINESS", id: `${number.businessAccountId}0`, can_send_message: "AVAILABLE" }
-  ]
-  const overall = entities.some((e) => e.can_send_message === "BLOCKED")
-    ? "BLOCKED"
-    : entities.some((e) => e.can_send_message === "LIMITED")
-    ? "LIMITED"
-    : "AVAILABLE"
-  return { can_send_message: overall, entities }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Display name changes
-
-/** The network's display name rules this simulator keeps: 3 to 75 characters; never the network's own name. */
-const requestDisplayName = (state: SimState, ctx: RequestContext, number: NumberRecord, body: unknown): Outcome => {
-  const name = isObject(body) ? body["new_display_name"] : undefined
-  if (typeof name !== "string") return fail(simError(100, "The parameter new_display_name is required."))
-  const length = [...name.trim()].length
-  if (length < 3 || length > 75) return fail(simError(100, "Param new_display_name must be 3 to 75 characters long"))
-  // A newer request replaces one still under review.
-  number.nameChange = {
-    name: name.trim(),
-    submittedAt: ctx.now,
-    verdict: /whatsapp/i.test(name) ? "DECLINED" : "APPROVED"
-  }
-  state.touch("number", number.phoneNumberId)
-  return ok({ success: true })
-}
-
-/** Moves a number's name change on with the clock: reviewed, then (approved) shown as the verified name. */
-export const refreshNameChange = (state: SimState, config: SimConfig, number: NumberRecord, now: number): void => {
-  const change = number.nameChange
-  if (change === undefined || change.verdict !== "APPROVED") return
-  if (now < change.submittedAt + 2 * config.nameReviewMs) return
-  number.verifiedName = change.name
-  number.nameStatus = "APPROVED"
-  number.nameChange = undefined
-  state.touch("number", number.phoneNumberId)
-}
-
-const newNameStatus = (config: SimConfig, number: NumberRecord, now: number): string => {
-  const change = number.nameChange
-  if (change === undefined) return "NONE"
-  return now < change.submittedAt + config.nameReviewMs ? "PENDING_REVIEW" : change.verdict
-}
-
-const numberFacts = (number: NumberRecord, config: SimConfig, now: number): Record<string, unknown> => ({
-  id: number.phoneNumberId,
-  verified_name: number.verifiedName,
-  display_phone_number: number.displayPhoneNumber,
-  quality_rating: number.qualityRating,
-  messaging_limit_tier: number.messagingLimitTier,
-  throughput: { level: number.throughputPerSecond >= 1000 ? "HIGH" : "STANDARD" },
-  status: number.status,
-  name_status: number.nameStatus,
-  code_verification_status: number.codeVerificationStatus,
-  platform_type: "CLOUD_API",
-  account_mode: "LIVE",
-  is_official_business_account: number.isOfficialBusinessAccount,
-  is_pin_enabled: false,
-  is_on_biz_app: number.isOnBizApp,
-  health_status: healthStatus(number),
-  // Absent from the answer (undefined is not encoded) when no change is under way.
-  new_display_name: number.nameChange?.name,
-  new_name_status: newNameStatus(config, number, now)
-})
-
-const numberView = (
-  state: SimState,
-  config: SimConfig,
-  number: NumberRecord,
-  fields: string | undefined,
-  now: number
-): Record<string, unknown> | SimError => {
-  refreshNameChange(state, config, number, now)
-  const facts = numberFacts(number, config, now)
-  const wanted = fields === undefined
-    ? defaultNumberFields
-    : ["id", ...fields.split(",").map((f) => f.trim()).filter((f) => f.length > 0)]
-  const unknown = wanted.find((field) => !(field in facts))
-  if (unknown !== undefined) {
-    return simError(100, `Tried accessing nonexisting field (${unknown}) on node type (WhatsAppBusinessPhoneNumber)`)
-  }
-  return Object.fromEntries(wanted.map((field) => [field, facts[field]]))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Block users
-
-const blockUsers = (
-  state: SimState,
-  ctx: RequestContext,
-  number: NumberRecord,
-  body: unknown,
-  block: boolean
-): Outcome => {
-  if (!isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
-  if (body["messaging_product"] !== MessagingProduct) {
-    return fail(simError(100, `Param messaging_product must be ${MessagingProduct}`))
-  }
-  const users = body["block_users"]
-  if (!Array.isArray(users) || users.length === 0) return fail(simError(131008, "The parameter block_users is required."))
-  const done: Array<Record<string, string>> = []
-  const failed: Array<Record<string, unknown>> = []
-  for (const entry of users) {
-    const input = isObject(entry) ? stringField(entry, "user") : undefined
-    if (input === undefined) return fail(simError(131008, "The parameter block_users[].user is required."))
-    const waId = normalizePhone(input)
-    const contact = waId !== undefined
-      ? contactByPhone(state, number.businessAccountId, waId)
-      : isUserId(input)
-      ? contactByUserId(state, number.businessAccountId, input)
-      : undefined
-    const failure = (code: number, details: string) =>
-      failed.push({ input, errors: [{ message: details, code, error_data: { details } }] })
-    if (contact === undefined) {
-      failure(131009, "Not a phone number or business-scoped user id")
-      continue
-    }
-    const identity = contact.waId !== undefined && waId !== undefined ? { wa_id: contact.waId } : { user_id: contact.userId }
-    if (!block) {
-      number.blocked.delete(contact.userId)
-      done.push({ input, ...identity })
-      continue
-    }
-    if (!windowOpen(state, number.phoneNumberId, contact, ctx.now)) {
-      failure(139102, "Only users who messaged the business in the last 24 hours can be blocked")
-    } else if (!number.blocked.has(contact.userId) && number.blocked.size >= BLOCK_LIST_LIMIT) {
-      failure(139101, `The block list holds at most ${BLOCK_LIST_LIMIT} users`)
-    } else {
-      number.blocked.set(contact.userId, contact)
-      done.push({ input, ...identity })
-    }
-  }
-  const key = block ? "added_users" : "removed_users"
-  const result = { [key]: done, ...(failed.length > 0 ? { failed_users: failed } : {}) }
-  if (failed.length > 0) {
-    return fail(simError(139100, `Failed to ${block ? "block" : "unblock"} ${failed.length} of ${users.length} users`, {
-      extra: { block_users: result }
-    }))
-  }
-  return ok({ messaging_product: MessagingProduct, block_users: result })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Usernames
-
-const usernamePattern = /^[a-z0-9._]{3,35}$/
-
-const usernameProblem = (username: string): string | undefined => {
-  if (!usernamePattern.test(username)) return "must be 3 to 35 characters of lowercase letters, digits, periods and underscores"
-  if (!/[a-z]/.test(username)) return "must contain at least one letter"
-  if (username.startsWith(".") || username.endsWith(".") || username.includes("..")) {
-    return "cannot start or end with a period or contain two periods in a row"
-  }
-  if (username.startsWith("www")) return "cannot start with www"
-  return undefined
-}
-
-const setUsername = (state: SimState, number: NumberRecord, body: unknown): Outcome => {
-  if (!isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
-  const username = body["username"]
-  if (username === undefined) return fail(simError(131008, "The parameter username is required."))
-  if (typeof username !== "string") return fail(simError(131009, "Param username must be a string"))
-  const problem = usernameProblem(username)
-  if (problem !== undefined) return fail(simError(131009, `Param username ${problem}`))
-  const transfer = body["transfer_action"] ?? "none"
-  if (transfer !== "none" && transfer !== "force_transfer") {
-    return fail(simError(131009, "Param transfer_action must be one of {none, force_transfer}"))
-  }
-  const holder = state.usernames.get(username)
-  if (holder !== undefined && holder !== number.phoneNumberId) {
-    const other = state.numbers.get(holder)
-    const sameBusiness = other !== undefined && other.businessAccountId === number.businessAccountId
-    if (!(sameBusiness && transfer === "force_transfer")) {
-      return fail(simError(131009, `The username ${username} is not available`))
-    }
-    if (other !== undefined) {
-      other.username = undefined
-      state.touch("number", other.phoneNumberId)
-    }
-  }
-  if (number.username !== undefined) state.usernames.delete(number.username.username)
-  const status = number.nameStatus === "APPROVED" || number.nameStatus === "AVAILABLE_WITHOUT_REVIEW" ? "approved" : "reserved"
-  number.username = { username, status }
-  state.usernames.set(username, number.phoneNumberId)
-  return ok({ status })
-}
-
-const usernameSuggestions = (state: SimState, number: NumberRecord) => {
-  const stem = number.verifiedName.toLowerCase().replace(/[^a-z0-9]+/g, "").slice(0, 28) || "business"
-  const suffix = number.phoneNumberId.slice(-3)
-  const candidates = [stem, `${stem}.official`, `${stem}_hq`, `get${stem}`, `${stem}.support`, `${stem}${suffix}`]
-  const free = candidates.filter((c) => usernameProblem(c) === undefined && !state.usernames.has(c)).slice(0, 5)
-  return ok({ data: [{ username_suggestions: free }] })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Interactive forms
-
-export const flowCategories = [
-  "SIGN_UP",
-  "SIGN_IN",
-  "APPOINTMENT_BOOKING",
-  "LEAD_GENERATION",
-  "CONTACT_US",
-  "CUSTOMER_SUPPORT",
-  "SURVEY",
-  "OTHER"
-] as const
-
-export const flowView = (flow: FlowRecord) => ({
-  id: flow.id,
-  name: flow.name,
-  status: "DRAFT",
-  categories: flow.categories,
-  validation_errors: [],
-  ...(flow.endpointUri !== undefined ? { endpoint_uri: flow.endpointUri } : {}),
-  ...(flow.applicationId !== undefined ? { application: { id: flow.applicationId } } : {})
-})
-
-const updateFlow = (state: SimState, flow: FlowRecord, body: unknown): Outcome => {
-  if (!isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
-  const { application_id, categories, endpoint_uri, name } = body
-  if (name === undefined && categories === undefined && endpoint_uri === undefined && application_id === undefined) {
-    return fail(simError(100, "Nothing to update: give name, categories, endpoint_uri or application_id"))
-  }
-  if (name !== undefined && (typeof name !== "string" || name.trim().length === 0)) {
-    return fail(simError(100, "Param name must be a non-empty string"))
-  }
-  if (categories !== undefined) {
-    const valid = Array.isArray(categories) && categories.length > 0 &&
-      categories.every((c) => (flowCategories as ReadonlyArray<unknown>).includes(c))
-    if (!valid) return fail(simError(100, `Param categories must be a non-empty array of {${flowCategories.join(", ")}}`))
-  }
-  if (
-    endpoint_uri !== undefined &&
-    (typeof endpoint_uri !== "string" || !URL.canParse(endpoint_uri) || !/^https?:/i.test(endpoint_uri))
-  ) {
-    return fail(simError(100, "Param endpoint_uri must be a valid URI"))
-  }
-  if (application_id !== undefined && typeof application_id !== "string") {
-    return fail(simError(100, "Param application_id must be a string"))
-  }
-  if (typeof name === "string") flow.name = name
-  if (Array.isArray(categories)) flow.categories = categories as Array<string>
-  if (typeof endpoint_uri === "string") flow.endpointUri = endpoint_uri
-  if (typeof application_id === "string") flow.applicationId = application_id
-  state.touch("flow", flow.id)
-  return ok({ success: true })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Dispatch
 
 /** Decides one request of the network's API. */
 export const route = (state: SimState, config: SimConfig, request: SimRequest, ctx: RequestContext): Outcome => {

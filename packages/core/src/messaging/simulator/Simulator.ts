@@ -65,14 +65,8 @@ import { errorBody, simError, statusOf, webhookError } from "./NetworkErrors.ts"
 import { envelope, inboundPayload, statusPayload, statusReport, type StatusReport, webhookContact } from "./Payloads.ts"
 import { newProfile, newSettings } from "./Profile.ts"
 import type { SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
-import {
-  flowCategories,
-  flowView,
-  INBOUND_LIMIT,
-  OUTBOX_LIMIT,
-  route,
-  type SimConfig
-} from "./Routes.ts"
+import { INBOUND_LIMIT, OUTBOX_LIMIT, route, type SimConfig } from "./Routes.ts"
+import { flowCategories, flowView } from "./Flows.ts"
 import { INBOUND_MEDIA_TTL_MS } from "./MediaStorage.ts"
 import { outboundStatus } from "./Outbound.ts"
 import { refreshTemplate } from "./TemplateManagement.ts"
