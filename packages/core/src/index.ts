@@ -18,7 +18,9 @@ export * as CloudApi from "./messaging/CloudApi.ts"
 export * as Simulator from "./messaging/simulator/index.ts"
 export type {
   InboundInput as SimulatorInboundInput,
-  InboundResult as SimulatorInboundResult,
+  InboundResult as SimulatorInboundResult
+} from "./messaging/simulator/Inbound.ts"
+export type {
   NetworkSimulatorOptions,
   NumberPatch as SimulatorNumberPatch,
   OutboxEntry as SimulatorOutboxEntry,

@@ -72,8 +72,6 @@ export interface SimConfig {
 
 /** How many outbound messages a number remembers by default. */
 export const OUTBOX_LIMIT = 10_000
-/** Inbound messages remembered (mark read); older ones are forgotten. */
-export const INBOUND_LIMIT = 100_000
 
 /** Decides one request of the network's API. */
 export const route = (state: SimState, config: SimConfig, request: SimRequest, ctx: RequestContext): Outcome => {
