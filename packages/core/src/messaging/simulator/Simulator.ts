@@ -25,21 +25,18 @@
  * again at start; other webhooks waiting for a retry when the process stopped
  * are not. Without a store nothing outlives the layer.
  */
-import { Clock, Context, Duration, Effect, Exit, FiberSet, Layer, Option } from "effect"
+import { Clock, Context, Effect, Exit, FiberSet, Layer, Option } from "effect"
 import { SimulatorStore, type SimulatorStoreError } from "../../ports/SimulatorStore.ts"
 import * as GroupCommit from "../../shared/GroupCommit.ts"
 import { Ids } from "../../shared/Ids.ts"
-import { hubSignature, type WebhookPayload } from "../Webhook.ts"
 import {
   type FlowRecord,
   normalizePhone,
   type NumberRecord,
   numericId,
-  type OutboundRecord,
   type OutboundStatus,
   type SimulatedNumberInput,
-  SimState,
-  type TemplateRecord
+  SimState
 } from "./Model.ts"
 import { restore, takeChanges } from "./Durability.ts"
 import {
@@ -51,7 +48,7 @@ import {
   type SignupBusiness
 } from "./Signup.ts"
 import { errorBody, simError, SimulatorInputError, statusOf, unknownNumber } from "./NetworkErrors.ts"
-import { envelope, statusPayload, statusReport, type StatusReport } from "./Payloads.ts"
+import { envelope, templateEvent } from "./Payloads.ts"
 import { newProfile, newSettings } from "./Profile.ts"
 import type { SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
 import { OUTBOX_LIMIT, route, type SimConfig } from "./Routes.ts"
@@ -59,14 +56,13 @@ import { flowCategories, flowView } from "./Flows.ts"
 import { decideInbound, type InboundInput, type InboundResult } from "./Inbound.ts"
 import { outboundStatus } from "./Outbound.ts"
 import { refreshTemplate } from "./TemplateManagement.ts"
+import { makeWebhooks } from "./Webhooks.ts"
 
 export type { SimulatedNumberInput } from "./Model.ts"
 export type { SimBody, SimFile, SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
 
 /** How far back, at a start, status reports a stopped process may have owed are delivered. */
 const REPORT_CATCH_UP_MS = 10 * 60 * 1000
-/** The most status reports one webhook carries. */
-export const STATUS_BATCH_MAX = 500
 
 export interface NetworkSimulatorOptions {
   /** Signs every webhook (`X-Hub-Signature-256`); Parley's ingestion checks it with the same secret. */
@@ -209,7 +205,6 @@ const make = (options: NetworkSimulatorOptions) =>
     const fork = yield* FiberSet.makeRuntime<never>()
     const state = new SimState(options.appSecret + ":urls")
     const store = Option.getOrUndefined(yield* Effect.serviceOption(SimulatorStore))
-    let sink = options.sink
     const config: SimConfig = {
       templateReviewMs: options.templateReviewMs ?? 5_000,
       nameReviewMs: options.nameReviewMs ?? 5_000,
@@ -223,107 +218,16 @@ const make = (options: NetworkSimulatorOptions) =>
       appName: options.appName ?? "Parley",
       outboxLimit: options.outboxLimit ?? OUTBOX_LIMIT
     }
-    const retryDelays = options.retryDelaysMs ?? [1_000, 2_000, 4_000, 8_000, 16_000]
     const now = () => clock.currentTimeMillisUnsafe()
-    const sleepUntil = (at: number) => {
-      const wait = at - now()
-      return wait > 0 ? clock.sleep(Duration.millis(wait)) : Effect.void
-    }
-
-    // -------------------------------------------------------------------------------------------
-    // Webhooks
-
-    const attempt = (raw: Uint8Array, signature: string) =>
-      sink === undefined
-        ? Effect.succeed(false)
-        : Effect.map(Effect.exit(Effect.suspend(() => sink!(raw, signature))), Exit.isSuccess)
-
-    const retry = (raw: Uint8Array, signature: string) =>
-      Effect.gen(function*() {
-        for (const delay of retryDelays) {
-          yield* clock.sleep(Duration.millis(delay))
-          if (yield* attempt(raw, signature)) return
-        }
-        yield* Effect.logWarning("NetworkSimulator: webhook not delivered, retries exhausted")
-      })
-
-    /** Posts a webhook to the sink if the account has a subscribed app; answers whether the first attempt landed. */
-    const post = (businessAccountId: string, payload: WebhookPayload): Effect.Effect<boolean> =>
-      Effect.gen(function*() {
-        if (state.accounts.get(businessAccountId)?.subscription === undefined) return false
-        const raw = encoder.encode(JSON.stringify(payload))
-        const signature = hubSignature(raw, options.appSecret)
-        // No sink yet (a host still starting) is an endpoint that does not answer: retried like one.
-        if (yield* attempt(raw, signature)) return true
-        fork(retry(raw, signature))
-        return false
-      })
-
-    // Due status reports of each number, waiting (at most `statusBatchMs`) to share one webhook.
-    const statusBatchMs = options.statusBatchMs ?? 0
-    const dueReports = new Map<string, Array<StatusReport>>()
-
-    const flushReports = (phoneNumberId: string, batch: Array<StatusReport>) =>
-      Effect.suspend(() => {
-        // A batch that filled up left the map when it did; its timer then finds it empty.
-        if (dueReports.get(phoneNumberId) === batch) dueReports.delete(phoneNumberId)
-        const number = state.numbers.get(phoneNumberId)
-        if (number === undefined || batch.length === 0) return Effect.void
-        const reports = batch.splice(0, batch.length)
-        return post(number.businessAccountId, statusPayload(number, reports))
-      })
-
-    const report = (phoneNumberId: string, item: StatusReport) =>
-      Effect.sync(() => {
-        const batch = dueReports.get(phoneNumberId)
-        if (batch !== undefined) {
-          batch.push(item)
-          if (batch.length >= STATUS_BATCH_MAX) {
-            dueReports.delete(phoneNumberId)
-            fork(flushReports(phoneNumberId, batch))
-          }
-          return
-        }
-        const fresh = [item]
-        dueReports.set(phoneNumberId, fresh)
-        const wait = statusBatchMs > 0 ? clock.sleep(Duration.millis(statusBatchMs)) : Effect.yieldNow
-        fork(Effect.andThen(wait, flushReports(phoneNumberId, fresh)))
-      })
-
-    /** Reports the stages of `record` due at `from` or later. */
-    const reportStatuses = (record: OutboundRecord, from = record.acceptedAt) =>
-      Effect.gen(function*() {
-        const { delivered, read, sent } = config.statusDelays
-        const stages: Array<readonly [Exclude<OutboundStatus, "accepted">, number]> = record.failure !== undefined
-          ? [["failed", sent]]
-          : [["sent", sent], ["delivered", delivered], ...(read === undefined ? [] : [["read", read] as const])]
-        for (const [status, delay] of stages) {
-          const at = record.acceptedAt + delay
-          if (at < from) continue
-          yield* sleepUntil(at)
-          if (!state.numbers.has(record.phoneNumberId)) return
-          yield* report(record.phoneNumberId, statusReport(record, status, at))
-        }
-      })
-
-    const templateEvent = (template: TemplateRecord, event: string) =>
-      envelope(template.businessAccountId, "message_template_status_update", {
-        event,
-        message_template_id: Number(template.id),
-        message_template_name: template.name,
-        message_template_language: template.language,
-        reason: template.status === "REJECTED" ? template.rejectedReason : "NONE",
-        message_template_category: template.category
-      })
-
-    const reportReview = (templateId: string, generation: number, at: number) =>
-      Effect.gen(function*() {
-        yield* sleepUntil(at)
-        const template = state.templates.get(templateId)
-        if (template === undefined || template.deleted || template.generation !== generation) return
-        refreshTemplate(template, now())
-        yield* post(template.businessAccountId, templateEvent(template, template.status))
-      })
+    const { post, reportReview, reportStatuses, setSink } = makeWebhooks({
+      state,
+      config,
+      clock,
+      fork,
+      sink: options.sink,
+      retryDelays: options.retryDelaysMs ?? [1_000, 2_000, 4_000, 8_000, 16_000],
+      statusBatchMs: options.statusBatchMs ?? 0
+    })
 
     // -------------------------------------------------------------------------------------------
     // Durability
@@ -589,7 +493,7 @@ const make = (options: NetworkSimulatorOptions) =>
       updateNumber,
       inbound,
       outbox,
-      setSink: (next) => Effect.sync(() => void (sink = next)),
+      setSink: (next) => Effect.sync(() => setSink(next)),
       setReachable: (contact, reachable) =>
         Effect.sync(() => {
           const key = normalizePhone(contact) ?? contact
