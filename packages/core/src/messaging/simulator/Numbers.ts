@@ -1,10 +1,21 @@
 /**
- * A number as the simulated network reports it (`GET /<pnid>`, `<waba>/phone_numbers`): its facts, the fields the
- * network answers without `fields`, its health (`health_status`: what may send), and its display name changes
- * (`POST /<pnid>` with `new_display_name`: `PENDING_REVIEW` for `nameReviewMs`, then the verdict, then shown).
+ * A number on the simulated network: connecting it (`NetworkSimulator.registerNumber`), how the network reports it
+ * (`GET /<pnid>`, `<waba>/phone_numbers`): its facts, the fields it answers without `fields`, its health
+ * (`health_status`: what may send), and its display name changes (`POST /<pnid>` with `new_display_name`:
+ * `PENDING_REVIEW` for `nameReviewMs`, then the verdict, then shown).
  */
-import { fail, isObject, type NumberRecord, ok, type Outcome, type RequestContext, type SimState } from "./Model.ts"
+import {
+  fail,
+  isObject,
+  type NumberRecord,
+  ok,
+  type Outcome,
+  type RequestContext,
+  type SimState,
+  type SimulatedNumberInput
+} from "./Model.ts"
 import { type SimError, simError } from "./NetworkErrors.ts"
+import { newProfile, newSettings } from "./Profile.ts"
 import type { SimConfig } from "./Routes.ts"
 
 /** What `GET /<phone_number_id>` answers without `fields`, as the network does. */
@@ -126,4 +137,43 @@ export const numberView = (
     return simError(100, `Tried accessing nonexisting field (${unknown}) on node type (WhatsAppBusinessPhoneNumber)`)
   }
   return Object.fromEntries(wanted.map((field) => [field, facts[field]]))
+}
+
+/**
+ * Connects a number (creating its account, with the app subscribed, and its token); connecting it again updates
+ * its facts and keeps what it has gathered (username, profile, settings, rate events, block list, name change).
+ */
+export const connectNumber = (state: SimState, input: SimulatedNumberInput): void => {
+  const existing = state.numbers.get(input.phoneNumberId)
+  const number: NumberRecord = {
+    phoneNumberId: input.phoneNumberId,
+    businessAccountId: input.businessAccountId,
+    displayPhoneNumber: input.displayPhoneNumber,
+    verifiedName: input.verifiedName,
+    qualityRating: input.qualityRating ?? "GREEN",
+    messagingLimitTier: input.messagingLimitTier ?? "TIER_10K",
+    status: input.status ?? "CONNECTED",
+    nameStatus: input.nameStatus ?? "APPROVED",
+    codeVerificationStatus: input.codeVerificationStatus ?? "VERIFIED",
+    throughputPerSecond: input.throughputPerSecond ?? 80,
+    pairBurst: input.pairBurst ?? 45,
+    pairIntervalMs: input.pairIntervalMs ?? 6_000,
+    isOnBizApp: input.isOnBizApp ?? false,
+    isOfficialBusinessAccount: input.isOfficialBusinessAccount ?? false,
+    username: existing?.username,
+    profile: existing?.profile ?? newProfile(),
+    settings: existing?.settings ?? newSettings(),
+    events: existing?.events ?? [],
+    blocked: existing?.blocked ?? new Map(),
+    nameChange: existing?.nameChange
+  }
+  state.numbers.set(number.phoneNumberId, number)
+  if (!state.accounts.has(input.businessAccountId)) {
+    // A connected number's account has the app subscribed, as onboarding leaves it.
+    state.accounts.set(input.businessAccountId, { id: input.businessAccountId, subscription: {} })
+    state.touch("account", input.businessAccountId)
+  }
+  state.tokens.set(input.accessToken, { businessAccountId: input.businessAccountId, expired: false })
+  state.touch("number", number.phoneNumberId)
+  state.touch("token", input.accessToken)
 }

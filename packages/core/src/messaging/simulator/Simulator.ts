@@ -15,6 +15,10 @@
  * Transports: `Transport.ts` (in process, as an `HttpClient`, for the
  * `MessagingNetwork` port) and `@parley/http-node`'s `SimulatorServer` (HTTP).
  *
+ * This module holds the service and its state; the API is decided in
+ * `Routes.ts` and the modules it names, webhooks go out through
+ * `Webhooks.ts`, and a contact writes in through `Inbound.ts`.
+ *
  * Durability: with a `SimulatorStore` in context the simulator starts from
  * what the store holds and writes every change through it before it answers
  * (a send is "accepted" only once the store has it), so a restarted host
@@ -29,32 +33,24 @@ import { Clock, Context, Effect, Exit, FiberSet, Layer, Option } from "effect"
 import { SimulatorStore, type SimulatorStoreError } from "../../ports/SimulatorStore.ts"
 import * as GroupCommit from "../../shared/GroupCommit.ts"
 import { Ids } from "../../shared/Ids.ts"
+import { restore, takeChanges } from "./Durability.ts"
+import { flowCategories, flowView } from "./Flows.ts"
+import { decideInbound, type InboundInput, type InboundResult } from "./Inbound.ts"
 import {
   type FlowRecord,
   normalizePhone,
-  type NumberRecord,
   numericId,
   type OutboundStatus,
   type SimulatedNumberInput,
   SimState
 } from "./Model.ts"
-import { restore, takeChanges } from "./Durability.ts"
-import {
-  ownerToken,
-  provisionedNumber,
-  PROVISIONING_PREFIXES,
-  SIGNUP_CATALOGUE,
-  SIGNUP_CODE_TTL_MS,
-  type SignupBusiness
-} from "./Signup.ts"
 import { errorBody, simError, SimulatorInputError, statusOf, unknownNumber } from "./NetworkErrors.ts"
+import { connectNumber } from "./Numbers.ts"
+import { outboundStatus } from "./Outbound.ts"
 import { envelope, templateEvent } from "./Payloads.ts"
-import { newProfile, newSettings } from "./Profile.ts"
 import type { SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
 import { OUTBOX_LIMIT, route, type SimConfig } from "./Routes.ts"
-import { flowCategories, flowView } from "./Flows.ts"
-import { decideInbound, type InboundInput, type InboundResult } from "./Inbound.ts"
-import { outboundStatus } from "./Outbound.ts"
+import { authorizeSignup, SIGNUP_CATALOGUE, type SignupAnswer, type SignupBusiness, type SignupChoice } from "./Signup.ts"
 import { refreshTemplate } from "./TemplateManagement.ts"
 import { makeWebhooks } from "./Webhooks.ts"
 
@@ -97,24 +93,6 @@ export interface NetworkSimulatorOptions {
 
 /** The simulated network's app (subscribed to accounts' webhooks, exchanging signup codes) unless `appId` says otherwise. */
 export const SIMULATOR_APP_ID = "100000000000099"
-
-/** What the customer chose in the simulated signup dialog. */
-export interface SignupChoice {
-  readonly businessAccountId: string
-  /** A number of the account, or none with `provisionCountry` for a new one. */
-  readonly phoneNumberId?: string | undefined
-  readonly provisionCountry?: string | undefined
-}
-
-export type SignupAnswer =
-  | {
-    readonly _tag: "Granted"
-    readonly code: string
-    readonly businessAccountId: string
-    readonly phoneNumberId: string
-    readonly provisioned: boolean
-  }
-  | { readonly _tag: "Refused"; readonly reason: "waba_limit_reached" | "phone_verification_failed" }
 
 /** What the network accepted for a contact, and where its delivery stands. */
 export interface OutboxEntry {
@@ -307,40 +285,7 @@ const make = (options: NetworkSimulatorOptions) =>
     // Control surface
 
     const registerNumber = (input: SimulatedNumberInput) =>
-      Effect.sync(() => {
-        const existing = state.numbers.get(input.phoneNumberId)
-        const number: NumberRecord = {
-          phoneNumberId: input.phoneNumberId,
-          businessAccountId: input.businessAccountId,
-          displayPhoneNumber: input.displayPhoneNumber,
-          verifiedName: input.verifiedName,
-          qualityRating: input.qualityRating ?? "GREEN",
-          messagingLimitTier: input.messagingLimitTier ?? "TIER_10K",
-          status: input.status ?? "CONNECTED",
-          nameStatus: input.nameStatus ?? "APPROVED",
-          codeVerificationStatus: input.codeVerificationStatus ?? "VERIFIED",
-          throughputPerSecond: input.throughputPerSecond ?? 80,
-          pairBurst: input.pairBurst ?? 45,
-          pairIntervalMs: input.pairIntervalMs ?? 6_000,
-          isOnBizApp: input.isOnBizApp ?? false,
-          isOfficialBusinessAccount: input.isOfficialBusinessAccount ?? false,
-          username: existing?.username,
-          profile: existing?.profile ?? newProfile(),
-          settings: existing?.settings ?? newSettings(),
-          events: existing?.events ?? [],
-          blocked: existing?.blocked ?? new Map(),
-          nameChange: existing?.nameChange
-        }
-        state.numbers.set(number.phoneNumberId, number)
-        if (!state.accounts.has(input.businessAccountId)) {
-          // A connected number's account has the app subscribed, as onboarding leaves it.
-          state.accounts.set(input.businessAccountId, { id: input.businessAccountId, subscription: {} })
-          state.touch("account", input.businessAccountId)
-        }
-        state.tokens.set(input.accessToken, { businessAccountId: input.businessAccountId, expired: false })
-        state.touch("number", number.phoneNumberId)
-        state.touch("token", input.accessToken)
-      }).pipe(Effect.andThen(savedOrDie))
+      Effect.sync(() => connectNumber(state, input)).pipe(Effect.andThen(savedOrDie))
 
     const updateNumber = (phoneNumberId: string, patch: NumberPatch) =>
       Effect.gen(function*() {
@@ -441,52 +386,6 @@ const make = (options: NetworkSimulatorOptions) =>
         yield* post(template.businessAccountId, templateEvent(template, event))
       })
 
-    const authorizeSignup = (choice: SignupChoice) =>
-      Effect.gen(function*() {
-        const business = SIGNUP_CATALOGUE.find((b) => b.id === choice.businessAccountId)
-        if (business === undefined) {
-          return yield* new SimulatorInputError({ message: `unknown business account ${choice.businessAccountId}` })
-        }
-        if (business.outcome === "waba_limit_reached") return { _tag: "Refused", reason: "waba_limit_reached" } as const
-        const uuid = yield* ids.uuid
-        const chosen = choice.phoneNumberId !== undefined
-          ? business.numbers.find((n) => n.phoneNumberId === choice.phoneNumberId)
-          : choice.provisionCountry !== undefined && choice.provisionCountry in PROVISIONING_PREFIXES
-          ? provisionedNumber(uuid, choice.provisionCountry)
-          : undefined
-        if (chosen === undefined) {
-          return yield* new SimulatorInputError({ message: "choose a number of the account or a country to provision in" })
-        }
-        if (!chosen.verified) return { _tag: "Refused", reason: "phone_verification_failed" } as const
-        if (!state.numbers.has(chosen.phoneNumberId)) {
-          yield* registerNumber({
-            phoneNumberId: chosen.phoneNumberId,
-            businessAccountId: business.id,
-            accessToken: ownerToken(business.id),
-            displayPhoneNumber: chosen.displayPhoneNumber,
-            verifiedName: chosen.verifiedName,
-            isOnBizApp: chosen.coexistence
-          })
-        }
-        const code = `sim-code-${uuid}`
-        state.signupGrants.set(code, {
-          code,
-          accessToken: `sim-signup-token-${uuid}`,
-          businessAccountId: business.id,
-          phoneNumberId: chosen.phoneNumberId,
-          expiresAt: now() + SIGNUP_CODE_TTL_MS,
-          withdrawn: business.outcome === "grant_withdrawn",
-          used: false
-        })
-        return {
-          _tag: "Granted",
-          code,
-          businessAccountId: business.id,
-          phoneNumberId: chosen.phoneNumberId,
-          provisioned: choice.phoneNumberId === undefined
-        } as const
-      })
-
     return NetworkSimulator.of({
       handle,
       registerNumber,
@@ -514,7 +413,7 @@ const make = (options: NetworkSimulatorOptions) =>
         }).pipe(Effect.andThen(savedOrDie)),
       setTemplateStatus,
       signupCatalogue: SIGNUP_CATALOGUE,
-      authorizeSignup
+      authorizeSignup: (choice) => authorizeSignup(state, { uuid: ids.uuid, now, registerNumber }, choice)
     })
   })
 
