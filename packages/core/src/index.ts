@@ -18,7 +18,9 @@ export * as CloudApi from "./messaging/CloudApi.ts"
 export * as Simulator from "./messaging/simulator/index.ts"
 export type {
   InboundInput as SimulatorInboundInput,
-  InboundResult as SimulatorInboundResult,
+  InboundResult as SimulatorInboundResult
+} from "./messaging/simulator/Inbound.ts"
+export type {
   NetworkSimulatorOptions,
   NumberPatch as SimulatorNumberPatch,
   OutboxEntry as SimulatorOutboxEntry,
@@ -173,8 +175,7 @@ export * from "./tenancy/SetupLinks.ts"
 export * from "./tenancy/SetupLinksApi.ts"
 export * from "./ports/SetupLinksRepo.ts"
 export * from "./messaging/numbers/Onboarding.ts"
-export type { SignupAnswer, SignupChoice } from "./messaging/simulator/Simulator.ts"
-export type { SignupBusiness, SignupNumber } from "./messaging/simulator/Signup.ts"
+export type { SignupAnswer, SignupBusiness, SignupChoice, SignupNumber } from "./messaging/simulator/Signup.ts"
 export * from "./mcp/LocalApi.ts"
 export { McpCaller } from "./mcp/Action.ts"
 export * as McpAction from "./mcp/Action.ts"

@@ -24,7 +24,7 @@ import { Ids } from "../src/shared/Ids.ts"
 import { layerMemoryJobQueue, layerMemoryStorage, layerMemoryWebhookHttp, MemoryWebhookReceiver } from "../src/testing/index.ts"
 import { WebhookSettings } from "../src/webhooks/Settings.ts"
 import { Onboarding, type SignupCallback } from "../src/messaging/numbers/Onboarding.ts"
-import type { SignupChoice } from "../src/messaging/simulator/Simulator.ts"
+import type { SignupChoice } from "../src/messaging/simulator/Signup.ts"
 import { Customers } from "../src/tenancy/Customers.ts"
 import { SetupLinks } from "../src/tenancy/SetupLinks.ts"
 

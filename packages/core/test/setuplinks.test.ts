@@ -12,7 +12,7 @@ import { MSG_PHONE_NUMBER_CREATED, MESSAGING_DOMAIN_EVENTS } from "../src/messag
 import { Onboarding, type SignupCallback } from "../src/messaging/numbers/Onboarding.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { layerMessagingServices } from "../src/messaging/Services.ts"
-import type { SignupChoice } from "../src/messaging/simulator/Simulator.ts"
+import type { SignupChoice } from "../src/messaging/simulator/Signup.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import { MessageConfigsRepo } from "../src/ports/MessageConfigsRepo.ts"
 import { Outbox } from "../src/ports/Outbox.ts"

@@ -2,8 +2,10 @@
  * The network's error objects, as the simulator answers them (decisions §7.3):
  * `{ "error": { "message": "(#<code>) <title>", "type", "code", "error_data":
  * { "messaging_product", "details" }, "error_subcode"?, "fbtrace_id" } }`
- * with the HTTP status the network uses for the code.
+ * with the HTTP status the network uses for the code; and the simulator's own
+ * `SimulatorInputError`, for what its control surface cannot carry out.
  */
+import { Schema } from "effect"
 import { MessagingProduct } from "../NetworkObjects.ts"
 
 interface CodeInfo {
@@ -95,3 +97,11 @@ export const webhookError = (code: number, details: string) => {
   const title = networkCodes[code]?.title ?? "Unknown error"
   return { code, title, message: title, error_data: { details } }
 }
+
+/** A request to the simulator's control surface that cannot be carried out (unknown number, bad inbound message). */
+export class SimulatorInputError extends Schema.TaggedError<SimulatorInputError>()("SimulatorInputError", {
+  message: Schema.String
+}) {}
+
+export const unknownNumber = (phoneNumberId: string) =>
+  new SimulatorInputError({ message: `unknown phone_number_id ${phoneNumberId}` })

@@ -12,7 +12,8 @@ import {
   epochSeconds,
   type NumberRecord,
   type OutboundRecord,
-  type OutboundStatus
+  type OutboundStatus,
+  type TemplateRecord
 } from "./Model.ts"
 import { webhookError } from "./NetworkErrors.ts"
 
@@ -123,3 +124,14 @@ export const statusPayload = (number: NumberRecord, reports: ReadonlyArray<Statu
     statuses: reports.map((r) => r.status)
   })
 }
+
+/** A template's status change (`message_template_status_update`), reported as `event`. */
+export const templateEvent = (template: TemplateRecord, event: string): WebhookPayload =>
+  envelope(template.businessAccountId, "message_template_status_update", {
+    event,
+    message_template_id: Number(template.id),
+    message_template_name: template.name,
+    message_template_language: template.language,
+    reason: template.status === "REJECTED" ? template.rejectedReason : "NONE",
+    message_template_category: template.category
+  })

@@ -8,8 +8,9 @@
  * whose verification failed, a grant the business withdrew before the code
  * was exchanged.
  */
-import { type Json, numericId, ok, type Outcome, type SimState, fail } from "./Model.ts"
-import { simError } from "./NetworkErrors.ts"
+import { Effect } from "effect"
+import { fail, type Json, numericId, ok, type Outcome, type SimState, type SimulatedNumberInput } from "./Model.ts"
+import { simError, SimulatorInputError } from "./NetworkErrors.ts"
 
 /** A number offered in the signup dialog. */
 export interface SignupNumber {
@@ -128,3 +129,80 @@ export const exchangeCode = (
   const answer: Json = { access_token: grant.accessToken, token_type: "bearer" }
   return ok(answer)
 }
+
+/** What the customer chose in the simulated signup dialog. */
+export interface SignupChoice {
+  readonly businessAccountId: string
+  /** A number of the account, or none with `provisionCountry` for a new one. */
+  readonly phoneNumberId?: string | undefined
+  readonly provisionCountry?: string | undefined
+}
+
+export type SignupAnswer =
+  | {
+    readonly _tag: "Granted"
+    readonly code: string
+    readonly businessAccountId: string
+    readonly phoneNumberId: string
+    readonly provisioned: boolean
+  }
+  | { readonly _tag: "Refused"; readonly reason: "waba_limit_reached" | "phone_verification_failed" }
+
+
+/** What the authorization needs of the simulator: its ids, its clock, and how it connects a number. */
+export interface SignupServices {
+  readonly uuid: Effect.Effect<string>
+  readonly now: () => number
+  readonly registerNumber: (input: SimulatedNumberInput) => Effect.Effect<void>
+}
+
+/** The customer's choice in the signup dialog: a one-time code for the number, or the network's refusal. */
+export const authorizeSignup = (
+  state: SimState,
+  services: SignupServices,
+  choice: SignupChoice
+): Effect.Effect<SignupAnswer, SimulatorInputError> =>
+  Effect.gen(function*() {
+    const business = SIGNUP_CATALOGUE.find((b) => b.id === choice.businessAccountId)
+    if (business === undefined) {
+      return yield* new SimulatorInputError({ message: `unknown business account ${choice.businessAccountId}` })
+    }
+    if (business.outcome === "waba_limit_reached") return { _tag: "Refused", reason: "waba_limit_reached" } as const
+    const uuid = yield* services.uuid
+    const chosen = choice.phoneNumberId !== undefined
+      ? business.numbers.find((n) => n.phoneNumberId === choice.phoneNumberId)
+      : choice.provisionCountry !== undefined && choice.provisionCountry in PROVISIONING_PREFIXES
+      ? provisionedNumber(uuid, choice.provisionCountry)
+      : undefined
+    if (chosen === undefined) {
+      return yield* new SimulatorInputError({ message: "choose a number of the account or a country to provision in" })
+    }
+    if (!chosen.verified) return { _tag: "Refused", reason: "phone_verification_failed" } as const
+    if (!state.numbers.has(chosen.phoneNumberId)) {
+      yield* services.registerNumber({
+        phoneNumberId: chosen.phoneNumberId,
+        businessAccountId: business.id,
+        accessToken: ownerToken(business.id),
+        displayPhoneNumber: chosen.displayPhoneNumber,
+        verifiedName: chosen.verifiedName,
+        isOnBizApp: chosen.coexistence
+      })
+    }
+    const code = `sim-code-${uuid}`
+    state.signupGrants.set(code, {
+      code,
+      accessToken: `sim-signup-token-${uuid}`,
+      businessAccountId: business.id,
+      phoneNumberId: chosen.phoneNumberId,
+      expiresAt: services.now() + SIGNUP_CODE_TTL_MS,
+      withdrawn: business.outcome === "grant_withdrawn",
+      used: false
+    })
+    return {
+      _tag: "Granted",
+      code,
+      businessAccountId: business.id,
+      phoneNumberId: chosen.phoneNumberId,
+      provisioned: choice.phoneNumberId === undefined
+    } as const
+  })

@@ -15,6 +15,10 @@
  * Transports: `Transport.ts` (in process, as an `HttpClient`, for the
  * `MessagingNetwork` port) and `@parley/http-node`'s `SimulatorServer` (HTTP).
  *
+ * This module holds the service and its state; the API is decided in
+ * `Routes.ts` and the modules it names, webhooks go out through
+ * `Webhooks.ts`, and a contact writes in through `Inbound.ts`.
+ *
  * Durability: with a `SimulatorStore` in context the simulator starts from
  * what the store holds and writes every change through it before it answers
  * (a send is "accepted" only once the store has it), so a restarted host
@@ -25,70 +29,36 @@
  * again at start; other webhooks waiting for a retry when the process stopped
  * are not. Without a store nothing outlives the layer.
  */
-import { Clock, Context, Duration, Effect, Exit, FiberSet, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Exit, FiberSet, Layer, Option } from "effect"
 import { SimulatorStore, type SimulatorStoreError } from "../../ports/SimulatorStore.ts"
 import * as GroupCommit from "../../shared/GroupCommit.ts"
 import { Ids } from "../../shared/Ids.ts"
-import { hubSignature, type WebhookPayload } from "../Webhook.ts"
-import { checkMedia, placeholderMime } from "./Media.ts"
-import {
-  type ContactRef,
-  contactByPhone,
-  contactByUserId,
-  epochSeconds,
-  type FlowRecord,
-  isObject,
-  isSimError,
-  isUserId,
-  messageId,
-  normalizePhone,
-  type NumberRecord,
-  numericId,
-  type OutboundRecord,
-  type OutboundStatus,
-  rememberContact,
-  sha256Hex,
-  type SimulatedNumberInput,
-  SimState,
-  type TemplateRecord
-} from "./Model.ts"
 import { restore, takeChanges } from "./Durability.ts"
+import { flowCategories, flowView } from "./Flows.ts"
+import { decideInbound, type InboundInput, type InboundResult } from "./Inbound.ts"
 import {
-  ownerToken,
-  provisionedNumber,
-  PROVISIONING_PREFIXES,
-  SIGNUP_CATALOGUE,
-  SIGNUP_CODE_TTL_MS,
-  type SignupBusiness
-} from "./Signup.ts"
-import { errorBody, simError, statusOf, webhookError } from "./NetworkErrors.ts"
-import { envelope, inboundPayload, statusPayload, statusReport, type StatusReport, webhookContact } from "./Payloads.ts"
-import { newProfile, newSettings } from "./Profile.ts"
+  type FlowRecord,
+  normalizePhone,
+  numericId,
+  type OutboundStatus,
+  type SimulatedNumberInput,
+  SimState
+} from "./Model.ts"
+import { errorBody, simError, SimulatorInputError, statusOf, unknownNumber } from "./NetworkErrors.ts"
+import { connectNumber } from "./Numbers.ts"
+import { outboundStatus } from "./Outbound.ts"
+import { envelope, templateEvent } from "./Payloads.ts"
 import type { SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
-import {
-  flowCategories,
-  flowView,
-  INBOUND_LIMIT,
-  INBOUND_MEDIA_TTL_MS,
-  OUTBOX_LIMIT,
-  outboundStatus,
-  refreshTemplate,
-  route,
-  type SimConfig
-} from "./Routes.ts"
+import { OUTBOX_LIMIT, route, type SimConfig } from "./Routes.ts"
+import { authorizeSignup, SIGNUP_CATALOGUE, type SignupAnswer, type SignupBusiness, type SignupChoice } from "./Signup.ts"
+import { refreshTemplate } from "./TemplateManagement.ts"
+import { makeWebhooks } from "./Webhooks.ts"
 
 export type { SimulatedNumberInput } from "./Model.ts"
 export type { SimBody, SimFile, SimRequest, SimResponse, WebhookSink } from "./Protocol.ts"
 
 /** How far back, at a start, status reports a stopped process may have owed are delivered. */
 const REPORT_CATCH_UP_MS = 10 * 60 * 1000
-/** The most status reports one webhook carries. */
-export const STATUS_BATCH_MAX = 500
-
-/** A request to the simulator's control surface that cannot be carried out (unknown number, bad inbound message). */
-export class SimulatorInputError extends Schema.TaggedError<SimulatorInputError>()("SimulatorInputError", {
-  message: Schema.String
-}) {}
 
 export interface NetworkSimulatorOptions {
   /** Signs every webhook (`X-Hub-Signature-256`); Parley's ingestion checks it with the same secret. */
@@ -124,52 +94,6 @@ export interface NetworkSimulatorOptions {
 /** The simulated network's app (subscribed to accounts' webhooks, exchanging signup codes) unless `appId` says otherwise. */
 export const SIMULATOR_APP_ID = "100000000000099"
 
-/** What the customer chose in the simulated signup dialog. */
-export interface SignupChoice {
-  readonly businessAccountId: string
-  /** A number of the account, or none with `provisionCountry` for a new one. */
-  readonly phoneNumberId?: string | undefined
-  readonly provisionCountry?: string | undefined
-}
-
-export type SignupAnswer =
-  | {
-    readonly _tag: "Granted"
-    readonly code: string
-    readonly businessAccountId: string
-    readonly phoneNumberId: string
-    readonly provisioned: boolean
-  }
-  | { readonly _tag: "Refused"; readonly reason: "waba_limit_reached" | "phone_verification_failed" }
-
-/** A simulated contact writing to a number. Either `from` (phone number) or `user_id` (business-scoped id only). */
-export interface InboundInput {
-  readonly from?: string | undefined
-  readonly user_id?: string | undefined
-  readonly profile_name?: string | undefined
-  readonly username?: string | undefined
-  /**
-   * One network message object: `{ "type": "text", "text": { "body": "hi" } }`,
-   * an `interactive` reply, a `reaction`, a `location`, media, ... `from`,
-   * `id` and `timestamp` are filled in by the network; `context.id` (a reply)
-   * gets its `context.from`.
-   */
-  readonly message: Readonly<Record<string, unknown>>
-  /** The bytes of a media message; without them (and without an id) the network makes a small placeholder file. */
-  readonly media?: { readonly bytes: Uint8Array; readonly mimeType: string; readonly filename?: string | undefined } | undefined
-}
-
-export interface InboundResult {
-  /** The network message id (`wamid.`). */
-  readonly id: string
-  /** The webhook the network posted (or would have posted). */
-  readonly payload: WebhookPayload
-  /** Whether the sink acknowledged the first attempt. */
-  readonly delivered: boolean
-  /** The business blocked this contact: nothing was delivered. */
-  readonly blocked: boolean
-}
-
 /** What the network accepted for a contact, and where its delivery stands. */
 export interface OutboxEntry {
   readonly id: string
@@ -201,28 +125,8 @@ export interface NumberPatch {
   readonly pairIntervalMs?: number | undefined
 }
 
-const inboundTypes = new Set([
-  "text",
-  "image",
-  "audio",
-  "video",
-  "document",
-  "sticker",
-  "interactive",
-  "reaction",
-  "location",
-  "contacts",
-  "button",
-  "order",
-  "system",
-  "unsupported"
-])
-const inboundMediaTypes = new Set(["image", "audio", "video", "document", "sticker"])
-
 const qualityRank: Readonly<Record<string, number>> = { RED: 0, YELLOW: 1, GREEN: 2 }
 const tierRank = ["TIER_50", "TIER_250", "TIER_1K", "TIER_2K", "TIER_10K", "TIER_100K", "TIER_UNLIMITED"]
-
-const badUserId = "user_id must be a business-scoped user id such as US.13491208655302741918"
 
 const encoder = new TextEncoder()
 const jsonContentType = "application/json; charset=UTF-8"
@@ -279,7 +183,6 @@ const make = (options: NetworkSimulatorOptions) =>
     const fork = yield* FiberSet.makeRuntime<never>()
     const state = new SimState(options.appSecret + ":urls")
     const store = Option.getOrUndefined(yield* Effect.serviceOption(SimulatorStore))
-    let sink = options.sink
     const config: SimConfig = {
       templateReviewMs: options.templateReviewMs ?? 5_000,
       nameReviewMs: options.nameReviewMs ?? 5_000,
@@ -293,107 +196,16 @@ const make = (options: NetworkSimulatorOptions) =>
       appName: options.appName ?? "Parley",
       outboxLimit: options.outboxLimit ?? OUTBOX_LIMIT
     }
-    const retryDelays = options.retryDelaysMs ?? [1_000, 2_000, 4_000, 8_000, 16_000]
     const now = () => clock.currentTimeMillisUnsafe()
-    const sleepUntil = (at: number) => {
-      const wait = at - now()
-      return wait > 0 ? clock.sleep(Duration.millis(wait)) : Effect.void
-    }
-
-    // -------------------------------------------------------------------------------------------
-    // Webhooks
-
-    const attempt = (raw: Uint8Array, signature: string) =>
-      sink === undefined
-        ? Effect.succeed(false)
-        : Effect.map(Effect.exit(Effect.suspend(() => sink!(raw, signature))), Exit.isSuccess)
-
-    const retry = (raw: Uint8Array, signature: string) =>
-      Effect.gen(function*() {
-        for (const delay of retryDelays) {
-          yield* clock.sleep(Duration.millis(delay))
-          if (yield* attempt(raw, signature)) return
-        }
-        yield* Effect.logWarning("NetworkSimulator: webhook not delivered, retries exhausted")
-      })
-
-    /** Posts a webhook to the sink if the account has a subscribed app; answers whether the first attempt landed. */
-    const post = (businessAccountId: string, payload: WebhookPayload): Effect.Effect<boolean> =>
-      Effect.gen(function*() {
-        if (state.accounts.get(businessAccountId)?.subscription === undefined) return false
-        const raw = encoder.encode(JSON.stringify(payload))
-        const signature = hubSignature(raw, options.appSecret)
-        // No sink yet (a host still starting) is an endpoint that does not answer: retried like one.
-        if (yield* attempt(raw, signature)) return true
-        fork(retry(raw, signature))
-        return false
-      })
-
-    // Due status reports of each number, waiting (at most `statusBatchMs`) to share one webhook.
-    const statusBatchMs = options.statusBatchMs ?? 0
-    const dueReports = new Map<string, Array<StatusReport>>()
-
-    const flushReports = (phoneNumberId: string, batch: Array<StatusReport>) =>
-      Effect.suspend(() => {
-        // A batch that filled up left the map when it did; its timer then finds it empty.
-        if (dueReports.get(phoneNumberId) === batch) dueReports.delete(phoneNumberId)
-        const number = state.numbers.get(phoneNumberId)
-        if (number === undefined || batch.length === 0) return Effect.void
-        const reports = batch.splice(0, batch.length)
-        return post(number.businessAccountId, statusPayload(number, reports))
-      })
-
-    const report = (phoneNumberId: string, item: StatusReport) =>
-      Effect.sync(() => {
-        const batch = dueReports.get(phoneNumberId)
-        if (batch !== undefined) {
-          batch.push(item)
-          if (batch.length >= STATUS_BATCH_MAX) {
-            dueReports.delete(phoneNumberId)
-            fork(flushReports(phoneNumberId, batch))
-          }
-          return
-        }
-        const fresh = [item]
-        dueReports.set(phoneNumberId, fresh)
-        const wait = statusBatchMs > 0 ? clock.sleep(Duration.millis(statusBatchMs)) : Effect.yieldNow
-        fork(Effect.andThen(wait, flushReports(phoneNumberId, fresh)))
-      })
-
-    /** Reports the stages of `record` due at `from` or later. */
-    const reportStatuses = (record: OutboundRecord, from = record.acceptedAt) =>
-      Effect.gen(function*() {
-        const { delivered, read, sent } = config.statusDelays
-        const stages: Array<readonly [Exclude<OutboundStatus, "accepted">, number]> = record.failure !== undefined
-          ? [["failed", sent]]
-          : [["sent", sent], ["delivered", delivered], ...(read === undefined ? [] : [["read", read] as const])]
-        for (const [status, delay] of stages) {
-          const at = record.acceptedAt + delay
-          if (at < from) continue
-          yield* sleepUntil(at)
-          if (!state.numbers.has(record.phoneNumberId)) return
-          yield* report(record.phoneNumberId, statusReport(record, status, at))
-        }
-      })
-
-    const templateEvent = (template: TemplateRecord, event: string) =>
-      envelope(template.businessAccountId, "message_template_status_update", {
-        event,
-        message_template_id: Number(template.id),
-        message_template_name: template.name,
-        message_template_language: template.language,
-        reason: template.status === "REJECTED" ? template.rejectedReason : "NONE",
-        message_template_category: template.category
-      })
-
-    const reportReview = (templateId: string, generation: number, at: number) =>
-      Effect.gen(function*() {
-        yield* sleepUntil(at)
-        const template = state.templates.get(templateId)
-        if (template === undefined || template.deleted || template.generation !== generation) return
-        refreshTemplate(template, now())
-        yield* post(template.businessAccountId, templateEvent(template, template.status))
-      })
+    const { post, reportReview, reportStatuses, setSink } = makeWebhooks({
+      state,
+      config,
+      clock,
+      fork,
+      sink: options.sink,
+      retryDelays: options.retryDelaysMs ?? [1_000, 2_000, 4_000, 8_000, 16_000],
+      statusBatchMs: options.statusBatchMs ?? 0
+    })
 
     // -------------------------------------------------------------------------------------------
     // Durability
@@ -473,43 +285,7 @@ const make = (options: NetworkSimulatorOptions) =>
     // Control surface
 
     const registerNumber = (input: SimulatedNumberInput) =>
-      Effect.sync(() => {
-        const existing = state.numbers.get(input.phoneNumberId)
-        const number: NumberRecord = {
-          phoneNumberId: input.phoneNumberId,
-          businessAccountId: input.businessAccountId,
-          displayPhoneNumber: input.displayPhoneNumber,
-          verifiedName: input.verifiedName,
-          qualityRating: input.qualityRating ?? "GREEN",
-          messagingLimitTier: input.messagingLimitTier ?? "TIER_10K",
-          status: input.status ?? "CONNECTED",
-          nameStatus: input.nameStatus ?? "APPROVED",
-          codeVerificationStatus: input.codeVerificationStatus ?? "VERIFIED",
-          throughputPerSecond: input.throughputPerSecond ?? 80,
-          pairBurst: input.pairBurst ?? 45,
-          pairIntervalMs: input.pairIntervalMs ?? 6_000,
-          isOnBizApp: input.isOnBizApp ?? false,
-          isOfficialBusinessAccount: input.isOfficialBusinessAccount ?? false,
-          username: existing?.username,
-          profile: existing?.profile ?? newProfile(),
-          settings: existing?.settings ?? newSettings(),
-          events: existing?.events ?? [],
-          blocked: existing?.blocked ?? new Map(),
-          nameChange: existing?.nameChange
-        }
-        state.numbers.set(number.phoneNumberId, number)
-        if (!state.accounts.has(input.businessAccountId)) {
-          // A connected number's account has the app subscribed, as onboarding leaves it.
-          state.accounts.set(input.businessAccountId, { id: input.businessAccountId, subscription: {} })
-          state.touch("account", input.businessAccountId)
-        }
-        state.tokens.set(input.accessToken, { businessAccountId: input.businessAccountId, expired: false })
-        state.touch("number", number.phoneNumberId)
-        state.touch("token", input.accessToken)
-      }).pipe(Effect.andThen(savedOrDie))
-
-    const unknownNumber = (phoneNumberId: string) =>
-      new SimulatorInputError({ message: `unknown phone_number_id ${phoneNumberId}` })
+      Effect.sync(() => connectNumber(state, input)).pipe(Effect.andThen(savedOrDie))
 
     const updateNumber = (phoneNumberId: string, patch: NumberPatch) =>
       Effect.gen(function*() {
@@ -539,131 +315,10 @@ const make = (options: NetworkSimulatorOptions) =>
         )
       })
 
-    /** Decides an inbound message; answers the webhook to post, or why it cannot be. */
-    const decideInbound = (
-      phoneNumberId: string,
-      input: InboundInput,
-      uuids: readonly [string, string]
-    ):
-      | SimulatorInputError
-      | { readonly number: NumberRecord; readonly id: string; readonly payload: WebhookPayload; readonly blocked: boolean } =>
-    {
-      const number = state.numbers.get(phoneNumberId)
-      if (number === undefined) return unknownNumber(phoneNumberId)
-      const invalid = (message: string) => new SimulatorInputError({ message })
-      const at = now()
-
-      let contact: ContactRef
-      if (input.from !== undefined) {
-        const waId = normalizePhone(input.from)
-        if (waId === undefined) return invalid("from must be a phone number (digits, optionally with +)")
-        if (input.user_id !== undefined && !isUserId(input.user_id)) return invalid(badUserId)
-        contact = input.user_id !== undefined
-          ? { waId, userId: input.user_id }
-          : contactByPhone(state, number.businessAccountId, waId)
-      } else if (input.user_id !== undefined) {
-        if (!isUserId(input.user_id)) return invalid(badUserId)
-        contact = contactByUserId(state, number.businessAccountId, input.user_id)
-      } else {
-        return invalid("from or user_id is required")
-      }
-
-      const message = input.message
-      const type = message["type"]
-      if (typeof type !== "string" || !inboundTypes.has(type)) {
-        return invalid(`message.type must be one of ${[...inboundTypes].join(", ")}`)
-      }
-      const content = message[type]
-      const present = type === "contacts"
-        ? Array.isArray(content) && content.length > 0
-        : type === "unsupported" || isObject(content)
-      if (!present) {
-        return invalid(`message.${type} is required`)
-      }
-      const problem = inboundProblem(type, content)
-      if (problem !== undefined) return invalid(problem)
-
-      let typed: unknown = content
-      if (inboundMediaTypes.has(type)) {
-        const given = content as Record<string, unknown>
-        if (input.media !== undefined || typeof given["id"] !== "string") {
-          const bytes = input.media?.bytes ?? encoder.encode(`simulated ${type} sent by a contact`)
-          const mimeType = input.media?.mimeType ?? placeholderMime[type as keyof typeof placeholderMime]
-          const kind = checkMedia(mimeType, bytes)
-          if (isSimError(kind)) return invalid(kind.details)
-          const filename = input.media?.filename ?? (type === "document" ? "document.pdf" : undefined)
-          const mediaId = numericId(uuids[1])
-          state.media.set(mediaId, {
-            id: mediaId,
-            businessAccountId: number.businessAccountId,
-            phoneNumberId: number.phoneNumberId,
-            bytes,
-            mimeType,
-            filename,
-            sha256: sha256Hex(bytes),
-            expiresAt: at + INBOUND_MEDIA_TTL_MS,
-            deleted: false
-          })
-          state.touch("media", mediaId)
-          typed = {
-            ...given,
-            ...(type === "document" && filename !== undefined ? { filename } : {}),
-            mime_type: mimeType,
-            sha256: sha256Hex(bytes),
-            id: mediaId
-          }
-        }
-      }
-
-      const id = messageId(uuids[0], contact.waId ?? contact.userId)
-      const {
-        context,
-        from: _from,
-        from_parent_user_id: _parent,
-        from_user_id: _user,
-        id: _id,
-        timestamp: _timestamp,
-        type: _type,
-        [type]: _content,
-        ...rest
-      } = message as Record<string, unknown>
-      const displayDigits = number.displayPhoneNumber.replace(/\D/g, "")
-      const built: Record<string, unknown> = {
-        ...(contact.waId !== undefined ? { from: contact.waId } : {}),
-        from_user_id: contact.userId,
-        id,
-        timestamp: epochSeconds(at),
-        ...(isObject(context) ? { context: { ...context, from: displayDigits } } : {}),
-        type,
-        ...(type === "unsupported"
-          ? { errors: [webhookError(131051, "Message type is currently not supported.")] }
-          : { [type]: typed }),
-        ...rest
-      }
-      const payload = inboundPayload(
-        number,
-        webhookContact(contact, { name: input.profile_name, username: input.username }),
-        built
-      )
-      if (number.blocked.has(contact.userId)) return { number, id, payload, blocked: true }
-      rememberContact(state, number.businessAccountId, contact)
-      state.windows.set(`${number.phoneNumberId}|${contact.userId}`, at)
-      state.touch("window", `${number.phoneNumberId}|${contact.userId}`)
-      number.events.push(at)
-      state.inbound.set(id, { id, phoneNumberId, contact, receivedAt: at, read: false })
-      state.touch("inbound", id)
-      if (state.inbound.size > INBOUND_LIMIT) {
-        const oldest = state.inbound.keys().next().value!
-        state.inbound.delete(oldest)
-        state.touch("inbound", oldest)
-      }
-      return { number, id, payload, blocked: false }
-    }
-
     const inbound = (phoneNumberId: string, input: InboundInput) =>
       Effect.gen(function*() {
         const uuids = [yield* ids.uuid, yield* ids.uuid] as const
-        const decided = decideInbound(phoneNumberId, input, uuids)
+        const decided = decideInbound(state, now(), phoneNumberId, input, uuids)
         // The window is open for good before the business hears of the message (and may answer it).
         yield* savedOrDie
         if (decided instanceof SimulatorInputError) return yield* decided
@@ -731,59 +386,13 @@ const make = (options: NetworkSimulatorOptions) =>
         yield* post(template.businessAccountId, templateEvent(template, event))
       })
 
-    const authorizeSignup = (choice: SignupChoice) =>
-      Effect.gen(function*() {
-        const business = SIGNUP_CATALOGUE.find((b) => b.id === choice.businessAccountId)
-        if (business === undefined) {
-          return yield* new SimulatorInputError({ message: `unknown business account ${choice.businessAccountId}` })
-        }
-        if (business.outcome === "waba_limit_reached") return { _tag: "Refused", reason: "waba_limit_reached" } as const
-        const uuid = yield* ids.uuid
-        const chosen = choice.phoneNumberId !== undefined
-          ? business.numbers.find((n) => n.phoneNumberId === choice.phoneNumberId)
-          : choice.provisionCountry !== undefined && choice.provisionCountry in PROVISIONING_PREFIXES
-          ? provisionedNumber(uuid, choice.provisionCountry)
-          : undefined
-        if (chosen === undefined) {
-          return yield* new SimulatorInputError({ message: "choose a number of the account or a country to provision in" })
-        }
-        if (!chosen.verified) return { _tag: "Refused", reason: "phone_verification_failed" } as const
-        if (!state.numbers.has(chosen.phoneNumberId)) {
-          yield* registerNumber({
-            phoneNumberId: chosen.phoneNumberId,
-            businessAccountId: business.id,
-            accessToken: ownerToken(business.id),
-            displayPhoneNumber: chosen.displayPhoneNumber,
-            verifiedName: chosen.verifiedName,
-            isOnBizApp: chosen.coexistence
-          })
-        }
-        const code = `sim-code-${uuid}`
-        state.signupGrants.set(code, {
-          code,
-          accessToken: `sim-signup-token-${uuid}`,
-          businessAccountId: business.id,
-          phoneNumberId: chosen.phoneNumberId,
-          expiresAt: now() + SIGNUP_CODE_TTL_MS,
-          withdrawn: business.outcome === "grant_withdrawn",
-          used: false
-        })
-        return {
-          _tag: "Granted",
-          code,
-          businessAccountId: business.id,
-          phoneNumberId: chosen.phoneNumberId,
-          provisioned: choice.phoneNumberId === undefined
-        } as const
-      })
-
     return NetworkSimulator.of({
       handle,
       registerNumber,
       updateNumber,
       inbound,
       outbox,
-      setSink: (next) => Effect.sync(() => void (sink = next)),
+      setSink: (next) => Effect.sync(() => setSink(next)),
       setReachable: (contact, reachable) =>
         Effect.sync(() => {
           const key = normalizePhone(contact) ?? contact
@@ -804,47 +413,7 @@ const make = (options: NetworkSimulatorOptions) =>
         }).pipe(Effect.andThen(savedOrDie)),
       setTemplateStatus,
       signupCatalogue: SIGNUP_CATALOGUE,
-      authorizeSignup
+      authorizeSignup: (choice) => authorizeSignup(state, { uuid: ids.uuid, now, registerNumber }, choice)
     })
   })
 
-/** What is wrong with the content of an inbound message of `type`, if anything. */
-const inboundProblem = (type: string, content: unknown): string | undefined => {
-  const object = isObject(content) ? content : {}
-  switch (type) {
-    case "text":
-      return typeof object["body"] === "string" ? undefined : "message.text.body must be a string"
-    case "reaction":
-      return typeof object["message_id"] === "string" && typeof object["emoji"] === "string"
-        ? undefined
-        : "message.reaction needs message_id and emoji"
-    case "location":
-      return typeof object["latitude"] === "number" && typeof object["longitude"] === "number"
-        ? undefined
-        : "message.location needs numeric latitude and longitude"
-    case "button":
-      return typeof object["text"] === "string" ? undefined : "message.button.text must be a string"
-    case "interactive": {
-      const kind = object["type"]
-      if (kind !== "button_reply" && kind !== "list_reply" && kind !== "nfm_reply") {
-        return "message.interactive.type must be button_reply, list_reply or nfm_reply"
-      }
-      const reply = object[kind]
-      if (!isObject(reply)) return `message.interactive.${kind} is required`
-      if (kind === "nfm_reply") {
-        return typeof reply["response_json"] === "string"
-          ? undefined
-          : "message.interactive.nfm_reply.response_json must be a string"
-      }
-      return typeof reply["id"] === "string" && typeof reply["title"] === "string"
-        ? undefined
-        : `message.interactive.${kind} needs id and title`
-    }
-    case "order":
-      return Array.isArray(object["product_items"]) ? undefined : "message.order.product_items must be an array"
-    case "system":
-      return typeof object["body"] === "string" ? undefined : "message.system.body must be a string"
-    default:
-      return undefined
-  }
-}
