@@ -26,8 +26,9 @@
  * stored, outboxes listing what contacts received. Status reports still due,
  * and those due in the 10 minutes before the start (the stopped process may
  * not have delivered them), and template reviews still pending are scheduled
- * again at start; other webhooks waiting for a retry when the process stopped
- * are not. Without a store nothing outlives the layer.
+ * again at start, to go out once a sink is set; other webhooks waiting for a
+ * retry when the process stopped are not. Without a store nothing outlives the
+ * layer.
  */
 import { Clock, Context, Effect, Exit, FiberSet, Layer, Option } from "effect"
 import { SimulatorStore, type SimulatorStoreError } from "../../ports/SimulatorStore.ts"
@@ -197,7 +198,7 @@ const make = (options: NetworkSimulatorOptions) =>
       outboxLimit: options.outboxLimit ?? OUTBOX_LIMIT
     }
     const now = () => clock.currentTimeMillisUnsafe()
-    const { post, reportReview, reportStatuses, setSink } = makeWebhooks({
+    const { post, reportReview, reportStatuses, setSink, sinkSet } = makeWebhooks({
       state,
       config,
       clock,
@@ -233,14 +234,17 @@ const make = (options: NetworkSimulatorOptions) =>
       state.durable = true
       restore(state, yield* Effect.orDie(store.load), config.outboxLimit)
       const at = now()
+      // What the stopped process owed goes out once a host takes webhooks (its sink is set just after this start).
       for (const template of state.templates.values()) {
         if (!template.deleted && template.review !== undefined) {
-          fork(reportReview(template.id, template.generation, template.review.at))
+          fork(Effect.andThen(sinkSet, reportReview(template.id, template.generation, template.review.at)))
         }
       }
       // Like the network retrying webhooks a stopped host could not take, the reports due in the last minutes before
       // this start are delivered (again: at least once), the rest when due.
-      for (const record of state.outbound.values()) fork(reportStatuses(record, at - REPORT_CATCH_UP_MS))
+      for (const record of state.outbound.values()) {
+        fork(Effect.andThen(sinkSet, reportStatuses(record, at - REPORT_CATCH_UP_MS)))
+      }
       yield* savedOrDie
     }
 

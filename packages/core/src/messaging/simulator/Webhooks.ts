@@ -5,7 +5,7 @@
  * webhook); and a template's review when it ends. Every wait reads the clock the simulator was built with, and every
  * fiber runs in the simulator's own set, so its timers stop with the layer.
  */
-import { type Clock, Duration, Effect, Exit } from "effect"
+import { type Clock, Duration, Effect, Exit, Latch } from "effect"
 import { hubSignature, type WebhookPayload } from "../Webhook.ts"
 import type { OutboundRecord, OutboundStatus, SimState } from "./Model.ts"
 import { statusPayload, statusReport, type StatusReport, templateEvent } from "./Payloads.ts"
@@ -32,6 +32,8 @@ const encoder = new TextEncoder()
 export const makeWebhooks = (options: WebhooksOptions) => {
   const { clock, config, fork, retryDelays, state, statusBatchMs } = options
   let sink = options.sink
+  // Open once a sink is first set: what a restart owes waits for a host to take it.
+  const sinkSet = Latch.makeUnsafe(sink !== undefined)
   const now = () => clock.currentTimeMillisUnsafe()
   const sleepUntil = (at: number) => {
     const wait = at - now()
@@ -55,10 +57,9 @@ export const makeWebhooks = (options: WebhooksOptions) => {
   /** Posts a webhook to the sink if the account has a subscribed app; answers whether the first attempt landed. */
   const post = (businessAccountId: string, payload: WebhookPayload): Effect.Effect<boolean> =>
     Effect.gen(function*() {
-      if (state.accounts.get(businessAccountId)?.subscription === undefined) return false
+      if (state.accounts.get(businessAccountId)?.subscription === undefined || sink === undefined) return false
       const raw = encoder.encode(JSON.stringify(payload))
       const signature = hubSignature(raw, config.appSecret)
-      // No sink yet (a host still starting) is an endpoint that does not answer: retried like one.
       if (yield* attempt(raw, signature)) return true
       fork(retry(raw, signature))
       return false
@@ -123,7 +124,12 @@ export const makeWebhooks = (options: WebhooksOptions) => {
     post,
     reportStatuses,
     reportReview,
+    /** Waits until a sink has been set (at once if one was given). */
+    sinkSet: sinkSet.await,
     /** Where webhooks go from now on (`undefined`: nowhere). */
-    setSink: (next: WebhookSink | undefined) => void (sink = next)
+    setSink: (next: WebhookSink | undefined) => {
+      sink = next
+      if (next !== undefined) sinkSet.openUnsafe()
+    }
   }
 }
