@@ -8,7 +8,9 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Logger, Option } from "effect"
 import { CONTACT_ERASURE_QUEUE, ContactErasures, erasureSteps } from "../src/messaging/erasure/ContactErasures.ts"
+import { LogRecorder } from "../src/logs/LogRecorder.ts"
 import { ContactErasureRepo } from "../src/ports/ContactErasureRepo.ts"
+import { LogSearch } from "../src/ports/LogSearch.ts"
 import { type EnqueueOptions, JobQueue } from "../src/ports/JobQueue.ts"
 import { ContactsRepo, MediaRepo, MessagesRepo } from "../src/ports/MessagingRepo.ts"
 import { Ids } from "../src/shared/Ids.ts"
@@ -43,6 +45,7 @@ const layerFlakyRepo = Layer.effect(
 )
 
 const Env = ContactErasures.layer.pipe(
+  Layer.provideMerge(LogRecorder.layer),
   Layer.provideMerge(layerFlakyRepo),
   Layer.provideMerge(Layer.mergeAll(layerRecordingQueue, Ids.layerSequential)),
   Layer.provideMerge(Layer.fresh(layerMemoryStorage)),
@@ -139,6 +142,33 @@ describe("ContactErasures", () => {
         // Done: running it again does nothing, and the contact is gone for a new request.
         yield* erasures.run(record.id)
         assert.strictEqual((yield* Effect.flip(erasures.request(project.id, contact.wa_id!)))._tag, "NotFound")
+      }))
+
+    it.effect("erases the log entries this process still holds in its recorder's batch, not only the written ones", () =>
+      Effect.gen(function*() {
+        const erasures = yield* ContactErasures
+        const recorder = yield* LogRecorder
+        const project = yield* givenProject()
+        const contact = makeContact(project.id)
+        yield* givenContactRows(project.id, uniqueId("erasure.core"), contact)
+        const at = new Date().toISOString()
+        // Recorded just before the erasure: the batch lingers (the test clock does not move), so it is not written yet.
+        yield* recorder.record([{ project_id: project.id, source: "msg_webhook_event", occurred_at: at, problem: false, message: `message text from ${contact.wa_id}` }])
+        const record = yield* erasures.request(project.id, contact.id)
+        yield* erasures.run(record.id)
+        yield* recorder.flush
+        const found = yield* (yield* LogSearch).search({
+          projectId: project.id,
+          sources: ["msg_webhook_event"],
+          since: "2000-01-01T00:00:00.000Z",
+          until: "2100-01-01T00:00:00.000Z",
+          words: [contact.wa_id!],
+          filters: [],
+          problemsOnly: false,
+          limit: 10,
+          after: null
+        })
+        assert.deepStrictEqual(found.entries, [])
       }))
 
     it.effect("starts over from the first step when the recorded step is one this version does not know", () =>

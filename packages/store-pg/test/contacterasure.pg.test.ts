@@ -11,7 +11,8 @@ import {
   ContactErasureRepo,
   ContactErasures,
   Ids,
-  layerContactErasureWorkers
+  layerContactErasureWorkers,
+  LogRecorder
 } from "@parley/core"
 import { layerMemoryJobQueue } from "@parley/core/testing"
 import { givenContactRows, givenProject, makeContact, uniqueId } from "@parley/core/testing/conformance"
@@ -46,6 +47,7 @@ const erasureOf = (id: string) =>
 
 layer(
   ContactErasures.layer.pipe(
+    Layer.provideMerge(LogRecorder.layer),
     Layer.provideMerge(layerFlakyRepo),
     Layer.provideMerge(Layer.mergeAll(layerStorage, layerMemoryJobQueue, Ids.layer)),
     Layer.provideMerge(layerTestDatabase)
@@ -104,6 +106,7 @@ layer(
 layer(
   layerContactErasureWorkers.pipe(
     Layer.provideMerge(ContactErasures.layer),
+    Layer.provideMerge(LogRecorder.layer),
     Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue({ pollingIntervalSeconds: 0.2 }), Ids.layer)),
     Layer.provideMerge(layerTestDatabase)
   ),

@@ -15,6 +15,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { BroadcastsRepo } from "../../ports/BroadcastsRepo.ts"
 import { JobQueue } from "../../ports/JobQueue.ts"
+import { LogRecorder } from "../../logs/LogRecorder.ts"
 import { LogSearch } from "../../ports/LogSearch.ts"
 import {
   type ContactErasureRecord,
@@ -49,11 +50,12 @@ export interface ErasureStep {
 export const erasureSteps: Effect.Effect<
   ReadonlyArray<ErasureStep>,
   never,
-  ContactErasureRepo | JobQueue | LogSearch | BroadcastsRepo
+  ContactErasureRepo | JobQueue | LogSearch | LogRecorder | BroadcastsRepo
 > = Effect.gen(function*() {
   const repo = yield* ContactErasureRepo
   const jobs = yield* JobQueue
   const logs = yield* LogSearch
+  const recorder = yield* LogRecorder
   const broadcasts = yield* BroadcastsRepo
   return [
     { name: "step_events", run: repo.deleteStepEvents },
@@ -64,8 +66,9 @@ export const erasureSteps: Effect.Effect<
     // The relay's jobs carry the outbox entries they hand on; a store keeps finished jobs for days.
     { name: "job_payloads", run: (s, limit) => jobs.eraseMentions(erasureTerms(s), limit) },
     { name: "upstream_payloads", run: repo.deleteUpstreamPayloads },
-    // Log search's entries (API requests, upstream events, step events, deliveries) that mention the contact.
-    { name: "log_entries", run: (s) => Effect.as(logs.eraseMentions(s.project_id, erasureTerms(s)), 0) },
+    // Log search's entries (API requests, upstream events, step events, deliveries) that mention the contact; those
+    // this process still holds in its recorder's batch are written first, so none lands after the erasure.
+    { name: "log_entries", run: (s) => Effect.as(Effect.andThen(recorder.flush, logs.eraseMentions(s.project_id, erasureTerms(s))), 0) },
     // Broadcast recipients keep their rows (the broadcast's counts stay true) without the number or parameters.
     {
       name: "broadcast_recipients",
