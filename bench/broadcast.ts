@@ -20,6 +20,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { collect } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
+import { forkNetwork } from "./networkProcess.ts"
 
 const KEY = "pk_bench_broadcast_0123456789abcdef"
 const SIM_NUMBER = { phoneNumberId: "100000000000001", businessAccountId: "200000000000001", token: "parley-simulator-token" }
@@ -62,20 +63,7 @@ const startNetwork = (mode: BroadcastNetwork) =>
       yield* simulator.updateNumber(SIM_NUMBER.phoneNumberId, patch)
       return { url, approve: (templateId: string) => Effect.orDie(simulator.setTemplateStatus(templateId, "APPROVED")) }
     }
-    const child = yield* Effect.acquireRelease(
-      Effect.sync(() => ChildProcess.fork(fileURLToPath(new URL("./network.ts", import.meta.url)), [APP_SECRET])),
-      (child) => Effect.sync(() => child.kill())
-    )
-    const port = yield* Effect.promise(() =>
-      new Promise<number>((resolve) => child.once("message", (m: { readonly port: number }) => resolve(m.port)))
-    )
-    const command = (message: object) =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          child.once("message", () => resolve())
-          child.send(message)
-        })
-      )
+    const { command, port } = yield* forkNetwork(APP_SECRET)
     const { url } = yield* startBenchHost(KEY, {
       env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: `http://127.0.0.1:${port}`, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
     })

@@ -18,7 +18,6 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Context, Effect, Layer, Option, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import * as ChildProcess from "node:child_process"
 import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -28,6 +27,7 @@ import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorSe
 import { Simulator } from "@parley/core"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { startBenchHost } from "./host.ts"
+import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
 
 export interface ProxyBenchResult {
@@ -151,20 +151,7 @@ const startNetwork = (mode: ProxyNetwork) =>
         })
       }
     }
-    const child = yield* Effect.acquireRelease(
-      Effect.sync(() => ChildProcess.fork(fileURLToPath(new URL("./network.ts", import.meta.url)), [APP_SECRET])),
-      (child) => Effect.sync(() => child.kill())
-    )
-    const port = yield* Effect.promise(() =>
-      new Promise<number>((resolve) => child.once("message", (m: { readonly port: number }) => resolve(m.port)))
-    )
-    const command = (message: object) =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          child.once("message", () => resolve())
-          child.send(message)
-        })
-      )
+    const { command, pid: networkPid, port } = yield* forkNetwork(APP_SECRET)
     const directUrl = `http://127.0.0.1:${port}`
     const { postgresPid, url } = yield* startBenchHost(KEY, {
       env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: directUrl, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
@@ -174,7 +161,7 @@ const startNetwork = (mode: ProxyNetwork) =>
     return {
       url,
       postgresPid,
-      networkPid: child.pid,
+      networkPid,
       directUrl,
       mute: command({ sink: null }),
       unmute,
