@@ -7,13 +7,13 @@
 import type { WebhookPayload } from "../Webhook.ts"
 import { checkMedia, placeholderMime } from "./Media.ts"
 import { INBOUND_MEDIA_TTL_MS } from "./MediaStorage.ts"
+import { isSimError } from "./Access.ts"
 import {
   type ContactRef,
   contactByPhone,
   contactByUserId,
   epochSeconds,
   isObject,
-  isSimError,
   isUserId,
   messageId,
   normalizePhone,

@@ -7,11 +7,10 @@
 import { createHmac } from "node:crypto"
 import { MessagingProduct } from "../NetworkObjects.ts"
 import { checkMedia } from "./Media.ts"
+import { authenticate, isSimError } from "./Access.ts"
 import {
-  authenticate,
   DAY_MS,
   fail,
-  isSimError,
   type MediaRecord,
   type NumberRecord,
   numericId,

@@ -7,9 +7,9 @@
  */
 import { MessagingProduct } from "../NetworkObjects.ts"
 import { type SimError, simError } from "./NetworkErrors.ts"
+import { isSimError } from "./Access.ts"
 import {
   isObject,
-  isSimError,
   isUserId,
   type Json,
   type MediaRecord,

@@ -9,7 +9,6 @@
 import { createHash } from "node:crypto"
 import type { SimError } from "./NetworkErrors.ts"
 import type { SignupGrant } from "./Signup.ts"
-import { simError, unknownObject } from "./NetworkErrors.ts"
 
 export const DAY_MS = 24 * 60 * 60 * 1000
 export const WINDOW_MS = DAY_MS
@@ -441,106 +440,6 @@ export const pairTokens = (state: SimState, number: NumberRecord, contact: Conta
   return {
     available: tokens,
     take: () => void state.pairBuckets.set(key, { tokens: tokens - 1, at: now })
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Access
-
-/**
- * The business account a bearer header acts for: 401 (code 0) without a
- * bearer token, 401 (190) for an unknown or expired one.
- */
-export const authenticate = (
-  state: SimState,
-  authorization: string | undefined
-): { readonly businessAccountId: string } | SimError => {
-  const match = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)
-  if (match === null) return simError(0, "An access token is required to request this resource.")
-  const token = state.tokens.get(match[1]!)
-  if (token === undefined) return simError(190, "Invalid OAuth access token - Cannot parse access token")
-  if (token.expired) return simError(190, "Error validating access token: Session has expired.", { subcode: 463 })
-  return { businessAccountId: token.businessAccountId }
-}
-
-export const isSimError = (value: unknown): value is SimError =>
-  typeof value === "object" && value !== null && "_tag" in value && value._tag === "SimError"
-
-/** The number a request acts on, if the caller's account owns it; otherwise the network's "does not exist" error. */
-export const ownedNumber = (
-  state: SimState,
-  businessAccountId: string,
-  method: string,
-  phoneNumberId: string
-): NumberRecord | SimError => {
-  const number = state.numbers.get(phoneNumberId)
-  return number !== undefined && number.businessAccountId === businessAccountId
-    ? number
-    : unknownObject(method, phoneNumberId)
-}
-
-export const ownedAccount = (
-  state: SimState,
-  businessAccountId: string,
-  method: string,
-  accountId: string
-): AccountRecord | SimError => {
-  const account = state.accounts.get(accountId)
-  return account !== undefined && account.id === businessAccountId ? account : unknownObject(method, accountId)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Lists
-
-const encodeCursor = (index: number) => Buffer.from(`i:${index}`).toString("base64")
-const decodeCursor = (cursor: string): number | undefined => {
-  const match = /^i:(\d+)$/.exec(Buffer.from(cursor, "base64").toString("utf8"))
-  return match === null ? undefined : Number(match[1])
-}
-
-/**
- * One page of `items` in the network's paging shape: `limit` (default
- * `defaultLimit`), `after`/`before` cursors, `next`/`previous` addresses.
- */
-export const page = <A>(
-  items: ReadonlyArray<A>,
-  query: Readonly<Record<string, string>>,
-  selfUrl: string,
-  defaultLimit: number
-): { readonly data: ReadonlyArray<A>; readonly paging?: Record<string, unknown> } | SimError => {
-  const limit = query["limit"] === undefined ? defaultLimit : Number(query["limit"])
-  if (!Number.isInteger(limit) || limit < 1) return simError(100, "Param limit must be a positive integer")
-  let start = 0
-  let end: number
-  if (query["after"] !== undefined) {
-    const index = decodeCursor(query["after"])
-    if (index === undefined) return simError(100, "Param after is not a valid cursor")
-    start = index + 1
-    end = Math.min(items.length, start + limit)
-  } else if (query["before"] !== undefined) {
-    const index = decodeCursor(query["before"])
-    if (index === undefined) return simError(100, "Param before is not a valid cursor")
-    end = Math.min(items.length, index)
-    start = Math.max(0, end - limit)
-  } else {
-    end = Math.min(items.length, limit)
-  }
-  const data = items.slice(start, end)
-  if (data.length === 0) return { data }
-  const link = (cursor: Record<string, string>) => {
-    const params = new URLSearchParams({ ...query, limit: String(limit) })
-    params.delete("after")
-    params.delete("before")
-    for (const [key, value] of Object.entries(cursor)) params.set(key, value)
-    return `${selfUrl}?${params.toString()}`
-  }
-  return {
-    data,
-    paging: {
-      cursors: { before: encodeCursor(start), after: encodeCursor(end - 1) },
-      ...(end < items.length ? { next: link({ after: encodeCursor(end - 1) }) } : {}),
-      ...(start > 0 ? { previous: link({ before: encodeCursor(start) }) } : {})
-    }
   }
 }
 

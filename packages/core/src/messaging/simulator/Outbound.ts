@@ -5,13 +5,13 @@
  */
 import { MessagingProduct } from "../NetworkObjects.ts"
 import { readEnvelope } from "./Messages.ts"
+import { isSimError } from "./Access.ts"
 import {
   type ContactRef,
   contactByPhone,
   contactByUserId,
   fail,
   isReachable,
-  isSimError,
   messageId,
   type NumberRecord,
   ok,

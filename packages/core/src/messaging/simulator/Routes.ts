@@ -20,19 +20,16 @@ import { isApiVersion, MessagingProduct } from "../NetworkObjects.ts"
 import { blockUsers } from "./BlockedUsers.ts"
 import { flowView, updateFlow } from "./Flows.ts"
 import { download, mediaInfo, openUploadSession, upload, uploadAsset, usableMedia } from "./MediaStorage.ts"
+import { authenticate, isSimError, ownedAccount, ownedNumber } from "./Access.ts"
 import {
-  authenticate,
   fail,
   isObject,
-  isSimError,
   ok,
   type Outcome,
-  ownedAccount,
-  ownedNumber,
-  page,
   type RequestContext,
   type SimState
 } from "./Model.ts"
+import { page } from "./Paging.ts"
 import { simError, unknownObject } from "./NetworkErrors.ts"
 import { numberView, requestDisplayName } from "./Numbers.ts"
 import { send } from "./Outbound.ts"

@@ -5,18 +5,18 @@
  * deleted by name or id; each review ends after `templateReviewMs`, reported by a followup. `Templates.ts` reads
  * the definitions.
  */
+import { isSimError } from "./Access.ts"
 import {
   DAY_MS,
   fail,
   isObject,
-  isSimError,
   numericId,
   ok,
-  page,
   type RequestContext,
   type SimState,
   type TemplateRecord
 } from "./Model.ts"
+import { page } from "./Paging.ts"
 import { simError } from "./NetworkErrors.ts"
 import type { SimRequest } from "./Protocol.ts"
 import type { SimConfig } from "./Routes.ts"

@@ -14,7 +14,8 @@
  */
 import { type SimError, simError } from "./NetworkErrors.ts"
 import { placeholders } from "./Messages.ts"
-import { isObject, isSimError, type Json } from "./Model.ts"
+import { isSimError } from "./Access.ts"
+import { isObject, type Json } from "./Model.ts"
 
 export const templateCategories = ["UTILITY", "MARKETING", "AUTHENTICATION"] as const
 const componentTypes = new Set(["HEADER", "BODY", "FOOTER", "BUTTONS"])
