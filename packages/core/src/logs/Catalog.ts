@@ -1,5 +1,5 @@
 /** What `GET /log_search/catalog` lists (decisions 4.7): the sources with their aliases, the filter keys, the detail fields. */
-import type { LogFilterKey, LogSource } from "../ports/LogSearch.ts"
+import { LOG_TEXT_FIELDS, type LogFilterKey, type LogSource } from "../ports/LogSearch.ts"
 
 export interface SourceInfo {
   readonly value: LogSource
@@ -48,38 +48,15 @@ export const FILTER_SUGGESTIONS: ReadonlyArray<FilterSuggestion> = [
   filter("resource_id", "Resource", "Events about one record: an execution, a delivery, a message", ["external_api_log", "msg_webhook_event", "flow_event", "webhook_delivery"])
 ]
 
-/** Fields a detail view shows, in order. */
+/** Fields a detail view shows, in order: every text field of an entry, with the numbers and stored JSON beside them. */
 export const DETAIL_FIELDS: ReadonlyArray<string> = [
   "occurred_at",
   "ingested_at",
   "source",
   "level",
-  "status",
-  "message",
-  "resource_type",
-  "resource_id",
-  "http_method",
-  "endpoint",
-  "response_status",
-  "response_time_ms",
-  "api_key_id",
-  "api_key_name",
-  "event_type",
-  "field",
-  "event",
-  "message_type",
-  "phone_number_id",
-  "display_phone_number",
-  "flow_name",
-  "flow_id",
-  "flow_execution_id",
-  "flow_event_id",
-  "step_identifier",
-  "step_type",
-  "webhook_id",
-  "webhook_url",
-  "error_class",
-  "error_message",
+  ...LOG_TEXT_FIELDS.flatMap((field) =>
+    field === "status" ? [field, "message"] : field === "endpoint" ? [field, "response_status", "response_time_ms"] : [field]
+  ),
   "attributes",
   "payload"
 ]
