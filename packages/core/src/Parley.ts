@@ -23,12 +23,12 @@ import { Functions } from "./functions/Functions.ts"
 import { layerFunctionsWorkers } from "./functions/FunctionsJobs.ts"
 import { FunctionInvocationLog } from "./functions/InvocationLog.ts"
 import { FunctionInvoker } from "./functions/Invoker.ts"
-import { FunctionSecretsCipher } from "./functions/SecretCipher.ts"
+import { layerHostCipher } from "./functions/FunctionsRepo.ts"
 import { layerSealedRepos } from "./secrets/SecretsAtRest.ts"
 import { DomainEventSubscribers, layerOutboxRelay, layerSignalingOutbox } from "./outbox/Relay.ts"
 import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
 import { layerWebhooksInterest } from "./webhooks/Interest.ts"
-import { WebhookSettings } from "./webhooks/Settings.ts"
+import { WebhookSettings } from "./shared/OutboundSettings.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 import { layerWebhooksWorkers } from "./webhooks/WebhooksJobs.ts"
 import { ExecutionEngine } from "./executions/Engine.ts"
@@ -41,8 +41,8 @@ import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
-import { ContactErasures } from "./messaging/erasure/ContactErasures.ts"
-import { layerContactErasureWorkers } from "./messaging/erasure/ContactErasureJobs.ts"
+import { ContactErasures } from "./erasure/ContactErasures.ts"
+import { layerContactErasureWorkers } from "./erasure/ContactErasureJobs.ts"
 import { VoiceAgents } from "./voice/VoiceAgent.ts"
 import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
 import { Logs } from "./logs/Logs.ts"
@@ -76,7 +76,7 @@ export const layerServices = Layer.mergeAll(
   // Between every service and the storage adapters: credentials are stored encrypted (`secrets/SecretsAtRest.ts`).
   Layer.provideMerge(layerSealedRepos),
   // The one key of every secret at rest: function and project secrets, credentials.
-  Layer.provideMerge(FunctionSecretsCipher.layer),
+  Layer.provideMerge(layerHostCipher),
   // Log search: step events and delivery attempts are recorded where they are stored (under the sealed repos).
   Layer.merge(Logs.layer),
   Layer.provideMerge(layerRecordedRepos),

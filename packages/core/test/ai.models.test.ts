@@ -9,7 +9,7 @@ import { Effect, Fiber, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { LanguageModel, Prompt, Tool, Toolkit } from "effect/ai"
 import { ModelSimulator, ruleTurn } from "../src/ai/simulator/ModelSimulator.ts"
-import { LanguageModels, withCallSettings } from "../src/ports/LanguageModels.ts"
+import { LanguageModels, withCallSettings } from "../src/ai/LanguageModels.ts"
 import { layerMemoryLanguageModels, memoryModelEndpoint } from "../src/testing/index.ts"
 
 const GetWeather = Tool.make("get_weather", {

@@ -19,9 +19,9 @@ import type { TemplateRecord } from "../src/messaging/templates/Template.ts"
 import { Templates } from "../src/messaging/templates/Templates.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import * as Parley from "../src/Parley.ts"
-import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
-import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
-import { ProjectSecretsRepo } from "../src/ports/ProjectSecretsRepo.ts"
+import { ExecutionsRepo } from "../src/executions/ExecutionsRepo.ts"
+import { MessagingNetwork } from "../src/network/MessagingNetwork.ts"
+import { ProjectSecretsRepo } from "../src/projects/ProjectSecretsRepo.ts"
 import { ProjectSecrets } from "../src/projects/ProjectSecrets.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
@@ -33,7 +33,7 @@ import {
   layerMemoryWebhookHttp,
   MemoryWebhookReceiver
 } from "../src/testing/index.ts"
-import { WebhookSettings } from "../src/webhooks/Settings.ts"
+import { WebhookSettings } from "../src/shared/OutboundSettings.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)

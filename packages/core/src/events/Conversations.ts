@@ -4,7 +4,7 @@
  * keeps events independent of it.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { ConversationsRepo } from "../ports/MessagingRepo.ts"
+import { ConversationsRepo } from "../messaging/MessagingRepo.ts"
 
 export class ConversationLookup extends Context.Service<ConversationLookup, {
   readonly exists: (projectId: string, conversationId: string) => Effect.Effect<boolean>

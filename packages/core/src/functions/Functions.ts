@@ -9,7 +9,7 @@ import * as Crypto from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
 import type { Duplicate } from "../ports/StorageError.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
 import {
   Conflict,
@@ -52,7 +52,7 @@ import {
   NOT_DEPLOYED_SECRETS_ERROR,
   resolveRuntimeConfig
 } from "./Rules.ts"
-import { FunctionSecretsCipher } from "./SecretCipher.ts"
+import { FunctionSecretsCipher } from "../shared/SecretCipher.ts"
 import { ProjectSecrets } from "../projects/ProjectSecrets.ts"
 
 const slugTaken = () => unprocessable("Slug has already been taken", [{ path: "function.slug", message: "has already been taken" }])

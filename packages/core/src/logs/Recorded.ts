@@ -8,8 +8,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { ExecutionRecord, StepEventRecord } from "../executions/Execution.ts"
-import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
-import { WebhookDeliveriesRepo } from "../ports/WebhooksRepo.ts"
+import { ExecutionsRepo, StepEventsRepo } from "../executions/ExecutionsRepo.ts"
+import { WebhookDeliveriesRepo } from "../webhooks/WebhooksRepo.ts"
 import type { WebhookAttemptRecord, WebhookDeliveryRecord } from "../webhooks/Webhook.ts"
 import { LogRecorder } from "./LogRecorder.ts"
 import { deliveryAttemptEntry, type ExecutionFacts, stepEventEntry } from "./Sources.ts"

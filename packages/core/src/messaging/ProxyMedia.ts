@@ -7,9 +7,9 @@
  */
 import { Clock, Effect, Option, Redacted } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { FunctionSecretKey } from "../functions/SecretCipher.ts"
-import { MediaRepo } from "../ports/MessagingRepo.ts"
-import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../ports/MessagingNetwork.ts"
+import { FunctionSecretKey } from "../shared/SecretCipher.ts"
+import { MediaRepo } from "./MessagingRepo.ts"
+import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../network/MessagingNetwork.ts"
 import type { StoredMedia } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
 import {

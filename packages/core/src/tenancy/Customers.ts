@@ -6,8 +6,8 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../projects/Projects.ts"
-import { CustomersRepo } from "../ports/CustomersRepo.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { CustomersRepo } from "./CustomersRepo.ts"
+import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"

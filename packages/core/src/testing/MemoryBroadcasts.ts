@@ -12,7 +12,7 @@ import {
   type RecipientView
 } from "../broadcasts/Broadcast.ts"
 import type { MessageRecord } from "../messaging/Message.ts"
-import { BroadcastsRepo, type RecipientOutcome, type RecipientRetry } from "../ports/BroadcastsRepo.ts"
+import { BroadcastsRepo, type RecipientOutcome, type RecipientRetry } from "../broadcasts/BroadcastsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import type { ListWindow } from "../shared/Pagination.ts"
 import { MemoryStore, memoryTable, type MemoryTables } from "./MemoryStore.ts"

@@ -12,8 +12,8 @@ import {
   ContactErasureRepo,
   type ErasureSubject,
   erasureTerms
-} from "../ports/ContactErasureRepo.ts"
-import type { ExecutionInputRecord } from "../ports/ExecutionsRepo.ts"
+} from "../erasure/ContactErasureRepo.ts"
+import type { ExecutionInputRecord } from "../executions/ExecutionsRepo.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import type { WebhookAttemptRecord, WebhookBufferRecord, WebhookDeliveryRecord } from "../webhooks/Webhook.ts"
 import { instant, json, nullableTimestamp, timestamp } from "./MemoryRows.ts"

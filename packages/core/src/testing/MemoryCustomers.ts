@@ -1,6 +1,6 @@
 /** `CustomersRepo` in memory, with the keys the Postgres schema enforces. */
 import { Effect, Layer, Option } from "effect"
-import { CustomersRepo } from "../ports/CustomersRepo.ts"
+import { CustomersRepo } from "../tenancy/CustomersRepo.ts"
 import { Duplicate } from "../ports/StorageError.ts"
 import type { Project } from "../projects/Project.ts"
 import type { ListWindow } from "../shared/Pagination.ts"

@@ -8,7 +8,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import type { EventDefinitionRecord, EventFilter, EventPlanRecord, EventRecord } from "../events/Event.ts"
-import { EVENT_TOTAL_CAP, EventDefinitionsRepo, EventPlansRepo, EventsRepo } from "../ports/EventsRepo.ts"
+import { EVENT_TOTAL_CAP, EventDefinitionsRepo, EventPlansRepo, EventsRepo } from "../events/EventsRepo.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { Duplicate } from "../ports/StorageError.ts"
 import type { Project } from "../projects/Project.ts"

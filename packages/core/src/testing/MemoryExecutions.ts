@@ -22,7 +22,7 @@ import {
   ExecutionInputsRepo,
   ExecutionsRepo,
   StepEventsRepo
-} from "../ports/ExecutionsRepo.ts"
+} from "../executions/ExecutionsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListWindow } from "../shared/Pagination.ts"
 import type { WorkflowRecord } from "../workflows/Workflow.ts"

@@ -1,7 +1,7 @@
 /** `InboxEmbedsRepo` in memory, with the keys the Postgres schema enforces. */
 import { Effect, Layer, Option } from "effect"
 import type { InboxEmbedFilter, InboxEmbedRecord } from "../inbox/InboxEmbed.ts"
-import { InboxEmbedsRepo } from "../ports/InboxEmbedsRepo.ts"
+import { InboxEmbedsRepo } from "../inbox/InboxEmbedsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import type { ListWindow } from "../shared/Pagination.ts"
 import { MemoryStore, memoryTable } from "./MemoryStore.ts"

@@ -5,7 +5,7 @@
  */
 import { Effect, Layer } from "effect"
 import { splitPassages } from "../ai/tools/Passages.ts"
-import { KnowledgeSearch, type RankedPassage } from "../ports/KnowledgeSearch.ts"
+import { KnowledgeSearch, type RankedPassage } from "../ai/tools/KnowledgeSearch.ts"
 
 const STOP_WORDS = new Set(
   ("a about above after again against all am an and any are as at be because been before being below between both but by " +

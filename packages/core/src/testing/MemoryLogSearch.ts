@@ -1,6 +1,6 @@
 /** `LogSearch` in memory: entries in the shared `MemoryStore`, searched by a scan with the port's word rules. */
 import { Effect, Layer } from "effect"
-import { type LogEntryRecord, type LogFilter, type LogQuery, LogSearch, mentionOf } from "../ports/LogSearch.ts"
+import { type LogEntryRecord, type LogFilter, type LogQuery, LogSearch, mentionOf } from "../logs/LogSearch.ts"
 import { MemoryStore, memoryTable } from "./MemoryStore.ts"
 
 const Entries = memoryTable<LogEntryRecord>("log_entries")

@@ -21,7 +21,7 @@ import type {
   StoredMedia,
   TemplateStatusRecord
 } from "../messaging/Message.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import {
   ContactsRepo,
   ConversationsRepo,
@@ -31,7 +31,7 @@ import {
   MessagesRepo,
   MessagingLocks,
   UpstreamInboxRepo
-} from "../ports/MessagingRepo.ts"
+} from "../messaging/MessagingRepo.ts"
 import { Duplicate } from "../ports/StorageError.ts"
 import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"

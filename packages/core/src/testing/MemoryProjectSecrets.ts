@@ -1,6 +1,6 @@
 /** `ProjectSecretsRepo` in memory, with the keys the Postgres schema enforces. */
 import { Effect, Layer } from "effect"
-import { ProjectSecretsRepo } from "../ports/ProjectSecretsRepo.ts"
+import { ProjectSecretsRepo } from "../projects/ProjectSecretsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import type { ProjectSecretRecord } from "../projects/ProjectSecret.ts"
 import { byteOrder, timestamp, violation } from "./MemoryRows.ts"

@@ -1,7 +1,7 @@
 /** `ProviderModelsRepo` in memory, keyed by name as the Postgres schema is. */
 import { Effect, Layer, Option } from "effect"
 import type { ProviderModelRecord } from "../ai/ProviderModel.ts"
-import { ProviderModelsRepo } from "../ports/ProviderModelsRepo.ts"
+import { ProviderModelsRepo } from "../ai/ProviderModelsRepo.ts"
 import { byteOrder, json, timestamp } from "./MemoryRows.ts"
 import { MemoryStore, memoryTable } from "./MemoryStore.ts"
 

@@ -5,9 +5,9 @@
  * passes here passes on Postgres; the conformance suites hold both to that.
  */
 import { Effect, Layer, Option, PubSub, Stream } from "effect"
-import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
+import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
 import { Duplicate } from "../ports/StorageError.ts"
-import { TriggersRepo, WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { TriggersRepo, WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import type { ApiKey, Project } from "../projects/Project.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { TriggerRecord, TriggerType } from "../workflows/Trigger.ts"

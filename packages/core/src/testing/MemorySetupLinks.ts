@@ -1,7 +1,7 @@
 /** `SetupLinksRepo` in memory, with the keys the Postgres schema enforces (one active link per customer). */
 import { Effect, Layer, Option } from "effect"
 import type { CustomerRecord } from "../tenancy/Customer.ts"
-import { SetupLinksRepo } from "../ports/SetupLinksRepo.ts"
+import { SetupLinksRepo } from "../tenancy/SetupLinksRepo.ts"
 import { Duplicate } from "../ports/StorageError.ts"
 import type { ListWindow } from "../shared/Pagination.ts"
 import type { SetupLinkRecord } from "../tenancy/SetupLink.ts"

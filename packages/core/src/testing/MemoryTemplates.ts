@@ -1,7 +1,7 @@
 /** `TemplatesRepo` in memory, with the keys the Postgres schema enforces. */
 import { Effect, Layer, Option } from "effect"
 import type { TemplateFilter, TemplateRecord } from "../messaging/templates/Template.ts"
-import { TemplatesRepo } from "../ports/TemplatesRepo.ts"
+import { TemplatesRepo } from "../messaging/templates/TemplatesRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import type { ListWindow } from "../shared/Pagination.ts"
 import { MemoryStore, memoryTable, type MemoryTables } from "./MemoryStore.ts"

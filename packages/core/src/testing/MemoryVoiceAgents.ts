@@ -1,6 +1,6 @@
 /** `VoiceAgentsRepo` in memory, keyed by (project, name) as the Postgres schema is. */
 import { Effect, Layer } from "effect"
-import { VoiceAgentsRepo } from "../ports/VoiceAgentsRepo.ts"
+import { VoiceAgentsRepo } from "../voice/VoiceAgentsRepo.ts"
 import type { VoiceAgentRecord } from "../voice/VoiceAgent.ts"
 import { byteOrder, json, timestamp } from "./MemoryRows.ts"
 import { MemoryStore, memoryTable } from "./MemoryStore.ts"

@@ -28,7 +28,7 @@ import {
   WebhookBuffersRepo,
   WebhookDeliveriesRepo,
   WebhooksRepo
-} from "../ports/WebhooksRepo.ts"
+} from "../webhooks/WebhooksRepo.ts"
 import { Duplicate } from "../ports/StorageError.ts"
 import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"

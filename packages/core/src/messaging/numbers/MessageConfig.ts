@@ -11,7 +11,7 @@
  * shows them, and no wire schema has a field for them.
  */
 import { Redacted, Schema } from "effect"
-import type { PhoneNumberFacts } from "../NetworkObjects.ts"
+import type { PhoneNumberFacts } from "../../network/NetworkObjects.ts"
 
 export const MessageConfigKind = Schema.Literals(["production", "sandbox"])
 export type MessageConfigKind = typeof MessageConfigKind.Type

@@ -8,12 +8,12 @@
  * customer goes next: the link's redirect with the exact query of 2.13.
  */
 import { Clock, Config, Context, Effect, Layer, Option, Redacted } from "effect"
-import { publicUrlOf, PublicUrl } from "../../http/PublicUrl.ts"
-import { CustomersRepo } from "../../ports/CustomersRepo.ts"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
-import { MessagingNetwork, type NetworkAccess } from "../../ports/MessagingNetwork.ts"
+import { publicUrlOf, PublicUrl } from "../../shared/PublicUrl.ts"
+import { CustomersRepo } from "../../tenancy/CustomersRepo.ts"
+import { MessageConfigsRepo } from "./MessageConfigsRepo.ts"
+import { MessagingNetwork, type NetworkAccess } from "../../network/MessagingNetwork.ts"
 import { Outbox } from "../../ports/Outbox.ts"
-import { SetupLinksRepo } from "../../ports/SetupLinksRepo.ts"
+import { SetupLinksRepo } from "../../tenancy/SetupLinksRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { Ids } from "../../shared/Ids.ts"
 import { findProductionConfig, SETUP_PAGE_PATH, SetupLinks } from "../../tenancy/SetupLinks.ts"
@@ -24,7 +24,7 @@ import {
   type SetupLinkRecord
 } from "../../tenancy/SetupLink.ts"
 import { MSG_PHONE_NUMBER_CREATED, phoneNumberEventPayload } from "../DomainEvents.ts"
-import type { PhoneNumberFacts } from "../NetworkObjects.ts"
+import type { PhoneNumberFacts } from "../../network/NetworkObjects.ts"
 import { SIMULATOR_APP_ID } from "../simulator/Simulator.ts"
 import { UpstreamSettings } from "../Upstream.ts"
 import { LiveNumbers } from "./LiveNumbers.ts"

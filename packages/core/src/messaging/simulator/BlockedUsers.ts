@@ -2,7 +2,7 @@
  * A number's block list (`POST`/`DELETE /<pnid>/block_users`): only contacts who wrote in the last 24 hours can be
  * blocked, at most 64,000 of them; a request that fails for some users answers 139100 with what was done.
  */
-import { MessagingProduct } from "../NetworkObjects.ts"
+import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import {
   contactByPhone,
   contactByUserId,

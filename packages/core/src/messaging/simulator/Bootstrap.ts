@@ -5,7 +5,7 @@
  */
 import { Config, Effect, Redacted } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import { HubSignatureHeader } from "../Webhook.ts"
+import { HubSignatureHeader } from "../../network/Webhook.ts"
 import type { WebhookSink } from "./Protocol.ts"
 import { NetworkSimulator } from "./Simulator.ts"
 

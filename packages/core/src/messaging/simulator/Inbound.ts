@@ -4,7 +4,7 @@
  * are given), the webhook built, and, unless the business blocked the contact, the contact's 24-hour window opened
  * and the message remembered for mark read (the network's newest 100,000).
  */
-import type { WebhookPayload } from "../Webhook.ts"
+import type { WebhookPayload } from "../../network/Webhook.ts"
 import { checkMedia, placeholderMime } from "./Media.ts"
 import { INBOUND_MEDIA_TTL_MS } from "./MediaStorage.ts"
 import { isSimError } from "./Access.ts"

@@ -5,7 +5,7 @@
  * examples take (`POST /app/uploads`, then `POST /upload:<id>`). `Media.ts` holds the types and sizes it takes.
  */
 import { createHmac } from "node:crypto"
-import { MessagingProduct } from "../NetworkObjects.ts"
+import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import { checkMedia } from "./Media.ts"
 import { authenticate, isSimError } from "./Access.ts"
 import {

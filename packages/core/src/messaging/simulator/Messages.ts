@@ -5,7 +5,7 @@
  * with a value the network does not accept 131009; template problems their
  * 132xxx codes.
  */
-import { MessagingProduct } from "../NetworkObjects.ts"
+import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import { type SimError, simError } from "./NetworkErrors.ts"
 import { isSimError } from "./Access.ts"
 import {

@@ -6,7 +6,7 @@
  * `SimulatorInputError`, for what its control surface cannot carry out.
  */
 import { Schema } from "effect"
-import { MessagingProduct } from "../NetworkObjects.ts"
+import { MessagingProduct } from "../../network/NetworkObjects.ts"
 
 interface CodeInfo {
   readonly title: string

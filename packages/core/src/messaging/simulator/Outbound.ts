@@ -3,7 +3,7 @@
  * the number's status, the 24-hour window, the throughput and the pair rate, then accepted into the outbox with its
  * status reports to follow; and where an accepted message stands as time passes.
  */
-import { MessagingProduct } from "../NetworkObjects.ts"
+import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import { readEnvelope } from "./Messages.ts"
 import { isSimError } from "./Access.ts"
 import {

@@ -4,8 +4,8 @@
  * "changes": [{ "value": ..., "field": ... }] }] }`.
  */
 import { createHash } from "node:crypto"
-import { MessagingProduct, WebhookObjectName } from "../NetworkObjects.ts"
-import type { WebhookContact, WebhookPayload, WebhookStatus } from "../Webhook.ts"
+import { MessagingProduct, WebhookObjectName } from "../../network/NetworkObjects.ts"
+import type { WebhookContact, WebhookPayload, WebhookStatus } from "../../network/Webhook.ts"
 import {
   type ContactRef,
   DAY_MS,

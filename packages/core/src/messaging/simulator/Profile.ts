@@ -4,7 +4,7 @@
  * characters, `address` 256, `description` 512, `email` 128, at most two
  * `http(s)` websites of 256, `vertical` from the network's list.
  */
-import { MessagingProduct } from "../NetworkObjects.ts"
+import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import {
   type BusinessProfile,
   fail,

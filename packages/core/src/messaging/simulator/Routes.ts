@@ -16,7 +16,7 @@
  * (sends), `TemplateManagement`, `MediaStorage`, `Numbers`, `BlockedUsers`,
  * `Usernames`, `Profile`, `Flows`, `Signup` (the code exchange).
  */
-import { isApiVersion, MessagingProduct } from "../NetworkObjects.ts"
+import { isApiVersion, MessagingProduct } from "../../network/NetworkObjects.ts"
 import { blockUsers } from "./BlockedUsers.ts"
 import { flowView, updateFlow } from "./Flows.ts"
 import { download, mediaInfo, openUploadSession, upload, uploadAsset, usableMedia } from "./MediaStorage.ts"

@@ -6,7 +6,7 @@
  * fiber runs in the simulator's own set, so its timers stop with the layer.
  */
 import { type Clock, Duration, Effect, Exit, Latch } from "effect"
-import { hubSignature, type WebhookPayload } from "../Webhook.ts"
+import { hubSignature, type WebhookPayload } from "../../network/Webhook.ts"
 import type { OutboundRecord, OutboundStatus, SimState } from "./Model.ts"
 import { statusPayload, statusReport, type StatusReport, templateEvent } from "./Payloads.ts"
 import type { WebhookSink } from "./Protocol.ts"

@@ -21,7 +21,7 @@ import {
   MessagingProduct,
   type NetworkErrorDetail,
   WebhookObjectName
-} from "../../messaging/NetworkObjects.ts"
+} from "../../network/NetworkObjects.ts"
 import type { NetworkSimulatorOptions } from "../../messaging/simulator/Simulator.ts"
 import { NetworkSimulator, SIMULATOR_APP_ID } from "../../messaging/simulator/Simulator.ts"
 import {
@@ -30,7 +30,7 @@ import {
   TemplateStatusChangeValue,
   verifyHubSignature,
   WebhookPayload
-} from "../../messaging/Webhook.ts"
+} from "../../network/Webhook.ts"
 import {
   MessagingNetwork,
   type NetworkAccess,
@@ -38,7 +38,7 @@ import {
   type NetworkError,
   NetworkRefused,
   rawAnswer
-} from "../../ports/MessagingNetwork.ts"
+} from "../../network/MessagingNetwork.ts"
 
 /** The simulator the suite expects behind the adapter. */
 export const simulatorOptions = {

@@ -9,12 +9,12 @@
  */
 import { Clock, Config, Context, Effect, Layer, Option, Predicate } from "effect"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { LanguageModels } from "../ports/LanguageModels.ts"
-import { MediaRepo, MessagesRepo } from "../ports/MessagingRepo.ts"
-import type { MessageRecord } from "../messaging/Message.ts"
-import { UpstreamMode } from "../messaging/simulator/Bootstrap.ts"
-import { ProviderModels } from "./ProviderModels.ts"
-import { SimulatedModelName } from "./simulator/ModelSimulator.ts"
+import { LanguageModels } from "../ai/LanguageModels.ts"
+import { MediaRepo, MessagesRepo } from "./MessagingRepo.ts"
+import type { MessageRecord } from "./Message.ts"
+import { UpstreamMode } from "./simulator/Bootstrap.ts"
+import { ProviderModels } from "../ai/ProviderModels.ts"
+import { SimulatedModelName } from "../ai/simulator/ModelSimulator.ts"
 
 export const VOICE_TRANSCRIPT_QUEUE = "ai.voice-transcript"
 

@@ -1,8 +1,8 @@
 /** Storage of setup links, scoped by project and customer; at most one `active` link per customer. */
 import { Context, type Effect, type Option } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { SetupLinkRecord } from "../tenancy/SetupLink.ts"
-import type { Duplicate } from "./StorageError.ts"
+import type { SetupLinkRecord } from "./SetupLink.ts"
+import type { Duplicate } from "../ports/StorageError.ts"
 
 export class SetupLinksRepo extends Context.Service<SetupLinksRepo, {
   /** Duplicate("customer_id") when the customer has an `active` link already. */

@@ -39,8 +39,8 @@ import type {
   UploadedAsset,
   UsernameAnswer,
   UsernameSuggestions
-} from "../messaging/NetworkObjects.ts"
-import { NetworkErrorDetail as NetworkErrorDetailSchema } from "../messaging/NetworkObjects.ts"
+} from "./NetworkObjects.ts"
+import { NetworkErrorDetail as NetworkErrorDetailSchema } from "./NetworkObjects.ts"
 
 /** Who a call acts as. */
 export interface NetworkAccess {

@@ -13,22 +13,22 @@
  * own that name a contact adds one entry before `contact`.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { BroadcastsRepo } from "../../ports/BroadcastsRepo.ts"
-import { JobQueue } from "../../ports/JobQueue.ts"
-import { LogRecorder } from "../../logs/LogRecorder.ts"
-import { LogSearch } from "../../ports/LogSearch.ts"
+import { BroadcastsRepo } from "../broadcasts/BroadcastsRepo.ts"
+import { JobQueue } from "../ports/JobQueue.ts"
+import { LogRecorder } from "../logs/LogRecorder.ts"
+import { LogSearch } from "../logs/LogSearch.ts"
 import {
   type ContactErasureRecord,
   ContactErasureRepo,
   type ErasureDeletion,
   type ErasureSubject,
   erasureTerms
-} from "../../ports/ContactErasureRepo.ts"
-import { ContactsRepo } from "../../ports/MessagingRepo.ts"
-import { type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
-import { Ids } from "../../shared/Ids.ts"
-import type { ContactRecord } from "../Message.ts"
-import { isUserId, normalizePhone } from "../simulator/Model.ts"
+} from "./ContactErasureRepo.ts"
+import { ContactsRepo } from "../messaging/MessagingRepo.ts"
+import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { Ids } from "../shared/Ids.ts"
+import type { ContactRecord } from "../messaging/Message.ts"
+import { isUserId, normalizePhone } from "../messaging/simulator/Model.ts"
 
 /** Erase one contact: `{ erasure_id }`. */
 export const CONTACT_ERASURE_QUEUE = "messaging.contact-erasure"

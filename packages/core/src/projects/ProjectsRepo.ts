@@ -1,6 +1,6 @@
 /** Storage of projects and their API keys. */
 import { Context, type Effect, type Option, type Stream } from "effect"
-import type { ApiKey, Project } from "../projects/Project.ts"
+import type { ApiKey, Project } from "./Project.ts"
 
 export class ProjectsRepo extends Context.Service<ProjectsRepo, {
   readonly insert: (project: Project) => Effect.Effect<void>

@@ -6,7 +6,7 @@
  */
 import { Context, type Effect, type Option, type Stream } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { Duplicate } from "./StorageError.ts"
+import type { Duplicate } from "../ports/StorageError.ts"
 import type {
   BufferedItem,
   DeliveryFilter,
@@ -15,7 +15,7 @@ import type {
   WebhookDeliveryRecord,
   WebhookFilter,
   WebhookRecord
-} from "../webhooks/Webhook.ts"
+} from "./Webhook.ts"
 
 /** Page-mode totals of delivery lists are counted up to this many (decisions 1.3: bounded estimates). */
 export const DELIVERY_TOTAL_CAP = 10_000

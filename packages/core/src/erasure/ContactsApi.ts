@@ -1,8 +1,8 @@
 /** The HTTP contract of contact erasure (decisions 4.8): `DELETE /msg/contacts/<identifier>`, 204 once queued. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Authentication } from "../../http/Middleware.ts"
-import { NotFound, Unprocessable } from "../../shared/ApiError.ts"
+import { Authentication } from "../http/Middleware.ts"
+import { NotFound, Unprocessable } from "../shared/ApiError.ts"
 
 export class MsgContactsApi extends HttpApiGroup.make("msgContacts")
   .add(

@@ -8,9 +8,9 @@ import type {
   EventFilter,
   EventPlanRecord,
   EventRecord
-} from "../events/Event.ts"
+} from "./Event.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { Duplicate } from "./StorageError.ts"
+import type { Duplicate } from "../ports/StorageError.ts"
 
 /** Page-mode totals of event lists are counted up to this many (decisions 1.3: bounded estimates). */
 export const EVENT_TOTAL_CAP = 10_000

@@ -13,7 +13,7 @@ import type {
   RecipientRecord,
   RecipientStatus,
   RecipientView
-} from "../broadcasts/Broadcast.ts"
+} from "./Broadcast.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 
 /** What the sender did with one pending recipient. */

@@ -5,7 +5,7 @@
  * every 5 minutes: a job whose retries ran out, or one never queued).
  */
 import { Effect, Layer, Schedule, Schema } from "effect"
-import { JobQueue } from "../../ports/JobQueue.ts"
+import { JobQueue } from "../ports/JobQueue.ts"
 import { CONTACT_ERASURE_QUEUE, ContactErasureJob, ContactErasures } from "./ContactErasures.ts"
 
 const SWEEP_EVERY_MS = 5 * 60 * 1000

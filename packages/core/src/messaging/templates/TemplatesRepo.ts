@@ -1,7 +1,7 @@
 /** Storage of the template mirror (decisions 4.8.1), scoped by project. */
 import { Context, type Effect, type Option } from "effect"
-import type { TemplateFilter, TemplateRecord } from "../messaging/templates/Template.ts"
-import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import type { TemplateFilter, TemplateRecord } from "./Template.ts"
+import type { ListSlice, ListWindow } from "../../shared/Pagination.ts"
 
 export class TemplatesRepo extends Context.Service<TemplatesRepo, {
   /**

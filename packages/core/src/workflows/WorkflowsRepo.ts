@@ -1,9 +1,9 @@
 /** Storage of workflows (with their definition) and their triggers, always scoped by project. */
 import { Context, type Effect, type Option } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { TriggerRecord, TriggerType } from "../workflows/Trigger.ts"
-import type { WorkflowFilter, WorkflowRecord } from "../workflows/Workflow.ts"
-import type { Duplicate } from "./StorageError.ts"
+import type { TriggerRecord, TriggerType } from "./Trigger.ts"
+import type { WorkflowFilter, WorkflowRecord } from "./Workflow.ts"
+import type { Duplicate } from "../ports/StorageError.ts"
 
 export class WorkflowsRepo extends Context.Service<WorkflowsRepo, {
   /** Fails with Duplicate("name") for a name taken case-insensitively, Duplicate("slug") for a taken slug. */

@@ -20,7 +20,7 @@ import {
   type NetworkBody,
   NetworkRefused,
   NetworkUnavailable
-} from "../ports/MessagingNetwork.ts"
+} from "./MessagingNetwork.ts"
 import {
   BlockedUsersPage,
   BlockUsersAnswer,

@@ -1,6 +1,6 @@
 /** Storage of project secrets (values encrypted by the caller), scoped by project. */
 import { Context, type Effect } from "effect"
-import type { ProjectSecretRecord } from "../projects/ProjectSecret.ts"
+import type { ProjectSecretRecord } from "./ProjectSecret.ts"
 
 export class ProjectSecretsRepo extends Context.Service<ProjectSecretsRepo, {
   /** Inserts, or replaces the ciphertext and `updated_at` of the project's secret of that name (keeping `created_at`). */

@@ -1,6 +1,6 @@
 /** Storage of inbox embeds (decisions 2.17), scoped by project; found by token hash to authenticate the inbox. */
 import { Context, type Effect, type Option } from "effect"
-import type { InboxEmbedFilter, InboxEmbedRecord } from "../inbox/InboxEmbed.ts"
+import type { InboxEmbedFilter, InboxEmbedRecord } from "./InboxEmbed.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 
 export class InboxEmbedsRepo extends Context.Service<InboxEmbedsRepo, {

@@ -1,6 +1,6 @@
 /** Storage of the voice agents operators declare, per project (spec "Voice agent"). */
 import { Context, type Effect } from "effect"
-import type { VoiceAgentRecord } from "../voice/VoiceAgent.ts"
+import type { VoiceAgentRecord } from "./VoiceAgent.ts"
 
 export class VoiceAgentsRepo extends Context.Service<VoiceAgentsRepo, {
   /**

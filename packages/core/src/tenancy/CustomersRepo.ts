@@ -1,8 +1,8 @@
 /** Storage of customers, scoped by project. */
 import { Context, type Effect, type Option } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { CustomerFilter, CustomerRecord } from "../tenancy/Customer.ts"
-import type { Duplicate } from "./StorageError.ts"
+import type { CustomerFilter, CustomerRecord } from "./Customer.ts"
+import type { Duplicate } from "../ports/StorageError.ts"
 
 export class CustomersRepo extends Context.Service<CustomersRepo, {
   /** Duplicate("external_customer_id") when the project has a customer with the same one. */

@@ -11,7 +11,7 @@
  */
 import { Context, Effect } from "effect"
 import type { AiError, LanguageModel } from "effect/ai"
-import type { ModelEndpoint, PromptCacheTtl, ReasoningEffort } from "../ai/ProviderModel.ts"
+import type { ModelEndpoint, PromptCacheTtl, ReasoningEffort } from "./ProviderModel.ts"
 
 /** Sampling and limits of one call, read by the adapter from the caller's context. */
 export interface ModelCallSettings {

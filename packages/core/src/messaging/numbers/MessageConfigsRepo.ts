@@ -6,9 +6,9 @@
  * adapter `access_token` and `app_secret` encrypted.
  */
 import { Context, type Effect, type Option, type Stream } from "effect"
-import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { MessageConfigFilter, MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
-import type { Duplicate } from "./StorageError.ts"
+import type { ListSlice, ListWindow } from "../../shared/Pagination.ts"
+import type { MessageConfigFilter, MessageConfigRecord } from "./MessageConfig.ts"
+import type { Duplicate } from "../../ports/StorageError.ts"
 
 export class MessageConfigsRepo extends Context.Service<MessageConfigsRepo, {
   /** Duplicate("phone_number_id") when a live config (any project) has the number. */

@@ -1,6 +1,6 @@
 /** Storage of the provider models operators declared (decisions 2.18), global to the installation. */
 import { Context, type Effect, type Option } from "effect"
-import type { ProviderModelRecord } from "../ai/ProviderModel.ts"
+import type { ProviderModelRecord } from "./ProviderModel.ts"
 
 export class ProviderModelsRepo extends Context.Service<ProviderModelsRepo, {
   /**

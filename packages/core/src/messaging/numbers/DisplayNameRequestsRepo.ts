@@ -1,8 +1,8 @@
 /** Storage of display name requests (decisions 2.15, 3.6), scoped by project. */
 import { Context, type Effect, type Option } from "effect"
-import type { DisplayNameRequestRecord } from "../messaging/numbers/DisplayNameRequest.ts"
-import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import type { Duplicate } from "./StorageError.ts"
+import type { DisplayNameRequestRecord } from "./DisplayNameRequest.ts"
+import type { ListSlice, ListWindow } from "../../shared/Pagination.ts"
+import type { Duplicate } from "../../ports/StorageError.ts"
 
 export class DisplayNameRequestsRepo extends Context.Service<DisplayNameRequestsRepo, {
   /** Duplicate("msg_config_id") when the config already has an open (non-final) request: one per number. */

@@ -18,7 +18,7 @@ import type {
   StatusEventRecord,
   StoredMedia,
   TemplateStatusRecord
-} from "../messaging/Message.ts"
+} from "./Message.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 
 /** Page-mode totals of contacts, conversations and messages are counted up to this many (decisions 1.3). */

@@ -11,7 +11,7 @@ import type {
   StepEventFilter,
   StepEventRecord,
   WorkflowRevision
-} from "../executions/Execution.ts"
+} from "./Execution.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 
 export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {

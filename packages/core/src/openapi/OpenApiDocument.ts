@@ -12,7 +12,7 @@
  * - An example on every JSON request body and answer (`OpenApiExamples.ts`).
  */
 
-import { PROXY_ERROR_STATUSES, proxyErrorJsonSchema } from "../messaging/ProxyErrors.ts"
+import { PROXY_ERROR_STATUSES, proxyErrorJsonSchema } from "../network/NetworkErrors.ts"
 import { withExamples } from "./OpenApiExamples.ts"
 
 type Spec = Record<string, any>

@@ -4,7 +4,7 @@
  * The key comes from `PARLEY_SECRET_KEY` (`FunctionSecretKey`), any string of
  * at least 16 characters, stretched with HKDF-SHA256. Without it, a random
  * key is generated on first use and stored in the database
- * (`FunctionsRepo.secretKey`), shared by every host on that database: values
+ * (`SecretKeyStore`, which the functions store answers), shared by every host on that database: values
  * then never appear in clear in the database, its dumps or logs, but someone
  * holding the whole database holds the key too. Setting `PARLEY_SECRET_KEY`
  * keeps the key out of the database.
@@ -15,7 +15,6 @@
  */
 import { Config, Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import * as Crypto from "node:crypto"
-import { FunctionsRepo } from "./FunctionsRepo.ts"
 
 /** The configured key material (`PARLEY_SECRET_KEY`), or undefined for the stored one. */
 export class FunctionSecretKey extends Context.Reference<Redacted.Redacted<string> | undefined>(
@@ -87,13 +86,22 @@ export const makeSecretCipher = (material: string): SecretCipher => {
   }
 }
 
+/**
+ * Where the generated host key is kept when none is configured: `secretKey(candidate)` stores the candidate unless a
+ * key is stored already, and answers the stored one (so every host on a database agrees). `Parley.ts` answers it
+ * from the functions store, which has kept it since functions had the only secrets.
+ */
+export class SecretKeyStore extends Context.Service<SecretKeyStore, {
+  readonly secretKey: (candidate: string) => Effect.Effect<string>
+}>()("@parley/core/shared/SecretKeyStore") {}
+
 /** A fresh random key (stored as the host key when none is configured). */
 export const generateSecretKeyMaterial = Effect.sync(() => Crypto.randomBytes(32).toString("base64url"))
 
 /**
  * The host's cipher: over `FunctionSecretKey` when configured (checked when
  * the layer is built, so a short key stops the host at start), otherwise
- * over the key stored through `FunctionsRepo.secretKey`, read on first use.
+ * over the key stored through `SecretKeyStore`, read on first use.
  */
 export class FunctionSecretsCipher extends Context.Service<FunctionSecretsCipher, {
   readonly cipher: Effect.Effect<SecretCipher>
@@ -101,7 +109,7 @@ export class FunctionSecretsCipher extends Context.Service<FunctionSecretsCipher
   static readonly layer = Layer.effect(
     FunctionSecretsCipher,
     Effect.gen(function*() {
-      const repo = yield* FunctionsRepo
+      const repo = yield* SecretKeyStore
       const configured = yield* FunctionSecretKey
       let current: SecretCipher | undefined = configured === undefined
         ? undefined
