@@ -15,23 +15,17 @@ export * from "./ports/SimulatorStore.ts"
 export * as NetworkObjects from "./network/NetworkObjects.ts"
 export * as UpstreamWebhook from "./network/Webhook.ts"
 export * as CloudApi from "./network/CloudApi.ts"
-export * as Simulator from "./messaging/simulator/index.ts"
-export type {
-  InboundInput as SimulatorInboundInput,
-  InboundResult as SimulatorInboundResult
-} from "./messaging/simulator/Inbound.ts"
-export type {
-  NetworkSimulatorOptions,
-  NumberPatch as SimulatorNumberPatch,
-  OutboxEntry as SimulatorOutboxEntry,
-  SimBody,
-  SimFile,
-  SimRequest,
-  SimResponse,
-  SimulatedNumberInput,
-  WebhookSink
-} from "./messaging/simulator/Simulator.ts"
-export type { SimulatedNumber } from "./messaging/simulator/Bootstrap.ts"
+export {
+  type InboundInput as SimulatorInboundInput,
+  type InboundResult as SimulatorInboundResult,
+  type OutboxEntry as SimulatorOutboxEntry,
+  type SimulatedNetwork,
+  type SimulatedNumber,
+  SimulatorInputError,
+  type WebhookSink
+} from "./network/SimulatedNetwork.ts"
+export { UpstreamMode } from "./network/UpstreamMode.ts"
+export { isUserId, normalizePhone, phoneDigits } from "./network/Contacts.ts"
 export * from "./messaging/numbers/MessageConfigsRepo.ts"
 export * from "./messaging/MessagingRepo.ts"
 export * from "./messaging/numbers/MessageConfig.ts"
@@ -93,7 +87,7 @@ export type { ProxyReads } from "./messaging/ProxyReads.ts"
 export { MEDIA_DOWNLOAD_TTL_MS, type ProxyMedia } from "./messaging/ProxyMedia.ts"
 export type { ProxyPassThrough } from "./messaging/ProxyPassThrough.ts"
 export * from "./messaging/MessagingJobs.ts"
-export * from "./messaging/Services.ts"
+export { layerMessagingServices } from "./Parley.ts"
 export * from "./projects/Project.ts"
 export * from "./projects/Projects.ts"
 export * from "./projects/ProjectSecret.ts"
@@ -103,7 +97,6 @@ export * from "./ai/ProviderModel.ts"
 export * from "./ai/ProviderModels.ts"
 export * from "./ai/ProviderModelsApi.ts"
 export * as OpenAiCompatible from "./ai/OpenAiCompatible.ts"
-export * from "./ai/simulator/ModelSimulator.ts"
 export * from "./messaging/VoiceNotes.ts"
 export * from "./ai/LanguageModels.ts"
 export * from "./ai/ProviderModelsRepo.ts"
@@ -175,7 +168,6 @@ export * from "./tenancy/SetupLinks.ts"
 export * from "./tenancy/SetupLinksApi.ts"
 export * from "./tenancy/SetupLinksRepo.ts"
 export * from "./messaging/numbers/Onboarding.ts"
-export type { SignupAnswer, SignupBusiness, SignupChoice, SignupNumber } from "./messaging/simulator/Signup.ts"
 export * from "./mcp/LocalApi.ts"
 export { McpCaller } from "./mcp/Action.ts"
 export * as McpAction from "./mcp/Action.ts"
@@ -213,3 +205,30 @@ export * from "./broadcasts/Broadcasts.ts"
 export * from "./broadcasts/Sender.ts"
 export * from "./broadcasts/BroadcastsApi.ts"
 export * from "./broadcasts/BroadcastsRepo.ts"
+export * from "./messaging/ConversationLookup.ts"
+
+// Memory adapters of every port (unit tests, demos; nothing persists), each beside its port.
+export * from "./ports/MemoryStore.ts"
+export * from "./MemoryStorage.ts"
+export * from "./projects/MemoryProjects.ts"
+export * from "./workflows/MemoryWorkflows.ts"
+export * from "./ports/MemoryJobQueue.ts"
+export * from "./events/MemoryEvents.ts"
+export * from "./messaging/MemoryMessaging.ts"
+export * from "./ports/MemorySimulatorStore.ts"
+export * from "./functions/MemoryFunctionRuntime.ts"
+export * from "./functions/MemoryFunctions.ts"
+export * from "./webhooks/MemoryWebhooks.ts"
+export * from "./executions/MemoryExecutions.ts"
+export * from "./messaging/templates/MemoryTemplates.ts"
+export * from "./projects/MemoryProjectSecrets.ts"
+export * from "./ai/MemoryProviderModels.ts"
+export * from "./ports/MemoryRateLimits.ts"
+export * from "./logs/MemoryLogSearch.ts"
+export * from "./ai/tools/MemoryKnowledgeSearch.ts"
+export * from "./tenancy/MemorySetupLinks.ts"
+export * from "./inbox/MemoryInboxEmbeds.ts"
+export * from "./erasure/MemoryContactErasure.ts"
+export * from "./voice/MemoryVoiceAgents.ts"
+export * from "./messaging/numbers/MemoryNumberOperations.ts"
+export * from "./broadcasts/MemoryBroadcasts.ts"

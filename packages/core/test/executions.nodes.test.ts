@@ -35,12 +35,14 @@ import {
 } from "../src/testing/index.ts"
 import { WebhookSettings } from "../src/shared/OutboundSettings.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
+import { Simulator, SimulatedUpstream } from "../src/simulators/index.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
 const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).pipe(
   Layer.provideMerge(Parley.layerExecutionServices),
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
   Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }), layerMemoryLanguageModels())),
   Layer.provideMerge(Ports)
@@ -58,7 +60,7 @@ const given = Effect.gen(function*() {
   const { secret } = yield* projects.createKey(project.id, "tests")
   const principal = yield* projects.authenticate(secret)
   const config = Option.getOrThrow(yield* (yield* MessageConfigs).bootstrap(project.id))
-  const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+  const simulator = yield* Simulator.running
   return { principal, config, simulator }
 })
 

@@ -18,11 +18,13 @@ import { Ids } from "../src/shared/Ids.ts"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryLanguageModels, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
 import { WebhookSettings } from "../src/shared/OutboundSettings.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
+import { SimulatedUpstream } from "../src/simulators/index.ts"
 
 const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).pipe(
   Layer.provideMerge(Parley.layerExecutionServices),
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
   Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }), layerMemoryLanguageModels())),
   Layer.provideMerge(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential))

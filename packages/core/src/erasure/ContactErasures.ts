@@ -28,7 +28,7 @@ import { ContactsRepo } from "../messaging/MessagingRepo.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ContactRecord } from "../messaging/Message.ts"
-import { isUserId, normalizePhone } from "../messaging/simulator/Model.ts"
+import { isUserId, normalizePhone } from "../network/Contacts.ts"
 
 /** Erase one contact: `{ erasure_id }`. */
 export const CONTACT_ERASURE_QUEUE = "messaging.contact-erasure"

@@ -24,7 +24,7 @@ import { BadGateway, BadRequest, Forbidden, type NotFound, notFound, PayloadTooL
 import { Ids } from "../shared/Ids.ts"
 import { WebhookSettings } from "../shared/OutboundSettings.ts"
 import { makeProxyMedia } from "./ProxyMedia.ts"
-import { essence, maxMediaBytes, mediaLimit } from "./simulator/Media.ts"
+import { essence, maxMediaBytes, mediaLimit } from "../network/Media.ts"
 
 /** `media_ingest` (decisions 4.8). */
 export const MediaIngestInput = Schema.Struct({

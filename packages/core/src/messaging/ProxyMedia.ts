@@ -25,7 +25,7 @@ import {
   refuse,
   unknownObject
 } from "./ProxyAnswers.ts"
-import { checkMedia } from "./simulator/Media.ts"
+import { checkMedia } from "../network/Media.ts"
 
 /** How long a `download_url` works (spec: 4 minutes). */
 export const MEDIA_DOWNLOAD_TTL_MS = 4 * 60 * 1000

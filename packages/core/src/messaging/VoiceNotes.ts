@@ -12,9 +12,9 @@ import { JobQueue } from "../ports/JobQueue.ts"
 import { LanguageModels } from "../ai/LanguageModels.ts"
 import { MediaRepo, MessagesRepo } from "./MessagingRepo.ts"
 import type { MessageRecord } from "./Message.ts"
-import { UpstreamMode } from "./simulator/Bootstrap.ts"
+import { UpstreamMode } from "../network/UpstreamMode.ts"
 import { ProviderModels } from "../ai/ProviderModels.ts"
-import { SimulatedModelName } from "../ai/simulator/ModelSimulator.ts"
+import { SimulatedModelName } from "../ai/ProviderModel.ts"
 
 export const VOICE_TRANSCRIPT_QUEUE = "ai.voice-transcript"
 

@@ -110,8 +110,8 @@ export interface MessageConfigFilter {
   readonly kind?: MessageConfigKind | undefined
 }
 
-/** Digits of a phone number as given (`+1 555-010-0001` → `15550100001`), decisions 1.2. */
-export const phoneDigits = (input: string): string => input.replace(/\D/g, "")
+export { phoneDigits } from "../../network/Contacts.ts"
+
 
 /** The read fields of a message config (spec "Message config"); the credentials are never among them. */
 export const MessageConfig = Schema.Struct({

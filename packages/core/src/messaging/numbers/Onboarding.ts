@@ -16,7 +16,8 @@ import { Outbox } from "../../ports/Outbox.ts"
 import { SetupLinksRepo } from "../../tenancy/SetupLinksRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { Ids } from "../../shared/Ids.ts"
-import { findProductionConfig, SETUP_PAGE_PATH, SetupLinks } from "../../tenancy/SetupLinks.ts"
+import { SETUP_PAGE_PATH, SetupLinks } from "../../tenancy/SetupLinks.ts"
+import { findProductionConfig } from "./CustomerNumbers.ts"
 import {
   type ConnectionType,
   effectiveStatus,
@@ -25,7 +26,6 @@ import {
 } from "../../tenancy/SetupLink.ts"
 import { MSG_PHONE_NUMBER_CREATED, phoneNumberEventPayload } from "../DomainEvents.ts"
 import type { PhoneNumberFacts } from "../../network/NetworkObjects.ts"
-import { SIMULATOR_APP_ID } from "../simulator/Simulator.ts"
 import { UpstreamSettings } from "../Upstream.ts"
 import { LiveNumbers } from "./LiveNumbers.ts"
 import { emptyFacts, factsFrom, type MessageConfigRecord, phoneDigits } from "./MessageConfig.ts"
@@ -55,7 +55,7 @@ export class SignupSettings extends Context.Service<SignupSettings, {
       const upstream = yield* UpstreamSettings
       if (upstream.mode === "simulator") {
         return SignupSettings.of({
-          appId: Option.some(SIMULATOR_APP_ID),
+          appId: Option.map(upstream.simulator, (simulator) => simulator.appId),
           appSecret: upstream.appSecret,
           dialogUrl: Option.none(),
           configId: Option.none()

@@ -22,8 +22,8 @@ import {
   type NetworkErrorDetail,
   WebhookObjectName
 } from "../../network/NetworkObjects.ts"
-import type { NetworkSimulatorOptions } from "../../messaging/simulator/Simulator.ts"
-import { NetworkSimulator, SIMULATOR_APP_ID } from "../../messaging/simulator/Simulator.ts"
+import type { NetworkSimulatorOptions } from "../../simulators/network/Simulator.ts"
+import { NetworkSimulator, SIMULATOR_APP_ID } from "../../simulators/network/Simulator.ts"
 import {
   MessagesChangeValue,
   QualityChangeValue,
@@ -39,6 +39,7 @@ import {
   NetworkRefused,
   rawAnswer
 } from "../../network/MessagingNetwork.ts"
+import * as Simulator from "../../simulators/network/index.ts"
 
 /** The simulator the suite expects behind the adapter. */
 export const simulatorOptions = {
