@@ -88,6 +88,24 @@ describe("GET /<id>", () => {
     assert.strictEqual(await download.text(), "a receipt")
   })
 
+  it("reads and deletes only media as media: a template id is not media, with or without the number", async () => {
+    unknown(await host.request("GET", `/proxy/v24.0/${templateId}?phone_number_id=${pnid}`), templateId)
+    unknown(await host.request("DELETE", `/proxy/v24.0/${templateId}`), templateId)
+    unknown(await host.request("DELETE", `/proxy/v24.0/${templateId}?phone_number_id=${pnid}`), templateId)
+    assert.strictEqual((await host.request("GET", `/proxy/v24.0/${templateId}`)).status, 200, "the template is still there")
+
+    const form = new FormData()
+    form.set("messaging_product", "whatsapp")
+    form.set("file", new Blob([new TextEncoder().encode("to delete")], { type: "text/plain" }), "gone.txt")
+    const uploaded = await fetch(`${host.url}/proxy/v24.0/${pnid}/media`, { method: "POST", headers: { "x-api-key": host.key }, body: form })
+    const id = ((await uploaded.json()) as { id: string }).id
+    unknown(await host.request("DELETE", `/proxy/v24.0/${id}`, { key: host.otherKey }), id)
+    const deleted = await host.request("DELETE", `/proxy/v24.0/${id}`)
+    assert.strictEqual(deleted.status, 200, deleted.text)
+    assert.deepStrictEqual(deleted.body, { success: true })
+    assert.notStrictEqual((await host.request("GET", `/proxy/v24.0/${id}`)).status, 200)
+  })
+
   it("answers 404 code 100 for another project's ids and ids no account of the project knows", async () => {
     for (const id of [pnid, templateId, mediaId]) unknown(await host.request("GET", `/proxy/v24.0/${id}`, { key: host.otherKey }), id)
     unknown(await host.request("GET", "/proxy/v24.0/987654321000"), "987654321000")

@@ -63,6 +63,11 @@ export interface ProxyMedia {
   readonly keptMedia: (projectId: string, id: string) => Effect.Effect<Option.Option<StoredMedia>>
 }
 
+/** The network answered the media read with something that is not its media object (the id is a template, ...). */
+const isNotMedia = (error: NetworkError): boolean =>
+  error._tag === "NetworkUnavailable" && error.reason === "UnexpectedAnswer" && error.status !== undefined &&
+  error.status >= 200 && error.status < 300
+
 export const makeProxyMedia = Effect.gen(function*() {
   const messaging = yield* Messaging
   const network = yield* MessagingNetwork
@@ -118,12 +123,16 @@ export const makeProxyMedia = Effect.gen(function*() {
     call: (config: MessageConfigRecord) => Effect.Effect<NetworkAnswer<A>, NetworkError>
   ) =>
     Effect.gen(function*() {
-      if (phoneNumberId !== undefined) {
-        const config = yield* mediaNumber(projectId, phoneNumberId, mediaId)
-        return { config, outcome: yield* Effect.result(call(config)) }
+      const found = phoneNumberId !== undefined
+        ? yield* mediaNumber(projectId, phoneNumberId, mediaId).pipe(
+          Effect.flatMap((config) => Effect.map(Effect.result(call(config)), (outcome) => ({ config, outcome })))
+        )
+        : Option.getOrUndefined(yield* projectAccounts.findAcross(projectId, call))
+      // The network answered with something that is not media (a template, a number): the id names no media.
+      if (found === undefined || (found.outcome._tag === "Failure" && isNotMedia(found.outcome.failure))) {
+        return yield* refuse(unknownObject(mediaId))
       }
-      const found = yield* projectAccounts.findAcross(projectId, call)
-      return Option.isSome(found) ? found.value : yield* refuse(unknownObject(mediaId))
+      return found
     })
 
   const uploadMedia = (
@@ -186,9 +195,13 @@ export const makeProxyMedia = Effect.gen(function*() {
 
   const deleteMedia = (projectId: string, mediaId: string, phoneNumberId: string | undefined, version?: string | undefined) =>
     answered(Effect.gen(function*() {
-      const { outcome } = yield* onMedia(projectId, mediaId, phoneNumberId, (config) =>
-        network.deleteMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId }))
-      return yield* orUnreachable(rawAnswer(outcome._tag === "Success" ? Effect.succeed(outcome.success) : Effect.fail(outcome.failure)))
+      // Only media is deleted here: the id is read as media first (by the number, or the account that knows it).
+      const { config, outcome } = yield* onMedia(projectId, mediaId, phoneNumberId, (config) =>
+        network.getMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId }))
+      if (outcome._tag === "Failure") return yield* orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
+      return yield* orUnreachable(rawAnswer(
+        network.deleteMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId })
+      ))
     }))
 
   const download = (token: string) =>
