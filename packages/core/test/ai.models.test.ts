@@ -5,9 +5,12 @@
  * simulator's rules when nothing is scripted.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Fiber, Schema, Stream } from "effect"
+import { Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { HttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
 import { LanguageModel, Prompt, Tool, Toolkit } from "effect/ai"
+import * as OpenAiCompatible from "../src/ai/OpenAiCompatible.ts"
+import * as InProcess from "../src/simulators/model/InProcess.ts"
 import { ModelSimulator, ruleTurn } from "../src/simulators/model/ModelSimulator.ts"
 import { LanguageModels, withCallSettings } from "../src/ai/LanguageModels.ts"
 import { layerMemoryLanguageModels, memoryModelEndpoint } from "../src/testing/index.ts"
@@ -161,6 +164,32 @@ describe("OpenAI-compatible adapter over the model simulator (in process)", () =
         const audio = yield* models.transcribe(endpoint, { bytes: new Uint8Array([0, 159, 146, 150, 1, 2]), mimeType: "audio/ogg", filename: "a.ogg" })
         assert.strictEqual(audio, "[voice note 6 bytes]")
         assert.deepStrictEqual((yield* lastRequest).model, "whisper-sim")
+      }))
+  })
+})
+
+describe("OpenAI-compatible adapter: what reaches the endpoint", () => {
+  // The headers of every request the adapter makes, then answered by the in-process simulator.
+  const seen: Array<Readonly<Record<string, string>>> = []
+  const capturing = Layer.effect(
+    HttpClient.HttpClient,
+    Effect.map(Effect.service(ModelSimulator), (simulator) => {
+      const inner = InProcess.httpClient(simulator)
+      return HttpClient.make((request) => {
+        seen.push(request.headers)
+        return inner.execute(request)
+      })
+    })
+  )
+  layer(OpenAiCompatible.layer.pipe(Layer.provide(capturing), Layer.provideMerge(ModelSimulator.layer())))((it) => {
+    it.effect("never sends Parley's trace context (traceparent, b3) to a provider's endpoint", () =>
+      Effect.gen(function*() {
+        yield* LanguageModel.generateText({ prompt: "hello" }).pipe(withModel(), Effect.withSpan("agent.turn"))
+        assert.isAbove(seen.length, 0)
+        for (const headers of seen) {
+          assert.property(headers, "content-type")
+          for (const name of ["traceparent", "tracestate", "b3"]) assert.notProperty(headers, name)
+        }
       }))
   })
 })

@@ -368,6 +368,20 @@ describe("NetworkSimulator rules", () => {
       assert.isFalse((yield* simulator.inbound(PNID, { from: CONTACT, message: { type: "text", text: { body: "x" } } })).delivered)
     }).pipe(Effect.provide(layer)))
 
+  it.effect("writes webhook bodies as the network does: ASCII, non-ASCII characters escaped, signed as sent", () =>
+    Effect.gen(function*() {
+      const { deliveries, simulator } = yield* setup
+      const text = "olá 👋 \u007f"
+      yield* simulator.inbound(PNID, { from: CONTACT, profile_name: "Zoë", message: { type: "text", text: { body: text } } })
+      const delivery = yield* Queue.take(deliveries)
+      const raw = decoder.decode(delivery.raw)
+      assert.match(raw, /^[\x00-\x7e]*$/)
+      assert.include(raw, "ol\\u00e1 \\ud83d\\udc4b \\u007f")
+      assert.include(raw, "Zo\\u00eb")
+      assert.isTrue(UpstreamWebhook.verifyHubSignature(delivery.raw, delivery.signature, SECRET))
+      assert.strictEqual(json(delivery.raw).entry[0].changes[0].value.messages[0].text.body, text)
+    }).pipe(Effect.provide(layer)))
+
   it.effect("gathers a number's status reports due within the batch window into one webhook", () =>
     Effect.gen(function*() {
       const { deliveries, drain, network, writeIn } = yield* setup

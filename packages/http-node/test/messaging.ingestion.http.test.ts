@@ -283,6 +283,8 @@ describe("upstream webhook ingestion over HTTP (the simulator as the source)", (
     const raw = encoder.encode(JSON.stringify(sent.payload))
     assert.isTrue(Buffer.from(forwarded.body).equals(Buffer.from(raw)), "byte for byte")
     assert.strictEqual(forwarded.headers["x-hub-signature-256"], signed(raw))
+    // Parley's internal tracing stays inside Parley.
+    for (const name of ["traceparent", "tracestate", "b3", "x-b3-traceid"]) assert.isUndefined(forwarded.headers[name], name)
     await host.request("PATCH", `/api/v1/msg_configs/${configId}`, { body: { msg_config: { webhook_destination_url: null } } })
   })
 

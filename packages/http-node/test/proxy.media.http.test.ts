@@ -74,8 +74,11 @@ describe("proxy media", () => {
     const other = await host.request("GET", `/proxy/${id}?phone_number_id=${pnid}`, { key: host.otherKey })
     assert.strictEqual(other.status, 404)
     assert.strictEqual(other.body.error.code, 100)
-    const missing = await host.request("GET", `/proxy/${id}`)
-    assert.strictEqual(missing.status, 400)
+    // `phone_number_id` is optional, as at the network: the media is found in the project's business accounts.
+    const bare = await host.request("GET", `/proxy/${id}`)
+    assert.strictEqual(bare.status, 200, bare.text)
+    assert.strictEqual(bare.body.id, id)
+    assert.strictEqual((await host.request("GET", `/proxy/${id}`, { key: host.otherKey })).status, 404)
 
     const deleted = await host.request("DELETE", `/proxy/${id}?phone_number_id=${pnid}`)
     assert.strictEqual(deleted.status, 200, deleted.text)

@@ -295,6 +295,7 @@ describe("webhook registrations", () => {
       [project, hook({ headers: { "x-webhook-signature": "forged" } }), "header x-webhook-signature cannot be set on a webhook"],
       [project, hook({ headers: { "X-Idempotency-Key": "k" } }), "header X-Idempotency-Key cannot be set on a webhook"],
       [project, hook({ headers: { "X-Batch-Size": "1" } }), "header X-Batch-Size cannot be set on a webhook"],
+      [project, hook({ headers: { "x-hub-signature-256": "sha256=forged" } }), "header x-hub-signature-256 cannot be set on a webhook"],
       [project, hook({ headers: { "Bad Header": "v" } }), "header Bad Header is not a valid header name"],
       [project, hook({ headers: { "X-Ok": "line\nbreak" } }), "header X-Ok has an invalid value"],
       [project, hook({ url: "not a url" }), "url must be an absolute URL"],
@@ -576,7 +577,11 @@ describe("deliveries", () => {
     const [request] = await arrived(1)
     assert.isTrue(request!.raw.equals(raw))
     assert.isTrue(verifyWebhookSignature(request!.raw, request!.headers["x-webhook-signature"] as string, SECRET))
+    // The network's own scheme too, keyed with the webhook's secret: what a Cloud API SDK's receiver checks.
+    assert.strictEqual(request!.headers["x-hub-signature-256"], `sha256=${createHmac("sha256", SECRET).update(raw).digest("hex")}`)
     assert.isUndefined(request!.headers["x-webhook-event"])
+    // Parley's internal tracing stays inside Parley.
+    for (const name of ["traceparent", "tracestate", "b3", "x-b3-traceid"]) assert.isUndefined(request!.headers[name], name)
     await host.request("DELETE", `${number}/${upstream.id}`)
   })
 

@@ -252,7 +252,10 @@ export const make = Effect.gen(function*() {
   /** Sends the request; any status ≥ 400 fails with the status and the endpoint's message. */
   const send = (method: string, endpoint: ModelEndpoint, url: string, request: HttpClientRequest.HttpClientRequest) =>
     authorize(method, endpoint, request).pipe(
-      Effect.flatMap((authorized) => http.execute(authorized)),
+      // The provider's endpoint (the project's address) sees its own request, not Parley's trace context.
+      Effect.flatMap((authorized) =>
+        http.execute(authorized).pipe(Effect.provideService(HttpClient.TracerPropagationEnabled, false))
+      ),
       Effect.catchTag("HttpClientError", (error) =>
         // The message names the method and the URL, never a header; the error itself (holding the request) stays here.
         Effect.fail(fail(method, new AiError.NetworkError({ reason: "TransportError", method: "POST", url, description: error.message })))),

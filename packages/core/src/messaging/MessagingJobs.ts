@@ -85,6 +85,8 @@ export const layerMessagingWorkers = Layer.effectDiscard(Effect.gen(function*() 
       HttpClientRequest.setHeader(HubSignatureHeader, entry.value.signature),
       HttpClientRequest.bodyUint8Array(entry.value.body, "application/json"),
       http.execute,
+      // The customer's URL sees the network's request, not Parley's trace context (`traceparent`, `b3`).
+      Effect.provideService(HttpClient.TracerPropagationEnabled, false),
       Effect.timeout(Duration.seconds(10)),
       Effect.scoped,
       // The destination URL is write-only: a failure names what went wrong, never where (it would reach the logs).

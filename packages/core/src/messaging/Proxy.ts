@@ -8,9 +8,9 @@
  * `Outbound.send`, which records, orders and sends it; the outcome becomes the
  * network's answer (or error object) unchanged: status, content type and
  * bytes. A mark-read envelope (`status: "read"`) goes to the network's mark
- * read and marks the thread's inbound messages read. Reads, media and the
- * pass-through routes live in `ProxyReads`, `ProxyMedia` and
- * `ProxyPassThrough`.
+ * read and marks the thread's inbound messages read. Reads, media, the
+ * pass-through routes and the objects read by id live in `ProxyReads`,
+ * `ProxyMedia`, `ProxyPassThrough` and `ProxyObjects`.
  *
  * Every outcome is an answer (`ProxyAnswer`): the service never fails, so a
  * route only writes what it gets.
@@ -32,6 +32,7 @@ import {
   unknownObject
 } from "./ProxyAnswers.ts"
 import { makeProxyMedia, type ProxyMedia } from "./ProxyMedia.ts"
+import { makeProxyObjects, type ProxyObjects } from "./ProxyObjects.ts"
 import { makeProxyPassThrough, type ProxyPassThrough } from "./ProxyPassThrough.ts"
 import { makeProxyReads, type ProxyReads } from "./ProxyReads.ts"
 
@@ -51,7 +52,7 @@ const answerOf = (outcome: OutboundOutcome): Effect.Effect<ProxyAnswer> => {
   }
 }
 
-export class MessagingProxy extends Context.Service<MessagingProxy, ProxyReads & ProxyMedia & ProxyPassThrough & {
+export class MessagingProxy extends Context.Service<MessagingProxy, ProxyReads & ProxyMedia & ProxyPassThrough & ProxyObjects & {
   /** The project's live number with that network id, if any. */
   readonly number: (projectId: string, phoneNumberId: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
   /** `POST /<phone_number_id>/messages` with the body as received and the version segment as given. */
@@ -102,12 +103,14 @@ export class MessagingProxy extends Context.Service<MessagingProxy, ProxyReads &
         return yield* answerOf(yield* outbound.send(config.value, envelope, { origin: "api", body, version }))
       })
 
+      const media = yield* makeProxyMedia
       return MessagingProxy.of({
         number,
         send,
         ...yield* makeProxyReads,
-        ...yield* makeProxyMedia,
-        ...yield* makeProxyPassThrough
+        ...media,
+        ...yield* makeProxyPassThrough,
+        ...yield* makeProxyObjects(media)
       })
     })
   )

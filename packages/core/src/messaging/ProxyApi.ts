@@ -84,8 +84,10 @@ export class MessagingProxyApi extends HttpApiGroup.make("proxy")
       query: { phone_number_id: Schema.optionalKey(Schema.String) },
       success: Answer
     }).annotateMerge(operation(
-      "Media metadata",
-      "`url` is the network's address (bearer only, 5 minutes); `download_url` the service's (no key, 4 minutes)."
+      "Media metadata (or any object by id)",
+      "`url` is the network's address (bearer only, 5 minutes); `download_url` the service's (no key, 4 minutes). " +
+        "`phone_number_id` is optional, as at the network. Without it the id may also name a number of the project " +
+        "(its fields, `fields` as asked) or a template of its business accounts, answered as the network answers it."
     )),
     HttpApiEndpoint.delete("deleteMedia", "/proxy/:version/:media_id", {
       params: { version: Version, media_id: Schema.String },

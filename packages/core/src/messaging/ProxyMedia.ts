@@ -9,12 +9,13 @@ import { Clock, Effect, Option, Redacted } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { FunctionSecretKey } from "../shared/SecretCipher.ts"
 import { MediaRepo } from "./MessagingRepo.ts"
-import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../network/MessagingNetwork.ts"
+import { MessagingNetwork, type NetworkAccess, type NetworkAnswer, type NetworkError, rawAnswer } from "../network/MessagingNetwork.ts"
 import type { StoredMedia } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
+import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import { makeProxyAccounts } from "./ProxyAccounts.ts"
 import {
   answered,
-  invalidParameter,
   isObject,
   json,
   networkStyleError,
@@ -38,7 +39,10 @@ export interface ProxyMedia {
     file: { readonly bytes: Uint8Array; readonly mimeType: string; readonly filename: string },
     version?: string | undefined
   ) => Effect.Effect<ProxyAnswer>
-  /** `GET /<media_id>?phone_number_id=`: the network's media URL result plus a service-hosted `download_url`. */
+  /**
+   * `GET /<media_id>[?phone_number_id=]`: the network's media URL result plus a service-hosted `download_url`. Without
+   * `phone_number_id` (optional, as at the network) the media is looked for in each business account of the project.
+   */
   readonly mediaUrl: (
     projectId: string,
     mediaId: string,
@@ -46,7 +50,7 @@ export interface ProxyMedia {
     downloadBase: string,
     version?: string | undefined
   ) => Effect.Effect<ProxyAnswer>
-  /** `DELETE /<media_id>?phone_number_id=`. */
+  /** `DELETE /<media_id>[?phone_number_id=]`, the number optional as for the read. */
   readonly deleteMedia: (
     projectId: string,
     mediaId: string,
@@ -59,12 +63,18 @@ export interface ProxyMedia {
   readonly keptMedia: (projectId: string, id: string) => Effect.Effect<Option.Option<StoredMedia>>
 }
 
+/** The network answered the media read with something that is not its media object (the id is a template, ...). */
+const isNotMedia = (error: NetworkError): boolean =>
+  error._tag === "NetworkUnavailable" && error.reason === "UnexpectedAnswer" && error.status !== undefined &&
+  error.status >= 200 && error.status < 300
+
 export const makeProxyMedia = Effect.gen(function*() {
   const messaging = yield* Messaging
   const network = yield* MessagingNetwork
   const media = yield* MediaRepo
   const number = messaging.numberOf
   const ownNumber = ownNumberOf(number)
+  const projectAccounts = yield* makeProxyAccounts
 
   const keptMedia = (projectId: string, id: string) => media.find(projectId, id)
 
@@ -97,12 +107,33 @@ export const makeProxyMedia = Effect.gen(function*() {
     }
   }
 
-  const mediaNumber = (projectId: string, phoneNumberId: string | undefined, mediaId: string) =>
-    phoneNumberId === undefined
-      ? refuse(invalidParameter(400, "phone_number_id is required"))
-      : number(projectId, phoneNumberId).pipe(
-        Effect.flatMap(Option.match({ onNone: () => refuse(unknownObject(mediaId)), onSome: Effect.succeed }))
-      )
+  const mediaNumber = (projectId: string, phoneNumberId: string, mediaId: string) =>
+    number(projectId, phoneNumberId).pipe(
+      Effect.flatMap(Option.match({ onNone: () => refuse(unknownObject(mediaId)), onSome: Effect.succeed }))
+    )
+
+  /**
+   * `call` for the media: with `phone_number_id`, as that number of the project (the network also checks the media is
+   * the number's); without it, as each business account of the project until one knows the media.
+   */
+  const onMedia = <A>(
+    projectId: string,
+    mediaId: string,
+    phoneNumberId: string | undefined,
+    call: (config: MessageConfigRecord) => Effect.Effect<NetworkAnswer<A>, NetworkError>
+  ) =>
+    Effect.gen(function*() {
+      const found = phoneNumberId !== undefined
+        ? yield* mediaNumber(projectId, phoneNumberId, mediaId).pipe(
+          Effect.flatMap((config) => Effect.map(Effect.result(call(config)), (outcome) => ({ config, outcome })))
+        )
+        : Option.getOrUndefined(yield* projectAccounts.findAcross(projectId, call))
+      // The network answered with something that is not media (a template, a number): the id names no media.
+      if (found === undefined || (found.outcome._tag === "Failure" && isNotMedia(found.outcome.failure))) {
+        return yield* refuse(unknownObject(mediaId))
+      }
+      return found
+    })
 
   const uploadMedia = (
     projectId: string,
@@ -141,9 +172,8 @@ export const makeProxyMedia = Effect.gen(function*() {
     version?: string | undefined
   ) =>
     answered(Effect.gen(function*() {
-      const config = yield* mediaNumber(projectId, phoneNumberId, mediaId)
-      const access: NetworkAccess = { accessToken: config.access_token, version }
-      const outcome = yield* Effect.result(network.getMedia(access, mediaId, { phoneNumberId: config.phone_number_id }))
+      const { config, outcome } = yield* onMedia(projectId, mediaId, phoneNumberId, (config) =>
+        network.getMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId }))
       if (outcome._tag === "Failure") {
         return yield* orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
       }
@@ -165,9 +195,12 @@ export const makeProxyMedia = Effect.gen(function*() {
 
   const deleteMedia = (projectId: string, mediaId: string, phoneNumberId: string | undefined, version?: string | undefined) =>
     answered(Effect.gen(function*() {
-      const config = yield* mediaNumber(projectId, phoneNumberId, mediaId)
+      // Only media is deleted here: the id is read as media first (by the number, or the account that knows it).
+      const { config, outcome } = yield* onMedia(projectId, mediaId, phoneNumberId, (config) =>
+        network.getMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId }))
+      if (outcome._tag === "Failure") return yield* orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
       return yield* orUnreachable(rawAnswer(
-        network.deleteMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId: config.phone_number_id })
+        network.deleteMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId })
       ))
     }))
 
@@ -182,7 +215,9 @@ export const makeProxyMedia = Effect.gen(function*() {
       }
       const config = yield* mediaNumber(claims.p, claims.n, claims.m)
       const access: NetworkAccess = { accessToken: config.access_token }
-      const info = yield* Effect.result(network.getMedia(access, claims.m, { phoneNumberId: config.phone_number_id }))
+      // The link was issued once the network showed the media to this number's account (to the number itself when
+      // the read named it): the account's token is the credential now.
+      const info = yield* Effect.result(network.getMedia(access, claims.m))
       if (info._tag === "Failure") return yield* orUnreachable(rawAnswer(Effect.fail(info.failure)))
       const bytes = yield* Effect.result(network.downloadMedia(access, info.success.value.url))
       if (bytes._tag === "Failure") return yield* orUnreachable(rawAnswer(Effect.fail(bytes.failure)))

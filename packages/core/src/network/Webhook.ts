@@ -178,6 +178,16 @@ export type WebhookPayload = typeof WebhookPayload.Type
 // ---------------------------------------------------------------------------------------------
 // Signature
 
+/**
+ * A payload as the network writes it: JSON whose non-ASCII characters are escaped (`\u00e1`, an emoji as its two
+ * surrogates), so the body is ASCII. The signature covers these bytes; SDK receivers that escape the body before
+ * checking it (whatsapp-api-js) rely on it.
+ */
+export const networkJson = (payload: unknown): Uint8Array =>
+  new TextEncoder().encode(
+    JSON.stringify(payload).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  )
+
 /** Name of the signature header (HTTP header names are case-insensitive). */
 export const HubSignatureHeader = "X-Hub-Signature-256"
 

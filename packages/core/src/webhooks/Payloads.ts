@@ -17,6 +17,7 @@
 import { createHash, createHmac } from "node:crypto"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { MessagingProduct, WebhookObjectName } from "../network/NetworkObjects.ts"
+import { HubSignatureHeader, hubSignature } from "../network/Webhook.ts"
 import { PROJECT_EVENT_RECORDED, type ProjectEventRecordedPayload } from "../events/Event.ts"
 import type { PayloadVersion, WebhookDeliveryRecord, WebhookRecord } from "./Webhook.ts"
 
@@ -219,7 +220,7 @@ export const sign = (bytes: Uint8Array, secret: string) => createHmac("sha256", 
 
 /** The headers of one attempt (6.2): the webhook's own first, so none of ours can be overridden. */
 export const deliveryHeaders = (
-  webhook: Pick<WebhookRecord, "headers" | "secret_key">,
+  webhook: Pick<WebhookRecord, "headers" | "secret_key" | "kind">,
   delivery: Pick<WebhookDeliveryRecord, "event" | "idempotency_key" | "payload_version" | "batch_size" | "test">,
   body: Uint8Array
 ): Record<string, string> => {
@@ -231,6 +232,9 @@ export const deliveryHeaders = (
     headers["X-Webhook-Payload-Version"] = delivery.payload_version
   }
   headers["X-Webhook-Signature"] = sign(body, webhook.secret_key)
+  // An `upstream` relay is the network's payload: it also carries the network's signature header, keyed with the
+  // webhook's secret, so a Cloud API SDK given that secret as its app secret accepts it as the network's own.
+  if (webhook.kind === "upstream") headers[HubSignatureHeader] = hubSignature(body, webhook.secret_key)
   headers["X-Idempotency-Key"] = delivery.idempotency_key
   if (delivery.batch_size !== null) {
     headers["X-Webhook-Batch"] = "true"

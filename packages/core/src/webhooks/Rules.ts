@@ -53,7 +53,7 @@ export const checkEvents = (events: ReadonlyArray<string>, numberLevel: boolean)
 const reservedHeader = (lower: string) =>
   lower === "content-type" || lower.startsWith("x-webhook-") || lower === "x-idempotency-key" ||
   lower === "x-batch-size" || lower === "content-length" || lower === "transfer-encoding" || lower === "host" ||
-  lower === "connection"
+  lower === "connection" || lower === "x-hub-signature-256"
 
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/

@@ -64,6 +64,19 @@ describe("McpServers over streamable HTTP", () => {
         assert.deepStrictEqual(result, { isError: false, content: "Order A1: shipped\n\n[image: image/png, 4 bytes]" })
       })))
 
+    it.effect("sends the server's headers, never Parley's trace context (traceparent, b3)", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { requests, url } = yield* startServer
+        yield* McpServers.use((s) => s.callTool({ name: "orders", url, headers }, "echo_headers", {})).pipe(
+          Effect.withSpan("agent.turn")
+        )
+        assert.isAbove(requests.length, 0)
+        for (const request of requests) {
+          assert.strictEqual(request.authorization, headers.Authorization)
+          for (const name of ["traceparent", "tracestate", "b3"]) assert.notProperty(request, name)
+        }
+      })))
+
     it.effect("a tool that reports failure is a result with isError, not an error", () =>
       Effect.scoped(Effect.gen(function*() {
         const { url } = yield* startServer

@@ -37,11 +37,13 @@ export const closeServer = (server: Http.Server) =>
     server.closeAllConnections()
   })
 
-/** A stateful streamable HTTP endpoint at `/mcp` that wants `Authorization: Bearer <TOKEN>`. */
+/** A stateful streamable HTTP endpoint at `/mcp` that wants `Authorization: Bearer <TOKEN>`; `requests` keeps each one's headers. */
 export const startServer = Effect.acquireRelease(
-  Effect.callback<{ readonly url: string; readonly server: Http.Server }>((resume) => {
+  Effect.callback<{ readonly url: string; readonly server: Http.Server; readonly requests: Array<Http.IncomingHttpHeaders> }>((resume) => {
     const sessions = new Map<string, StreamableHTTPServerTransport>()
+    const requests: Array<Http.IncomingHttpHeaders> = []
     const handle = async (req: Http.IncomingMessage, res: Http.ServerResponse) => {
+      requests.push(req.headers)
       if (req.headers.authorization !== `Bearer ${TOKEN}`) {
         res.writeHead(401, { "content-type": "application/json" }).end("{\"error\":\"unauthorized\"}")
         return
@@ -68,7 +70,7 @@ export const startServer = Effect.acquireRelease(
     }
     const server = Http.createServer((req, res) => void handle(req, res).catch(() => res.writeHead(500).end()))
     server.listen(0, "127.0.0.1", () =>
-      resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server })))
+      resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, requests })))
   }),
   ({ server }) => closeServer(server)
 )

@@ -11,10 +11,12 @@
  * Served: `POST /<phone_number_id>/messages` (send and mark read),
  * `GET /<phone_number_id>/messages[/<message_id>]` and
  * `GET /<phone_number_id>/conversations[/<conversation_id>]`,
- * `GET /<phone_number_id>/contacts[/<wa_id>]`, media
- * (`POST /<phone_number_id>/media`, `GET`/`DELETE /<media_id>?phone_number_id=`,
+ * `GET /<phone_number_id>/contacts[/<wa_id>]`, `GET /<id>` (a number's fields, a
+ * template, media, ...), media (`POST /<phone_number_id>/media`,
+ * `GET`/`DELETE /<media_id>[?phone_number_id=]`,
  * and the token-carrying `GET /proxy/media_download/<token>` behind `download_url`),
- * templates, block users, usernames and interactive form metadata (`POST /<flow_id>`).
+ * templates, a business account's `phone_numbers` and `subscribed_apps`, block
+ * users, usernames and interactive form metadata (`POST /<flow_id>`).
  * Any other request on a number of the project's (business profile, settings,
  * ...) is forwarded to the network unchanged with the number's token.
  */
@@ -113,9 +115,10 @@ const dispatch = (
     setApiKey(request, principal.value.apiKey)
     const refused = yield* admitRequest(limits, principal.value)
     if (Option.isSome(refused)) return refused.value
-    // Dot segments (`%2e%2e` too: the URL parser resolves them) name no object of the network's; resolved into its
-    // address they would name another one.
-    if (!url.pathname.startsWith(PROXY_PREFIX) || segments.some((s) => s === "." || s === "..")) {
+    // Dot segments (`%2e%2e` too) name no object of the network's; resolved into its address they would name another
+    // one. The URL parser has already resolved them in `url`, so the path as sent is what shows them.
+    const sent = request.url.split("?", 1)[0]!.split("/").map((s) => s.replace(/%2e/gi, "."))
+    if (!url.pathname.startsWith(PROXY_PREFIX) || [...segments, ...sent].some((s) => s === "." || s === "..")) {
       return answer(invalidParameter(400, "Unsupported request: the path names no object"))
     }
 
@@ -140,10 +143,13 @@ const dispatch = (
     }
     if (segments.length === 1 && (method === "GET" || method === "DELETE")) {
       const phoneNumberId = url.searchParams.get("phone_number_id") ?? undefined
+      const downloadBase = `${base}proxy/${DOWNLOAD_SEGMENT}/`
+      if (method === "DELETE") return answer(yield* proxy.deleteMedia(projectId, segments[0]!, phoneNumberId, version))
+      // A media read names its number; any other id is a number, a template, media, ... of the project's.
       return answer(
-        method === "GET"
-          ? yield* proxy.mediaUrl(projectId, segments[0]!, phoneNumberId, `${base}proxy/${DOWNLOAD_SEGMENT}/`, version)
-          : yield* proxy.deleteMedia(projectId, segments[0]!, phoneNumberId, version)
+        phoneNumberId !== undefined
+          ? yield* proxy.mediaUrl(projectId, segments[0]!, phoneNumberId, downloadBase, version)
+          : yield* proxy.readObject(projectId, segments[0]!, url.searchParams, downloadBase, version)
       )
     }
     if (segments.length >= 2 && segments[1] === "message_templates") {
@@ -158,6 +164,13 @@ const dispatch = (
       if (segments.length === 2 && method === "DELETE") {
         return answer(yield* proxy.deleteTemplate(projectId, waba, { name: q("name"), hsmId: q("hsm_id") }, version))
       }
+    }
+    if (segments.length === 2 && segments[1] === "phone_numbers" && method === "GET") {
+      const location = new URL(url.pathname.replace(/^\/+/, "") + url.search, base)
+      return answer(yield* proxy.accountNumbers(projectId, segments[0]!, url.searchParams, location, version))
+    }
+    if (segments.length === 2 && segments[1] === "subscribed_apps") {
+      return answer(yield* proxy.subscribedApps(projectId, segments[0]!, method, version))
     }
     if (segments.length === 2 && segments[1] === "block_users" && (method === "GET" || method === "POST" || method === "DELETE")) {
       const body = method === "GET" ? new Uint8Array() : yield* readBody(request, MAX_SEND_BODY_BYTES)

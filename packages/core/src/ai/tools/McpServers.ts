@@ -183,6 +183,8 @@ export class McpServers extends Context.Service<McpServers, {
         }).pipe(
           Effect.scoped,
           Effect.provideService(HttpClient.HttpClient, httpClient),
+          // A customer's server sees the headers it was given, not Parley's trace context (`traceparent`, `b3`).
+          Effect.provideService(HttpClient.TracerPropagationEnabled, false),
           // A server that accepts the connection and never answers costs at most this long, whatever stage hangs.
           Effect.timeoutOrElse({
             duration: timeout,

@@ -6,7 +6,7 @@
  * fiber runs in the simulator's own set, so its timers stop with the layer.
  */
 import { type Clock, Duration, Effect, Exit, Latch } from "effect"
-import { hubSignature, type WebhookPayload } from "../../network/Webhook.ts"
+import { hubSignature, networkJson, type WebhookPayload } from "../../network/Webhook.ts"
 import type { OutboundRecord, OutboundStatus, SimState } from "./Model.ts"
 import { statusPayload, statusReport, type StatusReport, templateEvent } from "./Payloads.ts"
 import type { WebhookSink } from "./Protocol.ts"
@@ -26,8 +26,6 @@ export interface WebhooksOptions {
   readonly retryDelays: ReadonlyArray<number>
   readonly statusBatchMs: number
 }
-
-const encoder = new TextEncoder()
 
 export const makeWebhooks = (options: WebhooksOptions) => {
   const { clock, config, fork, retryDelays, state, statusBatchMs } = options
@@ -58,7 +56,7 @@ export const makeWebhooks = (options: WebhooksOptions) => {
   const post = (businessAccountId: string, payload: WebhookPayload): Effect.Effect<boolean> =>
     Effect.gen(function*() {
       if (state.accounts.get(businessAccountId)?.subscription === undefined || sink === undefined) return false
-      const raw = encoder.encode(JSON.stringify(payload))
+      const raw = networkJson(payload)
       const signature = hubSignature(raw, config.appSecret)
       if (yield* attempt(raw, signature)) return true
       fork(retry(raw, signature))
