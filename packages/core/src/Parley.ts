@@ -40,6 +40,7 @@ import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
+import { ConversationClosing } from "./executions/ConversationClosing.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
 import { ContactErasures } from "./messaging/erasure/ContactErasures.ts"
 import { layerContactErasureWorkers } from "./messaging/erasure/ContactErasureJobs.ts"
@@ -103,6 +104,7 @@ export const layerExecutionServices = Layer.mergeAll(
   Executions.layer,
   InboundRouting.layer.pipe(Layer.provideMerge(Observers.layer)),
   EventTriggers.layer,
+  ConversationClosing.layer,
   layerExecutionsInterest
 ).pipe(
   Layer.provideMerge(ActiveTriggers.layer),

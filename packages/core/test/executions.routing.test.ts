@@ -10,6 +10,7 @@ import { TestClock } from "effect/testing"
 import { Events } from "../src/events/Events.ts"
 import { ExecutionEngine } from "../src/executions/Engine.ts"
 import type { ExecutionSummary } from "../src/executions/Execution.ts"
+import { ConversationClosing } from "../src/executions/ConversationClosing.ts"
 import { Executions } from "../src/executions/Executions.ts"
 import { layerExecutionsWorkers } from "../src/executions/ExecutionsJobs.ts"
 import { layerRoutingWorkers } from "../src/executions/RoutingJobs.ts"
@@ -307,6 +308,32 @@ describe("inbound routing (memory)", () => {
       yield* idle
       assert.strictEqual((yield* storedMessage(g, later)).processing_status, "blocked")
       assert.lengthOf(yield* runsOf(g, flow.id), 1)
+    }))
+
+  scenario("closing a conversation ends its handoff run; the next message opens a new conversation and starts a run", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const flow = yield* workflow(g, { trigger: inbound(g), nodes: chain(node("start", "start"), node("human", "handoff", { reason: "help" })) })
+      yield* g.say("15551230016", "help me")
+      yield* idle
+      const [run] = yield* runsOf(g, flow.id)
+      assert.strictEqual(run?.status, "handoff")
+      const conversationId = (yield* detail(g, run!.id)).msg_conversation_id!
+      // The inbox's "End conversation" and the Platform API's PATCH both close it here.
+      const closed = yield* (yield* ConversationClosing).update(g.project.id, conversationId, { status: "ended" })
+      assert.strictEqual(closed.status, "ended")
+      const released = yield* detail(g, run!.id)
+      assert.strictEqual(released.status, "ended", "the run that held the contact ended with the conversation")
+      assert.strictEqual(released.events.find((e) => e.event_type === "execution_ended")?.payload["reason"], "manual")
+
+      const later = yield* g.say("15551230016", "hello again")
+      yield* idle
+      const message = yield* storedMessage(g, later)
+      assert.strictEqual(message.processing_status, "completed", "not blocked")
+      assert.notStrictEqual(message.conversation_id, conversationId, "a new conversation")
+      const runs = yield* runsOf(g, flow.id)
+      assert.lengthOf(runs, 2, "the trigger started a new run")
+      assert.strictEqual(runs[1]!.msg_conversation_id, message.conversation_id)
     }))
 
   scenario("a number with inbound processing disabled blocks its messages", () =>
