@@ -296,6 +296,64 @@ describe("inbound routing (memory)", () => {
       assert.strictEqual((yield* storedMessage(g, reply)).processing_status, "completed")
     }))
 
+  scenario("an API start for a new contact attaches the run to a conversation at once; the contact's reply resumes it", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const bot = yield* workflow(g, { trigger: inbound(g), debounce: null, nodes: chain(node("start", "start"), node("ask", "wait_for_response")) })
+      const api = yield* (yield* Workflows).create(g.principal, {
+        name: "Survey",
+        status: "active",
+        definition: chain(node("start", "start"), node("ask", "wait_for_response", { save_response_to: "answer" }))
+      })
+      const ack = yield* (yield* Executions).start(g.principal, api.id, {
+        phone_number: "+15551230017",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      yield* idle
+      const waiting = yield* detail(g, ack.id)
+      assert.strictEqual(waiting.status, "waiting")
+      assert.isNotNull(waiting.msg_conversation_id, "attached before any send")
+      assert.strictEqual(waiting.execution_context.context.conversation_id, waiting.msg_conversation_id)
+      const conversation = yield* (yield* Messaging).getConversation(g.project.id, waiting.msg_conversation_id!)
+      assert.strictEqual(conversation.status, "active")
+      assert.strictEqual(conversation.phone_number, "15551230017")
+
+      const reply = yield* g.say("15551230017", "yes")
+      yield* pass(1)
+      const ended = yield* detail(g, ack.id)
+      assert.strictEqual(ended.status, "ended", "the reply went to the API run")
+      assert.strictEqual(ended.execution_context.vars.answer, "yes")
+      assert.strictEqual((yield* storedMessage(g, reply)).conversation_id, waiting.msg_conversation_id, "the same conversation")
+      assert.lengthOf(yield* runsOf(g, bot.id), 0, "the trigger started no second run")
+    }))
+
+  scenario("a contact writes and an API start comes within the debounce window: one run owns the pair", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const bot = yield* workflow(g, { trigger: inbound(g), debounce: 2, nodes: chain(node("start", "start"), node("ask", "wait_for_response")) })
+      const api = yield* (yield* Workflows).create(g.principal, {
+        name: "Survey",
+        status: "active",
+        definition: chain(node("start", "start"), node("hi", "send_text", { message: "Rate us" }), node("ask", "wait_for_response", { save_response_to: "answer" }))
+      })
+      yield* g.say("15551230018", "hello")
+      yield* TestClock.adjust("500 millis")
+      yield* idle
+      const ack = yield* (yield* Executions).start(g.principal, api.id, {
+        phone_number: "+15551230018",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      yield* pass(3)
+      assert.lengthOf(yield* runsOf(g, bot.id), 0, "the held message started no second run")
+      assert.strictEqual((yield* detail(g, ack.id)).status, "waiting")
+      yield* g.say("15551230018", "5")
+      yield* pass(3)
+      const ended = yield* detail(g, ack.id)
+      assert.strictEqual(ended.status, "ended")
+      assert.strictEqual(ended.execution_context.vars.answer, "5")
+      assert.lengthOf(yield* runsOf(g, bot.id), 0)
+    }))
+
   scenario("a conversation in handoff blocks its messages; nothing starts", () =>
     Effect.gen(function*() {
       const g = yield* given
