@@ -222,6 +222,22 @@ export const executionsOverHttp = (storage: string, ports: Effect.Effect<Layer.L
       })
     })
 
+    it("PUT triggers keeps the ids of identical items of every type", async () => {
+      const workflowId = await createWorkflow("draft")
+      const items = [
+        { trigger_type: "api_call" },
+        { trigger_type: "msg_event", event: "msg.message.failed", phone_number_id: pnid },
+        { trigger_type: "project_event", event_name: "order.paid" },
+        { trigger_type: "project_event", event_name: "order.paid", property_key: "amount", operator: "gte", property_value: 100 }
+      ]
+      const first = await host.request("PUT", `/platform/v1/workflows/${workflowId}/triggers`, { body: { triggers: items } })
+      assert.strictEqual(first.status, 200, first.text)
+      const again = await host.request("PUT", `/platform/v1/workflows/${workflowId}/triggers`, { body: { triggers: items } })
+      assert.strictEqual(again.status, 200, again.text)
+      const ids = (res: typeof first) => res.body.data.map((t: { trigger_type: string; id: string }) => `${t.trigger_type}:${t.id}`)
+      assert.deepStrictEqual(ids(again), ids(first))
+    })
+
     it("logged no failure while it ran", () => {
       const failures = host.logs.filter((line) => line.includes("\"level\":\"ERROR\""))
       assert.deepStrictEqual(failures, [])
