@@ -22,6 +22,7 @@ import { MessagingNetwork, type NetworkAccess, type NetworkError } from "../../p
 import { Outbox } from "../../ports/Outbox.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { TriggersRepo } from "../../ports/WorkflowsRepo.ts"
+import { WebhooksRepo } from "../../ports/WebhooksRepo.ts"
 import { BadGateway, type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
 import { Ids } from "../../shared/Ids.ts"
 import { Customers } from "../../tenancy/Customers.ts"
@@ -89,7 +90,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
   ) => Effect.Effect<ListSlice<MessageConfigRecord>>
   /** By network number id. */
   readonly get: (principal: Principal, phoneNumberId: string) => Effect.Effect<MessageConfigRecord, NotFound>
-  /** Disconnects: history kept, triggers on the number removed, `msg.phone_number.deleted` written. */
+  /** Disconnects: history kept, webhooks and triggers on the number removed, `msg.phone_number.deleted` written. */
   readonly disconnect: (principal: Principal, phoneNumberId: string) => Effect.Effect<MessageConfigRecord, NotFound>
   /**
    * The free number release (spec Limits): disconnects, and so releases, every number the service provisioned that
@@ -112,6 +113,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
       const repo = (yield* LiveNumbers).forgetting(yield* MessageConfigsRepo)
       const customers = yield* Customers
       const triggers = yield* TriggersRepo
+      const webhooks = yield* WebhooksRepo
       const network = yield* MessagingNetwork
       const settings = yield* UpstreamSettings
       const outbox = yield* Outbox
@@ -328,7 +330,8 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           const current = yield* findByNumber(projectId, phoneNumberId)
           const deleted = yield* repo.markDeleted(projectId, current.id, now)
           if (Option.isNone(deleted)) return yield* configNotFound()
-          // Triggers on the number go with it (decisions 4.8); webhooks on it are the webhook capability's, on this event.
+          // Webhooks and triggers on the number go with it (decisions 4.8): a number connected again starts bare.
+          yield* webhooks.deleteByPhoneNumber(projectId, phoneNumberId)
           for (const type of ["inbound_message", "msg_event"] as const) {
             for (const { trigger } of yield* triggers.listByType(projectId, type)) {
               if ((trigger.triggerable as { readonly phone_number_id?: unknown }).phone_number_id === phoneNumberId) {
