@@ -9,7 +9,7 @@ import { Clock, Effect, Option, Redacted } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { FunctionSecretKey } from "../functions/SecretCipher.ts"
 import { MediaRepo } from "../ports/MessagingRepo.ts"
-import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../ports/MessagingNetwork.ts"
+import { MessagingNetwork, type NetworkAccess, type NetworkError, rawAnswer } from "../ports/MessagingNetwork.ts"
 import type { StoredMedia } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
 import {
@@ -97,6 +97,13 @@ export const makeProxyMedia = Effect.gen(function*() {
     }
   }
 
+  /**
+   * The network's "object does not exist" (code 100, subcode 33, which it answers with 400): a media id the project
+   * does not have is answered as every other id that is not the project's (decisions 4.10: 404, code 100).
+   */
+  const notThere = (error: NetworkError) =>
+    error._tag === "NetworkRefused" && error.error.code === 100 && error.error.error_subcode === 33
+
   const mediaNumber = (projectId: string, phoneNumberId: string | undefined, mediaId: string) =>
     phoneNumberId === undefined
       ? refuse(invalidParameter(400, "phone_number_id is required"))
@@ -145,6 +152,7 @@ export const makeProxyMedia = Effect.gen(function*() {
       const access: NetworkAccess = { accessToken: config.access_token, version }
       const outcome = yield* Effect.result(network.getMedia(access, mediaId, { phoneNumberId: config.phone_number_id }))
       if (outcome._tag === "Failure") {
+        if (notThere(outcome.failure)) return unknownObject(mediaId)
         return yield* orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
       }
       const body = parseJson(outcome.success.body)
@@ -166,9 +174,11 @@ export const makeProxyMedia = Effect.gen(function*() {
   const deleteMedia = (projectId: string, mediaId: string, phoneNumberId: string | undefined, version?: string | undefined) =>
     answered(Effect.gen(function*() {
       const config = yield* mediaNumber(projectId, phoneNumberId, mediaId)
-      return yield* orUnreachable(rawAnswer(
+      const outcome = yield* Effect.result(
         network.deleteMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId: config.phone_number_id })
-      ))
+      )
+      if (outcome._tag === "Failure" && notThere(outcome.failure)) return unknownObject(mediaId)
+      return yield* orUnreachable(rawAnswer(outcome._tag === "Failure" ? Effect.fail(outcome.failure) : Effect.succeed(outcome.success)))
     }))
 
   const download = (token: string) =>
