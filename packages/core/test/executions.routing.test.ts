@@ -394,6 +394,34 @@ describe("inbound routing (memory)", () => {
       assert.strictEqual(runs[1]!.msg_conversation_id, message.conversation_id)
     }))
 
+  scenario("the step log: a send's action_performed names the sender; a handoff's context_data rides on execution_handoff", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      yield* g.say("15551230019", "hi")
+      yield* idle
+      const api = yield* (yield* Workflows).create(g.principal, {
+        name: "Escalate",
+        status: "active",
+        definition: chain(
+          node("start", "start"),
+          node("hi", "send_text", { message: "One moment" }),
+          node("human", "handoff", { reason: "asked", context_data: { order: "A-1009" } })
+        )
+      })
+      const ack = yield* (yield* Executions).start(g.principal, api.id, {
+        phone_number: "+15551230019",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      yield* idle
+      const run = yield* detail(g, ack.id)
+      assert.strictEqual(run.status, "handoff")
+      const performed = run.events.find((e) => e.event_type === "action_performed")
+      assert.strictEqual(performed?.payload["phone_number_id"], g.config.phone_number_id)
+      assert.isUndefined(run.events.find((e) => e.event_type === "variables_set"), "context_data is not a variable")
+      const handoff = run.events.find((e) => e.event_type === "execution_handoff")
+      assert.deepStrictEqual(handoff?.payload, { reason: "asked", source: "action_step", context_data: { order: "A-1009" } })
+    }))
+
   scenario("a number with inbound processing disabled blocks its messages", () =>
     Effect.gen(function*() {
       const g = yield* given

@@ -159,10 +159,10 @@ export class Inbox extends Context.Service<Inbox, {
           perPage: 1
         }).pipe(Effect.map((slice) => slice.total))
 
-      /** A handoff node's `context_data` (2.3.12): the step log's latest `variables_set` of it, made entering handoff. */
+      /** A handoff node's `context_data` (2.3.12): carried by the step log's latest `execution_handoff`. */
       const contextDataOf = (executionId: string) =>
         stepEvents.latest(executionId, HANDOFF_EVENTS).pipe(Effect.map((events) =>
-          events.find((e) => e.event_type === "variables_set" && e.payload["name"] === "context_data")?.payload["value"] ?? null
+          events.find((e) => e.event_type === "execution_handoff")?.payload["context_data"] ?? null
         ))
 
       const render = Effect.fn("Inbox.render")(function*(c: ConversationRecord, handoff?: Option.Option<ExecutionRecord>) {
