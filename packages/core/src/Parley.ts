@@ -46,6 +46,7 @@ import { ContactErasures } from "./messaging/erasure/ContactErasures.ts"
 import { layerContactErasureWorkers } from "./messaging/erasure/ContactErasureJobs.ts"
 import { VoiceAgents } from "./voice/VoiceAgent.ts"
 import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
+import { ApiLogs } from "./logs/ApiLogs.ts"
 import { Logs } from "./logs/Logs.ts"
 import { layerRecordedRepos } from "./logs/Recorded.ts"
 import { layerLogsWorkers } from "./logs/LogsJobs.ts"
@@ -79,7 +80,7 @@ export const layerServices = Layer.mergeAll(
   // The one key of every secret at rest: function and project secrets, credentials.
   Layer.provideMerge(FunctionSecretsCipher.layer),
   // Log search: step events and delivery attempts are recorded where they are stored (under the sealed repos).
-  Layer.merge(Logs.layer),
+  Layer.merge(Layer.merge(Logs.layer, ApiLogs.layer)),
   Layer.provideMerge(layerRecordedRepos),
   Layer.provideMerge(LogRecorder.layer),
   Layer.provideMerge(LogSettings.layerConfig)

@@ -22,6 +22,8 @@ export interface ApiRequestFacts {
   readonly apiKey: { readonly id: string; readonly name: string } | null
   /** The `error` of an error answer. */
   readonly errorMessage: string | null
+  /** The caller's address as the connection shows it (`GET /api_logs` answers it as `ip_address`). */
+  readonly ip?: string | null | undefined
 }
 
 export const apiRequestEntry = (r: ApiRequestFacts): LogDraft => ({
@@ -39,7 +41,7 @@ export const apiRequestEntry = (r: ApiRequestFacts): LogDraft => ({
   api_key_id: r.apiKey?.id ?? null,
   api_key_name: r.apiKey?.name ?? null,
   error_message: r.errorMessage,
-  attributes: { request_id: r.requestId }
+  attributes: { request_id: r.requestId, ...(r.ip != null ? { ip_address: r.ip } : {}) }
 })
 
 const PROBLEM_STEP_EVENTS = new Set(["execution_failed", "step_failed", "action_failed"])
