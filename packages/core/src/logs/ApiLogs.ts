@@ -6,8 +6,7 @@
  * 400 and above) and `period` (`24h` default, `7d`, `30d`; entries are kept as
  * log search keeps them, 14 days by default).
  */
-import { Clock, Context, Effect, Predicate } from "effect"
-import { Layer } from "effect"
+import { Clock, Context, Effect, Layer, Predicate } from "effect"
 import { type LogEntryRecord, type LogFilter, LogSearch } from "../ports/LogSearch.ts"
 import { type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
