@@ -354,6 +354,28 @@ describe("inbound routing (memory)", () => {
       assert.lengthOf(yield* runsOf(g, bot.id), 0)
     }))
 
+  scenario("a new contact writes and an API start overtakes the message's recording: the API run gets it, no trigger run starts", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const bot = yield* workflow(g, { trigger: inbound(g), debounce: null, nodes: chain(node("start", "start"), node("ask", "wait_for_response")) })
+      const api = yield* (yield* Workflows).create(g.principal, {
+        name: "Survey",
+        status: "active",
+        definition: chain(node("start", "start"), node("ask", "wait_for_response", { save_response_to: "answer" }))
+      })
+      // The network has the message; Parley records it a moment later, after the start.
+      yield* g.say("15551230020", "hello")
+      const ack = yield* (yield* Executions).start(g.principal, api.id, {
+        phone_number: "+15551230020",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      yield* pass(3)
+      assert.lengthOf(yield* runsOf(g, bot.id), 0, "the trigger started no second run")
+      const run = yield* detail(g, ack.id)
+      assert.strictEqual(run.status, "ended", "the API run took the contact's message")
+      assert.strictEqual(run.execution_context.vars.answer, "hello")
+    }))
+
   scenario("a conversation in handoff blocks its messages; nothing starts", () =>
     Effect.gen(function*() {
       const g = yield* given
