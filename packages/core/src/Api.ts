@@ -22,6 +22,7 @@ import { InboxEmbedsApi } from "./inbox/InboxEmbedsApi.ts"
 import { InboxApi } from "./inbox/InboxApi.ts"
 import { MsgContactsApi } from "./erasure/ContactsApi.ts"
 import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
+import { ApiLogsApi } from "./logs/ApiLogsApi.ts"
 import { LogSearchApi } from "./logs/LogSearchApi.ts"
 import { LegacyBroadcastsApi, MsgBroadcastsApi } from "./broadcasts/BroadcastsApi.ts"
 
@@ -53,6 +54,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(MsgContactsApi)
   .add(VoiceAgentsApi)
   .add(LogSearchApi)
+  .add(ApiLogsApi)
   .add(MsgMediaApi)
   .add(MsgBroadcastsApi)
   .add(LegacyBroadcastsApi)

@@ -5,7 +5,7 @@
  * and gets the services.
  */
 import { ApiRateLimits } from "./projects/ApiRateLimits.ts"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { Projects } from "./projects/Projects.ts"
 import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
 import { ProviderModels } from "./ai/ProviderModels.ts"
@@ -20,7 +20,10 @@ import { Events } from "./events/Events.ts"
 import { layerEventsWorkers } from "./events/EventsJobs.ts"
 import { layerMessagingWorkers } from "./messaging/MessagingJobs.ts"
 import { layerMessagingServices as messagingServices } from "./messaging/Services.ts"
-import { layerNumberTriggers } from "./workflows/NumberTriggers.ts"
+import { removeNumberTriggers } from "./workflows/NumberTriggers.ts"
+import { TriggersRepo } from "./workflows/WorkflowsRepo.ts"
+import { NumberDependents } from "./messaging/numbers/NumberDependents.ts"
+import { WebhooksRepo } from "./webhooks/WebhooksRepo.ts"
 import { FunctionCalls } from "./functions/FunctionCalls.ts"
 import { Functions } from "./functions/Functions.ts"
 import { layerFunctionsWorkers } from "./functions/FunctionsJobs.ts"
@@ -43,11 +46,13 @@ import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
+import { ConversationClosing } from "./executions/ConversationClosing.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
 import { ContactErasures } from "./erasure/ContactErasures.ts"
 import { layerContactErasureWorkers } from "./erasure/ContactErasureJobs.ts"
 import { VoiceAgents } from "./voice/VoiceAgent.ts"
 import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
+import { ApiLogs } from "./logs/ApiLogs.ts"
 import { Logs } from "./logs/Logs.ts"
 import { layerRecordedSteps } from "./executions/StepLogEntries.ts"
 import { layerRecordedDeliveries } from "./webhooks/DeliveryLogEntries.ts"
@@ -57,11 +62,24 @@ import { BroadcastSender, layerBroadcastsWorkers } from "./broadcasts/Sender.ts"
 
 const References = layerDefinitionReferences
 
+/** What goes with a disconnected number: its webhooks (webhooks) and its triggers (workflows). */
+const layerNumberDependents = Layer.effect(
+  NumberDependents,
+  Effect.gen(function*() {
+    const triggers = yield* TriggersRepo
+    const webhooks = yield* WebhooksRepo
+    return NumberDependents.of({
+      removeFor: (projectId, phoneNumberId) =>
+        Effect.andThen(webhooks.deleteByPhoneNumber(projectId, phoneNumberId), removeNumberTriggers(triggers, projectId, phoneNumberId))
+    })
+  })
+)
+
 /**
- * Messaging's services (`messaging/Services.ts`) with the triggers of a number answered by workflows. Over the
- * network of the host's choice (`MessagingNetwork`, `UpstreamSettings`: see `@parley/core/simulators`).
+ * Messaging's services (`messaging/Services.ts`) with what goes with a disconnected number answered by workflows and
+ * webhooks. Over the network of the host's choice (`MessagingNetwork`, `UpstreamSettings`: `@parley/core/simulators`).
  */
-export const layerMessagingServices = messagingServices.pipe(Layer.provide(layerNumberTriggers))
+export const layerMessagingServices = messagingServices.pipe(Layer.provide(layerNumberDependents))
 
 export const layerServices = Layer.mergeAll(
   Projects.layer,
@@ -90,7 +108,7 @@ export const layerServices = Layer.mergeAll(
   // The one key of every secret at rest: function and project secrets, credentials.
   Layer.provideMerge(layerHostCipher),
   // Log search: step events and delivery attempts are recorded where they are stored (under the sealed repos).
-  Layer.merge(Logs.layer),
+  Layer.merge(Layer.merge(Logs.layer, ApiLogs.layer)),
   Layer.provideMerge(Layer.mergeAll(layerRecordedSteps, layerRecordedDeliveries)),
   Layer.provideMerge(LogRecorder.layer),
   Layer.provideMerge(LogSettings.layerConfig)
@@ -115,6 +133,7 @@ export const layerExecutionServices = Layer.mergeAll(
   Executions.layer,
   InboundRouting.layer.pipe(Layer.provideMerge(Observers.layer)),
   EventTriggers.layer,
+  ConversationClosing.layer,
   layerExecutionsInterest
 ).pipe(
   Layer.provideMerge(ActiveTriggers.layer),

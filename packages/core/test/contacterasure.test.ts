@@ -85,20 +85,21 @@ describe("ContactErasures", () => {
         }
       }))
 
-    it.effect("answers 404 for an unknown contact or another project's, 422 for a malformed phone number", () =>
+    it.effect("answers 404 for an unknown contact or another project's, 422 for a malformed phone number or identifier", () =>
       Effect.gen(function*() {
         const erasures = yield* ContactErasures
         const project = yield* givenProject()
         const other = yield* givenProject()
-        const contact = makeContact(other.id, { wa_id: "15550403002" })
+        // Contact ids are uuids (decisions 1.2): another project's is a well-formed identifier, unknown here.
+        const contact = makeContact(other.id, { id: crypto.randomUUID(), wa_id: "15550403002" })
         yield* (yield* ContactsRepo).insert(contact)
-        for (const identifier of ["15550403002", contact.id, "US.00000000000000000000", "nobody", "0190a0a0-0000-7000-8000-000000000000"]) {
+        for (const identifier of ["15550403002", contact.id, "US.00000000000000000000", "0190a0a0-0000-7000-8000-000000000000"]) {
           const error = yield* Effect.flip(erasures.request(project.id, identifier))
           assert.strictEqual(error._tag, "NotFound", identifier)
           // The identifier is not echoed: the answer is logged, and it may be an erased contact's number.
           assert.strictEqual(error.error, "Contact not found")
         }
-        for (const identifier of ["+12345", "1234567890123456", "+", "(555) 0"]) {
+        for (const identifier of ["+12345", "1234567890123456", "+", "(555) 0", "nobody", "+1 555 CALL-NOW"]) {
           const error = yield* Effect.flip(erasures.request(project.id, identifier))
           assert.strictEqual(error._tag, "Unprocessable", identifier)
           assert.deepStrictEqual(error.details?.map((d) => d.path), ["identifier"])

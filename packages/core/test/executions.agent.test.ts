@@ -119,6 +119,30 @@ describe("agent node", () => {
       assert.notInclude(offered, "emit_event")
     }).pipe(Effect.provide(Layer.fresh(Services))))
 
+  it.effect("an agent started by the API sees the contact's conversation so far", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      yield* g.contact.say("My order 42 has not arrived")
+      yield* settle
+      const workflow = yield* (yield* Workflows).create(g.principal, {
+        name: "Follow-up",
+        status: "active",
+        definition: { nodes: [node("start", "start"), agent()], edges: [edge("start", "agent")] }
+      })
+      yield* script([{ text: "Sorry Ada, order 42 ships today." }])
+      const ack = yield* (yield* Executions).start(g.principal, workflow.id, { phone_number: "+15550001111" }, { ip: null, user_agent: null })
+      yield* settle
+      const run = yield* (yield* Executions).get(g.principal, ack.id)
+      assert.strictEqual(run.status, "waiting", JSON.stringify(run.error_details))
+      assert.isNotNull(run.msg_conversation_id)
+      const seen = (yield* requests).filter((r) => r.path === "/chat/completions")
+      const messages = (seen[0]!.body as { messages: ReadonlyArray<{ role: string; content: unknown }> }).messages
+      assert.deepStrictEqual(messages.map((m) => [m.role, m.content]), [
+        ["system", "You help Acme's customers."],
+        ["user", "My order 42 has not arrived"]
+      ])
+    }).pipe(Effect.provide(Layer.fresh(Services))))
+
   it.effect("complete_task leaves the node with the summary in vars and follows next", () =>
     Effect.gen(function*() {
       const g = yield* given

@@ -10,6 +10,7 @@ import { TestClock } from "effect/testing"
 import { Events } from "../src/events/Events.ts"
 import { ExecutionEngine } from "../src/executions/Engine.ts"
 import type { ExecutionSummary } from "../src/executions/Execution.ts"
+import { ConversationClosing } from "../src/executions/ConversationClosing.ts"
 import { Executions } from "../src/executions/Executions.ts"
 import { layerExecutionsWorkers } from "../src/executions/ExecutionsJobs.ts"
 import { layerRoutingWorkers } from "../src/executions/RoutingJobs.ts"
@@ -297,6 +298,86 @@ describe("inbound routing (memory)", () => {
       assert.strictEqual((yield* storedMessage(g, reply)).processing_status, "completed")
     }))
 
+  scenario("an API start for a new contact attaches the run to a conversation at once; the contact's reply resumes it", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const bot = yield* workflow(g, { trigger: inbound(g), debounce: null, nodes: chain(node("start", "start"), node("ask", "wait_for_response")) })
+      const api = yield* (yield* Workflows).create(g.principal, {
+        name: "Survey",
+        status: "active",
+        definition: chain(node("start", "start"), node("ask", "wait_for_response", { save_response_to: "answer" }))
+      })
+      const ack = yield* (yield* Executions).start(g.principal, api.id, {
+        phone_number: "+15551230017",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      yield* idle
+      const waiting = yield* detail(g, ack.id)
+      assert.strictEqual(waiting.status, "waiting")
+      assert.isNotNull(waiting.msg_conversation_id, "attached before any send")
+      assert.strictEqual(waiting.execution_context.context.conversation_id, waiting.msg_conversation_id)
+      const conversation = yield* (yield* Messaging).getConversation(g.project.id, waiting.msg_conversation_id!)
+      assert.strictEqual(conversation.status, "active")
+      assert.strictEqual(conversation.phone_number, "15551230017")
+
+      const reply = yield* g.say("15551230017", "yes")
+      yield* pass(1)
+      const ended = yield* detail(g, ack.id)
+      assert.strictEqual(ended.status, "ended", "the reply went to the API run")
+      assert.strictEqual(ended.execution_context.vars.answer, "yes")
+      assert.strictEqual((yield* storedMessage(g, reply)).conversation_id, waiting.msg_conversation_id, "the same conversation")
+      assert.lengthOf(yield* runsOf(g, bot.id), 0, "the trigger started no second run")
+    }))
+
+  scenario("a contact writes and an API start comes within the debounce window: one run owns the pair", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const bot = yield* workflow(g, { trigger: inbound(g), debounce: 2, nodes: chain(node("start", "start"), node("ask", "wait_for_response")) })
+      const api = yield* (yield* Workflows).create(g.principal, {
+        name: "Survey",
+        status: "active",
+        definition: chain(node("start", "start"), node("hi", "send_text", { message: "Rate us" }), node("ask", "wait_for_response", { save_response_to: "answer" }))
+      })
+      yield* g.say("15551230018", "hello")
+      yield* TestClock.adjust("500 millis")
+      yield* idle
+      const ack = yield* (yield* Executions).start(g.principal, api.id, {
+        phone_number: "+15551230018",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      yield* pass(3)
+      assert.lengthOf(yield* runsOf(g, bot.id), 0, "the held message started no second run")
+      assert.strictEqual((yield* detail(g, ack.id)).status, "waiting")
+      yield* g.say("15551230018", "5")
+      yield* pass(3)
+      const ended = yield* detail(g, ack.id)
+      assert.strictEqual(ended.status, "ended")
+      assert.strictEqual(ended.execution_context.vars.answer, "5")
+      assert.lengthOf(yield* runsOf(g, bot.id), 0)
+    }))
+
+  scenario("a new contact writes and an API start overtakes the message's recording: the API run gets it, no trigger run starts", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const bot = yield* workflow(g, { trigger: inbound(g), debounce: null, nodes: chain(node("start", "start"), node("ask", "wait_for_response")) })
+      const api = yield* (yield* Workflows).create(g.principal, {
+        name: "Survey",
+        status: "active",
+        definition: chain(node("start", "start"), node("ask", "wait_for_response", { save_response_to: "answer" }))
+      })
+      // The network has the message; Parley records it a moment later, after the start.
+      yield* g.say("15551230020", "hello")
+      const ack = yield* (yield* Executions).start(g.principal, api.id, {
+        phone_number: "+15551230020",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      yield* pass(3)
+      assert.lengthOf(yield* runsOf(g, bot.id), 0, "the trigger started no second run")
+      const run = yield* detail(g, ack.id)
+      assert.strictEqual(run.status, "ended", "the API run took the contact's message")
+      assert.strictEqual(run.execution_context.vars.answer, "hello")
+    }))
+
   scenario("a conversation in handoff blocks its messages; nothing starts", () =>
     Effect.gen(function*() {
       const g = yield* given
@@ -309,6 +390,60 @@ describe("inbound routing (memory)", () => {
       yield* idle
       assert.strictEqual((yield* storedMessage(g, later)).processing_status, "blocked")
       assert.lengthOf(yield* runsOf(g, flow.id), 1)
+    }))
+
+  scenario("closing a conversation ends its handoff run; the next message opens a new conversation and starts a run", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const flow = yield* workflow(g, { trigger: inbound(g), nodes: chain(node("start", "start"), node("human", "handoff", { reason: "help" })) })
+      yield* g.say("15551230016", "help me")
+      yield* idle
+      const [run] = yield* runsOf(g, flow.id)
+      assert.strictEqual(run?.status, "handoff")
+      const conversationId = (yield* detail(g, run!.id)).msg_conversation_id!
+      // The inbox's "End conversation" and the Platform API's PATCH both close it here.
+      const closed = yield* (yield* ConversationClosing).update(g.project.id, conversationId, { status: "ended" })
+      assert.strictEqual(closed.status, "ended")
+      const released = yield* detail(g, run!.id)
+      assert.strictEqual(released.status, "ended", "the run that held the contact ended with the conversation")
+      assert.strictEqual(released.events.find((e) => e.event_type === "execution_ended")?.payload["reason"], "manual")
+
+      const later = yield* g.say("15551230016", "hello again")
+      yield* idle
+      const message = yield* storedMessage(g, later)
+      assert.strictEqual(message.processing_status, "completed", "not blocked")
+      assert.notStrictEqual(message.conversation_id, conversationId, "a new conversation")
+      const runs = yield* runsOf(g, flow.id)
+      assert.lengthOf(runs, 2, "the trigger started a new run")
+      assert.strictEqual(runs[1]!.msg_conversation_id, message.conversation_id)
+    }))
+
+  scenario("the step log: a send's action_performed names the sender; a handoff's context_data rides on execution_handoff", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      yield* g.say("15551230019", "hi")
+      yield* idle
+      const api = yield* (yield* Workflows).create(g.principal, {
+        name: "Escalate",
+        status: "active",
+        definition: chain(
+          node("start", "start"),
+          node("hi", "send_text", { message: "One moment" }),
+          node("human", "handoff", { reason: "asked", context_data: { order: "A-1009" } })
+        )
+      })
+      const ack = yield* (yield* Executions).start(g.principal, api.id, {
+        phone_number: "+15551230019",
+        phone_number_id: g.config.phone_number_id
+      }, { ip: null, user_agent: null })
+      yield* idle
+      const run = yield* detail(g, ack.id)
+      assert.strictEqual(run.status, "handoff")
+      const performed = run.events.find((e) => e.event_type === "action_performed")
+      assert.strictEqual(performed?.payload["phone_number_id"], g.config.phone_number_id)
+      assert.isUndefined(run.events.find((e) => e.event_type === "variables_set"), "context_data is not a variable")
+      const handoff = run.events.find((e) => e.event_type === "execution_handoff")
+      assert.deepStrictEqual(handoff?.payload, { reason: "asked", source: "action_step", context_data: { order: "A-1009" } })
     }))
 
   scenario("a number with inbound processing disabled blocks its messages", () =>

@@ -335,6 +335,23 @@ describe("display name requests", () => {
       assert.strictEqual((yield* Effect.flip(names.get(principal, pnid, "00000000-0000-7000-8000-000000000000")))._tag, "NotFound")
     }).pipe(Effect.provide(Services)))
 
+  it.effect("a cancelled request never becomes the number's name, nor does the one it replaced", () =>
+    Effect.gen(function*() {
+      const { config, principal } = yield* given
+      const names = yield* DisplayNames
+      const pnid = config.phone_number_id
+      const first = yield* names.create(principal, pnid, { new_display_name: "First Name" })
+      const second = yield* names.create(principal, pnid, { new_display_name: "Second Name" })
+      assert.strictEqual((yield* names.cancel(principal, pnid, second.id)).status, "cancelled")
+      // Past the network's review and its application.
+      yield* TestClock.adjust(60_000)
+      const listed = yield* names.list(principal, pnid, { mode: "cursor", limit: 20 })
+      assert.deepStrictEqual(listed.items.map((r) => [r.id, r.status]), [[second.id, "cancelled"], [first.id, "cancelled"]])
+      yield* (yield* MessageConfigs).refreshFacts(yield* (yield* MessageConfigs).get(principal, pnid))
+      const number = yield* (yield* MessageConfigs).get(principal, pnid)
+      assert.strictEqual(number.display_name, config.display_name, "the name the number had")
+    }).pipe(Effect.provide(Services)))
+
   it.effect("are refused on sandbox numbers", () =>
     Effect.gen(function*() {
       const { principal } = yield* given

@@ -57,6 +57,7 @@ import { InboxAuthenticationLive, InboxEmbedsHandlers, InboxHandlers } from "./h
 import * as InboxPage from "./pages/InboxPage.ts"
 import { MsgContactsHandlers } from "./handlers/Contacts.ts"
 import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
+import { ApiLogsHandlers } from "./handlers/ApiLogs.ts"
 import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
 
@@ -74,7 +75,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
   Layer.provide([SetupLinksHandlers, LegacySetupLinksHandlers]),
   Layer.provide([InboxEmbedsHandlers, InboxHandlers]),
   Layer.provide([MsgContactsHandlers, VoiceAgentsHandlers]),
-  Layer.provide(LogSearchHandlers),
+  Layer.provide([LogSearchHandlers, ApiLogsHandlers]),
   Layer.provide(MsgMediaHandlers),
   Layer.provide([MsgBroadcastsHandlers, LegacyBroadcastsHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.

@@ -106,7 +106,8 @@ export const RequestLog = HttpRouter.middleware(Effect.gen(function*() {
           startedAt: new Date(start).toISOString(),
           requestId,
           apiKey: apiKeyOf(request),
-          errorMessage: errorMessageOf(response)
+          errorMessage: errorMessageOf(response),
+          ip: Option.getOrNull(request.remoteAddress)
         })])
       }
       return HttpServerResponse.setHeader(response, "x-request-id", requestId)

@@ -190,6 +190,54 @@ export const executionsOverHttp = (storage: string, ports: Effect.Effect<Layer.L
       assert.strictEqual((await host.request("GET", ours)).body.data.length, 1, "the reply started nothing new")
     })
 
+    it("closing the conversation ends its handoff run, and the contact's next message is not blocked", async () => {
+      const phone = "15557770011"
+      await writeIn(phone)
+      const workflowId = await createWorkflow("active", {
+        nodes: [node("start", "start"), node("human", "handoff", { reason: "needs a person" })],
+        edges: [edge("start", "human")]
+      })
+      const ack = await start(workflowId, { phone_number: `+${phone}`, phone_number_id: pnid })
+      assert.strictEqual(ack.status, 202, ack.text)
+      const id = ack.body.data.id as string
+      await eventually("handoff", async () => (await host.request("GET", `/platform/v1/workflow_executions/${id}`)).body.data.status === "handoff")
+      const run = (await host.request("GET", `/platform/v1/workflow_executions/${id}`)).body.data
+      assert.isString(run.msg_conversation_id, "attached to the conversation at start")
+      const closed = await host.request("PATCH", `/platform/v1/msg/conversations/${run.msg_conversation_id}`, {
+        body: { msg_conversation: { status: "ended" } }
+      })
+      assert.strictEqual(closed.status, 200, closed.text)
+      const after = (await host.request("GET", `/platform/v1/workflow_executions/${id}`)).body.data
+      assert.strictEqual(after.status, "ended", "the handoff ended with the conversation")
+      const res = await host.request("POST", "/sandbox/inbound", { body: { phone_number_id: pnid, from: phone, message: { type: "text", text: { body: "back" } } } })
+      assert.strictEqual(res.status, 202, res.text)
+      await eventually("a new conversation", async () => {
+        const active = await host.request("GET", `/platform/v1/msg/conversations?phone_number=${phone}&status=active`)
+        return active.body.data.length === 1 && active.body.data[0].id !== run.msg_conversation_id
+      })
+      await eventually("the message is routed, not blocked", async () => {
+        const messages = await host.request("GET", `/platform/v1/msg/messages?phone_number=${phone}&direction=inbound`)
+        const latest = messages.body.data[0]
+        return latest?.ext?.processing_status === "completed"
+      })
+    })
+
+    it("PUT triggers keeps the ids of identical items of every type", async () => {
+      const workflowId = await createWorkflow("draft")
+      const items = [
+        { trigger_type: "api_call" },
+        { trigger_type: "msg_event", event: "msg.message.failed", phone_number_id: pnid },
+        { trigger_type: "project_event", event_name: "order.paid" },
+        { trigger_type: "project_event", event_name: "order.paid", property_key: "amount", operator: "gte", property_value: 100 }
+      ]
+      const first = await host.request("PUT", `/platform/v1/workflows/${workflowId}/triggers`, { body: { triggers: items } })
+      assert.strictEqual(first.status, 200, first.text)
+      const again = await host.request("PUT", `/platform/v1/workflows/${workflowId}/triggers`, { body: { triggers: items } })
+      assert.strictEqual(again.status, 200, again.text)
+      const ids = (res: typeof first) => res.body.data.map((t: { trigger_type: string; id: string }) => `${t.trigger_type}:${t.id}`)
+      assert.deepStrictEqual(ids(again), ids(first))
+    })
+
     it("logged no failure while it ran", () => {
       const failures = host.logs.filter((line) => line.includes("\"level\":\"ERROR\""))
       assert.deepStrictEqual(failures, [])

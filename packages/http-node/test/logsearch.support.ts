@@ -229,6 +229,49 @@ export const logSearchOverHttp = (storage: string, ports: Effect.Effect<Layer.La
       assert.deepStrictEqual(byName.body.events.map((e: any) => e.flow_execution_id), [executionId])
     })
 
+    it("GET /api_logs lists the project's API requests by endpoint, status and errors, newest first, by cursor", async () => {
+      const tag = unique()
+      assert.strictEqual((await host.request("GET", `/platform/v1/workflows/${tag}`)).status, 404)
+      assert.strictEqual((await host.request("GET", `/platform/v1/workflows/${tag}/definition`)).status, 404)
+      assert.strictEqual((await host.request("GET", `/platform/v1/workflows?name=${tag}`)).status, 200)
+      const mine = await host.request("GET", `/platform/v1/api_logs?endpoint=${tag.toUpperCase()}`)
+      assert.strictEqual(mine.status, 200, mine.text)
+      assert.deepStrictEqual(mine.body.data.map((r: any) => r.endpoint), [
+        `/platform/v1/workflows/${tag}/definition`,
+        `/platform/v1/workflows/${tag}`
+      ])
+      const [latest] = mine.body.data
+      assert.deepStrictEqual(Object.keys(latest).sort(), [
+        "api_key_id",
+        "api_key_name",
+        "created_at",
+        "endpoint",
+        "error_message",
+        "http_method",
+        "id",
+        "ip_address",
+        "response_status",
+        "response_time_ms"
+      ])
+      assert.deepInclude(latest, { http_method: "GET", response_status: 404, api_key_name: "test", error_message: "Workflow not found" })
+      assert.isString(latest.ip_address)
+      assert.isNumber(latest.response_time_ms)
+      // Status, errors only, and a page of one with its next page.
+      const first = await host.request("GET", `/platform/v1/api_logs?endpoint=${tag}&status_code=404&errors_only=true&limit=1`)
+      assert.strictEqual(first.status, 200, first.text)
+      assert.strictEqual(first.body.data.length, 1)
+      assert.strictEqual(first.body.data[0].id, latest.id)
+      assert.isString(first.body.paging.next)
+      const next = await host.request("GET", first.body.paging.next.slice(first.body.paging.next.indexOf("/platform/v1")))
+      assert.strictEqual(next.status, 200, next.text)
+      assert.deepStrictEqual(next.body.data.map((r: any) => r.endpoint), [`/platform/v1/workflows/${tag}`])
+      assert.strictEqual((await host.request("GET", `/platform/v1/api_logs?endpoint=${tag}&status_code=200`)).body.data.length, 0)
+      // Another project sees none of them; malformed parameters are refused.
+      assert.strictEqual((await host.request("GET", `/platform/v1/api_logs?endpoint=${tag}`, { key: host.otherKey })).body.data.length, 0)
+      assert.strictEqual((await host.request("GET", "/platform/v1/api_logs?status_code=abc")).status, 422)
+      assert.strictEqual((await host.request("GET", "/platform/v1/api_logs?period=1y")).status, 422)
+    })
+
     it("lists the catalog: sources with aliases, filter keys, detail fields", async () => {
       const res = await host.request("GET", "/platform/v1/log_search/catalog")
       assert.strictEqual(res.status, 200, res.text)

@@ -219,9 +219,13 @@ describe("phone numbers (manual connection, listing, disconnection)", () => {
     assert.deepStrictEqual(foreign.body, { error: "Conversation not found" })
   })
 
-  it("disconnects a number: 204, gone from the listing, its triggers removed; it can connect again", async () => {
+  it("disconnects a number: 204, gone from the listing, its triggers and webhooks removed; it can connect again", async () => {
     const triggersBefore = await host.request("GET", "/platform/v1/msg/phone_numbers")
     assert.strictEqual(triggersBefore.body.data.length, 1)
+    const hook = await host.request("POST", `/platform/v1/msg/phone_numbers/${pnid}/webhooks`, {
+      body: { msg_webhook: { url: "https://93.184.215.14/in", events: ["msg.message.received"], secret_key: "s3cret" } }
+    })
+    assert.strictEqual(hook.status, 201, hook.text)
     const gone = await host.request("DELETE", `/platform/v1/msg/phone_numbers/${pnid}`)
     assert.strictEqual(gone.status, 204, gone.text)
     assert.deepStrictEqual((await host.request("GET", "/platform/v1/msg/phone_numbers")).body.data, [])
@@ -232,6 +236,10 @@ describe("phone numbers (manual connection, listing, disconnection)", () => {
     assert.strictEqual(again.status, 201, again.text)
     assert.notStrictEqual(again.body.data.id, configId)
     assert.strictEqual(again.body.data.name, "Parley Sandbox", "the verified name by default")
+    const hooks = await host.request("GET", `/platform/v1/msg/phone_numbers/${pnid}/webhooks`)
+    assert.strictEqual(hooks.status, 200, hooks.text)
+    assert.deepStrictEqual(hooks.body.data, [], "the old webhooks did not come back with the number")
+    assert.strictEqual((await host.request("GET", `/platform/v1/msg/webhooks/${hook.body.data.id}`)).status, 404)
   })
 
   it("bootstraps the simulated number into a project once, and leaves it where it is", async () => {

@@ -129,11 +129,17 @@ export const layerBroadcastsRepo = Layer.effect(
       sql`(SELECT to_timestamp((s.value->>'timestamp')::bigint) FROM jsonb_array_elements(m.statuses) WITH ORDINALITY AS s(value, ord)
         WHERE s.value->>'status' = ${status} AND s.value->>'timestamp' ~ '^[0-9]+$' ORDER BY s.ord LIMIT 1)`
 
+    /**
+     * The recipient's message, joined when it counts: a `sent` recipient's, and a `pending` one's the network already
+     * accepted (a network id, not failed) while its sender has not settled the batch yet (a stop read mid-batch).
+     */
+    const sendMade = sql`(r.status = 'sent' OR (r.status = 'pending' AND m.network_id IS NOT NULL AND m.status <> 'failed'))`
+
     /** The recipients of one broadcast as read (`RecipientView`), as a subquery. */
     const views = (broadcastId: string) =>
       sql`(
         SELECT r.*, m.network_id AS network_message_id,
-          CASE WHEN m.status = 'failed' THEN 'failed' ELSE r.status END AS effective_status,
+          CASE WHEN m.status = 'failed' THEN 'failed' WHEN r.status = 'pending' AND m.id IS NOT NULL THEN 'sent' ELSE r.status END AS effective_status,
           CASE WHEN m.status IN ('delivered', 'read') THEN coalesce(${reported("delivered")}, ${reported("read")}, m.updated_at) END AS delivered_at,
           CASE WHEN m.status = 'read' THEN coalesce(${reported("read")}, m.updated_at) END AS read_at,
           coalesce(r.failed_at, CASE WHEN m.status = 'failed' THEN coalesce(${reported("failed")}, m.updated_at) END) AS failed_at_view,
@@ -143,7 +149,7 @@ export const layerBroadcastsRepo = Layer.effect(
               AND i.created_at > r.sent_at AND i.created_at <= r.sent_at + interval '24 hours'
           ) END AS responded_at
         FROM msg_broadcast_recipients r
-        LEFT JOIN msg_messages m ON r.status = 'sent' AND m.id = r.message_id
+        LEFT JOIN msg_messages m ON m.id = r.message_id AND ${sendMade}
         WHERE r.broadcast_id = ${broadcastId}
       )`
 
@@ -256,7 +262,7 @@ export const layerBroadcastsRepo = Layer.effect(
         // The view's rules without its report times: one join, one index probe per sent recipient for a reply.
         const rows = yield* sql<BroadcastCounts>`
           SELECT count(*)::int AS total,
-            count(*) FILTER (WHERE r.status = 'sent' AND m.status IS DISTINCT FROM 'failed')::int AS sent,
+            count(*) FILTER (WHERE (r.status = 'sent' OR m.id IS NOT NULL) AND m.status IS DISTINCT FROM 'failed')::int AS sent,
             count(*) FILTER (WHERE r.status IN ('failed', 'suppressed') OR m.status = 'failed')::int AS failed,
             count(*) FILTER (WHERE m.status IN ('delivered', 'read'))::int AS delivered,
             count(*) FILTER (WHERE m.status = 'read')::int AS read,
@@ -265,9 +271,9 @@ export const layerBroadcastsRepo = Layer.effect(
               WHERE i.conversation_id = m.conversation_id AND i.direction = 'inbound'
                 AND i.created_at > r.sent_at AND i.created_at <= r.sent_at + interval '24 hours'
             ))::int AS responded,
-            count(*) FILTER (WHERE r.status = 'pending')::int AS pending
+            count(*) FILTER (WHERE r.status = 'pending' AND m.id IS NULL)::int AS pending
           FROM msg_broadcast_recipients r
-          LEFT JOIN msg_messages m ON r.status = 'sent' AND m.id = r.message_id
+          LEFT JOIN msg_messages m ON m.id = r.message_id AND ${sendMade}
           WHERE r.broadcast_id = ${broadcastId}`
         return rows[0]!
       }, Effect.orDie),

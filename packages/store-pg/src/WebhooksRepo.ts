@@ -265,6 +265,12 @@ export const layerWebhooksRepo = Layer.effect(
         return rows.length > 0
       }, Effect.orDie),
 
+      deleteByPhoneNumber: Effect.fnUntraced(function*(projectId: string, phoneNumberId: string) {
+        const rows = yield* sql`DELETE FROM webhooks WHERE project_id = ${projectId} AND phone_number_id = ${phoneNumberId} RETURNING id`
+        if (rows.length > 0) yield* signal
+        return rows.length
+      }, Effect.orDie),
+
       listActive: Effect.fnUntraced(function*(projectId: string, phoneNumberId: string | null) {
         const scope = phoneNumberId === null ? sql`phone_number_id IS NULL` : sql`phone_number_id = ${phoneNumberId}`
         const rows = yield* sql<WebhookRow>`

@@ -74,8 +74,10 @@ const views = (db: MemoryTables, recipients: ReadonlyArray<RecipientRecord>): Ar
     inboundByConversation.set(m.conversation_id, list)
   }
   return recipients.map((r) => {
-    const m = r.status === "sent" ? db.get(Messages, r.message_id) : undefined
-    const effective: RecipientStatus = m !== undefined && m.status === "failed" ? "failed" : r.status
+    // A pending recipient's message counts once the network accepted it: its sender settles the batch later.
+    const found = r.status === "sent" || r.status === "pending" ? db.get(Messages, r.message_id) : undefined
+    const m = r.status === "pending" && (found?.network_id == null || found.status === "failed") ? undefined : found
+    const effective: RecipientStatus = m !== undefined && m.status === "failed" ? "failed" : m !== undefined && r.status === "pending" ? "sent" : r.status
     let responded: string | null = null
     if (m !== undefined && r.sent_at !== null) {
       const from = instant(r.sent_at)

@@ -409,7 +409,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         // An agent's send settles its tool call (or its text) and the run stays on the agent node (decisions 10.6).
         const agentSettled = (at: string, outcome: Parameters<typeof afterSend>[2], withRecord: ExecutionRecord = record) =>
           T.apply(withRecord, g, node, afterSend(withRecord, pending, outcome), at, t.ms - Date.parse(pending.started_at))
-        const performed = (networkId: string, conversationId: string, contactId: string) =>
+        // `phoneNumberId`: the sender's network number id, as the recorded message or the config has it (6.8).
+        const performed = (networkId: string, conversationId: string, contactId: string, phoneNumberId: string | null) =>
           pending.agent !== undefined
             ? agentSettled(t.iso, { messageId: networkId }, {
               ...record,
@@ -431,7 +432,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             [{
               draft: {
                 event_type: "action_performed",
-                payload: { action: node.data.node_type, message_id: networkId, to: pending.to, phone_number_id: pending.envelope.phone_number_id ?? null },
+                payload: { action: node.data.node_type, message_id: networkId, to: pending.to, phone_number_id: phoneNumberId },
                 direction: "outbound"
               },
               node
@@ -439,7 +440,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           )
         if (Option.isSome(recorded)) {
           const m = recorded.value
-          if (m.network_id !== null) return performed(m.network_id, m.conversation_id, m.contact_id)
+          if (m.network_id !== null) return performed(m.network_id, m.conversation_id, m.contact_id, m.phone_number_id)
           if (m.status === "failed") {
             if (pending.agent !== undefined) return agentSettled(t.iso, { error: "The network refused the message" })
             return T.fail(record, g, { message: "The network refused the message" }, t.iso, [
@@ -452,7 +453,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ? yield* outbound.settleFromReports(config.value, m, pending.key, pending.started_at)
             : Option.none()
           if (Option.isSome(settled) && settled.value.network_id !== null) {
-            return performed(settled.value.network_id, settled.value.conversation_id, settled.value.contact_id)
+            return performed(settled.value.network_id, settled.value.conversation_id, settled.value.contact_id, settled.value.phone_number_id)
           }
           if (t.ms - Date.parse(pending.started_at) < doubtGraceMs) {
             return T.apply(record, g, node, {
@@ -486,7 +487,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         switch (outcome._tag) {
           case "Accepted": {
             const m = Option.getOrUndefined(outcome.message)
-            return performed(outcome.networkId ?? "", m?.conversation_id ?? "", m?.contact_id ?? "")
+            return performed(outcome.networkId ?? "", m?.conversation_id ?? "", m?.contact_id ?? "", config.value.phone_number_id)
           }
           case "OutsideWindow":
             if (pending.agent !== undefined) return agentSettled(after.iso, { error: "Re-engagement message: the 24-hour window is closed", code: "131047" })

@@ -4,7 +4,8 @@
  * resume. Runs go through the `Launcher` and the `ExecutionEngine`.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { ContactsRepo, ConversationsRepo, MessagingLocks } from "../messaging/MessagingRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
+import { ConversationsRepo } from "../messaging/MessagingRepo.ts"
 import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import { ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -29,7 +30,6 @@ import {
   toFlowExecution,
   toSummary
 } from "./Execution.ts"
-import { routeLock } from "./Inputs.ts"
 import { discover, DISCOVERY_EXECUTIONS, type WorkflowVariables } from "./Variables.ts"
 import { toFlow, type WorkflowRecord } from "../workflows/Workflow.ts"
 import { Workflows } from "../workflows/Workflows.ts"
@@ -118,10 +118,8 @@ export class Executions extends Context.Service<Executions, {
       const workflowService = yield* Workflows
       const triggers = yield* TriggersRepo
       const configs = yield* MessageConfigsRepo
-      const contacts = yield* ContactsRepo
       const conversations = yield* ConversationsRepo
-      const locks = yield* MessagingLocks
-      const tx = yield* Transactor
+      const messaging = yield* Messaging
       const engine = yield* ExecutionEngine
       const launcher = yield* Launcher
 
@@ -176,28 +174,18 @@ export class Executions extends Context.Service<Executions, {
           return yield* unprocessable("phone_number is required", [{ path: "workflow_execution.phone_number", message: "is required" }])
         }
         const config = yield* sender(projectId, workflowId, input)
-        const contact = phone !== null
-          ? yield* contacts.findByWaId(projectId, phone)
-          : yield* contacts.findByUserId(projectId, recipient!)
+        // Attached from the start (decisions 2.5.1): the contact and its active conversation on the sender, found or
+        // opened, so routing finds the run by its pair, an agent reads the history and payloads name the conversation.
+        const { contact, conversation } = yield* messaging.openConversation(config, phone !== null ? { waId: phone } : { userId: recipient! })
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
-        // Superseding and the handoff check look at the pair's current owner (decisions 2.5.1).
-        const blocked = yield* tx.withTransaction(Effect.gen(function*() {
-          if (Option.isNone(contact)) return false
-          yield* locks.lock(routeLock(config.id, contact.value.id))
-          const owner = yield* repo.findRouted(config.id, contact.value.id)
-          if (Option.isNone(owner)) return false
-          if (owner.value.status === "handoff") return true
-          const g = yield* engine.graph(owner.value.revision_id)
-          yield* engine.write(owner.value, T.end(owner.value, g, "superseded", now))
-          return false
-        }))
+        // The Launcher settles the pair's current owner under its route lock (superseded; handoff blocks the start).
         const created = yield* launcher.launch({
           workflow,
           triggerType: "api_call",
           observer: false,
           config,
-          contact: Option.getOrNull(contact),
-          conversationId: null,
+          contact,
+          conversationId: conversation.id,
           phone,
           recipient,
           vars: input.variables ?? {},
@@ -205,8 +193,7 @@ export class Executions extends Context.Service<Executions, {
           initialData: input.initial_data,
           metadata: { request: { ip: request.ip, user_agent: request.user_agent, timestamp: now } },
           system: { trigger_msg_config_id: config.id },
-          dedupeKey: null,
-          failWith: blocked ? "Conversation is in handoff" : undefined
+          dedupeKey: null
         })
         // Ids are new and start requests carry no dedupe key: the insert always lands.
         const record = Option.getOrThrow(created)

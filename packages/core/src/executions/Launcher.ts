@@ -4,17 +4,31 @@
  * `execution_started` and the start node's `step_entered` in one
  * transaction; then the engine runs it. API starts, inbound triggers, event
  * triggers and observers all start here.
+ *
+ * One live run per (number, contact) (decisions 10.1, 2.5.1): a run that
+ * takes part in routing (not an observer, not a `call` child, with a number
+ * and a contact) is inserted under the pair's route lock, in the same
+ * transaction as the look at the pair's current owner: a `running` or
+ * `waiting` owner ends `superseded`, a `handoff` one makes the new run fail
+ * at once (`Conversation is in handoff`). Routing starts runs under the same
+ * lock, so however runs start, two never own a pair.
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
+import { ExecutionsRepo } from "./ExecutionsRepo.ts"
+import { MessagingLocks } from "../messaging/MessagingRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import { Ids } from "../shared/Ids.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import type { ExecutionRecord } from "./Execution.ts"
+import { routeLock } from "./Inputs.ts"
 import { type Launch, newExecution } from "./NewExecution.ts"
 import * as T from "./Transitions.ts"
 
 export type { Launch } from "./NewExecution.ts"
+
+/** Another execution already has the launch's dedupe key: the launch's writes (a superseded owner) roll back. */
+class AlreadyStarted extends Data.TaggedError("AlreadyStarted")<{ readonly dedupeKey: string | null }> {}
 
 export class Launcher extends Context.Service<Launcher, {
   /** Creates and runs an execution; None when its dedupe key already started one. */
@@ -27,6 +41,33 @@ export class Launcher extends Context.Service<Launcher, {
       const tx = yield* Transactor
       const ids = yield* Ids
       const workflows = yield* WorkflowsRepo
+      const repo = yield* ExecutionsRepo
+      const locks = yield* MessagingLocks
+
+      /** The run a pair's owner belongs to: a `call` child's outermost parent (ending it ends the child too). */
+      const rootOf = (e: ExecutionRecord, depth = 0): Effect.Effect<ExecutionRecord> =>
+        e.parent_execution_id === null || depth > 10
+          ? Effect.succeed(e)
+          : Effect.flatMap(repo.get(e.parent_execution_id), Option.match({ onNone: () => Effect.succeed(e), onSome: (p) => rootOf(p, depth + 1) }))
+
+      /**
+       * Inside the launch's transaction, before the insert: takes the pair's route lock and settles its current
+       * owner. Answers the error the new run fails with when the pair is in handoff.
+       */
+      const claimPair = Effect.fnUntraced(function*(l: Launch, now: string) {
+        if (l.observer || l.parent !== undefined || l.config === null || l.contact === null) return undefined
+        yield* locks.lock(routeLock(l.config.id, l.contact.id))
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const owner = yield* repo.findRouted(l.config.id, l.contact.id)
+          if (Option.isNone(owner)) return undefined
+          if (owner.value.status === "handoff") return "Conversation is in handoff"
+          const root = yield* rootOf(owner.value)
+          const g = yield* engine.graph(root.revision_id)
+          // A step of the owner moved it meanwhile (its slice is fenced by the write): read again.
+          yield* engine.write(root, T.end(root, g, "superseded", now))
+        }
+        return undefined
+      })
 
       const launch = Effect.fn("Launcher.launch")(function*(l: Launch) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
@@ -36,15 +77,18 @@ export class Launcher extends Context.Service<Launcher, {
           const revision = yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition)
           const g = yield* engine.graph(revision)
           const { events, record } = newExecution(l, { id, trackingId }, now, revision, g)
-          if (!(yield* engine.insert(record, events))) return Option.none<ExecutionRecord>()
+          const blocked = yield* claimPair(l, now)
+          if (!(yield* engine.insert(record, events))) return yield* new AlreadyStarted({ dedupeKey: l.dedupeKey })
           yield* workflows.countExecution(l.workflow.project_id, l.workflow.id, now)
-          if (l.failWith !== undefined) {
-            const failed = T.fail(record, g, { message: l.failWith }, now)
+          const failWith = l.failWith ?? blocked
+          if (failWith !== undefined) {
+            const failed = T.fail(record, g, { message: failWith }, now)
             yield* engine.write(record, failed)
             return Option.some(failed.record)
           }
           return Option.some(record)
         })).pipe(
+          Effect.catchTag("AlreadyStarted", () => Effect.succeed(Option.none<ExecutionRecord>())),
           Effect.tap((created) => Option.isSome(created) && created.value.status === "running" ? engine.kick(created.value.id, { leased: true }) : Effect.void)
         )
       })

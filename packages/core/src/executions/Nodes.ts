@@ -166,8 +166,8 @@ const handoffNode = Effect.fnUntraced(function*(input: StepInput) {
   const reason = str(config.reason) === undefined ? null : yield* text(String(config.reason), ctx, input.secrets)
   return {
     context: ctx,
-    events: config.context_data === undefined ? [] : [{ event_type: "variables_set", payload: { name: "context_data", value: config.context_data } }],
-    next: { _tag: "Handoff", handoff: { node_id: input.node.id, reason, source: "action_step" } },
+    events: [],
+    next: { _tag: "Handoff", handoff: { node_id: input.node.id, reason, source: "action_step" }, contextData: config.context_data },
     secrets: secretsUsed(config, input.secrets)
   } satisfies StepOutcome
 })

@@ -26,7 +26,8 @@ export type Next =
   | { readonly _tag: "Follow"; readonly label: string; readonly noEdge?: EndReason | undefined }
   | { readonly _tag: "Park"; readonly wait: WaitState; readonly reason: WaitingReason | null }
   | { readonly _tag: "Perform"; readonly pending: PendingAction }
-  | { readonly _tag: "Handoff"; readonly handoff: HandoffState }
+  /** `contextData`: a handoff node's `context_data` (2.3.12), logged on its `execution_handoff` event. */
+  | { readonly _tag: "Handoff"; readonly handoff: HandoffState; readonly contextData?: unknown }
   | { readonly _tag: "End"; readonly reason: EndReason }
   | { readonly _tag: "Fail"; readonly message: string; readonly code?: string | undefined }
   /** Checkpoint and run the same node again: an agent's next model call or tool call (decisions 10.6). */

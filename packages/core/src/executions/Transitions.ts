@@ -127,7 +127,13 @@ export const fail = (
   }
 }
 
-export const handoff = (e: ExecutionRecord, state: HandoffState, now: string, events: ReadonlyArray<PlacedEvent> = []): Transition => ({
+export const handoff = (
+  e: ExecutionRecord,
+  state: HandoffState,
+  now: string,
+  events: ReadonlyArray<PlacedEvent> = [],
+  contextData?: unknown
+): Transition => ({
   record: at(e, now, {
     status: "handoff",
     waiting_reason: null,
@@ -138,7 +144,11 @@ export const handoff = (e: ExecutionRecord, state: HandoffState, now: string, ev
     resumable_execution_id: null,
     ...released
   }),
-  events: [...events, event("execution_handoff", { reason: state.reason, source: state.source }, null)]
+  // A handoff node's `context_data` rides on the handoff's own event (it is not a variable, decisions 2.3.12).
+  events: [
+    ...events,
+    event("execution_handoff", { reason: state.reason, source: state.source, ...(contextData !== undefined ? { context_data: contextData } : {}) }, null)
+  ]
 })
 
 /** PATCH `waiting`, or a run that reached its next step after one was asked for. */
@@ -227,7 +237,7 @@ export const apply = (
       }
     }
     case "Handoff":
-      return handoff({ ...e, execution_context: outcome.context }, next.handoff, now, placed)
+      return handoff({ ...e, execution_context: outcome.context }, next.handoff, now, placed, next.contextData)
     case "End": {
       const ended = end({ ...e, execution_context: outcome.context }, graph, next.reason, now)
       return { record: ended.record, events: [...placed, ...ended.events] }

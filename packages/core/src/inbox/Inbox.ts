@@ -6,6 +6,7 @@
  * API's do. What it adds is the scope: a conversation outside it is "not found".
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
+import { ConversationClosing } from "../executions/ConversationClosing.ts"
 import { Executions } from "../executions/Executions.ts"
 import type { ExecutionRecord } from "../executions/Execution.ts"
 import { ExecutionsRepo, StepEventsRepo } from "../executions/ExecutionsRepo.ts"
@@ -116,6 +117,7 @@ export class Inbox extends Context.Service<Inbox, {
       const stepEvents = yield* StepEventsRepo
       const mirror = yield* Templates
       const messaging = yield* Messaging
+      const closing = yield* ConversationClosing
       const outbound = yield* Outbound
       const proxy = yield* MessagingProxy
       const executions = yield* Executions
@@ -157,10 +159,10 @@ export class Inbox extends Context.Service<Inbox, {
           perPage: 1
         }).pipe(Effect.map((slice) => slice.total))
 
-      /** A handoff node's `context_data` (2.3.12): the step log's latest `variables_set` of it, made entering handoff. */
+      /** A handoff node's `context_data` (2.3.12): carried by the step log's latest `execution_handoff`. */
       const contextDataOf = (executionId: string) =>
         stepEvents.latest(executionId, HANDOFF_EVENTS).pipe(Effect.map((events) =>
-          events.find((e) => e.event_type === "variables_set" && e.payload["name"] === "context_data")?.payload["value"] ?? null
+          events.find((e) => e.event_type === "execution_handoff")?.payload["context_data"] ?? null
         ))
 
       const render = Effect.fn("Inbox.render")(function*(c: ConversationRecord, handoff?: Option.Option<ExecutionRecord>) {
@@ -341,7 +343,7 @@ export class Inbox extends Context.Service<Inbox, {
 
       const end = Effect.fn("Inbox.end")(function*(session: EmbedSession, id: string) {
         yield* find(session, id)
-        return yield* render(yield* messaging.updateConversation(session.project.id, id, { status: "ended" }).pipe(
+        return yield* render(yield* closing.update(session.project.id, id, { status: "ended" }).pipe(
           Effect.catchTag("NotFound", () => Effect.fail(conversationNotFound()))
         ))
       })

@@ -21,6 +21,8 @@ export interface ApiRequestFacts {
   readonly apiKey: { readonly id: string; readonly name: string } | null
   /** The `error` of an error answer. */
   readonly errorMessage: string | null
+  /** The caller's address as the connection shows it (`GET /api_logs` answers it as `ip_address`). */
+  readonly ip?: string | null | undefined
 }
 
 export const apiRequestEntry = (r: ApiRequestFacts): LogDraft => ({
@@ -38,7 +40,7 @@ export const apiRequestEntry = (r: ApiRequestFacts): LogDraft => ({
   api_key_id: r.apiKey?.id ?? null,
   api_key_name: r.apiKey?.name ?? null,
   error_message: r.errorMessage,
-  attributes: { request_id: r.requestId }
+  attributes: { request_id: r.requestId, ...(r.ip != null ? { ip_address: r.ip } : {}) }
 })
 
 /** Upstream changes larger than this keep their facts but not their value. */

@@ -2,7 +2,8 @@
  * The stored side of messaging (decisions 2.10, 3.5, 10.1 step 1), one
  * service assembled from its concerns: recording what the network reports
  * (`InboundRecording`), recording what Parley sends (`OutboundRecording`),
- * stored conversations and contacts (`StoredConversations`), and the reads
+ * stored conversations and contacts (`StoredConversations`), conversations
+ * opened before their first message (`ConversationOpening`), and the reads
  * of messages and numbers below.
  *
  * Ingestion calls `recordInbound` and `applyStatuses`; `Outbound` calls
@@ -13,6 +14,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { MessagesRepo } from "./MessagingRepo.ts"
 import { type NotFound, notFound } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import { type ConversationOpening, makeConversationOpening } from "./ConversationOpening.ts"
 import { type InboundRecording, makeInboundRecording } from "./InboundRecording.ts"
 import type { MessageFilter, MessageRecord } from "./Message.ts"
 import { LiveNumbers } from "./numbers/LiveNumbers.ts"
@@ -21,7 +23,7 @@ import { makeOutboundRecording, type OutboundRecording } from "./OutboundRecordi
 import { makeRecording } from "./Recording.ts"
 import { makeStoredConversations, type StoredConversations } from "./StoredConversations.ts"
 
-export class Messaging extends Context.Service<Messaging, InboundRecording & OutboundRecording & StoredConversations & {
+export class Messaging extends Context.Service<Messaging, InboundRecording & OutboundRecording & StoredConversations & ConversationOpening & {
   readonly listMessages: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
   /** By Parley's id or the network's. */
   readonly getMessage: (projectId: string, phoneNumberId: string, id: string) => Effect.Effect<MessageRecord, NotFound>
@@ -52,6 +54,7 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
         ...yield* makeInboundRecording(recording),
         ...yield* makeOutboundRecording(recording),
         ...yield* makeStoredConversations(recording),
+        ...yield* makeConversationOpening(recording),
         listMessages: (projectId, filter, window) => messages.list(projectId, filter, window),
         getMessage,
         numberOf

@@ -107,6 +107,13 @@ export const makeProxyMedia = Effect.gen(function*() {
     }
   }
 
+  /**
+   * The network's "object does not exist" (code 100, subcode 33, which it answers with 400): a media id the project
+   * does not have is answered as every other id that is not the project's (decisions 4.10: 404, code 100).
+   */
+  const notThere = (error: NetworkError) =>
+    error._tag === "NetworkRefused" && error.error.code === 100 && error.error.error_subcode === 33
+
   const mediaNumber = (projectId: string, phoneNumberId: string, mediaId: string) =>
     number(projectId, phoneNumberId).pipe(
       Effect.flatMap(Option.match({ onNone: () => refuse(unknownObject(mediaId)), onSome: Effect.succeed }))
@@ -129,7 +136,7 @@ export const makeProxyMedia = Effect.gen(function*() {
         )
         : Option.getOrUndefined(yield* projectAccounts.findAcross(projectId, call))
       // The network answered with something that is not media (a template, a number): the id names no media.
-      if (found === undefined || (found.outcome._tag === "Failure" && isNotMedia(found.outcome.failure))) {
+      if (found === undefined || (found.outcome._tag === "Failure" && (isNotMedia(found.outcome.failure) || notThere(found.outcome.failure)))) {
         return yield* refuse(unknownObject(mediaId))
       }
       return found
@@ -174,9 +181,7 @@ export const makeProxyMedia = Effect.gen(function*() {
     answered(Effect.gen(function*() {
       const { config, outcome } = yield* onMedia(projectId, mediaId, phoneNumberId, (config) =>
         network.getMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId }))
-      if (outcome._tag === "Failure") {
-        return yield* orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
-      }
+      if (outcome._tag === "Failure") return yield* orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
       const body = parseJson(outcome.success.body)
       const expires = (yield* Clock.currentTimeMillis) + MEDIA_DOWNLOAD_TTL_MS
       const token = issueToken({ p: projectId, n: config.phone_number_id, m: mediaId, e: expires })
@@ -199,9 +204,11 @@ export const makeProxyMedia = Effect.gen(function*() {
       const { config, outcome } = yield* onMedia(projectId, mediaId, phoneNumberId, (config) =>
         network.getMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId }))
       if (outcome._tag === "Failure") return yield* orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
-      return yield* orUnreachable(rawAnswer(
-        network.deleteMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId })
-      ))
+      const deleted = yield* Effect.result(
+        network.deleteMedia({ accessToken: config.access_token, version }, mediaId, { phoneNumberId: config.phone_number_id })
+      )
+      if (deleted._tag === "Failure" && notThere(deleted.failure)) return unknownObject(mediaId)
+      return yield* orUnreachable(rawAnswer(deleted._tag === "Failure" ? Effect.fail(deleted.failure) : Effect.succeed(deleted.success)))
     }))
 
   const download = (token: string) =>

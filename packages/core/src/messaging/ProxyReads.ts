@@ -53,13 +53,13 @@ const booleanParam = (query: URLSearchParams, name: string) => {
   return refuse(invalidParameter(400, `${name} must be true or false`))
 }
 
-/** `limit` 1-100 (default 20; 422 outside), `before`/`after` cursors (400 when undecodable), decisions 1.3. */
+/** `limit` 1-100 (default 20; outside: 400 code 100, the network's invalid parameter, decisions 7.3), `before`/`after` cursors (400 when undecodable), decisions 1.3. */
 const cursorWindow = (query: URLSearchParams) =>
   Effect.gen(function*() {
     const raw = optional(query, "limit")
     const limit = raw === undefined ? 20 : /^\d+$/.test(raw) ? Number(raw) : Number.NaN
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) {
-      return yield* refuse(invalidParameter(422, "limit must be between 1 and 100"))
+      return yield* refuse(invalidParameter(400, "limit must be between 1 and 100"))
     }
     const cursor = (name: string) => {
       const v = optional(query, name)

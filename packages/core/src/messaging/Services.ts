@@ -1,7 +1,7 @@
 /**
  * Messaging's services as one layer, over the storage ports, the job queue, the network of the host's choice
  * (`MessagingNetwork` and `UpstreamSettings`: the simulator or the Cloud API, see `@parley/core/simulators`) and
- * the triggers of a number (`NumberTriggers`, which workflows answer).
+ * what goes with a disconnected number (`NumberDependents`, which `Parley.ts` answers).
  */
 import { Layer } from "effect"
 import { MessageConfigs } from "./numbers/MessageConfigs.ts"

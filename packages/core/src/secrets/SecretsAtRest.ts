@@ -133,6 +133,7 @@ export const layerSealedWebhooksRepo = Layer.effect(
       list: (projectId, filter, window) => Effect.flatMap(stored.list(projectId, filter, window), openSlice(opened)),
       update: (w) => Effect.flatMap(Effect.flatMap(sealed(w), stored.update), openFound),
       delete: stored.delete,
+      deleteByPhoneNumber: stored.deleteByPhoneNumber,
       listActive: (projectId, phoneNumberId) =>
         Effect.flatMap(stored.listActive(projectId, phoneNumberId), (all) => Effect.forEach(all, opened)),
       pause: (projectId, id, at, reason) => Effect.flatMap(stored.pause(projectId, id, at, reason), openFound),

@@ -173,6 +173,16 @@ export const layerMemoryWebhooksRepo = Layer.effect(
           return db.remove(Webhooks, id)
         }).pipe(Effect.flatMap(signal))
       ),
+      deleteByPhoneNumber: Effect.fn("WebhooksRepo.deleteByPhoneNumber")((projectId: string, phoneNumberId: string) =>
+        store.run((db) => {
+          const gone = db.all(Webhooks).filter((w) => w.project_id === projectId && w.phone_number_id === phoneNumberId)
+          for (const w of gone) {
+            for (const b of db.all(Buffers)) if (b.webhook_id === w.id) db.remove(Buffers, b.id)
+            db.remove(Webhooks, w.id)
+          }
+          return gone.length
+        }).pipe(Effect.flatMap((count) => (count > 0 ? signal(count) : Effect.succeed(count))))
+      ),
       listActive: Effect.fn("WebhooksRepo.listActive")((projectId: string, phoneNumberId: string | null) =>
         store.run((db) =>
           newestFirst(

@@ -29,6 +29,8 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
   /** Replaces every field but identity, project, number, kind and created_at; None when the webhook is gone. */
   readonly update: (webhook: WebhookRecord) => Effect.Effect<Option.Option<WebhookRecord>>
   readonly delete: (projectId: string, id: string) => Effect.Effect<boolean>
+  /** Deletes every webhook of one number of the project (its disconnection, decisions 4.8); answers how many went. */
+  readonly deleteByPhoneNumber: (projectId: string, phoneNumberId: string) => Effect.Effect<number>
   /** Active webhooks of one number, or the project-level ones (null), oldest first. */
   readonly listActive: (projectId: string, phoneNumberId: string | null) => Effect.Effect<ReadonlyArray<WebhookRecord>>
   /**

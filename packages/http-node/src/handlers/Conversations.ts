@@ -1,5 +1,9 @@
-/** Platform API reads of conversations and messages, and the conversation PATCH: decode → Messaging → encode. */
+/**
+ * Platform API reads of conversations and messages (decode → Messaging → encode), and the conversation PATCH
+ * (through `ConversationClosing`: closing one ends its handoff run).
+ */
 import {
+  ConversationClosing,
   createdCursorKeyOf,
   CurrentPrincipal,
   type ListSlice,
@@ -32,6 +36,7 @@ export const MsgConversationsHandlers = HttpApiBuilder.group(
   "msgConversations",
   Effect.fn(function*(handlers) {
     const messaging = yield* Messaging
+    const closing = yield* ConversationClosing
     const publicUrl = yield* PublicUrl
 
     /**
@@ -71,7 +76,7 @@ export const MsgConversationsHandlers = HttpApiBuilder.group(
       .handle("update", ({ params, payload }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal
-          const updated = yield* messaging.updateConversation(principal.project.id, params.id, payload.msg_conversation)
+          const updated = yield* closing.update(principal.project.id, params.id, payload.msg_conversation)
           return { data: toProxyConversation(updated) }
         }))
       .handle("listMessages", ({ query, request }) =>

@@ -75,12 +75,15 @@ export class DisplayNames extends Context.Service<DisplayNames, {
     window: ListWindow
   ) => Effect.Effect<ListSlice<DisplayNameRequestRecord>, NotFound>
   readonly get: (principal: Principal, phoneNumberId: string, id: string) => Effect.Effect<DisplayNameRequestRecord, NotFound>
-  /** `DELETE .../display_name_requests/<id>`: `cancelled`; 422 when the request is already final. */
+  /**
+   * `DELETE .../display_name_requests/<id>`: `cancelled`, and the change withdrawn at the network (the number's
+   * current name submitted over it); 422 when the request is already final, 502 when the network cannot withdraw it.
+   */
   readonly cancel: (
     principal: Principal,
     phoneNumberId: string,
     id: string
-  ) => Effect.Effect<DisplayNameRequestRecord, NotFound | Unprocessable>
+  ) => Effect.Effect<DisplayNameRequestRecord, NotFound | Unprocessable | BadGateway>
 }>()("@parley/core/messaging/DisplayNames") {
   static readonly layer = Layer.effect(
     DisplayNames,
@@ -222,9 +225,32 @@ export class DisplayNames extends Context.Service<DisplayNames, {
 
       const cancel = Effect.fn("DisplayNames.cancel")(function*(principal: Principal, phoneNumberId: string, id: string) {
         const config = yield* numberOf(principal, phoneNumberId)
-        const request = yield* ownRequest(principal, config, id)
+        const found = yield* ownRequest(principal, config, id)
+        if (!isOpenDisplayNameRequest(found.status)) {
+          return yield* unprocessable(`Display name request is ${found.status} and can no longer be cancelled`)
+        }
+        const facts = yield* readName(config)
+        if (Option.isNone(facts)) {
+          return yield* new BadGateway({ error: "The messaging network could not be reached", code: "upstream_unavailable" })
+        }
+        // Read again first: a name the network applied meanwhile is final, not cancellable.
+        const request = yield* follow(config, found, facts.value)
         if (!isOpenDisplayNameRequest(request.status)) {
           return yield* unprocessable(`Display name request is ${request.status} and can no longer be cancelled`)
+        }
+        // The change is the network's while it reviews it, and the network has no withdrawal: a newer submission
+        // replaces the one under review. Submitting the name the number shows now stops the cancelled one.
+        if (facts.value.new_display_name === undefined || facts.value.new_display_name === request.requested_display_name) {
+          const current = facts.value.verified_name ?? request.previous_display_name
+          const withdrawn = yield* Effect.result(network.requestDisplayName({ accessToken: config.access_token }, config.phone_number_id, current))
+          if (withdrawn._tag === "Failure") {
+            return yield* new BadGateway({
+              error: withdrawn.failure._tag === "NetworkUnavailable"
+                ? "The messaging network could not be reached"
+                : `The messaging network refused to withdraw the change: ${withdrawn.failure.error.message}`,
+              code: withdrawn.failure._tag === "NetworkUnavailable" ? "upstream_unavailable" : "upstream_refused"
+            })
+          }
         }
         const cancelled = yield* repo.update({ ...request, status: "cancelled", updated_at: yield* now })
         return yield* Option.match(cancelled, { onNone: () => Effect.fail(notFound("Display name request")), onSome: Effect.succeed })

@@ -21,7 +21,7 @@ import { LiveNumbers } from "./LiveNumbers.ts"
 import { MessagingNetwork, type NetworkAccess, type NetworkError } from "../../network/MessagingNetwork.ts"
 import { Outbox } from "../../ports/Outbox.ts"
 import { Transactor } from "../../ports/Transactor.ts"
-import { NumberTriggers } from "./NumberTriggers.ts"
+import { NumberDependents } from "./NumberDependents.ts"
 import { BadGateway, type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
 import { Ids } from "../../shared/Ids.ts"
 import { Customers } from "../../tenancy/Customers.ts"
@@ -89,7 +89,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
   ) => Effect.Effect<ListSlice<MessageConfigRecord>>
   /** By network number id. */
   readonly get: (principal: Principal, phoneNumberId: string) => Effect.Effect<MessageConfigRecord, NotFound>
-  /** Disconnects: history kept, triggers on the number removed, `msg.phone_number.deleted` written. */
+  /** Disconnects: history kept, webhooks and triggers on the number removed, `msg.phone_number.deleted` written. */
   readonly disconnect: (principal: Principal, phoneNumberId: string) => Effect.Effect<MessageConfigRecord, NotFound>
   /**
    * The free number release (spec Limits): disconnects, and so releases, every number the service provisioned that
@@ -111,7 +111,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
     Effect.gen(function*() {
       const repo = (yield* LiveNumbers).forgetting(yield* MessageConfigsRepo)
       const customers = yield* Customers
-      const numberTriggers = yield* NumberTriggers
+      const dependents = yield* NumberDependents
       const network = yield* MessagingNetwork
       const settings = yield* UpstreamSettings
       const outbox = yield* Outbox
@@ -328,8 +328,8 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           const current = yield* findByNumber(projectId, phoneNumberId)
           const deleted = yield* repo.markDeleted(projectId, current.id, now)
           if (Option.isNone(deleted)) return yield* configNotFound()
-          // Triggers on the number go with it (decisions 4.8); webhooks on it are the webhook capability's, on this event.
-          yield* numberTriggers.removeFor(projectId, phoneNumberId)
+          // Webhooks and triggers on the number go with it (decisions 4.8): a number connected again starts bare.
+          yield* dependents.removeFor(projectId, phoneNumberId)
           yield* outbox.append({
             id: eventId,
             project_id: projectId,

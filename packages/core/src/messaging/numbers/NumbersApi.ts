@@ -133,10 +133,11 @@ export class PhoneNumbersApi extends HttpApiGroup.make("phoneNumbers")
     HttpApiEndpoint.delete("cancelDisplayNameRequest", "/msg/phone_numbers/:phone_number_id/display_name_requests/:id", {
       params: { ...NumberParams, id: Schema.String },
       success: data(DisplayNameRequest),
-      error: [NotFound, Unprocessable]
+      error: [NotFound, Unprocessable, BadGateway]
     }).annotateMerge(operation(
       "Cancel a display name request",
-      "Answers the request `cancelled`; 422 when it is already final (declined, failed, applied, expired, cancelled)."
+      "Answers the request `cancelled` and withdraws the change at the network (the number keeps the name it shows); " +
+        "422 when it is already final (declined, failed, applied, expired, cancelled); 502 when the network cannot be reached."
     ))
   )
   .middleware(Authentication)

@@ -169,6 +169,39 @@ export const broadcastsRepoConformance = <E>(name: string, storage: Layer.Layer<
         assert.strictEqual((yield* repo.listRecipients(p.id, b.id, "sent", { mode: "page", page: 2, perPage: 2 })).items.length, 1)
       }))
 
+    it.effect("counts a pending recipient whose message the network accepted as sent, before its sender settles it", () =>
+      Effect.gen(function*() {
+        const repo = yield* BroadcastsRepo
+        const messages = yield* MessagesRepo
+        const p = yield* givenProject()
+        const config = makeConfig(p.id)
+        yield* (yield* MessageConfigsRepo).insert(config)
+        const b = makeBroadcast(p.id, { msg_config_id: config.id })
+        yield* repo.insert(b)
+        const accepted = makeRecipient(b, "15552001")
+        const inDoubt = makeRecipient(b, "15552002")
+        const refused = makeRecipient(b, "15552003")
+        const untouched = makeRecipient(b, "15552004")
+        yield* repo.addRecipients(p.id, b.id, [accepted, inDoubt, refused, untouched])
+        for (const [r, message] of [
+          [accepted, { status: "sent" }],
+          [inDoubt, { status: "pending", network_id: null }],
+          [refused, { status: "failed", network_id: null }]
+        ] as const) {
+          const contact = makeContact(p.id, { wa_id: r.phone_number })
+          yield* (yield* ContactsRepo).insert(contact)
+          const conversation = makeConversation(config, contact)
+          yield* (yield* ConversationsRepo).insert(conversation)
+          yield* messages.insert(makeMessage(conversation, { id: r.message_id, direction: "outbound", origin: "broadcast", created_at: at(0), ...message }))
+        }
+        // Recorded and sent, or refused, but not settled: the sender is mid-batch.
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 4, sent: 1, failed: 0, delivered: 0, read: 0, responded: 0, pending: 3 })
+        const sentOnes = yield* repo.listRecipients(p.id, b.id, "sent", page)
+        assert.deepStrictEqual(sentOnes.items.map((r) => r.id), [accepted.id])
+        assert.strictEqual(sentOnes.items[0]!.network_message_id?.startsWith("wamid."), true)
+        assert.lengthOf((yield* repo.listRecipients(p.id, b.id, "pending", page)).items, 3)
+      }))
+
     it.effect("leases a broadcast to one owner at a time; a lapsed lease is taken over", () =>
       Effect.gen(function*() {
         const repo = yield* BroadcastsRepo

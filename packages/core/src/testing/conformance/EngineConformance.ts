@@ -203,6 +203,25 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
       assert.deepStrictEqual(yield* texts, ["Hi Ada"])
     }))
 
+    test("API starts racing for a new contact leave one live run on the pair, all attached to one conversation", Effect.gen(function*() {
+      const { principal } = yield* given
+      const workflow = yield* create(principal, {
+        nodes: [node("start", "start"), node("ask", "wait_for_response", { save_response_to: "answer" })],
+        edges: [edge("start", "ask")]
+      })
+      // A contact Parley has never seen: its contact and conversation are made by the starts themselves.
+      const acks = yield* Effect.forEach(Array.from({ length: 6 }, (_, i) => i), () => start(workflow.id, principal, {}, "15557650001"), {
+        concurrency: "unbounded"
+      })
+      const settled = yield* Effect.forEach(acks, (ack) => eventually(ack.id, (e) => e.status !== "running", "the run settles"))
+      assert.lengthOf(settled.filter((e) => e.status === "waiting"), 1, "one run owns the pair")
+      assert.lengthOf(settled.filter((e) => e.status === "ended"), 5, "the others were superseded")
+      assert.lengthOf(new Set(settled.map((e) => e.contact_id)), 1)
+      assert.isNotNull(settled[0]!.contact_id)
+      assert.lengthOf(new Set(settled.map((e) => e.msg_conversation_id)), 1, "one conversation for the pair")
+      assert.isNotNull(settled[0]!.msg_conversation_id)
+    }))
+
     test("a timer that fires after its wait moved on does nothing", Effect.gen(function*() {
       const { principal } = yield* given
       const workflow = yield* create(principal, {

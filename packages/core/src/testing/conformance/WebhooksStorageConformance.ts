@@ -248,6 +248,27 @@ export const webhooksStorageConformance = <E>(name: string, storage: Layer.Layer
           assert.deepStrictEqual(ids(yield* repo.listActive(project.id, "100200300")), ids([numberB]))
         }))
 
+      it.effect("deletes the webhooks of one number of the project, and only those", () =>
+        Effect.gen(function*() {
+          const repo = yield* WebhooksRepo
+          const project = yield* givenProject()
+          const stem = uniqueId("whk")
+          const onNumber = makeWebhook(project.id, { id: `${stem}-1`, phone_number_id: "700100" })
+          const paused = makeWebhook(project.id, { id: `${stem}-2`, phone_number_id: "700100", active: false, kind: "upstream", events: [] })
+          const otherNumber = makeWebhook(project.id, { id: `${stem}-3`, phone_number_id: "700200" })
+          const projectLevel = makeWebhook(project.id, { id: `${stem}-4`, phone_number_id: null, events: ["project.event"] })
+          const other = yield* givenProject()
+          const otherProject = makeWebhook(other.id, { id: `${stem}-5`, phone_number_id: "700100" })
+          for (const w of [onNumber, paused, otherNumber, projectLevel, otherProject]) yield* repo.insert(w)
+          assert.strictEqual(yield* repo.deleteByPhoneNumber(project.id, "700100"), 2)
+          assert.deepStrictEqual(yield* repo.findById(project.id, onNumber.id), Option.none())
+          assert.deepStrictEqual(yield* repo.findById(project.id, paused.id), Option.none())
+          assert.isTrue(Option.isSome(yield* repo.findById(project.id, otherNumber.id)))
+          assert.isTrue(Option.isSome(yield* repo.findById(project.id, projectLevel.id)))
+          assert.isTrue(Option.isSome(yield* repo.findById(other.id, otherProject.id)))
+          assert.strictEqual(yield* repo.deleteByPhoneNumber(project.id, "700100"), 0)
+        }))
+
       it.effect("pauses an active webhook once", () =>
         Effect.gen(function*() {
           const repo = yield* WebhooksRepo

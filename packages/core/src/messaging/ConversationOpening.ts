@@ -1,0 +1,74 @@
+/**
+ * Opening a conversation before any message (decisions 2.5.1: "the service
+ * finds or creates the active conversation for (sender number, contact)" at
+ * an API start). A run started by the API is attached to its contact and
+ * conversation from its first step, so routing finds it by (number,
+ * contact), an agent reads the conversation's history, and its webhook
+ * payloads name the conversation. The contact and the conversation are
+ * found or made under the locks recording takes (contact, then
+ * conversation), so a message recorded at the same moment shares them.
+ */
+import { Clock, Effect, Option } from "effect"
+import { ContactsRepo, ConversationsRepo, MessagingLocks } from "./MessagingRepo.ts"
+import { Transactor } from "../ports/Transactor.ts"
+import { Ids } from "../shared/Ids.ts"
+import { conversationEventPayload, MSG_CONVERSATION_CREATED } from "./DomainEvents.ts"
+import type { ContactRecord, ConversationRecord } from "./Message.ts"
+import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import { iso, newContact, newConversation, type Recording } from "./Recording.ts"
+
+/** Who the conversation is with: a phone number's digits, else a business-scoped user id. */
+export type ConversationParty = { readonly waId: string; readonly userId?: undefined } | { readonly waId?: undefined; readonly userId: string }
+
+export interface ConversationOpening {
+  /**
+   * The contact (made when new) and its active conversation on the number (opened when it has none: `active`, no
+   * messages yet, `msg.conversation.created` sent, its inactivity timer armed).
+   */
+  readonly openConversation: (
+    config: MessageConfigRecord,
+    party: ConversationParty
+  ) => Effect.Effect<{ readonly contact: ContactRecord; readonly conversation: ConversationRecord }>
+}
+
+export const makeConversationOpening = Effect.fnUntraced(function*(recording: Recording) {
+  const contacts = yield* ContactsRepo
+  const conversations = yield* ConversationsRepo
+  const locks = yield* MessagingLocks
+  const tx = yield* Transactor
+  const ids = yield* Ids
+  const { arm, domainEvent } = recording
+
+  const findContact = (projectId: string, party: ConversationParty) =>
+    party.waId !== undefined ? contacts.findByWaId(projectId, party.waId) : contacts.findByUserId(projectId, party.userId)
+
+  /** A contact not found without a lock: looked up again under the lock recording takes for a new one, else made. */
+  const makeContact = Effect.fnUntraced(function*(projectId: string, party: ConversationParty, now: string) {
+    yield* locks.lock(`contact:${projectId}:${party.waId ?? party.userId}`)
+    const again = yield* findContact(projectId, party)
+    if (Option.isSome(again)) return again.value
+    const made = newContact(projectId, { waId: party.waId, userId: party.userId }, yield* ids.uuid, now)
+    yield* contacts.insertMany([made])
+    return made
+  })
+
+  const openConversation = Effect.fn("Messaging.openConversation")(function*(config: MessageConfigRecord, party: ConversationParty) {
+    const now = iso(yield* Clock.currentTimeMillis)
+    const projectId = config.project_id
+    const result = yield* tx.withTransaction(Effect.gen(function*() {
+      const found = yield* findContact(projectId, party)
+      const c = Option.isSome(found) ? found.value : yield* makeContact(projectId, party, now)
+      yield* locks.lock(`conversation:${config.id}:${c.id}`)
+      const active = yield* conversations.findActive(config.id, c.id)
+      if (Option.isSome(active)) return { contact: c, conversation: active.value, opened: false }
+      const conversation = newConversation(config, c, yield* ids.uuid, now, now)
+      yield* conversations.insertMany([conversation])
+      yield* domainEvent(projectId, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)
+      return { contact: c, conversation, opened: true }
+    }))
+    if (result.opened) yield* arm(result.conversation)
+    return { contact: result.contact, conversation: result.conversation }
+  })
+
+  return { openConversation } satisfies ConversationOpening
+})
