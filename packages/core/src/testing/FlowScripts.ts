@@ -11,6 +11,7 @@ import { TestClock } from "effect/testing"
 import * as Yaml from "yaml"
 import { ExecutionStatus } from "../index.ts"
 import { layerMemoryParley } from "./MemoryParley.ts"
+import { compareFacts, nodeFacts } from "./Recording.ts"
 import { describeExpected, ExpectedMessage } from "./SentMessages.ts"
 import { FlowExpectationFailed, testWorkflow, type WorkflowKitOptions, type WorkflowUnderTest } from "./WorkflowKit.ts"
 
@@ -53,7 +54,8 @@ export const FlowScript = Schema.Struct({
     Schema.String,
     Schema.Union([
       Schema.Struct({ code: Schema.String }),
-      Schema.Struct({ answer: Schema.Unknown, status: Schema.optionalKey(Schema.Int) })
+      Schema.Struct({ answer: Schema.Unknown, status: Schema.optionalKey(Schema.Int) }),
+      Schema.Struct({ answers: Schema.Array(Schema.Unknown) })
     ])
   )),
   webhooks: Schema.optionalKey(Schema.Array(Schema.Struct({
@@ -63,7 +65,9 @@ export const FlowScript = Schema.Struct({
   }))),
   model: Schema.optionalKey(Schema.Array(ModelTurnSchema)),
   models: Schema.optionalKey(Schema.Array(Schema.String)),
-  steps: Schema.Array(FlowStep)
+  steps: Schema.Array(FlowStep),
+  /** What each node did in a recorded run (`parley test-export`): after the steps, the replay must do the same. */
+  recorded: Schema.optionalKey(Schema.Record(Schema.String, Schema.Array(Schema.String)))
 })
 export type FlowScript = typeof FlowScript.Type
 
@@ -147,6 +151,18 @@ export const runFlowScript = Effect.fn("FlowScripts.run")(function*(name: string
       const outcome = yield* Effect.result(runStep(flow, contact, step))
       if (outcome._tag === "Failure") {
         return { name, ok: false, step: i + 1, action: describeStep(step), message: outcome.failure.message } satisfies FlowScriptResult
+      }
+    }
+    if (script.recorded !== undefined) {
+      const differences = compareFacts(script.recorded, nodeFacts(yield* Effect.orDie(flow.events)))
+      if (differences.length > 0) {
+        return {
+          name,
+          ok: false,
+          step: script.steps.length + 1,
+          action: "compare with the recording",
+          message: differences.join("\n    ")
+        } satisfies FlowScriptResult
       }
     }
     return { name, ok: true, steps: script.steps.length } satisfies FlowScriptResult

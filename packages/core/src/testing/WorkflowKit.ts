@@ -48,10 +48,11 @@ import { describeExpected, describeSent, type ExpectedMessage, matches, type Sen
 /** An expectation of a workflow test did not hold; `message` says what was expected and what happened. */
 export class FlowExpectationFailed extends Data.TaggedError("FlowExpectationFailed")<{ readonly message: string }> {}
 
-/** A function the workflow references: its code run for real, or a fixed JSON answer. */
+/** A function the workflow references: its code run for real, a fixed JSON answer, or answers in turn (the last repeats). */
 export type FunctionDouble =
   | { readonly code: string }
   | { readonly answer: unknown; readonly status?: number | undefined }
+  | { readonly answers: ReadonlyArray<unknown> }
 
 /** How the webhook receiver answers requests whose URL starts with `url` (every request without `url`). */
 export interface WebhookAnswer {
@@ -152,6 +153,11 @@ const json = (value: unknown) => JSON.stringify(value)
 const stubCode = (answer: unknown, status: number) =>
   `async function handler() { return new Response(${json(json(answer))}, { status: ${status}, headers: { "content-type": "application/json" } }) }`
 
+/** The code of a function that answers each of `answers` in turn, then the last again. */
+const sequenceCode = (answers: ReadonlyArray<unknown>) =>
+  `const answers = ${json(answers)}; let calls = 0
+async function handler() { return Response.json(answers[Math.min(calls++, answers.length - 1)] ?? {}) }`
+
 /** The body `POST /platform/v1/workflows` takes (`{ "workflow": {...} }`), or the inner object. */
 const WorkflowBody = Schema.Union([Schema.Struct({ workflow: WorkflowCreateInput }), WorkflowCreateInput])
 const decodeWorkflowBody = Schema.decodeUnknownEffect(WorkflowBody)
@@ -172,7 +178,11 @@ export const testWorkflow = Effect.fn("WorkflowKit.testWorkflow")(function*(body
   let definitionText = input.definition === undefined ? undefined : json(input.definition)
   const functions = yield* Functions
   for (const [ref, double] of Object.entries(options.functions ?? {})) {
-    const code = "code" in double ? double.code : stubCode(double.answer, double.status ?? 200)
+    const code = "code" in double
+      ? double.code
+      : "answers" in double
+      ? sequenceCode(double.answers)
+      : stubCode(double.answer, double.status ?? 200)
     const created = yield* functions.create(principal, { name: `Function ${ref}`, code }).pipe(
       Effect.mapError((e) => new FlowExpectationFailed({ message: `Function ${ref}: ${e.error}` }))
     )
