@@ -10,7 +10,7 @@ import { FunctionSecretKey, Ids, notFound, Projects, ProjectSecrets, ProviderMod
 import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
-import { testCommand } from "./cli/TestCommand.ts"
+import { testCommand, testExportCommand } from "./cli/TestCommand.ts"
 import { layerCliStorage } from "./Ports.ts"
 import { EventPlans } from "@parley/core"
 import { layerJobQueue } from "@parley/store-pg"
@@ -318,7 +318,8 @@ const cli = Command.make("parley").pipe(
     secrets.pipe(Command.provide(Services)),
     models.pipe(Command.provide(Services)),
     voiceAgents.pipe(Command.provide(Services)),
-    testCommand
+    testCommand,
+    testExportCommand
   ])
 )
 

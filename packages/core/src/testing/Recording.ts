@@ -228,3 +228,17 @@ export const workflowBodyOf = (w: {
     }
   }
 })
+
+const RunContext = Schema.Struct({
+  phone_number: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  contact: Schema.optionalKey(Schema.NullOr(Schema.Struct({ name: Schema.optionalKey(Schema.NullOr(Schema.String)) })))
+})
+const asRunContext = is(RunContext)
+
+/** The contact of a run, from its `execution_context.context`: the phone number and the name the network gave. */
+export const contactOf = (context: unknown): { readonly phone?: string; readonly name?: string } => {
+  const c = asRunContext(context)
+  const phone = c?.phone_number ?? undefined
+  const name = c?.contact?.name ?? undefined
+  return { ...(phone === undefined ? {} : { phone }), ...(name === undefined ? {} : { name }) }
+}
