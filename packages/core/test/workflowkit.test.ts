@@ -114,6 +114,31 @@ describe("workflow test kit", () => {
       assert.deepStrictEqual(JSON.parse(request!.body), { text: "where is my order?!" })
     }).pipe(Effect.provide(layerMemoryParley)))
 
+  it.effect("a template the definition names is created, approved and mirrored; the bot's template is expected by name and parameters", () =>
+    Effect.gen(function*() {
+      const flow = yield* testWorkflow({
+        name: "Shipping",
+        definition: {
+          nodes: [node("start", "start"), node("shipped", "send_template", { template_id: "order-update", parameters: ["{{vars.last_user_input}}"] })],
+          edges: line("start", "shipped")
+        }
+      }, {
+        templates: {
+          "order-update": {
+            name: "order_update",
+            language: "en_US",
+            category: "UTILITY",
+            components: [{ type: "BODY", text: "Your order {{1}} is on its way", example: { body_text: [["42"]] } }]
+          }
+        }
+      })
+      const ada = yield* flow.contact("+15551234567")
+      yield* ada.says("42")
+      const sent = yield* ada.expectReply({ template: "order_update", language: "en_US", parameters: ["42"] })
+      assert.deepStrictEqual(sent, { kind: "template", name: "order_update", language: "en_US", parameters: ["42"] })
+      yield* flow.expectStatus("ended")
+    }).pipe(Effect.provide(layerMemoryParley)))
+
   it.effect("expectations say what was expected and what happened", () =>
     Effect.gen(function*() {
       const flow = yield* testWorkflow({

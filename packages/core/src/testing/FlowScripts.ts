@@ -58,6 +58,7 @@ export const FlowScript = Schema.Struct({
       Schema.Struct({ answers: Schema.Array(Schema.Unknown) })
     ])
   )),
+  templates: Schema.optionalKey(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   webhooks: Schema.optionalKey(Schema.Array(Schema.Struct({
     url: Schema.optionalKey(Schema.String),
     status: Schema.optionalKey(Schema.Int),
@@ -132,6 +133,7 @@ export const runFlowScript = Effect.fn("FlowScripts.run")(function*(name: string
   const options: WorkflowKitOptions = {
     ...(script.trigger === undefined ? {} : { trigger: script.trigger }),
     ...(script.functions === undefined ? {} : { functions: script.functions }),
+    ...(script.templates === undefined ? {} : { templates: script.templates }),
     ...(script.webhooks === undefined ? {} : { webhooks: script.webhooks }),
     ...(script.model === undefined ? {} : { model: script.model }),
     ...(script.models === undefined ? {} : { models: script.models })

@@ -31,10 +31,13 @@ import {
   type ExecutionStatus,
   Executions,
   Functions,
+  MessageConfigs,
+  MessagingNetwork,
   ModelSimulator,
   type ModelTurn,
   ProviderModels,
   type StepEventRecord,
+  Templates,
   Triggers,
   UpstreamSettings,
   WorkflowCreateInput,
@@ -73,6 +76,12 @@ export interface WorkflowKitOptions {
    * project and the definition is rewritten to its new id.
    */
   readonly functions?: Readonly<Record<string, FunctionDouble>> | undefined
+  /**
+   * The templates the definition references, by the id written in it: each is created on the simulated network as
+   * this body (`name`, `language`, `category`, `components`, as `POST /<waba_id>/message_templates` takes it), approved
+   * by its review, mirrored, and the definition is rewritten to its id.
+   */
+  readonly templates?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
   /** Answers of webhook nodes and tools, the first whose `url` prefixes the request's; default 200 `{}`. */
   readonly webhooks?: ReadonlyArray<WebhookAnswer> | undefined
   /** Model answers, taken in order; when they run out the simulator follows its rules. */
@@ -190,6 +199,30 @@ export const testWorkflow = Effect.fn("WorkflowKit.testWorkflow")(function*(body
     definitionText = definitionText?.split(json(ref)).join(json(created.id))
   }
   yield* settle
+
+  // Templates: created on the simulated network, past its review (5 s), mirrored; the definition points at the mirror.
+  const templateEntries = Object.entries(options.templates ?? {})
+  if (templateEntries.length > 0) {
+    const config = yield* (yield* MessageConfigs).get(principal, phoneNumberId).pipe(Effect.orDie)
+    const network = yield* MessagingNetwork
+    for (const [, template] of templateEntries) {
+      yield* network.createTemplate({ accessToken: config.access_token }, config.business_account_id, template).pipe(
+        Effect.mapError((e) => new FlowExpectationFailed({ message: `Template ${String(template["name"])}: ${json(e)}` }))
+      )
+    }
+    yield* Effect.andThen(TestClock.adjust("6 seconds"), settle)
+    const templates = yield* Templates
+    for (const [ref, template] of templateEntries) {
+      const listed = yield* templates.list(principal, { phone_number_id: phoneNumberId, name: String(template["name"]) }, {
+        mode: "page",
+        page: 1,
+        perPage: 10
+      })
+      const mirrored = listed.items.find((t) => template["language"] === undefined || t.language === template["language"])
+      if (mirrored === undefined) return yield* fail(`Template ${String(template["name"])} was not approved by the simulated network`)
+      definitionText = definitionText?.split(json(ref)).join(json(mirrored.id))
+    }
+  }
 
   const models = yield* ProviderModels
   const endpoint = memoryModelEndpoint()
