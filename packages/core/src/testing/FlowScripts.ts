@@ -6,7 +6,7 @@
  * no network. `parley test <files...>` runs them; another transport can call
  * `runFlowScriptFiles` the same way.
  */
-import { Duration, Effect, FileSystem, Layer, Path, References, Schema } from "effect"
+import { Duration, Effect, FileSystem, Option, Path, References, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as Yaml from "yaml"
 import { ExecutionStatus } from "../index.ts"
@@ -94,7 +94,8 @@ export const describeStep = (step: FlowStep): string => {
   return `${key} ${JSON.stringify(value)}`
 }
 
-const DEFAULT_PHONE = "+15550100001"
+// Not the sandbox number itself (+1 555-010-0001): the network refuses a message to its sender.
+const DEFAULT_PHONE = "+15557650001"
 
 const runStep = (flow: WorkflowUnderTest, contact: Effect.Success<ReturnType<WorkflowUnderTest["contact"]>>, step: FlowStep) =>
   "say" in step
@@ -110,7 +111,10 @@ const runStep = (flow: WorkflowUnderTest, contact: Effect.Success<ReturnType<Wor
     : "start" in step
     ? Effect.asVoid(flow.start(contact, step.start.variables ?? {}))
     : "wait" in step
-    ? flow.advance(typeof step.wait === "number" ? Duration.seconds(step.wait) : (step.wait as Duration.Input))
+    ? Option.match(typeof step.wait === "number" ? Option.some(Duration.seconds(step.wait)) : Duration.fromInput(step.wait as Duration.Input), {
+      onNone: () => Effect.fail(new FlowExpectationFailed({ message: `${JSON.stringify(step.wait)} is not a duration (seconds, or e.g. "1 hour")` })),
+      onSome: flow.advance
+    })
     : "expect" in step
     ? Effect.asVoid(contact.expectReply(typeof step.expect === "string" ? { text: step.expect } : step.expect))
     : "expect_no_reply" in step
@@ -150,7 +154,10 @@ export const runFlowScript = Effect.fn("FlowScripts.run")(function*(name: string
     }
     const { contact, flow } = set.success
     for (const [i, step] of script.steps.entries()) {
-      const outcome = yield* Effect.result(runStep(flow, contact, step))
+      // A defect (a bug, or code the kit could not run) fails the step too, so the report still names it.
+      const outcome = yield* Effect.result(runStep(flow, contact, step).pipe(
+        Effect.catchDefect((defect) => Effect.fail(new FlowExpectationFailed({ message: `unexpected error: ${String(defect)}` })))
+      ))
       if (outcome._tag === "Failure") {
         return { name, ok: false, step: i + 1, action: describeStep(step), message: outcome.failure.message } satisfies FlowScriptResult
       }
