@@ -37,6 +37,24 @@ describe("conversation scripts", () => {
       })
     }))
 
+  it.effect("start runs through the API when the workflow has no trigger (trigger: api)", () =>
+    Effect.gen(function*() {
+      const greet = {
+        workflow: {
+          name: "Greet",
+          definition: {
+            nodes: [node("start", "start"), node("hi", "send_text", { message: "Hi {{vars.name}}" })],
+            edges: [{ source: "start", target: "hi" }]
+          }
+        }
+      }
+      const steps = [{ say: "hello" }, { expect_no_reply: true }, { start: { variables: { name: "Ada" } } }, { expect: "Hi Ada" }, {
+        expect_status: "ended"
+      }]
+      const api = Schema.decodeUnknownSync(FlowScript)({ workflow: "greet.workflow.json", trigger: "api", steps })
+      assert.deepStrictEqual(yield* runFlowScript("api", api, greet), { name: "api", ok: true, steps: 5 })
+    }))
+
   it.effect("refuse a wait that is not a duration, naming the step", () =>
     Effect.gen(function*() {
       const result = yield* runFlowScript("echo", script([{ wait: "soon" }]), body)
