@@ -77,6 +77,21 @@ describe("conversation scripts", () => {
       }
     }))
 
+  it.effect("report a function that does not load as the set-up step", () =>
+    Effect.gen(function*() {
+      const broken = Schema.decodeUnknownSync(FlowScript)({
+        workflow: "echo.workflow.json",
+        functions: { "fn-1": { code: "async function handler(request) { return Response.json({ next_edge: " } },
+        steps: [{ say: "hi" }]
+      })
+      const result = yield* runFlowScript("broken function", broken, body)
+      assert.strictEqual(result.ok, false)
+      if (!result.ok) {
+        assert.strictEqual(result.step, 0)
+        assert.include(result.message, "Function fn-1")
+      }
+    }))
+
   it("describes steps in one line", () => {
     assert.strictEqual(describeStep({ tap: "Yes" }), "tap \"Yes\"")
     assert.strictEqual(describeStep({ expect: { template: "order_update", parameters: ["42"] } }), "expect template order_update [\"42\"]")

@@ -186,6 +186,7 @@ export const testWorkflow = Effect.fn("WorkflowKit.testWorkflow")(function*(body
   // Functions: created and deployed here, the definition pointed at their ids.
   let definitionText = input.definition === undefined ? undefined : json(input.definition)
   const functions = yield* Functions
+  const deployed: Array<{ readonly ref: string; readonly id: string }> = []
   for (const [ref, double] of Object.entries(options.functions ?? {})) {
     const code = "code" in double
       ? double.code
@@ -197,8 +198,14 @@ export const testWorkflow = Effect.fn("WorkflowKit.testWorkflow")(function*(body
     )
     yield* functions.deploy(principal, created.id).pipe(Effect.orDie)
     definitionText = definitionText?.split(json(ref)).join(json(created.id))
+    deployed.push({ ref, id: created.id })
   }
   yield* settle
+  // Deploys run as jobs; code that does not load says so here rather than as a failed step later.
+  for (const { id, ref } of deployed) {
+    const fn = yield* functions.get(principal, id).pipe(Effect.orDie)
+    if (fn.status !== "deployed") return yield* fail(`Function ${ref} did not deploy: ${fn.last_deploy_error ?? fn.status}`)
+  }
 
   // Templates: created on the simulated network, past its review (5 s), mirrored; the definition points at the mirror.
   const templateEntries = Object.entries(options.templates ?? {})
