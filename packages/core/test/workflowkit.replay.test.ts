@@ -124,6 +124,41 @@ describe("record and replay", () => {
       })
     }))
 
+  it.effect("an agent's model answers are recorded turn by turn, and replayed", () =>
+    Effect.gen(function*() {
+      const agentBody = {
+        workflow: {
+          name: "Agent desk",
+          definition: {
+            nodes: [
+              node("start", "start"),
+              node("agent", "agent", { provider_model_name: "parley-sim", system_prompt: "You help Acme's customers." }),
+              node("bye", "send_text", { message: "Done: {{vars.agent_summary}}" })
+            ],
+            edges: [{ source: "start", target: "agent" }, { source: "agent", target: "bye" }]
+          }
+        }
+      }
+      const turns = [
+        { text: "Hi! How can I help?" },
+        { tool_calls: [{ name: "complete_task", arguments: { summary: "refund issued" } }] }
+      ]
+      const { script, stored } = yield* Effect.gen(function*() {
+        const flow = yield* testWorkflow(agentBody, { model: turns })
+        const bo = yield* flow.contact("+15557654321", "Bo")
+        yield* bo.says("Hello")
+        yield* bo.expectReply({ text: "Hi! How can I help?" })
+        yield* bo.says("Refund please")
+        yield* bo.expectReply({ text: "Done: refund issued" })
+        const stored = workflowBodyOf(flow.workflow)
+        return { stored, script: recordScript({ id: "run-2", workflow: "agent.workflow.json", definition: stored.workflow.definition, events: yield* flow.events }) }
+      }).pipe(Effect.provide(layerMemoryParley))
+
+      assert.deepStrictEqual(script.model, turns)
+      assert.deepStrictEqual(script.recorded?.["agent"]?.slice(0, 2), ["entered", "sent text \"Hi! How can I help?\""])
+      assert.deepStrictEqual(yield* runFlowScript("agent replay", script, stored), { name: "agent replay", ok: true, steps: 2 })
+    }))
+
   it("compares node by node", () => {
     assert.deepStrictEqual(compareFacts({ a: ["entered", "edge x"] }, { a: ["entered", "edge x"] }), [])
     assert.deepStrictEqual(compareFacts({ a: ["entered", "edge x"] }, { a: ["entered", "edge y"], b: ["entered"] }), [

@@ -36,6 +36,9 @@ const FunctionRequest = Schema.Struct({ action: Schema.Literal("function"), requ
 const Decision = Schema.Struct({ selected_label: Schema.String, model_answer: Schema.optionalKey(Schema.NullOr(Schema.String)) })
 const Failure = Schema.Struct({ message: Schema.optionalKey(Schema.String), error: Schema.optionalKey(Schema.String) })
 const Resumed = Schema.Struct({ source: Schema.String })
+const AgentToolCall = Schema.Struct({ tool: Schema.String, input: Schema.optionalKey(Schema.Unknown) })
+const AgentMessage = Schema.Struct({ text: Schema.String })
+const Notification = Schema.Struct({ message: Schema.String })
 const Started = Schema.Struct({ trigger_type: Schema.String, variables: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)) })
 
 const is = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) => {
@@ -56,6 +59,9 @@ const asDecision = is(Decision)
 const asFailure = is(Failure)
 const asResumed = is(Resumed)
 const asStarted = is(Started)
+const asAgentToolCall = is(AgentToolCall)
+const asAgentMessage = is(AgentMessage)
+const asNotification = is(Notification)
 
 const SENDS = new Set(["send_text", "send_template", "send_interactive", "send_media"])
 
@@ -73,6 +79,9 @@ export const nodeFacts = (events: ReadonlyArray<RecordedEvent>): NodeFacts => {
     if (e.event_type === "step_entered") add(node, "entered")
     else if (e.event_type === "action_executing" && send !== undefined && SENDS.has(send.action)) {
       add(node, `sent ${describeSent(sentMessageOf(send.request))}`)
+    } else if (e.event_type === "agent_message_sent") {
+      const message = asAgentMessage(e.payload)
+      if (message !== undefined) add(node, `sent ${describeSent({ kind: "text", text: message.text })}`)
     } else if (e.event_type === "step_completed" && e.edge_label !== null) add(node, `edge ${e.edge_label}`)
     else if (e.event_type === "execution_ended") add(node, "ended")
     else if (e.event_type === "execution_handoff") add(node, "handoff")
@@ -121,7 +130,20 @@ export const recordScript = (run: {
   const steps: Array<FlowStep> = []
   const functions: Record<string, { readonly answers: Array<unknown> }> = {}
   const webhooks: Array<{ readonly url: string; readonly status: number; readonly body: unknown }> = []
-  const model: Array<{ readonly text: string }> = []
+  type Turn = { readonly text?: string; readonly tool_calls?: ReadonlyArray<{ readonly name: string; readonly arguments: unknown }> }
+  const model: Array<Turn> = []
+  // An agent's iteration is one model answer: its tool calls, and the text it sent (not through a tool).
+  let agentTurn: { texts: Array<string>; calls: Array<{ readonly name: string; readonly arguments: unknown }> } | undefined
+  const flushAgentTurn = () => {
+    if (agentTurn === undefined) return
+    const notified = new Set(agentTurn.calls.flatMap((c) => {
+      const n = c.name === "send_notification_to_user" ? asNotification(c.arguments) : undefined
+      return n === undefined ? [] : [n.message]
+    }))
+    const text = agentTurn.texts.filter((t) => !notified.has(t)).join("\n")
+    model.push({ ...(text === "" ? {} : { text }), ...(agentTurn.calls.length === 0 ? {} : { tool_calls: agentTurn.calls }) })
+    agentTurn = undefined
+  }
   let trigger: "inbound_message" | "api" = "inbound_message"
   let pendingWebhook: string | undefined
   let pendingFunction: string | undefined
@@ -131,6 +153,18 @@ export const recordScript = (run: {
 
   for (const e of run.events) {
     const node = e.step?.identifier
+    if (e.event_type === "agent_iteration_started") {
+      flushAgentTurn()
+      agentTurn = { texts: [], calls: [] }
+    } else if (e.event_type === "agent_tool_called" && agentTurn !== undefined) {
+      const call = asAgentToolCall(e.payload)
+      if (call !== undefined) agentTurn.calls.push({ name: call.tool, arguments: call.input ?? {} })
+    } else if (e.event_type === "agent_message_sent" && agentTurn !== undefined) {
+      const message = asAgentMessage(e.payload)
+      if (message !== undefined) agentTurn.texts.push(message.text)
+    } else if (e.event_type === "user_input_received" || e.event_type.startsWith("execution_") || e.event_type === "step_completed") {
+      flushAgentTurn()
+    }
     if (e.event_type === "execution_started") {
       const started = asStarted(e.payload)
       if (started !== undefined && started.trigger_type !== "inbound_message") {
@@ -172,6 +206,7 @@ export const recordScript = (run: {
     if (e.event_type === "step_entered") previous = e.created_at
   }
 
+  flushAgentTurn()
   const contact = run.contact ?? {}
   return {
     name: `replay of run ${run.id}`,
