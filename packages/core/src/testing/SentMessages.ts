@@ -164,7 +164,7 @@ export const describeExpected = (e: ExpectedMessage): string =>
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((x, i) => x === b[i])
 
 /** Whether `m` is what `e` expects. */
-export const matches = (e: ExpectedMessage, m: SentMessage): boolean => {
+export const sentMatches = (e: ExpectedMessage, m: SentMessage): boolean => {
   if ("text" in e) return m.kind === "text" && m.text === e.text
   if ("text_contains" in e) return m.kind === "text" && m.text.includes(e.text_contains)
   if ("template" in e) {

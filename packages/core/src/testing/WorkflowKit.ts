@@ -46,7 +46,7 @@ import {
 } from "../index.ts"
 import { sandboxProject, settle as settleIn } from "./MemoryParley.ts"
 import { memoryModelEndpoint, MemoryWebhookReceiver } from "./index.ts"
-import { describeExpected, describeSent, type ExpectedMessage, matches, type SentMessage, sentMessageOf } from "./SentMessages.ts"
+import { describeExpected, describeSent, type ExpectedMessage, sentMatches, type SentMessage, sentMessageOf } from "./SentMessages.ts"
 
 /** An expectation of a workflow test did not hold; `message` says what was expected and what happened. */
 export class FlowExpectationFailed extends Data.TaggedError("FlowExpectationFailed")<{ readonly message: string }> {}
@@ -326,7 +326,7 @@ export const testWorkflow = Effect.fn("WorkflowKit.testWorkflow")(function*(body
               return yield* fail(`Expected the bot to send ${describeExpected(expected)}; it sent nothing more${yield* runState}`)
             }
             read += 1
-            if (!matches(expected, next)) {
+            if (!sentMatches(expected, next)) {
               return yield* fail(`Expected the bot to send ${describeExpected(expected)}; it sent ${describeSent(next)}`)
             }
             return next
