@@ -17,7 +17,8 @@
  *
  *   node --conditions=@parley/source bench/agent.ts
  */
-import { Executions, MessageConfigs, ModelSimulator, type ModelTurn, ProviderModels, Projects } from "@parley/core"
+import { Executions, MessageConfigs, ProviderModels, Projects } from "@parley/core"
+import { ModelSimulator, type ModelTurn } from "@parley/core/simulators"
 import { Context, Effect, Option, References } from "effect"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"

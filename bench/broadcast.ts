@@ -13,7 +13,8 @@
  * adapter and posting its webhooks to the ingestion endpoint over HTTP, as a
  * host in production meets the network). Both share the machine's cores.
  */
-import { Simulator, UpstreamSettings } from "@parley/core"
+import { UpstreamSettings } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
 import { Context, Effect, Option, References } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Path from "node:path"
@@ -59,7 +60,7 @@ const startNetwork = (mode: BroadcastNetwork) =>
     const patch = { throughputPerSecond: CEILING, messagingLimitTier: "TIER_UNLIMITED" }
     if (mode === "in-process") {
       const { context, url } = yield* startBenchHost(KEY)
-      const simulator = Option.getOrThrow(Context.get(context, UpstreamSettings).simulator) as Simulator.NetworkSimulator["Service"]
+      const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator)) as Simulator.NetworkSimulator["Service"]
       yield* simulator.updateNumber(SIM_NUMBER.phoneNumberId, patch)
       return { url, approve: (templateId: string) => Effect.orDie(simulator.setTemplateStatus(templateId, "APPROVED")) }
     }

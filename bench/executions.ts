@@ -33,6 +33,7 @@
  * instead of a durable one.
  */
 import { ExecutionEngine, Executions, type Principal, UpstreamIngestion, UpstreamSettings } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
 import { Context, Effect, Option, Redacted, References } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Http from "node:http"
@@ -254,7 +255,7 @@ export const benchExecutions = (options: {
     yield* Effect.addFinalizer(() => Effect.sync(http.close))
     const call = (method: string, path: string, body?: unknown) => Effect.promise(() => http.send(method, path, body))
     const settings = Context.get(context, UpstreamSettings)
-    const simulator = Option.getOrThrow(settings.simulator)
+    const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
     const number = Option.getOrThrow(settings.simulatedNumber)
     const sql = Context.get(context, SqlClient.SqlClient)
     const engine = Context.get(context, ExecutionEngine)

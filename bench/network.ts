@@ -10,12 +10,13 @@
  * each is answered `{ done }`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Ids, Simulator, type SimulatorNumberPatch } from "@parley/core"
+import { Ids } from "@parley/core"
+import { Simulator, type SimulatorNumberPatch } from "@parley/core/simulators"
 import { Effect, Layer, References } from "effect"
 import { FetchHttpClient, HttpClient, HttpRouter } from "effect/http"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorServer.ts"
+import * as SimulatorServer from "../packages/http-node/src/simulators/SimulatorServer.ts"
 
 const appSecret = process.argv[2] ?? "bench-network-app-secret"
 

@@ -23,12 +23,12 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { performance, PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
-import * as SimulatorServer from "../packages/http-node/src/upstream/SimulatorServer.ts"
-import { Simulator } from "@parley/core"
+import * as SimulatorServer from "../packages/http-node/src/simulators/SimulatorServer.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
+import { Simulator } from "@parley/core/simulators"
 
 export interface ProxyBenchResult {
   readonly network: ProxyNetwork
@@ -123,7 +123,7 @@ const startNetwork = (mode: ProxyNetwork) =>
     if (mode === "in-process") {
       const { context, postgresPid, url } = yield* startBenchHost(KEY)
       const settings = Context.get(context, UpstreamSettings)
-      const simulator = Option.getOrThrow(settings.simulator)
+      const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
       // The simulator's own HTTP face over the same simulator: the network without Parley in front.
       const direct = yield* Layer.build(
         HttpRouter.serve(SimulatorServer.routes(), { disableLogger: true, disableListenLog: true }).pipe(

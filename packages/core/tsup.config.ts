@@ -1,3 +1,3 @@
 import { packageConfig } from "../../tsup.base.ts"
 
-export default packageConfig(["src/index.ts", "src/testing/index.ts", "src/testing/conformance/index.ts"])
+export default packageConfig(["src/index.ts", "src/simulators/index.ts", "src/testing/index.ts", "src/testing/conformance/index.ts"])

@@ -9,9 +9,11 @@ import { Ids, Parley, Projects, Workflows } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { SimulatedUpstream } from "@parley/core/simulators"
 
 const ParleyInMemory = Parley.layerServices.pipe(
-  Layer.provideMerge(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential))
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
+    Layer.provideMerge(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential))
 )
 
 /** A fresh project and the principal its API key authenticates as. */

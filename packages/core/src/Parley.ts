@@ -1,7 +1,8 @@
 /**
  * The domain of Parley as one layer: every capability's service, built over
  * the ports. A host provides the ports (Postgres, or memory in tests) and
- * gets the services.
+ * the network (the Cloud API or the simulator: `@parley/core/simulators`)
+ * and gets the services.
  */
 import { ApiRateLimits } from "./projects/ApiRateLimits.ts"
 import { Layer } from "effect"
@@ -12,23 +13,25 @@ import { McpServers } from "./ai/tools/McpServers.ts"
 import { layerDefinitionReferences } from "./workflows/References.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
-import { layerConversationLookup } from "./events/Conversations.ts"
+import { layerFunctionReferrers } from "./workflows/FunctionReferrers.ts"
+import { layerConversationLookup } from "./messaging/ConversationLookup.ts"
 import { EventPlans } from "./events/EventPlans.ts"
 import { Events } from "./events/Events.ts"
 import { layerEventsWorkers } from "./events/EventsJobs.ts"
 import { layerMessagingWorkers } from "./messaging/MessagingJobs.ts"
-import { layerMessagingServices } from "./messaging/Services.ts"
+import { layerMessagingServices as messagingServices } from "./messaging/Services.ts"
+import { layerNumberTriggers } from "./workflows/NumberTriggers.ts"
 import { FunctionCalls } from "./functions/FunctionCalls.ts"
 import { Functions } from "./functions/Functions.ts"
 import { layerFunctionsWorkers } from "./functions/FunctionsJobs.ts"
 import { FunctionInvocationLog } from "./functions/InvocationLog.ts"
 import { FunctionInvoker } from "./functions/Invoker.ts"
-import { FunctionSecretsCipher } from "./functions/SecretCipher.ts"
+import { layerHostCipher } from "./functions/FunctionsRepo.ts"
 import { layerSealedRepos } from "./secrets/SecretsAtRest.ts"
 import { DomainEventSubscribers, layerOutboxRelay, layerSignalingOutbox } from "./outbox/Relay.ts"
 import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
 import { layerWebhooksInterest } from "./webhooks/Interest.ts"
-import { WebhookSettings } from "./webhooks/Settings.ts"
+import { WebhookSettings } from "./shared/OutboundSettings.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 import { layerWebhooksWorkers } from "./webhooks/WebhooksJobs.ts"
 import { ExecutionEngine } from "./executions/Engine.ts"
@@ -41,17 +44,24 @@ import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
-import { ContactErasures } from "./messaging/erasure/ContactErasures.ts"
-import { layerContactErasureWorkers } from "./messaging/erasure/ContactErasureJobs.ts"
+import { ContactErasures } from "./erasure/ContactErasures.ts"
+import { layerContactErasureWorkers } from "./erasure/ContactErasureJobs.ts"
 import { VoiceAgents } from "./voice/VoiceAgent.ts"
 import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
 import { Logs } from "./logs/Logs.ts"
-import { layerRecordedRepos } from "./logs/Recorded.ts"
+import { layerRecordedSteps } from "./executions/StepLogEntries.ts"
+import { layerRecordedDeliveries } from "./webhooks/DeliveryLogEntries.ts"
 import { layerLogsWorkers } from "./logs/LogsJobs.ts"
 import { Broadcasts } from "./broadcasts/Broadcasts.ts"
 import { BroadcastSender, layerBroadcastsWorkers } from "./broadcasts/Sender.ts"
 
 const References = layerDefinitionReferences
+
+/**
+ * Messaging's services (`messaging/Services.ts`) with the triggers of a number answered by workflows. Over the
+ * network of the host's choice (`MessagingNetwork`, `UpstreamSettings`: see `@parley/core/simulators`).
+ */
+export const layerMessagingServices = messagingServices.pipe(Layer.provide(layerNumberTriggers))
 
 export const layerServices = Layer.mergeAll(
   Projects.layer,
@@ -62,6 +72,8 @@ export const layerServices = Layer.mergeAll(
   Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),
   layerMessagingServices,
   Functions.layer.pipe(
+    // A function a workflow calls is not deleted: workflows answer which do.
+    Layer.provide(layerFunctionReferrers),
     Layer.provideMerge(ProjectSecrets.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
   ),
@@ -76,10 +88,10 @@ export const layerServices = Layer.mergeAll(
   // Between every service and the storage adapters: credentials are stored encrypted (`secrets/SecretsAtRest.ts`).
   Layer.provideMerge(layerSealedRepos),
   // The one key of every secret at rest: function and project secrets, credentials.
-  Layer.provideMerge(FunctionSecretsCipher.layer),
+  Layer.provideMerge(layerHostCipher),
   // Log search: step events and delivery attempts are recorded where they are stored (under the sealed repos).
   Layer.merge(Logs.layer),
-  Layer.provideMerge(layerRecordedRepos),
+  Layer.provideMerge(Layer.mergeAll(layerRecordedSteps, layerRecordedDeliveries)),
   Layer.provideMerge(LogRecorder.layer),
   Layer.provideMerge(LogSettings.layerConfig)
 )

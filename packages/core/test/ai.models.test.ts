@@ -8,8 +8,8 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Fiber, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { LanguageModel, Prompt, Tool, Toolkit } from "effect/ai"
-import { ModelSimulator, ruleTurn } from "../src/ai/simulator/ModelSimulator.ts"
-import { LanguageModels, withCallSettings } from "../src/ports/LanguageModels.ts"
+import { ModelSimulator, ruleTurn } from "../src/simulators/model/ModelSimulator.ts"
+import { LanguageModels, withCallSettings } from "../src/ai/LanguageModels.ts"
 import { layerMemoryLanguageModels, memoryModelEndpoint } from "../src/testing/index.ts"
 
 const GetWeather = Tool.make("get_weather", {

@@ -14,11 +14,12 @@ import { Messaging } from "../src/messaging/Messaging.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { Templates } from "../src/messaging/templates/Templates.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
-import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
-import { BroadcastsRepo } from "../src/ports/BroadcastsRepo.ts"
-import { MessageConfigsRepo } from "../src/ports/MessageConfigsRepo.ts"
-import { MessagesRepo } from "../src/ports/MessagingRepo.ts"
+import { MessagingNetwork } from "../src/network/MessagingNetwork.ts"
+import { BroadcastsRepo } from "../src/broadcasts/BroadcastsRepo.ts"
+import { MessageConfigsRepo } from "../src/messaging/numbers/MessageConfigsRepo.ts"
+import { MessagesRepo } from "../src/messaging/MessagingRepo.ts"
 import { layerMemoryParley, sandboxProject } from "../src/testing/index.ts"
+import { Simulator } from "../src/simulators/index.ts"
 
 const steps = Effect.yieldNow.pipe(Effect.repeat({ times: 50 }))
 /** Lets `ms` of test time pass in 10 ms steps, everything due running as it goes. */
@@ -29,7 +30,7 @@ const pass = (ms: number) =>
 
 const given = Effect.gen(function*() {
   const { msgConfigId, phoneNumberId, principal } = yield* sandboxProject("Acme")
-  const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+  const simulator = yield* Simulator.running
   const config = Option.getOrThrow(yield* (yield* MessageConfigsRepo).findById(principal.project.id, msgConfigId))
   const created = yield* (yield* MessagingNetwork).createTemplate({ accessToken: config.access_token }, config.business_account_id, {
     name: "spring_sale",

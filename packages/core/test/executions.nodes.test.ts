@@ -19,9 +19,9 @@ import type { TemplateRecord } from "../src/messaging/templates/Template.ts"
 import { Templates } from "../src/messaging/templates/Templates.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import * as Parley from "../src/Parley.ts"
-import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
-import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
-import { ProjectSecretsRepo } from "../src/ports/ProjectSecretsRepo.ts"
+import { ExecutionsRepo } from "../src/executions/ExecutionsRepo.ts"
+import { MessagingNetwork } from "../src/network/MessagingNetwork.ts"
+import { ProjectSecretsRepo } from "../src/projects/ProjectSecretsRepo.ts"
 import { ProjectSecrets } from "../src/projects/ProjectSecrets.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
@@ -33,14 +33,16 @@ import {
   layerMemoryWebhookHttp,
   MemoryWebhookReceiver
 } from "../src/testing/index.ts"
-import { WebhookSettings } from "../src/webhooks/Settings.ts"
+import { WebhookSettings } from "../src/shared/OutboundSettings.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
+import { Simulator, SimulatedUpstream } from "../src/simulators/index.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
 const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).pipe(
   Layer.provideMerge(Parley.layerExecutionServices),
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
   Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }), layerMemoryLanguageModels())),
   Layer.provideMerge(Ports)
@@ -58,7 +60,7 @@ const given = Effect.gen(function*() {
   const { secret } = yield* projects.createKey(project.id, "tests")
   const principal = yield* projects.authenticate(secret)
   const config = Option.getOrThrow(yield* (yield* MessageConfigs).bootstrap(project.id))
-  const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+  const simulator = yield* Simulator.running
   return { principal, config, simulator }
 })
 

@@ -2,7 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect } from "effect"
 import { pruneStepEvents, STEP_EVENTS_KEEP_MS } from "../src/executions/ExecutionsJobs.ts"
-import { ExecutionsRepo, StepEventsRepo } from "../src/ports/ExecutionsRepo.ts"
+import { ExecutionsRepo, StepEventsRepo } from "../src/executions/ExecutionsRepo.ts"
 import { makeExecution, makeStepEvent } from "../src/testing/conformance/ExecutionsStorageConformance.ts"
 import { layerMemoryParley, sandboxProject } from "../src/testing/index.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"

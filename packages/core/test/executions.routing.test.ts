@@ -21,14 +21,15 @@ import { DomainEventSubscribers, layerOutboxRelay } from "../src/outbox/Relay.ts
 import * as Parley from "../src/Parley.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
-import { ExecutionInputsRepo } from "../src/ports/ExecutionsRepo.ts"
-import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
+import { ExecutionInputsRepo } from "../src/executions/ExecutionsRepo.ts"
+import { MessagingNetwork } from "../src/network/MessagingNetwork.ts"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryLanguageModels, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
-import { WebhookSettings } from "../src/webhooks/Settings.ts"
+import { WebhookSettings } from "../src/shared/OutboundSettings.ts"
 import { Triggers } from "../src/workflows/Triggers.ts"
 import type { TriggerInput } from "../src/workflows/Trigger.ts"
 import type { ReadMode } from "../src/workflows/Workflow.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
+import { Simulator, SimulatedUpstream } from "../src/simulators/index.ts"
 
 /** The mark-reads routing asked of the network, in order. */
 class MarkReads extends Context.Service<MarkReads, Array<{ readonly messageId: string; readonly typing: boolean }>>()("test/MarkReads") {}
@@ -60,6 +61,7 @@ const Services = Workers.pipe(
   Layer.provideMerge(Parley.layerExecutionServices.pipe(Layer.provide(SpiedNetwork))),
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
   Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }), layerMemoryLanguageModels())),
   Layer.provideMerge(Ports)
@@ -80,7 +82,7 @@ const given = Effect.gen(function*() {
   const { secret } = yield* projects.createKey(project.id, "tests")
   const principal = yield* projects.authenticate(secret)
   const config = Option.getOrThrow(yield* (yield* MessageConfigs).bootstrap(project.id))
-  const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+  const simulator = yield* Simulator.running
   const say = (from: string, body: string) =>
     Effect.map(simulator.inbound(config.phone_number_id, { from, message: { type: "text", text: { body } } }), (sent) => sent.id)
   const texts = Effect.map(

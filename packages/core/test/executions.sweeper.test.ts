@@ -12,17 +12,19 @@ import { layerExecutionsWorkers } from "../src/executions/ExecutionsJobs.ts"
 import { layerMessagingWorkers } from "../src/messaging/MessagingJobs.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import * as Parley from "../src/Parley.ts"
-import { ExecutionsRepo } from "../src/ports/ExecutionsRepo.ts"
+import { ExecutionsRepo } from "../src/executions/ExecutionsRepo.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryLanguageModels, layerMemoryStorage, layerMemoryWebhookHttp } from "../src/testing/index.ts"
-import { WebhookSettings } from "../src/webhooks/Settings.ts"
+import { WebhookSettings } from "../src/shared/OutboundSettings.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
+import { SimulatedUpstream } from "../src/simulators/index.ts"
 
 const Services = Layer.mergeAll(layerExecutionsWorkers, layerMessagingWorkers).pipe(
   Layer.provideMerge(Parley.layerExecutionServices),
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
   Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }), layerMemoryLanguageModels())),
   Layer.provideMerge(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential))

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { functionKvConformance, functionRuntimeConformance } from "../src/testing/conformance/FunctionRuntimeConformance.ts"
-import { layerMemoryFunctionKv, layerMemoryFunctions } from "../src/testing/MemoryFunctionRuntime.ts"
+import { layerMemoryFunctionKv, layerMemoryFunctions } from "../src/functions/MemoryFunctionRuntime.ts"
 
 // Let the fibers woken by the clock run before the test looks.
 const settle = Effect.yieldNow.pipe(Effect.repeat({ times: 20 }))

@@ -28,12 +28,14 @@ import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } f
 import { ProjectSecrets } from "../src/projects/ProjectSecrets.ts"
 import { Context, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
+import { SimulatedUpstream } from "../src/simulators/index.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
 
 /** Services, function services and workers (deploys run), over memory ports and the memory runtime. */
 const WithWorkers = Layer.mergeAll(layerFunctionsWorkers, Parley.layerFunctionServices).pipe(
   Layer.provideMerge(Parley.layerServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
   Layer.provideMerge(Ports)
 )
@@ -346,7 +348,9 @@ describe("secret cipher", () => {
 })
 
 describe("deploy conflicts (no workers: deploys stay queued)", () => {
-  const NoWorkers = Parley.layerServices.pipe(Layer.provideMerge(Ports))
+  const NoWorkers = Parley.layerServices.pipe(
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
+  Layer.provideMerge(Ports))
 
   it.effect("a deploy while one is in progress answers 409; the function reads deploying", () =>
     Effect.gen(function*() {
@@ -375,7 +379,10 @@ describe("maintenance (TestClock)", () => {
       yield* TestClock.setTime(now)
       const ports = yield* Layer.build(Ports)
       const services = yield* Layer.build(
-        Layer.mergeAll(Parley.layerServices, layerMemoryFunctionRuntime()).pipe(Layer.provideMerge(Layer.succeedContext(ports)))
+        Layer.mergeAll(Parley.layerServices, layerMemoryFunctionRuntime()).pipe(
+          Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
+          Layer.provideMerge(Layer.succeedContext(ports))
+        )
       )
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, services) as Effect.Effect<A, E>
       const principal = yield* run(newPrincipal("Maintained"))

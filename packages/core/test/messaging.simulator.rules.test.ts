@@ -13,11 +13,11 @@ import {
   type NetworkError,
   type NetworkObjects,
   NetworkRefused,
-  Simulator,
   UpstreamWebhook
 } from "../src/index.ts"
-import { NumberOutbox, type OutboundRecord } from "../src/messaging/simulator/Model.ts"
+import { NumberOutbox, type OutboundRecord } from "../src/simulators/network/Model.ts"
 import { Ids } from "../src/shared/Ids.ts"
+import { Simulator } from "../src/simulators/index.ts"
 
 const PNID = "100000000000001"
 const WABA = "200000000000001"

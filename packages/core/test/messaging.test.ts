@@ -22,20 +22,22 @@ import { Messaging } from "../src/messaging/Messaging.ts"
 import { nextStatus } from "../src/messaging/Recording.ts"
 import { Outbound } from "../src/messaging/Outbound.ts"
 import { layerMessagingWorkers } from "../src/messaging/MessagingJobs.ts"
-import { layerMessagingServices } from "../src/messaging/Services.ts"
+import { layerMessagingServices } from "../src/Parley.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
-import { hubSignature, type WebhookPayload } from "../src/messaging/Webhook.ts"
-import { MessagingNetwork } from "../src/ports/MessagingNetwork.ts"
-import { MediaRepo, UpstreamInboxRepo } from "../src/ports/MessagingRepo.ts"
+import { hubSignature, type WebhookPayload } from "../src/network/Webhook.ts"
+import { MessagingNetwork } from "../src/network/MessagingNetwork.ts"
+import { MediaRepo, UpstreamInboxRepo } from "../src/messaging/MessagingRepo.ts"
 import { type DomainEvent, Outbox } from "../src/ports/Outbox.ts"
 import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
+import { SimulatedUpstream, Simulator } from "../src/simulators/index.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
 const Services = Layer.mergeAll(Projects.layer, layerMessagingWorkers).pipe(
   Layer.provideMerge(layerMessagingServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(Ports)
 )
 
@@ -52,7 +54,7 @@ const given = Effect.gen(function*() {
   const project = yield* projects.create("Acme")
   const config = Option.getOrThrow(yield* (yield* MessageConfigs).bootstrap(project.id))
   const settings = yield* UpstreamSettings
-  const simulator = Option.getOrThrow(settings.simulator)
+  const simulator = yield* Simulator.running
   const appSecret = Redacted.value(Option.getOrThrow(settings.appSecret))
   /** Posts a payload as the network does: signed raw bytes into ingestion. */
   const deliver = (payload: WebhookPayload | Uint8Array) =>

@@ -9,28 +9,30 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer, Option, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { MediaIngest } from "../src/messaging/MediaIngest.ts"
-import { layerMessagingServices } from "../src/messaging/Services.ts"
+import { layerMessagingServices } from "../src/Parley.ts"
 import { UpstreamIngestion } from "../src/messaging/Ingestion.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
 import { DisplayNames } from "../src/messaging/numbers/DisplayNames.ts"
 import type { MessageConfigRecord } from "../src/messaging/numbers/MessageConfig.ts"
 import { IDLE_RELEASE_MS, MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { NumberHealth } from "../src/messaging/numbers/NumberHealth.ts"
-import { MessageConfigsRepo } from "../src/ports/MessageConfigsRepo.ts"
-import { MessagesRepo } from "../src/ports/MessagingRepo.ts"
-import { MessagingNetwork, NetworkRefused, NetworkUnavailable } from "../src/ports/MessagingNetwork.ts"
+import { MessageConfigsRepo } from "../src/messaging/numbers/MessageConfigsRepo.ts"
+import { MessagesRepo } from "../src/messaging/MessagingRepo.ts"
+import { MessagingNetwork, NetworkRefused, NetworkUnavailable } from "../src/network/MessagingNetwork.ts"
 import { type Principal, Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { layerMemoryJobQueue, layerMemoryStorage, layerMemoryWebhookHttp, MemoryWebhookReceiver } from "../src/testing/index.ts"
-import { WebhookSettings } from "../src/webhooks/Settings.ts"
+import { WebhookSettings } from "../src/shared/OutboundSettings.ts"
 import { Onboarding, type SignupCallback } from "../src/messaging/numbers/Onboarding.ts"
-import type { SignupChoice } from "../src/messaging/simulator/Signup.ts"
+import type { SignupChoice } from "../src/simulators/network/Signup.ts"
 import { Customers } from "../src/tenancy/Customers.ts"
 import { SetupLinks } from "../src/tenancy/SetupLinks.ts"
+import { Simulator, SimulatedUpstream } from "../src/simulators/index.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential, layerMemoryWebhookHttp)
 const Services = Layer.mergeAll(Projects.layer, MediaIngest.layer).pipe(
   Layer.provideMerge(layerMessagingServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(WebhookSettings.layer({ allowPrivateUrls: false })),
   Layer.provideMerge(Ports)
 )
@@ -51,13 +53,13 @@ const given = Effect.gen(function*() {
   const config = Option.getOrThrow(yield* (yield* MessageConfigs).bootstrap(project.id))
   const settings = yield* UpstreamSettings
   const principal: Principal = { project, apiKey: { id: "k", name: "k" } }
-  return { project, config, principal, simulator: Option.getOrThrow(settings.simulator) }
+  return { project, config, principal, simulator: yield* Simulator.running }
 })
 
 /** Another simulated number, connected to the project as `kind` (or only registered at the network). */
 const otherNumber = (principal: Principal, kind: "production" | "sandbox" | undefined, suffix = "7") =>
   Effect.gen(function*() {
-    const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+    const simulator = yield* Simulator.running
     const input = {
       phoneNumberId: `30000000000000${suffix}`,
       businessAccountId: `40000000000000${suffix}`,
@@ -402,7 +404,7 @@ describe("number release after a setup link", () => {
     Effect.gen(function*() {
       const { principal } = yield* given
       const customer = yield* (yield* Customers).create(principal, { name: "Shop" })
-      const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+      const simulator = yield* Simulator.running
       const links = yield* SetupLinks
       const onboarding = yield* Onboarding
       const connect = (choice: SignupChoice, provision: boolean) =>

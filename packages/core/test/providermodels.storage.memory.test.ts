@@ -1,5 +1,5 @@
 import { Layer } from "effect"
 import { providerModelsRepoConformance } from "../src/testing/conformance/index.ts"
-import { layerMemoryStorage } from "../src/testing/MemoryRepos.ts"
+import { layerMemoryStorage } from "../src/MemoryStorage.ts"
 
 providerModelsRepoConformance("provider models repo (memory)", Layer.fresh(layerMemoryStorage))

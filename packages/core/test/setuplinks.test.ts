@@ -11,10 +11,10 @@ import { TestClock } from "effect/testing"
 import { MSG_PHONE_NUMBER_CREATED, MESSAGING_DOMAIN_EVENTS } from "../src/messaging/DomainEvents.ts"
 import { Onboarding, type SignupCallback } from "../src/messaging/numbers/Onboarding.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
-import { layerMessagingServices } from "../src/messaging/Services.ts"
-import type { SignupChoice } from "../src/messaging/simulator/Signup.ts"
+import { layerMessagingServices } from "../src/Parley.ts"
+import type { SignupChoice } from "../src/simulators/network/Signup.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
-import { MessageConfigsRepo } from "../src/ports/MessageConfigsRepo.ts"
+import { MessageConfigsRepo } from "../src/messaging/numbers/MessageConfigsRepo.ts"
 import { Outbox } from "../src/ports/Outbox.ts"
 import { Projects, type Principal } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
@@ -22,9 +22,11 @@ import { Customers } from "../src/tenancy/Customers.ts"
 import { effectiveStatus, hashToken, SETUP_LINK_VALIDITY_MS } from "../src/tenancy/SetupLink.ts"
 import { SetupLinks } from "../src/tenancy/SetupLinks.ts"
 import { layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
+import { Simulator, SimulatedUpstream } from "../src/simulators/index.ts"
 
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
-const Services = Projects.layer.pipe(Layer.provideMerge(layerMessagingServices), Layer.provideMerge(Ports))
+const Services = Projects.layer.pipe(Layer.provideMerge(layerMessagingServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig), Layer.provideMerge(Ports))
 
 const DAY = 24 * 60 * 60 * 1000
 const DEMO = "300000000000001"
@@ -36,7 +38,7 @@ const given = Effect.gen(function*() {
   const project = yield* (yield* Projects).create("Acme")
   const principal: Principal = { project, apiKey: { id: "key", name: "test" } }
   const customer = yield* (yield* Customers).create(principal, { name: "Shop" })
-  const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+  const simulator = yield* Simulator.running
   /** Plays the simulated dialog: the customer's choice, as the page's callback receives it. */
   const dialog = (choice: SignupChoice) =>
     Effect.map(simulator.authorizeSignup(choice), (answer): SignupCallback =>

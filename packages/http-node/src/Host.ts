@@ -16,7 +16,6 @@ import {
   MessagingProxy,
   layerTranscriptionModelConfig,
   layerVoiceNoteWorkers,
-  ModelSimulator,
   OpenAiCompatible,
   Parley,
   ParleyApi,
@@ -24,7 +23,7 @@ import {
   Transactor,
   Upstream
 } from "@parley/core"
-import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
+import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core"
 import { Context, Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
@@ -49,7 +48,7 @@ import { WebhookDeliveriesHandlers, WebhooksHandlers } from "./handlers/Webhooks
 import { layerNodeWebhookHttp } from "./delivery/NodeWebhookHttp.ts"
 import { RequestLog } from "./RequestLog.ts"
 import { InputLimits } from "./InputLimits.ts"
-import * as ModelSimulatorServer from "./upstream/ModelSimulatorServer.ts"
+import * as Simulators from "./simulators/Choice.ts"
 import { layerDeclaredModels } from "./Models.ts"
 import { LegacySetupLinksHandlers, SetupLinksHandlers } from "./handlers/SetupLinks.ts"
 import * as SetupPages from "./pages/SetupPages.ts"
@@ -136,6 +135,7 @@ const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: R
     { method: "GET", path: "/openapi.json" },
     ...Ingestion.ROUTES,
     ...SetupPages.ROUTES,
+    ...Simulators.ROUTES,
     ...InboxPage.ROUTES
   ]
   HttpApi.reflect(ParleyApi, {
@@ -175,7 +175,7 @@ export const routes = Layer.mergeAll(
   Proxy.routes,
   DocsRoute,
   HealthRoute,
-  ModelSimulatorServer.routesInSimulatorMode,
+  Simulators.routes,
   SetupPages.routes,
   Mcp.routes,
   InboxPage.routes,
@@ -243,7 +243,7 @@ const withCapabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOpti
 /** Language models over undici; the model simulator (served in simulator mode, scriptable by tests). */
 const layerLanguageModels = Layer.mergeAll(
   OpenAiCompatible.layer.pipe(Layer.provide(NodeHttpClient.layerUndici)),
-  ModelSimulator.layer()
+  Simulators.layerModelSimulator
 )
 
 const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions) =>
@@ -257,6 +257,8 @@ const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions)
     // Webhook nodes of executions make their requests through the same `WebhookHttp`.
     Layer.provideMerge(Parley.layerWebhookServices.pipe(Layer.provideMerge(layerNodeWebhookHttp))),
     Layer.provideMerge(Parley.layerServices),
+    // The network of the configuration: the simulator (default) or the Cloud API.
+    Layer.provideMerge(Simulators.layerNetwork),
     Layer.provideMerge(layerLanguageModels),
     Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
     Layer.provide(Layer.mergeAll(

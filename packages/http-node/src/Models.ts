@@ -6,7 +6,7 @@
  */
 import { type ProviderModelDeclaration, ProviderModelDeclaration as Declaration, ProviderModels, SimulatedModelName, UpstreamSettings } from "@parley/core"
 import { Config, Data, Effect, Layer, Option, Schema } from "effect"
-import { ModelSimulatorPath } from "./upstream/ModelSimulatorServer.ts"
+import { ModelSimulatorPath } from "./simulators/ModelSimulatorServer.ts"
 
 /** `PARLEY_MODELS` or one of its entries cannot be used; the message says which entry and field. */
 export class ModelDeclarationError extends Data.TaggedError("ModelDeclarationError")<{ readonly message: string }> {}

@@ -12,6 +12,7 @@ import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import { testCommand, testExportCommand } from "./cli/TestCommand.ts"
 import { layerCliStorage } from "./Ports.ts"
+import * as Simulators from "./simulators/Choice.ts"
 import { EventPlans } from "@parley/core"
 import { layerJobQueue } from "@parley/store-pg"
 import { Option } from "effect"
@@ -304,7 +305,9 @@ const voiceAgents = Command.make("voice-agents").pipe(
 )
 
 // The host's secret key (`PARLEY_SECRET_KEY`), so secrets set here decrypt in the host.
+// The network of the configuration, as the host's (its simulator here keeps no state: the host's owns the network).
 const Services = Parley.layerServices.pipe(
+  Layer.provide(Simulators.layerNetwork),
   Layer.provide(Layer.mergeAll(layerJobQueue().pipe(Layer.provideMerge(layerCliStorage)), Ids.layer, FunctionSecretKey.layerConfig))
 )
 

@@ -8,7 +8,8 @@
  * answer, log line or step event.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, ModelSimulator, ProviderModels } from "@parley/core"
+import { Ids, ProviderModels } from "@parley/core"
+import { ModelSimulator } from "@parley/core/simulators"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"

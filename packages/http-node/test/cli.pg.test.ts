@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { DatabaseUrl } from "../../store-pg/src/Database.ts"
 import { layerTestDatabase } from "../../store-pg/test/pg.ts"
+import { SimulatedUpstream } from "@parley/core/simulators"
 
 const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url))
 
@@ -27,7 +28,8 @@ const parleyWithInput = (url: string, input: string | undefined, ...args: Array<
 const parley = (url: string, ...args: Array<string>) => parleyWithInput(url, undefined, ...args)
 
 const Services = Parley.layerServices.pipe(
-  Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
+    Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
   Layer.provideMerge(layerTestDatabase)
 )
 

@@ -8,6 +8,7 @@ import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { DatabaseUrl } from "../../store-pg/src/Database.ts"
 import { layerTestDatabase } from "../../store-pg/test/pg.ts"
+import { SimulatedUpstream } from "@parley/core/simulators"
 
 const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url))
 
@@ -23,7 +24,8 @@ const parley = (url: string, ...args: Array<string>) =>
 
 // This process only reads what the CLI wrote; its own job queue can stay in memory.
 const Services = Parley.layerServices.pipe(
-  Layer.provideMerge(Layer.mergeAll(layerStorage, layerMemoryJobQueue, Ids.layer)),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
+    Layer.provideMerge(Layer.mergeAll(layerStorage, layerMemoryJobQueue, Ids.layer)),
   Layer.provideMerge(layerTestDatabase)
 )
 

@@ -9,16 +9,8 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import {
-  Ids,
-  MediaRepo,
-  MessageConfigsRepo,
-  Messaging,
-  MessagingNetwork,
-  Simulator,
-  UpstreamSettings,
-  UpstreamWebhook
-} from "@parley/core"
+import { Ids, MediaRepo, MessageConfigsRepo, Messaging, MessagingNetwork, UpstreamSettings, UpstreamWebhook } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"

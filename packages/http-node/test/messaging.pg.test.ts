@@ -27,10 +27,12 @@ import { layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { freshDatabase } from "../../store-pg/test/pg.ts"
+import { Simulator, SimulatedUpstream } from "@parley/core/simulators"
 
 const services = (url: string) =>
   Layer.mergeAll(Projects.layer, layerMessagingWorkers).pipe(
     Layer.provideMerge(layerMessagingServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
     Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue({ pollingIntervalSeconds: 0.5 }), Ids.layer)),
     Layer.provideMerge(layerFromUrl(url))
   )
@@ -80,7 +82,7 @@ const stored = async (id: string) => {
 
 const takeEvents = () => run(Context.get(context, Outbox).take(MESSAGING_DOMAIN_EVENTS, 1000))
 
-const simulator = () => Option.getOrThrow(Context.get(context, UpstreamSettings).simulator)
+const simulator = () => Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
 const appSecret = () => Redacted.value(Option.getOrThrow(Context.get(context, UpstreamSettings).appSecret))
 
 describe("messaging (postgres)", () => {

@@ -6,7 +6,8 @@
  * records every answer (the secret scan reads them).
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { type MessageRecord, Messaging, Projects, Simulator, UpstreamSettings } from "@parley/core"
+import { type MessageRecord, Messaging, Projects, UpstreamSettings } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
 import { ConfigProvider, Context, Effect, Exit, Layer, Logger, Option, Redacted, References, Scope } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { createServer as createNetServer } from "node:net"
@@ -22,7 +23,7 @@ export interface MessagingHost {
   /** The host's services and ports. */
   readonly context: Context.Context<any>
   /** The in-process network simulator (simulator mode). */
-  readonly simulator: NonNullable<Option.Option.Value<UpstreamSettings["Service"]["simulator"]>>
+  readonly simulator: Simulator.NetworkSimulator["Service"]
   /** Every JSON log line the host wrote. */
   readonly logs: ReadonlyArray<string>
   /** Every answer body the helper received. */
@@ -87,7 +88,7 @@ export const startMessagingHost = <E>(ports: Layer.Layer<any, E, never>, config:
       projectA: a.id,
       projectB: b.id,
       context,
-      simulator: Option.getOrUndefined(settings.simulator)!,
+      simulator: Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator)),
       logs,
       answers,
       request: async (method, path, options = {}) => {

@@ -9,6 +9,7 @@ import { layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { freshDatabase } from "../../store-pg/test/pg.ts"
+import { SimulatedUpstream } from "@parley/core/simulators"
 
 export interface MessagingOnPostgres {
   /** The services and ports, once the suite started. */
@@ -28,6 +29,7 @@ export const messagingOnPostgres = <A, E>(more: Layer.Layer<A, E, any> = Layer.e
       env.context = yield* Layer.build(
         Layer.mergeAll(Projects.layer, more).pipe(
           Layer.provideMerge(layerMessagingServices),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
           Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue({ pollingIntervalSeconds: 0.5 }), Ids.layer)),
           Layer.provideMerge(layerFromUrl(url))
         )

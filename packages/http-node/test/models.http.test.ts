@@ -7,14 +7,15 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, LanguageModels, MessagesRepo, ModelSimulator, ProviderModels } from "@parley/core"
+import { Ids, LanguageModels, MessagesRepo, ProviderModels } from "@parley/core"
+import { ModelSimulator } from "@parley/core/simulators"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Schedule, Schema, Scope, Stream } from "effect"
 import { AiError, LanguageModel, Prompt, Tool, Toolkit } from "effect/ai"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { afterAll, beforeAll } from "vitest"
-import * as ModelSimulatorServer from "../src/upstream/ModelSimulatorServer.ts"
+import * as ModelSimulatorServer from "../src/simulators/ModelSimulatorServer.ts"
 import { connectSimulatedNumber, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
 
 const SECRET = "sk-test-very-secret-0123456789abcdef"

@@ -10,6 +10,7 @@ import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { connectSimulatedNumber, eventually, type MessagingHost, startMessagingHost } from "./messaging.support.ts"
+import { Simulator } from "@parley/core/simulators"
 
 let host: MessagingHost
 let pnid: string
@@ -106,7 +107,7 @@ describe("proxy media", () => {
 
   it("refuses a send of media uploaded through another business account's number (decisions 7.4)", async () => {
     // A second number of the project, on another business account; the contact writes to it first.
-    const simulator = Option.getOrThrow(Context.get(host.context, UpstreamSettings).simulator)
+    const simulator = Option.getOrThrow(Context.getOption(host.context, Simulator.NetworkSimulator))
     const other = { phoneNumberId: "100000000000777", businessAccountId: "200000000000777", accessToken: "other-account-token" }
     await Effect.runPromise(simulator.registerNumber({ ...other, displayPhoneNumber: "+1 555-010-0777", verifiedName: "Other" }))
     const connected = await host.request("POST", "/platform/v1/msg/phone_numbers", {

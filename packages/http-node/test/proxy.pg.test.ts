@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Messaging, MessagingProxy, UpstreamSettings } from "@parley/core"
 import { Context, Effect, Exit, Option } from "effect"
 import { messagingOnPostgres } from "./messagingPg.support.ts"
+import { Simulator } from "@parley/core/simulators"
 
 const { env, run } = messagingOnPostgres(MessagingProxy.layer)
 const encoder = new TextEncoder()
@@ -21,7 +22,7 @@ const send = (envelope: unknown) =>
 
 describe("proxy send on PostgreSQL", () => {
   it("records template sends, serialises concurrent ones, and fails refused ones", async () => {
-    const simulator = Option.getOrThrow(Context.get(env.context, UpstreamSettings).simulator)
+    const simulator = Option.getOrThrow(Context.getOption(env.context, Simulator.NetworkSimulator))
     // Inside the window: the contact writes first, to the simulated network and to the store (as ingestion would).
     await run(Messaging.use((m) =>
       m.recordInbound(env.config, {

@@ -7,7 +7,8 @@
  * (window, unknown number, key) have their exact shapes.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, type MessageRecord, Messaging, MessagingNetwork, Simulator, UpstreamInboxRepo, UpstreamSettings, type WebhookSink } from "@parley/core"
+import { Ids, type MessageRecord, Messaging, MessagingNetwork, UpstreamInboxRepo, UpstreamSettings, type WebhookSink } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { FetchHttpClient } from "effect/http"

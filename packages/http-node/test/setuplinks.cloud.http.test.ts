@@ -5,12 +5,13 @@
  * simulator's HTTP face, whose dialog the test plays).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, Simulator } from "@parley/core"
+import { Ids } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { afterAll, beforeAll } from "vitest"
-import * as SimulatorServer from "../src/upstream/SimulatorServer.ts"
+import * as SimulatorServer from "../src/simulators/SimulatorServer.ts"
 import { type MessagingHost, startMessagingHost } from "./messaging.support.ts"
 
 const APP_ID = "777000000000001"

@@ -18,6 +18,7 @@ import {
 } from "@parley/core"
 import { Context, Effect, Option } from "effect"
 import { messagingOnPostgres } from "./messagingPg.support.ts"
+import { Simulator } from "@parley/core/simulators"
 
 const { env, run } = messagingOnPostgres()
 
@@ -25,7 +26,7 @@ const principal = (): Principal => ({ project: { id: env.projectId } as Principa
 
 const callbackFor = (phoneNumberId: string) =>
   Effect.gen(function*() {
-    const simulator = Option.getOrThrow((yield* UpstreamSettings).simulator)
+    const simulator = yield* Simulator.running
     const answer = yield* simulator.authorizeSignup({ businessAccountId: "300000000000001", phoneNumberId })
     assert.strictEqual(answer._tag, "Granted")
     return answer._tag === "Granted"

@@ -11,13 +11,15 @@ import { ConfigProvider, Context, Effect, Exit, Layer, Option, Scope } from "eff
 import { SqlClient } from "effect/sql"
 import { layerPorts } from "../src/Ports.ts"
 import { freshDatabase } from "../../store-pg/test/pg.ts"
+import { Simulator, SimulatedUpstream } from "@parley/core/simulators"
 
 const CONTACT = "15550104242"
 
 /** What `npm start` builds for messaging: the production ports from `DATABASE_URL`, the network of the configuration. */
 const host = (url: string) =>
   layerMessagingServices.pipe(
-    Layer.provideMerge(Layer.mergeAll(layerPorts, Ids.layer)),
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
+      Layer.provideMerge(Layer.mergeAll(layerPorts, Ids.layer)),
     Layer.provide(ConfigProvider.layerAdd(ConfigProvider.fromUnknown({ DATABASE_URL: url }), { asPrimary: true }))
   )
 
@@ -33,7 +35,7 @@ describe("the simulated network across a host restart (postgres)", () => {
       const firstScope = yield* Scope.make()
       const first = yield* Layer.buildWithScope(host(url), firstScope)
       const settings = Context.get(first, UpstreamSettings)
-      const simulator = Option.getOrThrow(settings.simulator)
+      const simulator = Option.getOrThrow(Context.getOption(first, Simulator.NetworkSimulator))
       const number = Option.getOrThrow(settings.simulatedNumber)
       const access = { accessToken: number.accessToken }
       yield* simulator.inbound(number.phoneNumberId, { from: CONTACT, message: { type: "text", text: { body: "hi" } } })
@@ -43,7 +45,7 @@ describe("the simulated network across a host restart (postgres)", () => {
       yield* Scope.close(firstScope, Exit.void)
 
       const second = yield* Layer.build(host(url))
-      const restarted = Option.getOrThrow(Context.get(second, UpstreamSettings).simulator)
+      const restarted = Option.getOrThrow(Context.getOption(second, Simulator.NetworkSimulator))
       assert.notStrictEqual(restarted, simulator)
       const again = yield* Context.get(second, MessagingNetwork).send(access, number.phoneNumberId, text("still here"))
       const outbox = yield* restarted.outbox(number.phoneNumberId)

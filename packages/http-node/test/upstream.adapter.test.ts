@@ -5,23 +5,13 @@
  * here contacts the real network.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import {
-  CloudApi,
-  Ids,
-  MessagingNetwork,
-  type NetworkAnswer,
-  type NetworkError,
-  NetworkRefused,
-  NetworkUnavailable,
-  rawAnswer,
-  Simulator,
-  UpstreamWebhook
-} from "@parley/core"
+import { CloudApi, Ids, MessagingNetwork, type NetworkAnswer, type NetworkError, NetworkRefused, NetworkUnavailable, rawAnswer, UpstreamWebhook } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Redacted, Result, type Scope } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { createServer } from "node:http"
-import * as SimulatorServer from "../src/upstream/SimulatorServer.ts"
+import * as SimulatorServer from "../src/simulators/SimulatorServer.ts"
 
 interface Captured {
   readonly method: string

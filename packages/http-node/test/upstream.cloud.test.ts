@@ -4,11 +4,12 @@
  * over `fetch` (core's default) and over undici (what the Node host provides).
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { CloudApi, Ids, Simulator } from "@parley/core"
+import { CloudApi, Ids } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
 import { messagingNetworkConformance, simulatorOptions } from "@parley/core/testing/conformance"
 import { Effect, Layer } from "effect"
 import { FetchHttpClient, type HttpClient, HttpServer } from "effect/http"
-import * as SimulatorServer from "../src/upstream/SimulatorServer.ts"
+import * as SimulatorServer from "../src/simulators/SimulatorServer.ts"
 
 const simulator = Simulator.NetworkSimulator.layer(simulatorOptions).pipe(Layer.provide(Ids.layerSequential))
 

@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { parseWebhookBatch, verifyWebhookSignature } from "@parley/client"
 import {
   EventPlans,
-  FunctionSecretsCipher,
+  layerHostCipher,
   Ids,
   layerSealedRepos,
   MessageConfigsRepo,
@@ -90,7 +90,7 @@ let close: () => Promise<void>
 /** Connects a number to a project, through the sealed repo as the host stores configs (credentials encrypted). */
 const connect = (ports: Context.Context<any>, projectId: string, phoneNumberId: string) =>
   MessageConfigsRepo.use((repo) => repo.insert(makeConfig(projectId, { phone_number_id: phoneNumberId, display_name: "+1 555" }))).pipe(
-    Effect.provide(layerSealedRepos.pipe(Layer.provideMerge(FunctionSecretsCipher.layer), Layer.provide(Layer.succeedContext(ports))))
+    Effect.provide(layerSealedRepos.pipe(Layer.provideMerge(layerHostCipher), Layer.provide(Layer.succeedContext(ports))))
   )
 
 beforeAll(async () => {

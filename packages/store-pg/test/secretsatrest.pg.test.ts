@@ -1,6 +1,6 @@
 import {
   FunctionSecretKey,
-  FunctionSecretsCipher,
+  layerHostCipher,
   layerSealedRepos,
   MessageConfigsRepo,
   ProjectsRepo,
@@ -17,7 +17,7 @@ import { freshDatabase, layerTestDatabase } from "./pg.ts"
 
 secretsAtRestConformance("secrets at rest (postgres)", layerStorage.pipe(Layer.provideMerge(layerTestDatabase)))
 
-const sealedRepos = layerSealedRepos.pipe(Layer.provideMerge(FunctionSecretsCipher.layer))
+const sealedRepos = layerSealedRepos.pipe(Layer.provideMerge(layerHostCipher))
 
 const at = new Date(Date.UTC(2026, 2, 4)).toISOString()
 

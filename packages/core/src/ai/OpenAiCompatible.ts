@@ -13,7 +13,7 @@ import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Schema, Stream
 import { AiError, LanguageModel, type Prompt, type Response, Tool } from "effect/ai"
 import { Base64, Sse } from "effect/encoding"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
-import { type AudioInput, LanguageModels, ModelCallSettings } from "../ports/LanguageModels.ts"
+import { type AudioInput, LanguageModels, ModelCallSettings } from "./LanguageModels.ts"
 import type { ModelEndpoint } from "./ProviderModel.ts"
 
 const Module = "OpenAiCompatible"

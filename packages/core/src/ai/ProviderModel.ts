@@ -47,3 +47,6 @@ export interface ProviderModelRecord extends ProviderModel {
   readonly endpoint: ModelEndpoint
   readonly created_at: string
 }
+
+/** The model simulator's model, which a host in simulator mode declares (`parley-sim`). */
+export const SimulatedModelName = "parley-sim"

@@ -5,7 +5,7 @@
  * rules of an agent node's settings (2.3.9).
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { ProviderModelsRepo } from "../ports/ProviderModelsRepo.ts"
+import { ProviderModelsRepo } from "./ProviderModelsRepo.ts"
 import { type ErrorDetail, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import {

@@ -6,8 +6,8 @@
  * subscriptions to `project.event`) ask `requireEvents`.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { EventPlansRepo } from "../ports/EventsRepo.ts"
-import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
+import { EventPlansRepo } from "./EventsRepo.ts"
+import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
 import { type NotFound, notFound, PaymentRequired, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { nowIso } from "../shared/Time.ts"
 import type { EventPlan } from "./Event.ts"

@@ -7,7 +7,7 @@
  */
 import { Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import type { Principal } from "../projects/Projects.ts"
-import { EventDefinitionsRepo, EventsRepo } from "../ports/EventsRepo.ts"
+import { EventDefinitionsRepo, EventsRepo } from "./EventsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import type { Duplicate } from "../ports/StorageError.ts"

@@ -10,10 +10,10 @@
  *   names the day, so hosts sharing the queue keep one chain between them.
  */
 import { Clock, Effect, Layer, Option } from "effect"
-import { EventDefinitionsRepo, EventsRepo } from "../ports/EventsRepo.ts"
+import { EventDefinitionsRepo, EventsRepo } from "./EventsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { Outbox } from "../ports/Outbox.ts"
-import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
+import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
 import { EventPlans } from "./EventPlans.ts"
 import { DAY_MS } from "./Rules.ts"
 

@@ -13,10 +13,10 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { EventPropertyValue } from "../events/Event.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { ContactsRepo, ConversationsRepo } from "../ports/MessagingRepo.ts"
+import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
+import { ContactsRepo, ConversationsRepo } from "../messaging/MessagingRepo.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
-import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import { Launcher } from "./Launcher.ts"
 import { type Channel, channelOf, launchEach } from "./Observers.ts"
 import { ActiveTriggers, matchesEvent } from "./TriggerIndex.ts"

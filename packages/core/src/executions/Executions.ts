@@ -4,11 +4,11 @@
  * resume. Runs go through the `Launcher` and the `ExecutionEngine`.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { ContactsRepo, ConversationsRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
+import { ContactsRepo, ConversationsRepo, MessagingLocks } from "../messaging/MessagingRepo.ts"
+import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
+import { ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { TriggersRepo, WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { TriggersRepo, WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { Conflict, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"

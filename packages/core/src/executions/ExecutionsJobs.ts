@@ -21,7 +21,7 @@
  * as their workflow, their step logs do not).
  */
 import { Clock, Effect, Layer, Schedule, Schema } from "effect"
-import { ExecutionsRepo, StepEventsRepo } from "../ports/ExecutionsRepo.ts"
+import { ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { ExecutionEngine, ExecutionsSettings, RUN_QUEUE, TIMER_QUEUE } from "./Engine.ts"
 

@@ -5,7 +5,7 @@
  */
 import { Option, Predicate } from "effect"
 import type { MessageRecord } from "../messaging/Message.ts"
-import type { ExecutionInputRecord } from "../ports/ExecutionsRepo.ts"
+import type { ExecutionInputRecord } from "./ExecutionsRepo.ts"
 import { parseJson } from "../shared/Json.ts"
 
 /** Route key of a (number, contact) pair: routing, starts, parking and queued inputs take it. */

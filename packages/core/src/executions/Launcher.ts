@@ -7,7 +7,7 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { Transactor } from "../ports/Transactor.ts"
-import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import { Ids } from "../shared/Ids.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import type { ExecutionRecord } from "./Execution.ts"

@@ -17,7 +17,7 @@ import {
 } from "../messaging/DomainEvents.ts"
 import { DomainEventInterest } from "../outbox/Interest.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
-import { TriggersRepo } from "../ports/WorkflowsRepo.ts"
+import { TriggersRepo } from "../workflows/WorkflowsRepo.ts"
 import * as SignalledCache from "../shared/SignalledCache.ts"
 import type { TriggerRecord, TriggerType } from "../workflows/Trigger.ts"
 

@@ -9,10 +9,10 @@
  * `agent_tool`).
  */
 import { Context, Data, Effect, Layer } from "effect"
-import { PublicUrl } from "../http/PublicUrl.ts"
+import { PublicUrl } from "../shared/PublicUrl.ts"
 import { functionEndpointUrlOf, type FunctionInvocationSource } from "./Function.ts"
 import { FunctionInvoker, type FunctionRunOutcome } from "./Invoker.ts"
-import { cutToolResult } from "../ai/tools/ToolResult.ts"
+import { cutToolResult } from "../shared/ToolResult.ts"
 
 /** `execution_context` of an execution (decisions 2.4.1). */
 export interface CallExecutionContext {

@@ -9,7 +9,6 @@ import * as Crypto from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
 import type { Duplicate } from "../ports/StorageError.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
 import {
   Conflict,
@@ -23,7 +22,7 @@ import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { slugCandidate, slugify } from "../shared/Slug.ts"
 import { nowIso } from "../shared/Time.ts"
-import type { WorkflowRecord, WorkflowStatus } from "../workflows/Workflow.ts"
+import { FunctionReferrers } from "./FunctionReferrers.ts"
 import {
   type FunctionDeploymentRecord,
   FUNCTION_TYPE,
@@ -52,7 +51,7 @@ import {
   NOT_DEPLOYED_SECRETS_ERROR,
   resolveRuntimeConfig
 } from "./Rules.ts"
-import { FunctionSecretsCipher } from "./SecretCipher.ts"
+import { FunctionSecretsCipher } from "../shared/SecretCipher.ts"
 import { ProjectSecrets } from "../projects/ProjectSecrets.ts"
 
 const slugTaken = () => unprocessable("Slug has already been taken", [{ path: "function.slug", message: "has already been taken" }])
@@ -67,25 +66,6 @@ export const FUNCTION_DEPLOY_STARTED_MESSAGE = "Function deployment started"
 
 const sha256 = (text: string) => Crypto.createHash("sha256").update(text, "utf8").digest("hex")
 
-/** Workflow nodes and agent tools that call the function: function nodes, function decides, agent function tools. */
-export const workflowReferencesFunction = (workflow: WorkflowRecord, functionId: string): boolean =>
-  workflow.definition.nodes.some((node) => {
-    const config = node.data.config
-    switch (node.data.node_type) {
-      case "function":
-      case "decide":
-        return config.function_id === functionId
-      case "agent": {
-        const tools = config.flow_agent_function_tools
-        return Array.isArray(tools) &&
-          tools.some((tool) => typeof tool === "object" && tool !== null && (tool as { function_id?: unknown }).function_id === functionId)
-      }
-      default:
-        return false
-    }
-  })
-
-const allStatuses: ReadonlyArray<WorkflowStatus> = ["draft", "active", "archived"]
 
 export interface FunctionInvocationPage {
   readonly function: FunctionRecord
@@ -133,7 +113,7 @@ export class Functions extends Context.Service<Functions, {
       const projectSecrets = yield* ProjectSecrets
       const invocations = yield* FunctionInvocationsRepo
       const log = yield* FunctionInvocationLog
-      const workflows = yield* WorkflowsRepo
+      const referrers = yield* FunctionReferrers
       const kv = yield* FunctionKv
       const jobs = yield* JobQueue
       const tx = yield* Transactor
@@ -216,24 +196,11 @@ export class Functions extends Context.Service<Functions, {
         return yield* Option.match(stored, { onNone: () => Effect.fail(staleLockVersion()), onSome: Effect.succeed })
       })
 
-      /** The first workflow (any status) with a node or agent tool calling the function. */
-      const firstReferrer = Effect.fnUntraced(function*(projectId: string, id: string) {
-        for (const status of allStatuses) {
-          for (let page = 1;; page++) {
-            const slice = yield* workflows.list(projectId, { status }, { mode: "page", page, perPage: 100 })
-            const found = slice.items.find((w) => workflowReferencesFunction(w, id))
-            if (found !== undefined) return Option.some(found)
-            if (page * 100 >= slice.total) break
-          }
-        }
-        return Option.none<WorkflowRecord>()
-      })
-
       const remove = Effect.fn("Functions.delete")(function*(principal: Principal, id: string) {
         const projectId = principal.project.id
         yield* tx.withTransaction(Effect.gen(function*() {
           yield* find(projectId, id)
-          const referrer = yield* firstReferrer(projectId, id)
+          const referrer = yield* referrers.first(projectId, id)
           if (Option.isSome(referrer)) {
             return yield* unprocessable(`Function is used by workflow ${referrer.value.name}`)
           }

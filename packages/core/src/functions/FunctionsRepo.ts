@@ -5,7 +5,8 @@
  * adapters are in `@parley/core/testing`, the Postgres ones in
  * `@parley/store-pg`; `functionsStorageConformance` holds both.
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, Effect, Layer, type Option } from "effect"
+import { FunctionSecretsCipher, SecretKeyStore } from "../shared/SecretCipher.ts"
 import type { Duplicate } from "../ports/StorageError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type {
@@ -115,3 +116,12 @@ export class FunctionInvocationsRepo extends Context.Service<FunctionInvocations
   /** Removes up to `limit` records created strictly before `before`; answers how many went. */
   readonly deleteCreatedBefore: (before: string, limit: number) => Effect.Effect<number>
 }>()("@parley/core/functions/FunctionInvocationsRepo") {}
+
+/** The generated host key lives in the functions store (`secretKey`), which has kept it since functions had the only secrets. */
+export const layerSecretKeyStore = Layer.effect(
+  SecretKeyStore,
+  Effect.map(Effect.service(FunctionsRepo), (repo) => SecretKeyStore.of({ secretKey: repo.secretKey }))
+)
+
+/** The host's cipher of every secret at rest, its generated key kept in the functions store. */
+export const layerHostCipher = FunctionSecretsCipher.layer.pipe(Layer.provide(layerSecretKeyStore))

@@ -14,7 +14,7 @@ import { Clock, Context, Data, Effect, Layer, Option, Schema, Semaphore } from "
 import { Projects } from "../projects/Projects.ts"
 import { BadGateway, BadRequest, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
-import { PublicUrl, publicUrlOf } from "../http/PublicUrl.ts"
+import { PublicUrl, publicUrlOf } from "../shared/PublicUrl.ts"
 import {
   FunctionBounds,
   type FunctionRecord,
@@ -40,7 +40,7 @@ import {
   type ShapedInvokeAnswer,
   shapeAnswer
 } from "./Rules.ts"
-import { FunctionSecretsCipher } from "./SecretCipher.ts"
+import { FunctionSecretsCipher } from "../shared/SecretCipher.ts"
 import { ProjectSecrets } from "../projects/ProjectSecrets.ts"
 import { RateLimits } from "../ports/RateLimits.ts"
 

@@ -4,11 +4,11 @@
  * refused once the embed is revoked, after `expires_at`, and when its project is disabled.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { PublicUrl, publicUrlOf } from "../http/PublicUrl.ts"
-import { CustomersRepo } from "../ports/CustomersRepo.ts"
-import { InboxEmbedsRepo } from "../ports/InboxEmbedsRepo.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
+import { PublicUrl, publicUrlOf } from "../shared/PublicUrl.ts"
+import { CustomersRepo } from "../tenancy/CustomersRepo.ts"
+import { InboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
+import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
+import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import { hashKey, type Principal } from "../projects/Projects.ts"
 import { type NotFound, notFound, Unauthorized, type Unprocessable, unprocessable } from "../shared/ApiError.ts"

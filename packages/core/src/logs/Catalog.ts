@@ -1,5 +1,5 @@
 /** What `GET /log_search/catalog` lists (decisions 4.7): the sources with their aliases, the filter keys, the detail fields. */
-import { LOG_TEXT_FIELDS, type LogFilterKey, type LogSource } from "../ports/LogSearch.ts"
+import { LOG_TEXT_FIELDS, type LogFilterKey, type LogSource } from "./LogSearch.ts"
 
 export interface SourceInfo {
   readonly value: LogSource

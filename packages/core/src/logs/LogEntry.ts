@@ -3,7 +3,7 @@
  * from the problem flag, the searchable words of the message, the fields and the payload's text).
  */
 import { Predicate } from "effect"
-import { LOG_TEXT_FIELDS, type LogEntryRecord, type LogLevel, type LogSource, type LogTextField, logWords, MAX_SEARCH_TEXT } from "../ports/LogSearch.ts"
+import { LOG_TEXT_FIELDS, type LogEntryRecord, type LogLevel, type LogSource, type LogTextField, logWords, MAX_SEARCH_TEXT } from "./LogSearch.ts"
 
 export interface LogEntryInput extends Partial<Record<LogTextField, string | null>> {
   readonly id: string

@@ -12,7 +12,7 @@
  * are written before it finishes; a crash loses at most what was buffered.
  */
 import { Clock, Config, Context, Effect, Layer } from "effect"
-import { LogSearch, type LogEntryRecord } from "../ports/LogSearch.ts"
+import { LogSearch, type LogEntryRecord } from "./LogSearch.ts"
 import * as BatchWriter from "../shared/BatchWriter.ts"
 import { Ids } from "../shared/Ids.ts"
 import { type LogEntryInput, logEntry } from "./LogEntry.ts"

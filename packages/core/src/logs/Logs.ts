@@ -4,7 +4,7 @@
  * answers 200 with `search_failed`, never a 500: the log must not be why a dashboard breaks.
  */
 import { Clock, Context, Effect, Layer, Predicate } from "effect"
-import { LOG_FILTER_KEYS, LOG_SOURCES, LOG_TEXT_FIELDS, type LogEntryRecord, type LogFilter, type LogFilterKey, LogSearch, type LogSource, logWords } from "../ports/LogSearch.ts"
+import { LOG_FILTER_KEYS, LOG_SOURCES, LOG_TEXT_FIELDS, type LogEntryRecord, type LogFilter, type LogFilterKey, LogSearch, type LogSource, logWords } from "./LogSearch.ts"
 import { type BadRequest, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { decodeCursor, encodeCursor } from "../shared/Pagination.ts"
 import { DETAIL_FIELDS, FILTER_SUGGESTIONS, SOURCES } from "./Catalog.ts"

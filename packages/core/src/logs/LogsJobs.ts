@@ -5,7 +5,7 @@
  */
 import { Clock, Effect, Layer, Schema } from "effect"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { LogSearch } from "../ports/LogSearch.ts"
+import { LogSearch } from "./LogSearch.ts"
 import { LogSettings } from "./LogRecorder.ts"
 
 export const LOGS_MAINTENANCE_QUEUE = "logs.maintenance"

@@ -1,13 +1,12 @@
 /**
- * Entries of each source (decisions 4.7), built from what the capability records: API requests (`apiRequestEntry`,
- * by the host's request log), workflow step events, webhook delivery attempts and upstream webhook changes.
+ * Entries of the sources log search owns (decisions 4.7): API requests (`apiRequestEntry`, by the host's request
+ * log) and upstream webhook changes; workflow step events and webhook delivery attempts are entered by their
+ * capabilities (`executions/StepLogEntries.ts`, `webhooks/DeliveryLogEntries.ts`).
  * Secrets never enter an entry: a request is its method, path, status, duration and the API key's id and name
  * (never its value, never a body); step payloads are stored as the step log keeps them (secrets masked, 64 KB);
  * a delivery attempt is its outcome, not the body sent (that stays in the delivery record, 30 days).
  */
 import { Predicate } from "effect"
-import type { ExecutionRecord, StepEventRecord } from "../executions/Execution.ts"
-import type { WebhookAttemptRecord, WebhookDeliveryRecord } from "../webhooks/Webhook.ts"
 import type { LogDraft } from "./LogRecorder.ts"
 
 export interface ApiRequestFacts {
@@ -41,85 +40,6 @@ export const apiRequestEntry = (r: ApiRequestFacts): LogDraft => ({
   error_message: r.errorMessage,
   attributes: { request_id: r.requestId }
 })
-
-const PROBLEM_STEP_EVENTS = new Set(["execution_failed", "step_failed", "action_failed"])
-
-/** `error { message, code? }` of a step payload, when it has one. */
-const stepError = (payload: Readonly<Record<string, unknown>>) => {
-  const error = payload["error"]
-  if (!Predicate.isObject(error)) return { message: null, code: null }
-  return {
-    message: Predicate.isString(error["message"]) ? error["message"] : null,
-    code: Predicate.isString(error["code"]) ? error["code"] : null
-  }
-}
-
-/** The workflow facts of a step event's entry; null when the writer of the event did not know its execution. */
-export type ExecutionFacts = Pick<ExecutionRecord, "workflow_id" | "workflow_name" | "status">
-
-export const stepEventEntry = (e: StepEventRecord, execution: ExecutionFacts | null): LogDraft => {
-  const error = stepError(e.payload)
-  const problem = PROBLEM_STEP_EVENTS.has(e.event_type) || (e.event_type === "agent_tool_called" && e.payload["error"] != null)
-  const where = e.step === null ? "" : ` at ${e.step.identifier}`
-  const phoneNumberId = e.payload["phone_number_id"]
-  return {
-    project_id: e.project_id,
-    source: "flow_event",
-    occurred_at: e.created_at,
-    problem,
-    level: problem ? "error" : "info",
-    message: `${e.event_type}${where}${execution === null ? "" : ` (${execution.workflow_name})`}${error.message === null ? "" : `: ${error.message}`}`,
-    status: execution?.status ?? null,
-    resource_type: "workflow_execution",
-    resource_id: e.execution_id,
-    event_type: e.event_type,
-    flow_name: execution?.workflow_name ?? null,
-    flow_id: execution?.workflow_id ?? null,
-    flow_execution_id: e.execution_id,
-    flow_event_id: e.id,
-    step_identifier: e.step?.identifier ?? null,
-    step_type: e.step?.node_type ?? null,
-    phone_number_id: Predicate.isString(phoneNumberId) ? phoneNumberId : null,
-    error_class: error.code,
-    error_message: error.message,
-    attributes: { seq: e.seq, direction: e.direction, edge_label: e.edge_label },
-    payload: e.payload
-  }
-}
-
-const succeeded = (a: WebhookAttemptRecord) => a.error === null && a.response_status !== null && a.response_status >= 200 && a.response_status < 300
-
-export const deliveryAttemptEntry = (d: WebhookDeliveryRecord, a: WebhookAttemptRecord): LogDraft => {
-  const ok = succeeded(a)
-  const error = ok ? null : a.error ?? d.error_message ?? `HTTP ${a.response_status}`
-  return {
-    project_id: d.project_id,
-    source: "webhook_delivery",
-    occurred_at: a.attempted_at,
-    problem: !ok,
-    // A failure that will be retried is a warning; the last one an error.
-    level: ok ? "info" : d.status === "failed" ? "error" : "warning",
-    message: `${d.event} to ${d.webhook_url}: ${ok ? `delivered (${a.response_status})` : `attempt ${a.attempt} failed: ${error}`}`,
-    status: d.status,
-    resource_type: "webhook_delivery",
-    resource_id: d.id,
-    event: d.event,
-    event_type: d.event,
-    webhook_id: d.webhook_id,
-    webhook_url: d.webhook_url,
-    phone_number_id: d.phone_number_id,
-    response_status: a.response_status,
-    response_time_ms: Math.round(a.duration_ms),
-    error_message: error,
-    attributes: {
-      attempt: a.attempt,
-      max_attempts: d.max_attempts,
-      next_attempt_at: d.next_attempt_at,
-      test: d.test,
-      conversation_phone_number: d.conversation_phone_number
-    }
-  }
-}
 
 /** Upstream changes larger than this keep their facts but not their value. */
 const MAX_UPSTREAM_PAYLOAD_CHARS = 64 * 1024

@@ -8,8 +8,8 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { createHash } from "node:crypto"
-import { PublicUrl } from "../http/PublicUrl.ts"
-import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
+import { PublicUrl } from "../shared/PublicUrl.ts"
+import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLocks } from "./MessagingRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { groupBy } from "../shared/Collections.ts"
@@ -32,7 +32,7 @@ import {
   type StatusEventRecord,
   type StoredMedia
 } from "./Message.ts"
-import type { WebhookContact } from "./Webhook.ts"
+import type { WebhookContact } from "../network/Webhook.ts"
 import {
   advance,
   countMessage,

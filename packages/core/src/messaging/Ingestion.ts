@@ -13,10 +13,10 @@ import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { parseJson } from "../shared/Json.ts"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { requestTranscript, TranscriptionModel } from "../ai/VoiceNotes.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { MessagingNetwork } from "../ports/MessagingNetwork.ts"
-import { MessagesRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
+import { requestTranscript, TranscriptionModel } from "./VoiceNotes.ts"
+import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
+import { MessagingNetwork } from "../network/MessagingNetwork.ts"
+import { MessagesRepo, UpstreamInboxRepo } from "./MessagingRepo.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { DomainEventInterest } from "../outbox/Interest.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -36,7 +36,7 @@ import { type ForwardJob, requestInboxProcessing, UPSTREAM_FORWARD_QUEUE } from 
 import { UpstreamSettings } from "./Upstream.ts"
 import { LogRecorder } from "../logs/LogRecorder.ts"
 import { upstreamChangeEntries } from "../logs/Sources.ts"
-import { QualityChangeValue, TemplateStatusChangeValue, verifyHubSignature, WebhookContact } from "./Webhook.ts"
+import { QualityChangeValue, TemplateStatusChangeValue, verifyHubSignature, WebhookContact } from "../network/Webhook.ts"
 
 type Json = Record<string, unknown>
 

@@ -17,14 +17,14 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { Principal } from "../projects/Projects.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { MessagingNetwork } from "../ports/MessagingNetwork.ts"
+import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
+import { MessagingNetwork } from "../network/MessagingNetwork.ts"
 import { WebhookHttp, type WebhookHttpBytes, type WebhookHttpError, type WebhookHttpFetch } from "../ports/WebhookHttp.ts"
 import { BadGateway, BadRequest, Forbidden, type NotFound, notFound, PayloadTooLarge } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
-import { WebhookSettings } from "../webhooks/Settings.ts"
+import { WebhookSettings } from "../shared/OutboundSettings.ts"
 import { makeProxyMedia } from "./ProxyMedia.ts"
-import { essence, maxMediaBytes, mediaLimit } from "./simulator/Media.ts"
+import { essence, maxMediaBytes, mediaLimit } from "../network/Media.ts"
 
 /** `media_ingest` (decisions 4.8). */
 export const MediaIngestInput = Schema.Struct({

@@ -5,7 +5,7 @@
  * inbound media, the raw upstream payloads it acknowledged, and template
  * status reports. Stored forms and the wire forms the proxy answers with.
  */
-import { publicUrlOf } from "../http/PublicUrl.ts"
+import { publicUrlOf } from "../shared/PublicUrl.ts"
 
 export type Direction = "inbound" | "outbound"
 export const MESSAGE_STATUSES = ["pending", "sent", "delivered", "read", "failed"] as const

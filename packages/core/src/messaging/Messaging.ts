@@ -10,7 +10,7 @@
  * `markInboundRead` and the reads.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { MessagesRepo } from "../ports/MessagingRepo.ts"
+import { MessagesRepo } from "./MessagingRepo.ts"
 import { type NotFound, notFound } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { type InboundRecording, makeInboundRecording } from "./InboundRecording.ts"

@@ -18,8 +18,8 @@
 import { Cause, Clock, Duration, Effect, Layer, Option, Predicate, Redacted, Schema } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { ConversationsRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
+import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
+import { ConversationsRepo, UpstreamInboxRepo } from "./MessagingRepo.ts"
 import { MessageConfigs } from "./numbers/MessageConfigs.ts"
 import { UpstreamIngestion } from "./Ingestion.ts"
 import { Messaging } from "./Messaging.ts"
@@ -37,7 +37,7 @@ import {
   UPSTREAM_INBOX_QUEUE
 } from "./Queues.ts"
 import { UpstreamSettings } from "./Upstream.ts"
-import { HubSignatureHeader } from "./Webhook.ts"
+import { HubSignatureHeader } from "../network/Webhook.ts"
 
 const MAINTENANCE_EVERY_MS = 10 * 60 * 1000
 /** An inbox entry still unprocessed this long after it arrived lost its job. */

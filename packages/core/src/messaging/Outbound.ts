@@ -14,11 +14,11 @@
  * number are serialised in this process, so they reach the network in order.
  */
 import { Clock, Context, Effect, Layer, Option, Semaphore } from "effect"
-import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, UpstreamInboxRepo } from "../ports/MessagingRepo.ts"
-import { MessagingNetwork, type NetworkUnavailable, type RawNetworkAnswer } from "../ports/MessagingNetwork.ts"
+import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, UpstreamInboxRepo } from "./MessagingRepo.ts"
+import { MessagingNetwork, type NetworkUnavailable, type RawNetworkAnswer } from "../network/MessagingNetwork.ts"
 import { MEDIA_TYPES, type MessageOrigin, type MessageRecord, type SentBy } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
-import { acceptedMessageId, type NetworkErrorDetail } from "./NetworkObjects.ts"
+import { acceptedMessageId, type NetworkErrorDetail } from "../network/NetworkObjects.ts"
 import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.ts"
 
 type Json = Record<string, unknown>

@@ -5,8 +5,8 @@
  * ids of concurrent sends share their transactions (`GroupCommit`).
  */
 import { Clock, Effect, Exit, Option } from "effect"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { ContactsRepo, ConversationsRepo, MessagesRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
+import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
+import { ContactsRepo, ConversationsRepo, MessagesRepo, MessagingLocks } from "./MessagingRepo.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"

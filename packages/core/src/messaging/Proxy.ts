@@ -16,7 +16,7 @@
  * route only writes what it gets.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../ports/MessagingNetwork.ts"
+import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../network/MessagingNetwork.ts"
 import { Messaging } from "./Messaging.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import { Outbound, type OutboundOutcome } from "./Outbound.ts"

@@ -10,7 +10,7 @@ import {
   type NetworkUnavailable,
   rawAnswer,
   type RawNetworkAnswer
-} from "../ports/MessagingNetwork.ts"
+} from "../network/MessagingNetwork.ts"
 import { parseJson as readJson } from "../shared/Json.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 

@@ -7,9 +7,9 @@
  */
 import { Clock, Effect, Option, Redacted } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { FunctionSecretKey } from "../functions/SecretCipher.ts"
-import { MediaRepo } from "../ports/MessagingRepo.ts"
-import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../ports/MessagingNetwork.ts"
+import { FunctionSecretKey } from "../shared/SecretCipher.ts"
+import { MediaRepo } from "./MessagingRepo.ts"
+import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../network/MessagingNetwork.ts"
 import type { StoredMedia } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
 import {
@@ -25,7 +25,7 @@ import {
   refuse,
   unknownObject
 } from "./ProxyAnswers.ts"
-import { checkMedia } from "./simulator/Media.ts"
+import { checkMedia } from "../network/Media.ts"
 
 /** How long a `download_url` works (spec: 4 minutes). */
 export const MEDIA_DOWNLOAD_TTL_MS = 4 * 60 * 1000

@@ -5,8 +5,8 @@
  * stored token; the network's answers come back byte for byte.
  */
 import { Effect } from "effect"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { MessagingNetwork, type NetworkAccess } from "../ports/MessagingNetwork.ts"
+import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
+import { MessagingNetwork, type NetworkAccess } from "../network/MessagingNetwork.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { createdCursorKeyOf } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"

@@ -4,8 +4,8 @@
  * paging and `fields` selection, in the network's error shape when refused.
  */
 import { Effect, Option } from "effect"
-import { ConversationsRepo } from "../ports/MessagingRepo.ts"
-import { PublicUrl } from "../http/PublicUrl.ts"
+import { ConversationsRepo } from "./MessagingRepo.ts"
+import { PublicUrl } from "../shared/PublicUrl.ts"
 import { type CursorKey, decodeCursor, encodeCursor, type ListSlice, type ListWindow } from "../shared/Pagination.ts"
 import {
   type ConversationFilter,

@@ -5,9 +5,9 @@
  * status changes.
  */
 import { Effect } from "effect"
-import { PublicUrl } from "../http/PublicUrl.ts"
+import { PublicUrl } from "../shared/PublicUrl.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { ConversationsRepo, MessagesRepo } from "../ports/MessagingRepo.ts"
+import { ConversationsRepo, MessagesRepo } from "./MessagingRepo.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"

@@ -7,9 +7,9 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Principal } from "../projects/Projects.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
 import { NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
-import type { OutboxEntry } from "./simulator/Simulator.ts"
+import type { OutboxEntry } from "../network/SimulatedNetwork.ts"
 import { UpstreamSettings } from "./Upstream.ts"
 
 /** Body of `POST /sandbox/inbound`. */

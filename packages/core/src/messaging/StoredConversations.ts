@@ -5,8 +5,8 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { ContactsRepo, ConversationsRepo, MessagingLocks } from "../ports/MessagingRepo.ts"
+import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
+import { ContactsRepo, ConversationsRepo, MessagingLocks } from "./MessagingRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"

@@ -5,9 +5,9 @@
  * to the project and the name.
  */
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
-import { FunctionSecretsCipher } from "../functions/SecretCipher.ts"
-import { ProjectSecretsRepo } from "../ports/ProjectSecretsRepo.ts"
-import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
+import { FunctionSecretsCipher } from "../shared/SecretCipher.ts"
+import { ProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
+import { ProjectsRepo } from "./ProjectsRepo.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import {
   PROJECT_SECRET_NAME,

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
-import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
+import { ProjectsRepo } from "./ProjectsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, Unauthorized, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"

@@ -19,10 +19,10 @@
  * ciphertext).
  */
 import { Effect, Layer, Option, Redacted } from "effect"
-import { FunctionSecretsCipher, type SecretCipher } from "../functions/SecretCipher.ts"
+import { FunctionSecretsCipher, type SecretCipher } from "../shared/SecretCipher.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { WebhookDeliveriesRepo, WebhooksRepo } from "../ports/WebhooksRepo.ts"
+import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
+import { WebhookDeliveriesRepo, WebhooksRepo } from "../webhooks/WebhooksRepo.ts"
 import type { ListSlice } from "../shared/Pagination.ts"
 import type { WebhookRecord } from "../webhooks/Webhook.ts"
 

@@ -6,8 +6,8 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../projects/Projects.ts"
-import { CustomersRepo } from "../ports/CustomersRepo.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { CustomersRepo } from "./CustomersRepo.ts"
+import { CustomerNumbers } from "./CustomerNumbers.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
@@ -48,7 +48,7 @@ export class Customers extends Context.Service<Customers, {
     Customers,
     Effect.gen(function*() {
       const repo = yield* CustomersRepo
-      const configs = yield* MessageConfigsRepo
+      const numbers = yield* CustomerNumbers
       const tx = yield* Transactor
       const ids = yield* Ids
 
@@ -90,8 +90,7 @@ export class Customers extends Context.Service<Customers, {
           const projectId = principal.project.id
           yield* tx.withTransaction(Effect.gen(function*() {
             yield* find(projectId, id)
-            const connected = yield* configs.list(projectId, { customer_id: id }, { mode: "page", page: 1, perPage: 1 })
-            if (connected.total > 0) {
+            if (yield* numbers.anyConnected(projectId, id)) {
               return yield* unprocessable("Disconnect the customer's phone numbers before deleting it")
             }
             yield* repo.delete(projectId, id)

@@ -8,11 +8,11 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
-import { publicUrlOf, PublicUrl } from "../http/PublicUrl.ts"
-import { type MessageConfigRecord, phoneDigits } from "../messaging/numbers/MessageConfig.ts"
-import { CustomersRepo } from "../ports/CustomersRepo.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
-import { SetupLinksRepo } from "../ports/SetupLinksRepo.ts"
+import { publicUrlOf, PublicUrl } from "../shared/PublicUrl.ts"
+import { phoneDigits } from "../network/Contacts.ts"
+import { CustomerNumbers } from "./CustomerNumbers.ts"
+import { CustomersRepo } from "./CustomersRepo.ts"
+import { SetupLinksRepo } from "./SetupLinksRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
@@ -110,25 +110,6 @@ const countries = (given: ReadonlyArray<string> | null | undefined): Effect.Effe
     : Effect.fail(invalid("phone_number_country_isos", "must be a non-empty array of ISO 3166-1 alpha-2 country codes"))
 }
 
-/** The customer's live production config whose display number has these digits (a reconnect's target). */
-export const findProductionConfig = Effect.fnUntraced(function*(
-  configs: MessageConfigsRepo["Service"],
-  projectId: string,
-  customerId: string,
-  digits: string
-) {
-  for (let page = 1;; page++) {
-    const slice = yield* configs.list(projectId, { customer_id: customerId, kind: "production" }, { mode: "page", page, perPage: 100 })
-    const found = slice.items.find((c) => c.deleted_at === null && c.display_phone_number_normalized === digits)
-    if (found !== undefined) return Option.some(found)
-    if (page * 100 >= slice.total) return Option.none<MessageConfigRecord>()
-  }
-})
-
-/** A production config's connection type: on the business app too (coexistence), or dedicated to the API. */
-export const connectionTypeOf = (config: MessageConfigRecord): ConnectionType =>
-  config.facts.is_coexistence === true ? "coexistence" : "dedicated"
-
 export class SetupLinks extends Context.Service<SetupLinks, {
   /** Ends the customer's active link and creates a new one; the token and `url` are answered only here. */
   readonly create: (
@@ -159,7 +140,7 @@ export class SetupLinks extends Context.Service<SetupLinks, {
     Effect.gen(function*() {
       const repo = yield* SetupLinksRepo
       const customers = yield* CustomersRepo
-      const configs = yield* MessageConfigsRepo
+      const numbers = yield* CustomerNumbers
       const tx = yield* Transactor
       const ids = yield* Ids
 
@@ -191,14 +172,14 @@ export class SetupLinks extends Context.Service<SetupLinks, {
           if (!/^\+?[\d\s\-()]+$/.test(given.trim()) || digits.length < 5) {
             return yield* invalid("reconnect_phone_number", "must be a phone number")
           }
-          const config = yield* findProductionConfig(configs, projectId, customer.id, digits)
-          if (Option.isNone(config)) {
+          const connection = yield* numbers.productionConnection(projectId, customer.id, digits)
+          if (Option.isNone(connection)) {
             return yield* invalid("reconnect_phone_number", "must be a number on one of the customer's production configs")
           }
           // Reconnecting refreshes that config's credentials: no new number, and its own connection type.
           reconnect = digits
           provision = false
-          allowed = [connectionTypeOf(config.value)]
+          allowed = [connection.value]
         }
         const now = yield* Clock.currentTimeMillis
         const token = randomBytes(32).toString("base64url")

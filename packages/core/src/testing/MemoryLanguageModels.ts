@@ -7,10 +7,10 @@
 import { Effect, Layer } from "effect"
 import type { ModelEndpoint } from "../ai/ProviderModel.ts"
 import * as OpenAiCompatible from "../ai/OpenAiCompatible.ts"
-import { httpClient, InProcessModelBaseUrl } from "../ai/simulator/InProcess.ts"
-import { ModelSimulator, type ModelSimulatorOptions, SimulatedModelName } from "../ai/simulator/ModelSimulator.ts"
+import { httpClient, InProcessModelBaseUrl } from "../simulators/model/InProcess.ts"
+import { ModelSimulator, type ModelSimulatorOptions, SimulatedModelName } from "../simulators/model/ModelSimulator.ts"
 import { HttpClient } from "effect/http"
-import type { LanguageModels } from "../ports/LanguageModels.ts"
+import type { LanguageModels } from "../ai/LanguageModels.ts"
 
 export { InProcessModelBaseUrl }
 

@@ -25,10 +25,11 @@ import { UpstreamSettings } from "../messaging/Upstream.ts"
 import * as Parley from "../Parley.ts"
 import { Projects } from "../projects/Projects.ts"
 import { Ids } from "../shared/Ids.ts"
-import { layerMemoryFunctions } from "./MemoryFunctionRuntime.ts"
-import { layerMemoryJobQueue } from "./MemoryJobQueue.ts"
-import { layerMemoryStorage } from "./MemoryRepos.ts"
-import { layerMemoryWebhookHttp } from "./MemoryWebhooks.ts"
+import { layerMemoryFunctions } from "../functions/MemoryFunctionRuntime.ts"
+import { layerMemoryJobQueue } from "../ports/MemoryJobQueue.ts"
+import { layerMemoryStorage } from "../MemoryStorage.ts"
+import { layerMemoryWebhookHttp } from "../webhooks/MemoryWebhooks.ts"
+import * as SimulatedUpstream from "../simulators/Upstream.ts"
 
 /**
  * One process appends every domain event and signals the relay, so its polling (for other hosts' appends) can be
@@ -48,6 +49,8 @@ export const layerMemoryParley = Parley.layerWorkers.pipe(
   Layer.provideMerge(Parley.layerFunctionServices),
   Layer.provideMerge(Parley.layerWebhookServices),
   Layer.provideMerge(Parley.layerServices),
+  // The network simulator in process (its `NetworkSimulator` too, for tests that drive it beyond a contact).
+  Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(Layer.mergeAll(
     layerMemoryStorage,
     layerMemoryJobQueue,

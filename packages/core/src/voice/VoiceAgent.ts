@@ -4,8 +4,8 @@
  * read-only at `GET {legacy_url}/voice_agents`.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { ProjectsRepo } from "../ports/ProjectsRepo.ts"
-import { VoiceAgentsRepo } from "../ports/VoiceAgentsRepo.ts"
+import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
+import { VoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { type ErrorDetail, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 

@@ -7,7 +7,7 @@
  * backstop (`SignalledCache`).
  */
 import { Context, Effect, Layer } from "effect"
-import { WebhooksRepo } from "../ports/WebhooksRepo.ts"
+import { WebhooksRepo } from "./WebhooksRepo.ts"
 import * as SignalledCache from "../shared/SignalledCache.ts"
 import type { WebhookRecord } from "./Webhook.ts"
 

@@ -21,7 +21,7 @@ import { JobQueue } from "../ports/JobQueue.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WebhookHttp, type WebhookHttpError } from "../ports/WebhookHttp.ts"
-import { WebhookBuffersRepo, WebhookDeliveriesRepo, WebhooksRepo } from "../ports/WebhooksRepo.ts"
+import { WebhookBuffersRepo, WebhookDeliveriesRepo, WebhooksRepo } from "./WebhooksRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids, nameUuid } from "../shared/Ids.ts"
@@ -51,7 +51,7 @@ import {
   RETRY_WAITS_MS
 } from "./Rules.ts"
 import { ActiveWebhooks } from "./ActiveWebhooks.ts"
-import { WebhookSettings } from "./Settings.ts"
+import { WebhookSettings } from "../shared/OutboundSettings.ts"
 import {
   type BufferedItem,
   DELIVERY_PERIOD_MS,

@@ -16,7 +16,7 @@
  */
 import { createHash, createHmac } from "node:crypto"
 import type { DomainEvent } from "../ports/Outbox.ts"
-import { MessagingProduct, WebhookObjectName } from "../messaging/NetworkObjects.ts"
+import { MessagingProduct, WebhookObjectName } from "../network/NetworkObjects.ts"
 import { PROJECT_EVENT_RECORDED, type ProjectEventRecordedPayload } from "../events/Event.ts"
 import type { PayloadVersion, WebhookDeliveryRecord, WebhookRecord } from "./Webhook.ts"
 

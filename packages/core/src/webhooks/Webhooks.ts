@@ -9,7 +9,7 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { EventPlans } from "../events/EventPlans.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WebhookHttp } from "../ports/WebhookHttp.ts"
-import { WebhooksRepo } from "../ports/WebhooksRepo.ts"
+import { WebhooksRepo } from "./WebhooksRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type NotFound, notFound, type PaymentRequired, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
@@ -25,7 +25,7 @@ import {
   checkUrlForm,
   privateAddressRefusal
 } from "./Rules.ts"
-import { WebhookSettings } from "./Settings.ts"
+import { WebhookSettings } from "../shared/OutboundSettings.ts"
 import {
   BUFFERABLE_EVENT,
   type WebhookFilter,

@@ -5,12 +5,12 @@
  * display name is (read-only name fields are filled on read).
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
-import { EventDefinitionsRepo } from "../ports/EventsRepo.ts"
-import { MessageConfigsRepo } from "../ports/MessageConfigsRepo.ts"
+import { WorkflowsRepo } from "./WorkflowsRepo.ts"
+import { EventDefinitionsRepo } from "../events/EventsRepo.ts"
+import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import { FunctionsRepo } from "../functions/FunctionsRepo.ts"
-import { TemplatesRepo } from "../ports/TemplatesRepo.ts"
-import { ProviderModelsRepo } from "../ports/ProviderModelsRepo.ts"
+import { TemplatesRepo } from "../messaging/templates/TemplatesRepo.ts"
+import { ProviderModelsRepo } from "../ai/ProviderModelsRepo.ts"
 import type { ProviderModel } from "../ai/ProviderModel.ts"
 
 export type ReferenceKind =

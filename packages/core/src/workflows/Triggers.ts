@@ -7,7 +7,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../projects/Projects.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { TriggersRepo, WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { TriggersRepo, WorkflowsRepo } from "./WorkflowsRepo.ts"
 import { type ErrorDetail, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import { nowIso } from "../shared/Time.ts"

@@ -6,7 +6,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../projects/Projects.ts"
 import type { Duplicate } from "../ports/StorageError.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { WorkflowsRepo } from "../ports/WorkflowsRepo.ts"
+import { WorkflowsRepo } from "./WorkflowsRepo.ts"
 import {
   type Conflict,
   type NotFound,

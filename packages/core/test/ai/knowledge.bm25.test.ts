@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { rankBm25, stem, terms } from "../../src/testing/MemoryKnowledgeSearch.ts"
+import { rankBm25, stem, terms } from "../../src/ai/tools/MemoryKnowledgeSearch.ts"
 
 describe("the memory KnowledgeSearch normaliser", () => {
   it("stems plurals and verb forms to one term", () => {

@@ -10,7 +10,7 @@ import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { callMcpTool, findMcpTool, type McpServerError, McpServers, mcpToolName, resolveMcpServer } from "../../src/ai/tools/McpServers.ts"
 import { layerMemoryWebhookHttp } from "../../src/testing/index.ts"
-import { WebhookSettings } from "../../src/webhooks/Settings.ts"
+import { WebhookSettings } from "../../src/shared/OutboundSettings.ts"
 import { closeServer, startServer, TOKEN } from "./mcpServer.ts"
 
 /** An address nothing listens on: a port taken and given back. */

@@ -2,9 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Predicate } from "effect"
 import { TestClock } from "effect/testing"
 import { callWebhookTool, type WebhookToolConfig } from "../../src/ai/tools/WebhookTool.ts"
-import { cutToolResult, TOOL_RESULT_BYTES } from "../../src/ai/tools/ToolResult.ts"
+import { cutToolResult, TOOL_RESULT_BYTES } from "../../src/shared/ToolResult.ts"
 import { layerMemoryWebhookHttp, MemoryWebhookReceiver } from "../../src/testing/index.ts"
-import { WebhookSettings } from "../../src/webhooks/Settings.ts"
+import { WebhookSettings } from "../../src/shared/OutboundSettings.ts"
 
 const vars: Record<string, string> = { token: "s3cret", host: "api.example.com", region: "eu" }
 

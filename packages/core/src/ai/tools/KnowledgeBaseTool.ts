@@ -4,9 +4,9 @@
  * `KnowledgeSearch` port.
  */
 import { Effect } from "effect"
-import { KnowledgeSearch } from "../../ports/KnowledgeSearch.ts"
+import { KnowledgeSearch } from "./KnowledgeSearch.ts"
 import { validateArguments } from "./JsonSchema.ts"
-import { cutToolResult, type ToolOutcome } from "./ToolResult.ts"
+import { cutToolResult, type ToolOutcome } from "../../shared/ToolResult.ts"
 
 /** One entry of `flow_agent_knowledge_bases`, as stored in the node's configuration. */
 export interface KnowledgeBaseConfig {

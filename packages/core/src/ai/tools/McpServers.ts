@@ -12,8 +12,8 @@ import { McpClient, type McpClientError, McpProtocol, type McpSchema } from "eff
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { WebhookHttp } from "../../ports/WebhookHttp.ts"
 import { isPrivateAddress } from "../../shared/PrivateAddress.ts"
-import { WebhookSettings } from "../../webhooks/Settings.ts"
-import { cutToolResult, type Interpolate, TOOL_TIMEOUT_MS, type ToolOutcome } from "./ToolResult.ts"
+import { WebhookSettings } from "../../shared/OutboundSettings.ts"
+import { cutToolResult, type Interpolate, TOOL_TIMEOUT_MS, type ToolOutcome } from "../../shared/ToolResult.ts"
 
 /** One entry of `flow_agent_mcp_servers`, its headers already interpolated by the caller. */
 export interface McpServerConfig {

@@ -9,9 +9,9 @@ import { Effect, Option, Predicate } from "effect"
 import { search } from "jmespath"
 import { WebhookHttp, type WebhookHttpMethod } from "../../ports/WebhookHttp.ts"
 import { parseJson } from "../../shared/Json.ts"
-import { WebhookSettings } from "../../webhooks/Settings.ts"
+import { WebhookSettings } from "../../shared/OutboundSettings.ts"
 import { validateArguments } from "./JsonSchema.ts"
-import { cutToolResult, type Interpolate, TOOL_TIMEOUT_MS, type ToolOutcome } from "./ToolResult.ts"
+import { cutToolResult, type Interpolate, TOOL_TIMEOUT_MS, type ToolOutcome } from "../../shared/ToolResult.ts"
 
 /** One entry of `flow_agent_webhooks`, as stored in the node's configuration. */
 export interface WebhookToolConfig {

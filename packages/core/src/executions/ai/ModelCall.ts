@@ -8,7 +8,7 @@ import { Effect, Option, Predicate, Schedule } from "effect"
 import { type AiError, type Prompt, Tool, Toolkit } from "effect/ai"
 import { ProviderModels } from "../../ai/ProviderModels.ts"
 import type { ProviderModelRecord, PromptCacheTtl, ReasoningEffort } from "../../ai/ProviderModel.ts"
-import { LanguageModels, type ModelCallSettings, withCallSettings } from "../../ports/LanguageModels.ts"
+import { LanguageModels, type ModelCallSettings, withCallSettings } from "../../ai/LanguageModels.ts"
 import { StepFailed } from "../Step.ts"
 
 const str = (u: unknown): string | undefined => (Predicate.isString(u) && u.length > 0 ? u : undefined)

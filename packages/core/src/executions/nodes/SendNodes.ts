@@ -5,7 +5,7 @@
  */
 import { Effect, Option, Predicate } from "effect"
 import { Templates } from "../../messaging/templates/Templates.ts"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
+import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
 import type { MessageConfigRecord } from "../../messaging/numbers/MessageConfig.ts"
 import { phoneDigits } from "../../messaging/numbers/MessageConfig.ts"
 import type { PendingSend } from "../Execution.ts"

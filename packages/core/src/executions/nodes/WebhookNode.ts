@@ -6,7 +6,7 @@
 import { Effect, Option, Predicate } from "effect"
 import { WebhookHttp, type WebhookHttpMethod } from "../../ports/WebhookHttp.ts"
 import { parseJson } from "../../shared/Json.ts"
-import { WebhookSettings } from "../../webhooks/Settings.ts"
+import { WebhookSettings } from "../../shared/OutboundSettings.ts"
 import { CONTEXT_MAX_BYTES, renderText, secretsUsed } from "../Interpolation.ts"
 import { follow, type StepOutcome, StepFailed } from "../Step.ts"
 import { aiFieldsOf, generateAiFields, withAiValues } from "../ai/AiFields.ts"

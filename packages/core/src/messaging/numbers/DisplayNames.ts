@@ -9,14 +9,14 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../../projects/Projects.ts"
-import { DisplayNameRequestsRepo } from "../../ports/DisplayNameRequestsRepo.ts"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
-import { MessagingNetwork } from "../../ports/MessagingNetwork.ts"
+import { DisplayNameRequestsRepo } from "./DisplayNameRequestsRepo.ts"
+import { MessageConfigsRepo } from "./MessageConfigsRepo.ts"
+import { MessagingNetwork } from "../../network/MessagingNetwork.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { BadGateway, type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
 import { Ids } from "../../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../../shared/Pagination.ts"
-import type { PhoneNumberFacts } from "../NetworkObjects.ts"
+import type { PhoneNumberFacts } from "../../network/NetworkObjects.ts"
 import {
   type DisplayNameRequestInput,
   type DisplayNameRequestRecord,

@@ -6,7 +6,7 @@
  * `forgetting` drop it at once.
  */
 import { Context, Effect, Layer, type Option } from "effect"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
+import { MessageConfigsRepo } from "./MessageConfigsRepo.ts"
 import * as SignalledCache from "../../shared/SignalledCache.ts"
 import type { MessageConfigRecord } from "./MessageConfig.ts"
 

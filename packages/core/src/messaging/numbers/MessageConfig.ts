@@ -11,7 +11,7 @@
  * shows them, and no wire schema has a field for them.
  */
 import { Redacted, Schema } from "effect"
-import type { PhoneNumberFacts } from "../NetworkObjects.ts"
+import type { PhoneNumberFacts } from "../../network/NetworkObjects.ts"
 
 export const MessageConfigKind = Schema.Literals(["production", "sandbox"])
 export type MessageConfigKind = typeof MessageConfigKind.Type
@@ -110,8 +110,8 @@ export interface MessageConfigFilter {
   readonly kind?: MessageConfigKind | undefined
 }
 
-/** Digits of a phone number as given (`+1 555-010-0001` → `15550100001`), decisions 1.2. */
-export const phoneDigits = (input: string): string => input.replace(/\D/g, "")
+export { phoneDigits } from "../../network/Contacts.ts"
+
 
 /** The read fields of a message config (spec "Message config"); the credentials are never among them. */
 export const MessageConfig = Schema.Struct({

@@ -16,12 +16,12 @@ import { MSG_PHONE_NUMBER_DELETED, phoneNumberEventPayload } from "../DomainEven
 import { NUMBER_REFRESH_QUEUE } from "../Queues.ts"
 import { UpstreamSettings } from "../Upstream.ts"
 import { JobQueue } from "../../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
+import { MessageConfigsRepo } from "./MessageConfigsRepo.ts"
 import { LiveNumbers } from "./LiveNumbers.ts"
-import { MessagingNetwork, type NetworkAccess, type NetworkError } from "../../ports/MessagingNetwork.ts"
+import { MessagingNetwork, type NetworkAccess, type NetworkError } from "../../network/MessagingNetwork.ts"
 import { Outbox } from "../../ports/Outbox.ts"
 import { Transactor } from "../../ports/Transactor.ts"
-import { TriggersRepo } from "../../ports/WorkflowsRepo.ts"
+import { NumberTriggers } from "./NumberTriggers.ts"
 import { BadGateway, type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
 import { Ids } from "../../shared/Ids.ts"
 import { Customers } from "../../tenancy/Customers.ts"
@@ -111,7 +111,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
     Effect.gen(function*() {
       const repo = (yield* LiveNumbers).forgetting(yield* MessageConfigsRepo)
       const customers = yield* Customers
-      const triggers = yield* TriggersRepo
+      const numberTriggers = yield* NumberTriggers
       const network = yield* MessagingNetwork
       const settings = yield* UpstreamSettings
       const outbox = yield* Outbox
@@ -329,13 +329,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           const deleted = yield* repo.markDeleted(projectId, current.id, now)
           if (Option.isNone(deleted)) return yield* configNotFound()
           // Triggers on the number go with it (decisions 4.8); webhooks on it are the webhook capability's, on this event.
-          for (const type of ["inbound_message", "msg_event"] as const) {
-            for (const { trigger } of yield* triggers.listByType(projectId, type)) {
-              if ((trigger.triggerable as { readonly phone_number_id?: unknown }).phone_number_id === phoneNumberId) {
-                yield* triggers.delete(projectId, trigger.id)
-              }
-            }
-          }
+          yield* numberTriggers.removeFor(projectId, phoneNumberId)
           yield* outbox.append({
             id: eventId,
             project_id: projectId,

@@ -13,18 +13,18 @@
 import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { Principal } from "../../projects/Projects.ts"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
+import { MessageConfigsRepo } from "./MessageConfigsRepo.ts"
 import {
   MessagingNetwork,
   type NetworkAccess,
   type NetworkAnswer,
   type NetworkError,
   type NetworkRefused
-} from "../../ports/MessagingNetwork.ts"
-import { NumberHealthRepo } from "../../ports/NumberHealthRepo.ts"
+} from "../../network/MessagingNetwork.ts"
+import { NumberHealthRepo } from "./NumberHealthRepo.ts"
 import { RateLimits } from "../../ports/RateLimits.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
-import { MessagingProduct } from "../NetworkObjects.ts"
+import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import { Outbound } from "../Outbound.ts"
 import { type CheckWeight, foldStatus, type HealthCheck, type HealthReport, type NumberHealthState } from "./Health.ts"
 import type { MessageConfigRecord } from "./MessageConfig.ts"

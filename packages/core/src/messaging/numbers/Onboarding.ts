@@ -8,15 +8,16 @@
  * customer goes next: the link's redirect with the exact query of 2.13.
  */
 import { Clock, Config, Context, Effect, Layer, Option, Redacted } from "effect"
-import { publicUrlOf, PublicUrl } from "../../http/PublicUrl.ts"
-import { CustomersRepo } from "../../ports/CustomersRepo.ts"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
-import { MessagingNetwork, type NetworkAccess } from "../../ports/MessagingNetwork.ts"
+import { publicUrlOf, PublicUrl } from "../../shared/PublicUrl.ts"
+import { CustomersRepo } from "../../tenancy/CustomersRepo.ts"
+import { MessageConfigsRepo } from "./MessageConfigsRepo.ts"
+import { MessagingNetwork, type NetworkAccess } from "../../network/MessagingNetwork.ts"
 import { Outbox } from "../../ports/Outbox.ts"
-import { SetupLinksRepo } from "../../ports/SetupLinksRepo.ts"
+import { SetupLinksRepo } from "../../tenancy/SetupLinksRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { Ids } from "../../shared/Ids.ts"
-import { findProductionConfig, SETUP_PAGE_PATH, SetupLinks } from "../../tenancy/SetupLinks.ts"
+import { SETUP_PAGE_PATH, SetupLinks } from "../../tenancy/SetupLinks.ts"
+import { findProductionConfig } from "./CustomerNumbers.ts"
 import {
   type ConnectionType,
   effectiveStatus,
@@ -24,8 +25,7 @@ import {
   type SetupLinkRecord
 } from "../../tenancy/SetupLink.ts"
 import { MSG_PHONE_NUMBER_CREATED, phoneNumberEventPayload } from "../DomainEvents.ts"
-import type { PhoneNumberFacts } from "../NetworkObjects.ts"
-import { SIMULATOR_APP_ID } from "../simulator/Simulator.ts"
+import type { PhoneNumberFacts } from "../../network/NetworkObjects.ts"
 import { UpstreamSettings } from "../Upstream.ts"
 import { LiveNumbers } from "./LiveNumbers.ts"
 import { emptyFacts, factsFrom, type MessageConfigRecord, phoneDigits } from "./MessageConfig.ts"
@@ -55,7 +55,7 @@ export class SignupSettings extends Context.Service<SignupSettings, {
       const upstream = yield* UpstreamSettings
       if (upstream.mode === "simulator") {
         return SignupSettings.of({
-          appId: Option.some(SIMULATOR_APP_ID),
+          appId: Option.map(upstream.simulator, (simulator) => simulator.appId),
           appSecret: upstream.appSecret,
           dialogUrl: Option.none(),
           configId: Option.none()

@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 import { nameUuid } from "../../shared/Ids.ts"
-import type { NetworkTemplate } from "../NetworkObjects.ts"
+import type { NetworkTemplate } from "../../network/NetworkObjects.ts"
 
 export interface TemplateRecord {
   /** Fixed per (project, network template id): every sync names a template the same way. */

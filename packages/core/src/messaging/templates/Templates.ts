@@ -14,14 +14,14 @@
  * status.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
-import { MessagingNetwork, type NetworkAccess } from "../../ports/MessagingNetwork.ts"
-import { TemplatesRepo } from "../../ports/TemplatesRepo.ts"
+import { MessageConfigsRepo } from "../numbers/MessageConfigsRepo.ts"
+import { MessagingNetwork, type NetworkAccess } from "../../network/MessagingNetwork.ts"
+import { TemplatesRepo } from "./TemplatesRepo.ts"
 import type { Principal } from "../../projects/Projects.ts"
 import { type NotFound, notFound } from "../../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../../shared/Pagination.ts"
 import type { MessageConfigRecord } from "../numbers/MessageConfig.ts"
-import type { NetworkTemplate } from "../NetworkObjects.ts"
+import type { NetworkTemplate } from "../../network/NetworkObjects.ts"
 import { fromNetwork, type TemplateFilter, type TemplateRecord, templateId } from "./Template.ts"
 
 export interface TemplateListQuery extends TemplateFilter {

@@ -13,21 +13,21 @@ import {
   ContactErasureRepo,
   type ErasureDeletion,
   type ErasureSubject
-} from "../../ports/ContactErasureRepo.ts"
-import { EventsRepo } from "../../ports/EventsRepo.ts"
-import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "../../ports/ExecutionsRepo.ts"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
+} from "../../erasure/ContactErasureRepo.ts"
+import { EventsRepo } from "../../events/EventsRepo.ts"
+import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "../../executions/ExecutionsRepo.ts"
+import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
 import {
   ContactsRepo,
   ConversationsRepo,
   MediaRepo,
   MessagesRepo,
   UpstreamInboxRepo
-} from "../../ports/MessagingRepo.ts"
+} from "../../messaging/MessagingRepo.ts"
 import { Outbox } from "../../ports/Outbox.ts"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { WebhookBuffersRepo, WebhookDeliveriesRepo, WebhooksRepo } from "../../ports/WebhooksRepo.ts"
-import { WorkflowsRepo } from "../../ports/WorkflowsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
+import { WebhookBuffersRepo, WebhookDeliveriesRepo, WebhooksRepo } from "../../webhooks/WebhooksRepo.ts"
+import { WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import { makeEvent } from "./EventsStorageConformance.ts"
 import { makeExecution, makeInput, makeStepEvent } from "./ExecutionsStorageConformance.ts"
 import { at, givenProject, makeWorkflow, uniqueId } from "./fixtures.ts"

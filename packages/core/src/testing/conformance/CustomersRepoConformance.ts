@@ -1,8 +1,8 @@
 /** The behaviour every `CustomersRepo` adapter owes, written once and run against each adapter. */
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
-import { CustomersRepo } from "../../ports/CustomersRepo.ts"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import { CustomersRepo } from "../../tenancy/CustomersRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import type { CustomerRecord } from "../../tenancy/Customer.ts"
 import { at, givenProject, uniqueId } from "./fixtures.ts"
 

@@ -20,14 +20,15 @@ import { layerMessagingWorkers } from "../../messaging/MessagingJobs.ts"
 import { Outbound } from "../../messaging/Outbound.ts"
 import { MessageConfigs } from "../../messaging/numbers/MessageConfigs.ts"
 import { UpstreamSettings } from "../../messaging/Upstream.ts"
+import * as SimulatedUpstream from "../../simulators/Upstream.ts"
 import * as Parley from "../../Parley.ts"
-import { ExecutionsRepo } from "../../ports/ExecutionsRepo.ts"
+import { ExecutionsRepo } from "../../executions/ExecutionsRepo.ts"
 import { type Principal, Projects } from "../../projects/Projects.ts"
 import { Ids } from "../../shared/Ids.ts"
 import { Workflows } from "../../workflows/Workflows.ts"
-import { WebhookSettings } from "../../webhooks/Settings.ts"
-import { layerMemoryFunctionRuntime } from "../MemoryFunctionRuntime.ts"
-import { layerMemoryWebhookHttp } from "../MemoryWebhooks.ts"
+import { WebhookSettings } from "../../shared/OutboundSettings.ts"
+import { layerMemoryFunctionRuntime } from "../../functions/MemoryFunctionRuntime.ts"
+import { layerMemoryWebhookHttp } from "../../webhooks/MemoryWebhooks.ts"
 
 const LEASE_MS = 300
 const DOUBT_GRACE_MS = 400
@@ -50,6 +51,7 @@ export const engineConformance = <E>(name: string, ports: Layer.Layer<any, E>): 
     Layer.provideMerge(Parley.layerExecutionServices),
     Layer.provideMerge(Parley.layerFunctionServices),
     Layer.provideMerge(Parley.layerServices),
+    Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
     Layer.provideMerge(layerMemoryFunctionRuntime()),
     Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }))),
     Layer.provideMerge(ports),

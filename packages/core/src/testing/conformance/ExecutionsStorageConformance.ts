@@ -16,10 +16,10 @@ import {
   ExecutionInputsRepo,
   ExecutionsRepo,
   StepEventsRepo
-} from "../../ports/ExecutionsRepo.ts"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+} from "../../executions/ExecutionsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
-import { WorkflowsRepo } from "../../ports/WorkflowsRepo.ts"
+import { WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
 import type { WorkflowRecord } from "../../workflows/Workflow.ts"
 import { at, dies, givenProject, makeWorkflow, uniqueId } from "./fixtures.ts"

@@ -11,7 +11,7 @@ import type {
   FunctionSecretRecord
 } from "../../functions/Function.ts"
 import { FunctionInvocationsRepo, FunctionsRepo } from "../../functions/FunctionsRepo.ts"
-import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { at, dies, givenProject, uniqueId } from "./fixtures.ts"

@@ -2,8 +2,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 import type { InboxEmbedRecord } from "../../inbox/InboxEmbed.ts"
-import { InboxEmbedsRepo } from "../../ports/InboxEmbedsRepo.ts"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import { InboxEmbedsRepo } from "../../inbox/InboxEmbedsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { at, givenProject, uniqueId } from "./fixtures.ts"
 
 const makeEmbed = (projectId: string, overrides: Partial<InboxEmbedRecord> = {}): InboxEmbedRecord => ({

@@ -1,7 +1,7 @@
 /** The behaviour every `KnowledgeSearch` adapter owes (knowledge-base retrieval, decisions 2.3.9), written once. */
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import { KnowledgeSearch } from "../../ports/KnowledgeSearch.ts"
+import { KnowledgeSearch } from "../../ai/tools/KnowledgeSearch.ts"
 
 const section = (heading: string, body: string) => `${heading}\n\n${body}`
 

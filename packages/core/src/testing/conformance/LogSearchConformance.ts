@@ -2,7 +2,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
 import { type LogEntryInput, logEntry } from "../../logs/LogEntry.ts"
-import { LOG_SOURCES, type LogEntryRecord, type LogQuery, LogSearch, logWords } from "../../ports/LogSearch.ts"
+import { LOG_SOURCES, type LogEntryRecord, type LogQuery, LogSearch, logWords } from "../../logs/LogSearch.ts"
 import { at, uniqueId } from "./fixtures.ts"
 
 const minute = 60_000

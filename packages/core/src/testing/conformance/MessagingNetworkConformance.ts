@@ -21,16 +21,16 @@ import {
   MessagingProduct,
   type NetworkErrorDetail,
   WebhookObjectName
-} from "../../messaging/NetworkObjects.ts"
-import type { NetworkSimulatorOptions } from "../../messaging/simulator/Simulator.ts"
-import { NetworkSimulator, SIMULATOR_APP_ID } from "../../messaging/simulator/Simulator.ts"
+} from "../../network/NetworkObjects.ts"
+import type { NetworkSimulatorOptions } from "../../simulators/network/Simulator.ts"
+import { NetworkSimulator, SIMULATOR_APP_ID } from "../../simulators/network/Simulator.ts"
 import {
   MessagesChangeValue,
   QualityChangeValue,
   TemplateStatusChangeValue,
   verifyHubSignature,
   WebhookPayload
-} from "../../messaging/Webhook.ts"
+} from "../../network/Webhook.ts"
 import {
   MessagingNetwork,
   type NetworkAccess,
@@ -38,7 +38,8 @@ import {
   type NetworkError,
   NetworkRefused,
   rawAnswer
-} from "../../ports/MessagingNetwork.ts"
+} from "../../network/MessagingNetwork.ts"
+import * as Simulator from "../../simulators/network/index.ts"
 
 /** The simulator the suite expects behind the adapter. */
 export const simulatorOptions = {

@@ -13,7 +13,7 @@ import type {
   MessageRecord,
   StoredMedia
 } from "../../messaging/Message.ts"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
+import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
 import {
   ContactsRepo,
   ConversationsRepo,
@@ -21,8 +21,8 @@ import {
   MessagesRepo,
   MessagingLocks,
   UpstreamInboxRepo
-} from "../../ports/MessagingRepo.ts"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+} from "../../messaging/MessagingRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"

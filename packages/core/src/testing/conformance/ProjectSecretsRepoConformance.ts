@@ -1,8 +1,8 @@
 /** The behaviour every `ProjectSecretsRepo` adapter owes, written once. */
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { ProjectSecretsRepo } from "../../ports/ProjectSecretsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
+import { ProjectSecretsRepo } from "../../projects/ProjectSecretsRepo.ts"
 import { at, givenProject } from "./fixtures.ts"
 
 export const projectSecretsRepoConformance = <E>(name: string, storage: Layer.Layer<ProjectSecretsRepo | ProjectsRepo, E>): void =>

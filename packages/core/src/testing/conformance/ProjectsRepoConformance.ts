@@ -1,7 +1,7 @@
 /** The behaviour every `ProjectsRepo` adapter owes, written once and run against each adapter. */
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
-import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { at, dies, givenProject, listenTo, makeKey, makeProject, uniqueId } from "./fixtures.ts"
 

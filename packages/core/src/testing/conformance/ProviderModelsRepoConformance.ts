@@ -2,7 +2,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 import type { ProviderModelRecord } from "../../ai/ProviderModel.ts"
-import { ProviderModelsRepo } from "../../ports/ProviderModelsRepo.ts"
+import { ProviderModelsRepo } from "../../ai/ProviderModelsRepo.ts"
 import { at, uniqueId } from "./fixtures.ts"
 
 const makeModel = (overrides: Partial<ProviderModelRecord> = {}): ProviderModelRecord => ({

@@ -6,11 +6,11 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
-import type { FunctionsRepo } from "../../functions/FunctionsRepo.ts"
-import { FunctionSecretsCipher } from "../../functions/SecretCipher.ts"
-import { MessageConfigsRepo } from "../../ports/MessageConfigsRepo.ts"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { WebhookDeliveriesRepo, WebhooksRepo } from "../../ports/WebhooksRepo.ts"
+import { type FunctionsRepo, layerHostCipher } from "../../functions/FunctionsRepo.ts"
+import { FunctionSecretsCipher } from "../../shared/SecretCipher.ts"
+import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
+import { WebhookDeliveriesRepo, WebhooksRepo } from "../../webhooks/WebhooksRepo.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
 import { layerSealedRepos, messageConfigSecretScope, webhookSecretScope } from "../../secrets/SecretsAtRest.ts"
 import { at, dies, givenProject } from "./fixtures.ts"
@@ -23,7 +23,7 @@ const window: ListWindow = { mode: "cursor", limit: 50 }
 
 /** Through the sealed repos, over the adapters in context (what the test reads directly is what they store). */
 const sealed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.provide(effect, layerSealedRepos.pipe(Layer.provideMerge(FunctionSecretsCipher.layer)))
+  Effect.provide(effect, layerSealedRepos.pipe(Layer.provideMerge(layerHostCipher)))
 
 const assertCiphertext = (stored: string, plain: string) => {
   assert.notStrictEqual(stored, plain)

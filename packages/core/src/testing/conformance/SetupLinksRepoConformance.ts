@@ -1,9 +1,9 @@
 /** The behaviour every `SetupLinksRepo` adapter owes, written once and run against each adapter. */
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
-import { CustomersRepo } from "../../ports/CustomersRepo.ts"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { SetupLinksRepo } from "../../ports/SetupLinksRepo.ts"
+import { CustomersRepo } from "../../tenancy/CustomersRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
+import { SetupLinksRepo } from "../../tenancy/SetupLinksRepo.ts"
 import type { CustomerRecord } from "../../tenancy/Customer.ts"
 import { hashToken, type SetupLinkRecord } from "../../tenancy/SetupLink.ts"
 import { at, givenProject, uniqueId } from "./fixtures.ts"

@@ -7,9 +7,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Layer, Queue, Scope } from "effect"
-import { NetworkSimulator, type NetworkSimulatorOptions } from "../../messaging/simulator/Simulator.ts"
+import { NetworkSimulator, type NetworkSimulatorOptions } from "../../simulators/network/Simulator.ts"
 import { type SimChanges, type SimDelivery, SimulatorStore, SimulatorStoreError } from "../../ports/SimulatorStore.ts"
 import { Ids } from "../../shared/Ids.ts"
+import * as Simulator from "../../simulators/network/index.ts"
 
 const none: SimChanges = { put: [], remove: [], delivered: [], forgotten: [] }
 const changes = (partial: Partial<SimChanges>): SimChanges => ({ ...none, ...partial })

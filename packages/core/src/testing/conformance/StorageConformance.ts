@@ -5,10 +5,10 @@
  */
 import { describe } from "@effect/vitest"
 import type { Layer } from "effect"
-import type { CustomersRepo } from "../../ports/CustomersRepo.ts"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import type { CustomersRepo } from "../../tenancy/CustomersRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import type { Transactor } from "../../ports/Transactor.ts"
-import type { TriggersRepo, WorkflowsRepo } from "../../ports/WorkflowsRepo.ts"
+import type { TriggersRepo, WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import { customersRepoConformance } from "./CustomersRepoConformance.ts"
 import { projectsRepoConformance } from "./ProjectsRepoConformance.ts"
 import { transactorConformance } from "./TransactorConformance.ts"

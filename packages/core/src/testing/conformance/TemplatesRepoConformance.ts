@@ -2,8 +2,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 import type { TemplateRecord } from "../../messaging/templates/Template.ts"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { TemplatesRepo } from "../../ports/TemplatesRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
+import { TemplatesRepo } from "../../messaging/templates/TemplatesRepo.ts"
 import { at, givenProject, uniqueId } from "./fixtures.ts"
 
 const makeTemplate = (projectId: string, overrides: Partial<TemplateRecord> = {}): TemplateRecord => ({

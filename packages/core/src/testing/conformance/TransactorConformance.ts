@@ -4,10 +4,10 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, type Layer, Option } from "effect"
-import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
-import { WorkflowsRepo } from "../../ports/WorkflowsRepo.ts"
+import { WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import { at, makeProject, makeWorkflow } from "./fixtures.ts"
 
 class Boom {

@@ -1,8 +1,8 @@
 /** The behaviour every `TriggersRepo` adapter owes, written once and run against each adapter. */
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { TriggersRepo, WorkflowsRepo } from "../../ports/WorkflowsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
+import { TriggersRepo, WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import type { WorkflowRecord } from "../../workflows/Workflow.ts"
 import { at, dies, givenProject, makeTrigger, makeWorkflow } from "./fixtures.ts"
 

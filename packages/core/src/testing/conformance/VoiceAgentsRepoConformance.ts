@@ -1,8 +1,8 @@
 /** The behaviour every `VoiceAgentsRepo` adapter owes, written once. */
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
-import { VoiceAgentsRepo } from "../../ports/VoiceAgentsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
+import { VoiceAgentsRepo } from "../../voice/VoiceAgentsRepo.ts"
 import type { VoiceAgentRecord } from "../../voice/VoiceAgent.ts"
 import { at, givenProject, uniqueId } from "./fixtures.ts"
 

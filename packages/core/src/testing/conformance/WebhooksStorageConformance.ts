@@ -5,10 +5,10 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
-import { WebhookBuffersRepo, WebhookDeliveriesRepo, WebhooksRepo } from "../../ports/WebhooksRepo.ts"
+import { WebhookBuffersRepo, WebhookDeliveriesRepo, WebhooksRepo } from "../../webhooks/WebhooksRepo.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
 import type {
   BufferedItem,

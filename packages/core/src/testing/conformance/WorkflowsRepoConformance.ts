@@ -1,9 +1,9 @@
 /** The behaviour every `WorkflowsRepo` adapter owes, written once and run against each adapter. */
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
-import type { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
-import { TriggersRepo, WorkflowsRepo } from "../../ports/WorkflowsRepo.ts"
+import { TriggersRepo, WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
 import type { WorkflowRecord } from "../../workflows/Workflow.ts"
 import { at, dies, givenProject, makeTrigger, makeWorkflow, uniqueId } from "./fixtures.ts"

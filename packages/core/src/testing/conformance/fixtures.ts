@@ -1,7 +1,7 @@
 /** Records for the storage conformance suites: unique ids per call, so tests sharing one store never meet. */
 import { assert } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Queue, Stream } from "effect"
-import { ProjectsRepo } from "../../ports/ProjectsRepo.ts"
+import { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import type { ApiKey, Project } from "../../projects/Project.ts"
 import type { TriggerRecord } from "../../workflows/Trigger.ts"
 import type { WorkflowRecord } from "../../workflows/Workflow.ts"

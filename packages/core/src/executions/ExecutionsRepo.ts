@@ -1,0 +1,114 @@
+/**
+ * Storage of workflow executions: the execution records (each write a
+ * compare-and-set on `state_version`), the immutable graph revisions they
+ * run on, their step events, and the inbound inputs waiting to be routed
+ * (debounce buffers and messages for a running execution's next wait point).
+ */
+import { Context, type Effect, type Option } from "effect"
+import type {
+  ExecutionFilter,
+  ExecutionRecord,
+  StepEventFilter,
+  StepEventRecord,
+  WorkflowRevision
+} from "./Execution.ts"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+
+export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
+  /** False (nothing written) when another execution already has its `dedupe_key`. */
+  readonly insert: (execution: ExecutionRecord) => Effect.Effect<boolean>
+  /** By id or tracking id, in the project. */
+  readonly find: (projectId: string, idOrTrackingId: string) => Effect.Effect<Option.Option<ExecutionRecord>>
+  /** By id, any project (jobs carry only the id). */
+  readonly get: (id: string) => Effect.Effect<Option.Option<ExecutionRecord>>
+  /** Replaces the record when its stored `state_version` is still `expectedVersion`; false otherwise. */
+  readonly update: (execution: ExecutionRecord, expectedVersion: number) => Effect.Effect<boolean>
+  /**
+   * `update` and the step events of that write, all or nothing: false, and no event written, when the
+   * stored `state_version` is no longer `expectedVersion`. The engine's checkpoint: one statement on
+   * PostgreSQL, so a checkpoint that writes nothing else needs no transaction (one round trip).
+   */
+  readonly checkpoint: (
+    execution: ExecutionRecord,
+    expectedVersion: number,
+    events: ReadonlyArray<StepEventRecord>
+  ) => Effect.Effect<boolean>
+  /** Newest first by (started_at, id). */
+  readonly list: (projectId: string, filter: ExecutionFilter, window: ListWindow) => Effect.Effect<ListSlice<ExecutionRecord>>
+  /**
+   * The execution that owns the (number, contact) pair for routing
+   * (decisions 10.1): the newest non-observer one in `running`, `waiting`
+   * or `handoff`.
+   */
+  readonly findRouted: (msgConfigId: string, contactId: string) => Effect.Effect<Option.Option<ExecutionRecord>>
+  /**
+   * Executions some host should look at, oldest first: `running` ones whose
+   * lease is absent or ended before `now`, that last moved before
+   * `quietBefore` and are not parked on a wait due after `now`, and those
+   * whose wait's `due_at` is not after `now`.
+   */
+  readonly listRecoverable: (now: string, quietBefore: string, limit: number) => Effect.Effect<ReadonlyArray<ExecutionRecord>>
+  /** Executions of a workflow that are not terminal. */
+  readonly listLive: (projectId: string, workflowId: string) => Effect.Effect<ReadonlyArray<ExecutionRecord>>
+  /** Removes the workflow's executions, their events and revisions. */
+  readonly deleteByWorkflow: (projectId: string, workflowId: string) => Effect.Effect<void>
+  /** Stores a revision unless one with its id exists (ids are content hashes). */
+  readonly putRevision: (revision: WorkflowRevision) => Effect.Effect<void>
+  readonly getRevision: (id: string) => Effect.Effect<Option.Option<WorkflowRevision>>
+}>()("@parley/core/ports/ExecutionsRepo") {}
+
+export class StepEventsRepo extends Context.Service<StepEventsRepo, {
+  readonly append: (events: ReadonlyArray<StepEventRecord>) => Effect.Effect<void>
+  /** Newest first by (created_at, seq). */
+  readonly list: (
+    projectId: string,
+    executionId: string,
+    filter: StepEventFilter,
+    window: ListWindow
+  ) => Effect.Effect<ListSlice<StepEventRecord>>
+  readonly find: (projectId: string, id: string) => Effect.Effect<Option.Option<StepEventRecord>>
+  /** The execution's `limit` latest events, newest first. */
+  readonly latest: (executionId: string, limit: number) => Effect.Effect<ReadonlyArray<StepEventRecord>>
+  /** Drops events created before `before`, at most `limit`; answers how many went. */
+  readonly prune: (before: string, limit: number) => Effect.Effect<number>
+}>()("@parley/core/ports/StepEventsRepo") {}
+
+/** One inbound message waiting to be routed (decisions 10.1, 10.2). */
+export interface ExecutionInputRecord {
+  /** The stored message's id: one input per message. */
+  readonly id: string
+  readonly project_id: string
+  readonly msg_config_id: string
+  readonly contact_id: string
+  readonly conversation_id: string
+  /** The network id of the message (for read mode and `user_input_received`). */
+  readonly network_id: string | null
+  /** The value the message stands for (decisions 2.4.4); texts are strings. */
+  readonly value: unknown
+  readonly received_at: string
+  /** `buffered`: inside a debounce window; `queued`: for a running execution's next wait point. */
+  readonly state: "buffered" | "queued"
+}
+
+export class ExecutionInputsRepo extends Context.Service<ExecutionInputsRepo, {
+  /** False when the message was already added (a repeated delivery). */
+  readonly add: (input: ExecutionInputRecord) => Effect.Effect<boolean>
+  /** The pair's inputs in `state`, oldest first. */
+  readonly list: (
+    msgConfigId: string,
+    contactId: string,
+    state: ExecutionInputRecord["state"]
+  ) => Effect.Effect<ReadonlyArray<ExecutionInputRecord>>
+  /** Moves buffered inputs to `queued` (a batch for a running execution's next wait point); others stay as they are. */
+  readonly queue: (ids: ReadonlyArray<string>) => Effect.Effect<void>
+  /** Removes them (routed or consumed); a message once added is remembered as seen. */
+  readonly take: (ids: ReadonlyArray<string>) => Effect.Effect<void>
+  /**
+   * Takes the pair's `queued` inputs when no run owns the pair any more (no `running`, `waiting` or `handoff`
+   * execution that is not an observer, as `ExecutionsRepo.findRouted` finds them), in one step: inputs queued for a
+   * routed run that ended never feed a later run.
+   */
+  readonly dropQueuedIfUnowned: (msgConfigId: string, contactId: string) => Effect.Effect<void>
+  /** Buffered inputs received before `before`, oldest first: batches whose timer was lost. */
+  readonly listStale: (before: string, limit: number) => Effect.Effect<ReadonlyArray<ExecutionInputRecord>>
+}>()("@parley/core/ports/ExecutionInputsRepo") {}

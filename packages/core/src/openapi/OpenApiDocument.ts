@@ -1,0 +1,228 @@
+/**
+ * What the generated document cannot say by itself, added to it (`OpenApi.annotations({ transform })` of the
+ * contract):
+ *
+ * - The host's routes served outside the contract's groups: liveness and readiness, the upstream webhook (the
+ *   network calls it, signed, not with a key) and the proxy's paths without the version segment. Their handlers are
+ *   raw routes of the host (`Host.ts`, `ingestion/Routes.ts`, `proxy/Routes.ts`), so the document is their only
+ *   description; `/openapi.json` and `/docs` show them next to the rest.
+ * - The proxy's errors (`messaging/ProxyErrors.ts`) on each of its operations, at each status, beside the contract's.
+ * - Request bodies take unknown fields (decoding ignores them), so their objects do not say
+ *   `additionalProperties: false`; answers never carry fields beyond their schema, so theirs keep it.
+ * - An example on every JSON request body and answer (`OpenApiExamples.ts`).
+ */
+
+import { PROXY_ERROR_STATUSES, proxyErrorJsonSchema } from "../network/NetworkErrors.ts"
+import { withExamples } from "./OpenApiExamples.ts"
+
+type Spec = Record<string, any>
+
+const ErrorBody = {
+  type: "object",
+  properties: {
+    error: { type: "string" },
+    code: { type: "string" },
+    details: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: { path: { type: "string" }, message: { type: "string" } },
+        required: ["path", "message"]
+      }
+    }
+  },
+  required: ["error"]
+}
+
+const error = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } })
+
+/**
+ * What the host answers before any route: a query value or path segment it cannot store, headers over Node's limit,
+ * a request that does not arrive in time.
+ */
+const refusedBeforeRoutes = {
+  "422": error("A query value or path segment with a NUL character or an unpaired surrogate, named"),
+  "408": error("The request's headers and body did not arrive in time"),
+  "431": error("The request line and headers are over the limit")
+}
+
+const status = (value: string) => ({
+  type: "object",
+  properties: { status: { type: "string", enum: [value] } },
+  required: ["status"]
+})
+
+const health = {
+  "/healthz": {
+    get: {
+      tags: ["Health"],
+      operationId: "health.live",
+      summary: "Liveness",
+      description: "Answers as soon as the process does; says nothing of the database.",
+      security: [],
+      responses: {
+        "200": { description: "The process answers", content: { "application/json": { schema: status("ok"), example: { status: "ok" } } } },
+        ...refusedBeforeRoutes
+      }
+    }
+  },
+  "/readyz": {
+    get: {
+      tags: ["Health"],
+      operationId: "health.ready",
+      summary: "Readiness",
+      description: "200 once the host's services and workers are built (and, under `npm start`, the default project's " +
+        "bootstrap is done) and the database answers within 2 seconds; 503 with `Retry-After: 1` until then.",
+      security: [],
+      responses: {
+        "200": { description: "Ready", content: { "application/json": { schema: status("ready"), example: { status: "ready" } } } },
+        "503": error("Not ready yet (`Not ready: starting`) or the database does not answer"),
+        ...refusedBeforeRoutes
+      }
+    }
+  }
+}
+
+const WEBHOOK = "/platform/v1/msg/upstream/webhook"
+
+const configParameter = {
+  name: "msg_config_id",
+  in: "path",
+  required: true,
+  schema: { type: "string" },
+  description: "The messaging configuration whose own app (and verify token, app secret) the network calls"
+}
+
+const handshake = (withConfig: boolean) => ({
+  tags: ["Upstream webhook"],
+  operationId: withConfig ? "upstreamWebhook.handshakeForConfig" : "upstreamWebhook.handshake",
+  summary: withConfig ? "Webhook verification handshake (a customer's own app)" : "Webhook verification handshake",
+  description: "The network's subscription check: with `hub.mode=subscribe` and the verify token, answers " +
+    "`hub.challenge` as `text/plain`; anything else answers 403.",
+  security: [],
+  parameters: [
+    ...(withConfig ? [configParameter] : []),
+    { name: "hub.mode", in: "query", required: false, schema: { type: "string" } },
+    { name: "hub.verify_token", in: "query", required: false, schema: { type: "string" } },
+    { name: "hub.challenge", in: "query", required: false, schema: { type: "string" } }
+  ],
+  responses: {
+    "200": { description: "The challenge, unchanged", content: { "text/plain": { schema: { type: "string" } } } },
+    "403": error("Not a subscription request, or the verify token does not match"),
+    ...refusedBeforeRoutes
+  }
+})
+
+const receive = (withConfig: boolean) => ({
+  tags: ["Upstream webhook"],
+  operationId: withConfig ? "upstreamWebhook.receiveForConfig" : "upstreamWebhook.receive",
+  summary: withConfig ? "Receive the network's webhook (a customer's own app)" : "Receive the network's webhook",
+  description: "The network's notifications (messages, statuses, template and account updates), signed with the " +
+    "app secret in `X-Hub-Signature-256`. Answers 200 with no body once the raw bytes are stored; they are " +
+    "processed afterwards.",
+  security: [],
+  parameters: [
+    ...(withConfig ? [configParameter] : []),
+    {
+      name: "X-Hub-Signature-256",
+      in: "header",
+      required: false,
+      schema: { type: "string" },
+      description: "`sha256=` and the HMAC-SHA256 of the raw body under the app secret"
+    }
+  ],
+  requestBody: { required: true, content: { "application/json": { schema: {} } } },
+  responses: {
+    "200": { description: "Stored" },
+    "400": error("The body could not be read"),
+    "401": error("The signature is missing or does not match"),
+    "404": error("No such messaging configuration"),
+    "413": error("The body is over the webhook's limit"),
+    ...refusedBeforeRoutes
+  }
+})
+
+const webhook = {
+  [WEBHOOK]: { get: handshake(false), post: receive(false) },
+  [`${WEBHOOK}/{msg_config_id}`]: { get: handshake(true), post: receive(true) }
+}
+
+/** Every documented `/proxy/{version}/...` operation again without the segment: the network's default version. */
+const unversionedProxy = (paths: Spec): Spec =>
+  Object.fromEntries(
+    Object.entries(paths)
+      .filter(([path]) => path.startsWith("/proxy/{version}/"))
+      .map(([path, item]) => [
+        path.replace("/{version}", ""),
+        Object.fromEntries(Object.entries(item as Spec).map(([method, op]) => [method, {
+          ...op,
+          operationId: `${op.operationId}Unversioned`,
+          summary: `${op.summary} (default API version)`,
+          parameters: (op.parameters ?? []).filter((p: Spec) => !(p.in === "path" && p.name === "version"))
+        }]))
+      ])
+  )
+
+/** Each operation of `paths`, changed by `f` (with its path). */
+const mapOperations = (paths: Spec, f: (path: string, op: Spec) => Spec): Spec =>
+  Object.fromEntries(Object.entries(paths).map(([path, item]) => [
+    path,
+    Object.fromEntries(Object.entries(item as Spec).map(([method, op]) => [method, f(path, op)]))
+  ]))
+
+/** A request body's schema without `additionalProperties: false` anywhere in it (unknown fields are ignored). */
+const openObjects = (schema: unknown): unknown =>
+  Array.isArray(schema)
+    ? schema.map(openObjects)
+    : typeof schema === "object" && schema !== null
+    ? Object.fromEntries(
+      Object.entries(schema).filter(([key, value]) => !(key === "additionalProperties" && value === false))
+        .map(([key, value]) => [key, openObjects(value)])
+    )
+    : schema
+
+const withOpenRequestBodies = (paths: Spec): Spec =>
+  mapOperations(paths, (_, op) => op.requestBody === undefined ? op : { ...op, requestBody: openObjects(op.requestBody) })
+
+const PROXY_ERROR = { $ref: "#/components/schemas/ProxyError" }
+
+/** A proxy operation's responses with the proxy's errors: alone at a status, or beside the contract's error there. */
+const withProxyErrors = (responses: Spec): Spec => {
+  const merged: Spec = { ...responses }
+  for (const [status, description] of PROXY_ERROR_STATUSES) {
+    const existing = responses[status]?.content?.["application/json"]?.schema
+    merged[status] = {
+      description: existing === undefined ? description : `${description} | ${responses[status].description}`,
+      content: { "application/json": { schema: existing === undefined ? PROXY_ERROR : { anyOf: [PROXY_ERROR, existing] } } }
+    }
+  }
+  return merged
+}
+
+/**
+ * The generated document completed: the host's other routes joined, the proxy's errors on its operations, request
+ * bodies open to unknown fields, examples on every JSON body.
+ */
+export const completeDocument = (spec: Spec): Spec => {
+  const components = { ...spec.components, schemas: { ...spec.components?.schemas, ProxyError: proxyErrorJsonSchema } }
+  return {
+    ...spec,
+    paths: mapOperations(
+      withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...health }),
+      (path, op) =>
+        withExamples(
+          path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op,
+          components.schemas
+        )
+    ),
+    components,
+    tags: [
+      ...(spec.tags ?? []),
+      { name: "Health", description: "Liveness and readiness, for orchestrators; no key" },
+      {
+        name: "Upstream webhook",
+        description: "Where the messaging network delivers its webhooks; signed by the network, no key"
+      }
+    ]
+  }
+}

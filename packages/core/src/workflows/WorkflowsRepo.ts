@@ -1,0 +1,45 @@
+/** Storage of workflows (with their definition) and their triggers, always scoped by project. */
+import { Context, type Effect, type Option } from "effect"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import type { TriggerRecord, TriggerType } from "./Trigger.ts"
+import type { WorkflowFilter, WorkflowRecord } from "./Workflow.ts"
+import type { Duplicate } from "../ports/StorageError.ts"
+
+export class WorkflowsRepo extends Context.Service<WorkflowsRepo, {
+  /** Fails with Duplicate("name") for a name taken case-insensitively, Duplicate("slug") for a taken slug. */
+  readonly insert: (workflow: WorkflowRecord) => Effect.Effect<void, Duplicate>
+  readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<WorkflowRecord>>
+  /** Newest first by (created_at, id). */
+  readonly list: (
+    projectId: string,
+    filter: WorkflowFilter,
+    window: ListWindow
+  ) => Effect.Effect<ListSlice<WorkflowRecord>>
+  /**
+   * Replaces the record when its stored `lock_version` still equals
+   * `expectedLockVersion` (compare-and-set); None when it moved or vanished.
+   */
+  readonly update: (
+    workflow: WorkflowRecord,
+    expectedLockVersion: number
+  ) => Effect.Effect<Option.Option<WorkflowRecord>, Duplicate>
+  /** Removes the workflow and its triggers; false when absent. */
+  readonly delete: (projectId: string, id: string) => Effect.Effect<boolean>
+  readonly slugTaken: (projectId: string, slug: string) => Effect.Effect<boolean>
+  /** An execution was created (decisions 2.1): `execution_count` + 1, `last_executed_at` at least `at`; lock unchanged. */
+  readonly countExecution: (projectId: string, id: string, at: string) => Effect.Effect<void>
+}>()("@parley/core/ports/WorkflowsRepo") {}
+
+export class TriggersRepo extends Context.Service<TriggersRepo, {
+  readonly insert: (trigger: TriggerRecord) => Effect.Effect<void>
+  readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<TriggerRecord>>
+  /** Oldest first. */
+  readonly listByWorkflow: (projectId: string, workflowId: string) => Effect.Effect<ReadonlyArray<TriggerRecord>>
+  /** Every trigger of the type in the project together with the status of its workflow. */
+  readonly listByType: (
+    projectId: string,
+    type: TriggerType
+  ) => Effect.Effect<ReadonlyArray<{ readonly trigger: TriggerRecord; readonly workflowStatus: string; readonly workflowName: string }>>
+  readonly update: (trigger: TriggerRecord) => Effect.Effect<void>
+  readonly delete: (projectId: string, id: string) => Effect.Effect<boolean>
+}>()("@parley/core/ports/TriggersRepo") {}

@@ -1,0 +1,154 @@
+/**
+ * The import rules of the repository (docs/architecture.md), checked over the TypeScript import graph:
+ * - core's capability folders import each other without a cycle;
+ * - `shared/` imports only itself, `ports/` only `shared/` and itself;
+ * - production code never imports the test kit (`testing/`) and never a simulator (`simulators/`): only the
+ *   host (http-node) chooses to run one;
+ * - domain code imports no transport (no HTTP server, no Node HTTP, no SQL driver).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import ts from "typescript"
+
+const repo = Path.resolve(import.meta.dirname, "../../..")
+const core = Path.join(repo, "packages/core/src")
+
+interface Import {
+  readonly from: string
+  /** A file of the repository, or the bare specifier of a package (`effect/http`, `node:http`). */
+  readonly to: string
+  readonly names: string
+}
+
+const sourceFiles = (dir: string): Array<string> =>
+  Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = Path.join(dir, entry.name)
+    if (entry.isDirectory()) return ["node_modules", "dist", "dist-inbox"].includes(entry.name) ? [] : sourceFiles(path)
+    return /\.tsx?$/.test(entry.name) ? [path] : []
+  })
+
+const importsOf = (file: string): Array<Import> => {
+  const text = Fs.readFileSync(file, "utf8")
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false)
+  const found: Array<Import> = []
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier !== undefined) {
+      const specifier = (node.moduleSpecifier as ts.StringLiteral).text
+      const names = ts.isImportDeclaration(node) ? (node.importClause?.getText(source) ?? "") : ""
+      found.push({ from: file, to: specifier.startsWith(".") ? Path.resolve(Path.dirname(file), specifier) : specifier, names })
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [arg] = node.arguments
+      if (arg !== undefined && ts.isStringLiteral(arg)) {
+        found.push({ from: file, to: arg.text.startsWith(".") ? Path.resolve(Path.dirname(file), arg.text) : arg.text, names: "" })
+      }
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+const production = ["core", "store-pg", "http-node", "client"].flatMap((pkg) =>
+  sourceFiles(Path.join(repo, "packages", pkg, "src"))
+).filter((file) => !file.startsWith(Path.join(core, "testing") + Path.sep))
+const imports = production.flatMap(importsOf)
+
+/** A core file's top-level folder (`executions`, `messaging`, ...), or undefined for the roots (`Parley.ts`, `Api.ts`). */
+const folderOf = (file: string): string | undefined => {
+  if (!file.startsWith(core + Path.sep)) return undefined
+  const parts = Path.relative(core, file).split(Path.sep)
+  return parts.length > 1 ? parts[0] : undefined
+}
+
+const rel = (file: string) => Path.relative(repo, file)
+
+/** Strongly connected components of the folder graph with more than one folder (Tarjan). */
+const cyclesOf = (edges: ReadonlyMap<string, ReadonlySet<string>>): Array<Array<string>> => {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const onStack = new Set<string>()
+  const found: Array<Array<string>> = []
+  const connect = (v: string): void => {
+    index.set(v, next)
+    low.set(v, next)
+    next++
+    stack.push(v)
+    onStack.add(v)
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        connect(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!))
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: Array<string> = []
+      let w: string
+      do {
+        w = stack.pop()!
+        onStack.delete(w)
+        component.push(w)
+      } while (w !== v)
+      if (component.length > 1) found.push(component.sort())
+    }
+  }
+  for (const v of edges.keys()) if (!index.has(v)) connect(v)
+  return found
+}
+
+describe("import rules", () => {
+  it("core's capability folders import each other without a cycle", () => {
+    const edges = new Map<string, Set<string>>()
+    const why = new Map<string, Array<string>>()
+    for (const { from, to } of imports) {
+      const [a, b] = [folderOf(from), folderOf(to)]
+      if (a === undefined || b === undefined || a === b) continue
+      if (!edges.has(a)) edges.set(a, new Set())
+      edges.get(a)!.add(b)
+      why.set(`${a} -> ${b}`, [...(why.get(`${a} -> ${b}`) ?? []), `${rel(from)} -> ${rel(to)}`])
+    }
+    const cycles = cyclesOf(edges)
+    const report = cycles.map((cycle) =>
+      `cycle: ${cycle.join(", ")}\n` +
+      [...why].filter(([edge]) => cycle.includes(edge.split(" -> ")[0]!) && cycle.includes(edge.split(" -> ")[1]!))
+        .map(([edge, files]) => `  ${edge}: ${files.join("; ")}`).join("\n")
+    )
+    assert.deepStrictEqual(report, [])
+  })
+
+  it("shared/ imports only itself and ports/ only shared/ and itself", () => {
+    const wrong = imports.filter(({ from, to }) => {
+      const [a, b] = [folderOf(from), folderOf(to)]
+      if (b === undefined || a === b) return false
+      return a === "shared" || (a === "ports" && b !== "shared")
+    }).map(({ from, to }) => `${rel(from)} -> ${rel(to)}`)
+    assert.deepStrictEqual(wrong, [])
+  })
+
+  it("production code imports neither the test kit nor a simulator", () => {
+    const simulators = Path.join(core, "simulators") + Path.sep
+    const testing = Path.join(core, "testing") + Path.sep
+    // Only the host decides to run the simulators: http-node's `simulators/` wiring, never core's domain.
+    const hostChoosesSimulators = (file: string) => file.startsWith(Path.join(repo, "packages/http-node/src/simulators") + Path.sep)
+    const wrong = imports.filter(({ from, to }) => {
+      if (to.startsWith(testing) || to === "@parley/core/testing" || to.startsWith("@parley/core/testing/")) return true
+      if (from.startsWith(simulators)) return false
+      return to.startsWith(simulators) || (to === "@parley/core/simulators" && !hostChoosesSimulators(from))
+    }).map(({ from, to }) => `${rel(from)} -> ${to.startsWith(repo) ? rel(to) : to}`)
+    assert.deepStrictEqual(wrong, [])
+  })
+
+  it("core's domain imports no transport", () => {
+    const transports = /^(node:http|node:https|node:http2|node:net|@effect\/platform-node|@effect\/sql|pg|undici)(\/|$)/
+    const serverSide = /\bHttp(Router|Server|ServerRequest|ServerResponse|Middleware)\b/
+    const wrong = imports.filter(({ from, to, names }) =>
+      from.startsWith(core + Path.sep) && !from.startsWith(Path.join(core, "simulators") + Path.sep) &&
+      // The private-address rule reads IP literals with `node:net`; it opens no connection.
+      !(rel(from) === "packages/core/src/shared/PrivateAddress.ts" && to === "node:net") &&
+      (transports.test(to) || (to === "effect/http" && serverSide.test(names)))
+    ).map(({ from, to }) => `${rel(from)} -> ${to}`)
+    assert.deepStrictEqual(wrong, [])
+  })
+})
