@@ -33,8 +33,6 @@ import {
   Functions,
   MessageConfigs,
   MessagingNetwork,
-  ModelSimulator,
-  type ModelTurn,
   ProviderModels,
   type StepEventRecord,
   Templates,
@@ -44,6 +42,7 @@ import {
   type WorkflowRecord,
   Workflows
 } from "../index.ts"
+import { ModelSimulator, type ModelTurn } from "../simulators/model/ModelSimulator.ts"
 import { sandboxProject, settle as settleIn } from "./MemoryParley.ts"
 import { memoryModelEndpoint, MemoryWebhookReceiver } from "./index.ts"
 import { describeExpected, describeSent, type ExpectedMessage, sentMatches, type SentMessage, sentMessageOf } from "./SentMessages.ts"
