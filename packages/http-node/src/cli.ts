@@ -10,6 +10,7 @@ import { FunctionSecretKey, Ids, notFound, Projects, ProjectSecrets, ProviderMod
 import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
+import { testCommand, testExportCommand } from "./cli/TestCommand.ts"
 import { layerCliStorage } from "./Ports.ts"
 import * as Simulators from "./simulators/Choice.ts"
 import { EventPlans } from "@parley/core"
@@ -310,11 +311,19 @@ const Services = Parley.layerServices.pipe(
   Layer.provide(Layer.mergeAll(layerJobQueue().pipe(Layer.provideMerge(layerCliStorage)), Ids.layer, FunctionSecretKey.layerConfig))
 )
 
-// The database is opened for a command that runs, after its arguments parsed: a usage error needs none.
+// The database is opened for a command that runs, after its arguments parsed: a usage error needs none, and
+// `parley test` (memory ports) never does.
 const cli = Command.make("parley").pipe(
-  Command.withDescription("Operate a Parley host: projects, API keys, project secrets, language models and voice agents"),
-  Command.withSubcommands([projects, keys, secrets, models, voiceAgents]),
-  Command.provide(Services)
+  Command.withDescription("Operate a Parley host: projects, API keys, project secrets, language models and voice agents; test workflows"),
+  Command.withSubcommands([
+    projects.pipe(Command.provide(Services)),
+    keys.pipe(Command.provide(Services)),
+    secrets.pipe(Command.provide(Services)),
+    models.pipe(Command.provide(Services)),
+    voiceAgents.pipe(Command.provide(Services)),
+    testCommand,
+    testExportCommand
+  ])
 )
 
 /** A refusal the operator can act on: its message on stderr and exit code 1, no stack trace. */
