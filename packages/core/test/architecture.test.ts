@@ -49,9 +49,14 @@ const importsOf = (file: string): Array<Import> => {
   return found
 }
 
+/**
+ * Test kits are not production: core's `testing/` and the CLI's `parley test` commands (`http-node/src/testing/`),
+ * which run the kit on purpose.
+ */
+const testKits = [Path.join(core, "testing"), Path.join(repo, "packages/http-node/src/testing")].map((dir) => dir + Path.sep)
 const production = ["core", "store-pg", "http-node", "client"].flatMap((pkg) =>
   sourceFiles(Path.join(repo, "packages", pkg, "src"))
-).filter((file) => !file.startsWith(Path.join(core, "testing") + Path.sep))
+).filter((file) => !testKits.some((dir) => file.startsWith(dir)))
 const imports = production.flatMap(importsOf)
 
 /** A core file's top-level folder (`executions`, `messaging`, ...), or undefined for the roots (`Parley.ts`, `Api.ts`). */
