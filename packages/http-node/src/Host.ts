@@ -29,7 +29,7 @@ import { Context, Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
 import { HttpClient, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApi, HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApi, HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { AuthenticationLive, ProxyKeyLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
@@ -61,7 +61,13 @@ import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
 import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
 
-const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
+/**
+ * The contract as this host serves it: `servers` names the public URL (with an embedder's path prefix), so the
+ * document and the reference's "try it" send requests where the host really answers.
+ */
+const servedApi = PublicUrl.useSync((url) => ParleyApi.annotate(OpenApi.Servers, [{ url }]))
+
+const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.layer(api, { openapiPath: "/openapi.json" }))).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
   Layer.provide([ExecutionsHandlers, FlowExecutionsHandlers]),
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
@@ -86,7 +92,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
 )
 
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
-const DocsRoute = HttpApiScalar.layer(ParleyApi, { path: "/docs", scalar: { withDefaultFonts: false } })
+const DocsRoute = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiScalar.layer(api, { path: "/docs", scalar: { withDefaultFonts: false } })))
 
 /**
  * Whether the host serves yet (`/readyz`): its services and workers are built, and (`npm start`) the default

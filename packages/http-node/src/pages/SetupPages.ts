@@ -11,6 +11,7 @@ import {
   type OnboardingResult,
   type OnboardingStart,
   PublicUrl,
+  publicUrlOf,
   SETUP_PAGE_PATH,
   SIMULATED_SIGNUP_PATH,
   Simulator,
@@ -153,7 +154,7 @@ const linkPage = (start: OnboardingStart, lang: PageLanguage) => {
   })
 }
 
-const resultPage = (result: OnboardingResult, token: string, lang: PageLanguage) => {
+const resultPage = (result: OnboardingResult, token: string, lang: PageLanguage, publicUrl: string) => {
   const t = texts[lang]
   const { link, outcome } = result
   if (outcome._tag === "Connected") {
@@ -168,7 +169,7 @@ const resultPage = (result: OnboardingResult, token: string, lang: PageLanguage)
   }
   // A failed attempt leaves the link active: the customer can start again.
   const retry = link.status === "active"
-    ? `<div class="actions"><a class="button" href="${escapeHtml(`${SETUP_PAGE_PATH}/${token}`)}">${escapeHtml(t.tryAgain)}</a></div>`
+    ? `<div class="actions"><a class="button" href="${escapeHtml(publicUrlOf(publicUrl, `${SETUP_PAGE_PATH}/${token}`).toString())}">${escapeHtml(t.tryAgain)}</a></div>`
     : ""
   return page({
     lang,
@@ -214,7 +215,7 @@ const linkRoutes = HttpRouter.use((router) =>
         })
         if (Option.isNone(result)) return notFoundPage(languageOf(undefined, request))
         if (result.value.redirect !== null) return redirect(result.value.redirect)
-        return resultPage(result.value, token, languageOf(result.value.link, request))
+        return resultPage(result.value, token, languageOf(result.value.link, request), yield* PublicUrl)
       })
     )
   })
@@ -279,7 +280,8 @@ const dialogPage = (
     theme: {},
     body: `<h1>${escapeHtml(t.dialogTitle)}</h1><p class="note">${escapeHtml(t.dialogNote)}</p>` +
       (problem !== undefined ? `<p class="alert" role="alert">${escapeHtml(problem)}</p>` : "") +
-      `<form method="post" action="${SIMULATED_SIGNUP_PATH}">` +
+      // Posted back to the dialog's own address, relative to it, so an embedder's path prefix stays.
+      `<form method="post" action="${SIMULATED_SIGNUP_PATH.slice(SIMULATED_SIGNUP_PATH.lastIndexOf("/") + 1)}">` +
       hidden("redirect_uri", request.redirectUri) + hidden("state", request.state) +
       hidden("connection_types", request.connectionTypes.join(",")) +
       hidden("provision", request.countries.length > 0 ? "1" : "0") + hidden("countries", request.countries.join(",")) +
