@@ -1,7 +1,23 @@
+// First: an unsupported Node gets one clear line before anything of Parley runs.
+import { requireSupportedNode } from "./embed/NodeVersion.ts"
+requireSupportedNode()
+
 export * as Host from "./Host.ts"
 export { AuthenticationLive } from "./handlers/Authentication.ts"
 export { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 export { HostConfig } from "./Config.ts"
 export { layerLogging } from "./Logging.ts"
 export { layerCliStorage, layerPorts } from "./Ports.ts"
-export * from "./NodeHandler.ts"
+export * as Embed from "./embed/Embed.ts"
+export {
+  type HostPorts,
+  makeParley,
+  type Parley,
+  type ParleyHandle,
+  type ParleyNetwork,
+  type ParleyOptions,
+  type ParleyServices,
+  type ParleyStorage
+} from "./embed/Embed.ts"
+export type { ParleyMount } from "./embed/Mount.ts"
+export { unsupportedNode, UnsupportedNodeError } from "./embed/NodeVersion.ts"
