@@ -25,11 +25,12 @@ import {
   Upstream
 } from "@parley/core"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
 import { HttpClient, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
+import { notReady, Readiness } from "./Readiness.ts"
 import { AuthenticationLive, ProxyKeyLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
@@ -60,6 +61,8 @@ import { MsgContactsHandlers } from "./handlers/Contacts.ts"
 import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
 import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
+
+export { Readiness } from "./Readiness.ts"
 
 /**
  * The contract as this host serves it: `servers` names the public URL (with an embedder's path prefix), so the
@@ -93,23 +96,6 @@ const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.lay
 
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
 const DocsRoute = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiScalar.layer(api, { path: "/docs", scalar: { withDefaultFonts: false } })))
-
-/**
- * Whether the host serves yet (`/readyz`): its services and workers are built, and (`npm start`) the default
- * project's bootstrap is done, so a configured key works. `/healthz` says only that the process answers.
- */
-export class Readiness extends Context.Service<Readiness, {
-  readonly markReady: Effect.Effect<void>
-  readonly isReady: Effect.Effect<boolean>
-}>()("@parley/http-node/Readiness") {
-  static readonly layer = Layer.sync(Readiness, () => {
-    let ready = false
-    return Readiness.of({ markReady: Effect.sync(() => void (ready = true)), isReady: Effect.sync(() => ready) })
-  })
-}
-
-const notReady = (why: string) =>
-  HttpServerResponse.jsonUnsafe({ error: `Not ready: ${why}` }, { status: 503, headers: { "retry-after": "1" } })
 
 const HealthRoute = HttpRouter.use((router) =>
   Effect.gen(function*() {
