@@ -251,7 +251,9 @@ const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions)
     Layer.provideMerge(Parley.layerServices),
     Layer.provideMerge(layerLanguageModels),
     Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
-    Layer.provide(Layer.mergeAll(
+    // Kept in the output: services read these settings (the public URL, ...) when called, in the caller's fiber
+    // (a request of an embedder's handler, `runPromise`), not only while the layers are built.
+    Layer.provideMerge(Layer.mergeAll(
       Layer.succeed(PublicUrl, options.publicUrl),
       FunctionSecretKey.layerConfig,
       ExecutionsSettings.layerConfig,
