@@ -215,7 +215,10 @@ const databaseUrlOfClient = Layer.effect(
       ? config.password
       : yield* config.password
     const url = new URL("postgres://localhost")
-    url.hostname = config.host ?? "localhost"
+    const host = config.host ?? "localhost"
+    // A Unix socket directory goes in `host=` (as libpq and both drivers read it), not in the authority.
+    if (host.startsWith("/")) url.searchParams.set("host", host)
+    else url.hostname = host
     url.port = String(config.port ?? 5432)
     url.pathname = `/${config.database ?? config.username ?? "postgres"}`
     url.username = config.username ?? "postgres"
