@@ -1,7 +1,3 @@
-// First: an unsupported Node gets one clear line before anything of Parley runs.
-import { requireSupportedNode } from "./embed/NodeVersion.ts"
-requireSupportedNode()
-
 export * as Host from "./Host.ts"
 export { AuthenticationLive } from "./handlers/Authentication.ts"
 export { RequestErrorsLive } from "./handlers/RequestErrors.ts"
@@ -20,4 +16,3 @@ export {
   type ParleyStorage
 } from "./embed/Embed.ts"
 export type { ParleyMount } from "./embed/Mount.ts"
-export { unsupportedNode, UnsupportedNodeError } from "./embed/NodeVersion.ts"

@@ -4,12 +4,11 @@
  * refuses new requests.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, Projects } from "@parley/core"
+import { Ids, Projects, unsupportedNode } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer, Logger } from "effect"
 import { makeParley } from "../src/index.ts"
 import { BasePathError, normalizeBasePath, stripBasePath } from "../src/embed/Mount.ts"
-import { unsupportedNode } from "../src/embed/NodeVersion.ts"
 
 const KEY = "pk_embed_in_process_0123456789"
 

@@ -1,4 +1,8 @@
 /** Memory implementations of every port, for unit tests and demos (`@parley/core/testing`). */
+import { requireSupportedNode } from "../NodeVersion.ts"
+// A consumer's unit test may import only this entry: the same one line as `@parley/core` on an unsupported Node.
+requireSupportedNode()
+
 export * from "./MemoryStore.ts"
 export * from "./MemoryRepos.ts"
 export * from "./MemoryJobQueue.ts"

@@ -36,7 +36,6 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Host from "../Host.ts"
 import { layerPorts } from "../Ports.ts"
 import { isMounted, normalizeBasePath, type ParleyMount, stripBasePath } from "./Mount.ts"
-import { requireSupportedNode } from "./NodeVersion.ts"
 
 /**
  * What the host needs below it: storage, ids, the job queue and the simulator's store. The router and Node's
@@ -250,7 +249,6 @@ const layerStorage = (storage: ParleyStorage | undefined): Layer.Layer<HostPorts
  * running, the default project's key working. Closing the scope stops it (see `ParleyHandle.dispose`).
  */
 export const make = Effect.fn("Parley.make")(function*(options: ParleyOptions) {
-  requireSupportedNode()
   const basePath = normalizeBasePath(options.basePath)
   const url = `${options.publicUrl.replace(/\/+$/, "")}${basePath}`
   const mount = options.mount ?? {}
@@ -326,7 +324,6 @@ export const make = Effect.fn("Parley.make")(function*(options: ParleyOptions) {
  * nothing left running, when it cannot start.
  */
 export const makeParley = async (options: ParleyOptions): Promise<ParleyHandle> => {
-  requireSupportedNode()
   const scope = Scope.makeUnsafe()
   const exit = await Effect.runPromiseExit(Scope.provide(make(options), scope))
   if (Exit.isFailure(exit)) {
