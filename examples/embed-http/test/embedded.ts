@@ -55,8 +55,9 @@ export const startExample = async (dir: string, command?: ReadonlyArray<string>)
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-embed-"))
-  const script = (JSON.parse(Fs.readFileSync(Path.join(dir, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
-  const args = command ?? script.split(/\s+/).slice(1)
+  const args = command ??
+    (JSON.parse(Fs.readFileSync(Path.join(dir, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+      .split(/\s+/).slice(1)
   const child = ChildProcess.spawn(process.execPath, [...args], {
     cwd: dir,
     env: { ...process.env, DATABASE_URL: "", PORT: String(port), PARLEY_API_KEY: KEY, PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: "Warn" },
@@ -127,6 +128,11 @@ export const checkEmbedded = async (base: string) => {
   // Health.
   assert.deepStrictEqual((await call(`${parley}/healthz`, { key: false })).json, { status: "ok" })
   assert.deepStrictEqual((await call(`${parley}/readyz`, { key: false })).json, { status: "ready" })
+
+  // Upstream ingestion is reached (an unsigned webhook is Parley's 401, not the application's 404).
+  const ingestion = await call(`${parley}/platform/v1/msg/upstream/webhook`, { key: false, method: "POST", body: "{}" })
+  assert.strictEqual(ingestion.status, 401, ingestion.text)
+  assert.isObject(ingestion.json)
 
   // Platform API: a list whose paging link carries the prefix, and opens.
   for (const name of ["First", "Second"]) assert.strictEqual((await post("/platform/v1/workflows", { workflow: { name } })).status, 201)
