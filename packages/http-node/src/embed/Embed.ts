@@ -35,7 +35,7 @@ import type { SqlClient } from "effect/sql"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Host from "../Host.ts"
 import { layerPorts } from "../Ports.ts"
-import { isMounted, normalizeBasePath, type ParleyMount, stripBasePath } from "./Mount.ts"
+import { type BasePathError, isMounted, normalizeBasePath, type ParleyMount, stripBasePath } from "./Mount.ts"
 
 /**
  * What the host needs below it: storage, ids, the job queue and the simulator's store. The router and Node's
@@ -249,7 +249,10 @@ const layerStorage = (storage: ParleyStorage | undefined): Layer.Layer<HostPorts
  * running, the default project's key working. Closing the scope stops it (see `ParleyHandle.dispose`).
  */
 export const make = Effect.fn("Parley.make")(function*(options: ParleyOptions) {
-  const basePath = normalizeBasePath(options.basePath)
+  const basePath = yield* Effect.try({
+    try: () => normalizeBasePath(options.basePath),
+    catch: (error) => error as BasePathError
+  })
   const url = `${options.publicUrl.replace(/\/+$/, "")}${basePath}`
   const mount = options.mount ?? {}
   const scope = yield* Scope.Scope
@@ -286,6 +289,7 @@ export const make = Effect.fn("Parley.make")(function*(options: ParleyOptions) {
     })
 
   const httpEffect = Context.get(context, HttpRouter.HttpRouter).asHttpEffect()
+  // `makeHandler` types its middleware after the app's own error and services; `mounted` takes any app.
   const handler = yield* within(NodeHttpServer.makeHandler(httpEffect, { scope, middleware: mounted as never }))
   const fetch = HttpEffect.toWebHandlerWith<ParleyServices, Scope.Scope | HttpServerRequest.HttpServerRequest>(context)(
     httpEffect,
