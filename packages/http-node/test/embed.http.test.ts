@@ -21,7 +21,8 @@ describe("makeParley (memory ports)", () => {
       storage: { ports: Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer) },
       apiKey: KEY,
       logger: Logger.make(({ message }) => void logged.push(String(message))),
-      mount: { mcp: false, sandbox: false }
+      mount: { mcp: false, sandbox: false },
+      models: [{ name: "local-llama", provider: "ollama", model: "llama3.1", base_url: "http://127.0.0.1:11434/v1", api_key_env: null }]
     })
     const call = (path: string, init: RequestInit = {}) =>
       parley.fetch(new Request(`http://app.example${path}`, {
@@ -51,6 +52,10 @@ describe("makeParley (memory ports)", () => {
         assert.deepStrictEqual([refused.status, await refused.json()], [404, { error: "Not found" }], path)
       }
       assert.strictEqual((await call("/parley/docs")).status, 200)
+
+      // Declared models beside the simulator's.
+      const models = await (await call("/parley/platform/v1/provider_models")).json() as { data: Array<{ name: string }> }
+      assert.includeMembers(models.data.map((m) => m.name), ["local-llama", "parley-sim"])
 
       // The services, without memo maps: the default project the bootstrap made holds the key.
       const projects = await parley.runPromise(Effect.flatMap(Effect.service(Projects), (p) => p.list))
