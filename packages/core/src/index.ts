@@ -1,3 +1,8 @@
+// First: on an unsupported Node, importing Parley fails here with one clear line, before anything runs.
+import { requireSupportedNode } from "./NodeVersion.ts"
+requireSupportedNode()
+
+export * from "./NodeVersion.ts"
 export * from "./shared/ApiError.ts"
 export * from "./projects/ApiRateLimits.ts"
 export * from "./shared/Ids.ts"

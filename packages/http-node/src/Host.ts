@@ -24,11 +24,12 @@ import {
   Upstream
 } from "@parley/core"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
 import { HttpClient, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApi, HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApi, HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
+import { notReady, Readiness } from "./Readiness.ts"
 import { AuthenticationLive, ProxyKeyLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
@@ -61,7 +62,15 @@ import { ApiLogsHandlers } from "./handlers/ApiLogs.ts"
 import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
 
-const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json" }).pipe(
+export { Readiness } from "./Readiness.ts"
+
+/**
+ * The contract as this host serves it: `servers` names the public URL (with an embedder's path prefix), so the
+ * document and the reference's "try it" send requests where the host really answers.
+ */
+const servedApi = PublicUrl.useSync((url) => ParleyApi.annotate(OpenApi.Servers, [{ url }]))
+
+const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.layer(api, { openapiPath: "/openapi.json" }))).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
   Layer.provide([ExecutionsHandlers, FlowExecutionsHandlers]),
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
@@ -86,24 +95,7 @@ const ApiRoutes = HttpApiBuilder.layer(ParleyApi, { openapiPath: "/openapi.json"
 )
 
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
-const DocsRoute = HttpApiScalar.layer(ParleyApi, { path: "/docs", scalar: { withDefaultFonts: false } })
-
-/**
- * Whether the host serves yet (`/readyz`): its services and workers are built, and (`npm start`) the default
- * project's bootstrap is done, so a configured key works. `/healthz` says only that the process answers.
- */
-export class Readiness extends Context.Service<Readiness, {
-  readonly markReady: Effect.Effect<void>
-  readonly isReady: Effect.Effect<boolean>
-}>()("@parley/http-node/Readiness") {
-  static readonly layer = Layer.sync(Readiness, () => {
-    let ready = false
-    return Readiness.of({ markReady: Effect.sync(() => void (ready = true)), isReady: Effect.sync(() => ready) })
-  })
-}
-
-const notReady = (why: string) =>
-  HttpServerResponse.jsonUnsafe({ error: `Not ready: ${why}` }, { status: 503, headers: { "retry-after": "1" } })
+const DocsRoute = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiScalar.layer(api, { path: "/docs", scalar: { withDefaultFonts: false } })))
 
 const HealthRoute = HttpRouter.use((router) =>
   Effect.gen(function*() {
@@ -262,7 +254,9 @@ const capabilities = <A, E, R>(http: Layer.Layer<A, E, R>, options: HostOptions)
     Layer.provideMerge(Simulators.layerNetwork),
     Layer.provideMerge(layerLanguageModels),
     Layer.provideMerge(options.functionRuntime ?? layerWorkerdFunctionRuntimeConfig()),
-    Layer.provide(Layer.mergeAll(
+    // Kept in the output: services read these settings (the public URL, ...) when called, in the caller's fiber
+    // (a request of an embedder's handler, `runPromise`), not only while the layers are built.
+    Layer.provideMerge(Layer.mergeAll(
       Layer.succeed(PublicUrl, options.publicUrl),
       FunctionSecretKey.layerConfig,
       ExecutionsSettings.layerConfig,

@@ -4,4 +4,15 @@ export { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 export { HostConfig } from "./Config.ts"
 export { layerLogging } from "./Logging.ts"
 export { layerCliStorage, layerPorts } from "./Ports.ts"
-export * from "./NodeHandler.ts"
+export * as Embed from "./embed/Embed.ts"
+export {
+  type HostPorts,
+  makeParley,
+  type Parley,
+  type ParleyHandle,
+  type ParleyNetwork,
+  type ParleyOptions,
+  type ParleyServices,
+  type ParleyStorage
+} from "./embed/Embed.ts"
+export type { ParleyMount } from "./embed/Mount.ts"

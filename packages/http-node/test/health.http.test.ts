@@ -38,6 +38,39 @@ describe("health", () => {
       assert.deepStrictEqual(yield* get(url, "/readyz"), { status: 200, body: { status: "ready" }, retryAfter: null })
     })))
 
+  it.live("before it is ready, a key it does not know yet gets 503 with Retry-After, never a wrong 401", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const context = yield* serve("manual")
+      const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
+      // The key `npm start` is about to store in its bootstrap: every authenticated surface waits for it.
+      const key = { "x-api-key": "pk_not_stored_yet_0123456789" }
+      const call = (path: string, init: RequestInit = {}) =>
+        Effect.promise(async () => {
+          const res = await fetch(`${url}${path}`, { ...init, headers: { ...key, ...init.headers } })
+          return { status: res.status, retryAfter: res.headers.get("retry-after"), text: await res.text() }
+        })
+      const surfaces = [
+        () => call("/platform/v1/workflows"),
+        () => call("/api/v1/flows"),
+        () => call("/proxy/v24.0/100000000000001/messages?limit=1"),
+        () => call("/platform/v1/msg/media/m1/content"),
+        () =>
+          call("/mcp", {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })
+          })
+      ]
+      for (const surface of surfaces) {
+        const before = yield* surface()
+        assert.deepStrictEqual([before.status, before.retryAfter, before.text], [503, "1", `{"error":"Not ready: starting"}`])
+      }
+      // No key at all can be judged at once.
+      assert.strictEqual((yield* Effect.promise(() => fetch(`${url}/platform/v1/workflows`))).status, 401)
+      yield* Context.get(context, Host.Readiness).markReady
+      for (const surface of surfaces) assert.strictEqual((yield* surface()).status, 401)
+    })))
+
   it.live("is ready once its layer is built, by default", () =>
     Effect.scoped(Effect.gen(function*() {
       const context = yield* serve("built")

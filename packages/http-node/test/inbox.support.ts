@@ -137,8 +137,9 @@ export const inboxOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<
       assert.include(policy, "frame-ancestors https://app.example.com https://b.example")
       assert.strictEqual(page.headers.get("referrer-policy"), "no-referrer")
       assert.notInclude(page.text, created.token)
-      const script = /src="(\/inbox\/assets\/[^"]+\.js)"/.exec(page.text)![1]!
-      const asset = await host.request("GET", script, { key: null })
+      // Relative to the page (`<prefix>/embed/<token>`), so that an application's prefix stays.
+      const script = /src="(\.\.\/inbox\/assets\/[^"]+\.js)"/.exec(page.text)![1]!
+      const asset = await host.request("GET", new URL(script, `http://host/embed/${created.token}`).pathname, { key: null })
       assert.strictEqual(asset.status, 200)
       assert.include(asset.headers.get("cache-control")!, "immutable")
       const open = (await createEmbed({ scope_type: "project" })).body.data

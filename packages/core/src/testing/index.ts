@@ -3,6 +3,10 @@
  * model simulator as a language model; with the memory adapters of every port (they live beside their ports and are
  * exported from `@parley/core` too) and, in `@parley/core/testing/conformance`, one conformance suite per port.
  */
+import { requireSupportedNode } from "../NodeVersion.ts"
+// A consumer's unit test may import only this entry: the same one line as `@parley/core` on an unsupported Node.
+requireSupportedNode()
+
 export * from "../ports/MemoryStore.ts"
 export * from "../MemoryStorage.ts"
 export * from "../projects/MemoryProjects.ts"

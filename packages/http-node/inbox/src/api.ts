@@ -2,6 +2,8 @@
 import type { Conversation, Message, Session, Template, Thread } from "./types.ts"
 
 const token = decodeURIComponent(location.pathname.split("/").filter((part) => part.length > 0).pop() ?? "")
+/** Where the host is mounted: the page is `<base>/embed/<token>`, and an application may serve Parley under a prefix. */
+const base = location.pathname.slice(0, Math.max(0, location.pathname.lastIndexOf("/embed/")))
 
 export class ApiError extends Error {
   readonly status: number
@@ -12,7 +14,7 @@ export class ApiError extends Error {
 }
 
 const call = async <A>(method: string, path: string, body?: unknown): Promise<A> => {
-  const response = await fetch(`/inbox/v1${path}`, {
+  const response = await fetch(`${base}/inbox/v1${path}`, {
     method,
     headers: { "x-inbox-token": token, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -61,7 +63,7 @@ export const templates = (id: string) => call<{ data: Array<Template> }>("GET", 
 
 /** A message's media as a local object URL: the media route wants the token header, which an `<img src>` cannot send. */
 export const mediaObjectUrl = async (messageId: string): Promise<string> => {
-  const response = await fetch(`/inbox/v1/media/${encodeURIComponent(messageId)}`, {
+  const response = await fetch(`${base}/inbox/v1/media/${encodeURIComponent(messageId)}`, {
     headers: { "x-inbox-token": token },
     credentials: "omit",
     referrerPolicy: "no-referrer"

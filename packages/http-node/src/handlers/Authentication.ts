@@ -1,8 +1,9 @@
 /** The API-key middleware of the contract: `X-API-Key` or `Authorization: Bearer`, resolved by `Projects`. */
 import { ApiRateLimits, Authentication, CurrentPrincipal, Projects, ProxyKey, Unauthorized } from "@parley/core"
 import { Effect, Layer, Option } from "effect"
-import { HttpServerRequest } from "effect/http"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { admitRequest } from "../RateLimited.ts"
+import { Readiness, unknownKey } from "../Readiness.ts"
 import { setApiKey, setProjectId } from "../RequestInfo.ts"
 
 const invalid = new Unauthorized({ error: "Invalid API key" })
@@ -23,13 +24,18 @@ export const AuthenticationLive = Layer.effect(
   Effect.gen(function*() {
     const projects = yield* Projects
     const limits = yield* ApiRateLimits
+    const readiness = yield* Readiness
     return Authentication.of({
       apiKey: (httpEffect) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const key = presentedKey(request)
           if (key === null || key === undefined) return yield* invalid
-          const principal = yield* projects.authenticate(key)
+          const principal = yield* projects.authenticate(key).pipe(
+            Effect.catchTag("Unauthorized", (refused) => unknownKey(readiness, Effect.fail(refused)))
+          )
+          // Not judged: the host is not ready (`unknownKey`'s 503).
+          if (HttpServerResponse.isHttpServerResponse(principal)) return principal
           setProjectId(request, principal.project.id)
           setApiKey(request, principal.apiKey)
           const refused = yield* admitRequest(limits, principal)

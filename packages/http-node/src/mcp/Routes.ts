@@ -7,6 +7,7 @@ import { LocalApi, McpCaller, McpTools, Projects } from "@parley/core"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { presentedKey } from "../handlers/Authentication.ts"
+import { Readiness, unknownKey } from "../Readiness.ts"
 import { setProjectId } from "../RequestInfo.ts"
 
 const unauthorized = () => HttpServerResponse.jsonUnsafe({ error: "Invalid API key" }, { status: 401 })
@@ -14,13 +15,14 @@ const unauthorized = () => HttpServerResponse.jsonUnsafe({ error: "Invalid API k
 /** `X-API-Key` or `Authorization: Bearer` → the caller of every MCP request; 401 otherwise, before the MCP layer. */
 const McpAuthentication = HttpRouter.middleware<{ provides: McpCaller }>()(Effect.gen(function*() {
   const projects = yield* Projects
+  const readiness = yield* Readiness
   return (httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const key = presentedKey(request)
       if (key === null || key === undefined) return unauthorized()
       const principal = yield* Effect.option(projects.authenticate(key))
-      if (Option.isNone(principal)) return unauthorized()
+      if (Option.isNone(principal)) return yield* unknownKey(readiness, Effect.sync(unauthorized))
       setProjectId(request, principal.value.project.id)
       return yield* Effect.provideService(httpEffect, McpCaller, { principal: principal.value, key: Redacted.make(key) })
     })

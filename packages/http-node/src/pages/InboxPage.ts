@@ -62,8 +62,8 @@ const shell = (m: Manifest, embed: InboxEmbedRecord) => `<!doctype html>
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(embed.name)}</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/inbox/assets/${m.css}">
-<script type="module" src="/inbox/assets/${m.js}"></script>
+<link rel="stylesheet" href="../inbox/assets/${m.css}">
+<script type="module" src="../inbox/assets/${m.js}"></script>
 </head>
 <body><div id="app"></div></body>
 </html>`

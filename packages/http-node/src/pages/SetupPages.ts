@@ -11,6 +11,7 @@ import {
   type OnboardingResult,
   type OnboardingStart,
   PublicUrl,
+  publicUrlOf,
   SETUP_PAGE_PATH,
   type SetupLinkRecord,
   THEME_COLORS,
@@ -147,7 +148,7 @@ const linkPage = (start: OnboardingStart, lang: PageLanguage) => {
   })
 }
 
-const resultPage = (result: OnboardingResult, token: string, lang: PageLanguage) => {
+const resultPage = (result: OnboardingResult, token: string, lang: PageLanguage, publicUrl: string) => {
   const t = texts[lang]
   const { link, outcome } = result
   if (outcome._tag === "Connected") {
@@ -162,7 +163,7 @@ const resultPage = (result: OnboardingResult, token: string, lang: PageLanguage)
   }
   // A failed attempt leaves the link active: the customer can start again.
   const retry = link.status === "active"
-    ? `<div class="actions"><a class="button" href="${escapeHtml(`${SETUP_PAGE_PATH}/${token}`)}">${escapeHtml(t.tryAgain)}</a></div>`
+    ? `<div class="actions"><a class="button" href="${escapeHtml(publicUrlOf(publicUrl, `${SETUP_PAGE_PATH}/${token}`).toString())}">${escapeHtml(t.tryAgain)}</a></div>`
     : ""
   return page({
     lang,
@@ -208,7 +209,7 @@ const linkRoutes = HttpRouter.use((router) =>
         })
         if (Option.isNone(result)) return notFoundPage(languageOf(undefined, request))
         if (result.value.redirect !== null) return redirect(result.value.redirect)
-        return resultPage(result.value, token, languageOf(result.value.link, request))
+        return resultPage(result.value, token, languageOf(result.value.link, request), yield* PublicUrl)
       })
     )
   })

@@ -25,6 +25,7 @@ import { ByteSize, Effect, Layer, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { presentedKey } from "../handlers/Authentication.ts"
+import { Readiness, unknownKey } from "../Readiness.ts"
 import { admitRequest } from "../RateLimited.ts"
 import { setApiKey, setProjectId } from "../RequestInfo.ts"
 
@@ -94,7 +95,8 @@ const dispatch = (
   projects: Projects["Service"],
   limits: ApiRateLimits["Service"],
   proxy: MessagingProxy["Service"],
-  publicUrl: string
+  publicUrl: string,
+  readiness: Readiness["Service"]
 ) =>
 (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
@@ -109,7 +111,7 @@ const dispatch = (
     const key = presentedKey(request)
     if (key === null || key === undefined) return errorResponse(401, "Invalid API key")
     const principal = yield* projects.authenticate(key).pipe(Effect.option)
-    if (principal._tag === "None") return errorResponse(401, "Invalid API key")
+    if (principal._tag === "None") return yield* unknownKey(readiness, Effect.succeed(errorResponse(401, "Invalid API key")))
     const projectId = principal.value.project.id
     setProjectId(request, projectId)
     setApiKey(request, principal.value.apiKey)
@@ -246,13 +248,18 @@ const disposition = (filename: string) => {
 }
 
 /** `GET /platform/v1/msg/media/<id>/content`: the kept copy behind `ext.media_url` (X-API-Key), byte for byte. */
-const keptMedia = (projects: Projects["Service"], limits: ApiRateLimits["Service"], proxy: MessagingProxy["Service"]) =>
+const keptMedia = (
+  projects: Projects["Service"],
+  limits: ApiRateLimits["Service"],
+  proxy: MessagingProxy["Service"],
+  readiness: Readiness["Service"]
+) =>
 (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const key = presentedKey(request)
     if (key === null || key === undefined) return errorResponse(401, "Invalid API key")
     const principal = yield* projects.authenticate(key).pipe(Effect.option)
-    if (principal._tag === "None") return errorResponse(401, "Invalid API key")
+    if (principal._tag === "None") return yield* unknownKey(readiness, Effect.succeed(errorResponse(401, "Invalid API key")))
     setProjectId(request, principal.value.project.id)
     setApiKey(request, principal.value.apiKey)
     const refused = yield* admitRequest(limits, principal.value)
@@ -275,7 +282,7 @@ export const ProxyHandlers = HttpApiBuilder.group(
   ParleyApi,
   "proxy",
   Effect.fn(function*(handlers) {
-    const handler = dispatch(yield* Projects, yield* ApiRateLimits, yield* MessagingProxy, yield* PublicUrl)
+    const handler = dispatch(yield* Projects, yield* ApiRateLimits, yield* MessagingProxy, yield* PublicUrl, yield* Readiness)
     const raw = ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) => handler(request)
     return handlers
       .handleRaw("send", raw)
@@ -293,10 +300,10 @@ export const ProxyHandlers = HttpApiBuilder.group(
 )
 
 /** Every other proxy route, and the kept inbound media; needs `Projects`, `ApiRateLimits` and `MessagingProxy`. */
-export const routes: Layer.Layer<never, never, HttpRouter.HttpRouter | Projects | ApiRateLimits | MessagingProxy> = HttpRouter.use((router) =>
+export const routes: Layer.Layer<never, never, HttpRouter.HttpRouter | Projects | ApiRateLimits | MessagingProxy | Readiness> = HttpRouter.use((router) =>
   Effect.gen(function*() {
-    const handler = dispatch(yield* Projects, yield* ApiRateLimits, yield* MessagingProxy, yield* PublicUrl)
+    const handler = dispatch(yield* Projects, yield* ApiRateLimits, yield* MessagingProxy, yield* PublicUrl, yield* Readiness)
     yield* router.add("*", "/proxy/*", handler)
-    yield* router.add("GET", "/platform/v1/msg/media/:media_id/content", keptMedia(yield* Projects, yield* ApiRateLimits, yield* MessagingProxy))
+    yield* router.add("GET", "/platform/v1/msg/media/:media_id/content", keptMedia(yield* Projects, yield* ApiRateLimits, yield* MessagingProxy, yield* Readiness))
   })
 )

@@ -72,7 +72,8 @@ const dialogPage = (
     theme: {},
     body: `<h1>${escapeHtml(t.dialogTitle)}</h1><p class="note">${escapeHtml(t.dialogNote)}</p>` +
       (problem !== undefined ? `<p class="alert" role="alert">${escapeHtml(problem)}</p>` : "") +
-      `<form method="post" action="${SIMULATED_SIGNUP_PATH}">` +
+      // Posted back to the dialog's own address, relative to it, so an embedder's path prefix stays.
+      `<form method="post" action="${SIMULATED_SIGNUP_PATH.slice(SIMULATED_SIGNUP_PATH.lastIndexOf("/") + 1)}">` +
       hidden("redirect_uri", request.redirectUri) + hidden("state", request.state) +
       hidden("connection_types", request.connectionTypes.join(",")) +
       hidden("provision", request.countries.length > 0 ? "1" : "0") + hidden("countries", request.countries.join(",")) +
