@@ -23,7 +23,7 @@ import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { layerWorkerdFunctionRuntime, workerdPackage, WorkerdSupervisor } from "../packages/http-node/src/runtime/Workerd.ts"
+import { layerWorkerdFunctionRuntime, workerdPackage, WorkerdSupervisor } from "../packages/http-node/src/adapters/workerd/Workerd.ts"
 
 export interface FunctionsBenchOptions {
   readonly durationMs?: number | undefined

@@ -16,7 +16,7 @@ import { afterAll, beforeAll } from "vitest"
 import { layerFromUrl } from "../../store-pg/src/Database.ts"
 import { emptyDatabase } from "../../store-pg/test/pg.ts"
 import * as Host from "../src/Host.ts"
-import { layerWorkerdFunctionRuntime } from "../src/runtime/Workerd.ts"
+import { layerWorkerdFunctionRuntime } from "../src/adapters/workerd/Workerd.ts"
 import { startHost, type TestHost } from "./support.ts"
 
 let a: TestHost

@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll } from "vitest"
-import { layerNodeWebhookHttp } from "../src/delivery/NodeWebhookHttp.ts"
+import { layerNodeWebhookHttp } from "../src/adapters/NodeWebhookHttp.ts"
 
 let server: Http.Server
 let base: string

@@ -9,7 +9,7 @@ import { WebhookHttp } from "@parley/core"
 import { Effect, Exit, Fiber, Scope } from "effect"
 import { createServer } from "node:net"
 import { afterAll, beforeAll } from "vitest"
-import { layerNodeWebhookHttp } from "../src/delivery/NodeWebhookHttp.ts"
+import { layerNodeWebhookHttp } from "../src/adapters/NodeWebhookHttp.ts"
 import { type Receiver, startReceiver } from "./receiver.ts"
 
 let receiver: Receiver

@@ -1,7 +1,7 @@
 import { functionRuntimeConformance } from "@parley/core/testing/conformance"
 import { layerMemoryFunctionKv } from "@parley/core/testing"
 import { Effect, Layer } from "effect"
-import { layerWorkerdFunctionRuntime } from "../src/runtime/Workerd.ts"
+import { layerWorkerdFunctionRuntime } from "../src/adapters/workerd/Workerd.ts"
 
 // Real processes and real time: each test starts workerd processes of its own.
 functionRuntimeConformance("FunctionRuntime (workerd)", {

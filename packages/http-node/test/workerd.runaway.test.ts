@@ -11,7 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { type FunctionLimits, type FunctionRequest, FunctionRuntime } from "@parley/core"
 import { layerMemoryFunctionKv } from "@parley/core/testing"
 import { Clock, Effect, Fiber, Layer } from "effect"
-import { layerWorkerdFunctionRuntime, type WorkerdRuntimeOptions, WorkerdSupervisor } from "../src/runtime/Workerd.ts"
+import { layerWorkerdFunctionRuntime, type WorkerdRuntimeOptions, WorkerdSupervisor } from "../src/adapters/workerd/Workerd.ts"
 
 const runtime = (options: WorkerdRuntimeOptions = {}) =>
   Layer.fresh(layerWorkerdFunctionRuntime(options).pipe(Layer.provideMerge(layerMemoryFunctionKv)))

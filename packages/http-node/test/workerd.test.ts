@@ -10,7 +10,7 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { layerWorkerdFunctionRuntime, type WorkerdRuntimeOptions, WorkerdSupervisor } from "../src/runtime/Workerd.ts"
+import { layerWorkerdFunctionRuntime, type WorkerdRuntimeOptions, WorkerdSupervisor } from "../src/adapters/workerd/Workerd.ts"
 
 const runtime = (options: WorkerdRuntimeOptions = {}) =>
   Layer.fresh(layerWorkerdFunctionRuntime(options).pipe(Layer.provideMerge(layerMemoryFunctionKv)))
