@@ -10,7 +10,7 @@ import { FunctionSecretKey, Ids, notFound, Projects, ProjectSecrets, ProviderMod
 import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
-import { testCommand, testExportCommand } from "./testing/TestCommand.ts"
+import { testCommand, testExportCommand } from "./FlowTestCommands.ts"
 import { layerCliStorage } from "./Ports.ts"
 import * as Simulators from "./simulators/Choice.ts"
 import { EventPlans } from "@parley/core"
