@@ -18,7 +18,18 @@
  * Any other request on a number of the project's (business profile, settings,
  * ...) is forwarded to the network unchanged with the number's token.
  */
-import { ApiRateLimits, invalidParameter, MessagingProxy, ParleyApi, Projects, type ProxyAnswer, PublicUrl, unknownObject } from "@parley/core"
+import {
+  ApiRateLimits,
+  invalidParameter,
+  MessagingProxy,
+  ParleyApi,
+  Projects,
+  PROXY_METHODS,
+  type ProxyAnswer,
+  PublicUrl,
+  unknownObject,
+  unsupportedMethod
+} from "@parley/core"
 import { ByteSize, Effect, Layer, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -115,6 +126,10 @@ const dispatch = (
     if (Option.isSome(refused)) return refused.value
     // Dot segments (`%2e%2e` too: the URL parser resolves them) name no object of the network's; resolved into its
     // address they would name another one.
+    // A method the network does not serve is refused here, not forwarded for a 400 (issue 29 §4).
+    if (!(PROXY_METHODS as ReadonlyArray<string>).includes(method)) {
+      return answer(unsupportedMethod(method)).pipe(HttpServerResponse.setHeader("allow", PROXY_METHODS.join(", ")))
+    }
     if (!url.pathname.startsWith(PROXY_PREFIX) || segments.some((s) => s === "." || s === "..")) {
       return answer(invalidParameter(400, "Unsupported request: the path names no object"))
     }
