@@ -9,11 +9,13 @@
  * - The proxy's errors (`messaging/ProxyErrors.ts`) on each of its operations, at each status, beside the contract's.
  * - Request bodies take unknown fields (decoding ignores them), so their objects do not say
  *   `additionalProperties: false`; answers never carry fields beyond their schema, so theirs keep it.
- * - An example on every JSON request body and answer (`OpenApiExamples.ts`).
+ * - An example on every JSON request body (`RequestExamples.ts`: written to work as sent) and answer
+ *   (`OpenApiExamples.ts`).
  */
 
 import { PROXY_ERROR_STATUSES, proxyErrorJsonSchema } from "../messaging/ProxyErrors.ts"
 import { withExamples } from "./OpenApiExamples.ts"
+import { requestExamples } from "./RequestExamples.ts"
 
 type Spec = Record<string, any>
 
@@ -199,19 +201,30 @@ const withProxyErrors = (responses: Spec): Spec => {
   return merged
 }
 
+/** `op` with its written request example (`RequestExamples.ts`), when the table has one. */
+const withRequestExample = (op: Spec, examples: Readonly<Record<string, unknown>>): Spec => {
+  const example = examples[String(op.operationId ?? "").replace(/Unversioned$/, "")]
+  const json = op.requestBody?.content?.["application/json"]
+  if (example === undefined || json === undefined) return op
+  return { ...op, requestBody: { ...op.requestBody, content: { ...op.requestBody.content, "application/json": { ...json, example } } } }
+}
+
 /**
  * The generated document completed: the host's other routes joined, the proxy's errors on its operations, request
  * bodies open to unknown fields, examples on every JSON body.
  */
 export const completeDocument = (spec: Spec): Spec => {
   const components = { ...spec.components, schemas: { ...spec.components?.schemas, ProxyError: proxyErrorJsonSchema } }
+  // The document is built when the host starts (a synchronous transform, outside any Effect): the one example dated
+  // relative to the present (a schedule, days ahead) is dated then.
+  const examples = requestExamples(Date.now())
   return {
     ...spec,
     paths: mapOperations(
       withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...health }),
       (path, op) =>
         withExamples(
-          path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op,
+          withRequestExample(path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op, examples),
           components.schemas
         )
     ),
