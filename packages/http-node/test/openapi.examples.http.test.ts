@@ -191,6 +191,18 @@ const prepare: Record<string, () => Promise<Prepared>> = {
     await contactWritesIn("15551234567")
     return {}
   },
+  // The header the operation documents as required.
+  "mcp.call": async () => ({ headers: { accept: "application/json, text/event-stream" } }),
+  "proxy.blockUsers": async () => {
+    await contactWritesIn("15551234567")
+    return {}
+  },
+  "proxy.blockUsersUnversioned": async () => {
+    await contactWritesIn("15551234567")
+    return {}
+  },
+  "proxy.updateFlowMetadata": async () => ({ path: { flow_id: await Effect.runPromise(host.simulator.createFlow(waba, { name: "Booking" })) } }),
+  "proxy.updateFlowMetadataUnversioned": async () => ({ path: { flow_id: await Effect.runPromise(host.simulator.createFlow(waba, { name: "Booking" })) } }),
   "proxy.createTemplateUnversioned": async () => ({
     // The same example made the template once already (names are unique per business account).
     before: async () => void ok(await host.request("DELETE", `/proxy/${waba}/message_templates?name=order_shipped`), "delete the template")
@@ -306,3 +318,44 @@ describe("the request examples of /openapi.json", () => {
   }, 120_000)
 })
 
+
+describe("the document says what the host serves", () => {
+  it("renders integers as integers, without the safe-integer bounds", () => {
+    const text = JSON.stringify(document)
+    assert.notInclude(text, "9007199254740991")
+    assert.strictEqual(document.paths["/platform/v1/workflows/{id}/executions"].get.parameters.length > 0, true)
+  })
+
+  it("names the proxy's real base", () => {
+    const tag = document.tags.find((t: { name: string }) => t.name === "Messaging proxy")
+    assert.notInclude(tag.description, "{proxy_url}")
+    assert.include(tag.description, "/proxy")
+    assert.include(tag.description, "/proxy/v24.0")
+  })
+
+  it("lists the spec's working routes: media upload, block users, template by id, forms, username, /mcp", async () => {
+    const routes: ReadonlyArray<readonly [string, string]> = [
+      ["post", "/proxy/{version}/{phone_number_id}/media"],
+      ["post", "/proxy/{phone_number_id}/media"],
+      ["get", "/proxy/{version}/{phone_number_id}/block_users"],
+      ["post", "/proxy/{version}/{phone_number_id}/block_users"],
+      ["delete", "/proxy/{version}/{phone_number_id}/block_users"],
+      ["get", "/proxy/{version}/{business_account_id}/message_templates/{template_id}"],
+      ["post", "/proxy/{version}/{flow_id}"],
+      ["get", "/proxy/{version}/{phone_number_id}/username"],
+      ["post", "/proxy/{version}/{phone_number_id}/username"],
+      ["delete", "/proxy/{version}/{phone_number_id}/username"],
+      ["get", "/proxy/{version}/{phone_number_id}/username_suggestions"],
+      ["post", "/mcp"]
+    ]
+    for (const [method, path] of routes) assert.isDefined(document.paths[path]?.[method], `${method} ${path}`)
+    // The upload is a multipart form with the network's fields.
+    const upload = document.paths["/proxy/{version}/{phone_number_id}/media"].post.requestBody.content["multipart/form-data"]
+    assert.deepStrictEqual(Object.keys(upload.schema.properties).sort(), ["file", "messaging_product", "type"])
+    // And each answers through the proxy as documented (the template by id, the suggestions).
+    const templates = await host.request("GET", `/proxy/${waba}/message_templates`)
+    const id = templates.body.data[0]?.id
+    if (id !== undefined) assert.strictEqual((await host.request("GET", `/proxy/v24.0/${waba}/message_templates/${id}`)).status, 200)
+    assert.strictEqual((await host.request("GET", `/proxy/v24.0/${pnid}/username_suggestions`)).status, 200)
+  })
+})
