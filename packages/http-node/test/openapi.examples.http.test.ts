@@ -359,3 +359,60 @@ describe("the document says what the host serves", () => {
     assert.strictEqual((await host.request("GET", `/proxy/v24.0/${pnid}/username_suggestions`)).status, 200)
   })
 })
+
+describe("enums the server enforces are closed in the document", () => {
+  /** The schema at `path` (property names, `[]` for items) of an operation's JSON body, `$ref`s and nullables resolved. */
+  const bodyField = (operationId: string, path: ReadonlyArray<string>): any => {
+    const components = document.components.schemas
+    const resolve = (s: any): any => {
+      let current = s
+      while (current?.$ref !== undefined) current = components[current.$ref.split("/").pop()]
+      if (Array.isArray(current?.anyOf)) return resolve(current.anyOf.find((m: any) => m.type !== "null"))
+      if (Array.isArray(current?.allOf)) return Object.assign({}, ...current.allOf.map(resolve), { ...current, allOf: undefined })
+      return current
+    }
+    for (const item of Object.values<any>(document.paths)) {
+      for (const op of Object.values<any>(item)) {
+        if (op.operationId !== operationId) continue
+        let schema = resolve(op.requestBody.content["application/json"].schema)
+        for (const key of path) schema = resolve(key === "[]" ? schema.items : schema.properties[key])
+        return schema
+      }
+    }
+    throw new Error(`no operation ${operationId}`)
+  }
+
+  it("lists the values each field takes", () => {
+    const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, ReadonlyArray<string>]> = [
+      ["triggers.create", ["trigger", "trigger_type"], ["inbound_message", "api_call", "msg_event", "project_event"]],
+      ["triggers.create", ["trigger", "operator"], ["eq", "lt", "lte", "gt", "gte"]],
+      ["webhooks.create", ["msg_webhook", "buffer_events", "[]"], ["msg.message.received"]],
+      ["webhooks.test", ["event_type"], []],
+      ["setupLinks.create", ["setup_link", "upstream_billing_mode"], ["customer_managed", "partner_managed"]],
+      ["setupLinks.create", ["setup_link", "allowed_connection_types", "[]"], ["coexistence", "dedicated"]],
+      ["setupLinks.update", ["setup_link", "status"], ["revoked"]],
+      ["msgBroadcasts.update", ["status"], ["stopped", "draft"]],
+      ["functions.create", ["function", "function_type"], ["edge_worker"]]
+    ]
+    for (const [id, path, values] of cases) {
+      const schema = bodyField(id, path)
+      assert.isArray(schema.enum, `${id} ${path.join(".")} has an enum`)
+      for (const value of values) assert.include(schema.enum, value, `${id} ${path.join(".")}`)
+    }
+    const events = bodyField("webhooks.create", ["msg_webhook", "events", "[]"]).enum
+    assert.includeMembers(events, ["msg.message.received", "workflow.execution.failed", "project.event"])
+  })
+
+  it("and the server refuses a value outside them", async () => {
+    const refused = async (method: string, path: string, body: unknown) => {
+      const res = await host.request(method, path, { body })
+      assert.strictEqual(res.status, 422, `${method} ${path} ${JSON.stringify(body)}: ${res.text}`)
+    }
+    const workflow = (await post("/platform/v1/workflows", { workflow: { name: "Enums" } })).data.id
+    await refused("POST", `/platform/v1/workflows/${workflow}/triggers`, { trigger: { trigger_type: "cron" } })
+    await refused("POST", "/platform/v1/msg/webhooks", { msg_webhook: { url: "https://example.com/h", secret_key: "s", events: ["msg.everything"] } })
+    const customerId = (await post("/platform/v1/customers", { customer: { name: "Enums" } })).data.id
+    await refused("POST", `/platform/v1/customers/${customerId}/setup_links`, { setup_link: { upstream_billing_mode: "free" } })
+    await refused("POST", "/platform/v1/functions", { function: { name: "e", code: "export default {}", function_type: "lambda" } })
+  })
+})

@@ -4,6 +4,7 @@
  * write bodies of the Functions endpoints (decisions 4.4).
  */
 import { Schema } from "effect"
+import { documentedEnum } from "../shared/DocumentedEnum.ts"
 import { ConsoleLevel } from "./FunctionRuntime.ts"
 
 export const FunctionStatus = Schema.Literals(["draft", "deploying", "deployed", "error"])
@@ -311,7 +312,7 @@ export type FunctionRuntimeConfigInput = typeof FunctionRuntimeConfigInput.Type
 const writableFields = {
   slug: Schema.optionalKey(Schema.String),
   description: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  function_type: Schema.optionalKey(Schema.String),
+  function_type: Schema.optionalKey(documentedEnum([FUNCTION_TYPE])),
   public_endpoint: Schema.optionalKey(Schema.Boolean),
   runtime_config: Schema.optionalKey(FunctionRuntimeConfigInput),
   invoke_response_mode: Schema.optionalKey(FunctionInvokeResponseMode)

@@ -8,6 +8,7 @@
  */
 import { Schema } from "effect"
 import { createHash } from "node:crypto"
+import { documentedEnum } from "../shared/DocumentedEnum.ts"
 
 /** 30 days (decisions 8.4). */
 export const SETUP_LINK_VALIDITY_MS = 30 * 24 * 60 * 60 * 1000
@@ -163,22 +164,22 @@ export const toSetupLink = (
 export const SetupLinkCreateInput = Schema.Struct({
   success_redirect_url: Schema.optionalKey(Schema.NullOr(Schema.String)),
   failure_redirect_url: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  upstream_billing_mode: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  upstream_billing_mode: Schema.optionalKey(Schema.NullOr(documentedEnum(BILLING_MODES))),
   reconnect_phone_number: Schema.optionalKey(Schema.NullOr(Schema.String)),
   provision_phone_number: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   phone_number_country_isos: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
-  allowed_connection_types: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
+  allowed_connection_types: Schema.optionalKey(Schema.NullOr(Schema.Array(documentedEnum(CONNECTION_TYPES)))),
   theme_config: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
-  language: Schema.optionalKey(Schema.NullOr(Schema.String))
+  language: Schema.optionalKey(Schema.NullOr(documentedEnum(SETUP_LINK_LANGUAGES)))
 })
 export type SetupLinkCreateInput = typeof SetupLinkCreateInput.Type
 
 /** Body of `PATCH /customers/<id>/setup_links/<link_id>` inside `setup_link` (decisions 4.8). */
 export const SetupLinkUpdateInput = Schema.Struct({
-  status: Schema.optionalKey(Schema.String),
+  status: Schema.optionalKey(documentedEnum(["revoked"])),
   success_redirect_url: Schema.optionalKey(Schema.NullOr(Schema.String)),
   failure_redirect_url: Schema.optionalKey(Schema.NullOr(Schema.String)),
   theme_config: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
-  language: Schema.optionalKey(Schema.NullOr(Schema.String))
+  language: Schema.optionalKey(Schema.NullOr(documentedEnum(SETUP_LINK_LANGUAGES)))
 })
 export type SetupLinkUpdateInput = typeof SetupLinkUpdateInput.Type

@@ -4,6 +4,7 @@
  * with each event's scope (6.1).
  */
 import { Schema } from "effect"
+import { documentedEnum } from "../shared/DocumentedEnum.ts"
 
 /** Events of one phone number: only number-level webhooks receive them. */
 export const NUMBER_EVENTS = [
@@ -122,7 +123,7 @@ export const toMsgWebhook = (w: WebhookRecord): MsgWebhook => ({
 /** Fields every write may carry; ranges and rules are checked by the service, so refusals read well. */
 const settingFields = {
   url: Schema.optionalKey(Schema.String),
-  events: Schema.optionalKey(Schema.Array(Schema.String)),
+  events: Schema.optionalKey(Schema.Array(documentedEnum([...NUMBER_EVENTS, ...PROJECT_EVENTS]))),
   secret_key: Schema.optionalKey(Schema.String),
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   active: Schema.optionalKey(Schema.Boolean),
@@ -131,7 +132,7 @@ const settingFields = {
   buffer_enabled: Schema.optionalKey(Schema.Boolean),
   buffer_window_seconds: Schema.optionalKey(Schema.Number),
   max_buffer_size: Schema.optionalKey(Schema.Number),
-  buffer_events: Schema.optionalKey(Schema.Array(Schema.String)),
+  buffer_events: Schema.optionalKey(Schema.Array(documentedEnum([BUFFERABLE_EVENT]))),
   inactivity_minutes: Schema.optionalKey(Schema.Number),
   payload_version: Schema.optionalKey(PayloadVersion)
 }
