@@ -416,3 +416,46 @@ describe("enums the server enforces are closed in the document", () => {
     await refused("POST", "/platform/v1/functions", { function: { name: "e", code: "export default {}", function_type: "lambda" } })
   })
 })
+
+describe("the main resources' fields are described", () => {
+  /** The `data` object of an operation's success answer, `$ref`s resolved. */
+  const answerData = (method: string, path: string): any => {
+    const components = document.components.schemas
+    const resolve = (s: any): any => {
+      let current = s
+      while (current?.$ref !== undefined) current = components[current.$ref.split("/").pop()]
+      return current
+    }
+    const op = document.paths[path][method]
+    const status = Object.keys(op.responses).find((s) => s.startsWith("2"))!
+    const body = resolve(op.responses[status].content["application/json"].schema)
+    return resolve(body.properties.data)
+  }
+
+  it("every field of a workflow, function, event, connected number, webhook, setup link and broadcast says what it is", () => {
+    const resources: ReadonlyArray<readonly [string, string]> = [
+      ["get", "/platform/v1/workflows/{id}"],
+      ["get", "/platform/v1/functions/{id}"],
+      ["post", "/platform/v1/events"],
+      ["get", "/platform/v1/msg/webhooks/{id}"],
+      ["get", "/platform/v1/customers/{customer_id}/setup_links/{id}"],
+      ["get", "/platform/v1/msg/broadcasts/{id}"]
+    ]
+    for (const [method, path] of resources) {
+      const data = answerData(method, path)
+      const undescribed = Object.entries<any>(data.properties)
+        .filter(([, schema]) => typeof schema.description !== "string" || schema.description.length === 0)
+        .map(([name]) => name)
+      assert.deepStrictEqual(undescribed, [], `${method} ${path}`)
+    }
+    const workflow = answerData("get", "/platform/v1/workflows/{id}")
+    assert.include(workflow.properties.slug.description, "stable across renames")
+    assert.include(workflow.properties.inbound_message_read_mode.description, "read_with_typing")
+  })
+})
+
+describe("numbers are numbers", () => {
+  it("no field documents the strings Infinity, -Infinity and NaN as a number's values", () => {
+    assert.notInclude(JSON.stringify(document), "\"NaN\"")
+  })
+})

@@ -287,6 +287,25 @@ const withoutSafeIntegerBounds = (schema: unknown): unknown =>
     )
     : schema
 
+/**
+ * `schema` with `Schema.Number`'s `anyOf [number, "Infinity" | "-Infinity" | "NaN"]` as plain `number`: the service
+ * answers finite numbers only, and refuses the three strings wherever a request takes a number (ranges are checked).
+ */
+const withFiniteNumbers = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(withFiniteNumbers)
+  if (typeof schema !== "object" || schema === null) return schema
+  const node = schema as Spec
+  const members = node.anyOf
+  const nonFinite = (m: Spec) => m?.type === "string" && JSON.stringify(m.enum) === JSON.stringify(["Infinity", "-Infinity", "NaN"])
+  if (Array.isArray(members) && members.some((m: Spec) => m?.type === "number") && members.some(nonFinite)) {
+    const { anyOf: _, ...rest } = node
+    const kept = members.filter((m: Spec) => !nonFinite(m))
+    const own = withFiniteNumbers(rest) as Spec
+    return kept.length === 1 ? { ...kept[0], ...own } : { ...own, anyOf: kept.map(withFiniteNumbers) }
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withFiniteNumbers(value)]))
+}
+
 /** `op` with its written request example (`RequestExamples.ts`), when the table has one. */
 const withRequestExample = (op: Spec, examples: Readonly<Record<string, unknown>>): Spec => {
   const example = examples[String(op.operationId ?? "").replace(/Unversioned$/, "")]
@@ -300,7 +319,7 @@ const withRequestExample = (op: Spec, examples: Readonly<Record<string, unknown>
  * bodies open to unknown fields, examples on every JSON body.
  */
 export const completeDocument = (generated: Spec): Spec => {
-  const spec = withoutSafeIntegerBounds(generated) as Spec
+  const spec = withFiniteNumbers(withoutSafeIntegerBounds(generated)) as Spec
   const components = {
     ...spec.components,
     schemas: { ...spec.components?.schemas, ProxyError: withoutSafeIntegerBounds(proxyErrorJsonSchema) }
