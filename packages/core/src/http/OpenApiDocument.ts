@@ -212,7 +212,13 @@ const mcp = {
       summary: "End an MCP session",
       description: "Ends the session named by `Mcp-Session-Id`.",
       parameters: [{ name: "Mcp-Session-Id", in: "header", required: true, schema: { type: "string" } }],
-      responses: { "200": { description: "Ended" }, "401": error("A missing or wrong API key"), ...refusedBeforeRoutes }
+      responses: {
+        "200": { description: "Ended" },
+        "400": error("No `Mcp-Session-Id`"),
+        "401": error("A missing or wrong API key"),
+        "404": error("The session is unknown or ended"),
+        ...refusedBeforeRoutes
+      }
     }
   }
 }
