@@ -459,3 +459,16 @@ describe("numbers are numbers", () => {
     assert.notInclude(JSON.stringify(document), "\"NaN\"")
   })
 })
+
+describe("envelopes the server requires are required in the document", () => {
+  it("workflows.update takes `workflow` or `flow`, executions.update `workflow_execution`; without one the server answers 400", async () => {
+    const find = (id: string) =>
+      Object.values<any>(document.paths).flatMap((item) => Object.values<any>(item)).find((op) => op.operationId === id)
+    const update = find("workflows.update").requestBody.content["application/json"].schema
+    assert.deepStrictEqual(update.anyOf, [{ required: ["workflow"] }, { required: ["flow"] }])
+    assert.deepStrictEqual(find("executions.update").requestBody.content["application/json"].schema.required, ["workflow_execution"])
+    const workflow = (await post("/platform/v1/workflows", { workflow: { name: "Envelopes" } })).data.id
+    const missing = await host.request("PATCH", `/platform/v1/workflows/${workflow}`, { body: {} })
+    assert.deepStrictEqual([missing.status, missing.body.code], [400, "missing_envelope"])
+  })
+})

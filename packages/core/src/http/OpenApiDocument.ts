@@ -312,6 +312,25 @@ const withFiniteNumbers = (schema: unknown): unknown => {
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withFiniteNumbers(value)]))
 }
 
+/**
+ * Request envelopes the handlers require though the payload schema leaves them optional (it decodes first, so the
+ * handler can answer 400 `missing_envelope` in its own words): said in the document as the server enforces them.
+ */
+const REQUIRED_ENVELOPES: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "workflows.update": ["workflow", "flow"],
+  "executions.update": ["workflow_execution"]
+}
+
+const withRequiredEnvelope = (op: Spec): Spec => {
+  const envelopes = REQUIRED_ENVELOPES[String(op.operationId)]
+  const json = op.requestBody?.content?.["application/json"]
+  if (envelopes === undefined || json?.schema === undefined) return op
+  const schema = envelopes.length === 1
+    ? { ...json.schema, required: [...envelopes] }
+    : { ...json.schema, anyOf: envelopes.map((name) => ({ required: [name] })) }
+  return { ...op, requestBody: { ...op.requestBody, content: { ...op.requestBody.content, "application/json": { ...json, schema } } } }
+}
+
 /** `op` with its written request example (`RequestExamples.ts`), when the table has one. */
 const withRequestExample = (op: Spec, examples: Readonly<Record<string, unknown>>): Spec => {
   const example = examples[String(op.operationId ?? "").replace(/Unversioned$/, "")]
@@ -339,7 +358,10 @@ export const completeDocument = (generated: Spec): Spec => {
       withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...mcp, ...health }),
       (path, op) =>
         withExamples(
-          withRequestExample(path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op, examples),
+          withRequestExample(
+            withRequiredEnvelope(path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op),
+            examples
+          ),
           components.schemas
         )
     ),
