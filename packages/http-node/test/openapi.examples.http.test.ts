@@ -448,6 +448,13 @@ describe("the main resources' fields are described", () => {
         .map(([name]) => name)
       assert.deepStrictEqual(undescribed, [], `${method} ${path}`)
     }
+    for (const name of ["MsgConversation", "MsgMessage"]) {
+      const component = document.components.schemas[name]
+      const undescribed = Object.entries<any>(component.properties)
+        .filter(([, schema]) => typeof schema.description !== "string")
+        .map(([field]) => field)
+      assert.deepStrictEqual(undescribed, [], name)
+    }
     const workflow = answerData("get", "/platform/v1/workflows/{id}")
     assert.include(workflow.properties.slug.description, "stable across renames")
     assert.include(workflow.properties.inbound_message_read_mode.description, "read_with_typing")
