@@ -35,8 +35,12 @@ export type PromiseMethod<Endpoint extends HttpApiEndpoint.ConstraintRequest> = 
   ? (request?: RequestOf<Endpoint>) => Promise<HttpApiClient.SuccessType<Endpoint["~Success"]>>
   : (request: RequestOf<Endpoint>) => Promise<HttpApiClient.SuccessType<Endpoint["~Success"]>>
 
-/** Whether each part of a request (`query`, `params`, ...) takes `{}`: then the request itself may be left out. */
+/**
+ * Whether each part of a request (`query`, `params`, `headers`) takes `{}`: then the request itself may be left out.
+ * A request with a body never may (its body is the call's point).
+ */
 type MayBeLeftOut<Request> = [Request] extends [void] ? true
+  : "payload" extends keyof Request ? false
   : false extends {
     readonly [K in Exclude<keyof Request, "responseMode" | "sseOptions">]-?: {} extends NonNullable<Request[K]> ? true : false
   }[Exclude<keyof Request, "responseMode" | "sseOptions">] ? false
