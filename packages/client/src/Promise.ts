@@ -16,6 +16,7 @@ import { HttpClientError } from "effect/http"
 import type { HttpApiClient, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { HttpApi } from "effect/http-api"
 import { ParleyClient, type ParleyClientOptions } from "./Client.ts"
+import { decodeNetworkErrorBody, type NetworkErrorObject } from "./NetworkError.ts"
 
 type Groups<Api> = Api extends HttpApi.HttpApi<infer _Id, infer G> ? G : never
 
@@ -70,16 +71,6 @@ export type PromiseClientFor<Api extends HttpApi.Constraint> =
 export type ParleyPromiseClient = PromiseClientFor<typeof ParleyApi> & {
   /** Releases the client's runtime; calls made afterwards reject. */
   readonly close: () => Promise<void>
-}
-
-/** The messaging network's error object, as the proxy answered it (decisions 7.3). */
-export interface NetworkErrorObject {
-  readonly message: string
-  readonly type?: string | undefined
-  readonly code: number
-  readonly error_subcode?: number | undefined
-  readonly error_data?: { readonly messaging_product?: string | undefined; readonly details?: string | undefined } | undefined
-  readonly fbtrace_id?: string | undefined
 }
 
 /**
@@ -148,21 +139,6 @@ const ErrorBody = Schema.Struct({
   details: Schema.optionalKey(Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })))
 })
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
-
-const NetworkErrorBody = Schema.Struct({
-  error: Schema.Struct({
-    message: Schema.String,
-    type: Schema.optionalKey(Schema.String),
-    code: Schema.Number,
-    error_subcode: Schema.optionalKey(Schema.Number),
-    error_data: Schema.optionalKey(Schema.Struct({
-      messaging_product: Schema.optionalKey(Schema.String),
-      details: Schema.optionalKey(Schema.String)
-    })),
-    fbtrace_id: Schema.optionalKey(Schema.String)
-  })
-})
-const decodeNetworkErrorBody = Schema.decodeUnknownOption(NetworkErrorBody)
 
 interface ErrorFields {
   readonly error: string

@@ -2,12 +2,12 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Ids, NotFound, Unauthorized, Unprocessable } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import { startHost, type TestHost } from "../../http-node/test/support.ts"
-import { createParleyClient, ParleyClient, ParleyError, type ParleyPromiseClient } from "../src/index.ts"
+import { createParleyClient, networkErrorOf, ParleyClient, ParleyError, type ParleyPromiseClient } from "../src/index.ts"
 
 const ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)
 
@@ -72,6 +72,22 @@ layer(Host.layer, { excludeTestServices: true })("Effect client", (it) => {
         assert.strictEqual(error.error, BAD_SLUG)
         assert.deepStrictEqual(error.details, [{ path: "workflow.slug", message: "is invalid" }])
       }
+    })))
+
+  it.effect("a proxy failure's network error object is read with networkErrorOf", () =>
+    withClient(Effect.gen(function*() {
+      const client = yield* ParleyClient
+      const failure = yield* Effect.flip(client.proxy.send({
+        params: { version: "v24.0", phone_number_id: "999999999999999" },
+        payload: { messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "Hello" } }
+      }))
+      const network = Option.getOrThrow(yield* networkErrorOf(failure))
+      assert.strictEqual(network.code, 100)
+      assert.match(network.message, /^\(#100\) Unsupported request - object with ID '999999999999999'/)
+      assert.strictEqual(network.error_data?.details, "Object with ID '999999999999999' not found in this project")
+      // Any other failure has none.
+      const other = yield* Effect.flip(client.workflows.get({ params: { id: "00000000-0000-4000-8000-00000000dead" } }))
+      assert.isTrue(Option.isNone(yield* networkErrorOf(other)))
     })))
 
   it.effect("a wrong key is Unauthorized", () =>
