@@ -5,8 +5,8 @@
  * `Unprocessable`, `Unauthorized`, ...) carrying the server's message.
  */
 import { Authentication, ParleyApi, ProxyKey } from "@parley/core"
-import { Context, Effect, Layer, Redacted } from "effect"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { Context, Duration, Effect, Layer, Redacted } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientError, HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
 
 export interface ParleyClientOptions {
@@ -14,7 +14,14 @@ export interface ParleyClientOptions {
   readonly baseUrl: string | URL
   /** A project's API key, sent as `X-API-Key` on every authenticated call. */
   readonly apiKey: string | Redacted.Redacted<string>
+  /**
+   * How long a call waits for the host's answer (default 30 seconds); then it fails with a transport error naming
+   * the request and the wait (Node's `fetch` alone would wait 300 seconds).
+   */
+  readonly timeout?: Duration.Input | undefined
 }
+
+const DEFAULT_TIMEOUT = Duration.seconds(30)
 
 /** The generated client: one object per contract group, one method per endpoint. */
 export type ParleyApiClient = HttpApiClient.ForApi<typeof ParleyApi>
@@ -37,10 +44,29 @@ export const layerAuthentication = (apiKey: string | Redacted.Redacted<string>) 
  * Builds the client over the `HttpClient` in context (Fetch through `layer`,
  * or any other implementation a caller provides, e.g. `NodeHttpClient`).
  */
-const make = (options: ParleyClientOptions): Effect.Effect<ParleyApiClient, never, HttpClient.HttpClient> =>
-  HttpApiClient.make(ParleyApi, {
-    transformClient: HttpClient.mapRequest(HttpClientRequest.prependUrl(normalizeBaseUrl(options.baseUrl)))
+const make = (options: ParleyClientOptions): Effect.Effect<ParleyApiClient, never, HttpClient.HttpClient> => {
+  const timeout = options.timeout === undefined ? DEFAULT_TIMEOUT : Duration.fromInputUnsafe(options.timeout)
+  return HttpApiClient.make(ParleyApi, {
+    transformClient: (client) =>
+      client.pipe(
+        HttpClient.mapRequest(HttpClientRequest.prependUrl(normalizeBaseUrl(options.baseUrl))),
+        HttpClient.transform((response, request) =>
+          Effect.timeoutOrElse(response, {
+            duration: timeout,
+            orElse: () =>
+              Effect.fail(
+                new HttpClientError.HttpClientError({
+                  reason: new HttpClientError.TransportError({
+                    request,
+                    description: `no answer within ${Duration.format(timeout)}`
+                  })
+                })
+              )
+          })
+        )
+      )
   }).pipe(Effect.provide(layerAuthentication(options.apiKey)))
+}
 
 export class ParleyClient extends Context.Service<ParleyClient, ParleyApiClient>()("@parley/client/ParleyClient") {
   static readonly make = make

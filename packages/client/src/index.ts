@@ -3,5 +3,6 @@
  * Promise facade, and the webhook signature verifier.
  */
 export * from "./Client.ts"
+export * from "./NetworkError.ts"
 export * from "./Promise.ts"
 export * from "./Webhooks.ts"

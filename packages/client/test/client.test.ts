@@ -2,10 +2,12 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Ids, NotFound, Unauthorized, Unprocessable } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import { startHost, type TestHost } from "../../http-node/test/support.ts"
-import { createParleyClient, ParleyClient, ParleyError, type ParleyPromiseClient } from "../src/index.ts"
+import { createParleyClient, networkErrorOf, ParleyClient, ParleyError, type ParleyPromiseClient } from "../src/index.ts"
 
 const ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)
 
@@ -70,6 +72,22 @@ layer(Host.layer, { excludeTestServices: true })("Effect client", (it) => {
         assert.strictEqual(error.error, BAD_SLUG)
         assert.deepStrictEqual(error.details, [{ path: "workflow.slug", message: "is invalid" }])
       }
+    })))
+
+  it.effect("a proxy failure's network error object is read with networkErrorOf", () =>
+    withClient(Effect.gen(function*() {
+      const client = yield* ParleyClient
+      const failure = yield* Effect.flip(client.proxy.send({
+        params: { version: "v24.0", phone_number_id: "999999999999999" },
+        payload: { messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "Hello" } }
+      }))
+      const network = Option.getOrThrow(yield* networkErrorOf(failure))
+      assert.strictEqual(network.code, 100)
+      assert.match(network.message, /^\(#100\) Unsupported request - object with ID '999999999999999'/)
+      assert.strictEqual(network.error_data?.details, "Object with ID '999999999999999' not found in this project")
+      // Any other failure has none.
+      const other = yield* Effect.flip(client.workflows.get({ params: { id: "00000000-0000-4000-8000-00000000dead" } }))
+      assert.isTrue(Option.isNone(yield* networkErrorOf(other)))
     })))
 
   it.effect("a wrong key is Unauthorized", () =>
@@ -164,14 +182,56 @@ describe("Promise client", () => {
     }
   })
 
-  it("rejects with status 0 when the host cannot be reached", async () => {
-    const unreachable = createParleyClient({ baseUrl: "http://127.0.0.1:1", apiKey: host.key })
+  it("rejects with status 0 when the host cannot be reached, naming the URL and the cause", async () => {
+    // A port nothing listens on any more.
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve))
+    const { port } = closed.address() as AddressInfo
+    await new Promise((resolve) => closed.close(resolve))
+    const unreachable = createParleyClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: host.key })
     try {
       const error = await rejection(unreachable.workflows.list({ query: {} }))
       assert.strictEqual(error.status, 0)
+      assert.include(error.error, `GET http://127.0.0.1:${port}/platform/v1/workflows failed: connect ECONNREFUSED 127.0.0.1:${port}`)
     } finally {
       await unreachable.close()
     }
+  })
+
+  it("rejects with status 0 when the host does not answer in time, naming the URL and the wait", async () => {
+    const silent = createServer(() => {})
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve))
+    const { port } = silent.address() as AddressInfo
+    const slow = createParleyClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: host.key, timeout: "200 millis" })
+    try {
+      const error = await rejection(slow.workflows.list())
+      assert.strictEqual(error.status, 0)
+      assert.include(error.error, `GET http://127.0.0.1:${port}/platform/v1/workflows failed: no answer within 200ms`)
+    } finally {
+      await slow.close()
+      silent.closeAllConnections()
+      silent.close()
+    }
+  })
+
+  it("lists with no argument where every part of the request is optional", async () => {
+    const listed = await client.workflows.list()
+    assert.isArray(listed.body.data)
+    assert.isArray((await client.customers.list()).body.data)
+  })
+
+  it("keeps the network's error (code, message, details) on a proxy failure", async () => {
+    const error = await rejection(client.proxy.send({
+      params: { version: "v24.0", phone_number_id: "999999999999999" },
+      payload: { messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "Hello" } }
+    }))
+    assert.strictEqual(error.status, 404)
+    assert.notInclude(error.error, "StatusCode")
+    assert.match(error.error, /^\(#100\) Unsupported request - object with ID '999999999999999' does not exist/)
+    assert.strictEqual(error.code, "100")
+    assert.deepStrictEqual(error.details, [{ path: "", message: "Object with ID '999999999999999' not found in this project" }])
+    assert.strictEqual(error.network?.code, 100)
+    assert.strictEqual(error.network?.type, "MessageError")
   })
 
   it("rejects calls after close", async () => {

@@ -84,9 +84,11 @@ export {
   invalidParameter,
   networkStyleError,
   outsideWindow,
+  PROXY_METHODS,
   type ProxyAnswer,
   serviceRefusal,
-  unknownObject
+  unknownObject,
+  unsupportedMethod
 } from "./messaging/ProxyAnswers.ts"
 export type { ProxyReads } from "./messaging/ProxyReads.ts"
 export { MEDIA_DOWNLOAD_TTL_MS, type ProxyMedia } from "./messaging/ProxyMedia.ts"

@@ -210,7 +210,13 @@ export const inboxOverHttp = (storage: string, ports: Effect.Effect<Layer.Layer<
       const media = await fetch(`${host.url}/inbox/v1/media/${image.id}`, { headers: { "x-inbox-token": embed.token } })
       assert.strictEqual(media.status, 200)
       assert.strictEqual(media.headers.get("content-type"), image.media.content_type)
-      assert.strictEqual((await media.arrayBuffer()).byteLength, image.media.byte_size)
+      const bytes = new Uint8Array(await media.arrayBuffer())
+      assert.strictEqual(bytes.byteLength, image.media.byte_size)
+      // A sandbox image is a picture the inbox's <img> can draw: a PNG of its declared type, not text under image/jpeg.
+      assert.strictEqual(image.media.content_type, "image/png")
+      assert.deepStrictEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+      const header = new DataView(bytes.buffer, bytes.byteOffset + 16, 8)
+      assert.deepStrictEqual([header.getUint32(0), header.getUint32(4)], [96, 64])
       assert.strictEqual((await fetch(`${host.url}/inbox/v1/media/${image.id}`)).status, 401)
       const customer = (await host.request("POST", "/platform/v1/customers", { body: { customer: { name: "Media Co" } } })).body.data
       const outside = (await createEmbed({ scope_type: "customer", scope_id: customer.id })).body.data

@@ -121,6 +121,11 @@ export const logSearchOverHttp = (storage: string, ports: Effect.Effect<Layer.La
       await refused(await search({ filters: { response_status: "5xx" } }), 422, "filters.response_status must be an HTTP status (an integer 100-599)")
       await refused(await get("period=context"), 422, "around is required with period context")
       await refused(await search({ period: "context", around: "yesterday" }), 422, "around must be an ISO 8601 date-time")
+      // A blank period is a mistake, not the default (issue 29 §4); so is a name an object inherits.
+      for (const period of ["", " ", "toString"]) {
+        await refused(await search({ period }), 422, "period must be one of 24h, 7d, context")
+        await refused(await get(`period=${encodeURIComponent(period)}`), 422, "period must be one of 24h, 7d, context")
+      }
       await refused(await get("period=30d"), 422, "period must be one of 24h, 7d, context")
       await refused(await get("source=mail"), 422, "source must be one of all, external_api_log, msg_webhook_event, flow_event, webhook_delivery (or an alias from the catalog)")
       for (const limit of ["0", "101", "ten"]) await refused(await get(`limit=${limit}`), 422, "limit must be between 1 and 100")

@@ -53,6 +53,30 @@ describe("MCP messaging tools", () => {
     assert.strictEqual(health.status, (await host.request("GET", `/platform/v1/msg/phone_numbers/${pnid}/health`)).body.data.status)
   })
 
+  it("help describes the whole send body: a send built from it alone goes out, and a refusal names the field", async () => {
+    await contactWrites("15550301077")
+    const result = await client.callTool({ name: "msg_messages", arguments: { action: "help" } })
+    const actions = JSON.parse((result.content as Array<{ text: string }>)[0]!.text)
+    const send = actions.find((a: { action: string }) => a.action === "send").params
+    assert.includeMembers(send.required, ["phone_number_id", "messaging_product", "to", "type"])
+    assert.includeMembers(send.properties.type.enum, ["text", "template", "image", "interactive"])
+    assert.deepStrictEqual(send.properties.text.required, ["body"])
+    // Built from the schema alone: the required fields, the first value of each enum, the type's object.
+    const params: Record<string, unknown> = {}
+    for (const name of send.required) {
+      const property = send.properties[name]
+      params[name] = name === "phone_number_id" ? pnid : name === "to" ? "15550301077" : property.enum?.[0]
+    }
+    params[params.type as string] = { body: "built from help" }
+    const sent = await ok("msg_messages", "send", params)
+    assert.match(sent.messages[0].id, /^wamid\./)
+    // Without `messaging_product` the network's refusal names it, not a bare `(#100) Invalid parameter`.
+    const { messaging_product: _, ...missing } = params
+    const refused = await call("msg_messages", "send", missing)
+    assert.isTrue(refused.isError)
+    assert.include(refused.value.error, "messaging_product")
+  })
+
   it("sends, marks read, and traces the delivery from what was stored", async () => {
     const inbound = await contactWrites("15550301001")
     const stored = await storedMessage(host, pnid, inbound.id)
@@ -100,7 +124,14 @@ describe("MCP messaging tools", () => {
 
     const cold = { phone_number_id: pnid, messaging_product: "whatsapp", to: "15550301002", type: "text", text: { body: "cold" } }
     const refused = await call("msg_messages", "send", cold)
-    assert.deepStrictEqual(refused, { isError: true, value: { error: "Only template messages can be sent outside the 24-hour window" } })
+    // The network's message, and its details beside it.
+    assert.deepStrictEqual(refused, {
+      isError: true,
+      value: {
+        error: "Only template messages can be sent outside the 24-hour window: Message failed to send because more than " +
+          "24 hours have passed since the customer last replied to this number."
+      }
+    })
     const template = { name, language: { code: "en_US" } }
     const started = await ok("msg_messages", "send", { ...cold, allow_start_with_template: true, template })
     assert.isTrue(started.started_with_template)

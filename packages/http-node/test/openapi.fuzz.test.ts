@@ -358,5 +358,6 @@ describe("the served /openapi.json", () => {
       unique.map((f) => `${f.operation}: ${f.why}\n    request: ${f.request}\n    answer: ${f.answer}`),
       []
     )
-  }, 60_000)
+    // About 170 operations × 80 requests: 60-100 s on a shared 2-core machine.
+  }, 180_000)
 })

@@ -197,9 +197,9 @@ describe("proxy pass-through of other edges", () => {
     assert.strictEqual(unknown.body.error.error_subcode, 33)
     assert.strictEqual(unknown.body.error.type, "GraphMethodException")
     assert.isString(unknown.body.error.fbtrace_id, "made by the network, not the proxy")
-    // A method the network does not take answers its shape too, made by the proxy.
+    // A method the network does not take answers its shape too, made by the proxy, at 405 (issue 29 §4).
     const put = await host.request("PUT", `/proxy/${pnid}/settings`, { body: {} })
-    assert.strictEqual(put.status, 400, put.text)
+    assert.strictEqual(put.status, 405, put.text)
     assert.strictEqual(put.body.error.code, 100)
     assert.strictEqual(put.body.error.error_subcode, 33)
     assert.match(put.body.error.message, /^\(#100\) Unsupported put request/)
@@ -238,5 +238,22 @@ describe("proxy pass-through of other edges", () => {
     assert.strictEqual(anonymous.status, 401)
     assert.deepStrictEqual(anonymous.body, { error: "Invalid API key" })
     assert.strictEqual(await profileAtNetwork(), before, "nothing changed at the network")
+  })
+})
+
+describe("proxy methods", () => {
+  it("answers 405 with Allow to a method the network does not serve, in its error shape, before the network", async () => {
+    const before = await profileAtNetwork()
+    for (const method of ["PUT", "PATCH"]) {
+      for (const path of [`/proxy/${pnid}/messages`, `/proxy/v21.0/${pnid}/whatsapp_business_profile`, `/proxy/${waba}/message_templates`]) {
+        const res = await host.request(method, path, { body: { messaging_product: "whatsapp", about: "changed" } })
+        assert.strictEqual(res.status, 405, `${method} ${path}: ${res.text}`)
+        assert.strictEqual(res.headers.get("allow"), "GET, POST, DELETE")
+        assert.strictEqual(res.body.error.code, 100)
+        assert.include(res.body.error.message, `Unsupported ${method.toLowerCase()} request`)
+      }
+    }
+    assert.strictEqual(await profileAtNetwork(), before, "nothing changed at the network")
+    assert.strictEqual((await host.request("PUT", `/proxy/${pnid}/messages`, { key: null })).status, 401, "the key is judged first")
   })
 })

@@ -224,6 +224,10 @@ describe("setup links", () => {
       `https://example.com/connected?setup_link_id=${link.id}&status=completed&phone_number_id=300000000000011` +
         `&business_account_id=300000000000001&display_phone_number=%2B15550200011`
     )
+    // Reloaded, the callback sends the customer to the same success address (not the failure one).
+    const reloaded = await visit(callback)
+    assert.strictEqual(reloaded.status, 303)
+    assert.strictEqual(reloaded.headers.get("location"), done.headers.get("location"))
     const numbers = await host.request("GET", `/platform/v1/msg/phone_numbers?customer_id=${customer}`)
     assert.deepStrictEqual(numbers.body.data.map((n: any) => n.phone_number_id), ["300000000000011"])
     const read = await host.request("GET", `/platform/v1/customers/${customer}/setup_links/${link.id}`)
@@ -246,6 +250,42 @@ describe("setup links", () => {
     assert.isFalse(host.logs.some((line) => line.includes(link.token) || line.includes(code)))
     await eventually("the number is listed", async () =>
       (await host.request("GET", "/platform/v1/msg/phone_numbers/300000000000011")).status === 200)
+  })
+
+  it("in Spanish, names the simulated accounts in Spanish; the success page still says connected when reloaded", async () => {
+    const customer = await newCustomer()
+    const link = await createLink(customer, { language: "es", provision_phone_number: true, phone_number_country_isos: ["MX"] })
+    const html = await (await visit(link.url)).text()
+    const dialogHref = /<a class="button" href="([^"]+)"/.exec(html)![1]!.replace(/&amp;/g, "&")
+    const dialog = await (await visit(dialogHref)).text()
+    for (const name of ["Empresa de demostración", "Soporte de demostración", "Empresa en su límite de cuentas"]) {
+      assert.include(dialog, name)
+    }
+    for (const name of ["Demo Business", "Demo Support", "Business at its account limit"]) assert.notInclude(dialog, name)
+    const form = new URLSearchParams()
+    for (const [, name, value] of dialog.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+      form.set(name!, value!.replace(/&amp;/g, "&"))
+    }
+    form.set("action", "connect")
+    form.set("email", "owner@shop.example")
+    form.set("password", "secret")
+    form.set("choice", "300000000000001:new:MX")
+    const chosen = await fetch(`${host.url}/simulator/signup`, { method: "POST", body: form, redirect: "manual" })
+    const callback = chosen.headers.get("location")!
+    const first = await visit(callback)
+    assert.strictEqual(first.status, 200)
+    const connected = await first.text()
+    assert.include(connected, "<h1>Tu número está conectado</h1>")
+    // A reload (or the browser restoring the tab) shows the same page, not a failure.
+    for (let i = 0; i < 2; i++) {
+      const again = await visit(callback)
+      assert.strictEqual(again.status, 200)
+      assert.strictEqual(await again.text(), connected)
+    }
+    // Only the number this link connected: another number's callback on the used link is still refused.
+    const other = new URL(callback)
+    other.searchParams.set("phone_number_id", "300000000000011")
+    assert.notInclude(await (await visit(other.toString())).text(), "<h1>Tu número está conectado</h1>")
   })
 
   it("shows the outcome on the page when the link has no redirect, and refuses dialog redirects elsewhere", async () => {

@@ -12,6 +12,7 @@ import { ConfigProvider, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { layerFromUrl } from "../src/Database.ts"
 import migration0017 from "../src/migrations/0017_secrets_at_rest.ts"
+import migration0027 from "../src/migrations/0027_webhook_headers_sealed.ts"
 import { layerStorage } from "../src/Storage.ts"
 import { freshDatabase, layerTestDatabase } from "./pg.ts"
 
@@ -21,7 +22,7 @@ const sealedRepos = layerSealedRepos.pipe(Layer.provideMerge(layerHostCipher))
 
 const at = new Date(Date.UTC(2026, 2, 4)).toISOString()
 
-/** A project with a config and a webhook, written sealed, or through the bare adapters as before 0017. */
+/** A project with a config and a webhook with a custom header, written sealed, or through the bare adapters as before 0017. */
 const givenCredentials = (sealing: boolean) =>
   Effect.gen(function*() {
     const project = { id: `prj_${crypto.randomUUID()}`, name: "Acme", disabled: false, created_at: at, updated_at: at }
@@ -33,10 +34,13 @@ const givenCredentials = (sealing: boolean) =>
       app_secret: Redacted.make("app-s3cret"),
       webhook_verify_token: Redacted.make(verifyToken)
     })
-    const webhook = makeWebhook(project.id, { secret_key: `whsec-${crypto.randomUUID()}` })
+    const webhook = makeWebhook(project.id, {
+      secret_key: `whsec-${crypto.randomUUID()}`,
+      headers: { Authorization: `Bearer endpoint-${crypto.randomUUID()}`, "X-Tenant": "acme" }
+    })
     const write = Effect.andThen(MessageConfigsRepo.use((r) => r.insert(config)), WebhooksRepo.use((r) => r.insert(webhook)))
     yield* sealing ? Effect.provide(write, sealedRepos) : write
-    return { project, config, webhook, plain: [token, "app-s3cret", verifyToken, webhook.secret_key] }
+    return { project, config, webhook, plain: [token, "app-s3cret", verifyToken, webhook.secret_key, webhook.headers.Authorization!] }
   })
 
 /** Rows of the credential tables, whole, as text, that contain `value`. */
@@ -67,7 +71,11 @@ describe("secrets at rest in PostgreSQL", () => {
         const { project, config, webhook, plain } = yield* givenCredentials(false)
         for (const value of plain) assert.strictEqual(yield* rowsContaining(value), 1)
 
-        yield* migration0017.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))
+        const environment = ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
+        yield* migration0017.pipe(Effect.provide(environment))
+        // Header values were sealed from 0027 on (issue 29 §4): the same key, the same scope.
+        assert.strictEqual(yield* rowsContaining(webhook.headers.Authorization!), 1, "0017 leaves the headers")
+        yield* migration0027.pipe(Effect.provide(environment))
 
         for (const value of plain) assert.strictEqual(yield* rowsContaining(value), 0, "a credential left in plain text")
         // The host, with the same key, reads them.
@@ -84,17 +92,19 @@ describe("secrets at rest in PostgreSQL", () => {
             Redacted.value(storedConfig.access_token),
             Redacted.value(storedConfig.app_secret!),
             Redacted.value(storedConfig.webhook_verify_token!),
-            storedWebhook.secret_key
+            storedWebhook.secret_key,
+            storedWebhook.headers.Authorization
           ],
           plain
         )
+        assert.deepStrictEqual(storedWebhook.headers, webhook.headers)
       }).pipe(Effect.provide(layerStorage.pipe(Layer.provideMerge(layerFromUrl(url)))))
     })
 
-  it.live("0017 encrypts the credentials stored before it with the key stored in the database", () =>
+  it.live("0017 and 0027 encrypt the credentials stored before them with the key stored in the database", () =>
     upgrade({}, Layer.empty))
 
-  it.live("0017 encrypts the credentials stored before it with PARLEY_SECRET_KEY", () =>
+  it.live("0017 and 0027 encrypt the credentials stored before them with PARLEY_SECRET_KEY", () =>
     upgrade(
       { PARLEY_SECRET_KEY: "an operator's key of 32 characters" },
       Layer.succeed(FunctionSecretKey, Redacted.make("an operator's key of 32 characters"))

@@ -10,6 +10,7 @@
  */
 import { Schema } from "effect"
 import { nameUuid } from "../shared/Ids.ts"
+import { described } from "../shared/Described.ts"
 
 export const BroadcastStatus = Schema.Literals(["draft", "scheduled", "sending", "completed", "stopped"])
 export type BroadcastStatus = typeof BroadcastStatus.Type
@@ -141,7 +142,32 @@ const Stats = Schema.Struct({
   pending: Schema.Int
 })
 
-export const MsgBroadcast = Schema.Struct({
+/** The spec's words for a broadcast's fields ("Broadcast", "Broadcast status"). */
+const BROADCAST_FIELDS = {
+  id: "The broadcast's id (uuid)",
+  name: "Its name",
+  status: "`draft`, `scheduled`, `sending`, `completed` or `stopped`",
+  msg_config_id: "The connected number it sends from",
+  msg_template: "The approved template it sends: `id`, `name`, `language_code`, `category`, `status`",
+  scheduled_at: "When it starts sending, once scheduled",
+  started_at: "When sending started",
+  completed_at: "When every recipient was handled; null until then",
+  stopped_at: "Present once stopped",
+  stop_reason: "Why it stopped, when it did",
+  total_recipients: "Recipients added",
+  sent_count: "Messages accepted by the network",
+  failed_count: "Sends that failed",
+  delivered_count: "Messages delivered",
+  read_count: "Messages read",
+  responded_count: "Recipients who answered",
+  pending_count: "Recipients not sent to yet",
+  response_rate: "Percentage of recipients who answered",
+  stats: "The same counters as one object: total, sent, failed, delivered, read, responded, pending",
+  created_at: "When it was created (ISO 8601)",
+  updated_at: "When it last changed (ISO 8601)"
+} as const
+
+export const MsgBroadcast = Schema.Struct(described({
   id: Schema.String,
   name: Schema.String,
   status: BroadcastStatus,
@@ -159,11 +185,11 @@ export const MsgBroadcast = Schema.Struct({
   read_count: Schema.Int,
   responded_count: Schema.Int,
   pending_count: Schema.Int,
-  response_rate: Schema.Number,
+  response_rate: Schema.Finite,
   stats: Stats,
   created_at: Schema.String,
   updated_at: Schema.String
-})
+}, BROADCAST_FIELDS))
 export type MsgBroadcast = typeof MsgBroadcast.Type
 
 export const toMsgBroadcast = (b: BroadcastRecord, c: BroadcastCounts): MsgBroadcast => ({

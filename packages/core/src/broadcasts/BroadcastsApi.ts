@@ -5,6 +5,7 @@ import { Authentication } from "../http/Middleware.ts"
 import { operation } from "../http/Operation.ts"
 import { NotFound, Unprocessable } from "../shared/ApiError.ts"
 import { PageResponse, PagingQuery } from "../shared/Pagination.ts"
+import { documentedEnum } from "../shared/DocumentedEnum.ts"
 import { BroadcastStatus, MsgBroadcast, MsgBroadcastCreateInput, MsgBroadcastRecipient, RecipientStatus } from "./Broadcast.ts"
 
 const data = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
@@ -37,7 +38,7 @@ export class MsgBroadcastsApi extends HttpApiGroup.make("msgBroadcasts")
       .annotateMerge(operation("Get a broadcast", "One broadcast with its counters and `stats`, read now from its recipients' messages (delivered, read, responded within 24 hours).")),
     HttpApiEndpoint.patch("update", "/msg/broadcasts/:id", {
       params: IdParams,
-      payload: Schema.Struct({ status: Schema.optionalKey(Schema.String), name: Schema.optionalKey(Schema.String) }),
+      payload: Schema.Struct({ status: Schema.optionalKey(documentedEnum(["stopped", "draft"])), name: Schema.optionalKey(Schema.String) }),
       success: data(MsgBroadcast),
       error: [NotFound, Unprocessable]
     }).annotateMerge(operation("Update a broadcast", "`status` `stopped` stops a sending broadcast (pending recipients stay pending), `status` `draft` moves a scheduled one back; `name` renames a draft. Other moves answer 422.")),

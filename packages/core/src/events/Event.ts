@@ -3,6 +3,7 @@
  * in stored and wire form, and the per-project plan settings that gate them.
  */
 import { Schema } from "effect"
+import { described } from "../shared/Described.ts"
 
 /** A property value: the spec allows only flat scalars. */
 export type EventPropertyValue = string | number | boolean | null
@@ -22,14 +23,24 @@ export interface EventRecord {
 
 export const EventPropertyValue = Schema.Union([Schema.String, Schema.Finite, Schema.Boolean, Schema.Null])
 
-export const ProjectEvent = Schema.Struct({
+/** The spec's words for a project event's fields ("Project event"). */
+const PROJECT_EVENT_FIELDS = {
+  id: "The event's id (uuid)",
+  name: "Lowercase, at most 128 characters",
+  occurred_at: "When it happened (ISO 8601); now when not given",
+  conversation_id: "The conversation it belongs to, if any",
+  properties: "A flat JSON object: values are strings, numbers, booleans or null",
+  created_at: "When it was recorded (ISO 8601)"
+} as const
+
+export const ProjectEvent = Schema.Struct(described({
   id: Schema.String,
   name: Schema.String,
   occurred_at: Schema.String,
   conversation_id: Schema.NullOr(Schema.String),
   properties: Schema.Record(Schema.String, EventPropertyValue),
   created_at: Schema.String
-})
+}, PROJECT_EVENT_FIELDS))
 export type ProjectEvent = typeof ProjectEvent.Type
 
 export const toProjectEvent = (e: EventRecord): ProjectEvent => ({

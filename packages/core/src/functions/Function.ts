@@ -4,7 +4,9 @@
  * write bodies of the Functions endpoints (decisions 4.4).
  */
 import { Schema } from "effect"
+import { documentedEnum } from "../shared/DocumentedEnum.ts"
 import { ConsoleLevel } from "./FunctionRuntime.ts"
+import { described } from "../shared/Described.ts"
 
 export const FunctionStatus = Schema.Literals(["draft", "deploying", "deployed", "error"])
 export type FunctionStatus = typeof FunctionStatus.Type
@@ -78,7 +80,33 @@ export interface FunctionRecord {
   readonly updated_at: string
 }
 
-export const FunctionResource = Schema.Struct({
+/** The spec's words for a function's fields ("Function"). */
+const FUNCTION_FIELDS = {
+  id: "The function's id",
+  name: "Its name",
+  slug: "Unique within the project",
+  description: "Optional",
+  code: "The function's source: `export default { async fetch(request, env) { ... } }` or `async function handler(request, env)`",
+  function_type: "The worker kind: `edge_worker`",
+  version: "Incremented by each deploy",
+  status: "Its deployment state (`deployed` once a deploy succeeded)",
+  last_deployed_at: "When it was last deployed; null before the first deploy",
+  last_deploy_error: "Why the last deploy failed; null when it did not",
+  runtime_config: "`timeout` (seconds) and `memory` (MB) of an invocation",
+  project_id: "The owning project",
+  created_by_id: "The key or user that created it",
+  endpoint_url: "The Platform API invoke address, `{platform_url}/functions/<function_id>/invoke`",
+  edge_worker_url: "The underlying deployment's address",
+  alt_function_url: "Another address of the deployment",
+  lock_version: "Optimistic locking version: pass it on update",
+  public_endpoint: "For deployed functions: `false` keeps invoke private (needs `X-API-Key`), `true` allows invoke without a key",
+  invoke_response_mode: "`passthrough` (default for new functions): the function's answer as is; `wrapped`: a successful " +
+    "JSON answer under `data`",
+  created_at: "When it was created (ISO 8601)",
+  updated_at: "When it last changed (ISO 8601)"
+} as const
+
+export const FunctionResource = Schema.Struct(described({
   id: Schema.String,
   name: Schema.String,
   slug: Schema.String,
@@ -100,7 +128,7 @@ export const FunctionResource = Schema.Struct({
   invoke_response_mode: FunctionInvokeResponseMode,
   created_at: Schema.String,
   updated_at: Schema.String
-})
+}, FUNCTION_FIELDS))
 export type FunctionResource = typeof FunctionResource.Type
 
 /** The Platform invoke address of a function (spec "Function": `endpoint_url`). */
@@ -311,7 +339,7 @@ export type FunctionRuntimeConfigInput = typeof FunctionRuntimeConfigInput.Type
 const writableFields = {
   slug: Schema.optionalKey(Schema.String),
   description: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  function_type: Schema.optionalKey(Schema.String),
+  function_type: Schema.optionalKey(documentedEnum([FUNCTION_TYPE])),
   public_endpoint: Schema.optionalKey(Schema.Boolean),
   runtime_config: Schema.optionalKey(FunctionRuntimeConfigInput),
   invoke_response_mode: Schema.optionalKey(FunctionInvokeResponseMode)

@@ -7,6 +7,7 @@ import { Clock, Context, Effect, Layer, Predicate } from "effect"
 import { LOG_FILTER_KEYS, LOG_SOURCES, LOG_TEXT_FIELDS, type LogEntryRecord, type LogFilter, type LogFilterKey, LogSearch, type LogSource, logWords } from "./LogSearch.ts"
 import { type BadRequest, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { decodeCursor, encodeCursor } from "../shared/Pagination.ts"
+import { dateTimeRefusal, toIso } from "../shared/Time.ts"
 import { DETAIL_FIELDS, FILTER_SUGGESTIONS, SOURCES } from "./Catalog.ts"
 import { LogRecorder } from "./LogRecorder.ts"
 import type { LogCatalogAnswer, LogEvent, LogSearchAnswer } from "./LogSearchApi.ts"
@@ -123,18 +124,23 @@ export class Logs extends Context.Service<Logs, {
         if (sources === undefined) {
           return yield* refuse("source", `source must be one of all, ${LOG_SOURCES.join(", ")} (or an alias from the catalog)`)
         }
-        const period = params.period === undefined || params.period.trim() === "" ? "24h" : params.period.trim()
+        // Absent means the default; a blank value is a mistake the caller should hear about, not a silent 24h.
+        const period = params.period === undefined ? "24h" : params.period.trim()
         let since: number
         let until: number
         if (period === "context") {
           // A rule across two parameters (no one parameter is wrong): said without a field's details.
           if (params.around === undefined || params.around.trim() === "") return yield* Effect.fail(unprocessable("around is required with period context"))
-          const around = Date.parse(params.around)
-          if (Number.isNaN(around)) return yield* refuse("around", "around must be an ISO 8601 date-time")
+          const aroundIso = toIso(params.around)
+          const around = aroundIso === undefined ? NaN : Date.parse(aroundIso)
+          // The window's both ends must be instants the store holds, not only `around`.
+          if (Number.isNaN(around) || toIso(iso(around - CONTEXT_MS)) === undefined || toIso(iso(around + CONTEXT_MS)) === undefined) {
+            return yield* refuse("around", dateTimeRefusal("around", params.around) ?? "around must be between 0001-01-01T00:15:00Z and 9999-12-31T23:45:00Z")
+          }
           since = around - CONTEXT_MS
           until = around + CONTEXT_MS
         } else {
-          const span = PERIODS[period]
+          const span = Object.hasOwn(PERIODS, period) ? PERIODS[period] : undefined
           if (span === undefined) return yield* refuse("period", "period must be one of 24h, 7d, context")
           until = yield* Clock.currentTimeMillis
           since = until - span

@@ -99,12 +99,25 @@ const queryValues = (value: unknown): ReadonlyArray<string> =>
 
 /** The `{ "error" }` text of a refused call: the platform's `error`, or the network-shaped proxy's `error.message`. */
 export const errorOf = (status: number, body: unknown): string => {
-  if (Predicate.hasProperty(body, "error")) {
-    if (Predicate.isString(body.error)) return body.error
-    if (Predicate.hasProperty(body.error, "message") && Predicate.isString(body.error.message)) return body.error.message
+  const flat = decodeFlatError(body)
+  if (flat._tag === "Some") return flat.value.error
+  const network = decodeNetworkError(body)
+  if (network._tag === "Some") {
+    // The network's message is often generic (`(#100) Invalid parameter`); its details name the field.
+    const { message, error_data } = network.value.error
+    const details = error_data?.details
+    return details === undefined || details === message || message.includes(details) ? message : `${message}: ${details}`
   }
   return `Request failed with status ${status}`
 }
+
+const decodeFlatError = Schema.decodeUnknownOption(Schema.Struct({ error: Schema.String }))
+const decodeNetworkError = Schema.decodeUnknownOption(Schema.Struct({
+  error: Schema.Struct({
+    message: Schema.String,
+    error_data: Schema.optionalKey(Schema.Struct({ details: Schema.optionalKey(Schema.String) }))
+  })
+}))
 
 /**
  * Calls `target` (an endpoint of the contract, its group's prefix included) with these params (path, then query or

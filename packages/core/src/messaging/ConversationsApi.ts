@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
 import { NotFound, Unprocessable } from "../shared/ApiError.ts"
+import { described } from "../shared/Described.ts"
 import { ListResponse, PagingQuery } from "../shared/Pagination.ts"
 import { operation } from "../http/Operation.ts"
 
@@ -16,7 +17,7 @@ const Metadata = Schema.Record(Schema.String, Schema.Unknown)
 /** The eight keys of a conversation's `ext` (spec "Conversation (proxy)"). */
 export const MsgConversationExt = Schema.Struct({
   contact_name: Schema.NullOr(Schema.String),
-  messages_count: Schema.Number,
+  messages_count: Schema.Int,
   last_message_id: Schema.NullOr(Schema.String),
   last_message_type: Schema.NullOr(Schema.String),
   last_message_timestamp: Schema.NullOr(Schema.String),
@@ -25,8 +26,26 @@ export const MsgConversationExt = Schema.Struct({
   last_outbound_at: Schema.NullOr(Schema.String)
 })
 
+/** The spec's words for a conversation's fields ("Conversation (proxy)"). */
+const CONVERSATION_FIELDS = {
+  id: "The conversation's id (uuid)",
+  phone_number: "The contact's number, normalized digits; null when only a business-scoped identity is known",
+  status: "`active`, or `ended` (a new message then opens a new conversation)",
+  last_active_at: "When a message last went either way (ISO 8601)",
+  created_at: "When it opened (ISO 8601)",
+  updated_at: "When it last changed (ISO 8601)",
+  msg_config_id: "The connected number's configuration",
+  phone_number_id: "The network's id of the number",
+  metadata: "Your own data about the conversation (an object), or null",
+  business_scoped_user_id: "The contact's business-scoped identity, when the network gives one",
+  parent_business_scoped_user_id: "The parent business-scoped identity, when there is one",
+  username: "The contact's username, when known",
+  assigned_user_id: "The inbox user it is assigned to, if any",
+  ext: "The service's own: contact name, message count, the last message and the last inbound and outbound times"
+} as const
+
 /** A conversation as `toProxyConversation` renders it. */
-export const MsgConversation = Schema.Struct({
+export const MsgConversation = Schema.Struct(described({
   id: Schema.String,
   phone_number: Schema.NullOr(Schema.String),
   status: Schema.Literals(["active", "ended"]),
@@ -41,19 +60,25 @@ export const MsgConversation = Schema.Struct({
   username: Schema.NullOr(Schema.String),
   assigned_user_id: Schema.NullOr(Schema.String),
   ext: MsgConversationExt
-}).annotate({ identifier: "MsgConversation" })
+}, CONVERSATION_FIELDS)).annotate({ identifier: "MsgConversation" })
 
 /**
  * A message as `toProxyMessage` renders it: `id` (the network id), `timestamp`, `type`, the network's own
  * fields for its type (`from`, `text`, `image`, ...) kept as they are, and `ext` (every key of decisions 2.10).
  */
 export const MsgMessage = Schema.StructWithRest(
-  Schema.Struct({
+  Schema.Struct(described({
     id: Schema.String,
     timestamp: Schema.String,
     type: Schema.String,
     ext: Schema.Record(Schema.String, Schema.Unknown)
-  }),
+  }, {
+    id: "The network's message id",
+    timestamp: "When it was sent or received, epoch seconds",
+    type: "`text`, `template`, `interactive`, `reaction` or a media type; the network's object of that name beside it",
+    ext: "The service's own: `direction`, `status`, `processing_status`, `phone_number`, `has_media`, " +
+      "`msg_conversation_id`, `contact_name`, `content`, `media_url`, `transcript`, `statuses[].errors[]`"
+  })),
   [Schema.Record(Schema.String, Schema.Unknown)]
 ).annotate({ identifier: "MsgMessage" })
 export type MsgMessage = typeof MsgMessage.Type

@@ -85,6 +85,18 @@ export const accountMismatch = (mediaId: string): ProxyAnswer =>
 export const invalidParameter = (status: number, message: string): ProxyAnswer =>
   networkStyleError(status, 100, `(#100) ${message}`, { details: message })
 
+/** The methods the network's Graph API serves; the proxy takes no other. */
+export const PROXY_METHODS = ["GET", "POST", "DELETE"] as const
+
+/**
+ * 405 for a method the network does not serve (`PUT`, `PATCH`, ...): its error object (code 100, subcode 33, the
+ * network's `Unsupported put request` words, so an SDK reads it as it reads the network's) at the status HTTP has for
+ * it; the route's `Allow` names the methods taken.
+ */
+export const unsupportedMethod = (method: string): ProxyAnswer => {
+  const reason = `Unsupported ${method.toLowerCase()} request: the proxy takes ${PROXY_METHODS.join(", ")}`
+  return networkStyleError(405, 100, `(#100) ${reason}`, { subcode: 33, details: reason })
+}
 
 /** A read refused before it reached storage: its answer is ready. */
 export class Refusal extends Data.TaggedError("ProxyRefusal")<{ readonly answer: ProxyAnswer }> {}

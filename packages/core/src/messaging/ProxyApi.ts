@@ -16,7 +16,7 @@
  * (in the network's shape).
  */
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ProxyKey } from "../http/Middleware.ts"
 import { operation } from "../http/Operation.ts"
 
@@ -120,6 +120,69 @@ export class MessagingProxyApi extends HttpApiGroup.make("proxy")
       "Create a message template",
       "Authentication templates follow the spec's rules (no HEADER, `code_expiration_minutes` 1-90, OTP buttons)."
     )),
+    HttpApiEndpoint.get("getTemplate", "/proxy/:version/:business_account_id/message_templates/:template_id", {
+      params: { version: Version, business_account_id: Schema.String, template_id: Schema.String },
+      success: Answer
+    }).annotateMerge(operation(
+      "One message template",
+      "The template with the network's id `template_id` of the business account, as the network answers it."
+    )),
+    HttpApiEndpoint.post("uploadMedia", "/proxy/:version/:phone_number_id/media", {
+      params: NumberParams,
+      payload: Schema.Struct({
+        messaging_product: Schema.String.annotate({ description: "`whatsapp`" }),
+        file: Schema.String.annotate({ description: "The file's bytes, with its filename and content type", format: "binary" }),
+        type: Schema.optionalKey(Schema.String.annotate({ description: "The MIME type; else the file part's" }))
+      }).pipe(HttpApiSchema.asMultipart()),
+      success: Answer
+    }).annotateMerge(operation(
+      "Upload media",
+      "A multipart form (`messaging_product`, `file`, optional `type`) uploaded to the network for the number; " +
+        "answers `{ id }`, the media id to send with."
+    )),
+    HttpApiEndpoint.get("listBlockedUsers", "/proxy/:version/:phone_number_id/block_users", {
+      params: NumberParams,
+      success: Answer
+    }).annotateMerge(operation("Blocked users of the number", "The network's block list, forwarded; cursor paging as the network's.")),
+    HttpApiEndpoint.post("blockUsers", "/proxy/:version/:phone_number_id/block_users", {
+      params: NumberParams,
+      payload: Envelope,
+      success: Answer
+    }).annotateMerge(operation(
+      "Block users",
+      "`{ messaging_product, block_users: [{ user }] }` forwarded to the network; only contacts who wrote in can be blocked."
+    )),
+    HttpApiEndpoint.delete("unblockUsers", "/proxy/:version/:phone_number_id/block_users", {
+      params: NumberParams,
+      payload: Envelope,
+      success: Answer
+    }).annotateMerge(operation("Unblock users", "`{ messaging_product, block_users: [{ user }] }` forwarded to the network.")),
+    HttpApiEndpoint.get("getUsername", "/proxy/:version/:phone_number_id/username", {
+      params: NumberParams,
+      success: Answer
+    }).annotateMerge(operation("The number's username", "The username the network holds for the number, and its status.")),
+    HttpApiEndpoint.post("setUsername", "/proxy/:version/:phone_number_id/username", {
+      params: NumberParams,
+      payload: Envelope,
+      success: Answer
+    }).annotateMerge(operation("Set the number's username", "`{ username }` forwarded to the network.")),
+    HttpApiEndpoint.delete("deleteUsername", "/proxy/:version/:phone_number_id/username", {
+      params: NumberParams,
+      success: Answer
+    }).annotateMerge(operation("Remove the number's username", "Forwarded to the network.")),
+    HttpApiEndpoint.get("usernameSuggestions", "/proxy/:version/:phone_number_id/username_suggestions", {
+      params: NumberParams,
+      success: Answer
+    }).annotateMerge(operation("Username suggestions", "Usernames the network suggests for the number.")),
+    HttpApiEndpoint.post("updateFlowMetadata", "/proxy/:version/:flow_id", {
+      params: { version: Version, flow_id: Schema.String },
+      payload: Envelope,
+      success: Answer
+    }).annotateMerge(operation(
+      "Update an interactive form's metadata",
+      "`name`, `categories` (at least one if given, e.g. `APPOINTMENT_BOOKING`, `CUSTOMER_SUPPORT`), `endpoint_uri`, " +
+        "`application_id` of a form of the project's business accounts; answers `{ success }`."
+    )),
     HttpApiEndpoint.delete("deleteTemplate", "/proxy/:version/:business_account_id/message_templates", {
       params: { version: Version, business_account_id: Schema.String },
       query: { name: Schema.optionalKey(Schema.String), hsm_id: Schema.optionalKey(Schema.String) },
@@ -134,6 +197,9 @@ export class MessagingProxyApi extends HttpApiGroup.make("proxy")
   .annotateMerge(OpenApi.annotations({
     title: "Messaging proxy",
     description: "The messaging network's API, proxied: the network's requests and answers, stored messages and " +
-      "conversations in its shape. Point an existing Cloud API client at `{proxy_url}` with `X-API-Key`."
+      "conversations in its shape. Point an existing Cloud API client at this host's `/proxy` (e.g. " +
+      "`http://localhost:3000/proxy`, with or without a version segment such as `/proxy/v24.0`) where it had the " +
+      "network's base URL, with the project's key in `X-API-Key` (or `Authorization: Bearer`) instead of a token. " +
+      "Other edges of a number (business profile, settings, ...) are forwarded too."
   }))
 {}

@@ -7,6 +7,7 @@ import { Effect, Option } from "effect"
 import { ConversationsRepo } from "./MessagingRepo.ts"
 import { PublicUrl } from "../shared/PublicUrl.ts"
 import { type CursorKey, decodeCursor, encodeCursor, type ListSlice, type ListWindow } from "../shared/Pagination.ts"
+import { dateTimeRefusal, toIso } from "../shared/Time.ts"
 import {
   type ConversationFilter,
   type ConversationStatus,
@@ -39,10 +40,10 @@ const oneOf = <A extends string>(query: URLSearchParams, name: string, values: R
 const dateTime = (query: URLSearchParams, name: string) => {
   const v = optional(query, name)
   if (v === undefined) return Effect.succeed(undefined)
-  const ms = Date.parse(v)
-  return Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}T/.test(v)
-    ? refuse(invalidParameter(400, `${name} must be an ISO 8601 date-time`))
-    : Effect.succeed(new Date(ms).toISOString())
+  const iso = /^\d{4}-\d{2}-\d{2}T/.test(v) ? toIso(v) : undefined
+  return iso === undefined
+    ? refuse(invalidParameter(400, dateTimeRefusal(name, v) ?? `${name} must be an ISO 8601 date-time`))
+    : Effect.succeed(iso)
 }
 
 const booleanParam = (query: URLSearchParams, name: string) => {

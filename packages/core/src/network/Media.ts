@@ -60,9 +60,24 @@ export const checkMedia = (mimeType: string, bytes: Uint8Array): MediaKind | Sim
 
 /** The content type a media of `kind` gets when a simulated contact sends one without bytes. */
 export const placeholderMime: Readonly<Record<MediaKind, string>> = {
-  image: "image/jpeg",
+  image: "image/png",
   video: "video/mp4",
   audio: "audio/ogg",
   document: "application/pdf",
   sticker: "image/webp"
 }
+
+/**
+ * The bytes of a placeholder file of `kind`. Images and stickers are real pictures (a 96×64 PNG landscape, a 1×1
+ * WebP), so a sandbox image renders where it is shown (the inbox, a browser); the other kinds are a line of text
+ * under their content type, which nothing in Parley decodes.
+ */
+export const placeholderBytes = (kind: MediaKind): Uint8Array =>
+  kind === "image"
+    ? Buffer.from(PLACEHOLDER_PNG, "base64")
+    : kind === "sticker"
+    ? Buffer.from(PLACEHOLDER_WEBP, "base64")
+    : new TextEncoder().encode(`simulated ${kind} sent by a contact`)
+
+const PLACEHOLDER_PNG = "iVBORw0KGgoAAAANSUhEUgAAAGAAAABACAIAAABqVuVZAAABg0lEQVR42u3VXSsDYBwF8PPBdr1rH0dCSVJaSpKSpCSFZnnN27wsryGWNQshcnO+gStqJTfOtv9KPTr1u3n+F8+pc3PQOU8T0LVAE9C9SBPQm6cJ6FuiCegv0AQMLNMEDK7QBAyt8h/4KHf8ps2fkVtn6kQ7de18juENJq1hO3Xh/zGyyXQ12U5dLAKjW0xUS+3UBVIwts1EBQoKpGB8l4kKFBRIwUSRiQoUFEjB5B4TFSgokIKpAyYqUFAgBdOHTFSgoEAKZkpMVKCgQApmj5ioQEGBFMwdM10ttROLwPwpk9ZkO+H/sXjG1DVsp53PkT/nPyDaafNnFC5oAlYuaQLWrmgCNq5pAjZvaAJ2yjQBxVuagP0KTUCpShNwdEcTcFKjCTi7pwm4eKAJuHqkCbh+ogkoP9MEVF5oAqqvNAG1N5qAh3eagGwu+y3Tk/n59PHrCBehj3AR+ggXoY9wEfoIF6GPcBH66Jn3zHvmPfOeec+8Z94z75l3O555z7xn/u+Pn8D8Uy3U2qWNAAAAAElFTkSuQmCC"
+const PLACEHOLDER_WEBP = "UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA=="

@@ -9,11 +9,13 @@
  * - The proxy's errors (`messaging/ProxyErrors.ts`) on each of its operations, at each status, beside the contract's.
  * - Request bodies take unknown fields (decoding ignores them), so their objects do not say
  *   `additionalProperties: false`; answers never carry fields beyond their schema, so theirs keep it.
- * - An example on every JSON request body and answer (`OpenApiExamples.ts`).
+ * - An example on every JSON request body (`RequestExamples.ts`: written to work as sent) and answer
+ *   (`OpenApiExamples.ts`).
  */
 
 import { PROXY_ERROR_STATUSES, proxyErrorJsonSchema } from "../network/NetworkErrors.ts"
 import { withExamples } from "./OpenApiExamples.ts"
+import { requestExamples } from "../http/RequestExamples.ts"
 
 type Spec = Record<string, any>
 
@@ -147,6 +149,80 @@ const webhook = {
   [`${WEBHOOK}/{msg_config_id}`]: { get: handshake(true), post: receive(true) }
 }
 
+/** The MCP tool server (decisions 4.12): the key as for the API, JSON-RPC over streamable HTTP. */
+const mcp = {
+  "/mcp": {
+    post: {
+      tags: ["MCP"],
+      operationId: "mcp.call",
+      summary: "MCP tool server (streamable HTTP)",
+      description: "The Model Context Protocol over streamable HTTP (protocol versions 2025-11-25, 2025-06-18, " +
+        "2025-03-26): an agent's MCP client lists the `msg_*` and Platform tools and calls them with the project's " +
+        "key, checked before any session starts. Start with `initialize`; later requests carry the answer's " +
+        "`Mcp-Session-Id` header. `Accept` must name `application/json` and `text/event-stream`.",
+      parameters: [
+        { name: "Mcp-Session-Id", in: "header", required: false, schema: { type: "string" }, description: "The session `initialize` opened" },
+        {
+          name: "Accept",
+          in: "header",
+          required: true,
+          schema: { type: "string", example: "application/json, text/event-stream" },
+          description: "Both `application/json` and `text/event-stream` (406 otherwise)"
+        }
+      ],
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              properties: {
+                jsonrpc: { type: "string", enum: ["2.0"] },
+                id: { anyOf: [{ type: "string" }, { type: "integer" }] },
+                method: { type: "string", description: "`initialize`, `tools/list`, `tools/call`, ..." },
+                params: { type: "object" }
+              },
+              required: ["jsonrpc", "method"]
+            },
+            example: {
+              jsonrpc: "2.0",
+              id: 1,
+              method: "initialize",
+              params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "my-agent", version: "1.0.0" } }
+            }
+          }
+        }
+      },
+      responses: {
+        "200": {
+          description: "The JSON-RPC answer, as JSON or as an event stream",
+          content: { "application/json": { schema: { type: "object" } }, "text/event-stream": { schema: { type: "string" } } }
+        },
+        "202": { description: "A notification or answer accepted" },
+        "400": error("Not a JSON-RPC request, or no session"),
+        "401": error("A missing or wrong API key"),
+        "404": error("The session is unknown or ended"),
+        "406": error("`Accept` does not name both `application/json` and `text/event-stream`"),
+        ...refusedBeforeRoutes
+      }
+    },
+    delete: {
+      tags: ["MCP"],
+      operationId: "mcp.endSession",
+      summary: "End an MCP session",
+      description: "Ends the session named by `Mcp-Session-Id`.",
+      parameters: [{ name: "Mcp-Session-Id", in: "header", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": { description: "Ended" },
+        "400": error("No `Mcp-Session-Id`"),
+        "401": error("A missing or wrong API key"),
+        "404": error("The session is unknown or ended"),
+        ...refusedBeforeRoutes
+      }
+    }
+  }
+}
+
 /** Every documented `/proxy/{version}/...` operation again without the segment: the network's default version. */
 const unversionedProxy = (paths: Spec): Spec =>
   Object.fromEntries(
@@ -200,18 +276,92 @@ const withProxyErrors = (responses: Spec): Spec => {
 }
 
 /**
+ * `schema` without the safe-integer bounds Schema's `Int` check writes (`minimum: -9007199254740991`,
+ * `maximum: 9007199254740991`): they say "an integer JavaScript holds exactly", which `type: integer` already says
+ * to a reader, and documentation renderers showed the bounds instead of the type. Real bounds stay.
+ */
+const withoutSafeIntegerBounds = (schema: unknown): unknown =>
+  Array.isArray(schema)
+    ? schema.map(withoutSafeIntegerBounds)
+    : typeof schema === "object" && schema !== null
+    ? Object.fromEntries(
+      Object.entries(schema)
+        .filter(([key, value]) =>
+          !(key === "minimum" && value === Number.MIN_SAFE_INTEGER) && !(key === "maximum" && value === Number.MAX_SAFE_INTEGER)
+        )
+        .map(([key, value]) => [key, withoutSafeIntegerBounds(value)])
+    )
+    : schema
+
+/**
+ * `schema` with `Schema.Number`'s `anyOf [number, "Infinity" | "-Infinity" | "NaN"]` as plain `number`: the service
+ * answers finite numbers only, and refuses the three strings wherever a request takes a number (ranges are checked).
+ */
+const withFiniteNumbers = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(withFiniteNumbers)
+  if (typeof schema !== "object" || schema === null) return schema
+  const node = schema as Spec
+  const members = node.anyOf
+  const nonFinite = (m: Spec) => m?.type === "string" && JSON.stringify(m.enum) === JSON.stringify(["Infinity", "-Infinity", "NaN"])
+  if (Array.isArray(members) && members.some((m: Spec) => m?.type === "number") && members.some(nonFinite)) {
+    const { anyOf: _, ...rest } = node
+    const kept = members.filter((m: Spec) => !nonFinite(m))
+    const own = withFiniteNumbers(rest) as Spec
+    return kept.length === 1 ? { ...kept[0], ...own } : { ...own, anyOf: kept.map(withFiniteNumbers) }
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withFiniteNumbers(value)]))
+}
+
+/**
+ * Request envelopes the handlers require though the payload schema leaves them optional (it decodes first, so the
+ * handler can answer 400 `missing_envelope` in its own words): said in the document as the server enforces them.
+ */
+const REQUIRED_ENVELOPES: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "workflows.update": ["workflow", "flow"],
+  "executions.update": ["workflow_execution"]
+}
+
+const withRequiredEnvelope = (op: Spec): Spec => {
+  const envelopes = REQUIRED_ENVELOPES[String(op.operationId)]
+  const json = op.requestBody?.content?.["application/json"]
+  if (envelopes === undefined || json?.schema === undefined) return op
+  const schema = envelopes.length === 1
+    ? { ...json.schema, required: [...envelopes] }
+    : { ...json.schema, anyOf: envelopes.map((name) => ({ required: [name] })) }
+  return { ...op, requestBody: { ...op.requestBody, content: { ...op.requestBody.content, "application/json": { ...json, schema } } } }
+}
+
+/** `op` with its written request example (`RequestExamples.ts`), when the table has one. */
+const withRequestExample = (op: Spec, examples: Readonly<Record<string, unknown>>): Spec => {
+  const example = examples[String(op.operationId ?? "").replace(/Unversioned$/, "")]
+  const json = op.requestBody?.content?.["application/json"]
+  if (example === undefined || json === undefined) return op
+  return { ...op, requestBody: { ...op.requestBody, content: { ...op.requestBody.content, "application/json": { ...json, example } } } }
+}
+
+/**
  * The generated document completed: the host's other routes joined, the proxy's errors on its operations, request
  * bodies open to unknown fields, examples on every JSON body.
  */
-export const completeDocument = (spec: Spec): Spec => {
-  const components = { ...spec.components, schemas: { ...spec.components?.schemas, ProxyError: proxyErrorJsonSchema } }
+export const completeDocument = (generated: Spec): Spec => {
+  const spec = withFiniteNumbers(withoutSafeIntegerBounds(generated)) as Spec
+  const components = {
+    ...spec.components,
+    schemas: { ...spec.components?.schemas, ProxyError: withoutSafeIntegerBounds(proxyErrorJsonSchema) }
+  }
+  // The document is built when the host starts (a synchronous transform, outside any Effect): the one example dated
+  // relative to the present (a schedule, days ahead) is dated then.
+  const examples = requestExamples(Date.now())
   return {
     ...spec,
     paths: mapOperations(
-      withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...health }),
+      withOpenRequestBodies({ ...spec.paths, ...unversionedProxy(spec.paths ?? {}), ...webhook, ...mcp, ...health }),
       (path, op) =>
         withExamples(
-          path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op,
+          withRequestExample(
+            withRequiredEnvelope(path.startsWith("/proxy/") ? { ...op, responses: withProxyErrors(op.responses ?? {}) } : op),
+            examples
+          ),
           components.schemas
         )
     ),
@@ -219,6 +369,7 @@ export const completeDocument = (spec: Spec): Spec => {
     tags: [
       ...(spec.tags ?? []),
       { name: "Health", description: "Liveness and readiness, for orchestrators; no key" },
+      { name: "MCP", description: "The tool server agents connect to (`{mcp_url}`), with the project's key" },
       {
         name: "Upstream webhook",
         description: "Where the messaging network delivers its webhooks; signed by the network, no key"

@@ -1,10 +1,12 @@
 /**
  * An example for every operation of the document: each JSON request body and each JSON answer without one gets a
  * value built from its own schema (so it always conforms, and a new endpoint has one without anyone writing it),
- * with realistic values chosen by the field's name (`*_at` a date-time, `phone_number_id` the network's numeric id,
+ * with realistic values chosen by the field's name (`*_at` a date-time, `phone_number_id` the sandbox number's id,
  * `*_url` a URL). Request bodies show the required fields only where there are some (what a first call needs);
  * answers show every field.
  */
+
+import { SANDBOX_BUSINESS_ACCOUNT_ID, SANDBOX_PHONE_NUMBER_ID } from "../http/RequestExamples.ts"
 
 type Spec = Record<string, any>
 
@@ -13,8 +15,8 @@ const UUID = "0193f1c2-7b4e-7a10-9c3d-5e6f7a8b9c0d"
 
 /** Values by field name, tried before the type's generic one (each checked against the schema's type). */
 const byName = (name: string): unknown => {
-  if (name === "phone_number_id") return "106540352242922"
-  if (name === "waba_id" || name === "business_account_id") return "102290129340398"
+  if (name === "phone_number_id") return SANDBOX_PHONE_NUMBER_ID
+  if (name === "waba_id" || name === "business_account_id") return SANDBOX_BUSINESS_ACCOUNT_ID
   if (name === "wa_id") return "15551234567"
   if (/(^|_)(phone_number|to|from|display_phone_number)$/.test(name)) return "+15551234567"
   if (name === "id" || name.endsWith("_id")) return UUID

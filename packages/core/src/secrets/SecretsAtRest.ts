@@ -1,6 +1,6 @@
 /**
  * Credentials at rest (issue 21 §5): message-config access tokens and app
- * secrets, and webhook signing secrets, are stored encrypted with the host's
+ * secrets, and webhook signing secrets and custom header values (issue 29 §4), are stored encrypted with the host's
  * secret key and cipher (`FunctionSecretsCipher`: one key for every secret
  * Parley keeps), each bound to its record and field.
  *
@@ -13,8 +13,8 @@
  * check uses them; a webhook's `secret_key` signs deliveries and is part of
  * its read shape (spec).
  *
- * Every stored value is ciphertext: migration 0017 sealed the rows written
- * before, under the same key (`sealMessageConfigSecret`, `sealWebhookSecret`),
+ * Every stored value is ciphertext: migrations 0017 and 0027 (header values) sealed the rows written
+ * before, under the same key (`sealMessageConfigSecret`, `sealWebhookSecret`, `sealWebhookHeaders`),
  * so no value is ever guessed to be plain (a user's secret may look like
  * ciphertext).
  */
@@ -51,6 +51,22 @@ export const sealMessageConfigSecret = (
 export const sealWebhookSecret = (cipher: SecretCipher, webhookId: string, value: string) =>
   cipher.encrypt(webhookSecretScope(webhookId), "secret_key", value)
 
+/** The field a custom header's value is bound to: its name as given (a value moved to another header does not open). */
+const headerField = (name: string) => `headers.${name}`
+
+/**
+ * A webhook's custom headers with each value encrypted (also by migration 0027): they carry credentials of the
+ * customer's endpoint (`Authorization: Bearer ...`) as much as the signing secret does. The names stay readable.
+ */
+export const sealWebhookHeaders = (
+  cipher: SecretCipher,
+  webhookId: string,
+  headers: Readonly<Record<string, string>>
+): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, cipher.encrypt(webhookSecretScope(webhookId), headerField(name), value)])
+  )
+
 const sealMessageConfig = (cipher: SecretCipher, c: MessageConfigRecord): MessageConfigRecord => ({
   ...c,
   access_token: Redacted.make(sealMessageConfigSecret(cipher, c.id, "access_token", Redacted.value(c.access_token))),
@@ -79,11 +95,17 @@ const openMessageConfig = Effect.fnUntraced(function*(cipher: SecretCipher, c: M
 
 const sealWebhook = (cipher: SecretCipher, w: WebhookRecord): WebhookRecord => ({
   ...w,
-  secret_key: sealWebhookSecret(cipher, w.id, w.secret_key)
+  secret_key: sealWebhookSecret(cipher, w.id, w.secret_key),
+  headers: sealWebhookHeaders(cipher, w.id, w.headers)
 })
 
 const openWebhook = Effect.fnUntraced(function*(cipher: SecretCipher, w: WebhookRecord) {
-  return { ...w, secret_key: yield* open(cipher, webhookSecretScope(w.id), "secret_key", w.secret_key) }
+  const scope = webhookSecretScope(w.id)
+  const headers = yield* Effect.forEach(
+    Object.entries(w.headers),
+    ([name, value]) => Effect.map(open(cipher, scope, headerField(name), value), (plain) => [name, plain] as const)
+  )
+  return { ...w, secret_key: yield* open(cipher, scope, "secret_key", w.secret_key), headers: Object.fromEntries(headers) }
 })
 
 const openOption = <A>(opened: (a: A) => Effect.Effect<A>) => (found: Option.Option<A>) =>

@@ -8,6 +8,8 @@
  */
 import { Schema } from "effect"
 import { createHash } from "node:crypto"
+import { described } from "../shared/Described.ts"
+import { documentedEnum } from "../shared/DocumentedEnum.ts"
 
 /** 30 days (decisions 8.4). */
 export const SETUP_LINK_VALIDITY_MS = 30 * 24 * 60 * 60 * 1000
@@ -100,7 +102,33 @@ const Colors = Schema.Struct(
   }
 )
 
-export const SetupLink = Schema.Struct({
+/** The spec's words for a setup link's fields ("Setup link"). */
+const SETUP_LINK_FIELDS = {
+  id: "The link's id (uuid)",
+  customer_id: "The customer whose number it connects",
+  status: "`active` until used, expired or revoked",
+  msg_setup_status: "How the customer's attempt went: `pending`, `processing`, `completed` or `failed`",
+  error_code: "Why the last attempt failed, when it did",
+  token: "The link's secret token: in the create answer only",
+  url: "The address to send the customer to: in the create answer only",
+  expires_at: "When the link stops working",
+  success_redirect_url: "Where the customer goes after connecting (with the outcome in the query)",
+  failure_redirect_url: "Where the customer goes when connecting fails (with `error_code`)",
+  allowed_connection_types: "`coexistence` (also on the business app) and/or `dedicated`",
+  theme_config: "Colours of the page: `primary_color`, `background_color`, `text_color`, ...",
+  language: "The page's language (`en`, `es`, ...); null follows the browser",
+  provision_phone_number: "Offer a new number in `phone_number_country_isos`",
+  phone_number_country_isos: "Countries a new number may be provisioned in",
+  upstream_billing_mode: "`customer_managed` or `partner_managed`",
+  reconnect_phone_number: "An existing production number of the customer whose credentials the link refreshes",
+  phone_number_id: "The number it connected, once used",
+  used_at: "When it was used",
+  revoked_at: "When it was revoked",
+  created_at: "When it was created (ISO 8601)",
+  updated_at: "When it last changed (ISO 8601)"
+} as const
+
+export const SetupLink = Schema.Struct(described({
   id: Schema.String,
   customer_id: Schema.String,
   status: SetupLinkStatus,
@@ -124,7 +152,7 @@ export const SetupLink = Schema.Struct({
   revoked_at: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   updated_at: Schema.String
-})
+}, SETUP_LINK_FIELDS))
 export type SetupLink = typeof SetupLink.Type
 
 /** The wire form at `nowMs`; `created` adds the token and its address (create answer only). */
@@ -163,22 +191,22 @@ export const toSetupLink = (
 export const SetupLinkCreateInput = Schema.Struct({
   success_redirect_url: Schema.optionalKey(Schema.NullOr(Schema.String)),
   failure_redirect_url: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  upstream_billing_mode: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  upstream_billing_mode: Schema.optionalKey(Schema.NullOr(documentedEnum(BILLING_MODES))),
   reconnect_phone_number: Schema.optionalKey(Schema.NullOr(Schema.String)),
   provision_phone_number: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   phone_number_country_isos: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
-  allowed_connection_types: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
+  allowed_connection_types: Schema.optionalKey(Schema.NullOr(Schema.Array(documentedEnum(CONNECTION_TYPES)))),
   theme_config: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
-  language: Schema.optionalKey(Schema.NullOr(Schema.String))
+  language: Schema.optionalKey(Schema.NullOr(documentedEnum(SETUP_LINK_LANGUAGES)))
 })
 export type SetupLinkCreateInput = typeof SetupLinkCreateInput.Type
 
 /** Body of `PATCH /customers/<id>/setup_links/<link_id>` inside `setup_link` (decisions 4.8). */
 export const SetupLinkUpdateInput = Schema.Struct({
-  status: Schema.optionalKey(Schema.String),
+  status: Schema.optionalKey(documentedEnum(["revoked"])),
   success_redirect_url: Schema.optionalKey(Schema.NullOr(Schema.String)),
   failure_redirect_url: Schema.optionalKey(Schema.NullOr(Schema.String)),
   theme_config: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
-  language: Schema.optionalKey(Schema.NullOr(Schema.String))
+  language: Schema.optionalKey(Schema.NullOr(documentedEnum(SETUP_LINK_LANGUAGES)))
 })
 export type SetupLinkUpdateInput = typeof SetupLinkUpdateInput.Type

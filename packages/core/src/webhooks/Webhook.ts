@@ -4,6 +4,8 @@
  * with each event's scope (6.1).
  */
 import { Schema } from "effect"
+import { described } from "../shared/Described.ts"
+import { documentedEnum } from "../shared/DocumentedEnum.ts"
 
 /** Events of one phone number: only number-level webhooks receive them. */
 export const NUMBER_EVENTS = [
@@ -70,7 +72,32 @@ export interface WebhookRecord {
 }
 
 /** The `msg_webhook` read shape. */
-export const MsgWebhook = Schema.Struct({
+/** The spec's words for a webhook's fields (decisions 2.9, 6). */
+const WEBHOOK_FIELDS = {
+  id: "The webhook's id (uuid)",
+  project_id: "The owning project",
+  phone_number_id: "The number whose events it receives; null for a project webhook",
+  url: "Where deliveries are POSTed (https; a private address is refused)",
+  kind: "`ext` (Parley's payloads) or `upstream` (the network's own, relayed)",
+  events: "The events delivered (number events on a number's webhook, project events on a project's)",
+  secret_key: "Signs each delivery: `X-Webhook-Signature` is the hex HMAC-SHA256 of the body under it",
+  headers: "Headers sent with every delivery (at most 20; stored encrypted)",
+  active: "Whether deliveries are sent",
+  paused_at: "When it was paused automatically; null when not paused",
+  pause_reason: "`failure_rate` when auto-pause stopped it",
+  retry_schedule: "How failed deliveries are retried: `standard` or `extended`",
+  auto_pause: "Pause after a high failure rate",
+  buffer_enabled: "Batch `msg.message.received` per conversation",
+  buffer_window_seconds: "How long a batch waits for more messages",
+  max_buffer_size: "The most messages in one batch",
+  buffer_events: "The events that are batched (`msg.message.received`)",
+  inactivity_minutes: "Minutes without a message before `msg.conversation.inactive`",
+  payload_version: "The payload shape: `v1` or `v2`",
+  created_at: "When it was created (ISO 8601)",
+  updated_at: "When it last changed (ISO 8601)"
+} as const
+
+export const MsgWebhook = Schema.Struct(described({
   id: Schema.String,
   project_id: Schema.String,
   phone_number_id: Schema.NullOr(Schema.String),
@@ -85,14 +112,14 @@ export const MsgWebhook = Schema.Struct({
   retry_schedule: RetrySchedule,
   auto_pause: Schema.Boolean,
   buffer_enabled: Schema.Boolean,
-  buffer_window_seconds: Schema.Number,
-  max_buffer_size: Schema.Number,
+  buffer_window_seconds: Schema.Int,
+  max_buffer_size: Schema.Int,
   buffer_events: Schema.Array(Schema.String),
-  inactivity_minutes: Schema.Number,
+  inactivity_minutes: Schema.Int,
   payload_version: PayloadVersion,
   created_at: Schema.String,
   updated_at: Schema.String
-})
+}, WEBHOOK_FIELDS))
 export type MsgWebhook = typeof MsgWebhook.Type
 
 export const toMsgWebhook = (w: WebhookRecord): MsgWebhook => ({
@@ -122,7 +149,7 @@ export const toMsgWebhook = (w: WebhookRecord): MsgWebhook => ({
 /** Fields every write may carry; ranges and rules are checked by the service, so refusals read well. */
 const settingFields = {
   url: Schema.optionalKey(Schema.String),
-  events: Schema.optionalKey(Schema.Array(Schema.String)),
+  events: Schema.optionalKey(Schema.Array(documentedEnum([...NUMBER_EVENTS, ...PROJECT_EVENTS]))),
   secret_key: Schema.optionalKey(Schema.String),
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   active: Schema.optionalKey(Schema.Boolean),
@@ -131,7 +158,7 @@ const settingFields = {
   buffer_enabled: Schema.optionalKey(Schema.Boolean),
   buffer_window_seconds: Schema.optionalKey(Schema.Number),
   max_buffer_size: Schema.optionalKey(Schema.Number),
-  buffer_events: Schema.optionalKey(Schema.Array(Schema.String)),
+  buffer_events: Schema.optionalKey(Schema.Array(documentedEnum([BUFFERABLE_EVENT]))),
   inactivity_minutes: Schema.optionalKey(Schema.Number),
   payload_version: Schema.optionalKey(PayloadVersion)
 }

@@ -6,12 +6,15 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"
+import { documentedEnum } from "../shared/DocumentedEnum.ts"
 import { NotFound, PaymentRequired, Unprocessable } from "../shared/ApiError.ts"
 import { ListResponse, DateTimeQuery, PagingQuery } from "../shared/Pagination.ts"
 import {
   DeliveryPeriod,
   DeliveryStatus,
   MsgWebhook,
+  NUMBER_EVENTS,
+  PROJECT_EVENTS,
   WebhookDelivery,
   WebhookDeliveryDetail,
   WebhookInput,
@@ -132,7 +135,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("test", "/msg/webhooks/:id/test", {
       params: IdParams,
       // No envelope (decisions 1.1); the body itself is optional.
-      payload: [Schema.Struct({ event_type: Schema.optionalKey(Schema.NullOr(Schema.String)) }), Schema.Null],
+      payload: [Schema.Struct({ event_type: Schema.optionalKey(Schema.NullOr(documentedEnum([...NUMBER_EVENTS, ...PROJECT_EVENTS]))) }), Schema.Null],
       success: data(WebhookTestResult),
       error: [NotFound, Unprocessable]
     }).annotateMerge(operation(

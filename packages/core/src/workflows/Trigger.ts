@@ -1,5 +1,6 @@
 /** Workflow triggers (decisions 2.6). */
 import { Schema } from "effect"
+import { documentedEnum } from "../shared/DocumentedEnum.ts"
 
 export const TriggerType = Schema.Literals(["inbound_message", "api_call", "msg_event", "project_event"])
 export type TriggerType = typeof TriggerType.Type
@@ -47,13 +48,13 @@ export const toTrigger = (t: TriggerRecord): Trigger => ({
 
 /** Write form of one trigger (inside `trigger` or the `triggers` array). */
 export const TriggerInput = Schema.Struct({
-  trigger_type: Schema.String,
+  trigger_type: documentedEnum(TriggerType.literals),
   active: Schema.optionalKey(Schema.Boolean),
   phone_number_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   event: Schema.optionalKey(Schema.NullOr(Schema.String)),
   event_name: Schema.optionalKey(Schema.NullOr(Schema.String)),
   property_key: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  operator: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  operator: Schema.optionalKey(Schema.NullOr(documentedEnum(TriggerOperator.literals))),
   property_value: Schema.optionalKey(Schema.Unknown)
 })
 export type TriggerInput = typeof TriggerInput.Type

@@ -4,6 +4,7 @@
  * WorkflowSummary, WorkflowMinimal, and the older surface's Flow.
  */
 import { Schema } from "effect"
+import { described } from "../shared/Described.ts"
 
 export const WorkflowStatus = Schema.Literals(["draft", "active", "archived"])
 export type WorkflowStatus = typeof WorkflowStatus.Type
@@ -89,7 +90,28 @@ export interface WorkflowRecord {
   readonly definition: Definition
 }
 
-export const Workflow = Schema.Struct({
+/** The spec's words for a workflow's fields ("Workflow (Platform API)"). */
+const WORKFLOW_FIELDS = {
+  id: "The workflow's id (uuid)",
+  name: "Unique per project",
+  slug: "`^[a-z0-9]+(?:-[a-z0-9]+)*$`, unique within the project; made from `name` on create when not given and " +
+    "stable across renames (usable as an external sync key)",
+  description: "Optional",
+  status: "`draft` is under development and not executable; `active` is published and executable; `archived` is inactive",
+  lock_version: "Optimistic locking version, incremented on each update: send it back when updating",
+  message_debounce_seconds: "Seconds (0-60; null means 1, 0 disables batching): the window that batches rapid inbound " +
+    "messages before processing",
+  agent_default_tools_version: "Which built-in agent tools are required by default",
+  inbound_message_read_mode: "`disabled` does nothing; `read_only` marks inbound messages read; `read_with_typing` marks " +
+    "them read and shows a typing indicator before responding",
+  created_at: "When it was created (ISO 8601)",
+  updated_at: "When it last changed (ISO 8601)",
+  project_id: "The owning project",
+  execution_count: "Total executions",
+  last_executed_at: "When it last ran; null if never"
+} as const
+
+export const Workflow = Schema.Struct(described({
   id: Schema.String,
   name: Schema.String,
   slug: Schema.String,
@@ -104,7 +126,7 @@ export const Workflow = Schema.Struct({
   project_id: Schema.String,
   execution_count: Schema.Int,
   last_executed_at: Schema.NullOr(Schema.String)
-})
+}, WORKFLOW_FIELDS))
 export type Workflow = typeof Workflow.Type
 
 export const WorkflowWithDefinition = Schema.Struct({ ...Workflow.fields, definition: Definition })

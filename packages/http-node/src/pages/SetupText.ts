@@ -38,6 +38,11 @@ export interface SetupText {
   readonly cancel: string
   readonly chooseFirst: string
   readonly logInFirst: string
+  /**
+   * The simulated accounts' and numbers' names in this language, by their English name (the simulator's
+   * `SIGNUP_CATALOGUE`); a name not listed shows as it is.
+   */
+  readonly catalogueNames: Readonly<Record<string, string>>
 }
 
 const en: SetupText = {
@@ -79,7 +84,8 @@ const en: SetupText = {
   connect: "Log in and connect",
   cancel: "Cancel",
   chooseFirst: "Choose a phone number first.",
-  logInFirst: "Enter your email and password to log in."
+  logInFirst: "Enter your email and password to log in.",
+  catalogueNames: {}
 }
 
 const es: SetupText = {
@@ -121,7 +127,17 @@ const es: SetupText = {
   connect: "Iniciar sesión y conectar",
   cancel: "Cancelar",
   chooseFirst: "Primero elige un número de teléfono.",
-  logInFirst: "Escribe tu correo electrónico y tu contraseña para iniciar sesión."
+  logInFirst: "Escribe tu correo electrónico y tu contraseña para iniciar sesión.",
+  catalogueNames: {
+    "Demo Business": "Empresa de demostración",
+    "Demo Support": "Soporte de demostración",
+    "Demo Shop": "Tienda de demostración",
+    "Demo Unverified": "Demostración sin verificar",
+    "Business at its account limit": "Empresa en su límite de cuentas",
+    "Full Business": "Empresa sin cupo",
+    "Business that withdraws its grant": "Empresa que retira su permiso",
+    "Withdrawn Business": "Empresa que se retiró"
+  }
 }
 
 export const texts: Readonly<Record<PageLanguage, SetupText>> = { en, es }

@@ -20,7 +20,18 @@
  * Any other request on a number of the project's (business profile, settings,
  * ...) is forwarded to the network unchanged with the number's token.
  */
-import { ApiRateLimits, invalidParameter, MessagingProxy, ParleyApi, Projects, type ProxyAnswer, PublicUrl, unknownObject } from "@parley/core"
+import {
+  ApiRateLimits,
+  invalidParameter,
+  MessagingProxy,
+  ParleyApi,
+  Projects,
+  PROXY_METHODS,
+  type ProxyAnswer,
+  PublicUrl,
+  unknownObject,
+  unsupportedMethod
+} from "@parley/core"
 import { ByteSize, Effect, Layer, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -117,6 +128,10 @@ const dispatch = (
     setApiKey(request, principal.value.apiKey)
     const refused = yield* admitRequest(limits, principal.value)
     if (Option.isSome(refused)) return refused.value
+    // A method the network does not serve is refused here, not forwarded for a 400 (issue 29 §4).
+    if (!(PROXY_METHODS as ReadonlyArray<string>).includes(method)) {
+      return answer(unsupportedMethod(method)).pipe(HttpServerResponse.setHeader("allow", PROXY_METHODS.join(", ")))
+    }
     // Dot segments (`%2e%2e` too) name no object of the network's; resolved into its address they would name another
     // one. The URL parser has already resolved them in `url`, so the path as sent is what shows them.
     const sent = request.url.split("?", 1)[0]!.split("/").map((s) => s.replace(/%2e/gi, "."))
@@ -296,6 +311,16 @@ export const ProxyHandlers = HttpApiBuilder.group(
       .handleRaw("listTemplates", raw)
       .handleRaw("createTemplate", raw)
       .handleRaw("deleteTemplate", raw)
+      .handleRaw("getTemplate", raw)
+      .handleRaw("uploadMedia", raw)
+      .handleRaw("listBlockedUsers", raw)
+      .handleRaw("blockUsers", raw)
+      .handleRaw("unblockUsers", raw)
+      .handleRaw("getUsername", raw)
+      .handleRaw("setUsername", raw)
+      .handleRaw("deleteUsername", raw)
+      .handleRaw("usernameSuggestions", raw)
+      .handleRaw("updateFlowMetadata", raw)
   })
 )
 

@@ -49,16 +49,19 @@ const dialogPage = (
   const t: SetupText = texts[request.lang]
   const offered = (coexistence: boolean) =>
     request.connectionTypes.length === 0 || request.connectionTypes.includes(coexistence ? "coexistence" : "dedicated")
+  const named = (name: string) => Object.hasOwn(t.catalogueNames, name) ? t.catalogueNames[name]! : name
   const choices: Array<string> = []
   for (const business of catalogue) {
     for (const n of business.numbers) {
       if (!offered(n.coexistence)) continue
-      choices.push(`${business.id}:${n.phoneNumberId}|${business.name} — ${n.displayPhoneNumber} (${n.verifiedName}, ${
+      choices.push(`${business.id}:${n.phoneNumberId}|${named(business.name)} — ${n.displayPhoneNumber} (${named(n.verifiedName)}, ${
         n.coexistence ? t.coexistence : t.dedicated
       })`)
     }
     if (business.outcome === "ok" && offered(false)) {
-      for (const country of request.countries) choices.push(`${business.id}:new:${country}|${business.name} — ${t.newNumber(country)}`)
+      for (const country of request.countries) {
+        choices.push(`${business.id}:new:${country}|${named(business.name)} — ${t.newNumber(country)}`)
+      }
     }
   }
   const radios = choices.map((choice, i) => {

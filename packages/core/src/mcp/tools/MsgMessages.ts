@@ -3,6 +3,7 @@ import { Effect, Predicate } from "effect"
 import { MsgConversationsApi } from "../../messaging/ConversationsApi.ts"
 import { MessagingProxyApi } from "../../messaging/ProxyApi.ts"
 import { type Action, endpoint, errorOf, exchange, type Tool, ToolFailure } from "../Action.ts"
+import { SEND_REQUIRED, sendBodyProperties } from "./SendBody.ts"
 
 /** The proxy's paths carry the network's version; the tools always speak the current one. */
 const version = { version: "v24.0" }
@@ -34,12 +35,19 @@ const send: Action = {
     ...plainSend.params,
     properties: {
       ...plainSend.params.properties,
+      // The whole body the network takes, not only the path's number (the contract's body schema is "anything").
+      ...sendBodyProperties,
       allow_start_with_template: {
         type: "boolean",
         description: "When the window is closed, send `template` (the network's template object) instead"
       },
-      template: { type: "object", description: "The network's template object: `name`, `language` { `code` }, `components`" }
-    }
+      template: {
+        ...(sendBodyProperties["template"] as object),
+        description: "With `type: template`, the template sent; with `allow_start_with_template`, the one sent when the " +
+          "window is closed"
+      }
+    },
+    required: [...(plainSend.params.required ?? []), ...SEND_REQUIRED]
   },
   run: (params) =>
     Effect.gen(function*() {

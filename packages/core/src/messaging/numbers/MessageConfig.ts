@@ -12,6 +12,7 @@
  */
 import { Redacted, Schema } from "effect"
 import type { PhoneNumberFacts } from "../../network/NetworkObjects.ts"
+import { described } from "../../shared/Described.ts"
 
 export const MessageConfigKind = Schema.Literals(["production", "sandbox"])
 export type MessageConfigKind = typeof MessageConfigKind.Type
@@ -114,7 +115,23 @@ export { phoneDigits } from "../../network/Contacts.ts"
 
 
 /** The read fields of a message config (spec "Message config"); the credentials are never among them. */
-export const MessageConfig = Schema.Struct({
+/** The spec's words for a connected number's fields ("Message config"). */
+const MESSAGE_CONFIG_FIELDS = {
+  id: "The configuration's id (uuid)",
+  name: "Its name in the project",
+  display_name: "The name the network shows for the number",
+  kind: "`production` (or `sandbox`)",
+  phone_number_id: "The network's id of the number",
+  business_account_id: "The network's id of its business account",
+  display_phone_number: "The number as the network displays it",
+  display_phone_number_normalized: "The number's digits",
+  customer_id: "The customer it belongs to, if any",
+  inbound_processing_enabled: "Whether inbound messages reach workflows",
+  created_at: "When it was connected (ISO 8601)",
+  updated_at: "When it last changed (ISO 8601)"
+} as const
+
+export const MessageConfig = Schema.Struct(described({
   id: Schema.String,
   name: Schema.String,
   display_name: Schema.String,
@@ -127,7 +144,7 @@ export const MessageConfig = Schema.Struct({
   inbound_processing_enabled: Schema.Boolean,
   created_at: Schema.String,
   updated_at: Schema.String
-})
+}, MESSAGE_CONFIG_FIELDS))
 export type MessageConfig = typeof MessageConfig.Type
 
 export const toMessageConfig = (c: MessageConfigRecord): MessageConfig => ({

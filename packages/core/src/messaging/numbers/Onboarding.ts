@@ -230,13 +230,34 @@ export class Onboarding extends Context.Service<Onboarding, {
           return facts
         })
 
+      /**
+       * The callback again after it connected the number (the customer reloads the success page, or the browser
+       * restores it): the same answer as the first time, read from the link and its number, without a second
+       * exchange. Only for the number this link connected, while it is still connected.
+       */
+      const reloadOfSuccess = (link: SetupLinkRecord, callback: SignupCallback) =>
+        Effect.gen(function*() {
+          const phoneNumberId = callback.phone_number_id?.trim() ?? ""
+          if (link.status !== "used" || link.msg_setup_status !== "completed" || link.phone_number_id === null) {
+            return Option.none<OnboardingResult>()
+          }
+          if (phoneNumberId !== link.phone_number_id || callback.error !== undefined) return Option.none<OnboardingResult>()
+          const config = yield* configs.findByPhoneNumberId(phoneNumberId)
+          if (Option.isNone(config) || config.value.project_id !== link.project_id) return Option.none<OnboardingResult>()
+          const outcome: OnboardingOutcome = { _tag: "Connected", config: config.value, provisioned: false }
+          return Option.some<OnboardingResult>({ link, outcome, redirect: redirectFor(link, outcome) })
+        })
+
       const complete = Effect.fn("Onboarding.complete")(function*(token: string, callback: SignupCallback) {
         const found = yield* links.open(token)
         if (Option.isNone(found)) return Option.none<OnboardingResult>()
         const opened = found.value
         const nowMs = yield* Clock.currentTimeMillis
         const status = effectiveStatus(opened, nowMs)
-        if (status !== "active") return Option.some(ended(opened, status))
+        if (status !== "active") {
+          const done = yield* reloadOfSuccess(opened, callback)
+          return Option.some(Option.getOrElse(done, () => ended(opened, status)))
+        }
         const processing = yield* linksRepo.updateActive({
           ...opened,
           msg_setup_status: "processing",

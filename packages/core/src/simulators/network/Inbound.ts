@@ -5,7 +5,7 @@
  * and the message remembered for mark read (the network's newest 100,000).
  */
 import type { WebhookPayload } from "../../network/Webhook.ts"
-import { checkMedia, placeholderMime } from "../../network/Media.ts"
+import { checkMedia, placeholderBytes, placeholderMime } from "../../network/Media.ts"
 import { INBOUND_MEDIA_TTL_MS } from "./MediaStorage.ts"
 import { isSimError } from "./Access.ts"
 import {
@@ -52,7 +52,6 @@ const inboundMediaTypes = new Set(["image", "audio", "video", "document", "stick
 
 const badUserId = "user_id must be a business-scoped user id such as US.13491208655302741918"
 
-const encoder = new TextEncoder()
 
 /** Decides an inbound message; answers the webhook to post, or why it cannot be. */
 export const decideInbound = (
@@ -103,7 +102,7 @@ export const decideInbound = (
   if (inboundMediaTypes.has(type)) {
     const given = content as Record<string, unknown>
     if (input.media !== undefined || typeof given["id"] !== "string") {
-      const bytes = input.media?.bytes ?? encoder.encode(`simulated ${type} sent by a contact`)
+      const bytes = input.media?.bytes ?? placeholderBytes(type as keyof typeof placeholderMime)
       const mimeType = input.media?.mimeType ?? placeholderMime[type as keyof typeof placeholderMime]
       const kind = checkMedia(mimeType, bytes)
       if (isSimError(kind)) return invalid(kind.details)

@@ -98,13 +98,16 @@ export const secretsAtRestConformance = <E>(name: string, storage: Layer.Layer<S
     it.effect("stores a webhook's signing secret encrypted with the host key, and reads it back", () =>
       Effect.gen(function*() {
         const project = yield* givenProject()
-        const webhook = makeWebhook(project.id, { secret_key: "whsec-plain" })
+        const webhook = makeWebhook(project.id, { secret_key: "whsec-plain", headers: { Authorization: "Bearer endpoint-t0ken" } })
         const delivery = makeDelivery(webhook)
         yield* sealed(WebhooksRepo.use((repo) => repo.insert(webhook)))
         yield* (yield* WebhookDeliveriesRepo).insert(delivery)
 
         const stored = Option.getOrThrow(yield* (yield* WebhooksRepo).findById(project.id, webhook.id))
         assertCiphertext(stored.secret_key, "whsec-plain")
+        // Custom header values are credentials of the customer's endpoint: sealed the same way, names kept (issue 29 §4).
+        assert.deepStrictEqual(Object.keys(stored.headers), ["Authorization"])
+        assertCiphertext(stored.headers.Authorization!, "Bearer endpoint-t0ken")
         const cipher = yield* sealed(FunctionSecretsCipher.use((keys) => keys.cipher))
         assert.strictEqual(
           yield* cipher.decrypt(webhookSecretScope(webhook.id), "secret_key", stored.secret_key),
@@ -124,14 +127,19 @@ export const secretsAtRestConformance = <E>(name: string, storage: Layer.Layer<S
             )
           ]
         }))
-        for (const read of reads) assert.strictEqual(Option.getOrThrow(read).secret_key, "whsec-plain")
+        for (const read of reads) {
+          assert.strictEqual(Option.getOrThrow(read).secret_key, "whsec-plain")
+          assert.deepStrictEqual(Option.getOrThrow(read).headers, { Authorization: "Bearer endpoint-t0ken" })
+        }
 
         const updated = yield* sealed(WebhooksRepo.use((repo) =>
-          repo.update({ ...webhook, secret_key: "whsec-rotated", updated_at: at(1) })
+          repo.update({ ...webhook, secret_key: "whsec-rotated", headers: { "X-Key": "k2" }, updated_at: at(1) })
         ))
         assert.strictEqual(Option.getOrThrow(updated).secret_key, "whsec-rotated")
+        assert.deepStrictEqual(Option.getOrThrow(updated).headers, { "X-Key": "k2" })
         const restored = Option.getOrThrow(yield* (yield* WebhooksRepo).findById(project.id, webhook.id))
         assertCiphertext(restored.secret_key, "whsec-rotated")
+        assertCiphertext(restored.headers["X-Key"]!, "k2")
         const paused = yield* sealed(WebhooksRepo.use((repo) => repo.pause(project.id, webhook.id, at(2), "failure_rate")))
         assert.strictEqual(Option.getOrThrow(paused).secret_key, "whsec-rotated")
       }))
