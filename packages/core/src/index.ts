@@ -242,3 +242,7 @@ export * from "./erasure/MemoryContactErasure.ts"
 export * from "./voice/MemoryVoiceAgents.ts"
 export * from "./messaging/numbers/MemoryNumberOperations.ts"
 export * from "./broadcasts/MemoryBroadcasts.ts"
+// Narrow ports one capability owns and a higher one answers (wired in `Parley.ts`).
+export * from "./tenancy/CustomerNumbers.ts"
+export * from "./functions/FunctionReferrers.ts"
+export * from "./messaging/numbers/NumberDependents.ts"

@@ -20,3 +20,6 @@ export type { SimulatedNumber } from "./network/Bootstrap.ts"
 export type { SignupAnswer, SignupBusiness, SignupChoice, SignupNumber } from "./network/Signup.ts"
 export * from "./model/ModelSimulator.ts"
 export * as SimulatedUpstream from "./Upstream.ts"
+// Also by name (the declaration bundler refers to them from other entries' types).
+export { NetworkSimulator, SIMULATOR_APP_ID } from "./network/Simulator.ts"
+export { PROVISIONING_PREFIXES, SIGNUP_CATALOGUE } from "./network/Signup.ts"

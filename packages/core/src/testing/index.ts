@@ -37,3 +37,5 @@ export * from "./SentMessages.ts"
 export * from "./WorkflowKit.ts"
 export * from "./FlowScripts.ts"
 export * from "./Recording.ts"
+// The simulator the kit runs, by name (the declaration bundler refers to it from the kit's types).
+export { NetworkSimulator } from "../simulators/network/Simulator.ts"
