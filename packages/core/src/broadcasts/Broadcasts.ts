@@ -39,6 +39,8 @@ import {
 
 /** The sender's queue: payload `{ project_id, id }`; a hint, the record's status and lease decide. */
 export const SEND_QUEUE = "broadcasts.send"
+export const SendJob = Schema.Struct({ project_id: Schema.String, id: Schema.String })
+export type SendJob = typeof SendJob.Type
 
 /** Recipients per call (decisions 4.9). */
 export const MAX_RECIPIENTS_PER_CALL = 1000
@@ -212,7 +214,7 @@ export class Broadcasts extends Context.Service<Broadcasts, {
       })
 
       const enqueueSender = (b: BroadcastRecord, runAt?: number) =>
-        jobs.enqueue(SEND_QUEUE, { project_id: b.project_id, id: b.id }, {
+        jobs.enqueue(SEND_QUEUE, { project_id: b.project_id, id: b.id } satisfies SendJob, {
           runAt,
           // One queued start per broadcast and time: a repeat of the same request queues nothing more.
           dedupeKey: `broadcast:${b.id}:${b.status}:${b.scheduled_at ?? ""}`,

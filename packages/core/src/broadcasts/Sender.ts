@@ -37,12 +37,12 @@ import { MessageConfigs } from "../messaging/numbers/MessageConfigs.ts"
 import type { TemplateRecord } from "../messaging/templates/Template.ts"
 import { Templates } from "../messaging/templates/Templates.ts"
 import { BroadcastsRepo, type RecipientOutcome, type RecipientRetry } from "./BroadcastsRepo.ts"
-import { JobQueue } from "../ports/JobQueue.ts"
+import { decodingPayload, JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import { MessagingNetwork } from "../network/MessagingNetwork.ts"
 import { Ids } from "../shared/Ids.ts"
 import { type BroadcastRecord, type RecipientRecord, recipientMessageId, recipientSendKey, type StopReason } from "./Broadcast.ts"
-import { SEND_QUEUE } from "./Broadcasts.ts"
+import { SEND_QUEUE, SendJob } from "./Broadcasts.ts"
 
 export interface BroadcastSettingsShape {
   /** How long a sender's hold on a broadcast lasts without renewal. */
@@ -395,15 +395,12 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
   )
 }
 
-const SendJob = Schema.Struct({ project_id: Schema.String, id: Schema.String })
-
 /** The sender's job consumer and the sweep, for as long as the layer lives. */
 export const layerBroadcastsWorkers = Layer.effectDiscard(Effect.gen(function*() {
   const jobs = yield* JobQueue
   const sender = yield* BroadcastSender
   const { sweepIntervalMs } = yield* settingsFromConfig
-  yield* jobs.work(SEND_QUEUE, { concurrency: 16 }, (job) =>
-    Schema.decodeUnknownEffect(SendJob)(job.payload).pipe(Effect.flatMap((p) => sender.kick(p.project_id, p.id))))
+  yield* jobs.work(SEND_QUEUE, { concurrency: 16 }, decodingPayload(SendJob, (p) => sender.kick(p.project_id, p.id)))
   yield* sender.sweep.pipe(
     Effect.catchCause((cause) => Effect.logError("The broadcasts sweep failed", cause)),
     Effect.repeat(Schedule.spaced(sweepIntervalMs)),

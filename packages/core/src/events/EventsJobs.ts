@@ -9,15 +9,16 @@
  *   a week. Each run enqueues the next day's before working; the dedupe key
  *   names the day, so hosts sharing the queue keep one chain between them.
  */
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { EventDefinitionsRepo, EventsRepo } from "./EventsRepo.ts"
-import { JobQueue } from "../ports/JobQueue.ts"
+import { decodingPayload, JobQueue, SlotJob } from "../ports/JobQueue.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
 import { EventPlans } from "./EventPlans.ts"
 import { DAY_MS } from "./Rules.ts"
 
 export const EVENT_DEFINITION_DELETION_QUEUE = "events.definition-deletion"
+/** Daily (`SlotJob`). */
 export const EVENTS_MAINTENANCE_QUEUE = "events.maintenance"
 
 /** Rows removed per statement, so a large purge never holds one huge transaction. */
@@ -25,14 +26,8 @@ const BATCH = 1000
 /** Outbox entries older than this were never going to be taken: no consumer runs for their type. */
 const OUTBOX_KEEP_MS = 7 * DAY_MS
 
-interface DeletionPayload {
-  readonly project_id: string
-  readonly definition_id: string
-}
-
-const isDeletionPayload = (u: unknown): u is DeletionPayload =>
-  typeof u === "object" && u !== null && typeof (u as DeletionPayload).project_id === "string" &&
-  typeof (u as DeletionPayload).definition_id === "string"
+const DeletionPayload = Schema.Struct({ project_id: Schema.String, definition_id: Schema.String })
+type DeletionPayload = typeof DeletionPayload.Type
 
 /** Asks for the removal of a definition already marked pending deletion; one job per definition at a time. */
 export const requestDefinitionDeletion = (jobs: JobQueue["Service"], projectId: string, definitionId: string) =>
@@ -96,15 +91,10 @@ export const layerEventsWorkers = Layer.effectDiscard(Effect.gen(function*() {
     yield* Effect.logDebug("Events maintenance done").pipe(Effect.annotateLogs({ purged, pruned }))
   })
 
-  yield* jobs.work(EVENT_DEFINITION_DELETION_QUEUE, { concurrency: 2 }, (job) =>
-    isDeletionPayload(job.payload)
-      ? purgeDefinition(job.payload.project_id, job.payload.definition_id)
-      : Effect.logWarning("Dropped a definition deletion job without ids").pipe(Effect.annotateLogs({ jobId: job.id })))
+  yield* jobs.work(EVENT_DEFINITION_DELETION_QUEUE, { concurrency: 2 }, decodingPayload(DeletionPayload, (payload) =>
+    purgeDefinition(payload.project_id, payload.definition_id)))
 
-  yield* jobs.work(EVENTS_MAINTENANCE_QUEUE, { concurrency: 1 }, (job) => {
-    const slot = (job.payload as { readonly slot?: unknown } | undefined)?.slot
-    return maintenance(typeof slot === "number" ? slot : 0)
-  })
+  yield* jobs.work(EVENTS_MAINTENANCE_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (payload) => maintenance(payload.slot)))
 
   const today = Math.floor((yield* Clock.currentTimeMillis) / DAY_MS)
   yield* jobs.enqueue(EVENTS_MAINTENANCE_QUEUE, { slot: today }, { dedupeKey: `slot:${today}` })

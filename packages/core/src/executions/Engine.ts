@@ -27,7 +27,7 @@
  * finds one it did not write (the host that wrote it died) cannot know
  * whether the request left, and fails the step as in doubt.
  */
-import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Option } from "effect"
+import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
@@ -63,7 +63,12 @@ import { afterSend, performTool } from "./agent/Agent.ts"
 import { withAiValues } from "./ai/AiFields.ts"
 
 export const RUN_QUEUE = "executions.run"
+export const RunJob = Schema.Struct({ id: Schema.String })
+export type RunJob = typeof RunJob.Type
 export const TIMER_QUEUE = "executions.timer"
+/** A wait's timer: the run and the wait it was armed for. */
+export const TimerJob = Schema.Struct({ id: Schema.String, seq: Schema.Finite })
+export type TimerJob = typeof TimerJob.Type
 export const LEASE_MS = 60_000
 /** A run aborts after this many steps without entering `waiting` (decisions 2.2). */
 export const STEP_LIMIT = 200
@@ -108,11 +113,6 @@ export class ExecutionsSettings extends Context.Reference<ExecutionsSettingsShap
       }
     }).pipe(Effect.orDie)
   )
-}
-
-export interface TimerJob {
-  readonly id: string
-  readonly seq: number
 }
 
 /** What one step writes: the transition, the secrets its events may hold, the child it creates. */
@@ -779,7 +779,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           // The slice starts first, the job's round trip beside it. The job is the durability of an unleased run: if
           // this process dies mid-slice, another host runs it.
           forkSlice(runSlice(id).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
-          if (options?.leased !== true) yield* jobs.enqueue(RUN_QUEUE, { id }, { dedupeKey: `run:${id}` })
+          if (options?.leased !== true) yield* jobs.enqueue(RUN_QUEUE, { id } satisfies RunJob, { dedupeKey: `run:${id}` })
         })
 
       const fire = Effect.fn("ExecutionEngine.fire")(function*(job: TimerJob) {

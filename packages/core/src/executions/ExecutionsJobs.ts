@@ -20,15 +20,12 @@
  * drops step events older than 90 days (decisions 4.2: records live as long
  * as their workflow, their step logs do not).
  */
-import { Clock, Effect, Layer, Schedule, Schema } from "effect"
+import { Clock, Effect, Layer, Schedule } from "effect"
 import { ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
-import { JobQueue } from "../ports/JobQueue.ts"
-import { ExecutionEngine, ExecutionsSettings, RUN_QUEUE, TIMER_QUEUE } from "./Engine.ts"
+import { decodingPayload, JobQueue, SlotJob } from "../ports/JobQueue.ts"
+import { ExecutionEngine, ExecutionsSettings, RUN_QUEUE, RunJob, TIMER_QUEUE, TimerJob } from "./Engine.ts"
 
-const RunJob = Schema.Struct({ id: Schema.String })
-const TimerJob = Schema.Struct({ id: Schema.String, seq: Schema.Finite })
-const MaintenanceJob = Schema.Struct({ slot: Schema.Finite })
-
+/** Daily (`SlotJob`). */
 export const MAINTENANCE_QUEUE = "executions.maintenance"
 /** How long step events are kept. */
 export const STEP_EVENTS_KEEP_MS = 90 * 24 * 60 * 60 * 1000
@@ -73,10 +70,8 @@ export const layerExecutionsWorkers = Layer.effectDiscard(Effect.gen(function*()
   const jobs = yield* JobQueue
   const engine = yield* ExecutionEngine
   const { sweepIntervalMs } = yield* ExecutionsSettings
-  yield* jobs.work(RUN_QUEUE, { concurrency: 16 }, (job) =>
-    Schema.decodeUnknownEffect(RunJob)(job.payload).pipe(Effect.flatMap((p) => engine.runSlice(p.id))))
-  yield* jobs.work(TIMER_QUEUE, { concurrency: 16 }, (job) =>
-    Schema.decodeUnknownEffect(TimerJob)(job.payload).pipe(Effect.flatMap(engine.fire)))
+  yield* jobs.work(RUN_QUEUE, { concurrency: 16 }, decodingPayload(RunJob, (p) => engine.runSlice(p.id)))
+  yield* jobs.work(TIMER_QUEUE, { concurrency: 16 }, decodingPayload(TimerJob, (p) => engine.fire(p)))
   const maintenance = Effect.fn("ExecutionsJobs.maintenance")(function*(slot: number) {
     const now = yield* Clock.currentTimeMillis
     const next = Math.max(slot, Math.floor(now / DAY_MS)) + 1
@@ -85,11 +80,8 @@ export const layerExecutionsWorkers = Layer.effectDiscard(Effect.gen(function*()
     yield* Effect.logDebug("Executions maintenance done").pipe(Effect.annotateLogs({ pruned }))
   })
   const stepEvents = yield* StepEventsRepo
-  yield* jobs.work(MAINTENANCE_QUEUE, { concurrency: 1 }, (job) =>
-    Schema.decodeUnknownEffect(MaintenanceJob)(job.payload).pipe(
-      Effect.flatMap((p) => maintenance(p.slot)),
-      Effect.provideService(StepEventsRepo, stepEvents)
-    ))
+  yield* jobs.work(MAINTENANCE_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (p) =>
+    maintenance(p.slot).pipe(Effect.provideService(StepEventsRepo, stepEvents))))
   const today = Math.floor((yield* Clock.currentTimeMillis) / DAY_MS)
   yield* jobs.enqueue(MAINTENANCE_QUEUE, { slot: today }, { dedupeKey: `slot:${today}` })
 

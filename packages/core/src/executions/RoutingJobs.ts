@@ -7,20 +7,20 @@
  * whose timer was lost). Subscribers must be in place before the relay takes
  * the outbox: `Parley.layerWorkers` provides this layer to the relay.
  */
-import { Clock, Effect, Layer, Schema } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { MSG_MESSAGE_RECEIVED } from "../messaging/DomainEvents.ts"
 import { DomainEventSubscribers } from "../outbox/Relay.ts"
-import { JobQueue } from "../ports/JobQueue.ts"
+import { decodingPayload, JobQueue, SlotJob } from "../ports/JobQueue.ts"
 import { PROJECT_EVENT_RECORDED } from "../events/Event.ts"
 import { EventTriggers } from "./EventTriggers.ts"
 import { Observers } from "./Observers.ts"
 import { DEBOUNCE_QUEUE, DebounceJob, InboundRouting } from "./Routing.ts"
 import { EVENT_TRIGGERS_SUBSCRIBER, MSG_EVENT_TYPES, ROUTING_SUBSCRIBER } from "./TriggerIndex.ts"
 
+/** Every minute (`SlotJob`). */
 export const DEBOUNCE_SWEEP_QUEUE = "executions.debounce-sweep"
 
 const MINUTE_MS = 60_000
-const Slot = Schema.Struct({ slot: Schema.Finite })
 
 export const layerRoutingWorkers = Layer.effectDiscard(Effect.gen(function*() {
   const jobs = yield* JobQueue
@@ -39,8 +39,7 @@ export const layerRoutingWorkers = Layer.effectDiscard(Effect.gen(function*() {
     concurrency: 16
   })
 
-  yield* jobs.work(DEBOUNCE_QUEUE, { concurrency: 16 }, (job) =>
-    Schema.decodeUnknownEffect(DebounceJob)(job.payload).pipe(Effect.flatMap(routing.release)))
+  yield* jobs.work(DEBOUNCE_QUEUE, { concurrency: 16 }, decodingPayload(DebounceJob, (p) => routing.release(p)))
 
   const sweep = Effect.fn("RoutingJobs.sweep")(function*(slot: number) {
     const now = yield* Clock.currentTimeMillis
@@ -48,12 +47,7 @@ export const layerRoutingWorkers = Layer.effectDiscard(Effect.gen(function*() {
     yield* jobs.enqueue(DEBOUNCE_SWEEP_QUEUE, { slot: next }, { runAt: next * MINUTE_MS, dedupeKey: `minute:${next}` })
     yield* routing.sweep
   })
-  yield* jobs.work(DEBOUNCE_SWEEP_QUEUE, { concurrency: 1 }, (job) =>
-    Schema.decodeUnknownEffect(Slot)(job.payload).pipe(
-      Effect.map((p) => p.slot),
-      Effect.orElseSucceed(() => 0),
-      Effect.flatMap(sweep)
-    ))
+  yield* jobs.work(DEBOUNCE_SWEEP_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (p) => sweep(p.slot)))
   const minute = Math.floor((yield* Clock.currentTimeMillis) / MINUTE_MS)
   yield* jobs.enqueue(DEBOUNCE_SWEEP_QUEUE, { slot: minute }, { dedupeKey: `minute:${minute}` })
 }))

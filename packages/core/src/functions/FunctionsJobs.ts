@@ -10,8 +10,8 @@
  *   asks again for deployments still in progress (their job was lost with a
  *   host; a live one is deduped).
  */
-import { Cause, Clock, Effect, Layer, Option } from "effect"
-import { JobQueue } from "../ports/JobQueue.ts"
+import { Cause, Clock, Effect, Layer, Option, Schema } from "effect"
+import { decodingPayload, JobQueue, SlotJob } from "../ports/JobQueue.ts"
 import { nowIso } from "../shared/Time.ts"
 import { FunctionBounds, functionRuntimeLimitsOf } from "./Function.ts"
 import { FunctionKv } from "./FunctionKv.ts"
@@ -19,20 +19,15 @@ import { FunctionDeployError, FunctionRuntime } from "./FunctionRuntime.ts"
 import { FunctionInvocationsRepo, FunctionsRepo } from "./FunctionsRepo.ts"
 
 export const FUNCTION_DEPLOY_QUEUE = "functions.deploy"
+/** Daily (`SlotJob`). */
 export const FUNCTIONS_MAINTENANCE_QUEUE = "functions.maintenance"
 
 const DAY_MS = 24 * 60 * 60 * 1000
 const BATCH = 1000
 const DEPLOY_RETRIES = 3
 
-interface DeployPayload {
-  readonly function_id: string
-  readonly deployment_id: string
-}
-
-const isDeployPayload = (u: unknown): u is DeployPayload =>
-  typeof u === "object" && u !== null && typeof (u as DeployPayload).function_id === "string" &&
-  typeof (u as DeployPayload).deployment_id === "string"
+const DeployPayload = Schema.Struct({ function_id: Schema.String, deployment_id: Schema.String })
+type DeployPayload = typeof DeployPayload.Type
 
 /** Asks for a deployment to run; one job per deployment at a time. */
 export const requestDeploy = (jobs: JobQueue["Service"], functionId: string, deploymentId: string) =>
@@ -144,15 +139,10 @@ export const layerFunctionsWorkers = Layer.effectDiscard(Effect.gen(function*() 
     )
   })
 
-  yield* jobs.work(FUNCTION_DEPLOY_QUEUE, { concurrency: 4 }, (job) =>
-    isDeployPayload(job.payload)
-      ? deployJob(job.payload, job.attempt)
-      : Effect.logWarning("Dropped a function deploy job without ids").pipe(Effect.annotateLogs({ jobId: job.id })))
+  yield* jobs.work(FUNCTION_DEPLOY_QUEUE, { concurrency: 4 }, decodingPayload(DeployPayload, (payload, job) =>
+    deployJob(payload, job.attempt)))
 
-  yield* jobs.work(FUNCTIONS_MAINTENANCE_QUEUE, { concurrency: 1 }, (job) => {
-    const slot = (job.payload as { readonly slot?: unknown } | undefined)?.slot
-    return maintenance(typeof slot === "number" ? slot : 0)
-  })
+  yield* jobs.work(FUNCTIONS_MAINTENANCE_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (payload) => maintenance(payload.slot)))
 
   const today = Math.floor((yield* Clock.currentTimeMillis) / DAY_MS)
   yield* jobs.enqueue(FUNCTIONS_MAINTENANCE_QUEUE, { slot: today }, { dedupeKey: `slot:${today}` })

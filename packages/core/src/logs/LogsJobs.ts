@@ -3,17 +3,16 @@
  * older than `LogSettings.retentionDays` (14 by default), `PRUNE_BATCH` at a time, so a large backlog goes in
  * bounded deletes; an entry is kept between the retention and a day more.
  */
-import { Clock, Effect, Layer, Schema } from "effect"
-import { JobQueue } from "../ports/JobQueue.ts"
+import { Clock, Effect, Layer } from "effect"
+import { decodingPayload, JobQueue, SlotJob } from "../ports/JobQueue.ts"
 import { LogSearch } from "./LogSearch.ts"
 import { LogSettings } from "./LogRecorder.ts"
 
+/** Daily (`SlotJob`). */
 export const LOGS_MAINTENANCE_QUEUE = "logs.maintenance"
 const DAY_MS = 24 * 60 * 60 * 1000
 /** Entries deleted per statement. */
 const PRUNE_BATCH = 10_000
-
-const MaintenanceJob = Schema.Struct({ slot: Schema.Finite })
 
 /** Deletes the entries older than the retention, batch after batch; answers how many. */
 export const pruneLogEntries = Effect.gen(function*() {
@@ -38,8 +37,7 @@ export const layerLogsWorkers = Layer.effectDiscard(Effect.gen(function*() {
     const pruned = yield* pruneLogEntries.pipe(Effect.provideContext(context))
     yield* Effect.logDebug("Log search maintenance done").pipe(Effect.annotateLogs({ pruned }))
   })
-  yield* jobs.work(LOGS_MAINTENANCE_QUEUE, { concurrency: 1 }, (job) =>
-    Schema.decodeUnknownEffect(MaintenanceJob)(job.payload).pipe(Effect.flatMap((p) => maintenance(p.slot))))
+  yield* jobs.work(LOGS_MAINTENANCE_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (p) => maintenance(p.slot)))
   const today = Math.floor((yield* Clock.currentTimeMillis) / DAY_MS)
   yield* jobs.enqueue(LOGS_MAINTENANCE_QUEUE, { slot: today }, { dedupeKey: `slot:${today}` })
 }))

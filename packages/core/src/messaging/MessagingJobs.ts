@@ -17,7 +17,7 @@
  */
 import { Cause, Clock, Duration, Effect, Layer, Option, Predicate, Redacted, Schema } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
-import { JobQueue } from "../ports/JobQueue.ts"
+import { decodingPayload, JobQueue, SlotJob } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
 import { ConversationsRepo, UpstreamInboxRepo } from "./MessagingRepo.ts"
 import { MessageConfigs } from "./numbers/MessageConfigs.ts"
@@ -27,11 +27,12 @@ import {
   armInactivity,
   CONVERSATION_IDLE_MS,
   CONVERSATION_INACTIVITY_QUEUE,
-  type ForwardJob,
-  type InactivityJob,
-  type InboxJob,
+  ForwardJob,
+  InactivityJob,
+  InboxJob,
   MESSAGING_MAINTENANCE_QUEUE,
   NUMBER_REFRESH_QUEUE,
+  NumberRefreshJob,
   requestInboxProcessing,
   UPSTREAM_FORWARD_QUEUE,
   UPSTREAM_INBOX_QUEUE
@@ -59,11 +60,6 @@ const forwardReason = (cause: Cause.Cause<unknown>): string => {
     return `HTTP ${(reason.response as { readonly status: number }).status}`
   }
   return Predicate.hasProperty(reason, "_tag") ? String(reason._tag) : "transport failure"
-}
-
-const field = (payload: unknown, key: string): string | undefined => {
-  const value = (payload as Record<string, unknown> | undefined)?.[key]
-  return typeof value === "string" ? value : undefined
 }
 
 export const layerMessagingWorkers = Layer.effectDiscard(Effect.gen(function*() {
@@ -123,39 +119,17 @@ export const layerMessagingWorkers = Layer.effectDiscard(Effect.gen(function*() 
   })
 
   // Two payloads at a time, four updates each: the acknowledging path keeps connections of the pool free.
-  yield* jobs.work(UPSTREAM_INBOX_QUEUE, { concurrency: 2 }, (job) => {
-    const id = field(job.payload, "inbox_id")
+  yield* jobs.work(UPSTREAM_INBOX_QUEUE, { concurrency: 2 }, decodingPayload(InboxJob, (payload, job) =>
     // The last attempt closes the entry whatever failed, so one poisoned update never blocks it forever.
-    return id === undefined
-      ? Effect.logWarning("Dropped an inbox job without an id")
-      : ingestion.process(id, { final: job.attempt >= 5 }).pipe(Effect.asVoid)
-  })
-  yield* jobs.work(UPSTREAM_FORWARD_QUEUE, { concurrency: 4 }, (job) => {
-    const payload = job.payload as Partial<ForwardJob> | undefined
-    return typeof payload?.inbox_id === "string" && typeof payload.msg_config_id === "string"
-      ? forward({ inbox_id: payload.inbox_id, msg_config_id: payload.msg_config_id })
-      : Effect.logWarning("Dropped a forward job without ids")
-  })
-  yield* jobs.work(CONVERSATION_INACTIVITY_QUEUE, { concurrency: 4 }, (job) => {
-    const projectId = field(job.payload, "project_id")
-    const conversationId = field(job.payload, "conversation_id")
-    return projectId === undefined || conversationId === undefined
-      ? Effect.logWarning("Dropped an inactivity job without ids")
-      : inactivity({ project_id: projectId, conversation_id: conversationId })
-  })
-  yield* jobs.work(NUMBER_REFRESH_QUEUE, { concurrency: 2 }, (job) => {
-    const id = field(job.payload, "msg_config_id")
-    return id === undefined
-      ? Effect.void
-      : Effect.flatMap(configs.findLiveById(id), Option.match({
-        onNone: () => Effect.void,
-        onSome: (config) => Effect.asVoid(numbers.refreshFacts(config))
-      }))
-  })
-  yield* jobs.work(MESSAGING_MAINTENANCE_QUEUE, { concurrency: 1 }, (job) => {
-    const slot = (job.payload as { readonly slot?: unknown } | undefined)?.slot
-    return maintenance(typeof slot === "number" ? slot : 0)
-  })
+    ingestion.process(payload.inbox_id, { final: job.attempt >= 5 }).pipe(Effect.asVoid)))
+  yield* jobs.work(UPSTREAM_FORWARD_QUEUE, { concurrency: 4 }, decodingPayload(ForwardJob, forward))
+  yield* jobs.work(CONVERSATION_INACTIVITY_QUEUE, { concurrency: 4 }, decodingPayload(InactivityJob, inactivity))
+  yield* jobs.work(NUMBER_REFRESH_QUEUE, { concurrency: 2 }, decodingPayload(NumberRefreshJob, (payload) =>
+    Effect.flatMap(configs.findLiveById(payload.msg_config_id), Option.match({
+      onNone: () => Effect.void,
+      onSome: (config) => Effect.asVoid(numbers.refreshFacts(config))
+    }))))
+  yield* jobs.work(MESSAGING_MAINTENANCE_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (payload) => maintenance(payload.slot)))
   const current = Math.floor((yield* Clock.currentTimeMillis) / MAINTENANCE_EVERY_MS)
   yield* jobs.enqueue(MESSAGING_MAINTENANCE_QUEUE, { slot: current }, { dedupeKey: `slot:${current}` })
 

@@ -2,7 +2,7 @@
  * The job queues of messaging and the enqueue helpers the services use after
  * their transactions commit (the workers live in `MessagingJobs.ts`).
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type { JobQueue } from "../ports/JobQueue.ts"
 import type { ConversationRecord } from "./Message.ts"
 
@@ -14,25 +14,23 @@ export const UPSTREAM_FORWARD_QUEUE = "messaging.upstream-forward"
 export const CONVERSATION_INACTIVITY_QUEUE = "messaging.conversation-inactivity"
 /** Read a number's facts from the network again: `{ msg_config_id }`. */
 export const NUMBER_REFRESH_QUEUE = "messaging.number-refresh"
-/** Every 10 minutes: lost inbox jobs, idle conversations, old inbox entries. */
+/** Every 10 minutes (`SlotJob`): lost inbox jobs, idle conversations, old inbox entries. */
 export const MESSAGING_MAINTENANCE_QUEUE = "messaging.maintenance"
 
 /** A conversation ends after this long without a message in either direction (decisions 3.5). */
 export const CONVERSATION_IDLE_MS = 24 * 60 * 60 * 1000
 
-export interface InboxJob {
-  readonly inbox_id: string
-}
+export const InboxJob = Schema.Struct({ inbox_id: Schema.String })
+export type InboxJob = typeof InboxJob.Type
 
-export interface ForwardJob {
-  readonly inbox_id: string
-  readonly msg_config_id: string
-}
+export const ForwardJob = Schema.Struct({ inbox_id: Schema.String, msg_config_id: Schema.String })
+export type ForwardJob = typeof ForwardJob.Type
 
-export interface InactivityJob {
-  readonly project_id: string
-  readonly conversation_id: string
-}
+export const InactivityJob = Schema.Struct({ project_id: Schema.String, conversation_id: Schema.String })
+export type InactivityJob = typeof InactivityJob.Type
+
+export const NumberRefreshJob = Schema.Struct({ msg_config_id: Schema.String })
+export type NumberRefreshJob = typeof NumberRefreshJob.Type
 
 export const requestInboxProcessing = (jobs: JobQueue["Service"], inboxId: string) =>
   jobs.enqueue(UPSTREAM_INBOX_QUEUE, { inbox_id: inboxId } satisfies InboxJob, {

@@ -7,8 +7,8 @@
  * model and updates the message. A message recorded while no model is
  * configured keeps no transcript.
  */
-import { Clock, Config, Context, Effect, Layer, Option, Predicate } from "effect"
-import { JobQueue } from "../ports/JobQueue.ts"
+import { Clock, Config, Context, Effect, Layer, Option, Schema } from "effect"
+import { decodingPayload, JobQueue } from "../ports/JobQueue.ts"
 import { LanguageModels } from "../ai/LanguageModels.ts"
 import { MediaRepo, MessagesRepo } from "./MessagingRepo.ts"
 import type { MessageRecord } from "./Message.ts"
@@ -36,10 +36,8 @@ export const layerTranscriptionModelConfig = Layer.effect(
   })
 )
 
-interface TranscriptJob {
-  readonly project_id: string
-  readonly message_id: string
-}
+const TranscriptJob = Schema.Struct({ project_id: Schema.String, message_id: Schema.String })
+type TranscriptJob = typeof TranscriptJob.Type
 
 /** Queues the transcript of `message` when it is an inbound audio message with a stored file and a model is set. */
 export const requestTranscript = (jobs: JobQueue["Service"], model: string | null, message: MessageRecord) =>
@@ -50,9 +48,6 @@ export const requestTranscript = (jobs: JobQueue["Service"], model: string | nul
       { project_id: message.project_id, message_id: message.id } satisfies TranscriptJob,
       { dedupeKey: message.id, retryLimit: 5, retryDelayMs: 5_000 }
     ))
-
-const field = (payload: unknown, key: string): string | undefined =>
-  Predicate.hasProperty(payload, key) && typeof payload[key] === "string" ? payload[key] : undefined
 
 /** The job's consumer, for as long as the layer lives; the model is looked up by name at each job. */
 export const layerVoiceNoteWorkers = Layer.effectDiscard(Effect.gen(function*() {
@@ -93,11 +88,5 @@ export const layerVoiceNoteWorkers = Layer.effectDiscard(Effect.gen(function*() 
       })
     })
 
-  yield* jobs.work(VOICE_TRANSCRIPT_QUEUE, { concurrency: 2 }, (job) => {
-    const projectId = field(job.payload, "project_id")
-    const messageId = field(job.payload, "message_id")
-    return projectId === undefined || messageId === undefined
-      ? Effect.logWarning("Dropped a voice transcript job without ids")
-      : transcribe({ project_id: projectId, message_id: messageId })
-  })
+  yield* jobs.work(VOICE_TRANSCRIPT_QUEUE, { concurrency: 2 }, decodingPayload(TranscriptJob, transcribe))
 }))

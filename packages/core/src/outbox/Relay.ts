@@ -25,10 +25,10 @@
  * holds at most `RELAY_JOB_MAX_BYTES` of entries. Hosts sharing a database each run a relay;
  * `SKIP LOCKED` keeps their takes apart.
  */
-import { Cause, Context, Effect, Exit, Latch, Layer, type Scope, Semaphore } from "effect"
+import { Cause, Context, Effect, Exit, Latch, Layer, Schema, type Scope, Semaphore } from "effect"
 import { createHash } from "node:crypto"
-import { JobQueue } from "../ports/JobQueue.ts"
-import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
+import { decodingPayload, JobQueue } from "../ports/JobQueue.ts"
+import { DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { DomainEventInterest } from "./Interest.ts"
 
@@ -112,6 +112,8 @@ const BATCHES_AT_ONCE = 8
 
 /** The queue of a subscriber's jobs. */
 export const subscriberQueue = (name: string) => `outbox.${name}`
+/** A subscriber job's payload: a batch, or one entry (a job queued by a host from before batches). */
+export const RelayJob = Schema.Union([Schema.Array(DomainEvent), DomainEvent])
 
 const validName = /^[a-z0-9][a-z0-9_-]*$/
 
@@ -159,20 +161,20 @@ export class DomainEventSubscribers extends Context.Service<DomainEventSubscribe
         const queue = subscriberQueue(name)
         const handling = yield* Semaphore.make(options?.concurrency ?? 8)
         const handle = handling.withPermits(1)
-        yield* jobs.work(queue, { concurrency: BATCHES_AT_ONCE }, (job) =>
+        yield* jobs.work(queue, { concurrency: BATCHES_AT_ONCE }, decodingPayload(RelayJob, (payload, job) =>
           // A batch, or one entry: a job queued by a host from before batches.
-          Array.isArray(job.payload)
+          Array.isArray(payload)
             ? Effect.gen(function*() {
               // Every entry gets its turn; one failure fails the job after the others ran, and the retry runs all.
               const exits = yield* Effect.forEach(
-                job.payload as ReadonlyArray<DomainEvent>,
+                payload as ReadonlyArray<DomainEvent>,
                 (entry) => Effect.exit(handle(handler(entry, job.attempt))),
                 { concurrency: "unbounded" }
               )
               const failed = exits.find(Exit.isFailure)
               if (failed !== undefined) return yield* Effect.failCause(failed.cause)
             })
-            : handle(handler(job.payload as DomainEvent, job.attempt)))
+            : handle(handler(payload as DomainEvent, job.attempt))))
         subscriptions.set(name, { name, types: [...new Set(types)], queue })
         yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.delete(name)))
       })

@@ -5,7 +5,7 @@
  * every host sharing the store. A failed attempt is retried with backoff until
  * its retry limit is spent.
  */
-import { Context, type Effect, type Scope } from "effect"
+import { Context, Data, Effect, Schema, type Scope } from "effect"
 
 export interface EnqueueOptions {
   /** Epoch milliseconds before which the job does not start (a timer). */
@@ -53,3 +53,44 @@ export class JobQueue extends Context.Service<JobQueue, {
    */
   readonly eraseMentions: (terms: ReadonlyArray<string>, limit: number) => Effect.Effect<number>
 }>()("@parley/core/ports/JobQueue") {}
+
+/**
+ * The payload of every chained periodic queue (`*.maintenance`, `*.sweep`): the slot (day, minute, ...) the job
+ * was armed for.
+ */
+export const SlotJob = Schema.Struct({ slot: Schema.Finite })
+export type SlotJob = typeof SlotJob.Type
+
+/** A job whose payload is not what its queue's Schema says: the attempt fails with it. */
+export class JobPayloadInvalid extends Data.TaggedError("JobPayloadInvalid")<{
+  readonly queue: string
+  readonly jobId: string
+  readonly issue: string
+}> {
+  override get message() {
+    return `job ${this.jobId} of ${this.queue}: payload does not decode: ${this.issue}`
+  }
+}
+
+/**
+ * A worker's handler over the decoded payload: the one place a queue's payload is read. A payload that does not
+ * decode with `schema` is logged and fails the attempt with `JobPayloadInvalid` (the queue retries it, then
+ * gives up), never reaching `handler`.
+ */
+export const decodingPayload = <S extends Schema.Decoder<unknown>, E, R>(
+  schema: S,
+  handler: (payload: S["Type"], job: Job) => Effect.Effect<void, E, R>
+) => {
+  const decode = Schema.decodeUnknownEffect(schema)
+  return (job: Job): Effect.Effect<void, E | JobPayloadInvalid, R | S["DecodingServices"]> =>
+    decode(job.payload).pipe(
+      Effect.catchTag("SchemaError", (error) => {
+        const invalid = new JobPayloadInvalid({ queue: job.queue, jobId: job.id, issue: error.message })
+        return Effect.logWarning("A job's payload does not decode").pipe(
+          Effect.annotateLogs({ queue: job.queue, jobId: job.id, attempt: job.attempt, issue: invalid.issue }),
+          Effect.andThen(Effect.fail(invalid))
+        )
+      }),
+      Effect.flatMap((payload) => handler(payload, job))
+    )
+}

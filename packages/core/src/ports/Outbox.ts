@@ -8,7 +8,7 @@
  * Consumers `take` entries inside their own transaction: entries taken are
  * gone for everyone else, and come back if the consumer's transaction fails.
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
 
 export interface DomainEvent {
   readonly id: string
@@ -20,6 +20,15 @@ export interface DomainEvent {
   readonly payload: unknown
   readonly created_at: string
 }
+
+/** A domain event as it travels in a job (the relay's subscriber queues). */
+export const DomainEvent: Schema.Codec<DomainEvent> = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.NullOr(Schema.String),
+  type: Schema.String,
+  payload: Schema.Unknown,
+  created_at: Schema.String
+})
 
 export class Outbox extends Context.Service<Outbox, {
   readonly append: (event: DomainEvent) => Effect.Effect<void>

@@ -16,7 +16,7 @@
  *   or at once when full.
  * - After a final outcome, a webhook with `auto_pause` may be paused.
  */
-import { Clock, Context, Effect, FiberSet, Layer, Option, Semaphore } from "effect"
+import { Clock, Context, Effect, FiberSet, Layer, Option, Schema, Semaphore } from "effect"
 import { JobQueue } from "../ports/JobQueue.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -77,16 +77,16 @@ const SWEEP_GRACE_MS = 60_000
 const INLINE_FIRST_ATTEMPTS = 512
 const SWEEP_BATCH = 500
 
-export interface AttemptJob {
-  readonly project_id: string
-  readonly delivery_id: string
+export const AttemptJob = Schema.Struct({
+  project_id: Schema.String,
+  delivery_id: Schema.String,
   /** The attempt this job makes (1 for the first): a job for an attempt already recorded does nothing. */
-  readonly attempt: number
-}
+  attempt: Schema.Finite
+})
+export type AttemptJob = typeof AttemptJob.Type
 
-export interface FlushJob {
-  readonly buffer_id: string
-}
+export const FlushJob = Schema.Struct({ buffer_id: Schema.String })
+export type FlushJob = typeof FlushJob.Type
 
 interface Outcome {
   readonly status: number | null

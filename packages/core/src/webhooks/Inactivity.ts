@@ -17,7 +17,7 @@
  *   Otherwise one delivery through `WebhookDeliveries.deliver`, source key
  *   `inactive:<conversation>:<message>`: once per (webhook, quiet period).
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { type ConversationActivityPayload, v2Conversation } from "../messaging/DomainEvents.ts"
 import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import { ConversationsRepo, MessagesRepo } from "../messaging/MessagingRepo.ts"
@@ -37,19 +37,14 @@ export const INACTIVITY_SUBSCRIBER = "webhooks-inactivity"
 const MINUTE_MS = 60_000
 const JOB_RETRIES = { retryLimit: 5, retryDelayMs: 5_000 }
 
-export interface InactivityJob {
-  readonly project_id: string
-  readonly webhook_id: string
-  readonly conversation_id: string
+export const InactivityJob = Schema.Struct({
+  project_id: Schema.String,
+  webhook_id: Schema.String,
+  conversation_id: Schema.String,
   /** Parley's id of the message that started the quiet period. */
-  readonly message_id: string
-}
-
-export const isInactivityJob = (u: unknown): u is InactivityJob =>
-  typeof u === "object" && u !== null &&
-  ["project_id", "webhook_id", "conversation_id", "message_id"].every((k) =>
-    typeof (u as Record<string, unknown>)[k] === "string"
-  )
+  message_id: Schema.String
+})
+export type InactivityJob = typeof InactivityJob.Type
 
 const isActivity = (u: unknown): u is ConversationActivityPayload =>
   typeof u === "object" && u !== null &&

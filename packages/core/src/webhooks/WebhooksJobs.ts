@@ -14,13 +14,14 @@
  *   attempts and flushes whose job was lost between a commit and its enqueue.
  */
 import { Clock, Effect, Layer } from "effect"
-import { JobQueue } from "../ports/JobQueue.ts"
+import { decodingPayload, JobQueue, SlotJob } from "../ports/JobQueue.ts"
 import { DomainEventSubscribers } from "../outbox/Relay.ts"
-import { type AttemptJob, BUFFER_FLUSH_QUEUE, DELIVERY_QUEUE, type FlushJob, WebhookDeliveries } from "./Deliveries.ts"
+import { AttemptJob, BUFFER_FLUSH_QUEUE, DELIVERY_QUEUE, FlushJob, WebhookDeliveries } from "./Deliveries.ts"
 import { WEBHOOK_SOURCE_TYPES } from "./Payloads.ts"
-import { INACTIVITY_QUEUE, INACTIVITY_SUBSCRIBER, isInactivityJob, makeWebhookInactivity } from "./Inactivity.ts"
+import { INACTIVITY_QUEUE, INACTIVITY_SUBSCRIBER, InactivityJob, makeWebhookInactivity } from "./Inactivity.ts"
 import { MSG_CONVERSATION_ACTIVITY } from "../messaging/DomainEvents.ts"
 
+/** Daily and every minute (`SlotJob`). */
 export const WEBHOOKS_MAINTENANCE_QUEUE = "webhooks.maintenance"
 export const WEBHOOKS_SWEEP_QUEUE = "webhooks.sweep"
 export const WEBHOOKS_SUBSCRIBER = "webhooks"
@@ -35,13 +36,6 @@ export interface WebhooksWorkersOptions {
    */
   readonly deliveryConcurrency?: number | undefined
 }
-
-const isAttemptJob = (u: unknown): u is AttemptJob =>
-  typeof u === "object" && u !== null && typeof (u as AttemptJob).delivery_id === "string" &&
-  typeof (u as AttemptJob).project_id === "string" && typeof (u as AttemptJob).attempt === "number"
-
-const isFlushJob = (u: unknown): u is FlushJob =>
-  typeof u === "object" && u !== null && typeof (u as FlushJob).buffer_id === "string"
 
 /** Subscribes webhooks to the relay and works their queues for the life of the layer. */
 export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
@@ -58,20 +52,15 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
     // `msg.conversation.inactive`: timers armed by every stored message (see `Inactivity.ts`).
     const inactivity = yield* makeWebhookInactivity
     yield* subscribers.subscribe(INACTIVITY_SUBSCRIBER, [MSG_CONVERSATION_ACTIVITY], inactivity.arm, { concurrency: 8 })
-    yield* jobs.work(INACTIVITY_QUEUE, { concurrency: 8 }, (job) =>
-      isInactivityJob(job.payload)
-        ? inactivity.fire(job.payload)
-        : Effect.logWarning("Dropped a webhook inactivity job without its ids").pipe(Effect.annotateLogs({ jobId: job.id })))
+    yield* jobs.work(INACTIVITY_QUEUE, { concurrency: 8 }, decodingPayload(InactivityJob, (payload) => inactivity.fire(payload)))
 
-    yield* jobs.work(DELIVERY_QUEUE, { concurrency: options.deliveryConcurrency ?? 128 }, (job) =>
-      isAttemptJob(job.payload)
-        ? deliveries.attempt(job.payload)
-        : Effect.logWarning("Dropped a webhook delivery job without its ids").pipe(Effect.annotateLogs({ jobId: job.id })))
+    yield* jobs.work(
+      DELIVERY_QUEUE,
+      { concurrency: options.deliveryConcurrency ?? 128 },
+      decodingPayload(AttemptJob, (payload) => deliveries.attempt(payload))
+    )
 
-    yield* jobs.work(BUFFER_FLUSH_QUEUE, { concurrency: 4 }, (job) =>
-      isFlushJob(job.payload)
-        ? deliveries.flush(job.payload)
-        : Effect.logWarning("Dropped a webhook buffer job without its id").pipe(Effect.annotateLogs({ jobId: job.id })))
+    yield* jobs.work(BUFFER_FLUSH_QUEUE, { concurrency: 4 }, decodingPayload(FlushJob, (payload) => deliveries.flush(payload)))
 
     const maintenance = Effect.fn("WebhooksJobs.maintenance")(function*(slot: number) {
       const now = yield* Clock.currentTimeMillis
@@ -81,10 +70,7 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
       yield* Effect.logDebug("Webhooks maintenance done").pipe(Effect.annotateLogs({ pruned }))
     })
 
-    yield* jobs.work(WEBHOOKS_MAINTENANCE_QUEUE, { concurrency: 1 }, (job) => {
-      const slot = (job.payload as { readonly slot?: unknown } | undefined)?.slot
-      return maintenance(typeof slot === "number" ? slot : 0)
-    })
+    yield* jobs.work(WEBHOOKS_MAINTENANCE_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (payload) => maintenance(payload.slot)))
 
     const sweep = Effect.fn("WebhooksJobs.sweep")(function*(slot: number) {
       const now = yield* Clock.currentTimeMillis
@@ -93,10 +79,7 @@ export const layerWebhooksWorkers = (options: WebhooksWorkersOptions = {}) =>
       yield* deliveries.sweep
     })
 
-    yield* jobs.work(WEBHOOKS_SWEEP_QUEUE, { concurrency: 1 }, (job) => {
-      const slot = (job.payload as { readonly slot?: unknown } | undefined)?.slot
-      return sweep(typeof slot === "number" ? slot : 0)
-    })
+    yield* jobs.work(WEBHOOKS_SWEEP_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (payload) => sweep(payload.slot)))
 
     const now = yield* Clock.currentTimeMillis
     const today = Math.floor(now / DAY_MS)
