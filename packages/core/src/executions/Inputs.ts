@@ -11,29 +11,27 @@ import { parseJson } from "../shared/Json.ts"
 /** Route key of a (number, contact) pair: routing, starts, parking and queued inputs take it. */
 export const routeLock = (msgConfigId: string, contactId: string) => `contact:route:${msgConfigId}:${contactId}`
 
-const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => Predicate.isObject(u) && !Array.isArray(u)
-
 const formResponse = (text: unknown): unknown =>
   Predicate.isString(text) ? Option.getOrElse(parseJson(text), () => text) : null
 
 /** The value one inbound message stands for (decisions 2.4.4). */
 export const messageValue = (m: MessageRecord): unknown => {
   const fields = m.fields
-  if (m.type === "text" && isObject(fields["text"]) && Predicate.isString(fields["text"]["body"])) return fields["text"]["body"]
-  if (m.type === "interactive" && isObject(fields["interactive"])) {
+  if (m.type === "text" && Predicate.isObject(fields["text"]) && Predicate.isString(fields["text"]["body"])) return fields["text"]["body"]
+  if (m.type === "interactive" && Predicate.isObject(fields["interactive"])) {
     const interactive = fields["interactive"]
     const kind = interactive["type"]
-    if ((kind === "button_reply" || kind === "list_reply") && isObject(interactive[kind])) {
+    if ((kind === "button_reply" || kind === "list_reply") && Predicate.isObject(interactive[kind])) {
       const reply = interactive[kind]
       return { type: kind, id: reply["id"] ?? null, title: reply["title"] ?? null }
     }
-    if (kind === "nfm_reply" && isObject(interactive["nfm_reply"])) {
+    if (kind === "nfm_reply" && Predicate.isObject(interactive["nfm_reply"])) {
       const response = m.ext_data["flow_response"] ?? formResponse(interactive["nfm_reply"]["response_json"])
       return { type: "nfm_reply", response }
     }
   }
   // A template's quick-reply button answers like an interactive button.
-  if (m.type === "button" && isObject(fields["button"])) {
+  if (m.type === "button" && Predicate.isObject(fields["button"])) {
     return { type: "button_reply", id: fields["button"]["payload"] ?? null, title: fields["button"]["text"] ?? null }
   }
   return m.content ?? ""

@@ -8,7 +8,7 @@
  * invocation record with its source (`workflow_node`, `decide_node`,
  * `agent_tool`).
  */
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer, Predicate } from "effect"
 import { PublicUrl } from "../shared/PublicUrl.ts"
 import { functionEndpointUrlOf, type FunctionInvocationSource } from "./Function.ts"
 import { FunctionInvoker, type FunctionRunOutcome } from "./Invoker.ts"
@@ -206,8 +206,6 @@ export const functionStepPayload = (call: FunctionStepCall, availableEdges: Read
 /** The body an agent function tool sends: the model's arguments (already checked against `input_schema`) as `input`. */
 export const functionToolPayload = (call: FunctionStepCall, input: unknown) => ({ input, ...commonPayload(call) })
 
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
 const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
   try {
     return { ok: true, value: JSON.parse(text) }
@@ -222,18 +220,18 @@ const varsAndEvents = (answer: Record<string, unknown>, invocationId: string) =>
     const invalid = (message: string) =>
       Effect.fail(new FunctionCallFailed({ reason: "invalid_answer", message, invocationId }))
     const vars = answer.vars
-    if (vars !== undefined && vars !== null && !isObject(vars)) return yield* invalid("vars must be an object")
+    if (vars !== undefined && vars !== null && !Predicate.isObject(vars)) return yield* invalid("vars must be an object")
     const rawEvents = answer.events
     if (rawEvents !== undefined && rawEvents !== null && !Array.isArray(rawEvents)) {
       return yield* invalid("events must be an array")
     }
     const events: Array<FunctionRequestedEvent> = []
     for (const [index, event] of (rawEvents ?? []).entries()) {
-      if (!isObject(event) || typeof event.name !== "string") {
+      if (!Predicate.isObject(event) || typeof event.name !== "string") {
         return yield* invalid(`events[${index}] must be an object with a name`)
       }
       const { name, occurred_at, properties } = event
-      if (properties !== undefined && properties !== null && !isObject(properties)) {
+      if (properties !== undefined && properties !== null && !Predicate.isObject(properties)) {
         return yield* invalid(`events[${index}].properties must be an object`)
       }
       if (occurred_at !== undefined && occurred_at !== null && typeof occurred_at !== "string") {
@@ -302,7 +300,7 @@ export class FunctionCalls extends Context.Service<FunctionCalls, {
         const { invocationId, text } = yield* post(call, functionStepPayload(call, call.hasNextEdge ? ["next"] : []), "workflow_node")
         const parsed = parseJson(text)
         if (!parsed.ok) return { vars: {}, events: [], saved: text, invocationId } satisfies FunctionNodeAnswer
-        if (!isObject(parsed.value)) return { vars: {}, events: [], saved: parsed.value, invocationId } satisfies FunctionNodeAnswer
+        if (!Predicate.isObject(parsed.value)) return { vars: {}, events: [], saved: parsed.value, invocationId } satisfies FunctionNodeAnswer
         const { events, vars } = yield* varsAndEvents(parsed.value, invocationId)
         return { vars, events, saved: parsed.value, invocationId } satisfies FunctionNodeAnswer
       })
@@ -311,7 +309,7 @@ export class FunctionCalls extends Context.Service<FunctionCalls, {
         function*(call: FunctionStepCall & { readonly labels: ReadonlyArray<string> }) {
           const { invocationId, text } = yield* post(call, functionStepPayload(call, call.labels), "decide_node")
           const parsed = parseJson(text)
-          if (!parsed.ok || !isObject(parsed.value)) {
+          if (!parsed.ok || !Predicate.isObject(parsed.value)) {
             return yield* new FunctionCallFailed({
               reason: "invalid_json",
               message: "The decide function must answer a JSON object with next_edge",
@@ -334,7 +332,7 @@ export class FunctionCalls extends Context.Service<FunctionCalls, {
       const callAgentTool = Effect.fn("FunctionCalls.callAgentTool")(function*(call: FunctionStepCall & { readonly input: unknown }) {
         const { invocationId, text } = yield* post(call, functionToolPayload(call, call.input), "agent_tool")
         const parsed = parseJson(text)
-        const vars = parsed.ok && isObject(parsed.value) && isObject(parsed.value.vars) ? parsed.value.vars : {}
+        const vars = parsed.ok && Predicate.isObject(parsed.value) && Predicate.isObject(parsed.value.vars) ? parsed.value.vars : {}
         return { result: cutToolResult(text), vars, invocationId } satisfies FunctionToolAnswer
       })
 

@@ -5,7 +5,7 @@
  * (decisions 5), how its answer is shaped (10.5.3), and how bodies are kept
  * in the invocation log.
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import { unprocessable } from "../shared/ApiError.ts"
 import { SLUG_MAX } from "../shared/Slug.ts"
 import { detectCodeShape } from "./FunctionCode.ts"
@@ -107,8 +107,7 @@ export const checkSecretName = (name: string) =>
 /** A string (`text`) or an object (`json`) of at most 32 KB; answers the type and the stored plaintext. */
 export const checkSecretValue = (value: unknown) =>
   Effect.gen(function*() {
-    const isObject = typeof value === "object" && value !== null && !Array.isArray(value)
-    if (typeof value !== "string" && !isObject) {
+    if (!Predicate.isString(value) && !Predicate.isObject(value)) {
       return yield* unprocessable("Secret values must be a string or an object", [
         { path: "secret.value", message: "must be a string or an object" }
       ])

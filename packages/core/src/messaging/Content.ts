@@ -4,12 +4,11 @@
  * order text), for every message type the network delivers and every
  * envelope Parley sends; the reply facts of interactive replies.
  */
-import { Schema } from "effect"
+import { Predicate, Schema } from "effect"
 import { MEDIA_TYPES } from "./Message.ts"
 
 type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
 
 /** The kept copy of a message's media, as the rendition names it. */
@@ -41,7 +40,7 @@ const lines = (...parts: ReadonlyArray<string | undefined | null>) => {
 }
 
 const orderText = (order: Json): string => {
-  const items = Array.isArray(order["product_items"]) ? order["product_items"].filter(isObject) : []
+  const items = Array.isArray(order["product_items"]) ? order["product_items"].filter(Predicate.isObject) : []
   const described = items.map((item) => {
     const quantity = typeof item["quantity"] === "number" ? item["quantity"] : 1
     const price = typeof item["item_price"] === "number" ? ` @ ${item["item_price"]}` : ""
@@ -52,10 +51,10 @@ const orderText = (order: Json): string => {
 }
 
 const contactsText = (contacts: ReadonlyArray<unknown>): string =>
-  contacts.filter(isObject).map((c) => {
-    const name = isObject(c["name"]) ? str(c["name"]["formatted_name"]) ?? str(c["name"]["first_name"]) : undefined
+  contacts.filter(Predicate.isObject).map((c) => {
+    const name = Predicate.isObject(c["name"]) ? str(c["name"]["formatted_name"]) ?? str(c["name"]["first_name"]) : undefined
     const phones = Array.isArray(c["phones"])
-      ? c["phones"].filter(isObject).map((p) => str(p["phone"]) ?? str(p["wa_id"])).filter((p) => p !== undefined)
+      ? c["phones"].filter(Predicate.isObject).map((p) => str(p["phone"]) ?? str(p["wa_id"])).filter((p) => p !== undefined)
       : []
     return `Contact: ${[name, ...phones].filter((p) => p !== undefined).join(" ")}`.trim()
   }).join("\n")
@@ -67,7 +66,7 @@ const contactsText = (contacts: ReadonlyArray<unknown>): string =>
 export const renderInbound = (message: Json, media: RenditionMedia | null): Rendition => {
   const type = str(message["type"]) ?? "unknown"
   const content = message[type]
-  const body = isObject(content) ? content : {}
+  const body = Predicate.isObject(content) ? content : {}
   if (MEDIA_TYPES.includes(type)) {
     const caption = str(body["caption"])
     const filename = str(body["filename"])
@@ -88,7 +87,7 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
       return { content: str(body["body"]) ?? null, message_type_data: null, ext_data: {} }
     case "interactive": {
       const kind = str(body["type"]) ?? ""
-      const reply = isObject(body[kind]) ? body[kind] : {}
+      const reply = Predicate.isObject(body[kind]) ? body[kind] : {}
       if (kind === "nfm_reply") {
         const raw = str(reply["response_json"])
         let response: unknown = null
@@ -97,7 +96,7 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
         } catch {
           response = raw ?? null
         }
-        const token = isObject(response) ? str(response["flow_token"]) : undefined
+        const token = Predicate.isObject(response) ? str(response["flow_token"]) : undefined
         return {
           content: str(reply["body"]) ?? "Form submitted",
           message_type_data: { type: kind },
@@ -163,7 +162,7 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
       }
     default: {
       // `unsupported` and types the network adds later: the error title says what it was.
-      const errors = Array.isArray(message["errors"]) ? message["errors"].filter(isObject) : []
+      const errors = Array.isArray(message["errors"]) ? message["errors"].filter(Predicate.isObject) : []
       const title = errors.length > 0 ? str(errors[0]!["title"]) : undefined
       return { content: title ?? `Unsupported message (${type})`, message_type_data: null, ext_data: {} }
     }
@@ -173,7 +172,7 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
 /** The rendition of an envelope Parley sends (the proxy's outbound record). */
 export const renderOutbound = (envelope: Json): Rendition => {
   const type = str(envelope["type"]) ?? "text"
-  const body = isObject(envelope[type]) ? envelope[type] : {}
+  const body = Predicate.isObject(envelope[type]) ? envelope[type] : {}
   if (MEDIA_TYPES.includes(type)) {
     const caption = str(body["caption"])
     const filename = str(body["filename"])
@@ -187,7 +186,7 @@ export const renderOutbound = (envelope: Json): Rendition => {
     case "text":
       return { content: str(body["body"]) ?? null, message_type_data: null, ext_data: {} }
     case "template": {
-      const language = isObject(body["language"]) ? str(body["language"]["code"]) : undefined
+      const language = Predicate.isObject(body["language"]) ? str(body["language"]["code"]) : undefined
       return {
         content: `Template: ${str(body["name"]) ?? ""}`.trim(),
         message_type_data: { name: body["name"] ?? null, language: language ?? null },
@@ -195,7 +194,7 @@ export const renderOutbound = (envelope: Json): Rendition => {
       }
     }
     case "interactive": {
-      const text = isObject(body["body"]) ? str(body["body"]["text"]) : undefined
+      const text = Predicate.isObject(body["body"]) ? str(body["body"]["text"]) : undefined
       return { content: text ?? null, message_type_data: { type: body["type"] ?? null }, ext_data: {} }
     }
     case "reaction": {

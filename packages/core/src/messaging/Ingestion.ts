@@ -9,7 +9,7 @@
  * The HTTP route and the simulator's in-process sink both call `receive`, so
  * the simulator exercises the production path, signature check included.
  */
-import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Predicate, Redacted, Schema } from "effect"
 import { parseJson } from "../shared/Json.ts"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
@@ -40,7 +40,6 @@ import { QualityChangeValue, TemplateStatusChangeValue, verifyHubSignature, Webh
 
 type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
 const array = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
 
@@ -180,7 +179,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
       /** Numbers a change speaks of: its `metadata.phone_number_id`, or the account's live numbers. */
       const numbersOf = (accountId: string, field: string, value: unknown) =>
         Effect.gen(function*() {
-          if (field === "messages" && isObject(value) && isObject(value["metadata"])) {
+          if (field === "messages" && Predicate.isObject(value) && Predicate.isObject(value["metadata"])) {
             const pnid = str(value["metadata"]["phone_number_id"])
             if (pnid === undefined) return []
             return Option.toArray(yield* liveNumbers.byPhoneNumberId(pnid))
@@ -196,7 +195,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
         Effect.gen(function*() {
           const type = str(message["type"]) ?? ""
           const content = message[type]
-          if (!MEDIA_TYPES.includes(type) || !isObject(content)) return undefined
+          if (!MEDIA_TYPES.includes(type) || !Predicate.isObject(content)) return undefined
           const mediaId = str(content["id"])
           if (mediaId === undefined) return undefined
           const access = { accessToken: config.access_token }
@@ -221,10 +220,10 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
 
           // Updates of one contact (messages) or of one message (statuses) keep their order; the rest run side by side.
           const byContact = groupBy(array(value["messages"]), (raw) =>
-            isObject(raw) ? str(raw["from"]) ?? str(raw["from_user_id"]) ?? "" : "")
+            Predicate.isObject(raw) ? str(raw["from"]) ?? str(raw["from_user_id"]) ?? "" : "")
           yield* Effect.forEach(byContact, (group) =>
             Effect.forEach(group, (raw) => {
-              if (!isObject(raw) || str(raw["id"]) === undefined) return Effect.sync(() => void counts.dropped++)
+              if (!Predicate.isObject(raw) || str(raw["id"]) === undefined) return Effect.sync(() => void counts.dropped++)
               const step = Effect.gen(function*() {
                 // A duplicate is dropped before its media is fetched again (recording checks again, under a lock).
                 const type = str(raw["type"]) ?? ""
@@ -252,7 +251,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
             }, { discard: true }), { concurrency: PAYLOAD_CONCURRENCY, discard: true })
           // Every status of the change in one transaction (the network sends many per webhook under load).
           const statuses = array(value["statuses"])
-          const objects = statuses.filter(isObject)
+          const objects = statuses.filter(Predicate.isObject)
           counts.dropped += statuses.length - objects.length
           if (objects.length > 0) {
             yield* guarded(
@@ -338,7 +337,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           if (Option.isNone(found) || found.value.processed_at !== null) return { ...counts }
           const entry = found.value
           const parsed = parseJson(decoder.decode(entry.body))
-          const entries = Option.isSome(parsed) && isObject(parsed.value) ? array(parsed.value["entry"]) : []
+          const entries = Option.isSome(parsed) && Predicate.isObject(parsed.value) ? array(parsed.value["entry"]) : []
           if (entries.length === 0) {
             yield* Effect.logWarning("An upstream payload carried no entries; dropped").pipe(Effect.annotateLogs({ inbox_id: entry.id }))
             yield* inbox.markProcessed(entry.id, yield* now)
@@ -349,10 +348,10 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           // Route every change first: the numbers the POST speaks for.
           const changes: Array<{ readonly accountId: string; readonly field: string; readonly value: unknown; readonly configs: ReadonlyArray<MessageConfigRecord> }> = []
           for (const e of entries) {
-            if (!isObject(e)) continue
+            if (!Predicate.isObject(e)) continue
             const accountId = str(e["id"]) ?? ""
             for (const change of array(e["changes"])) {
-              if (!isObject(change)) continue
+              if (!Predicate.isObject(change)) continue
               const field = str(change["field"]) ?? ""
               const routed = (yield* numbersOf(accountId, field, change["value"])).filter(allowed(entry, owner))
               changes.push({ accountId, field, value: change["value"], configs: routed })
@@ -417,7 +416,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
             }
             switch (change.field) {
               case "messages":
-                if (isObject(change.value)) yield* processMessages(change.configs[0]!, change.value, final, counts)
+                if (Predicate.isObject(change.value)) yield* processMessages(change.configs[0]!, change.value, final, counts)
                 break
               case "message_template_status_update":
                 yield* guarded(processTemplateStatus(change.accountId, change.value, counts), counts)

@@ -13,7 +13,7 @@
  * of concurrent sends share their transactions). Sends to one recipient of one
  * number are serialised in this process, so they reach the network in order.
  */
-import { Clock, Context, Effect, Layer, Option, Semaphore } from "effect"
+import { Clock, Context, Effect, Layer, Option, Predicate, Semaphore } from "effect"
 import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, UpstreamInboxRepo } from "./MessagingRepo.ts"
 import { MessagingNetwork, type NetworkUnavailable, type RawNetworkAnswer } from "../network/MessagingNetwork.ts"
 import { MEDIA_TYPES, type MessageOrigin, type MessageRecord, type SentBy } from "./Message.ts"
@@ -71,7 +71,6 @@ export const CUSTOMER_SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000
 /** Open windows a process remembers at most (a bound on memory, not on correctness). */
 const OPEN_WINDOWS_MAX = 100_000
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
 
 const encoder = new TextEncoder()
@@ -103,9 +102,9 @@ const hasMessageFrom = (
 /** Ids of uploaded media an envelope sends (`image.id`, an interactive header's, a template parameter's, ...). */
 const mediaIdsOf = (value: unknown, into: Set<string> = new Set()): Set<string> => {
   if (Array.isArray(value)) for (const item of value) mediaIdsOf(item, into)
-  else if (isObject(value)) {
+  else if (Predicate.isObject(value)) {
     for (const [key, inner] of Object.entries(value)) {
-      if (MEDIA_TYPES.includes(key) && isObject(inner) && typeof inner["id"] === "string") into.add(inner["id"])
+      if (MEDIA_TYPES.includes(key) && Predicate.isObject(inner) && typeof inner["id"] === "string") into.add(inner["id"])
       else mediaIdsOf(inner, into)
     }
   }

@@ -4,7 +4,7 @@
  * counts in its conversation, the status rank rule, and the domain events of
  * status changes.
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import { PublicUrl } from "../shared/PublicUrl.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { ConversationsRepo, MessagesRepo } from "./MessagingRepo.ts"
@@ -24,7 +24,6 @@ import { armInactivity } from "./Queues.ts"
 
 export type Json = Record<string, unknown>
 
-export const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 export const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
 
 /** A status as the network reports it, in rank order (decisions 3.5); `played` counts as `read`. */
@@ -152,7 +151,7 @@ export const advance = (message: MessageRecord, raws: ReadonlyArray<unknown>, no
   const steps: Array<MessageRecord> = []
   const changes: Array<MessageRecord> = []
   for (const raw of raws) {
-    const reported = isObject(raw) ? str(raw["status"]) ?? "" : ""
+    const reported = Predicate.isObject(raw) ? str(raw["status"]) ?? "" : ""
     const next = current.direction === "outbound" ? nextStatus(current.status, reported) : undefined
     current = { ...current, statuses: [...current.statuses, raw], status: next ?? current.status, updated_at: now }
     steps.push(current)

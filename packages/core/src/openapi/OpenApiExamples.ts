@@ -5,6 +5,7 @@
  * `*_url` a URL). Request bodies show the required fields only where there are some (what a first call needs);
  * answers show every field.
  */
+import { Predicate } from "effect"
 
 import { SANDBOX_BUSINESS_ACCOUNT_ID, SANDBOX_PHONE_NUMBER_ID } from "../http/RequestExamples.ts"
 
@@ -91,11 +92,10 @@ export const exampleOf = (
     const { allOf, ...own } = s
     const base = exampleOf(own, components, options)
     const members = allOf.map((member: Spec) => exampleOf(member, components, options))
-    const isRecord = (v: unknown): v is object => typeof v === "object" && v !== null && !Array.isArray(v)
     // Objects merge; a scalar comes from the members, which carry the constraints (an `enum` on a string).
-    return [base, ...members].every(isRecord)
+    return [base, ...members].every(Predicate.isObject)
       ? Object.assign({}, base, ...members)
-      : members.find((m: unknown) => !isRecord(m)) ?? base
+      : members.find((m: unknown) => !Predicate.isObject(m)) ?? base
   }
   const named = options.name === undefined ? undefined : byName(options.name)
   if (named !== undefined && conforms(s, named)) {

@@ -14,6 +14,7 @@
  * - `upstream.payload`: `{ phone_number_ids, body_base64 }`, the network's
  *   exact bytes for `upstream` webhooks.
  */
+import { Predicate } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { MessagingProduct, WebhookObjectName } from "../network/NetworkObjects.ts"
@@ -90,7 +91,6 @@ export type DeliveryPlan =
 
 type Json = Record<string, unknown>
 
-const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 const stringOrNull = (u: unknown): string | null => typeof u === "string" ? u : null
 
 /** v1 (6.7): the root `phone_number_id` becomes a nested `msg_config`, and `is_new_conversation` goes. */
@@ -111,7 +111,7 @@ export const toV1 = (v2: Json, msgConfig: MsgConfigRef | null): Json => {
 }
 
 const msgConfigOf = (u: unknown): MsgConfigRef | null =>
-  isObject(u) && typeof u.id === "string" && typeof u.phone_number_id === "string"
+  Predicate.isObject(u) && typeof u.id === "string" && typeof u.phone_number_id === "string"
     ? {
       id: u.id,
       phone_number_id: u.phone_number_id,
@@ -127,7 +127,7 @@ export const planDeliveries = (entry: DomainEvent): DeliveryPlan | undefined => 
   const payload = entry.payload
   if (entry.type === PROJECT_EVENT_RECORDED) {
     const recorded = payload as ProjectEventRecordedPayload
-    if (!isObject(recorded) || !isObject(recorded.event)) return undefined
+    if (!Predicate.isObject(recorded) || !Predicate.isObject(recorded.event)) return undefined
     const e = recorded.event
     const body = {
       event: "project.event",
@@ -150,7 +150,7 @@ export const planDeliveries = (entry: DomainEvent): DeliveryPlan | undefined => 
     }
   }
   if (EXECUTION_TYPES.includes(entry.type)) {
-    if (!isObject(payload)) return undefined
+    if (!Predicate.isObject(payload)) return undefined
     return {
       kind: "ext",
       projectId,
@@ -161,7 +161,7 @@ export const planDeliveries = (entry: DomainEvent): DeliveryPlan | undefined => 
     }
   }
   if (MSG_TYPES.includes(entry.type)) {
-    if (!isObject(payload) || !isObject(payload.data)) return undefined
+    if (!Predicate.isObject(payload) || !Predicate.isObject(payload.data)) return undefined
     const data = payload.data
     const msgConfig = msgConfigOf(payload.msg_config)
     const phoneNumberId = stringOrNull(data.phone_number_id) ?? msgConfig?.phone_number_id ?? null
@@ -179,8 +179,8 @@ export const planDeliveries = (entry: DomainEvent): DeliveryPlan | undefined => 
       if (entry.type === "msg.phone_number.created") events.push({ event: "msg.config.created", v1, v2: v1 })
       return { kind: "ext", projectId, phoneNumberId: null, events, context, conversationKey: null }
     }
-    const conversation = isObject(data.conversation) ? data.conversation : undefined
-    const message = isObject(data.message) ? data.message : undefined
+    const conversation = Predicate.isObject(data.conversation) ? data.conversation : undefined
+    const message = Predicate.isObject(data.message) ? data.message : undefined
     const conversationKey = stringOrNull(conversation?.id) ?? conversationPhoneNumber ?? stringOrNull(message?.from)
     return {
       kind: "ext",
@@ -192,7 +192,7 @@ export const planDeliveries = (entry: DomainEvent): DeliveryPlan | undefined => 
     }
   }
   if (entry.type === UPSTREAM_PAYLOAD) {
-    if (!isObject(payload) || !Array.isArray(payload.phone_number_ids) || typeof payload.body_base64 !== "string") {
+    if (!Predicate.isObject(payload) || !Array.isArray(payload.phone_number_ids) || typeof payload.body_base64 !== "string") {
       return undefined
     }
     return {

@@ -12,7 +12,7 @@
  * New uuids are drawn in order: decide conditions without id (node order),
  * then edges that keep no previous id (edge order).
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Predicate } from "effect"
 import { type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import {
@@ -21,7 +21,6 @@ import {
   Checker,
   checkConfig,
   defaultDisplayNames,
-  isObject,
   type JsonObject,
   UuidPattern
 } from "./NodeConfigs.ts"
@@ -96,7 +95,7 @@ const checkPosition = (c: Checker, u: unknown, path: string): { x: number; y: nu
     c.add(path, "is required")
     return undefined
   }
-  if (!isObject(u)) {
+  if (!Predicate.isObject(u)) {
     c.add(path, "must be an object")
     return undefined
   }
@@ -129,7 +128,7 @@ const previousConditions = (previous: Definition | undefined): Map<string, Reado
     const ids = new Set<string>()
     if (Array.isArray(conditions)) {
       for (const cond of conditions) {
-        if (isObject(cond) && typeof cond["id"] === "string") ids.add(cond["id"].toLowerCase())
+        if (Predicate.isObject(cond) && typeof cond["id"] === "string") ids.add(cond["id"].toLowerCase())
       }
     }
     out.set(node.id, ids)
@@ -148,7 +147,7 @@ const checkNodes = (
   let starts = 0
 
   rawNodes.forEach((raw, i) => {
-    if (!isObject(raw)) {
+    if (!Predicate.isObject(raw)) {
       c.add(`nodes[${i}]`, "must be an object")
       return
     }
@@ -179,7 +178,7 @@ const checkNodes = (
     let displayName: string | undefined
     if (data === undefined || data === null) {
       c.add(dataPath, "is required")
-    } else if (!isObject(data)) {
+    } else if (!Predicate.isObject(data)) {
       c.add(dataPath, "must be an object")
     } else {
       for (const key of Object.keys(data)) {
@@ -205,7 +204,7 @@ const checkNodes = (
       const config = data["config"]
       const configPath = at(base, "config")
       if (config === undefined || config === null) c.add(configPath, "is required")
-      else if (!isObject(config)) c.add(configPath, "must be an object")
+      else if (!Predicate.isObject(config)) c.add(configPath, "must be an object")
       else if (nodeType !== undefined) {
         checked = checkConfig(nodeType, config, {
           checker: c,
@@ -255,7 +254,7 @@ const checkEdges = (
 
   rawEdges.forEach((raw, i) => {
     const base = `edges[${i}]`
-    if (!isObject(raw)) {
+    if (!Predicate.isObject(raw)) {
       c.add(base, "must be an object")
       return
     }
@@ -373,7 +372,7 @@ const referenceKey = (kind: ReferenceKind, id: string) => `${kind}\u0000${id}`
 export const validateDefinition = Effect.fn("validateDefinition")(
   function*(input: unknown, options: ValidateOptions): Effect.fn.Return<Definition, Unprocessable, DefinitionReferences | Ids> {
     const c = new Checker()
-    if (!isObject(input)) return yield* unprocessable("definition must be an object", [{ path: "definition", message: "must be an object" }])
+    if (!Predicate.isObject(input)) return yield* unprocessable("definition must be an object", [{ path: "definition", message: "must be an object" }])
 
     for (const key of Object.keys(input)) {
       if (key !== "nodes" && key !== "edges") c.add(key, "is not allowed")
@@ -489,7 +488,7 @@ export const withReadOnlyNames = Effect.fn("withReadOnlyNames")(
           break
         case "agent": {
           const tools = config["flow_agent_function_tools"]
-          if (Array.isArray(tools)) for (const t of tools) if (isObject(t)) want("function", t["function_id"])
+          if (Array.isArray(tools)) for (const t of tools) if (Predicate.isObject(t)) want("function", t["function_id"])
           break
         }
       }
@@ -524,7 +523,7 @@ export const withReadOnlyNames = Effect.fn("withReadOnlyNames")(
           const tools = config["flow_agent_function_tools"]
           if (Array.isArray(tools)) {
             config["flow_agent_function_tools"] = tools.map((t: unknown) =>
-              isObject(t) && typeof t["function_id"] === "string"
+              Predicate.isObject(t) && typeof t["function_id"] === "string"
                 ? { ...t, function_name: name("function", t["function_id"]) }
                 : t
             )

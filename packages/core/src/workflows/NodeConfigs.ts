@@ -11,7 +11,7 @@
  * Null policy: a required field never accepts null; every optional field
  * accepts null as "not set" (its default applies).
  */
-import { DateTime, Option } from "effect"
+import { DateTime, Option, Predicate } from "effect"
 import type { ErrorDetail } from "../shared/ApiError.ts"
 import type { ReferenceKind } from "./References.ts"
 import type { NodeType } from "./Workflow.ts"
@@ -51,7 +51,6 @@ export class Checker {
 
 export type JsonObject = Record<string, unknown>
 
-export const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const absent = (u: unknown): u is undefined | null => u === undefined || u === null
 
@@ -207,7 +206,7 @@ function object(c: Checker, obj: JsonObject, base: string, key: string, required
     if (required) c.add(path, "is required")
     return undefined
   }
-  if (!isObject(v)) {
+  if (!Predicate.isObject(v)) {
     c.add(path, "must be an object")
     return undefined
   }
@@ -283,7 +282,7 @@ function url(c: Checker, obj: JsonObject, base: string, key: string, required: b
 
 /** `{"$ai": {}}`: the value is generated at run time. */
 export const isAiMarker = (u: unknown): boolean =>
-  isObject(u) && Object.keys(u).length === 1 && isObject(u["$ai"])
+  Predicate.isObject(u) && Object.keys(u).length === 1 && Predicate.isObject(u["$ai"])
 
 /** Relative paths (`body_template.customer.note`) of every AI marker inside a value. */
 function collectMarkers(v: unknown, rel: string, out: Array<string>): void {
@@ -291,7 +290,7 @@ function collectMarkers(v: unknown, rel: string, out: Array<string>): void {
     out.push(rel)
   } else if (Array.isArray(v)) {
     v.forEach((item, i) => collectMarkers(item, `${rel}.${i}`, out))
-  } else if (isObject(v)) {
+  } else if (Predicate.isObject(v)) {
     for (const [k, item] of Object.entries(v)) collectMarkers(item, `${rel}.${k}`, out)
   }
 }
@@ -329,7 +328,7 @@ function checkAiFields(c: Checker, config: JsonObject, base: string, markers: Re
       c.add(path, `is required for the $ai marker in ${field}`)
       continue
     }
-    if (!isObject(entry)) {
+    if (!Predicate.isObject(entry)) {
       c.add(path, "must be an object")
       continue
     }
@@ -438,7 +437,7 @@ const send_text: NodeConfigSpec = {
     } else if (typeof message === "string") {
       if (message.trim() === "") c.add(path, "must not be empty")
       else if (!hasPlaceholder(message) && charLength(message) > 4096) c.add(path, "must be at most 4096 characters")
-    } else if (!isObject(message)) {
+    } else if (!Predicate.isObject(message)) {
       c.add(path, "must be a string or an object")
     }
     num(c, config, base, "delay_seconds", { integer: true, min: 0, max: 3600 })
@@ -517,7 +516,7 @@ const send_interactive: NodeConfigSpec = {
       const seen = new Set<string>()
       buttons.forEach((b, i) => {
         const path = idx(at(base, "buttons"), i)
-        if (!isObject(b)) return c.add(path, "must be an object")
+        if (!Predicate.isObject(b)) return c.add(path, "must be an object")
         checkKeys(c, b, path, ["id", "title"])
         const id = str(c, b, path, "id", { required: true, max: 256 })
         if (id !== undefined) {
@@ -542,14 +541,14 @@ const send_interactive: NodeConfigSpec = {
       let rows = 0
       sections.forEach((s, i) => {
         const path = idx(at(base, "list_sections"), i)
-        if (!isObject(s)) return c.add(path, "must be an object")
+        if (!Predicate.isObject(s)) return c.add(path, "must be an object")
         checkKeys(c, s, path, ["title", "rows"])
         str(c, s, path, "title", { max: 24 })
         const items = array(c, s, path, "rows", { required: true, min: 1 })
         items?.forEach((r, j) => {
           rows++
           const rowPath = idx(at(path, "rows"), j)
-          if (!isObject(r)) return c.add(rowPath, "must be an object")
+          if (!Predicate.isObject(r)) return c.add(rowPath, "must be an object")
           checkKeys(c, r, rowPath, ["id", "title", "description"])
           const id = str(c, r, rowPath, "id", { required: true, max: 200 })
           if (id !== undefined) {
@@ -625,7 +624,7 @@ const decide: NodeConfigSpec = {
       const checked: Array<CheckedCondition> = []
       list.forEach((cond, i) => {
         const path = idx(at(base, "conditions"), i)
-        if (!isObject(cond)) return c.add(path, "must be an object")
+        if (!Predicate.isObject(cond)) return c.add(path, "must be an object")
         checkKeys(c, cond, path, ["id", "label", "description"])
         const id = uuidValue(c, cond["id"], at(path, "id"))
         if (id !== undefined) {
@@ -707,15 +706,15 @@ const webhook: NodeConfigSpec = {
         } catch {
           headers = undefined
         }
-        if (!isObject(headers)) {
+        if (!Predicate.isObject(headers)) {
           c.add(path, "must be an object of strings or a JSON string encoding one")
           headers = undefined
         }
       }
-    } else if (!absent(headers) && !isObject(headers)) {
+    } else if (!absent(headers) && !Predicate.isObject(headers)) {
       c.add(path, "must be an object of strings or a JSON string encoding one")
     }
-    if (isObject(headers)) headerValues(c, headers, path, "headers", markers)
+    if (Predicate.isObject(headers)) headerValues(c, headers, path, "headers", markers)
     collectMarkers(config["body_template"], "body_template", markers)
     variableName(c, config, base, "save_response_to")
     providerModel(c, config, base, false)
@@ -791,7 +790,7 @@ function items(
   if (list === undefined) return undefined
   return list.map((item, i) => {
     const path = idx(at(base, key), i)
-    if (!isObject(item)) {
+    if (!Predicate.isObject(item)) {
       c.add(path, "must be an object")
       return item
     }
@@ -942,7 +941,7 @@ function jsonSchema(c: Checker, obj: JsonObject, base: string, key: string): voi
   if (type !== undefined && !(known(type) || (Array.isArray(type) && type.every(known)))) {
     c.add(at(path, "type"), `must be one of ${JsonSchemaTypes.join(", ")}`)
   }
-  if (schema["properties"] !== undefined && !isObject(schema["properties"])) {
+  if (schema["properties"] !== undefined && !Predicate.isObject(schema["properties"])) {
     c.add(at(path, "properties"), "must be an object")
   }
 }

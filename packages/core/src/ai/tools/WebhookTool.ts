@@ -52,8 +52,6 @@ const withQuery = (url: URL, params: Readonly<Record<string, unknown>>): string 
   return url.toString()
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => Predicate.isObject(value) && !Array.isArray(value)
-
 /** Calls one webhook tool with the model's arguments (`unknown`, parsed JSON). */
 export const callWebhookTool = <E, R>(
   config: WebhookToolConfig,
@@ -64,7 +62,7 @@ export const callWebhookTool = <E, R>(
     const checked = yield* Effect.result(validateArguments(config.body_schema, args))
     if (checked._tag === "Failure") return failed(checked.failure.message)
     const input = args ?? {}
-    if (!isRecord(input)) return failed("Invalid arguments: / must be an object")
+    if (!Predicate.isObject(input)) return failed("Invalid arguments: / must be an object")
 
     const method = (config.http_method ?? "POST").toUpperCase() as WebhookHttpMethod
     if (!METHODS.includes(method)) return failed(`The tool's http_method ${method} is not one of ${METHODS.join(", ")}`)
@@ -80,7 +78,7 @@ export const callWebhookTool = <E, R>(
       if (value !== null && value !== undefined) headers[name] = asText(value)
     }
     const template = config.body === undefined || config.body === null ? {} : yield* interpolate(config.body)
-    const payload = { ...(isRecord(template) ? template : {}), ...input }
+    const payload = { ...(Predicate.isObject(template) ? template : {}), ...input }
     const inQuery = method === "GET" || method === "DELETE"
     if (!inQuery && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
       headers["Content-Type"] = "application/json"

@@ -2,12 +2,12 @@
  * A number's block list (`POST`/`DELETE /<pnid>/block_users`): only contacts who wrote in the last 24 hours can be
  * blocked, at most 64,000 of them; a request that fails for some users answers 139100 with what was done.
  */
+import { Predicate } from "effect"
 import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import {
   contactByPhone,
   contactByUserId,
   fail,
-  isObject,
   isUserId,
   normalizePhone,
   type NumberRecord,
@@ -29,7 +29,7 @@ export const blockUsers = (
   body: unknown,
   block: boolean
 ): Outcome => {
-  if (!isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
+  if (!Predicate.isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
   if (body["messaging_product"] !== MessagingProduct) {
     return fail(simError(100, `Param messaging_product must be ${MessagingProduct}`))
   }
@@ -38,7 +38,7 @@ export const blockUsers = (
   const done: Array<Record<string, string>> = []
   const failed: Array<Record<string, unknown>> = []
   for (const entry of users) {
-    const input = isObject(entry) ? stringField(entry, "user") : undefined
+    const input = Predicate.isObject(entry) ? stringField(entry, "user") : undefined
     if (input === undefined) return fail(simError(131008, "The parameter block_users[].user is required."))
     const waId = normalizePhone(input)
     const contact = waId !== undefined

@@ -2,7 +2,8 @@
  * The interactive forms (flows) of a business account: how the network reports one (`GET /<flow_id>`, always a
  * `DRAFT` here) and the metadata it lets a business change (`POST /<flow_id>`: name, categories, endpoint, app).
  */
-import { fail, type FlowRecord, isObject, ok, type Outcome, type SimState } from "./Model.ts"
+import { Predicate } from "effect"
+import { fail, type FlowRecord, ok, type Outcome, type SimState } from "./Model.ts"
 import { simError } from "../../network/ErrorCodes.ts"
 
 export const flowCategories = [
@@ -27,7 +28,7 @@ export const flowView = (flow: FlowRecord) => ({
 })
 
 export const updateFlow = (state: SimState, flow: FlowRecord, body: unknown): Outcome => {
-  if (!isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
+  if (!Predicate.isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
   const { application_id, categories, endpoint_uri, name } = body
   if (name === undefined && categories === undefined && endpoint_uri === undefined && application_id === undefined) {
     return fail(simError(100, "Nothing to update: give name, categories, endpoint_uri or application_id"))

@@ -4,6 +4,7 @@
  * are given), the webhook built, and, unless the business blocked the contact, the contact's 24-hour window opened
  * and the message remembered for mark read (the network's newest 100,000).
  */
+import { Predicate } from "effect"
 import type { WebhookPayload } from "../../network/Webhook.ts"
 import { checkMedia, placeholderBytes, placeholderMime } from "../../network/Media.ts"
 import { INBOUND_MEDIA_TTL_MS } from "./MediaStorage.ts"
@@ -13,7 +14,6 @@ import {
   contactByPhone,
   contactByUserId,
   epochSeconds,
-  isObject,
   isUserId,
   messageId,
   normalizePhone,
@@ -91,7 +91,7 @@ export const decideInbound = (
   const content = message[type]
   const present = type === "contacts"
     ? Array.isArray(content) && content.length > 0
-    : type === "unsupported" || isObject(content)
+    : type === "unsupported" || Predicate.isObject(content)
   if (!present) {
     return invalid(`message.${type} is required`)
   }
@@ -148,7 +148,7 @@ export const decideInbound = (
     from_user_id: contact.userId,
     id,
     timestamp: epochSeconds(at),
-    ...(isObject(context) ? { context: { ...context, from: displayDigits } } : {}),
+    ...(Predicate.isObject(context) ? { context: { ...context, from: displayDigits } } : {}),
     type,
     ...(type === "unsupported"
       ? { errors: [webhookError(131051, "Message type is currently not supported.")] }
@@ -177,7 +177,7 @@ export const decideInbound = (
 
 /** What is wrong with the content of an inbound message of `type`, if anything. */
 const inboundProblem = (type: string, content: unknown): string | undefined => {
-  const object = isObject(content) ? content : {}
+  const object = Predicate.isObject(content) ? content : {}
   switch (type) {
     case "text":
       return typeof object["body"] === "string" ? undefined : "message.text.body must be a string"
@@ -197,7 +197,7 @@ const inboundProblem = (type: string, content: unknown): string | undefined => {
         return "message.interactive.type must be button_reply, list_reply or nfm_reply"
       }
       const reply = object[kind]
-      if (!isObject(reply)) return `message.interactive.${kind} is required`
+      if (!Predicate.isObject(reply)) return `message.interactive.${kind} is required`
       if (kind === "nfm_reply") {
         return typeof reply["response_json"] === "string"
           ? undefined

@@ -5,11 +5,11 @@
  * with a value the network does not accept 131009; template problems their
  * 132xxx codes.
  */
+import { Predicate } from "effect"
 import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import { type SimError, simError } from "../../network/ErrorCodes.ts"
 import { isSimError } from "./Access.ts"
 import {
-  isObject,
   isUserId,
   type Json,
   type MediaRecord,
@@ -85,7 +85,7 @@ const checkUrl = (value: string): boolean => URL.canParse(value) && /^https?:/i.
 
 const checkText = (body: Json): SimError | undefined => {
   const text = body["text"]
-  if (!isObject(text)) return missing("text")
+  if (!Predicate.isObject(text)) return missing("text")
   const content = text["body"]
   if (content === undefined) return missing("text['body']")
   if (typeof content !== "string" || content.trim().length === 0) return invalid("text['body']", "must be a non-empty string")
@@ -98,7 +98,7 @@ const checkText = (body: Json): SimError | undefined => {
 
 const checkMedia = (state: SimState, number: NumberRecord, type: string, body: Json, now: number): SimError | undefined => {
   const media = body[type]
-  if (!isObject(media)) return missing(type)
+  if (!Predicate.isObject(media)) return missing(type)
   const id = stringField(media, "id")
   const link = stringField(media, "link")
   if (id === undefined && link === undefined) return missing(`${type}['id'] or ${type}['link']`)
@@ -118,28 +118,28 @@ const checkMedia = (state: SimState, number: NumberRecord, type: string, body: J
 
 const checkInteractive = (body: Json): SimError | undefined => {
   const interactive = body["interactive"]
-  if (!isObject(interactive)) return missing("interactive")
+  if (!Predicate.isObject(interactive)) return missing("interactive")
   const kind = interactive["type"]
   if (kind === undefined) return missing("interactive['type']")
   if (typeof kind !== "string" || !interactiveTypes.has(kind)) {
     return invalid("interactive['type']", `must be one of {${[...interactiveTypes].join(", ")}}`)
   }
-  const bodyText = isObject(interactive["body"]) ? interactive["body"]["text"] : undefined
+  const bodyText = Predicate.isObject(interactive["body"]) ? interactive["body"]["text"] : undefined
   if (bodyText !== undefined && (typeof bodyText !== "string" || bodyText.length > 1024)) {
     return invalid("interactive['body']['text']", "must be a string of at most 1024 characters")
   }
   const action = interactive["action"]
   if (kind === "button" || kind === "list") {
     if (bodyText === undefined) return missing("interactive['body']['text']")
-    if (!isObject(action)) return missing("interactive['action']")
+    if (!Predicate.isObject(action)) return missing("interactive['action']")
   }
-  if (kind === "button" && isObject(action)) {
+  if (kind === "button" && Predicate.isObject(action)) {
     const buttons = action["buttons"]
     if (!Array.isArray(buttons) || buttons.length === 0) return missing("interactive['action']['buttons']")
     if (buttons.length > 3) return invalid("interactive['action']['buttons']", "must have at most 3 buttons")
     const ids = new Set<string>()
     for (const [i, button] of buttons.entries()) {
-      const reply = isObject(button) && isObject(button["reply"]) ? button["reply"] : undefined
+      const reply = Predicate.isObject(button) && Predicate.isObject(button["reply"]) ? button["reply"] : undefined
       const id = reply === undefined ? undefined : stringField(reply, "id")
       const title = reply === undefined ? undefined : stringField(reply, "title")
       if (id === undefined || title === undefined) return missing(`interactive['action']['buttons'][${i}]['reply']`)
@@ -152,7 +152,7 @@ const checkInteractive = (body: Json): SimError | undefined => {
       ids.add(id)
     }
   }
-  if (kind === "list" && isObject(action)) {
+  if (kind === "list" && Predicate.isObject(action)) {
     const button = action["button"]
     if (typeof button !== "string") return missing("interactive['action']['button']")
     if (button.length === 0 || button.length > 20) {
@@ -163,12 +163,12 @@ const checkInteractive = (body: Json): SimError | undefined => {
     if (sections.length > 10) return invalid("interactive['action']['sections']", "must have at most 10 sections")
     let rows = 0
     for (const [s, section] of sections.entries()) {
-      const list = isObject(section) ? section["rows"] : undefined
+      const list = Predicate.isObject(section) ? section["rows"] : undefined
       if (!Array.isArray(list) || list.length === 0) return missing(`interactive['action']['sections'][${s}]['rows']`)
       for (const [r, row] of list.entries()) {
         rows++
-        const id = isObject(row) ? stringField(row, "id") : undefined
-        const title = isObject(row) ? stringField(row, "title") : undefined
+        const id = Predicate.isObject(row) ? stringField(row, "id") : undefined
+        const title = Predicate.isObject(row) ? stringField(row, "title") : undefined
         if (id === undefined || title === undefined) {
           return missing(`interactive['action']['sections'][${s}]['rows'][${r}]`)
         }
@@ -179,7 +179,7 @@ const checkInteractive = (body: Json): SimError | undefined => {
     }
     if (rows > 10) return invalid("interactive['action']['sections']", "must have at most 10 rows in total")
   }
-  if (kind !== "button" && kind !== "list" && kind !== "location_request_message" && !isObject(action)) {
+  if (kind !== "button" && kind !== "list" && kind !== "location_request_message" && !Predicate.isObject(action)) {
     return missing("interactive['action']")
   }
   return undefined
@@ -187,7 +187,7 @@ const checkInteractive = (body: Json): SimError | undefined => {
 
 const checkReaction = (body: Json): SimError | undefined => {
   const reaction = body["reaction"]
-  if (!isObject(reaction)) return missing("reaction")
+  if (!Predicate.isObject(reaction)) return missing("reaction")
   if (typeof reaction["message_id"] !== "string") return missing("reaction['message_id']")
   if (typeof reaction["emoji"] !== "string") return missing("reaction['emoji']")
   return undefined
@@ -195,7 +195,7 @@ const checkReaction = (body: Json): SimError | undefined => {
 
 const checkLocation = (body: Json): SimError | undefined => {
   const location = body["location"]
-  if (!isObject(location)) return missing("location")
+  if (!Predicate.isObject(location)) return missing("location")
   const { latitude, longitude } = location
   if (latitude === undefined) return missing("location['latitude']")
   if (longitude === undefined) return missing("location['longitude']")
@@ -212,7 +212,7 @@ const checkContacts = (body: Json): SimError | undefined => {
   const contacts = body["contacts"]
   if (!Array.isArray(contacts) || contacts.length === 0) return missing("contacts")
   for (const [i, contact] of contacts.entries()) {
-    const name = isObject(contact) && isObject(contact["name"]) ? contact["name"] : undefined
+    const name = Predicate.isObject(contact) && Predicate.isObject(contact["name"]) ? contact["name"] : undefined
     if (name === undefined || typeof name["formatted_name"] !== "string") {
       return missing(`contacts[${i}]['name']['formatted_name']`)
     }
@@ -234,7 +234,7 @@ const componentOf = (template: TemplateRecord, type: string) =>
   template.components.find((component) => String(component["type"]).toUpperCase() === type)
 
 const sendComponents = (template: Json): Array<Json> =>
-  Array.isArray(template["components"]) ? template["components"].filter(isObject) : []
+  Array.isArray(template["components"]) ? template["components"].filter(Predicate.isObject) : []
 
 const parameterValue = (parameter: Json): string | SimError => {
   const type = stringField(parameter, "type") ?? "text"
@@ -245,7 +245,7 @@ const parameterValue = (parameter: Json): string | SimError => {
   }
   if (type === "currency" || type === "date_time") {
     const value = parameter[type]
-    if (!isObject(value) || typeof value["fallback_value"] !== "string") {
+    if (!Predicate.isObject(value) || typeof value["fallback_value"] !== "string") {
       return missing(`parameter['${type}']['fallback_value']`)
     }
     return value["fallback_value"]
@@ -265,7 +265,7 @@ const checkTextParameters = (
 ): string | SimError => {
   const names = placeholders(text)
   const parameters = component !== undefined && Array.isArray(component["parameters"])
-    ? component["parameters"].filter(isObject)
+    ? component["parameters"].filter(Predicate.isObject)
     : []
   if (parameters.length !== names.length) {
     return simError(
@@ -294,11 +294,11 @@ const checkTextParameters = (
 /** The template a send names, checked like the network checks it before accepting the send. */
 const checkTemplate = (state: SimState, number: NumberRecord, body: Json): TemplateRecord | SimError => {
   const template = body["template"]
-  if (!isObject(template)) return missing("template")
+  if (!Predicate.isObject(template)) return missing("template")
   const name = template["name"]
   if (name === undefined) return missing("template['name']")
   if (typeof name !== "string") return invalid("template['name']", "must be a string")
-  const language = isObject(template["language"]) ? template["language"]["code"] : undefined
+  const language = Predicate.isObject(template["language"]) ? template["language"]["code"] : undefined
   if (language === undefined) return missing("template['language']['code']")
   if (typeof language !== "string") return invalid("template['language']['code']", "must be a string")
   const record = [...state.templates.values()].find((t) =>
@@ -329,7 +329,7 @@ const checkTemplate = (state: SimState, number: NumberRecord, body: Json): Templ
       const parameters = sent("header")?.["parameters"]
       const first = Array.isArray(parameters) ? parameters[0] : undefined
       if (first === undefined) return simError(132000, `header: a ${format.toLowerCase()} parameter is expected`)
-      if (!isObject(first) || String(first["type"]).toUpperCase() !== format) {
+      if (!Predicate.isObject(first) || String(first["type"]).toUpperCase() !== format) {
         return simError(132012, `header: the template expects a ${format.toLowerCase()} parameter`)
       }
     }
@@ -338,7 +338,7 @@ const checkTemplate = (state: SimState, number: NumberRecord, body: Json): Templ
   const buttons = componentOf(record, "BUTTONS")?.["buttons"]
   if (Array.isArray(buttons)) {
     for (const [index, button] of buttons.entries()) {
-      if (!isObject(button)) continue
+      if (!Predicate.isObject(button)) continue
       const type = String(button["type"]).toUpperCase()
       const needsParameter = type === "OTP" ||
         (type === "URL" && typeof button["url"] === "string" && placeholders(button["url"]).length > 0)
@@ -355,7 +355,7 @@ const checkTemplate = (state: SimState, number: NumberRecord, body: Json): Templ
   if (record.category === "AUTHENTICATION") {
     // The one-time code is the body's only parameter.
     const parameters = sent("body")?.["parameters"]
-    const otp = Array.isArray(parameters) && isObject(parameters[0]) ? parameters[0]["text"] : undefined
+    const otp = Array.isArray(parameters) && Predicate.isObject(parameters[0]) ? parameters[0]["text"] : undefined
     if (typeof otp === "string" && otp.length > 15) return simError(132005, "The one-time code is longer than 15 characters")
   }
   return record
@@ -366,7 +366,7 @@ const checkTemplate = (state: SimState, number: NumberRecord, body: Json): Templ
 
 /** Reads a send body the way the network does; answers what to do or the error to answer. */
 export const readEnvelope = (state: SimState, number: NumberRecord, body: unknown, now: number): Envelope | SimError => {
-  if (!isObject(body)) return simError(100, "The request body must be a JSON object")
+  if (!Predicate.isObject(body)) return simError(100, "The request body must be a JSON object")
   const product = body["messaging_product"]
   if (product === undefined) return simError(100, "The parameter messaging_product is required.")
   if (product !== MessagingProduct) return simError(100, `Param messaging_product must be ${MessagingProduct}`)
@@ -377,7 +377,7 @@ export const readEnvelope = (state: SimState, number: NumberRecord, body: unknow
     if (messageId === undefined) return missing("message_id")
     if (typeof messageId !== "string") return invalid("message_id", "must be a string")
     const typing = body["typing_indicator"]
-    if (typing !== undefined && (!isObject(typing) || typing["type"] !== "text")) {
+    if (typing !== undefined && (!Predicate.isObject(typing) || typing["type"] !== "text")) {
       return invalid("typing_indicator['type']", "must be text")
     }
     return { _tag: "MarkRead", messageId, typing: typing !== undefined }
@@ -408,7 +408,7 @@ export const readEnvelope = (state: SimState, number: NumberRecord, body: unknow
     return invalid("type", `must be one of {${messageTypes.join(", ")}}`)
   }
   const context = body["context"]
-  if (context !== undefined && (!isObject(context) || typeof context["message_id"] !== "string")) {
+  if (context !== undefined && (!Predicate.isObject(context) || typeof context["message_id"] !== "string")) {
     return invalid("context['message_id']", "must be a string")
   }
   const bizOpaque = body["biz_opaque_callback_data"]

@@ -6,6 +6,7 @@
  * maps: each request is decided and applied in one step, so concurrent
  * requests never see half of another one.
  */
+import { Predicate } from "effect"
 import { createHash } from "node:crypto"
 import type { SimError } from "../../network/ErrorCodes.ts"
 import type { SignupGrant } from "./Signup.ts"
@@ -440,9 +441,6 @@ export const pairTokens = (state: SimState, number: NumberRecord, contact: Conta
 // Small readers over untrusted JSON
 
 export type Json = Record<string, unknown>
-
-export const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 export const stringField = (object: Json, key: string): string | undefined => {
   const value = object[key]

@@ -4,9 +4,9 @@
  * (`health_status`: what may send), and its display name changes (`POST /<pnid>` with `new_display_name`:
  * `PENDING_REVIEW` for `nameReviewMs`, then the verdict, then shown).
  */
+import { Predicate } from "effect"
 import {
   fail,
-  isObject,
   type NumberRecord,
   ok,
   type Outcome,
@@ -68,7 +68,7 @@ export const healthStatus = (number: NumberRecord) => {
 
 /** The network's display name rules this simulator keeps: 3 to 75 characters; never the network's own name. */
 export const requestDisplayName = (state: SimState, ctx: RequestContext, number: NumberRecord, body: unknown): Outcome => {
-  const name = isObject(body) ? body["new_display_name"] : undefined
+  const name = Predicate.isObject(body) ? body["new_display_name"] : undefined
   if (typeof name !== "string") return fail(simError(100, "The parameter new_display_name is required."))
   const length = [...name.trim()].length
   if (length < 3 || length > 75) return fail(simError(100, "Param new_display_name must be 3 to 75 characters long"))

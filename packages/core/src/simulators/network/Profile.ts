@@ -4,11 +4,11 @@
  * characters, `address` 256, `description` 512, `email` 128, at most two
  * `http(s)` websites of 256, `vertical` from the network's list.
  */
+import { Predicate } from "effect"
 import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import {
   type BusinessProfile,
   fail,
-  isObject,
   type Json,
   type NumberRecord,
   type NumberSettings,
@@ -69,7 +69,7 @@ const textLimits: Readonly<Record<string, number>> = { address: 256, description
 
 /** `POST`: checks every member first, so a refused update changes nothing. */
 export const updateProfile = (number: NumberRecord, body: unknown): Outcome => {
-  if (!isObject(body)) return invalid("The request body must be a JSON object")
+  if (!Predicate.isObject(body)) return invalid("The request body must be a JSON object")
   const { messaging_product, ...members } = body
   if (messaging_product === undefined) return invalid("The parameter messaging_product is required.")
   if (messaging_product !== MessagingProduct) return invalid(`Param messaging_product must be ${MessagingProduct}`)
@@ -119,11 +119,11 @@ const callingChoices: Readonly<Record<string, ReadonlyArray<string>>> = {
 
 /** `POST`: `calling` members merged into the stored settings; `call_hours` and `sip` are kept as given. */
 export const updateSettings = (number: NumberRecord, body: unknown): Outcome => {
-  if (!isObject(body)) return invalid("The request body must be a JSON object")
+  if (!Predicate.isObject(body)) return invalid("The request body must be a JSON object")
   const { calling, ...others } = body
   const other = Object.keys(others)[0]
   if (other !== undefined) return invalid(`Param ${other} is not a valid parameter`)
-  if (!isObject(calling)) return invalid("The parameter calling is required.")
+  if (!Predicate.isObject(calling)) return invalid("The parameter calling is required.")
   const next: Json = { ...number.settings.calling }
   for (const [key, value] of Object.entries(calling)) {
     const choices = callingChoices[key]
@@ -133,7 +133,7 @@ export const updateSettings = (number: NumberRecord, body: unknown): Outcome => 
       }
     } else if (key !== "call_hours" && key !== "sip") {
       return invalid(`Param calling.${key} is not a valid parameter`)
-    } else if (!isObject(value)) {
+    } else if (!Predicate.isObject(value)) {
       return invalid(`Param calling.${key} must be an object`)
     }
     next[key] = value

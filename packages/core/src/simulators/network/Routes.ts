@@ -16,6 +16,7 @@
  * (sends), `TemplateManagement`, `MediaStorage`, `Numbers`, `BlockedUsers`,
  * `Usernames`, `Profile`, `Flows`, `Signup` (the code exchange).
  */
+import { Predicate } from "effect"
 import { isApiVersion, MessagingProduct } from "../../network/NetworkObjects.ts"
 import { blockUsers } from "./BlockedUsers.ts"
 import { flowView, updateFlow } from "./Flows.ts"
@@ -23,7 +24,6 @@ import { download, mediaInfo, openUploadSession, upload, uploadAsset, usableMedi
 import { authenticate, isSimError, ownedAccount, ownedNumber } from "./Access.ts"
 import {
   fail,
-  isObject,
   ok,
   type Outcome,
   type RequestContext,
@@ -230,7 +230,7 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
         }
         if (method === "POST") {
           return withBody((value) => {
-            const fields = isObject(value) ? value : {}
+            const fields = Predicate.isObject(value) ? value : {}
             const override = fields["override_callback_uri"]
             if (override !== undefined) {
               if (typeof override !== "string" || !URL.canParse(override)) {

@@ -5,11 +5,11 @@
  * deleted by name or id; each review ends after `templateReviewMs`, reported by a followup. `Templates.ts` reads
  * the definitions.
  */
+import { Predicate } from "effect"
 import { isSimError } from "./Access.ts"
 import {
   DAY_MS,
   fail,
-  isObject,
   numericId,
   ok,
   type RequestContext,
@@ -82,7 +82,7 @@ const reviewFollowup = (template: TemplateRecord) => ({
 })
 
 export const createTemplate = (state: SimState, config: SimConfig, ctx: RequestContext, accountId: string, body: unknown) => {
-  if (!isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
+  if (!Predicate.isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
   const name = checkName(body["name"])
   if (isSimError(name)) return fail(name)
   const language = checkLanguage(body["language"])
@@ -131,7 +131,7 @@ export const editTemplate = (
   template: TemplateRecord,
   body: unknown
 ) => {
-  if (!isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
+  if (!Predicate.isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
   refreshTemplate(template, ctx.now)
   if (!["APPROVED", "REJECTED", "PAUSED"].includes(template.status)) {
     return fail(simError(100, `A template in status ${template.status} cannot be edited`, { subcode: 2388040 }))

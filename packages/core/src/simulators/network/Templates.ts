@@ -12,10 +12,11 @@
  * (`COPY_CODE`, `ONE_TAP` or `ZERO_TAP`; the latter two need
  * `supported_apps`), and a number with a messaging limit of 2,000 or more.
  */
+import { Predicate } from "effect"
 import { type SimError, simError } from "../../network/ErrorCodes.ts"
 import { placeholders } from "./Messages.ts"
 import { isSimError } from "./Access.ts"
-import { isObject, type Json } from "./Model.ts"
+import { type Json } from "./Model.ts"
 
 export const templateCategories = ["UTILITY", "MARKETING", "AUTHENTICATION"] as const
 const componentTypes = new Set(["HEADER", "BODY", "FOOTER", "BUTTONS"])
@@ -98,7 +99,7 @@ const readAuthentication = (components: Array<Json>): Array<Record<string, unkno
       })
     } else if (type === "BUTTONS") {
       const buttons = component["buttons"]
-      if (!Array.isArray(buttons) || buttons.length !== 1 || !isObject(buttons[0])) {
+      if (!Array.isArray(buttons) || buttons.length !== 1 || !Predicate.isObject(buttons[0])) {
         return refuse("Authentication templates need exactly one OTP button")
       }
       const button = buttons[0]
@@ -109,7 +110,7 @@ const readAuthentication = (components: Array<Json>): Array<Record<string, unkno
         const apps = button["supported_apps"]
         const valid = Array.isArray(apps) && apps.length > 0 &&
           apps.every((app) =>
-            isObject(app) && typeof app["package_name"] === "string" && typeof app["signature_hash"] === "string"
+            Predicate.isObject(app) && typeof app["package_name"] === "string" && typeof app["signature_hash"] === "string"
           )
         if (!valid) return refuse(`${otpType} buttons need supported_apps with package_name and signature_hash`)
       }
@@ -151,7 +152,7 @@ const readComponent = (component: Json): Record<string, unknown> | SimError => {
   }
   const stored: Array<Record<string, unknown>> = []
   for (const button of buttons) {
-    if (!isObject(button)) return refuse("Each button must be an object")
+    if (!Predicate.isObject(button)) return refuse("Each button must be an object")
     const buttonType = String(button["type"]).toUpperCase()
     if (!buttonTypes.has(buttonType)) return refuse(`Button type ${String(button["type"])} is not supported`)
     if (buttonType === "OTP") return refuse("OTP buttons are only for AUTHENTICATION templates")
@@ -182,7 +183,7 @@ const reviewProblem = (components: ReadonlyArray<Record<string, unknown>>, forma
   const names = placeholders(text)
   if (names.length === 0) return undefined
   if (/^\{\{[^}]*\}\}/.test(text) || /\{\{[^}]*\}\}$/.test(text)) return "INVALID_FORMAT"
-  const example = isObject(body?.["example"]) ? body["example"] : undefined
+  const example = Predicate.isObject(body?.["example"]) ? body["example"] : undefined
   if (format === "POSITIONAL") {
     const sequential = names.every((name, i) => name === String(i + 1)) && names.length === new Set(names).size
     if (!sequential) return "INVALID_FORMAT"
@@ -193,7 +194,7 @@ const reviewProblem = (components: ReadonlyArray<Record<string, unknown>>, forma
     if (!names.every((name) => /^[a-z][a-z0-9_]*$/.test(name))) return "INVALID_FORMAT"
     const values = example?.["body_text_named_params"]
     const given = new Set(
-      Array.isArray(values) ? values.filter(isObject).map((v) => String(v["param_name"])) : []
+      Array.isArray(values) ? values.filter(Predicate.isObject).map((v) => String(v["param_name"])) : []
     )
     if (!names.every((name) => given.has(name))) return "INVALID_FORMAT"
   }
@@ -221,7 +222,7 @@ export const readTemplate = (
   if (!Array.isArray(components) || components.length === 0) return refuse("The parameter components is required.")
   const seen = new Set<string>()
   for (const component of components) {
-    if (!isObject(component)) return refuse("Each component must be an object")
+    if (!Predicate.isObject(component)) return refuse("Each component must be an object")
     const type = String(component["type"]).toUpperCase()
     if (!componentTypes.has(type)) return refuse(`Component type ${String(component["type"])} is not supported`)
     if (seen.has(type)) return refuse(`Only one ${type} component is allowed`)

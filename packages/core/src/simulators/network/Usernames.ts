@@ -2,7 +2,8 @@
  * A number's username (`/<pnid>/username`, `/<pnid>/username_suggestions`): the network's naming rules, one holder
  * a name (a number of the same business takes it over with `force_transfer`), `approved` once the display name is.
  */
-import { fail, isObject, type NumberRecord, ok, type Outcome, type SimState } from "./Model.ts"
+import { Predicate } from "effect"
+import { fail, type NumberRecord, ok, type Outcome, type SimState } from "./Model.ts"
 import { simError } from "../../network/ErrorCodes.ts"
 
 const usernamePattern = /^[a-z0-9._]{3,35}$/
@@ -18,7 +19,7 @@ const usernameProblem = (username: string): string | undefined => {
 }
 
 export const setUsername = (state: SimState, number: NumberRecord, body: unknown): Outcome => {
-  if (!isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
+  if (!Predicate.isObject(body)) return fail(simError(100, "The request body must be a JSON object"))
   const username = body["username"]
   if (username === undefined) return fail(simError(131008, "The parameter username is required."))
   if (typeof username !== "string") return fail(simError(131009, "Param username must be a string"))
