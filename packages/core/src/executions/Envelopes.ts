@@ -4,16 +4,27 @@
  * checked the config's shape when the workflow was saved; what is checked
  * here is what interpolation can break (lengths).
  */
-import { Effect, Predicate } from "effect"
+import { Effect, Predicate, Schema } from "effect"
+import { OptionalText } from "../shared/Json.ts"
 
 type Json = Record<string, unknown>
 
-const str = (u: unknown): string | undefined => (Predicate.isString(u) && u.length > 0 ? u : undefined)
+/** The optional text fields of a send node's config, each absent when empty. */
+const OptionalTexts = Schema.Struct({
+  header_type: OptionalText,
+  header_text: OptionalText,
+  footer_text: OptionalText,
+  flow_token: OptionalText,
+  flow_action: OptionalText
+})
+const optionalTexts = Schema.decodeUnknownSync(OptionalTexts)
+const ListSection = Schema.Struct({ title: OptionalText })
+const ListRow = Schema.Struct({ description: OptionalText })
 
 export const textEnvelope = (body: string): Json => ({ type: "text", text: { body, preview_url: false } })
 
 const header = (config: Json): Json | undefined => {
-  const type = str(config.header_type) ?? "none"
+  const type = optionalTexts(config).header_type ?? "none"
   if (type === "none") return undefined
   if (type === "text") return { type: "text", text: String(config.header_text ?? "") }
   return { type, [type]: { link: String(config.header_media_url ?? "") } }
@@ -27,10 +38,11 @@ export const interactiveEnvelope = (config: Json, executionId: string): Effect.E
   Effect.gen(function*() {
     const type = String(config.interactive_type)
     const body = String(config.body_text ?? "")
-    const footer = str(config.footer_text)
+    const texts = optionalTexts(config)
+    const footer = texts.footer_text
     yield* checkLength("body_text", body, 1024)
     yield* checkLength("footer_text", footer, 60)
-    yield* checkLength("header_text", str(config.header_text), 60)
+    yield* checkLength("header_text", texts.header_text, 60)
     const expanded = Predicate.isObject(config.action_config) ? config.action_config as Json : {}
     const action = ((): Json => {
       switch (type) {
@@ -45,11 +57,11 @@ export const interactiveEnvelope = (config: Json, executionId: string): Effect.E
           return {
             button: String(config.list_button_text ?? ""),
             sections: (config.list_sections as ReadonlyArray<Json> ?? []).map((s) => ({
-              ...(str(s.title) !== undefined ? { title: s.title } : {}),
+              ...(Schema.decodeUnknownSync(ListSection)(s).title !== undefined ? { title: s.title } : {}),
               rows: (s.rows as ReadonlyArray<Json> ?? []).map((r) => ({
                 id: String(r.id),
                 title: String(r.title),
-                ...(str(r.description) !== undefined ? { description: r.description } : {})
+                ...(Schema.decodeUnknownSync(ListRow)(r).description !== undefined ? { description: r.description } : {})
               }))
             }))
           }
@@ -62,8 +74,8 @@ export const interactiveEnvelope = (config: Json, executionId: string): Effect.E
               flow_message_version: "3",
               flow_id: String(config.flow_id),
               flow_cta: String(config.flow_cta),
-              flow_token: str(config.flow_token) ?? executionId,
-              flow_action: str(config.flow_action) ?? "navigate",
+              flow_token: texts.flow_token ?? executionId,
+              flow_action: texts.flow_action ?? "navigate",
               ...(Predicate.isObject(config.flow_action_payload) ? { flow_action_payload: config.flow_action_payload } : {})
             }
           }

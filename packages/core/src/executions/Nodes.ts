@@ -32,7 +32,7 @@ import { phoneDigits } from "../messaging/numbers/MessageConfig.ts"
 import { convertValue, secretsUsed } from "./Interpolation.ts"
 import { type EventDraft, follow, type StepOutcome, StepFailed } from "./Step.ts"
 import { agentStep } from "./agent/Agent.ts"
-import { chainDepthOf, fail, num, type StepInput, str, text, value, withVars } from "./nodes/NodeInput.ts"
+import { chainDepthOf, configTexts, contextTexts, fail, num, type StepInput, text, value, withVars } from "./nodes/NodeInput.ts"
 import { agentSend, sendInteractive, sendTemplate, sendText } from "./nodes/SendNodes.ts"
 import { decideNode, functionNode } from "./nodes/FunctionNodes.ts"
 import { webhookNode } from "./nodes/WebhookNode.ts"
@@ -51,7 +51,7 @@ const INHERITED_SYSTEM = ["trigger_msg_config_id", "customer", "event", "trigger
 const callNode = Effect.fnUntraced(function*(input: StepInput) {
   const e = input.execution
   if (e.call_depth >= MAX_CALL_DEPTH) return yield* fail("Call depth exceeded", "call_depth_exceeded")
-  const workflowId = str(input.node.data.config.workflow_id) ?? ""
+  const workflowId = configTexts(input.node.data.config).workflow_id ?? ""
   const target = yield* (yield* WorkflowsRepo).findById(e.project_id, workflowId)
   if (Option.isNone(target)) return yield* fail(`Called workflow ${workflowId} not found`, "call_target_missing")
   if (target.value.status !== "active") return yield* fail(`Called workflow ${target.value.name} is not active`, "call_target_inactive")
@@ -61,7 +61,7 @@ const callNode = Effect.fnUntraced(function*(input: StepInput) {
   const id = yield* ids.uuid
   const trackingId = yield* ids.uuid
   const ctx = e.execution_context
-  const phone = str(ctx.context.phone_number)
+  const phone = contextTexts(ctx.context).phone_number
   const launch: Launch = {
     workflow: target.value,
     triggerType: e.trigger_type,
@@ -70,7 +70,7 @@ const callNode = Effect.fnUntraced(function*(input: StepInput) {
     contact: Option.getOrNull(contact),
     conversationId: e.msg_conversation_id,
     phone: phone === undefined ? null : phoneDigits(phone),
-    recipient: str(ctx.context.recipient) ?? null,
+    recipient: contextTexts(ctx.context).recipient ?? null,
     vars: {},
     context: {},
     initialData: ctx.context.initial_data,
@@ -97,7 +97,7 @@ const setVariable = Effect.fnUntraced(function*(input: StepInput) {
   const ctx = input.execution.execution_context
   const name = String(config.variable_name)
   const raw = config.variable_value
-  const valueType = (str(config.value_type) ?? "string") as "string" | "number" | "boolean" | "json"
+  const valueType = (configTexts(config).value_type ?? "string") as "string" | "number" | "boolean" | "json"
   const interpolated = Predicate.isString(raw) && valueType !== "json" ? yield* text(raw, ctx, input.secrets) : yield* value(raw, ctx, input.secrets)
   const converted = yield* convertValue(interpolated, valueType).pipe(Effect.mapError((e) => new StepFailed({ message: e.message })))
   return {
@@ -121,7 +121,7 @@ const emitEvent = Effect.fnUntraced(function*(input: StepInput) {
   const rawProperties = config.properties === undefined || config.properties === null
     ? null
     : yield* value(config.properties, ctx, input.secrets)
-  const occurredAt = str(config.occurred_at) === undefined ? null : (yield* text(String(config.occurred_at), ctx, input.secrets)).trim() || null
+  const occurredAt = configTexts(config).occurred_at === undefined ? null : (yield* text(String(config.occurred_at), ctx, input.secrets)).trim() || null
   const chainDepth = chainDepthOf(input.execution)
   const request = { name, properties: rawProperties, occurred_at: occurredAt, chain_depth: chainDepth }
   const executing: EventDraft = { event_type: "action_executing", payload: { action: "emit_event", request } }
@@ -163,7 +163,7 @@ const emitEvent = Effect.fnUntraced(function*(input: StepInput) {
 const handoffNode = Effect.fnUntraced(function*(input: StepInput) {
   const config = input.node.data.config
   const ctx = input.execution.execution_context
-  const reason = str(config.reason) === undefined ? null : yield* text(String(config.reason), ctx, input.secrets)
+  const reason = configTexts(config).reason === undefined ? null : yield* text(String(config.reason), ctx, input.secrets)
   return {
     context: ctx,
     events: [],

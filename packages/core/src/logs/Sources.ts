@@ -6,7 +6,8 @@
  * (never its value, never a body); step payloads are stored as the step log keeps them (secrets masked, 64 KB);
  * a delivery attempt is its outcome, not the body sent (that stays in the delivery record, 30 days).
  */
-import { Predicate } from "effect"
+import { Predicate, Schema } from "effect"
+import { OptionalString } from "../shared/Json.ts"
 import type { LogDraft } from "./LogRecorder.ts"
 
 export interface ApiRequestFacts {
@@ -58,7 +59,13 @@ export interface UpstreamChangeFacts {
 }
 
 const array = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
-const str = (value: unknown): string | null => (Predicate.isString(value) ? value : null)
+/** What an entry names of a change's message, status and first error (strings, empty included; absent otherwise). */
+const MessageFacts = Schema.Struct({ type: OptionalString, from: OptionalString, id: OptionalString })
+const StatusFacts = Schema.Struct({ status: OptionalString, id: OptionalString, recipient_id: OptionalString })
+const ErrorFacts = Schema.Struct({ title: OptionalString, message: OptionalString })
+const messageFacts = Schema.decodeUnknownSync(MessageFacts)
+const statusFacts = Schema.decodeUnknownSync(StatusFacts)
+const errorFacts = Schema.decodeUnknownSync(ErrorFacts)
 
 /**
  * One entry per message and status an upstream `messages` change carries (other fields: one for the change), for
@@ -78,38 +85,41 @@ export const upstreamChangeEntries = (c: UpstreamChangeFacts): ReadonlyArray<Log
   const items: Array<LogDraft> = []
   for (const m of array(value["messages"])) {
     if (!Predicate.isObject(m)) continue
-    const type = str(m["type"])
+    const facts = messageFacts(m)
+    const type = facts.type ?? null
     items.push({
       ...base,
       problem: false,
-      message: `message ${type ?? "unknown"} from ${str(m["from"]) ?? "unknown"}`,
+      message: `message ${type ?? "unknown"} from ${facts.from ?? "unknown"}`,
       event: "message",
       event_type: "message",
       message_type: type,
       resource_type: "message",
-      resource_id: str(m["id"]),
+      resource_id: facts.id ?? null,
       payload: m
     })
   }
   for (const s of array(value["statuses"])) {
     if (!Predicate.isObject(s)) continue
-    const status = str(s["status"])
+    const facts = statusFacts(s)
+    const status = facts.status ?? null
     const errors = array(s["errors"])
     const first = Predicate.isObject(errors[0]) ? errors[0] : null
+    const error = first === null ? null : errorFacts(first)
     const failed = status === "failed" || errors.length > 0
     items.push({
       ...base,
       problem: failed,
       level: failed ? "error" : "info",
-      message: `status ${status ?? "unknown"} of ${str(s["id"]) ?? "a message"} to ${str(s["recipient_id"]) ?? "unknown"}` +
-        (first === null ? "" : `: ${str(first["title"]) ?? str(first["message"]) ?? "error"}`),
+      message: `status ${status ?? "unknown"} of ${facts.id ?? "a message"} to ${facts.recipient_id ?? "unknown"}` +
+        (error === null ? "" : `: ${error.title ?? error.message ?? "error"}`),
       event: status,
       event_type: status,
       status,
       resource_type: "message",
-      resource_id: str(s["id"]),
+      resource_id: facts.id ?? null,
       error_class: first === null ? null : String(first["code"] ?? "") || null,
-      error_message: first === null ? null : str(first["message"]) ?? str(first["title"]),
+      error_message: error === null ? null : error.message ?? error.title ?? null,
       payload: s
     })
   }

@@ -8,7 +8,7 @@
  * never repeats them: a resumed activation tells the model they are
  * unverified instead.
  */
-import { Effect, Option, Predicate } from "effect"
+import { Effect, Option, Predicate, Schema } from "effect"
 import { EventPlans } from "../../events/EventPlans.ts"
 import { Events } from "../../events/Events.ts"
 import { Messaging } from "../../messaging/Messaging.ts"
@@ -23,13 +23,25 @@ import { callSettings, generate, modelFailure, nodeModel } from "../ai/ModelCall
 import { type AgentCall, type AgentState, type AgentTurn, settleCall, skipRest, toPrompt } from "./AgentState.ts"
 import { builtInSpecs, localTool, recentMessages, type ToolAnswer, toolError, type ToolSpec } from "./BuiltInTools.ts"
 import { customTools, runCustomTool } from "./CustomTools.ts"
+import { OptionalText } from "../../shared/Json.ts"
 
 const DEFAULT_MAX_ITERATIONS = 80
 const DEFAULT_MAX_TOKENS = 8192
 /** Characters of a tool's input and output kept in `agent_tool_called`. */
 const LOGGED_CHARS = 4096
 
-const str = (u: unknown): string | undefined => (Predicate.isString(u) && u.length > 0 ? u : undefined)
+/** The text fields the agent reads from its config and from the model's tool arguments, each absent when empty. */
+const AgentTexts = Schema.Struct({
+  system_prompt: OptionalText,
+  url: OptionalText,
+  media_id: OptionalText,
+  caption: OptionalText,
+  filename: OptionalText,
+  summary: OptionalText,
+  reason: OptionalText,
+  name: OptionalText
+})
+const agentTexts = Schema.decodeUnknownSync(AgentTexts)
 
 const asText = (value: unknown): string => (Predicate.isString(value) ? value : renderText(value))
 
@@ -78,7 +90,7 @@ const settled = (input: StepInput, state: AgentState, call: AgentCall, answer: T
 const beginActivation = Effect.fnUntraced(function*(input: StepInput) {
   const e = input.execution
   const config = input.node.data.config
-  const system = yield* interpolateText(str(config.system_prompt) ?? "", e.execution_context, input.secrets).pipe(
+  const system = yield* interpolateText(agentTexts(config).system_prompt ?? "", e.execution_context, input.secrets).pipe(
     Effect.mapError((err) => new StepFailed({ message: err.message }))
   )
   let turns: Array<AgentTurn> = []
@@ -201,11 +213,12 @@ const sendMediaMessage = (p: Readonly<Record<string, unknown>>): Record<string, 
   if (kind !== "image" && kind !== "video" && kind !== "audio" && kind !== "document") {
     return "media_type must be image, video, audio or document"
   }
-  const link = str(p.url)
-  const id = str(p.media_id)
+  const texts = agentTexts(p)
+  const link = texts.url
+  const id = texts.media_id
   if ((link === undefined) === (id === undefined)) return "give exactly one of url or media_id"
-  const caption = kind === "audio" ? undefined : str(p.caption)
-  const filename = kind === "document" ? str(p.filename) : undefined
+  const caption = kind === "audio" ? undefined : texts.caption
+  const filename = kind === "document" ? texts.filename : undefined
   return {
     type: kind,
     [kind]: { ...(link !== undefined ? { link } : { id }), ...(caption ? { caption } : {}), ...(filename ? { filename } : {}) }
@@ -247,7 +260,7 @@ const runCall = Effect.fnUntraced(function*(input: StepInput, state: AgentState,
       return yield* send(input, state, message, { call_id: call.id, text: Predicate.isString(p.message) ? p.message : "" }, resolveSend)
     }
     case "complete_task": {
-      const summary = str(p.summary)
+      const summary = agentTexts(p).summary
       const events: Array<EventDraft> = [toolCalled(call, { result: { completed: true }, isError: false }, 0)]
       if (p.end_conversation === true && e.msg_conversation_id !== null) {
         yield* (yield* Messaging).endConversation(e.project_id, e.msg_conversation_id, "agent")
@@ -256,7 +269,7 @@ const runCall = Effect.fnUntraced(function*(input: StepInput, state: AgentState,
       return { context, events, next: { _tag: "Follow", label: "next" }, agent: null } satisfies StepOutcome
     }
     case "handoff_to_human": {
-      const reason = str(p.reason) ?? null
+      const reason = agentTexts(p).reason ?? null
       const after = skipRest(settleCall(state, call, { handed_off: true }, false), "the conversation was handed to a human")
       return {
         context: e.execution_context,
@@ -377,7 +390,7 @@ export const performTool = Effect.fnUntraced(function*(input: StepInput, pending
 const emitEvent = Effect.fnUntraced(function*(input: StepInput, _state: AgentState, call: AgentCall) {
   const e = input.execution
   const p = (Predicate.isObject(call.params) ? call.params : {}) as Readonly<Record<string, unknown>>
-  const name = str(p.name)
+  const name = agentTexts(p).name
   if (name === undefined) return toolError("name is required")
   const allowed = yield* customTools.allowedEvents(input)
   if (Option.isSome(allowed) && !allowed.value.includes(name)) {

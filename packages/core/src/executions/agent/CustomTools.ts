@@ -4,7 +4,7 @@
  * them and as they answer; plus `ask_about_file` and the `emit_event`
  * allowlist, which read the project.
  */
-import { Effect, Option, Predicate } from "effect"
+import { Effect, Option, Predicate, Schema } from "effect"
 import { Prompt } from "effect/ai"
 import { EventDefinitionsRepo } from "../../events/EventsRepo.ts"
 import { FunctionCalls } from "../../functions/FunctionCalls.ts"
@@ -23,13 +23,22 @@ import { interpolateValue } from "../Interpolation.ts"
 import type { EventDraft } from "../Step.ts"
 import type { AgentCall, AgentState, McpToolEntry } from "./AgentState.ts"
 import { type ToolAnswer, toolError, type ToolSpec } from "./BuiltInTools.ts"
+import { OptionalText } from "../../shared/Json.ts"
 
 type Item = Readonly<Record<string, unknown>>
 
 const items = (u: unknown): ReadonlyArray<Item> =>
   Array.isArray(u) ? u.filter((i): i is Item => Predicate.isObject(i) && !Array.isArray(i)) : []
 
-const str = (u: unknown): string | undefined => (Predicate.isString(u) && u.length > 0 ? u : undefined)
+/** The text fields of a tool's config and of the model's arguments to it, each absent when empty. */
+const ToolTexts = Schema.Struct({
+  description: OptionalText,
+  function_id: OptionalText,
+  url: OptionalText,
+  message_id: OptionalText,
+  question: OptionalText
+})
+const toolTexts = Schema.decodeUnknownSync(ToolTexts)
 
 const EMPTY_OBJECT_SCHEMA = { type: "object", properties: {} }
 
@@ -47,17 +56,17 @@ const mcpServers = (input: StepInput) => items(input.node.data.config.flow_agent
 const specs = (input: StepInput, state: AgentState): ReadonlyArray<ToolSpec> => [
   ...functionTools(input).map((t) => ({
     name: String(t.name),
-    description: str(t.description) ?? String(t.name),
+    description: toolTexts(t).description ?? String(t.name),
     parameters: schemaOr(t.input_schema)
   })),
   ...webhookTools(input).map((t) => ({
     name: t.name,
-    description: str(t.description) ?? t.name,
+    description: toolTexts(t).description ?? t.name,
     parameters: schemaOr(t.body_schema)
   })),
   ...knowledgeBases(input).map((kb) => ({
     name: kb.name,
-    description: str(kb.description) ?? `Look up passages of the ${kb.name} knowledge base`,
+    description: toolTexts(kb).description ?? `Look up passages of the ${kb.name} knowledge base`,
     parameters: KNOWLEDGE_TOOL_INPUT_SCHEMA as unknown as Readonly<Record<string, unknown>>
   })),
   ...state.mcp_tools.map((t) => ({
@@ -84,7 +93,7 @@ const direct = Effect.fnUntraced(function*(input: StepInput, call: AgentCall) {
 const runFunction = Effect.fnUntraced(function*(input: StepInput, tool: Item, call: AgentCall) {
   const checked = yield* Effect.result(validateArguments(tool.input_schema, call.params))
   if (checked._tag === "Failure") return toolError(checked.failure.message)
-  const functionId = str(tool.function_id) ?? ""
+  const functionId = toolTexts(tool).function_id ?? ""
   const payload = yield* functionCall(input, functionId)
   const answer = yield* Effect.result((yield* FunctionCalls).callAgentTool({ ...payload, input: call.params }))
   if (answer._tag === "Failure") return toolError(answer.failure.message)
@@ -113,12 +122,12 @@ export const runCustomTool = Effect.fnUntraced(function*(input: StepInput, _stat
 
 /** The media a question is about: a message of the run's number by id, or a URL. */
 const fileOf = Effect.fnUntraced(function*(input: StepInput, p: Item) {
-  const url = str(p.url)
+  const url = toolTexts(p).url
   if (url !== undefined) {
     if (!URL.canParse(url)) return Option.none<Prompt.FilePart>()
     return Option.some(Prompt.makePart("file", { mediaType: "application/octet-stream", data: new URL(url) }))
   }
-  const messageId = str(p.message_id)
+  const messageId = toolTexts(p).message_id
   const e = input.execution
   if (messageId === undefined || e.msg_config_id === null) return Option.none<Prompt.FilePart>()
   const config = yield* (yield* MessageConfigsRepo).findById(e.project_id, e.msg_config_id)
@@ -131,7 +140,7 @@ const fileOf = Effect.fnUntraced(function*(input: StepInput, p: Item) {
 
 /** `ask_about_file`: the node's model answers the question with the file attached. */
 const askAboutFile = Effect.fnUntraced(function*(input: StepInput, p: Item) {
-  const question = str(p.question)
+  const question = toolTexts(p).question
   if (question === undefined) return toolError("question is required")
   const file = yield* fileOf(input, p)
   if (Option.isNone(file)) return toolError("No media found: give the id of a message holding media in this conversation, or a URL")

@@ -4,19 +4,24 @@
  * failures retried on the Clock. Agents, AI decisions and AI fields all call
  * through here.
  */
-import { Effect, Option, Predicate, Schedule } from "effect"
+import { Effect, Option, Predicate, Schedule, Schema } from "effect"
 import { type AiError, type Prompt, Tool, Toolkit } from "effect/ai"
 import { ProviderModels } from "../../ai/ProviderModels.ts"
 import type { ProviderModelRecord, PromptCacheTtl, ReasoningEffort } from "../../ai/ProviderModel.ts"
 import { LanguageModels, type ModelCallSettings, withCallSettings } from "../../ai/LanguageModels.ts"
 import { StepFailed } from "../Step.ts"
+import { OptionalText } from "../../shared/Json.ts"
 
-const str = (u: unknown): string | undefined => (Predicate.isString(u) && u.length > 0 ? u : undefined)
+/** The model a node names (any node config). */
+const ModelRef = Schema.Struct({ provider_model_id: OptionalText, provider_model_name: OptionalText })
+const decodeModelRef = Schema.decodeUnknownSync(ModelRef)
+/** The call settings a node asks for by name. */
+const AskedNames = Schema.Struct({ reasoningEffort: OptionalText, promptCacheTtl: OptionalText })
+const decodeAskedNames = Schema.decodeUnknownSync(AskedNames)
 
 /** The node's model: `provider_model_id` wins, `provider_model_name` is a lookup key. */
 export const nodeModel = Effect.fnUntraced(function*(config: Readonly<Record<string, unknown>>) {
-  const id = str(config.provider_model_id)
-  const name = str(config.provider_model_name)
+  const { provider_model_id: id, provider_model_name: name } = decodeModelRef(config)
   const found = yield* (yield* ProviderModels).find({ id, name })
   if (Option.isNone(found)) {
     return yield* new StepFailed({ message: `Provider model ${id ?? name ?? "(none)"} not found`, code: "model_not_found" })
@@ -33,14 +38,17 @@ export const callSettings = (
     readonly reasoningEffort?: unknown
     readonly promptCacheTtl?: unknown
   }
-): ModelCallSettings => ({
-  temperature: model.supports_custom_sampling && Predicate.isNumber(asked.temperature) ? asked.temperature : undefined,
-  maxTokens: Predicate.isNumber(asked.maxTokens) ? asked.maxTokens : undefined,
-  reasoningEffort: model.reasoning_model
-    ? (str(asked.reasoningEffort) as ReasoningEffort | undefined) ?? model.default_reasoning_effort ?? undefined
-    : undefined,
-  promptCacheTtl: (str(asked.promptCacheTtl) as PromptCacheTtl | undefined) ?? model.default_prompt_cache_ttl ?? undefined
-})
+): ModelCallSettings => {
+  const names = decodeAskedNames(asked)
+  return {
+    temperature: model.supports_custom_sampling && Predicate.isNumber(asked.temperature) ? asked.temperature : undefined,
+    maxTokens: Predicate.isNumber(asked.maxTokens) ? asked.maxTokens : undefined,
+    reasoningEffort: model.reasoning_model
+      ? (names.reasoningEffort as ReasoningEffort | undefined) ?? model.default_reasoning_effort ?? undefined
+      : undefined,
+    promptCacheTtl: (names.promptCacheTtl as PromptCacheTtl | undefined) ?? model.default_prompt_cache_ttl ?? undefined
+  }
+}
 
 
 /** A tool as the model is offered it: its arguments described by a JSON Schema. */

@@ -11,7 +11,7 @@ import { Messaging } from "../../messaging/Messaging.ts"
 import { StepEventsRepo } from "../ExecutionsRepo.ts"
 import { type EventDraft, follow, type StepOutcome, StepFailed } from "../Step.ts"
 import { aiDecide } from "../ai/AiDecide.ts"
-import { chainDepthOf, type StepInput, str, withVars } from "./NodeInput.ts"
+import { chainDepthOf, configTexts, type StepInput, withVars } from "./NodeInput.ts"
 
 /** The payload parts every function step sends (decisions 10.5.5). */
 export const functionCall = Effect.fnUntraced(function*(input: StepInput, functionId: string) {
@@ -86,12 +86,12 @@ export const functionFailed = (e: { readonly message: string; readonly reason: s
 export const functionNode = Effect.fnUntraced(function*(input: StepInput) {
   const calls = yield* FunctionCalls
   const config = input.node.data.config
-  const functionId = str(config.function_id) ?? ""
+  const functionId = configTexts(config).function_id ?? ""
   const call = yield* functionCall(input, functionId)
   const hasNextEdge = input.graph.follow(input.node.id, "next") !== undefined
   const started: EventDraft = { event_type: "action_executing", payload: { action: "function", request: { function_id: functionId } } }
   const answer = yield* calls.callNode({ ...call, hasNextEdge }).pipe(Effect.mapError((e) => functionFailed(e, "function")))
-  const saveTo = str(config.save_response_to)
+  const saveTo = configTexts(config).save_response_to
   const vars = saveTo === undefined ? answer.vars : { ...answer.vars, [saveTo]: answer.saved }
   const emitted = yield* recordRequestedEvents(input, answer.events)
   const events: Array<EventDraft> = [
@@ -110,10 +110,10 @@ export const decideNode = Effect.fnUntraced(function*(input: StepInput) {
   const config = input.node.data.config
   const conditions = Array.isArray(config.conditions) ? config.conditions as ReadonlyArray<Record<string, unknown>> : []
   const labels = conditions.map((c) => String(c.label))
-  const decisionType = str(config.decision_type) ?? "ai"
+  const decisionType = configTexts(config).decision_type ?? "ai"
   const evaluating: EventDraft = { event_type: "decision_evaluating", payload: { decision_type: decisionType, available_edges: labels } }
   if (decisionType !== "function") {
-    const decided = yield* aiDecide(input, conditions.map((c) => ({ label: String(c.label), description: str(c.description) ?? "" })))
+    const decided = yield* aiDecide(input, conditions.map((c) => ({ label: String(c.label), description: configTexts(c).description ?? "" })))
       .pipe(Effect.mapError((e) => new StepFailed({ ...e, events: [evaluating, ...(e.events ?? [])] })))
     return {
       context: input.execution.execution_context,
@@ -133,7 +133,7 @@ export const decideNode = Effect.fnUntraced(function*(input: StepInput) {
     } satisfies StepOutcome
   }
   const calls = yield* FunctionCalls
-  const call = yield* functionCall(input, str(config.function_id) ?? "")
+  const call = yield* functionCall(input, configTexts(config).function_id ?? "")
   const answer = yield* calls.callDecide({ ...call, labels }).pipe(Effect.mapError((e) => functionFailed(e, "function")))
   const emitted = yield* recordRequestedEvents(input, answer.events)
   return {

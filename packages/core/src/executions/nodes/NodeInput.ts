@@ -1,5 +1,6 @@
 /** What a node step gets, and the small helpers every node uses. */
-import { Effect, Predicate } from "effect"
+import { Effect, Predicate, Schema } from "effect"
+import { OptionalText } from "../../shared/Json.ts"
 import type { Node } from "../../workflows/Workflow.ts"
 import type { ExecutionContext, ExecutionRecord } from "../Execution.ts"
 import type { Graph } from "../Graph.ts"
@@ -16,7 +17,27 @@ export interface StepInput {
   readonly afterDelay: boolean
 }
 
-export const str = (u: unknown): string | undefined => (Predicate.isString(u) && u.length > 0 ? u : undefined)
+/** The optional text fields node configs hold (the validator checked their shape on save), each absent when empty. */
+export const NodeConfigTexts = Schema.Struct({
+  function_id: OptionalText,
+  save_response_to: OptionalText,
+  decision_type: OptionalText,
+  phone_number_id: OptionalText,
+  msg_config_id: OptionalText,
+  to_phone_number: OptionalText,
+  template_id: OptionalText,
+  method: OptionalText,
+  workflow_id: OptionalText,
+  value_type: OptionalText,
+  occurred_at: OptionalText,
+  reason: OptionalText,
+  /** A decide condition's. */
+  description: OptionalText
+})
+export const configTexts = Schema.decodeUnknownSync(NodeConfigTexts)
+/** Who the run talks to (`context`) and what started it (`system`), each absent when empty. */
+export const ContextTexts = Schema.Struct({ phone_number: OptionalText, recipient: OptionalText, trigger_msg_config_id: OptionalText })
+export const contextTexts = Schema.decodeUnknownSync(ContextTexts)
 export const num = (u: unknown): number | undefined => (Predicate.isNumber(u) && Number.isFinite(u) ? u : undefined)
 
 export const fail = (message: string, code?: string, events?: ReadonlyArray<EventDraft>) =>

@@ -14,20 +14,20 @@ import { interactiveEnvelope, textEnvelope } from "../Envelopes.ts"
 import { TemplateMismatch, templateComponents, templateEnvelope } from "../TemplateEnvelope.ts"
 import { follow, type StepOutcome, StepFailed } from "../Step.ts"
 import { aiFieldsOf, generateAiFields, withAiValues } from "../ai/AiFields.ts"
-import { fail, type StepInput, str, text, value } from "./NodeInput.ts"
+import { configTexts, contextTexts, fail, type StepInput, text, value } from "./NodeInput.ts"
 
 /** Sender resolution (decisions 2.3): node number, node config, the run's number, the API start's config. */
 const resolveSender = Effect.fnUntraced(function*(input: StepInput) {
   const configs = yield* MessageConfigsRepo
   const config = input.node.data.config
   const projectId = input.execution.project_id
-  const phoneNumberId = str(config.phone_number_id)
+  const phoneNumberId = configTexts(config).phone_number_id
   const ownLive = (found: Option.Option<MessageConfigRecord>) =>
     Option.filter(found, (c) => c.project_id === projectId && c.deleted_at === null)
   if (phoneNumberId !== undefined) return ownLive(yield* configs.findByPhoneNumberId(phoneNumberId))
-  const msgConfigId = str(config.msg_config_id)
+  const msgConfigId = configTexts(config).msg_config_id
   if (msgConfigId !== undefined) return ownLive(yield* configs.findById(projectId, msgConfigId))
-  const own = input.execution.msg_config_id ?? str(input.execution.execution_context.system.trigger_msg_config_id)
+  const own = input.execution.msg_config_id ?? contextTexts(input.execution.execution_context.system).trigger_msg_config_id
   if (own !== undefined) return ownLive(yield* configs.findById(projectId, own))
   return Option.none<MessageConfigRecord>()
 })
@@ -35,14 +35,14 @@ const resolveSender = Effect.fnUntraced(function*(input: StepInput) {
 /** Destination (decisions 2.3): `to_phone_number`, the contact's number, else its business-scoped id. */
 const resolveRecipient = Effect.fnUntraced(function*(input: StepInput) {
   const ctx = input.execution.execution_context
-  const override = str(input.node.data.config.to_phone_number)
+  const override = configTexts(input.node.data.config).to_phone_number
   if (override !== undefined) {
     const digits = phoneDigits(yield* text(override, ctx, input.secrets))
     return digits.length > 0 ? Option.some({ to: digits }) : Option.none()
   }
-  const phone = str(ctx.context.phone_number)
+  const phone = contextTexts(ctx.context).phone_number
   if (phone !== undefined && phoneDigits(phone).length > 0) return Option.some({ to: phoneDigits(phone) })
-  const recipient = str(ctx.context.recipient)
+  const recipient = contextTexts(ctx.context).recipient
   return recipient !== undefined ? Option.some({ recipient }) : Option.none<{ to: string } | { recipient: string }>()
 })
 
@@ -86,7 +86,7 @@ const sendStep = <R>(
 ) =>
   Effect.fnUntraced(function*(input: StepInput) {
     const ctx = input.execution.execution_context
-    const hasOverride = str(input.node.data.config.to_phone_number) !== undefined
+    const hasOverride = configTexts(input.node.data.config).to_phone_number !== undefined
     if (input.execution.observer && !hasOverride) {
       return follow(ctx, [{ event_type: "action_skipped", payload: { action, reason: "observer" } }])
     }
@@ -128,7 +128,7 @@ export const sendTemplate = sendStep("send_template", (input, sender) =>
   Effect.gen(function*() {
     const templates = yield* Templates
     const config = input.node.data.config
-    const found = yield* templates.forSend(input.execution.project_id, str(config.template_id) ?? "")
+    const found = yield* templates.forSend(input.execution.project_id, configTexts(config).template_id ?? "")
     if (Option.isNone(found)) return yield* fail("Template not found", "template_not_found")
     const t = found.value
     if (t.status !== "approved") {

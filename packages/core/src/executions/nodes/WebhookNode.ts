@@ -10,7 +10,7 @@ import { WebhookSettings } from "../../shared/OutboundSettings.ts"
 import { CONTEXT_MAX_BYTES, renderText, secretsUsed } from "../Interpolation.ts"
 import { follow, type StepOutcome, StepFailed } from "../Step.ts"
 import { aiFieldsOf, generateAiFields, withAiValues } from "../ai/AiFields.ts"
-import { type StepInput, str, text, value, withVars } from "./NodeInput.ts"
+import { configTexts, type StepInput, text, value, withVars } from "./NodeInput.ts"
 
 /** The webhook node's timeout (decisions 2.3.8). */
 export const WEBHOOK_TIMEOUT_MS = 30_000
@@ -30,7 +30,7 @@ const webhookRequest = Effect.fnUntraced(function*(input: StepInput) {
   const ctx = input.execution.execution_context
   const secrets = secretsUsed(config, input.secrets)
   const failMasked = (message: string, code: string) => Effect.fail(new StepFailed({ message, code, secrets }))
-  const method = (str(config.method)?.toUpperCase() ?? "POST") as WebhookHttpMethod
+  const method = (configTexts(config).method?.toUpperCase() ?? "POST") as WebhookHttpMethod
   if (!METHODS.includes(method)) return yield* failMasked(`Webhook method ${String(config.method)} is not one of ${METHODS.join(", ")}`, "invalid_request")
   const url = (yield* text(String(config.url ?? ""), ctx, input.secrets)).trim()
   const parsed = URL.canParse(url) ? new URL(url) : undefined
@@ -110,7 +110,7 @@ export const callWebhook = Effect.fnUntraced(function*(input: StepInput) {
   if (status < 200 || status > 299) {
     return yield* failed(`Webhook answered HTTP ${status}: ${body.slice(0, WEBHOOK_ERROR_BODY_CHARS)}`, String(status), { response_status: status })
   }
-  const saveTo = str(input.node.data.config.save_response_to)
+  const saveTo = configTexts(input.node.data.config).save_response_to
   if (saveTo !== undefined && truncated) {
     return yield* failed(`Webhook answer is larger than ${WEBHOOK_RESPONSE_MAX_BYTES} bytes and cannot be saved`, "response_too_large", {
       response_status: status
