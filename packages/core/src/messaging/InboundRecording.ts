@@ -38,13 +38,14 @@ import {
   countMessage,
   epochSeconds,
   type Identity,
+  inboundMessageTexts,
   iso,
   type Json,
   newContact,
   newConversation,
   type Recording,
   renditionFields,
-  str
+  statusTexts
 } from "./Recording.ts"
 
 /** A file fetched from the network for an inbound message, to keep with it. */
@@ -170,21 +171,23 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
 
   const recordInbound = Effect.fn("Messaging.recordInbound")(function*(config: MessageConfigRecord, input: InboundInput) {
     const m = input.message
-    const networkId = str(m["id"])
-    const type = str(m["type"]) ?? "unknown"
+    const texts = inboundMessageTexts(m)
+    const networkId = texts.id
+    const type = texts.type ?? "unknown"
+    // The contact is decoded already; an empty string reads as absent, as in the message.
     const who: Identity = {
-      waId: str(m["from"]) ?? str(input.contact?.wa_id),
-      userId: str(m["from_user_id"]) ?? str(input.contact?.user_id),
-      parentUserId: str(m["from_parent_user_id"]) ?? str(input.contact?.parent_user_id),
-      username: str(input.contact?.profile?.username),
-      name: str(input.contact?.profile?.name)
+      waId: texts.from ?? (input.contact?.wa_id || undefined),
+      userId: texts.from_user_id ?? (input.contact?.user_id || undefined),
+      parentUserId: texts.from_parent_user_id ?? (input.contact?.parent_user_id || undefined),
+      username: input.contact?.profile?.username || undefined,
+      name: input.contact?.profile?.name || undefined
     }
     if (networkId === undefined || (who.waId === undefined && who.userId === undefined)) {
       return { _tag: "Unaddressable" } as InboundOutcome
     }
     const nowMs = yield* Clock.currentTimeMillis
     const now = iso(nowMs)
-    const activeAt = iso(activityTime(str(m["timestamp"]), nowMs))
+    const activeAt = iso(activityTime(texts.timestamp, nowMs))
     const messageId = yield* ids.uuid
     const stored: StoredMedia | undefined = input.media === undefined ? undefined : {
       id: yield* ids.uuid,
@@ -228,7 +231,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
         network_id: networkId,
         direction: "inbound",
         type,
-        timestamp: str(m["timestamp"]) ?? epochSeconds(nowMs),
+        timestamp: texts.timestamp ?? epochSeconds(nowMs),
         fields: {
           ...rest,
           ...(contact.business_scoped_user_id !== null ? { business_scoped_user_id: contact.business_scoped_user_id } : {}),
@@ -267,14 +270,15 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     function*(config: MessageConfigRecord, statuses: ReadonlyArray<Json>) {
       const now = iso(yield* Clock.currentTimeMillis)
       const reports = statuses.flatMap((raw, index) => {
-        const networkId = str(raw["id"])
-        const status = str(raw["status"])
+        const texts = statusTexts(raw)
+        const networkId = texts.id
+        const status = texts.status
         if (networkId === undefined || status === undefined) return []
         const event: StatusEventRecord = {
           phone_number_id: config.phone_number_id,
           network_id: networkId,
           status,
-          timestamp: str(raw["timestamp"]) ?? "",
+          timestamp: texts.timestamp ?? "",
           raw,
           received_at: now
         }

@@ -26,14 +26,14 @@ import { type ContactRecord, type ConversationRecord, type MessageOrigin, type M
 import {
   advance,
   countMessage,
+  envelopeTexts,
   epochSeconds,
   iso,
   type Json,
   newContact,
   newConversation,
   type Recording,
-  renditionFields,
-  str
+  renditionFields
 } from "./Recording.ts"
 
 export interface OutboundInput {
@@ -166,7 +166,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         const records = batch.map((p) => {
           const { messaging_product: _product, type: _type, ...fields } = p.input.envelope
           const rendition = renderOutbound(p.input.envelope)
-          const type = str(p.input.envelope["type"]) ?? "text"
+          const type = envelopeTexts(p.input.envelope).type ?? "text"
           const contact = contactFor(p)
           const now = iso(p.nowMs)
           return {
@@ -252,10 +252,11 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
 
   const recordOutbound = Effect.fn("Messaging.recordOutbound")(function*(config: MessageConfigRecord, input: OutboundInput) {
     const envelope = input.envelope
-    if (str(envelope["status"]) === "read") return yield* unprocessable("A mark-read envelope is not a message")
-    const to = str(envelope["to"])
+    const texts = envelopeTexts(envelope)
+    if (texts.status === "read") return yield* unprocessable("A mark-read envelope is not a message")
+    const to = texts.to
     const waId = to === undefined ? undefined : phoneDigits(to) || undefined
-    const userId = waId === undefined ? str(envelope["recipient"]) : undefined
+    const userId = waId === undefined ? texts.recipient : undefined
     if (waId === undefined && userId === undefined) return yield* unprocessable("The envelope names no recipient (to or recipient)")
     const messageId = input.id ?? (yield* ids.uuid)
     return yield* submitOutbound({ config, input, waId, userId, messageId, nowMs: yield* Clock.currentTimeMillis })

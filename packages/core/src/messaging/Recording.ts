@@ -4,7 +4,8 @@
  * counts in its conversation, the status rank rule, and the domain events of
  * status changes.
  */
-import { Effect, Predicate } from "effect"
+import { Effect, Predicate, Schema } from "effect"
+import { OptionalText } from "../shared/Json.ts"
 import { PublicUrl } from "../shared/PublicUrl.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { ConversationsRepo, MessagesRepo } from "./MessagingRepo.ts"
@@ -24,7 +25,22 @@ import { armInactivity } from "./Queues.ts"
 
 export type Json = Record<string, unknown>
 
-export const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
+/** What recording reads of a network message object, each field absent when empty or not a string. */
+export const InboundMessageTexts = Schema.Struct({
+  id: OptionalText,
+  type: OptionalText,
+  from: OptionalText,
+  from_user_id: OptionalText,
+  from_parent_user_id: OptionalText,
+  timestamp: OptionalText
+})
+export const inboundMessageTexts = Schema.decodeUnknownSync(InboundMessageTexts)
+/** What recording reads of a network status object. */
+export const StatusTexts = Schema.Struct({ id: OptionalText, status: OptionalText, timestamp: OptionalText })
+export const statusTexts = Schema.decodeUnknownSync(StatusTexts)
+/** What recording and sending read of an envelope Parley sends (the rest goes to the network as it is). */
+export const EnvelopeTexts = Schema.Struct({ type: OptionalText, to: OptionalText, recipient: OptionalText, status: OptionalText })
+export const envelopeTexts = Schema.decodeUnknownSync(EnvelopeTexts)
 
 /** A status as the network reports it, in rank order (decisions 3.5); `played` counts as `read`. */
 const RANK: Readonly<Record<string, number>> = { pending: 0, sent: 1, delivered: 2, read: 3 }
@@ -151,7 +167,7 @@ export const advance = (message: MessageRecord, raws: ReadonlyArray<unknown>, no
   const steps: Array<MessageRecord> = []
   const changes: Array<MessageRecord> = []
   for (const raw of raws) {
-    const reported = Predicate.isObject(raw) ? str(raw["status"]) ?? "" : ""
+    const reported = Predicate.isObject(raw) ? statusTexts(raw).status ?? "" : ""
     const next = current.direction === "outbound" ? nextStatus(current.status, reported) : undefined
     current = { ...current, statuses: [...current.statuses, raw], status: next ?? current.status, updated_at: now }
     steps.push(current)
