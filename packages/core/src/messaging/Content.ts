@@ -5,11 +5,41 @@
  * envelope Parley sends; the reply facts of interactive replies.
  */
 import { Predicate, Schema } from "effect"
+import { OptionalString } from "../shared/Json.ts"
 import { MEDIA_TYPES } from "./Message.ts"
 
 type Json = Record<string, unknown>
 
-const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+/**
+ * The string fields the rendition reads of any network object (a message, its typed body, a reply, a contact card,
+ * an order item, an error, an envelope): each absent unless it is a string (empty included).
+ */
+const ContentTexts = Schema.Struct({
+  address: OptionalString,
+  body: OptionalString,
+  caption: OptionalString,
+  catalog_id: OptionalString,
+  code: OptionalString,
+  currency: OptionalString,
+  description: OptionalString,
+  emoji: OptionalString,
+  filename: OptionalString,
+  first_name: OptionalString,
+  flow_token: OptionalString,
+  formatted_name: OptionalString,
+  id: OptionalString,
+  mime_type: OptionalString,
+  name: OptionalString,
+  payload: OptionalString,
+  phone: OptionalString,
+  product_retailer_id: OptionalString,
+  response_json: OptionalString,
+  text: OptionalString,
+  title: OptionalString,
+  type: OptionalString,
+  wa_id: OptionalString
+})
+const contentTexts = Schema.decodeUnknownSync(ContentTexts)
 
 /** The kept copy of a message's media, as the rendition names it. */
 export interface RenditionMedia {
@@ -44,17 +74,22 @@ const orderText = (order: Json): string => {
   const described = items.map((item) => {
     const quantity = typeof item["quantity"] === "number" ? item["quantity"] : 1
     const price = typeof item["item_price"] === "number" ? ` @ ${item["item_price"]}` : ""
-    const currency = str(item["currency"]) ?? ""
-    return `${quantity} x ${str(item["product_retailer_id"]) ?? "item"}${price}${currency !== "" ? ` ${currency}` : ""}`
+    const itemTexts = contentTexts(item)
+    const currency = itemTexts.currency ?? ""
+    return `${quantity} x ${itemTexts.product_retailer_id ?? "item"}${price}${currency !== "" ? ` ${currency}` : ""}`
   })
-  return lines(`Order (${items.length} item${items.length === 1 ? "" : "s"})`, ...described, str(order["text"]))!
+  return lines(`Order (${items.length} item${items.length === 1 ? "" : "s"})`, ...described, contentTexts(order).text)!
 }
 
 const contactsText = (contacts: ReadonlyArray<unknown>): string =>
   contacts.filter(Predicate.isObject).map((c) => {
-    const name = Predicate.isObject(c["name"]) ? str(c["name"]["formatted_name"]) ?? str(c["name"]["first_name"]) : undefined
+    const names = Predicate.isObject(c["name"]) ? contentTexts(c["name"]) : undefined
+    const name = names === undefined ? undefined : names.formatted_name ?? names.first_name
     const phones = Array.isArray(c["phones"])
-      ? c["phones"].filter(Predicate.isObject).map((p) => str(p["phone"]) ?? str(p["wa_id"])).filter((p) => p !== undefined)
+      ? c["phones"].filter(Predicate.isObject).map((p) => {
+        const phone = contentTexts(p)
+        return phone.phone ?? phone.wa_id
+      }).filter((p) => p !== undefined)
       : []
     return `Contact: ${[name, ...phones].filter((p) => p !== undefined).join(" ")}`.trim()
   }).join("\n")
@@ -64,18 +99,19 @@ const contactsText = (contacts: ReadonlyArray<unknown>): string =>
  * as the network delivered it; `media` is Parley's copy of its file, if kept.
  */
 export const renderInbound = (message: Json, media: RenditionMedia | null): Rendition => {
-  const type = str(message["type"]) ?? "unknown"
+  const type = contentTexts(message).type ?? "unknown"
   const content = message[type]
   const body = Predicate.isObject(content) ? content : {}
+  const bodyTexts = contentTexts(body)
   if (MEDIA_TYPES.includes(type)) {
-    const caption = str(body["caption"])
-    const filename = str(body["filename"])
+    const caption = bodyTexts.caption
+    const filename = bodyTexts.filename
     return {
       content: lines(caption, media !== null ? mediaLine(type, media) : `${label(type)} attached${filename !== undefined ? ` (${filename})` : ""}`),
       message_type_data: {
         ...(caption !== undefined ? { caption } : {}),
         ...(filename !== undefined ? { filename } : {}),
-        ...(str(body["mime_type"]) !== undefined ? { mime_type: body["mime_type"] } : {}),
+        ...(bodyTexts.mime_type !== undefined ? { mime_type: body["mime_type"] } : {}),
         ...(typeof body["voice"] === "boolean" ? { voice: body["voice"] } : {}),
         ...(typeof body["animated"] === "boolean" ? { animated: body["animated"] } : {})
       },
@@ -84,48 +120,49 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
   }
   switch (type) {
     case "text":
-      return { content: str(body["body"]) ?? null, message_type_data: null, ext_data: {} }
+      return { content: bodyTexts.body ?? null, message_type_data: null, ext_data: {} }
     case "interactive": {
-      const kind = str(body["type"]) ?? ""
+      const kind = bodyTexts.type ?? ""
       const reply = Predicate.isObject(body[kind]) ? body[kind] : {}
+      const replyTexts = contentTexts(reply)
       if (kind === "nfm_reply") {
-        const raw = str(reply["response_json"])
+        const raw = replyTexts.response_json
         let response: unknown = null
         try {
           response = raw === undefined ? null : JSON.parse(raw)
         } catch {
           response = raw ?? null
         }
-        const token = Predicate.isObject(response) ? str(response["flow_token"]) : undefined
+        const token = Predicate.isObject(response) ? contentTexts(response).flow_token : undefined
         return {
-          content: str(reply["body"]) ?? "Form submitted",
+          content: replyTexts.body ?? "Form submitted",
           message_type_data: { type: kind },
           ext_data: {
             flow_response: response,
             ...(token !== undefined ? { flow_token: token } : {}),
-            ...(str(reply["name"]) !== undefined ? { flow_name: reply["name"] } : {})
+            ...(replyTexts.name !== undefined ? { flow_name: reply["name"] } : {})
           }
         }
       }
       return {
-        content: str(reply["title"]) ?? null,
+        content: replyTexts.title ?? null,
         message_type_data: {
           type: kind,
-          ...(str(reply["id"]) !== undefined ? { id: reply["id"] } : {}),
-          ...(str(reply["title"]) !== undefined ? { title: reply["title"] } : {}),
-          ...(str(reply["description"]) !== undefined ? { description: reply["description"] } : {})
+          ...(replyTexts.id !== undefined ? { id: reply["id"] } : {}),
+          ...(replyTexts.title !== undefined ? { title: reply["title"] } : {}),
+          ...(replyTexts.description !== undefined ? { description: reply["description"] } : {})
         },
         ext_data: {}
       }
     }
     case "button":
       return {
-        content: str(body["text"]) ?? null,
-        message_type_data: str(body["payload"]) !== undefined ? { payload: body["payload"] } : null,
+        content: bodyTexts.text ?? null,
+        message_type_data: bodyTexts.payload !== undefined ? { payload: body["payload"] } : null,
         ext_data: {}
       }
     case "reaction": {
-      const emoji = str(body["emoji"])
+      const emoji = bodyTexts.emoji
       return {
         content: emoji !== undefined && emoji !== "" ? `Reacted ${emoji}` : "Reaction removed",
         message_type_data: { message_id: body["message_id"] ?? null, emoji: emoji ?? null },
@@ -133,7 +170,7 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
       }
     }
     case "location": {
-      const place = [str(body["name"]), str(body["address"])].filter((p) => p !== undefined).join(", ")
+      const place = [bodyTexts.name, bodyTexts.address].filter((p) => p !== undefined).join(", ")
       return {
         content: `Location: ${place !== "" ? `${place} ` : ""}(${String(body["latitude"])}, ${String(body["longitude"])})`,
         message_type_data: { ...body },
@@ -150,20 +187,20 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
       const text = orderText(body)
       return {
         content: text,
-        message_type_data: str(body["catalog_id"]) !== undefined ? { catalog_id: body["catalog_id"] } : null,
+        message_type_data: bodyTexts.catalog_id !== undefined ? { catalog_id: body["catalog_id"] } : null,
         ext_data: { order_text: text }
       }
     }
     case "system":
       return {
-        content: str(body["body"]) ?? null,
-        message_type_data: str(body["type"]) !== undefined ? { type: body["type"] } : null,
+        content: bodyTexts.body ?? null,
+        message_type_data: bodyTexts.type !== undefined ? { type: body["type"] } : null,
         ext_data: {}
       }
     default: {
       // `unsupported` and types the network adds later: the error title says what it was.
       const errors = Array.isArray(message["errors"]) ? message["errors"].filter(Predicate.isObject) : []
-      const title = errors.length > 0 ? str(errors[0]!["title"]) : undefined
+      const title = errors.length > 0 ? contentTexts(errors[0]!).title : undefined
       return { content: title ?? `Unsupported message (${type})`, message_type_data: null, ext_data: {} }
     }
   }
@@ -171,11 +208,12 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
 
 /** The rendition of an envelope Parley sends (the proxy's outbound record). */
 export const renderOutbound = (envelope: Json): Rendition => {
-  const type = str(envelope["type"]) ?? "text"
+  const type = contentTexts(envelope).type ?? "text"
   const body = Predicate.isObject(envelope[type]) ? envelope[type] : {}
+  const bodyTexts = contentTexts(body)
   if (MEDIA_TYPES.includes(type)) {
-    const caption = str(body["caption"])
-    const filename = str(body["filename"])
+    const caption = bodyTexts.caption
+    const filename = bodyTexts.filename
     return {
       content: lines(caption, `${label(type)} attached${filename !== undefined ? ` (${filename})` : ""}`),
       message_type_data: caption !== undefined ? { caption } : null,
@@ -184,21 +222,21 @@ export const renderOutbound = (envelope: Json): Rendition => {
   }
   switch (type) {
     case "text":
-      return { content: str(body["body"]) ?? null, message_type_data: null, ext_data: {} }
+      return { content: bodyTexts.body ?? null, message_type_data: null, ext_data: {} }
     case "template": {
-      const language = Predicate.isObject(body["language"]) ? str(body["language"]["code"]) : undefined
+      const language = Predicate.isObject(body["language"]) ? contentTexts(body["language"]).code : undefined
       return {
-        content: `Template: ${str(body["name"]) ?? ""}`.trim(),
+        content: `Template: ${bodyTexts.name ?? ""}`.trim(),
         message_type_data: { name: body["name"] ?? null, language: language ?? null },
         ext_data: {}
       }
     }
     case "interactive": {
-      const text = Predicate.isObject(body["body"]) ? str(body["body"]["text"]) : undefined
+      const text = Predicate.isObject(body["body"]) ? contentTexts(body["body"]).text : undefined
       return { content: text ?? null, message_type_data: { type: body["type"] ?? null }, ext_data: {} }
     }
     case "reaction": {
-      const emoji = str(body["emoji"])
+      const emoji = bodyTexts.emoji
       return {
         content: emoji !== undefined && emoji !== "" ? `Reacted ${emoji}` : "Reaction removed",
         message_type_data: { message_id: body["message_id"] ?? null, emoji: emoji ?? null },

@@ -10,7 +10,7 @@
  * the simulator exercises the production path, signature check included.
  */
 import { Clock, Context, Effect, Layer, Option, Predicate, Redacted, Schema } from "effect"
-import { parseJson } from "../shared/Json.ts"
+import { OptionalText, parseJson } from "../shared/Json.ts"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { requestTranscript, TranscriptionModel } from "./VoiceNotes.ts"
@@ -34,13 +34,22 @@ import { Templates } from "./templates/Templates.ts"
 import { type InboxEntry, MEDIA_TYPES } from "./Message.ts"
 import { type ForwardJob, requestInboxProcessing, UPSTREAM_FORWARD_QUEUE } from "./Queues.ts"
 import { UpstreamSettings } from "./Upstream.ts"
+import { inboundMessageTexts } from "./Recording.ts"
 import { LogRecorder } from "../logs/LogRecorder.ts"
 import { upstreamChangeEntries } from "../logs/Sources.ts"
 import { QualityChangeValue, TemplateStatusChangeValue, verifyHubSignature, WebhookContact } from "../network/Webhook.ts"
 
 type Json = Record<string, unknown>
 
-const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
+/** What routing reads of an upstream POST's entries, changes and media objects, each field absent when empty. */
+const EntryTexts = Schema.Struct({ id: OptionalText })
+const ChangeTexts = Schema.Struct({ field: OptionalText })
+const MetadataTexts = Schema.Struct({ phone_number_id: OptionalText })
+const MediaTexts = Schema.Struct({ id: OptionalText, mime_type: OptionalText, filename: OptionalText })
+const entryTexts = Schema.decodeUnknownSync(EntryTexts)
+const changeTexts = Schema.decodeUnknownSync(ChangeTexts)
+const metadataTexts = Schema.decodeUnknownSync(MetadataTexts)
+const mediaTexts = Schema.decodeUnknownSync(MediaTexts)
 const array = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
 
 /** The largest POST the network sends is 3 MB (decisions 4.11); the Platform's limit is 10 MB (8.4). */
@@ -180,7 +189,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
       const numbersOf = (accountId: string, field: string, value: unknown) =>
         Effect.gen(function*() {
           if (field === "messages" && Predicate.isObject(value) && Predicate.isObject(value["metadata"])) {
-            const pnid = str(value["metadata"]["phone_number_id"])
+            const pnid = metadataTexts(value["metadata"]).phone_number_id
             if (pnid === undefined) return []
             return Option.toArray(yield* liveNumbers.byPhoneNumberId(pnid))
           }
@@ -193,10 +202,11 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
 
       const fetchMedia = (config: MessageConfigRecord, message: Json) =>
         Effect.gen(function*() {
-          const type = str(message["type"]) ?? ""
+          const type = inboundMessageTexts(message).type ?? ""
           const content = message[type]
           if (!MEDIA_TYPES.includes(type) || !Predicate.isObject(content)) return undefined
-          const mediaId = str(content["id"])
+          const texts = mediaTexts(content)
+          const mediaId = texts.id
           if (mediaId === undefined) return undefined
           const access = { accessToken: config.access_token }
           const info = yield* network.getMedia(access, mediaId, { phoneNumberId: config.phone_number_id })
@@ -204,30 +214,37 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           return {
             network_media_id: mediaId,
             bytes: file.value,
-            content_type: str(content["mime_type"]) ?? info.value.mime_type,
-            filename: str(content["filename"])
+            content_type: texts.mime_type ?? info.value.mime_type,
+            filename: texts.filename
           } satisfies FetchedMedia
         })
 
       const processMessages = (config: MessageConfigRecord, value: Json, final: boolean, counts: Counts) =>
         Effect.gen(function*() {
           const contacts = array(value["contacts"]).flatMap((c) => Option.toArray(decodeContact(c)))
-          const contactOf = (message: Json) =>
-            contacts.find((c) =>
-              (c.wa_id !== undefined && c.wa_id === str(message["from"])) ||
-              (c.user_id !== undefined && c.user_id === str(message["from_user_id"]))
+          const contactOf = (message: Json) => {
+            const texts = inboundMessageTexts(message)
+            return contacts.find((c) =>
+              (c.wa_id !== undefined && c.wa_id === texts.from) ||
+              (c.user_id !== undefined && c.user_id === texts.from_user_id)
             ) ?? (contacts.length === 1 ? contacts[0] : undefined)
+          }
 
           // Updates of one contact (messages) or of one message (statuses) keep their order; the rest run side by side.
-          const byContact = groupBy(array(value["messages"]), (raw) =>
-            Predicate.isObject(raw) ? str(raw["from"]) ?? str(raw["from_user_id"]) ?? "" : "")
+          const byContact = groupBy(array(value["messages"]), (raw) => {
+            if (!Predicate.isObject(raw)) return ""
+            const texts = inboundMessageTexts(raw)
+            return texts.from ?? texts.from_user_id ?? ""
+          })
           yield* Effect.forEach(byContact, (group) =>
             Effect.forEach(group, (raw) => {
-              if (!Predicate.isObject(raw) || str(raw["id"]) === undefined) return Effect.sync(() => void counts.dropped++)
+              const texts = Predicate.isObject(raw) ? inboundMessageTexts(raw) : undefined
+              if (!Predicate.isObject(raw) || texts?.id === undefined) return Effect.sync(() => void counts.dropped++)
+              const networkId = texts.id
               const step = Effect.gen(function*() {
                 // A duplicate is dropped before its media is fetched again (recording checks again, under a lock).
-                const type = str(raw["type"]) ?? ""
-                if (MEDIA_TYPES.includes(type) && Option.isSome(yield* stored.findByNetworkId(config.phone_number_id, str(raw["id"])!))) {
+                const type = texts.type ?? ""
+                if (MEDIA_TYPES.includes(type) && Option.isSome(yield* stored.findByNetworkId(config.phone_number_id, networkId))) {
                   counts.duplicates++
                   return
                 }
@@ -349,10 +366,10 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           const changes: Array<{ readonly accountId: string; readonly field: string; readonly value: unknown; readonly configs: ReadonlyArray<MessageConfigRecord> }> = []
           for (const e of entries) {
             if (!Predicate.isObject(e)) continue
-            const accountId = str(e["id"]) ?? ""
+            const accountId = entryTexts(e).id ?? ""
             for (const change of array(e["changes"])) {
               if (!Predicate.isObject(change)) continue
-              const field = str(change["field"]) ?? ""
+              const field = changeTexts(change).field ?? ""
               const routed = (yield* numbersOf(accountId, field, change["value"])).filter(allowed(entry, owner))
               changes.push({ accountId, field, value: change["value"], configs: routed })
             }

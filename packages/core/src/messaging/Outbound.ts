@@ -20,6 +20,7 @@ import { MEDIA_TYPES, type MessageOrigin, type MessageRecord, type SentBy } from
 import { Messaging } from "./Messaging.ts"
 import { acceptedMessageId, type NetworkErrorDetail } from "../network/NetworkObjects.ts"
 import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.ts"
+import { envelopeTexts } from "./Recording.ts"
 
 type Json = Record<string, unknown>
 
@@ -71,7 +72,6 @@ export const CUSTOMER_SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000
 /** Open windows a process remembers at most (a bound on memory, not on correctness). */
 const OPEN_WINDOWS_MAX = 100_000
 
-const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
 
 const encoder = new TextEncoder()
 
@@ -209,7 +209,7 @@ export class Outbound extends Context.Service<Outbound, {
         options: OutboundOptions,
         recipient: { readonly waId: string | undefined; readonly userId: string | undefined }
       ) {
-        const type = str(envelope["type"]) ?? "text"
+        const type = envelopeTexts(envelope).type ?? "text"
         if ((recipient.waId !== undefined || recipient.userId !== undefined) && type !== "template") {
           if (!(yield* windowOpen(config, recipient))) return { _tag: "OutsideWindow" } satisfies OutboundOutcome
         }
@@ -261,10 +261,10 @@ export class Outbound extends Context.Service<Outbound, {
       })
 
       const send = Effect.fn("Outbound.send")(function*(config: MessageConfigRecord, envelope: Json, options: OutboundOptions) {
-        const to = str(envelope["to"])
+        const { to, recipient } = envelopeTexts(envelope)
         const waId = to === undefined ? undefined : phoneDigits(to) || undefined
-        const userId = waId === undefined ? str(envelope["recipient"]) : undefined
-        const lane = `${config.phone_number_id}:${(to === undefined ? undefined : phoneDigits(to)) || str(envelope["recipient"]) || ""}`
+        const userId = waId === undefined ? recipient : undefined
+        const lane = `${config.phone_number_id}:${(to === undefined ? undefined : phoneDigits(to)) || recipient || ""}`
         return yield* serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
       })
 

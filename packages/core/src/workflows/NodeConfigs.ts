@@ -92,11 +92,11 @@ interface StringRule {
 }
 
 /** A string; a required one must not be blank. */
-function str(c: Checker, obj: JsonObject, base: string, key: string, rule: StringRule = {}): string | undefined {
-  return strValue(c, obj[key], at(base, key), rule)
+function checkString(c: Checker, obj: JsonObject, base: string, key: string, rule: StringRule = {}): string | undefined {
+  return checkStringValue(c, obj[key], at(base, key), rule)
 }
 
-function strValue(c: Checker, v: unknown, path: string, rule: StringRule = {}): string | undefined {
+function checkStringValue(c: Checker, v: unknown, path: string, rule: StringRule = {}): string | undefined {
   if (absent(v)) {
     if (rule.required === true) c.add(path, "is required")
     return undefined
@@ -251,7 +251,7 @@ function array(
 
 /** Variable names (2.4.5): `save_response_to`, `save_error_to`, `variable_name`. */
 function variableName(c: Checker, obj: JsonObject, base: string, key: string, required = false): string | undefined {
-  const v = str(c, obj, base, key, { required, max: 64, pattern: VariableNamePattern })
+  const v = checkString(c, obj, base, key, { required, max: 64, pattern: VariableNamePattern })
   if (v !== undefined && ReservedVariableNames.includes(v)) {
     c.add(at(base, key), `must not be the reserved name ${v}`)
     return undefined
@@ -261,7 +261,7 @@ function variableName(c: Checker, obj: JsonObject, base: string, key: string, re
 
 /** An http or https URL; a URL built from placeholders is checked at run time. */
 function url(c: Checker, obj: JsonObject, base: string, key: string, required: boolean): string | undefined {
-  const v = str(c, obj, base, key, { required })
+  const v = checkString(c, obj, base, key, { required })
   if (v === undefined) return undefined
   const path = at(base, key)
   const scheme = /^https?:\/\//i.test(v)
@@ -308,7 +308,7 @@ function text(
     markers.push(key)
     return undefined
   }
-  return str(c, obj, base, key, rule)
+  return checkString(c, obj, base, key, rule)
 }
 
 const hasModel = (config: JsonObject): boolean =>
@@ -333,7 +333,7 @@ function checkAiFields(c: Checker, config: JsonObject, base: string, markers: Re
       continue
     }
     if (entry["mode"] !== "prompt") c.add(at(path, "mode"), "must be prompt")
-    strValue(c, entry["prompt"], at(path, "prompt"), { required: true })
+    checkStringValue(c, entry["prompt"], at(path, "prompt"), { required: true })
   }
 }
 
@@ -344,7 +344,7 @@ function checkAiFields(c: Checker, config: JsonObject, base: string, markers: Re
 /** The model used by AI fields, decide `ai` and agents: the id wins; the name is a lookup key. */
 function providerModel(c: Checker, config: JsonObject, base: string, required: boolean): string | undefined {
   const id = uuid(c, config, base, "provider_model_id")
-  const name = str(c, config, base, "provider_model_name")
+  const name = checkString(c, config, base, "provider_model_name")
   if (id !== undefined) {
     c.reference(at(base, "provider_model_id"), "provider_model", id)
     return id
@@ -372,7 +372,7 @@ const SenderKeys = [
 
 /** Common sender fields of the send nodes. `msg_config_id` is ignored (not looked up) when `phone_number_id` is set. */
 function sender(c: Checker, config: JsonObject, base: string): void {
-  const phone = str(c, config, base, "phone_number_id")
+  const phone = checkString(c, config, base, "phone_number_id")
   if (phone !== undefined) {
     if (phone.trim() === "") c.add(at(base, "phone_number_id"), "must not be empty")
     else c.reference(at(base, "phone_number_id"), "phone_number", phone)
@@ -381,7 +381,7 @@ function sender(c: Checker, config: JsonObject, base: string): void {
   if (msgConfig !== undefined && absent(config["phone_number_id"])) {
     c.reference(at(base, "msg_config_id"), "msg_config", msgConfig)
   }
-  str(c, config, base, "to_phone_number")
+  checkString(c, config, base, "to_phone_number")
   providerModel(c, config, base, false)
 }
 
@@ -506,7 +506,7 @@ const send_interactive: NodeConfigSpec = {
     text(c, config, base, "footer_text", markers, { max: 60 })
     const headerType = oneOf(c, config, base, "header_type", HeaderTypes)
     text(c, config, base, "header_text", markers, { required: headerType === "text", max: 60 })
-    str(c, config, base, "header_media_url", {
+    checkString(c, config, base, "header_media_url", {
       required: headerType === "image" || headerType === "video" || headerType === "document"
     })
 
@@ -518,17 +518,17 @@ const send_interactive: NodeConfigSpec = {
         const path = idx(at(base, "buttons"), i)
         if (!Predicate.isObject(b)) return c.add(path, "must be an object")
         checkKeys(c, b, path, ["id", "title"])
-        const id = str(c, b, path, "id", { required: true, max: 256 })
+        const id = checkString(c, b, path, "id", { required: true, max: 256 })
         if (id !== undefined) {
           if (seen.has(id)) c.add(at(path, "id"), "must be unique within the node")
           seen.add(id)
         }
-        str(c, b, path, "title", { required: true, max: 20 })
+        checkString(c, b, path, "title", { required: true, max: 20 })
       })
     }
 
     // list
-    str(c, config, base, "list_button_text", { required: type === "list", max: 20 })
+    checkString(c, config, base, "list_button_text", { required: type === "list", max: 20 })
     const sections = array(
       c,
       config,
@@ -543,40 +543,40 @@ const send_interactive: NodeConfigSpec = {
         const path = idx(at(base, "list_sections"), i)
         if (!Predicate.isObject(s)) return c.add(path, "must be an object")
         checkKeys(c, s, path, ["title", "rows"])
-        str(c, s, path, "title", { max: 24 })
+        checkString(c, s, path, "title", { max: 24 })
         const items = array(c, s, path, "rows", { required: true, min: 1 })
         items?.forEach((r, j) => {
           rows++
           const rowPath = idx(at(path, "rows"), j)
           if (!Predicate.isObject(r)) return c.add(rowPath, "must be an object")
           checkKeys(c, r, rowPath, ["id", "title", "description"])
-          const id = str(c, r, rowPath, "id", { required: true, max: 200 })
+          const id = checkString(c, r, rowPath, "id", { required: true, max: 200 })
           if (id !== undefined) {
             if (seen.has(id)) c.add(at(rowPath, "id"), "must be unique within the node")
             seen.add(id)
           }
-          str(c, r, rowPath, "title", { required: true, max: 24 })
-          str(c, r, rowPath, "description", { max: 72 })
+          checkString(c, r, rowPath, "title", { required: true, max: 24 })
+          checkString(c, r, rowPath, "description", { max: 72 })
         })
       })
       if (rows > 10) c.add(at(base, "list_sections"), "must contain at most 10 rows in total")
     }
 
     // cta_url
-    str(c, config, base, "cta_display_text", { required: type === "cta_url", max: 20 })
+    checkString(c, config, base, "cta_display_text", { required: type === "cta_url", max: 20 })
     url(c, config, base, "cta_url", type === "cta_url")
 
     // flow
-    str(c, config, base, "flow_id", { required: type === "flow" })
-    str(c, config, base, "flow_cta", { required: type === "flow", max: 20 })
-    str(c, config, base, "flow_token")
+    checkString(c, config, base, "flow_id", { required: type === "flow" })
+    checkString(c, config, base, "flow_cta", { required: type === "flow", max: 20 })
+    checkString(c, config, base, "flow_token")
     const action = oneOf(c, config, base, "flow_action", ["navigate", "data_exchange"])
     const payload = object(c, config, base, "flow_action_payload")
     const effectiveAction = absent(config["flow_action"]) ? "navigate" : action
     if (payload !== undefined && effectiveAction === "navigate") {
       const path = at(base, "flow_action_payload")
       checkKeys(c, payload, path, ["screen", "data"])
-      str(c, payload, path, "screen", { required: true })
+      checkString(c, payload, path, "screen", { required: true })
       object(c, payload, path, "data")
     }
 
@@ -635,19 +635,19 @@ const decide: NodeConfigSpec = {
           }
           ids.add(key)
         }
-        const label = str(c, cond, path, "label", { required: true, max: 100 })
+        const label = checkString(c, cond, path, "label", { required: true, max: 100 })
         if (label !== undefined) {
           if (labels.has(label)) c.add(at(path, "label"), "must be unique within the node")
           labels.add(label)
         }
-        str(c, cond, path, "description")
+        checkString(c, cond, path, "description")
         const { id: _id, label: _label, ...rest } = cond
         if (label !== undefined) checked.push({ id, label, rest })
       })
       if (c.problems.length === before) conditions = checked
     }
     const llm = object(c, config, base, "llm_configuration")
-    if (llm !== undefined) str(c, llm, at(base, "llm_configuration"), "instructions")
+    if (llm !== undefined) checkString(c, llm, at(base, "llm_configuration"), "instructions")
     providerModel(c, config, base, decisionType === "ai")
     num(c, config, base, "llm_temperature", { min: 0, max: 2 })
     num(c, config, base, "llm_max_tokens", { integer: true, min: 1, max: 100_000 })
@@ -767,7 +767,7 @@ export const effectiveAgentTools = (
 export const ReasoningEfforts = ["none", "minimal", "low", "medium", "high", "xhigh"] as const
 
 function toolName(c: Checker, item: JsonObject, path: string, names: Map<string, string>): void {
-  const name = str(c, item, path, "name", { required: true, pattern: ToolNamePattern })
+  const name = checkString(c, item, path, "name", { required: true, pattern: ToolNamePattern })
   if (name === undefined) return
   if ((BuiltInAgentTools as ReadonlyArray<string>).includes(name)) {
     c.add(at(path, "name"), `must not be the name of the built-in tool ${name}`)
@@ -820,7 +820,7 @@ const agent: NodeConfigSpec = {
   ],
   readOnly: [],
   check(config, { base, checker: c }) {
-    str(c, config, base, "system_prompt")
+    checkString(c, config, base, "system_prompt")
     const model = providerModel(c, config, base, true)
     num(c, config, base, "temperature", { min: 0, max: 2 })
     num(c, config, base, "max_iterations", { integer: true, min: 1, max: 200 })
@@ -867,7 +867,7 @@ const agent: NodeConfigSpec = {
       ["name", "description", "function_id", "function_name", "input_schema"],
       (tool, path) => {
         toolName(c, tool, path, names)
-        str(c, tool, path, "description")
+        checkString(c, tool, path, "description")
         const id = uuid(c, tool, path, "function_id", true)
         if (id !== undefined) c.reference(at(path, "function_id"), "function", id)
         jsonSchema(c, tool, path, "input_schema")
@@ -893,14 +893,14 @@ const agent: NodeConfigSpec = {
       ],
       (hook, path) => {
         toolName(c, hook, path, names)
-        str(c, hook, path, "description")
+        checkString(c, hook, path, "description")
         url(c, hook, path, "url", true)
         oneOf(c, hook, path, "http_method", HttpMethods)
         const headers = object(c, hook, path, "headers")
         if (headers !== undefined) headerValues(c, headers, at(path, "headers"), "headers", [])
         object(c, hook, path, "body")
         jsonSchema(c, hook, path, "body_schema")
-        str(c, hook, path, "jmespath_query")
+        checkString(c, hook, path, "jmespath_query")
         object(c, hook, path, "ai_field_config")
       }
     )
@@ -912,13 +912,13 @@ const agent: NodeConfigSpec = {
       ["name", "description", "knowledge_base_text"],
       (kb, path) => {
         toolName(c, kb, path, names)
-        str(c, kb, path, "description")
-        str(c, kb, path, "knowledge_base_text", { max: 200_000 })
+        checkString(c, kb, path, "description")
+        checkString(c, kb, path, "knowledge_base_text", { max: 200_000 })
       }
     )
     items(c, config, base, "flow_agent_mcp_servers", ["name", "description", "url", "headers"], (server, path) => {
       toolName(c, server, path, names)
-      str(c, server, path, "description")
+      checkString(c, server, path, "description")
       url(c, server, path, "url", true)
       const headers = object(c, server, path, "headers")
       if (headers !== undefined) headerValues(c, headers, at(path, "headers"), "headers", [])
@@ -966,7 +966,7 @@ const handoff: NodeConfigSpec = {
   keys: ["reason", "context_data"],
   readOnly: [],
   check(config, { base, checker: c }) {
-    str(c, config, base, "reason")
+    checkString(c, config, base, "reason")
   }
 }
 
@@ -984,7 +984,7 @@ const emit_event: NodeConfigSpec = {
   keys: ["event_name", "properties", "occurred_at"],
   readOnly: [],
   check(config, { base, checker: c }) {
-    const name = str(c, config, base, "event_name", { required: true })
+    const name = checkString(c, config, base, "event_name", { required: true })
     if (name !== undefined && (charLength(name) > 128 || name !== name.toLowerCase())) {
       c.add(at(base, "event_name"), "must be lowercase, at most 128 characters")
     }
@@ -1001,7 +1001,7 @@ const emit_event: NodeConfigSpec = {
         }
       }
     }
-    const occurredAt = str(c, config, base, "occurred_at")
+    const occurredAt = checkString(c, config, base, "occurred_at")
     if (
       occurredAt !== undefined && occurredAt.trim() !== "" && !hasPlaceholder(occurredAt) &&
       Option.isNone(DateTime.make(occurredAt))
