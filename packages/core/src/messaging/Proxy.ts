@@ -15,22 +15,21 @@
  * Every outcome is an answer (`ProxyAnswer`): the service never fails, so a
  * route only writes what it gets.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Predicate } from "effect"
 import { MessagingNetwork, type NetworkAccess, rawAnswer } from "../network/MessagingNetwork.ts"
 import { Messaging } from "./Messaging.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import { Outbound, type OutboundOutcome } from "./Outbound.ts"
 import {
   accountMismatch,
-  isObject,
   type Json,
   orUnreachable,
   outsideWindow,
   parseJson,
   type ProxyAnswer,
-  str,
   unknownObject
 } from "./ProxyAnswers.ts"
+import { envelopeTexts } from "./Recording.ts"
 import { makeProxyMedia, type ProxyMedia } from "./ProxyMedia.ts"
 import { makeProxyObjects, type ProxyObjects } from "./ProxyObjects.ts"
 import { makeProxyPassThrough, type ProxyPassThrough } from "./ProxyPassThrough.ts"
@@ -77,10 +76,10 @@ export class MessagingProxy extends Context.Service<MessagingProxy, ProxyReads &
         envelope: Json,
         body: Uint8Array
       ) {
-        const messageId = str(envelope["message_id"])
+        const messageId = envelopeTexts(envelope).message_id
         // Without a message id the network refuses it in its own words.
         if (messageId === undefined) return yield* rawAnswer(network.send(access, config.phone_number_id, body))
-        const typing = isObject(envelope["typing_indicator"]) && envelope["typing_indicator"]["type"] === "text"
+        const typing = Predicate.isObject(envelope["typing_indicator"]) && envelope["typing_indicator"]["type"] === "text"
         const call = network.markRead(access, config.phone_number_id, { messageId, typingIndicator: typing })
         const answer = yield* rawAnswer(call)
         if (answer.status >= 200 && answer.status < 300) yield* messaging.markInboundRead(config, messageId)
@@ -98,8 +97,8 @@ export class MessagingProxy extends Context.Service<MessagingProxy, ProxyReads &
         const access: NetworkAccess = { accessToken: config.value.access_token, version }
         const envelope = parseJson(body)
         // Not an envelope Parley can read: forwarded anyway, the network answers it.
-        if (!isObject(envelope)) return yield* orUnreachable(rawAnswer(network.send(access, phoneNumberId, body)))
-        if (str(envelope["status"]) === "read") return yield* orUnreachable(markRead(config.value, access, envelope, body))
+        if (!Predicate.isObject(envelope)) return yield* orUnreachable(rawAnswer(network.send(access, phoneNumberId, body)))
+        if (envelopeTexts(envelope).status === "read") return yield* orUnreachable(markRead(config.value, access, envelope, body))
         return yield* answerOf(yield* outbound.send(config.value, envelope, { origin: "api", body, version }))
       })
 

@@ -19,9 +19,6 @@ export type Json = Record<string, unknown>
 /** What the proxy answers: status, content type and body bytes, as the network sent them or as the service made them. */
 export type ProxyAnswer = RawNetworkAnswer
 
-export const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
-export const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
-
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 

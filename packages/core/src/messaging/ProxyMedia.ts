@@ -5,7 +5,7 @@
  * short-lived token any host with the same key accepts), deletes, and the kept
  * copies of inbound media.
  */
-import { Clock, Effect, Option, Redacted } from "effect"
+import { Clock, Effect, Option, Predicate, Redacted } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { FunctionSecretKey } from "../shared/SecretCipher.ts"
 import { MediaRepo } from "./MessagingRepo.ts"
@@ -16,7 +16,6 @@ import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import { makeProxyAccounts } from "./ProxyAccounts.ts"
 import {
   answered,
-  isObject,
   json,
   networkStyleError,
   orUnreachable,
@@ -97,7 +96,7 @@ export const makeProxyMedia = Effect.gen(function*() {
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined
     try {
       const claims: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))
-      if (!isObject(claims)) return undefined
+      if (!Predicate.isObject(claims)) return undefined
       const { e, m, n, p } = claims
       return typeof p === "string" && typeof n === "string" && typeof m === "string" && typeof e === "number"
         ? { p, n, m, e }
@@ -159,7 +158,7 @@ export const makeProxyMedia = Effect.gen(function*() {
       )
       // Remembered so a send through another business account's number is refused (decisions 7.4).
       const uploaded = answer.status === 200 ? parseJson(answer.body) : undefined
-      if (isObject(uploaded) && typeof uploaded["id"] === "string") {
+      if (Predicate.isObject(uploaded) && typeof uploaded["id"] === "string") {
         yield* media.recordUpload({
           network_media_id: uploaded["id"],
           project_id: projectId,
@@ -187,7 +186,7 @@ export const makeProxyMedia = Effect.gen(function*() {
       const token = issueToken({ p: projectId, n: config.phone_number_id, m: mediaId, e: expires })
       const info = outcome.success.value
       return json(200, {
-        ...(isObject(body) ? body : {}),
+        ...(Predicate.isObject(body) ? body : {}),
         id: info.id,
         url: info.url,
         mime_type: info.mime_type,

@@ -39,7 +39,14 @@ export const inboundMessageTexts = Schema.decodeUnknownSync(InboundMessageTexts)
 export const StatusTexts = Schema.Struct({ id: OptionalText, status: OptionalText, timestamp: OptionalText })
 export const statusTexts = Schema.decodeUnknownSync(StatusTexts)
 /** What recording and sending read of an envelope Parley sends (the rest goes to the network as it is). */
-export const EnvelopeTexts = Schema.Struct({ type: OptionalText, to: OptionalText, recipient: OptionalText, status: OptionalText })
+export const EnvelopeTexts = Schema.Struct({
+  type: OptionalText,
+  to: OptionalText,
+  recipient: OptionalText,
+  status: OptionalText,
+  /** A mark-read's. */
+  message_id: OptionalText
+})
 export const envelopeTexts = Schema.decodeUnknownSync(EnvelopeTexts)
 
 /** A status as the network reports it, in rank order (decisions 3.5); `played` counts as `read`. */
