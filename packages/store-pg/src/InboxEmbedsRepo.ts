@@ -1,48 +1,22 @@
 /** `InboxEmbedsRepo` on PostgreSQL (migration 0022). */
-import { type InboxEmbedFilter, type InboxEmbedRecord, InboxEmbedsRepo, type ListWindow } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { InboxEmbed, type InboxEmbedFilter, type InboxEmbedRecord, InboxEmbedsRepo, type ListWindow } from "@parley/core"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { first, iso, jsonb, listNewestFirst } from "./Rows.ts"
+import { decodeRows, IsoFromDate, jsonb, listNewestFirst } from "./Rows.ts"
 
-interface EmbedRow {
-  readonly id: string
-  readonly project_id: string
-  readonly name: string
-  readonly scope_type: InboxEmbedRecord["scope_type"]
-  readonly scope_id: string | null
-  readonly scope_name: string | null
-  readonly assigned_user_id: string | null
-  readonly assigned_user_name: string | null
-  readonly status: InboxEmbedRecord["status"]
-  readonly allowed_origins: ReadonlyArray<string>
-  readonly default_mode: InboxEmbedRecord["default_mode"]
-  readonly language: InboxEmbedRecord["language"]
-  readonly expires_at: Date | null
-  readonly last_used_at: Date | null
-  readonly token_hash: string
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toEmbed = (row: EmbedRow): InboxEmbedRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  name: row.name,
-  scope_type: row.scope_type,
-  scope_id: row.scope_id,
-  scope_name: row.scope_name,
-  assigned_user_id: row.assigned_user_id,
-  assigned_user_name: row.assigned_user_name,
-  status: row.status,
-  allowed_origins: row.allowed_origins,
-  default_mode: row.default_mode,
-  language: row.language,
-  expires_at: row.expires_at === null ? null : iso(row.expires_at),
-  last_used_at: row.last_used_at === null ? null : iso(row.last_used_at),
-  token_hash: row.token_hash,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `inbox_embeds`, decoded into the record (the answer's fields, the owner, the token hash, ISO times). */
+const EmbedRow = Schema.Struct({
+  ...InboxEmbed.fields,
+  project_id: Schema.String,
+  token_hash: Schema.String,
+  expires_at: Schema.NullOr(IsoFromDate),
+  last_used_at: Schema.NullOr(IsoFromDate),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toEmbeds = decodeRows(EmbedRow)
+const firstEmbed = (rows: ReadonlyArray<unknown>) =>
+  Effect.map(toEmbeds(rows), (embeds): Option.Option<InboxEmbedRecord> => Option.fromNullishOr(embeds[0]))
 
 export const layerInboxEmbedsRepo = Layer.effect(
   InboxEmbedsRepo,
@@ -68,21 +42,23 @@ export const layerInboxEmbedsRepo = Layer.effect(
             ${e.expires_at}, ${e.last_used_at}, ${e.token_hash}, ${e.created_at}, ${e.updated_at})`
       }, Effect.orDie),
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        return first(yield* sql<EmbedRow>`SELECT * FROM inbox_embeds WHERE project_id = ${projectId} AND id = ${id}`, toEmbed)
+        return yield* firstEmbed(yield* sql`SELECT * FROM inbox_embeds WHERE project_id = ${projectId} AND id = ${id}`)
       }, Effect.orDie),
       findByTokenHash: Effect.fnUntraced(function*(tokenHash: string) {
-        return first(yield* sql<EmbedRow>`SELECT * FROM inbox_embeds WHERE token_hash = ${tokenHash}`, toEmbed)
+        return yield* firstEmbed(yield* sql`SELECT * FROM inbox_embeds WHERE token_hash = ${tokenHash}`)
       }, Effect.orDie),
       list: (projectId, filter, window: ListWindow) =>
-        Effect.orDie(listNewestFirst(sql, "inbox_embeds", where(projectId, filter), window, toEmbed)),
+        Effect.orDie(listNewestFirst(sql, "inbox_embeds", where(projectId, filter), window, (row: object) => row)).pipe(
+          Effect.flatMap((slice) => Effect.map(toEmbeds(slice.items), (items) => ({ ...slice, items })))
+        ),
       update: Effect.fnUntraced(function*(e: InboxEmbedRecord) {
-        const rows = yield* sql<EmbedRow>`
+        const rows = yield* sql`
           UPDATE inbox_embeds SET name = ${e.name}, assigned_user_id = ${e.assigned_user_id},
             assigned_user_name = ${e.assigned_user_name}, status = ${e.status},
             allowed_origins = ${jsonb(e.allowed_origins)}::jsonb, default_mode = ${e.default_mode}, language = ${e.language},
             expires_at = ${e.expires_at}, updated_at = ${e.updated_at}
           WHERE project_id = ${e.project_id} AND id = ${e.id} RETURNING *`
-        return first(rows, toEmbed)
+        return yield* firstEmbed(rows)
       }, Effect.orDie),
       touch: Effect.fnUntraced(function*(id: string, at: string) {
         yield* sql`

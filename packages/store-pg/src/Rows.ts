@@ -1,6 +1,6 @@
 /** Row shapes as the PostgreSQL client returns them, and the mapping back to records. */
 import { type PgClient, PgTypes } from "@effect/sql-pg"
-import { Deferred, Effect, Exit, Option, Queue, Result, Schedule, Stream } from "effect"
+import { Deferred, Effect, Exit, Option, Queue, Result, Schedule, Schema, SchemaTransformation, Stream } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type { SqlClient, Statement } from "effect/sql"
 import { Duplicate, type ListSlice, type ListWindow } from "@parley/core"
@@ -8,6 +8,21 @@ import { Duplicate, type ListSlice, type ListWindow } from "@parley/core"
 /** timestamptz comes back as a Date; records carry the ISO form they went in with. */
 export const iso = (date: Date): string => date.toISOString()
 export const isoOrNull = (date: Date | null): string | null => (date === null ? null : date.toISOString())
+
+/** A timestamptz column (a Date from the client) as the ISO text records carry. */
+export const IsoFromDate = Schema.Date.pipe(
+  Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (d: Date) => d.toISOString(), encode: (s: string) => new Date(s) }))
+)
+
+/**
+ * Decodes rows into records with the table's row Schema. A row that does not decode means the table and the code
+ * disagree (a migration not run, a column changed): a defect, never a silent cast.
+ */
+export const decodeRows = <S extends Schema.Decoder<unknown>>(schema: S) => {
+  const decode = Schema.decodeUnknownEffect(Schema.Array(schema))
+  return (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<S["Type"]>, never, S["DecodingServices"]> =>
+    Effect.orDie(decode(rows))
+}
 
 /** The record of the first row, if any. */
 export const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
