@@ -236,7 +236,7 @@ export class Executions extends Context.Service<Executions, {
       })
 
       const variables = Effect.fn("Executions.variables")(function*(principal: Principal, workflowId: string) {
-        if (Option.isNone(yield* workflows.findById(principal.project.id, workflowId))) return yield* notFound("Workflow")
+        if (Option.isNone(yield* workflows.findById(principal.project.id, workflowId))) return yield* notFound("Workflow", workflowId)
         const latest = yield* repo.list(principal.project.id, { workflow_id: workflowId }, { mode: "page", page: 1, perPage: DISCOVERY_EXECUTIONS })
         return discover(latest.items)
       })

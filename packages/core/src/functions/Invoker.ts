@@ -297,7 +297,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
         source: FunctionInvocationSource
       ) {
         const target = yield* repo.findInvocationTarget(functionId)
-        if (Option.isNone(target) || target.value.function.project_id !== projectId) return yield* notFound("Function")
+        if (Option.isNone(target) || target.value.function.project_id !== projectId) return yield* notFound("Function", functionId)
         return yield* run(target.value, request, source)
       })
 

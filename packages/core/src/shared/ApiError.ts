@@ -47,6 +47,10 @@ export class NotFound extends Schema.Error<NotFound>("NotFound")(fields, {
   description: "Unknown id in the project (other projects' ids included)"
 }) {
   readonly _tag = "NotFound" as const
+  /** Which resource was not found, for logs and callers; not on the wire (the body stays `{ error }`). */
+  declare readonly resource?: string
+  /** The id that was asked for, when the caller gave it; not on the wire either. */
+  declare readonly id?: string
 }
 export class Conflict extends Schema.Error<Conflict>("Conflict")(fields, {
   httpApiStatus: 409,
@@ -106,7 +110,9 @@ export class Unavailable extends Schema.Error<Unavailable>("Unavailable")(fields
 /** Every error an endpoint may answer with, for contract declarations. */
 export const CommonErrors = [BadRequest, Unauthorized, NotFound, Unprocessable, InternalError] as const
 
-export const notFound = (what: string) => new NotFound({ error: `${what} not found` })
+/** `{ "error": "<resource> not found" }`, carrying the resource (and the id, when given) as facts beside it. */
+export const notFound = (resource: string, id?: string): NotFound =>
+  Object.assign(new NotFound({ error: `${resource} not found` }), id === undefined ? { resource } : { resource, id })
 export const unprocessable = (error: string, details?: ReadonlyArray<ErrorDetail>) =>
   new Unprocessable(details === undefined || details.length === 0 ? { error } : { error, details })
 

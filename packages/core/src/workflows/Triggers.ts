@@ -98,7 +98,7 @@ export class Triggers extends Context.Service<Triggers, {
 
       const findWorkflow = (projectId: string, id: string) =>
         workflows.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow")), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow", id)), onSome: Effect.succeed }))
         )
 
       const findTrigger = (projectId: string, id: string) =>

@@ -115,7 +115,7 @@ export class Workflows extends Context.Service<Workflows, {
 
       const find = (projectId: string, id: string) =>
         repo.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow")), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow", id)), onSome: Effect.succeed }))
         )
 
       const freeSlug = Effect.fnUntraced(function*(projectId: string, name: string) {
