@@ -5,41 +5,9 @@
  * envelope Parley sends; the reply facts of interactive replies.
  */
 import { Predicate, Schema } from "effect"
-import { OptionalString } from "../shared/Json.ts"
 import { MEDIA_TYPES } from "./Message.ts"
 
 type Json = Record<string, unknown>
-
-/**
- * The string fields the rendition reads of any network object (a message, its typed body, a reply, a contact card,
- * an order item, an error, an envelope): each absent unless it is a string (empty included).
- */
-const ContentTexts = Schema.Struct({
-  address: OptionalString,
-  body: OptionalString,
-  caption: OptionalString,
-  catalog_id: OptionalString,
-  code: OptionalString,
-  currency: OptionalString,
-  description: OptionalString,
-  emoji: OptionalString,
-  filename: OptionalString,
-  first_name: OptionalString,
-  flow_token: OptionalString,
-  formatted_name: OptionalString,
-  id: OptionalString,
-  mime_type: OptionalString,
-  name: OptionalString,
-  payload: OptionalString,
-  phone: OptionalString,
-  product_retailer_id: OptionalString,
-  response_json: OptionalString,
-  text: OptionalString,
-  title: OptionalString,
-  type: OptionalString,
-  wa_id: OptionalString
-})
-const contentTexts = Schema.decodeUnknownSync(ContentTexts)
 
 /** The kept copy of a message's media, as the rendition names it. */
 export interface RenditionMedia {
@@ -74,22 +42,17 @@ const orderText = (order: Json): string => {
   const described = items.map((item) => {
     const quantity = typeof item["quantity"] === "number" ? item["quantity"] : 1
     const price = typeof item["item_price"] === "number" ? ` @ ${item["item_price"]}` : ""
-    const itemTexts = contentTexts(item)
-    const currency = itemTexts.currency ?? ""
-    return `${quantity} x ${itemTexts.product_retailer_id ?? "item"}${price}${currency !== "" ? ` ${currency}` : ""}`
+    const currency = Predicate.isString(item["currency"]) ? item["currency"] : ""
+    return `${quantity} x ${(Predicate.isString(item["product_retailer_id"]) ? item["product_retailer_id"] : "item")}${price}${currency !== "" ? ` ${currency}` : ""}`
   })
-  return lines(`Order (${items.length} item${items.length === 1 ? "" : "s"})`, ...described, contentTexts(order).text)!
+  return lines(`Order (${items.length} item${items.length === 1 ? "" : "s"})`, ...described, Predicate.isString(order["text"]) ? order["text"] : undefined)!
 }
 
 const contactsText = (contacts: ReadonlyArray<unknown>): string =>
   contacts.filter(Predicate.isObject).map((c) => {
-    const names = Predicate.isObject(c["name"]) ? contentTexts(c["name"]) : undefined
-    const name = names === undefined ? undefined : names.formatted_name ?? names.first_name
+    const name = Predicate.isObject(c["name"]) ? (Predicate.isString(c["name"]["formatted_name"]) ? c["name"]["formatted_name"] : undefined) ?? (Predicate.isString(c["name"]["first_name"]) ? c["name"]["first_name"] : undefined) : undefined
     const phones = Array.isArray(c["phones"])
-      ? c["phones"].filter(Predicate.isObject).map((p) => {
-        const phone = contentTexts(p)
-        return phone.phone ?? phone.wa_id
-      }).filter((p) => p !== undefined)
+      ? c["phones"].filter(Predicate.isObject).map((p) => (Predicate.isString(p["phone"]) ? p["phone"] : undefined) ?? (Predicate.isString(p["wa_id"]) ? p["wa_id"] : undefined)).filter((p) => p !== undefined)
       : []
     return `Contact: ${[name, ...phones].filter((p) => p !== undefined).join(" ")}`.trim()
   }).join("\n")
@@ -99,19 +62,18 @@ const contactsText = (contacts: ReadonlyArray<unknown>): string =>
  * as the network delivered it; `media` is Parley's copy of its file, if kept.
  */
 export const renderInbound = (message: Json, media: RenditionMedia | null): Rendition => {
-  const type = contentTexts(message).type ?? "unknown"
+  const type = Predicate.isString(message["type"]) ? message["type"] : "unknown"
   const content = message[type]
   const body = Predicate.isObject(content) ? content : {}
-  const bodyTexts = contentTexts(body)
   if (MEDIA_TYPES.includes(type)) {
-    const caption = bodyTexts.caption
-    const filename = bodyTexts.filename
+    const caption = Predicate.isString(body["caption"]) ? body["caption"] : undefined
+    const filename = Predicate.isString(body["filename"]) ? body["filename"] : undefined
     return {
       content: lines(caption, media !== null ? mediaLine(type, media) : `${label(type)} attached${filename !== undefined ? ` (${filename})` : ""}`),
       message_type_data: {
         ...(caption !== undefined ? { caption } : {}),
         ...(filename !== undefined ? { filename } : {}),
-        ...(bodyTexts.mime_type !== undefined ? { mime_type: body["mime_type"] } : {}),
+        ...(Predicate.isString(body["mime_type"]) ? { mime_type: body["mime_type"] } : {}),
         ...(typeof body["voice"] === "boolean" ? { voice: body["voice"] } : {}),
         ...(typeof body["animated"] === "boolean" ? { animated: body["animated"] } : {})
       },
@@ -120,49 +82,48 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
   }
   switch (type) {
     case "text":
-      return { content: bodyTexts.body ?? null, message_type_data: null, ext_data: {} }
+      return { content: Predicate.isString(body["body"]) ? body["body"] : null, message_type_data: null, ext_data: {} }
     case "interactive": {
-      const kind = bodyTexts.type ?? ""
+      const kind = Predicate.isString(body["type"]) ? body["type"] : ""
       const reply = Predicate.isObject(body[kind]) ? body[kind] : {}
-      const replyTexts = contentTexts(reply)
       if (kind === "nfm_reply") {
-        const raw = replyTexts.response_json
+        const raw = Predicate.isString(reply["response_json"]) ? reply["response_json"] : undefined
         let response: unknown = null
         try {
           response = raw === undefined ? null : JSON.parse(raw)
         } catch {
           response = raw ?? null
         }
-        const token = Predicate.isObject(response) ? contentTexts(response).flow_token : undefined
+        const token = Predicate.isObject(response) ? (Predicate.isString(response["flow_token"]) ? response["flow_token"] : undefined) : undefined
         return {
-          content: replyTexts.body ?? "Form submitted",
+          content: Predicate.isString(reply["body"]) ? reply["body"] : "Form submitted",
           message_type_data: { type: kind },
           ext_data: {
             flow_response: response,
             ...(token !== undefined ? { flow_token: token } : {}),
-            ...(replyTexts.name !== undefined ? { flow_name: reply["name"] } : {})
+            ...(Predicate.isString(reply["name"]) ? { flow_name: reply["name"] } : {})
           }
         }
       }
       return {
-        content: replyTexts.title ?? null,
+        content: Predicate.isString(reply["title"]) ? reply["title"] : null,
         message_type_data: {
           type: kind,
-          ...(replyTexts.id !== undefined ? { id: reply["id"] } : {}),
-          ...(replyTexts.title !== undefined ? { title: reply["title"] } : {}),
-          ...(replyTexts.description !== undefined ? { description: reply["description"] } : {})
+          ...(Predicate.isString(reply["id"]) ? { id: reply["id"] } : {}),
+          ...(Predicate.isString(reply["title"]) ? { title: reply["title"] } : {}),
+          ...(Predicate.isString(reply["description"]) ? { description: reply["description"] } : {})
         },
         ext_data: {}
       }
     }
     case "button":
       return {
-        content: bodyTexts.text ?? null,
-        message_type_data: bodyTexts.payload !== undefined ? { payload: body["payload"] } : null,
+        content: Predicate.isString(body["text"]) ? body["text"] : null,
+        message_type_data: Predicate.isString(body["payload"]) ? { payload: body["payload"] } : null,
         ext_data: {}
       }
     case "reaction": {
-      const emoji = bodyTexts.emoji
+      const emoji = Predicate.isString(body["emoji"]) ? body["emoji"] : undefined
       return {
         content: emoji !== undefined && emoji !== "" ? `Reacted ${emoji}` : "Reaction removed",
         message_type_data: { message_id: body["message_id"] ?? null, emoji: emoji ?? null },
@@ -170,7 +131,7 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
       }
     }
     case "location": {
-      const place = [bodyTexts.name, bodyTexts.address].filter((p) => p !== undefined).join(", ")
+      const place = [(Predicate.isString(body["name"]) ? body["name"] : undefined), (Predicate.isString(body["address"]) ? body["address"] : undefined)].filter((p) => p !== undefined).join(", ")
       return {
         content: `Location: ${place !== "" ? `${place} ` : ""}(${String(body["latitude"])}, ${String(body["longitude"])})`,
         message_type_data: { ...body },
@@ -187,20 +148,20 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
       const text = orderText(body)
       return {
         content: text,
-        message_type_data: bodyTexts.catalog_id !== undefined ? { catalog_id: body["catalog_id"] } : null,
+        message_type_data: Predicate.isString(body["catalog_id"]) ? { catalog_id: body["catalog_id"] } : null,
         ext_data: { order_text: text }
       }
     }
     case "system":
       return {
-        content: bodyTexts.body ?? null,
-        message_type_data: bodyTexts.type !== undefined ? { type: body["type"] } : null,
+        content: Predicate.isString(body["body"]) ? body["body"] : null,
+        message_type_data: Predicate.isString(body["type"]) ? { type: body["type"] } : null,
         ext_data: {}
       }
     default: {
       // `unsupported` and types the network adds later: the error title says what it was.
       const errors = Array.isArray(message["errors"]) ? message["errors"].filter(Predicate.isObject) : []
-      const title = errors.length > 0 ? contentTexts(errors[0]!).title : undefined
+      const title = errors.length > 0 ? (Predicate.isString(errors[0]!["title"]) ? errors[0]!["title"] : undefined) : undefined
       return { content: title ?? `Unsupported message (${type})`, message_type_data: null, ext_data: {} }
     }
   }
@@ -208,12 +169,11 @@ export const renderInbound = (message: Json, media: RenditionMedia | null): Rend
 
 /** The rendition of an envelope Parley sends (the proxy's outbound record). */
 export const renderOutbound = (envelope: Json): Rendition => {
-  const type = contentTexts(envelope).type ?? "text"
+  const type = Predicate.isString(envelope["type"]) ? envelope["type"] : "text"
   const body = Predicate.isObject(envelope[type]) ? envelope[type] : {}
-  const bodyTexts = contentTexts(body)
   if (MEDIA_TYPES.includes(type)) {
-    const caption = bodyTexts.caption
-    const filename = bodyTexts.filename
+    const caption = Predicate.isString(body["caption"]) ? body["caption"] : undefined
+    const filename = Predicate.isString(body["filename"]) ? body["filename"] : undefined
     return {
       content: lines(caption, `${label(type)} attached${filename !== undefined ? ` (${filename})` : ""}`),
       message_type_data: caption !== undefined ? { caption } : null,
@@ -222,21 +182,21 @@ export const renderOutbound = (envelope: Json): Rendition => {
   }
   switch (type) {
     case "text":
-      return { content: bodyTexts.body ?? null, message_type_data: null, ext_data: {} }
+      return { content: Predicate.isString(body["body"]) ? body["body"] : null, message_type_data: null, ext_data: {} }
     case "template": {
-      const language = Predicate.isObject(body["language"]) ? contentTexts(body["language"]).code : undefined
+      const language = Predicate.isObject(body["language"]) ? (Predicate.isString(body["language"]["code"]) ? body["language"]["code"] : undefined) : undefined
       return {
-        content: `Template: ${bodyTexts.name ?? ""}`.trim(),
+        content: `Template: ${(Predicate.isString(body["name"]) ? body["name"] : "")}`.trim(),
         message_type_data: { name: body["name"] ?? null, language: language ?? null },
         ext_data: {}
       }
     }
     case "interactive": {
-      const text = Predicate.isObject(body["body"]) ? contentTexts(body["body"]).text : undefined
+      const text = Predicate.isObject(body["body"]) ? (Predicate.isString(body["body"]["text"]) ? body["body"]["text"] : undefined) : undefined
       return { content: text ?? null, message_type_data: { type: body["type"] ?? null }, ext_data: {} }
     }
     case "reaction": {
-      const emoji = bodyTexts.emoji
+      const emoji = Predicate.isString(body["emoji"]) ? body["emoji"] : undefined
       return {
         content: emoji !== undefined && emoji !== "" ? `Reacted ${emoji}` : "Reaction removed",
         message_type_data: { message_id: body["message_id"] ?? null, emoji: emoji ?? null },
