@@ -88,7 +88,8 @@ export const startMessagingHost = <E>(ports: Layer.Layer<any, E, never>, config:
       projectA: a.id,
       projectB: b.id,
       context,
-      simulator: Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator)),
+      // Undefined in cloud mode (no simulator runs): tests of that mode never touch it.
+      simulator: Option.getOrUndefined(Context.getOption(context, Simulator.NetworkSimulator))!,
       logs,
       answers,
       request: async (method, path, options = {}) => {
