@@ -14,7 +14,7 @@ const EmbedRow = Schema.Struct({
   created_at: IsoFromDate,
   updated_at: IsoFromDate
 })
-const toEmbeds = decodeRows(EmbedRow)
+const toEmbeds = decodeRows("inbox_embeds", EmbedRow)
 const firstEmbed = (rows: ReadonlyArray<unknown>) =>
   Effect.map(toEmbeds(rows), (embeds): Option.Option<InboxEmbedRecord> => Option.fromNullishOr(embeds[0]))
 
@@ -48,9 +48,7 @@ export const layerInboxEmbedsRepo = Layer.effect(
         return yield* firstEmbed(yield* sql`SELECT * FROM inbox_embeds WHERE token_hash = ${tokenHash}`)
       }, Effect.orDie),
       list: (projectId, filter, window: ListWindow) =>
-        Effect.orDie(listNewestFirst(sql, "inbox_embeds", where(projectId, filter), window, (row: object) => row)).pipe(
-          Effect.flatMap((slice) => Effect.map(toEmbeds(slice.items), (items) => ({ ...slice, items })))
-        ),
+        Effect.orDie(listNewestFirst(sql, "inbox_embeds", where(projectId, filter), window, toEmbeds)),
       update: Effect.fnUntraced(function*(e: InboxEmbedRecord) {
         const rows = yield* sql`
           UPDATE inbox_embeds SET name = ${e.name}, assigned_user_id = ${e.assigned_user_id},

@@ -6,7 +6,7 @@ import type { ListSlice, ListWindow } from "@parley/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
-import { jsonb } from "./Rows.ts"
+import { decodeCount, jsonb } from "./Rows.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -21,23 +21,25 @@ export const lastOfEach = <A extends { readonly id: string }>(records: ReadonlyA
  * A list of `table` rows matching `where`, newest first by (created_at, id),
  * through the window; page totals counted up to `cap`.
  */
-export const listWindow = <Row extends object, A>(
+export const listWindow = <A>(
   sql: Sql,
   table: string,
   where: Fragment,
   window: ListWindow,
-  toRecord: (row: Row) => A,
+  toRecords: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<A>>,
   cap: number
 ): Effect.Effect<ListSlice<A>, unknown> =>
   Effect.gen(function*() {
     const from = sql(table)
     if (window.mode === "page") {
-      const [{ total }] = yield* sql<{ readonly total: number }>`
+      const [{ total }] = yield* decodeCount(
+        yield* sql`
         SELECT count(*)::int AS total FROM (SELECT 1 FROM ${from} WHERE ${where} LIMIT ${cap}) capped`
-      const rows = yield* sql<Row>`
+      )
+      const rows = yield* sql`
         SELECT * FROM ${from} WHERE ${where}
         ORDER BY created_at DESC, id DESC LIMIT ${window.perPage + 1} OFFSET ${(window.page - 1) * window.perPage}`
-      return { items: rows.slice(0, window.perPage).map(toRecord), hasMore: rows.length > window.perPage, total }
+      return { items: yield* toRecords(rows.slice(0, window.perPage)), hasMore: rows.length > window.perPage, total }
     }
     const { after, before, limit } = window
     const conditions = [
@@ -46,7 +48,7 @@ export const listWindow = <Row extends object, A>(
       ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
     ]
     const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
-    const rows = yield* sql<Row>`SELECT * FROM ${from} WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
-    const page = rows.slice(0, limit).map(toRecord)
+    const rows = yield* sql`SELECT * FROM ${from} WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
+    const page = [...yield* toRecords(rows.slice(0, limit))]
     return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
   })

@@ -1,9 +1,22 @@
 /** Row shapes as the PostgreSQL client returns them, and the mapping back to records. */
 import { type PgClient, PgTypes } from "@effect/sql-pg"
-import { Deferred, Effect, Exit, Option, Queue, Result, Schedule, Schema, SchemaTransformation, Stream } from "effect"
+import {
+  Deferred,
+  Effect,
+  Exit,
+  Option,
+  Queue,
+  Result,
+  Schedule,
+  Schema,
+  SchemaIssue,
+  SchemaParser,
+  SchemaTransformation,
+  Stream
+} from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type { SqlClient, Statement } from "effect/sql"
-import { Duplicate, type ListSlice, type ListWindow } from "@parley/core"
+import { Duplicate, type ListSlice, type ListWindow, StorageError } from "@parley/core"
 
 /** timestamptz comes back as a Date; records carry the ISO form they went in with. */
 export const iso = (date: Date): string => date.toISOString()
@@ -14,15 +27,74 @@ export const IsoFromDate = Schema.Date.pipe(
   Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (d: Date) => d.toISOString(), encode: (s: string) => new Date(s) }))
 )
 
-/**
- * Decodes rows into records with the table's row Schema. A row that does not decode means the table and the code
- * disagree (a migration not run, a column changed): a defect, never a silent cast.
- */
-export const decodeRows = <S extends Schema.Decoder<unknown>>(schema: S) => {
-  const decode = Schema.decodeUnknownEffect(Schema.Array(schema))
-  return (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<S["Type"]>, never, S["DecodingServices"]> =>
-    Effect.orDie(decode(rows))
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1({
+  // The rule broken, never the value: a row may hold what must not reach a log.
+  leafHook: (issue) => issue._tag === "InvalidType" ? `expected ${issue.ast._tag}` : issue._tag
+})
+
+/** The first thing wrong with a row, as facts: which query, which field (the row's index left out), why. */
+const undecodable = (query: string, issue: SchemaIssue.Issue) => {
+  const first = formatIssue(issue).issues[0]
+  return new StorageError({
+    query,
+    field: (first?.path ?? []).slice(1).map(String).join("."),
+    reason: first?.message ?? "does not decode"
+  })
 }
+
+/** A timestamptz inside JSON built by the server (`json_build_object`): its text, in the ISO form records carry. */
+export const IsoFromText = Schema.String.pipe(
+  Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s) => new Date(s).toISOString(), encode: (s) => s }))
+)
+
+/**
+ * Decodes the rows of `query` into records with the row Schema, compiled once here (reads run per request and
+ * per step). A row that does not decode means the table and the code disagree (a migration not run, a column
+ * changed): a `StorageError` defect naming the query and the field, never a silent cast.
+ */
+export const decodeRows = <S extends Schema.Decoder<unknown>>(query: string, schema: S) => {
+  const decode = SchemaParser.decodeUnknownResult(Schema.Array(schema))
+  return (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<S["Type"]>> => {
+    const result = decode(rows)
+    return Result.isSuccess(result) ? Effect.succeed(result.success) : Effect.die(undecodable(query, result.failure))
+  }
+}
+
+/** Like `decodeRows`, for a query answering one row or none. */
+export const decodeFirst = <S extends Schema.Decoder<unknown>>(query: string, schema: S) => {
+  const decode = decodeRows(query, schema)
+  return (rows: ReadonlyArray<unknown>): Effect.Effect<Option.Option<S["Type"]>> =>
+    Effect.map(decode(rows.slice(0, 1)), (records) => Option.fromNullishOr(records[0]))
+}
+
+/** A count: `count(*)` is a bigint, which the client hands over as text. */
+export const Count = Schema.Union([Schema.Number, Schema.NumberFromString])
+
+/** One `count(*)` row. */
+export const CountRow = Schema.Struct({ total: Count })
+
+/** Decodes one `count(*) AS total` row. */
+export const decodeCount = decodeRows("count", CountRow)
+
+/**
+ * A jsonb column the adapter wrote from the record's own field: checked to be JSON of the kind it holds (an
+ * object or an array, the `shape`), and typed as that field. Its inside is the domain's, validated where the
+ * domain builds it; decoding it again field by field on every read would cost each step its time for nothing.
+ */
+export const JsonColumn = <A>(shape: Schema.Decoder<unknown>) => {
+  const is = Schema.is(shape)
+  return Schema.declare((u: unknown): u is A => is(u), { expected: "jsonb " + shape.ast._tag })
+}
+
+/** A jsonb column holding a JSON object. */
+export const JsonObject = <A extends object = Readonly<Record<string, unknown>>>() =>
+  JsonColumn<A>(Schema.Record(Schema.String, Schema.Unknown))
+
+/** A jsonb column holding a JSON object of no particular shape. */
+export const JsonRecord = JsonObject<Readonly<Record<string, unknown>>>()
+
+/** A jsonb column holding a JSON array. */
+export const JsonArray = <A extends ReadonlyArray<unknown>>() => JsonColumn<A>(Schema.Array(Schema.Unknown))
 
 /** The record of the first row, if any. */
 export const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
@@ -46,24 +118,25 @@ export const mapUnique = (fields: Readonly<Record<string, string>>) => (error: S
  * One list window (decisions 1.3) over the rows of `table` matching `where`,
  * newest first by (`sortColumn`, id), in either paging mode.
  */
-export const listNewestFirst = <Row extends object, A>(
+export const listNewestFirst = <A>(
   sql: SqlClient.SqlClient,
   table: string,
   where: Statement.Fragment,
   window: ListWindow,
-  toRecord: (row: Row) => A,
+  toRecords: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<A>>,
   sortColumn = "created_at"
 ): Effect.Effect<ListSlice<A>, SqlError> =>
   Effect.gen(function*() {
     const sort = sql(sortColumn)
     if (window.mode === "page") {
       const offset = (window.page - 1) * window.perPage
-      const [{ total }] = yield* sql<{ readonly total: number }>`
-        SELECT count(*)::int AS total FROM ${sql(table)} WHERE ${where}`
-      const rows = yield* sql<Row>`
+      const [{ total }] = yield* decodeCount(yield* sql`SELECT count(*)::int AS total FROM ${sql(table)} WHERE ${where}`)
+      const items = yield* toRecords(
+        yield* sql`
         SELECT * FROM ${sql(table)} WHERE ${where}
         ORDER BY ${sort} DESC, id DESC LIMIT ${window.perPage} OFFSET ${offset}`
-      return { items: rows.map(toRecord), hasMore: offset + rows.length < total, total }
+      )
+      return { items, hasMore: offset + items.length < total, total }
     }
     const { after, before, limit } = window
     const conditions = [
@@ -73,9 +146,9 @@ export const listNewestFirst = <Row extends object, A>(
     ]
     // Travelling towards newer items, read upwards from the key and turn the page round.
     const order = before !== undefined ? sql`${sort} ASC, id ASC` : sql`${sort} DESC, id DESC`
-    const rows = yield* sql<Row>`
+    const rows = yield* sql`
       SELECT * FROM ${sql(table)} WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
-    const page = rows.slice(0, limit).map(toRecord)
+    const page = [...yield* toRecords(rows.slice(0, limit))]
     return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
   })
 
