@@ -11,157 +11,118 @@ import {
   ExecutionInputsRepo,
   type ExecutionRecord,
   ExecutionsRepo,
+  ExecutionStatus,
   type ListWindow,
   type StepEventFilter,
   type StepEventRecord,
   StepEventsRepo,
+  TriggerType,
+  WaitingReason,
   type WorkflowRevision
 } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, type Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { deferred } from "./Transactor.ts"
-import { iso, isoOrNull, jsonb, jsonRows, listNewestFirst } from "./Rows.ts"
+import { Count, decodeCount, decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, jsonRows, listNewestFirst } from "./Rows.ts"
 
-interface ExecutionRow {
-  readonly id: string
-  readonly project_id: string
-  readonly workflow_id: string
-  readonly workflow_name: string
-  readonly revision_id: string
-  readonly tracking_id: string
-  readonly status: ExecutionRecord["status"]
-  readonly waiting_reason: ExecutionRecord["waiting_reason"]
-  readonly trigger_type: ExecutionRecord["trigger_type"]
-  readonly observer: boolean
-  readonly parent_execution_id: string | null
-  readonly call_depth: number
-  readonly msg_conversation_id: string | null
-  readonly msg_config_id: string | null
-  readonly contact_id: string | null
-  readonly started_at: Date
-  readonly last_event_at: Date
-  readonly ended_at: Date | null
-  readonly current_node: string | null
-  readonly execution_context: ExecutionRecord["execution_context"]
-  readonly error_details: ExecutionRecord["error_details"]
-  readonly resumable_execution_id: string | null
-  readonly wait: ExecutionRecord["wait"]
-  readonly pending: ExecutionRecord["pending"]
-  readonly agent: ExecutionRecord["agent"]
-  readonly handoff: ExecutionRecord["handoff"]
-  readonly requested_status: ExecutionRecord["requested_status"]
-  readonly step_seq: number
-  readonly state_version: number
-  readonly lease_owner: string | null
-  readonly lease_until: Date | null
-  readonly dedupe_key: string | null
-}
+type Json<K extends keyof ExecutionRecord> = NonNullable<ExecutionRecord[K]>
 
-interface RevisionRow {
-  readonly id: string
-  readonly workflow_id: string
-  readonly project_id: string
-  readonly definition: WorkflowRevision["definition"]
-  readonly created_at: Date
-}
-
-interface StepEventRow {
-  readonly id: string
-  readonly project_id: string
-  readonly execution_id: string
-  readonly seq: number
-  readonly event_type: string
-  readonly direction: StepEventRecord["direction"]
-  readonly edge_label: string | null
-  readonly created_at: Date
-  readonly payload: StepEventRecord["payload"]
-  readonly step: StepEventRecord["step"]
-}
-
-interface InputRow {
-  readonly id: string
-  readonly project_id: string
-  readonly msg_config_id: string
-  readonly contact_id: string
-  readonly conversation_id: string
-  readonly network_id: string | null
-  readonly value: unknown
-  readonly received_at: Date
-  readonly state: ExecutionInputRecord["state"]
-}
-
-const toExecution = (row: ExecutionRow): ExecutionRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  workflow_id: row.workflow_id,
-  workflow_name: row.workflow_name,
-  revision_id: row.revision_id,
-  tracking_id: row.tracking_id,
-  status: row.status,
-  waiting_reason: row.waiting_reason,
-  trigger_type: row.trigger_type,
-  observer: row.observer,
-  parent_execution_id: row.parent_execution_id,
-  call_depth: row.call_depth,
-  msg_conversation_id: row.msg_conversation_id,
-  msg_config_id: row.msg_config_id,
-  contact_id: row.contact_id,
-  started_at: iso(row.started_at),
-  last_event_at: iso(row.last_event_at),
-  ended_at: isoOrNull(row.ended_at),
-  current_node: row.current_node,
-  execution_context: row.execution_context,
-  error_details: row.error_details,
-  resumable_execution_id: row.resumable_execution_id,
-  wait: row.wait,
-  pending: row.pending,
-  agent: row.agent,
-  handoff: row.handoff,
-  requested_status: row.requested_status,
-  step_seq: row.step_seq,
-  state_version: row.state_version,
-  lease_owner: row.lease_owner,
-  lease_until: isoOrNull(row.lease_until),
-  dedupe_key: row.dedupe_key
+/** A row of `workflow_executions` (its `wait_due_at` is `wait.due_at`, kept for the index): the stored execution. */
+const ExecutionRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  workflow_id: Schema.String,
+  workflow_name: Schema.String,
+  revision_id: Schema.String,
+  tracking_id: Schema.String,
+  status: ExecutionStatus,
+  waiting_reason: Schema.NullOr(WaitingReason),
+  trigger_type: TriggerType,
+  observer: Schema.Boolean,
+  parent_execution_id: Schema.NullOr(Schema.String),
+  call_depth: Schema.Number,
+  msg_conversation_id: Schema.NullOr(Schema.String),
+  msg_config_id: Schema.NullOr(Schema.String),
+  contact_id: Schema.NullOr(Schema.String),
+  started_at: IsoFromDate,
+  last_event_at: IsoFromDate,
+  ended_at: Schema.NullOr(IsoFromDate),
+  current_node: Schema.NullOr(Schema.String),
+  execution_context: JsonObject<Json<"execution_context">>(),
+  error_details: Schema.NullOr(JsonObject<Json<"error_details">>()),
+  resumable_execution_id: Schema.NullOr(Schema.String),
+  wait: Schema.NullOr(JsonObject<Json<"wait">>()),
+  pending: Schema.NullOr(JsonObject<Json<"pending">>()),
+  agent: Schema.NullOr(JsonObject<Json<"agent">>()),
+  handoff: Schema.NullOr(JsonObject<Json<"handoff">>()),
+  requested_status: Schema.NullOr(Schema.Literal("waiting")),
+  step_seq: Schema.Number,
+  state_version: Schema.Number,
+  lease_owner: Schema.NullOr(Schema.String),
+  lease_until: Schema.NullOr(IsoFromDate),
+  dedupe_key: Schema.NullOr(Schema.String)
 })
+const toExecutions: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ExecutionRecord>> = decodeRows(
+  "workflow_executions",
+  ExecutionRow
+)
+const firstExecution: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<ExecutionRecord>> = decodeFirst(
+  "workflow_executions",
+  ExecutionRow
+)
 
-const toRevision = (row: RevisionRow): WorkflowRevision => ({
-  id: row.id,
-  workflow_id: row.workflow_id,
-  project_id: row.project_id,
-  definition: row.definition,
-  created_at: iso(row.created_at)
+const RevisionRow = Schema.Struct({
+  id: Schema.String,
+  workflow_id: Schema.String,
+  project_id: Schema.String,
+  definition: JsonObject<WorkflowRevision["definition"]>(),
+  created_at: IsoFromDate
 })
+const firstRevision: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<WorkflowRevision>> = decodeFirst(
+  "workflow_revisions",
+  RevisionRow
+)
 
-const toStepEvent = (row: StepEventRow): StepEventRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  execution_id: row.execution_id,
-  seq: row.seq,
-  event_type: row.event_type,
-  direction: row.direction,
-  edge_label: row.edge_label,
-  created_at: iso(row.created_at),
-  payload: row.payload,
-  step: row.step
+const StepEventRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  execution_id: Schema.String,
+  seq: Schema.Number,
+  event_type: Schema.String,
+  direction: Schema.NullOr(Schema.Literals(["inbound", "outbound"])),
+  edge_label: Schema.NullOr(Schema.String),
+  created_at: IsoFromDate,
+  payload: JsonObject<StepEventRecord["payload"]>(),
+  step: Schema.NullOr(JsonObject<NonNullable<StepEventRecord["step"]>>())
 })
+const toStepEvents: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<StepEventRecord>> = decodeRows(
+  "workflow_step_events",
+  StepEventRow
+)
+const firstStepEvent = decodeFirst("workflow_step_events", StepEventRow)
 
-const toInput = (row: InputRow): ExecutionInputRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  msg_config_id: row.msg_config_id,
-  contact_id: row.contact_id,
-  conversation_id: row.conversation_id,
-  network_id: row.network_id,
-  value: row.value,
-  received_at: iso(row.received_at),
-  state: row.state
+/** A row of `workflow_execution_inputs` in a state the reads ask for (a taken input is never read back). */
+const InputRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  msg_config_id: Schema.String,
+  contact_id: Schema.String,
+  conversation_id: Schema.String,
+  network_id: Schema.NullOr(Schema.String),
+  value: Schema.Unknown,
+  received_at: IsoFromDate,
+  state: Schema.Literals(["buffered", "queued"])
 })
+const toInputs: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ExecutionInputRecord>> = decodeRows(
+  "workflow_execution_inputs",
+  InputRow
+)
+
+const PrunedRow = Schema.Struct({ n: Count })
+const decodePruned = decodeRows("workflow_step_events prune", PrunedRow)
 
 /** A nullable jsonb column: SQL NULL for null, not the JSON `null`. */
 const jsonbOrNull = (value: unknown): string | null => (value === null ? null : jsonb(value))
-
-const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) => Option.map(Option.fromNullishOr(rows[0]), f)
 
 /** One jsonb parameter: the same statement text (prepared once) whatever the batch's size. */
 const insertEvents = (sql: SqlClient.SqlClient, events: ReadonlyArray<StepEventRecord>, condition: Statement.Fragment) =>
@@ -238,16 +199,17 @@ export const layerExecutionsRepo = Layer.effect(
       }, Effect.orDie),
 
       find: Effect.fnUntraced(function*(projectId: string, idOrTrackingId: string) {
-        const rows = yield* sql<ExecutionRow>`
+        return yield* firstExecution(
+          yield* sql`
           SELECT * FROM workflow_executions
           WHERE project_id = ${projectId} AND (id = ${idOrTrackingId} OR tracking_id = ${idOrTrackingId})
           ORDER BY id = ${idOrTrackingId} DESC, started_at DESC, id DESC
           LIMIT 1`
-        return first(rows, toExecution)
+        )
       }, Effect.orDie),
 
       get: Effect.fnUntraced(function*(id: string) {
-        return first(yield* sql<ExecutionRow>`SELECT * FROM workflow_executions WHERE id = ${id}`, toExecution)
+        return yield* firstExecution(yield* sql`SELECT * FROM workflow_executions WHERE id = ${id}`)
       }, Effect.orDie),
 
       update: Effect.fnUntraced(function*(e: ExecutionRecord, expectedVersion: number) {
@@ -270,23 +232,24 @@ export const layerExecutionsRepo = Layer.effect(
       ),
 
       list: Effect.fnUntraced(function*(projectId: string, filter: ExecutionFilter, window: ListWindow) {
-        return yield* listNewestFirst(sql, "workflow_executions", where(projectId, filter), window, toExecution, "started_at")
+        return yield* listNewestFirst(sql, "workflow_executions", where(projectId, filter), window, toExecutions, "started_at")
       }, Effect.orDie),
 
       findRouted: Effect.fnUntraced(function*(msgConfigId: string, contactId: string) {
         // The conditions of workflow_executions_routed_idx, as literals so a generic plan still uses it.
-        const rows = yield* sql<ExecutionRow>`
+        return yield* firstExecution(
+          yield* sql`
           SELECT * FROM workflow_executions
           WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId}
             AND NOT observer AND status IN ('running', 'waiting', 'handoff')
           ORDER BY started_at DESC, id DESC
           LIMIT 1`
-        return first(rows, toExecution)
+        )
       }, Effect.orDie),
 
       listRecoverable: Effect.fnUntraced(function*(now: string, quietBefore: string, limit: number) {
         if (limit <= 0) return []
-        const rows = yield* sql<ExecutionRow>`
+        const rows = yield* sql`
           SELECT * FROM workflow_executions
           WHERE (status = 'running' AND last_event_at < ${quietBefore}::timestamptz
               AND (lease_until IS NULL OR lease_until < ${now}::timestamptz)
@@ -295,15 +258,16 @@ export const layerExecutionsRepo = Layer.effect(
             OR (status IN ('running', 'waiting', 'handoff') AND wait_due_at <= ${now}::timestamptz)
           ORDER BY last_event_at, id
           LIMIT ${limit}`
-        return rows.map(toExecution)
+        return yield* toExecutions(rows)
       }, Effect.orDie),
 
       listLive: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
-        const rows = yield* sql<ExecutionRow>`
+        return yield* toExecutions(
+          yield* sql`
           SELECT * FROM workflow_executions
           WHERE project_id = ${projectId} AND workflow_id = ${workflowId} AND status NOT IN ('ended', 'failed')
           ORDER BY started_at, id`
-        return rows.map(toExecution)
+        )
       }, Effect.orDie),
 
       deleteByWorkflow: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
@@ -323,7 +287,7 @@ export const layerExecutionsRepo = Layer.effect(
       }, Effect.orDie),
 
       getRevision: Effect.fnUntraced(function*(id: string) {
-        return first(yield* sql<RevisionRow>`SELECT * FROM workflow_revisions WHERE id = ${id}`, toRevision)
+        return yield* firstRevision(yield* sql`SELECT * FROM workflow_revisions WHERE id = ${id}`)
       }, Effect.orDie)
     })
   })
@@ -361,21 +325,25 @@ export const layerStepEventsRepo = Layer.effect(
           ...(before !== undefined ? [sql`(created_at, seq, id) > ${position(executionId, before)}`] : [])
         ]
         const order = before !== undefined ? sql`created_at ASC, seq ASC, id ASC` : sql`created_at DESC, seq DESC, id DESC`
-        const rows = yield* sql<StepEventRow>`
+        const rows = yield* sql`
           SELECT * FROM workflow_step_events WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
-        const page = rows.slice(0, limit).map(toStepEvent)
+        const page = [...yield* toStepEvents(rows.slice(0, limit))]
         return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
       })
 
     const listPage = (projectId: string, executionId: string, filter: StepEventFilter, page: number, perPage: number) =>
       Effect.gen(function*() {
         const offset = (page - 1) * perPage
-        const [{ total }] = yield* sql<{ readonly total: number }>`
+        const [{ total }] = yield* decodeCount(
+          yield* sql`
           SELECT count(*)::int AS total FROM workflow_step_events WHERE ${where(projectId, executionId, filter)}`
-        const rows = yield* sql<StepEventRow>`
+        )
+        const items = yield* toStepEvents(
+          yield* sql`
           SELECT * FROM workflow_step_events WHERE ${where(projectId, executionId, filter)}
           ORDER BY created_at DESC, seq DESC, id DESC LIMIT ${perPage} OFFSET ${offset}`
-        return { items: rows.map(toStepEvent), hasMore: offset + rows.length < total, total }
+        )
+        return { items, hasMore: offset + items.length < total, total }
       })
 
     return StepEventsRepo.of({
@@ -394,22 +362,23 @@ export const layerStepEventsRepo = Layer.effect(
       ),
 
       find: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<StepEventRow>`
-          SELECT * FROM workflow_step_events WHERE project_id = ${projectId} AND id = ${id}`
-        return first(rows, toStepEvent)
+        return yield* firstStepEvent(
+          yield* sql`SELECT * FROM workflow_step_events WHERE project_id = ${projectId} AND id = ${id}`
+        )
       }, Effect.orDie),
 
       latest: Effect.fnUntraced(function*(executionId: string, limit: number) {
         if (limit <= 0) return []
-        const rows = yield* sql<StepEventRow>`
+        return yield* toStepEvents(
+          yield* sql`
           SELECT * FROM workflow_step_events WHERE execution_id = ${executionId}
           ORDER BY created_at DESC, seq DESC, id DESC LIMIT ${limit}`
-        return rows.map(toStepEvent)
+        )
       }, Effect.orDie),
 
       prune: Effect.fnUntraced(function*(before: string, limit: number) {
         if (limit <= 0) return 0
-        const rows = yield* sql<{ readonly n: number }>`
+        const rows = yield* sql`
           WITH gone AS (
             DELETE FROM workflow_step_events WHERE id IN (
               SELECT id FROM workflow_step_events WHERE created_at < ${before}::timestamptz
@@ -417,7 +386,7 @@ export const layerStepEventsRepo = Layer.effect(
             ) RETURNING 1
           )
           SELECT count(*)::int AS n FROM gone`
-        return rows[0]?.n ?? 0
+        return (yield* decodePruned(rows))[0]?.n ?? 0
       }, Effect.orDie)
     })
   })
@@ -442,11 +411,12 @@ export const layerExecutionInputsRepo = Layer.effect(
       }, Effect.orDie),
 
       list: Effect.fnUntraced(function*(msgConfigId: string, contactId: string, state: ExecutionInputRecord["state"]) {
-        const rows = yield* sql<InputRow>`
+        return yield* toInputs(
+          yield* sql`
           SELECT * FROM workflow_execution_inputs
           WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId} AND state = ${state}
           ORDER BY received_at, id`
-        return rows.map(toInput)
+        )
       }, Effect.orDie),
 
       queue: Effect.fnUntraced(function*(ids: ReadonlyArray<string>) {
@@ -476,11 +446,12 @@ export const layerExecutionInputsRepo = Layer.effect(
 
       listStale: Effect.fnUntraced(function*(before: string, limit: number) {
         if (limit <= 0) return []
-        const rows = yield* sql<InputRow>`
+        return yield* toInputs(
+          yield* sql`
           SELECT * FROM workflow_execution_inputs
           WHERE state = 'buffered' AND received_at < ${before}::timestamptz
           ORDER BY received_at, id LIMIT ${limit}`
-        return rows.map(toInput)
+        )
       }, Effect.orDie)
     })
   })
