@@ -4,16 +4,29 @@
  */
 import {
   type ListWindow,
+  MESSAGE_STATUSES,
   type MessageFilter,
+  type MessageMedia,
   type MessageRecord,
   MessagesRepo,
   MESSAGING_TOTAL_CAP,
   type ProcessingStatus,
   type StatusEventRecord
 } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { type Column, columnNames, columnRows, first, iso, jsonb } from "./Rows.ts"
+import {
+  type Column,
+  columnNames,
+  columnRows,
+  Count,
+  decodeRows,
+  IsoFromDate,
+  JsonArray,
+  jsonb,
+  JsonObject,
+  JsonRecord
+} from "./Rows.ts"
 import { jsonOrNull, lastOfEach, listWindow } from "./MessagingRows.ts"
 import { deferred } from "./Transactor.ts"
 
@@ -53,83 +66,61 @@ const STATUS_EVENT_COLUMNS: ReadonlyArray<Column<StatusEventRecord>> = [
   ["raw", "jsonb", (e) => jsonb(e.raw)],
   ["received_at", "timestamptz", (e) => e.received_at]
 ]
-interface MessageRow {
-  readonly id: string
-  readonly project_id: string
-  readonly msg_config_id: string
-  readonly phone_number_id: string
-  readonly conversation_id: string
-  readonly contact_id: string
-  readonly network_id: string | null
-  readonly direction: MessageRecord["direction"]
-  readonly type: string
-  readonly timestamp: string
-  readonly fields: MessageRecord["fields"]
-  readonly status: MessageRecord["status"]
-  readonly processing_status: MessageRecord["processing_status"]
-  readonly origin: MessageRecord["origin"]
-  readonly has_media: boolean
-  readonly content: string | null
-  readonly transcript: string | null
-  readonly media: MessageRecord["media"]
-  readonly message_type_data: MessageRecord["message_type_data"]
-  readonly statuses: MessageRecord["statuses"]
-  readonly ext_data: MessageRecord["ext_data"]
-  readonly contact_name: string | null
-  readonly phone_number: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toMessage = (row: MessageRow): MessageRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  msg_config_id: row.msg_config_id,
-  phone_number_id: row.phone_number_id,
-  conversation_id: row.conversation_id,
-  contact_id: row.contact_id,
-  network_id: row.network_id,
-  direction: row.direction,
-  type: row.type,
-  timestamp: row.timestamp,
-  fields: row.fields,
-  status: row.status,
-  processing_status: row.processing_status,
-  origin: row.origin,
-  has_media: row.has_media,
-  content: row.content,
-  transcript: row.transcript,
-  media: row.media,
-  message_type_data: row.message_type_data,
-  statuses: row.statuses,
-  ext_data: row.ext_data,
-  contact_name: row.contact_name,
-  phone_number: row.phone_number,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `msg_messages`: the message record, times as ISO text. */
+const MessageRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  msg_config_id: Schema.String,
+  phone_number_id: Schema.String,
+  conversation_id: Schema.String,
+  contact_id: Schema.String,
+  network_id: Schema.NullOr(Schema.String),
+  direction: Schema.Literals(["inbound", "outbound"]),
+  type: Schema.String,
+  timestamp: Schema.String,
+  fields: JsonRecord,
+  status: Schema.Literals(MESSAGE_STATUSES),
+  processing_status: Schema.Literals(["pending", "completed", "blocked"]),
+  origin: Schema.NullOr(Schema.Literals(["api", "workflow", "business_app", "history_sync", "broadcast"])),
+  has_media: Schema.Boolean,
+  content: Schema.NullOr(Schema.String),
+  transcript: Schema.NullOr(Schema.String),
+  media: Schema.NullOr(JsonObject<MessageMedia>()),
+  message_type_data: Schema.NullOr(JsonRecord),
+  statuses: JsonArray<ReadonlyArray<unknown>>(),
+  ext_data: JsonRecord,
+  contact_name: Schema.NullOr(Schema.String),
+  phone_number: Schema.NullOr(Schema.String),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toMessages: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<MessageRecord>> = decodeRows(
+  "msg_messages",
+  MessageRow
+)
 
-interface StatusEventRow {
-  readonly phone_number_id: string
-  readonly network_id: string
-  readonly status: string
-  readonly timestamp: string
-  readonly raw: unknown
-  readonly received_at: Date
-}
+const StatusKeyRow = Schema.Struct({
+  phone_number_id: Schema.String,
+  network_id: Schema.String,
+  status: Schema.String,
+  timestamp: Schema.String
+})
+const toStatusKeys = decodeRows("msg_status_events", StatusKeyRow)
+
+/** A row of `msg_status_events` (its `seq` only orders them). */
+const StatusEventRow = Schema.Struct({ ...StatusKeyRow.fields, raw: Schema.Unknown, received_at: IsoFromDate })
+const toStatusEvents: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<StatusEventRecord>> = decodeRows(
+  "msg_status_events",
+  StatusEventRow
+)
+
+const IdRow = Schema.Struct({ id: Schema.String })
+const toIds = decodeRows("msg_messages insert", IdRow)
+const decodeMarked = decodeRows("msg_messages mark read", Schema.Struct({ n: Count }))
 
 type StatusKey = Pick<StatusEventRecord, "phone_number_id" | "network_id" | "status" | "timestamp">
 
 const statusKey = (e: StatusKey) => JSON.stringify([e.phone_number_id, e.network_id, e.status, e.timestamp])
-
-const toStatusEvent = (row: StatusEventRow): StatusEventRecord => ({
-  phone_number_id: row.phone_number_id,
-  network_id: row.network_id,
-  status: row.status,
-  timestamp: row.timestamp,
-  raw: row.raw,
-  received_at: iso(row.received_at)
-})
 
 export const layerMessagesRepo = Layer.effect(
   MessagesRepo,
@@ -142,7 +133,7 @@ export const layerMessagesRepo = Layer.effect(
       // Duplicates of a network message, stored or earlier in the same call, meet on the partial unique index
       // and insert nothing.
       const names = columnNames(sql, MESSAGE_COLUMNS)
-      const insert = sql<{ readonly id: string }>`
+      const insert = sql`
         INSERT INTO msg_messages (${names})
         SELECT ${names} FROM ${columnRows(sql, messages, MESSAGE_COLUMNS)} ORDER BY r.ord
         ON CONFLICT (phone_number_id, network_id) WHERE network_id IS NOT NULL DO NOTHING
@@ -152,7 +143,7 @@ export const layerMessagesRepo = Layer.effect(
         yield* later(insert)
         return messages.map(() => true)
       }
-      const stored = new Set((yield* insert).map((r) => r.id))
+      const stored = new Set((yield* toIds(yield* insert)).map((r) => r.id))
       return messages.map((m) => stored.has(m.id))
     }, Effect.orDie)
 
@@ -160,10 +151,11 @@ export const layerMessagesRepo = Layer.effect(
       function*(phoneNumberId: string, networkIds: ReadonlyArray<string>) {
         if (networkIds.length === 0) return []
         // `IS NOT NULL` lets the planner use the partial unique index: it cannot prove it from `= ANY` of a parameter.
-        const rows = yield* sql<MessageRow>`
+        return yield* toMessages(
+          yield* sql`
           SELECT * FROM msg_messages
           WHERE phone_number_id = ${phoneNumberId} AND network_id = ANY(${networkIds}) AND network_id IS NOT NULL`
-        return rows.map(toMessage)
+        )
       },
       Effect.orDie
     )
@@ -192,8 +184,8 @@ export const layerMessagesRepo = Layer.effect(
       insertMany,
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<MessageRow>`SELECT * FROM msg_messages WHERE project_id = ${projectId} AND id = ${id}`
-        return first(rows, toMessage)
+        const rows = yield* sql`SELECT * FROM msg_messages WHERE project_id = ${projectId} AND id = ${id}`
+        return Option.fromNullishOr((yield* toMessages(rows))[0])
       }, Effect.orDie),
 
       findByNetworkId: (phoneNumberId: string, networkId: string) =>
@@ -237,7 +229,7 @@ export const layerMessagesRepo = Layer.effect(
       markInboundRead: Effect.fnUntraced(function*(projectId: string, phoneNumberId: string, networkId: string, at: string) {
         // The target (through the partial unique index: hence `IS NOT NULL`) and the conversation's earlier unread
         // inbound messages, found and changed in one statement.
-        const rows = yield* sql<{ readonly n: number }>`
+        const rows = yield* sql`
           WITH target AS (
             SELECT project_id, conversation_id, created_at FROM msg_messages
             WHERE phone_number_id = ${phoneNumberId} AND network_id = ${networkId} AND network_id IS NOT NULL
@@ -250,7 +242,7 @@ export const layerMessagesRepo = Layer.effect(
             RETURNING 1
           )
           SELECT count(*)::int AS n FROM marked`
-        return rows[0]?.n ?? 0
+        return (yield* decodeMarked(rows))[0]?.n ?? 0
       }, Effect.orDie),
 
       list: Effect.fnUntraced(function*(projectId: string, f: MessageFilter, window: ListWindow) {
@@ -266,7 +258,7 @@ export const layerMessagesRepo = Layer.effect(
           ...(f.type !== undefined ? [sql`type = ${f.type}`] : []),
           ...(f.has_media !== undefined ? [sql`has_media = ${f.has_media}`] : [])
         ])
-        return yield* listWindow(sql, "msg_messages", where, window, toMessage, MESSAGING_TOTAL_CAP)
+        return yield* listWindow(sql, "msg_messages", where, window, toMessages, MESSAGING_TOTAL_CAP)
       }, Effect.orDie),
 
       recordStatuses: Effect.fnUntraced(function*(events: ReadonlyArray<StatusEventRecord>) {
@@ -274,23 +266,24 @@ export const layerMessagesRepo = Layer.effect(
         // `seq` is drawn in the order given, so arrival order holds within the call; a report repeated in it
         // meets the first on the primary key.
         const names = columnNames(sql, STATUS_EVENT_COLUMNS)
-        const rows = yield* sql<StatusKey>`
+        const rows = yield* sql`
           INSERT INTO msg_status_events (${names})
           SELECT ${names} FROM ${columnRows(sql, events, STATUS_EVENT_COLUMNS)} ORDER BY r.ord
           ON CONFLICT DO NOTHING
           RETURNING phone_number_id, network_id, status, timestamp`
         // Only the first of repeats in the call is the new one.
-        const fresh = new Set(rows.map(statusKey))
+        const fresh = new Set((yield* toStatusKeys(rows)).map(statusKey))
         return events.map((e) => fresh.delete(statusKey(e)))
       }, Effect.orDie),
 
       statusEvents: Effect.fnUntraced(
         function*(phoneNumberId: string, networkIds: ReadonlyArray<string>) {
           if (networkIds.length === 0) return []
-          const rows = yield* sql<StatusEventRow>`
+          return yield* toStatusEvents(
+            yield* sql`
             SELECT * FROM msg_status_events WHERE phone_number_id = ${phoneNumberId} AND network_id = ANY(${networkIds})
             ORDER BY seq`
-          return rows.map(toStatusEvent)
+          )
         },
         Effect.orDie
       ),
@@ -298,12 +291,13 @@ export const layerMessagesRepo = Layer.effect(
       statusEventsByCallbackData: Effect.fnUntraced(
         function*(phoneNumberId: string, callbackData: string, since: string) {
           // Asked only for a send in doubt, about the minutes since it started: the `received_at` index bounds the scan.
-          const rows = yield* sql<StatusEventRow>`
+          return yield* toStatusEvents(
+            yield* sql`
             SELECT * FROM msg_status_events
             WHERE received_at >= ${since}::timestamptz AND phone_number_id = ${phoneNumberId}
               AND raw->>'biz_opaque_callback_data' = ${callbackData}
             ORDER BY seq`
-          return rows.map(toStatusEvent)
+          )
         },
         Effect.orDie
       )
