@@ -11,10 +11,10 @@ import {
   type ListWindow,
   MESSAGING_TOTAL_CAP
 } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
-import { type Column, columnNames, columnRows, first, iso, isoOrNull } from "./Rows.ts"
+import { type Column, columnNames, columnRows, decodeRows, IsoFromDate, JsonRecord } from "./Rows.ts"
 import { jsonOrNull, lastOfEach, listWindow } from "./MessagingRows.ts"
 import { deferred } from "./Transactor.ts"
 
@@ -58,29 +58,22 @@ const CONVERSATION_COLUMNS: ReadonlyArray<Column<ConversationRecord>> = [
   ["updated_at", "timestamptz", (c) => c.updated_at]
 ]
 
-interface ContactRow {
-  readonly id: string
-  readonly project_id: string
-  readonly wa_id: string | null
-  readonly business_scoped_user_id: string | null
-  readonly parent_business_scoped_user_id: string | null
-  readonly username: string | null
-  readonly profile_name: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toContact = (row: ContactRow): ContactRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  wa_id: row.wa_id,
-  business_scoped_user_id: row.business_scoped_user_id,
-  parent_business_scoped_user_id: row.parent_business_scoped_user_id,
-  username: row.username,
-  profile_name: row.profile_name,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `msg_contacts`: the contact record, times as ISO text. */
+const ContactRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  wa_id: Schema.NullOr(Schema.String),
+  business_scoped_user_id: Schema.NullOr(Schema.String),
+  parent_business_scoped_user_id: Schema.NullOr(Schema.String),
+  username: Schema.NullOr(Schema.String),
+  profile_name: Schema.NullOr(Schema.String),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toContacts: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ContactRecord>> = decodeRows(
+  "msg_contacts",
+  ContactRow
+)
 
 export const layerContactsRepo = Layer.effect(
   ContactsRepo,
@@ -88,7 +81,7 @@ export const layerContactsRepo = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const later = deferred(sql)
     const find = (condition: Fragment) =>
-      Effect.map(sql<ContactRow>`SELECT * FROM msg_contacts WHERE ${condition}`, (rows) => rows.map(toContact))
+      Effect.flatMap(sql`SELECT * FROM msg_contacts WHERE ${condition}`, toContacts)
 
     const insertMany = Effect.fnUntraced(function*(contacts: ReadonlyArray<ContactRecord>) {
       if (contacts.length === 0) return
@@ -116,13 +109,13 @@ export const layerContactsRepo = Layer.effect(
 
       findByUserId: Effect.fnUntraced(function*(projectId: string, userId: string) {
         // The contact's own id wins over a parent id that happens to match.
-        const rows = yield* sql<ContactRow>`
+        const rows = yield* sql`
           SELECT * FROM msg_contacts
           WHERE project_id = ${projectId}
             AND (business_scoped_user_id = ${userId} OR parent_business_scoped_user_id = ${userId})
           ORDER BY (business_scoped_user_id = ${userId}) DESC NULLS LAST, created_at, id
           LIMIT 1`
-        return first(rows, toContact)
+        return Option.fromNullishOr((yield* toContacts(rows))[0])
       }, Effect.orDie),
 
       update: Effect.fnUntraced(function*(c: ContactRecord) {
@@ -142,66 +135,41 @@ export const layerContactsRepo = Layer.effect(
             ? [sql`id IN (SELECT contact_id FROM msg_conversations WHERE msg_config_id = ${filter.msg_config_id})`]
             : [])
         ])
-        return yield* listWindow(sql, "msg_contacts", where, window, toContact, MESSAGING_TOTAL_CAP)
+        return yield* listWindow(sql, "msg_contacts", where, window, toContacts, MESSAGING_TOTAL_CAP)
       }, Effect.orDie)
     })
   })
 )
-interface ConversationRow {
-  readonly id: string
-  readonly project_id: string
-  readonly msg_config_id: string
-  readonly phone_number_id: string
-  readonly contact_id: string
-  readonly phone_number: string | null
-  readonly business_scoped_user_id: string | null
-  readonly parent_business_scoped_user_id: string | null
-  readonly username: string | null
-  readonly contact_name: string | null
-  readonly status: ConversationRecord["status"]
-  readonly end_reason: ConversationRecord["end_reason"]
-  readonly ended_at: Date | null
-  readonly last_active_at: Date
-  readonly metadata: ConversationRecord["metadata"]
-  readonly assigned_user_id: string | null
-  readonly messages_count: number
-  readonly last_message_id: string | null
-  readonly last_message_type: string | null
-  readonly last_message_timestamp: string | null
-  readonly last_message_text: string | null
-  readonly last_inbound_at: Date | null
-  readonly last_outbound_at: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toConversation = (row: ConversationRow): ConversationRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  msg_config_id: row.msg_config_id,
-  phone_number_id: row.phone_number_id,
-  contact_id: row.contact_id,
-  phone_number: row.phone_number,
-  business_scoped_user_id: row.business_scoped_user_id,
-  parent_business_scoped_user_id: row.parent_business_scoped_user_id,
-  username: row.username,
-  contact_name: row.contact_name,
-  status: row.status,
-  end_reason: row.end_reason,
-  ended_at: isoOrNull(row.ended_at),
-  last_active_at: iso(row.last_active_at),
-  metadata: row.metadata,
-  assigned_user_id: row.assigned_user_id,
-  messages_count: row.messages_count,
-  last_message_id: row.last_message_id,
-  last_message_type: row.last_message_type,
-  last_message_timestamp: row.last_message_timestamp,
-  last_message_text: row.last_message_text,
-  last_inbound_at: isoOrNull(row.last_inbound_at),
-  last_outbound_at: isoOrNull(row.last_outbound_at),
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `msg_conversations`: the conversation record, times as ISO text. */
+const ConversationRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  msg_config_id: Schema.String,
+  phone_number_id: Schema.String,
+  contact_id: Schema.String,
+  phone_number: Schema.NullOr(Schema.String),
+  business_scoped_user_id: Schema.NullOr(Schema.String),
+  parent_business_scoped_user_id: Schema.NullOr(Schema.String),
+  username: Schema.NullOr(Schema.String),
+  contact_name: Schema.NullOr(Schema.String),
+  status: Schema.Literals(["active", "ended"]),
+  end_reason: Schema.NullOr(Schema.Literals(["manual", "agent", "inactivity"])),
+  ended_at: Schema.NullOr(IsoFromDate),
+  last_active_at: IsoFromDate,
+  metadata: Schema.NullOr(JsonRecord),
+  assigned_user_id: Schema.NullOr(Schema.String),
+  messages_count: Schema.Number,
+  last_message_id: Schema.NullOr(Schema.String),
+  last_message_type: Schema.NullOr(Schema.String),
+  last_message_timestamp: Schema.NullOr(Schema.String),
+  last_message_text: Schema.NullOr(Schema.String),
+  last_inbound_at: Schema.NullOr(IsoFromDate),
+  last_outbound_at: Schema.NullOr(IsoFromDate),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toConversations: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ConversationRecord>> =
+  decodeRows("msg_conversations", ConversationRow)
 
 export const layerConversationsRepo = Layer.effect(
   ConversationsRepo,
@@ -220,14 +188,14 @@ export const layerConversationsRepo = Layer.effect(
       if (ids.length === 0) return []
       // By the primary key alone, the project checked here: with `project_id` in the query a planner without
       // statistics yet (a young table) walks the project's whole index range instead.
-      const rows = yield* sql<ConversationRow>`SELECT * FROM msg_conversations WHERE id = ANY(${ids})`
-      return rows.filter((row) => row.project_id === projectId).map(toConversation)
+      const rows = yield* toConversations(yield* sql`SELECT * FROM msg_conversations WHERE id = ANY(${ids})`)
+      return rows.filter((row) => row.project_id === projectId)
     }, Effect.orDie)
 
     const findActiveMany = Effect.fnUntraced(
       function*(pairs: ReadonlyArray<{ readonly msgConfigId: string; readonly contactId: string }>) {
         if (pairs.length === 0) return []
-        const rows = yield* sql<ConversationRow>`
+        const rows = yield* sql`
           SELECT c.* FROM (
             SELECT DISTINCT * FROM unnest(${pairs.map((p) => p.msgConfigId)}::text[], ${pairs.map((p) => p.contactId)}::text[])
           ) AS p (msg_config_id, contact_id)
@@ -238,7 +206,7 @@ export const layerConversationsRepo = Layer.effect(
             WHERE c.msg_config_id = p.msg_config_id AND c.contact_id = p.contact_id AND c.status = 'active'
             LIMIT 1
           ) AS c`
-        return rows.map(toConversation)
+        return yield* toConversations(rows)
       },
       Effect.orDie
     )
@@ -308,16 +276,17 @@ export const layerConversationsRepo = Layer.effect(
             ...(f.last_active_since !== undefined ? [sql`last_active_at >= ${f.last_active_since}::timestamptz`] : []),
             ...(f.last_active_until !== undefined ? [sql`last_active_at <= ${f.last_active_until}::timestamptz`] : [])
           ])
-          return yield* listWindow(sql, "msg_conversations", where, window, toConversation, MESSAGING_TOTAL_CAP)
+          return yield* listWindow(sql, "msg_conversations", where, window, toConversations, MESSAGING_TOTAL_CAP)
         },
         Effect.orDie
       ),
 
       listIdle: Effect.fnUntraced(function*(before: string, limit: number) {
-        const rows = yield* sql<ConversationRow>`
+        return yield* toConversations(
+          yield* sql`
           SELECT * FROM msg_conversations WHERE status = 'active' AND last_active_at < ${before}::timestamptz
           ORDER BY last_active_at, id LIMIT ${limit}`
-        return rows.map(toConversation)
+        )
       }, Effect.orDie)
     })
   })
