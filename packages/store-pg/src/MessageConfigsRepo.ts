@@ -8,68 +8,55 @@ import {
   type ListWindow,
   type MessageConfigFilter,
   type MessageConfigRecord,
+  MessageConfigKind,
   MessageConfigsRepo,
   type NetworkFacts
 } from "@parley/core"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { changeSignals, first, iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { changeSignals, decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, mapUnique } from "./Rows.ts"
 import { listWindow } from "./MessagingRows.ts"
 
-const secret = (value: string | null): Redacted.Redacted<string> | null => value === null ? null : Redacted.make(value)
 const reveal = (value: Redacted.Redacted<string> | null): string | null => value === null ? null : Redacted.value(value)
 
-interface ConfigRow {
-  readonly id: string
-  readonly project_id: string
-  readonly name: string
-  readonly display_name: string
-  readonly kind: MessageConfigRecord["kind"]
-  readonly phone_number_id: string
-  readonly business_account_id: string
-  readonly display_phone_number: string
-  readonly display_phone_number_normalized: string
-  readonly customer_id: string | null
-  readonly inbound_processing_enabled: boolean
-  readonly access_token: string
-  readonly webhook_verify_token: string | null
-  readonly app_secret: string | null
-  readonly webhook_destination_url: string | null
-  readonly facts: NetworkFacts
-  readonly refreshed_at: Date | null
-  readonly webhook_verified_at: Date | null
-  readonly provisioned: boolean
-  readonly deleted_at: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+/** A credential column: handed out `Redacted`, so it never reaches a log. */
+const Secret = Schema.RedactedFromValue(Schema.String)
 
-const toConfig = (row: ConfigRow): MessageConfigRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  name: row.name,
-  display_name: row.display_name,
-  kind: row.kind,
-  phone_number_id: row.phone_number_id,
-  business_account_id: row.business_account_id,
-  display_phone_number: row.display_phone_number,
-  display_phone_number_normalized: row.display_phone_number_normalized,
-  customer_id: row.customer_id,
-  inbound_processing_enabled: row.inbound_processing_enabled,
-  access_token: Redacted.make(row.access_token),
-  webhook_verify_token: secret(row.webhook_verify_token),
-  app_secret: secret(row.app_secret),
-  webhook_destination_url: secret(row.webhook_destination_url),
-  facts: row.facts,
-  refreshed_at: isoOrNull(row.refreshed_at),
-  webhook_verified_at: isoOrNull(row.webhook_verified_at),
-  provisioned: row.provisioned,
-  deleted_at: isoOrNull(row.deleted_at),
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `msg_configs`: the stored number, its credentials `Redacted`, times as ISO text. */
+const ConfigRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  name: Schema.String,
+  display_name: Schema.String,
+  kind: MessageConfigKind,
+  phone_number_id: Schema.String,
+  business_account_id: Schema.String,
+  display_phone_number: Schema.String,
+  display_phone_number_normalized: Schema.String,
+  customer_id: Schema.NullOr(Schema.String),
+  inbound_processing_enabled: Schema.Boolean,
+  access_token: Secret,
+  webhook_verify_token: Schema.NullOr(Secret),
+  app_secret: Schema.NullOr(Secret),
+  webhook_destination_url: Schema.NullOr(Secret),
+  facts: JsonObject<NetworkFacts>(),
+  refreshed_at: Schema.NullOr(IsoFromDate),
+  webhook_verified_at: Schema.NullOr(IsoFromDate),
+  provisioned: Schema.Boolean,
+  deleted_at: Schema.NullOr(IsoFromDate),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toConfigs: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<MessageConfigRecord>> = decodeRows(
+  "msg_configs",
+  ConfigRow
+)
+const firstConfig: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<MessageConfigRecord>> = decodeFirst(
+  "msg_configs",
+  ConfigRow
+)
 
 const configDuplicates = mapUnique({ msg_configs_live_phone_number_key: "phone_number_id" })
 
@@ -100,27 +87,27 @@ export const layerMessageConfigsRepo = Layer.effect(
       }, Effect.catchTag("SqlError", configDuplicates)),
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<ConfigRow>`
+        const rows = yield* sql`
           SELECT * FROM msg_configs WHERE project_id = ${projectId} AND id = ${id} AND deleted_at IS NULL`
-        return first(rows, toConfig)
+        return yield* firstConfig(rows)
       }, Effect.orDie),
 
       findLiveById: Effect.fnUntraced(function*(id: string) {
-        const rows = yield* sql<ConfigRow>`SELECT * FROM msg_configs WHERE id = ${id} AND deleted_at IS NULL`
-        return first(rows, toConfig)
+        const rows = yield* sql`SELECT * FROM msg_configs WHERE id = ${id} AND deleted_at IS NULL`
+        return yield* firstConfig(rows)
       }, Effect.orDie),
 
       findByPhoneNumberId: Effect.fnUntraced(function*(phoneNumberId: string) {
-        const rows = yield* sql<ConfigRow>`
+        const rows = yield* sql`
           SELECT * FROM msg_configs WHERE phone_number_id = ${phoneNumberId} AND deleted_at IS NULL`
-        return first(rows, toConfig)
+        return yield* firstConfig(rows)
       }, Effect.orDie),
 
       listByBusinessAccount: Effect.fnUntraced(function*(businessAccountId: string) {
-        const rows = yield* sql<ConfigRow>`
+        const rows = yield* sql`
           SELECT * FROM msg_configs WHERE business_account_id = ${businessAccountId} AND deleted_at IS NULL
           ORDER BY created_at, id`
-        return rows.map(toConfig)
+        return yield* toConfigs(rows)
       }, Effect.orDie),
 
       list: Effect.fnUntraced(
@@ -131,13 +118,13 @@ export const layerMessageConfigsRepo = Layer.effect(
             ...(filter.customer_id !== undefined ? [sql`customer_id = ${filter.customer_id}`] : []),
             ...(filter.kind !== undefined ? [sql`kind = ${filter.kind}`] : [])
           ])
-          return yield* listWindow(sql, "msg_configs", where, window, toConfig, Number.MAX_SAFE_INTEGER)
+          return yield* listWindow(sql, "msg_configs", where, window, toConfigs, Number.MAX_SAFE_INTEGER)
         },
         Effect.orDie
       ),
 
       update: Effect.fnUntraced(function*(c: MessageConfigRecord) {
-        const rows = yield* sql<ConfigRow>`
+        const rows = yield* sql`
           UPDATE msg_configs SET
             name = ${c.name}, display_name = ${c.display_name}, kind = ${c.kind}, phone_number_id = ${c.phone_number_id},
             business_account_id = ${c.business_account_id}, display_phone_number = ${c.display_phone_number},
@@ -148,25 +135,25 @@ export const layerMessageConfigsRepo = Layer.effect(
             refreshed_at = ${c.refreshed_at}, webhook_verified_at = ${c.webhook_verified_at}, updated_at = ${c.updated_at}
           WHERE project_id = ${c.project_id} AND id = ${c.id} AND deleted_at IS NULL
           RETURNING *`
-        return yield* signal(first(rows, toConfig))
+        return yield* signal(yield* firstConfig(rows))
       }, Effect.catchTag("SqlError", configDuplicates)),
 
       listIdleProvisioned: Effect.fnUntraced(function*(before: string, limit: number) {
-        const rows = yield* sql<ConfigRow>`
+        const rows = yield* sql`
           SELECT * FROM msg_configs c
           WHERE c.provisioned AND c.deleted_at IS NULL AND c.kind = 'production' AND c.created_at < ${before}
             AND NOT EXISTS (SELECT 1 FROM msg_messages m WHERE m.msg_config_id = c.id AND m.created_at >= ${before})
           ORDER BY c.created_at, c.id
           LIMIT ${limit}`
-        return rows.map(toConfig)
+        return yield* toConfigs(rows)
       }, Effect.orDie),
 
       markDeleted: Effect.fnUntraced(function*(projectId: string, id: string, at: string) {
-        const rows = yield* sql<ConfigRow>`
+        const rows = yield* sql`
           UPDATE msg_configs SET deleted_at = ${at}, updated_at = ${at}
           WHERE project_id = ${projectId} AND id = ${id} AND deleted_at IS NULL
           RETURNING *`
-        return yield* signal(first(rows, toConfig))
+        return yield* signal(yield* firstConfig(rows))
       }, Effect.orDie),
 
       changes: changeSignals(pg, CONFIG_CHANNEL)
