@@ -1,53 +1,46 @@
 /** `ProjectsRepo` on PostgreSQL. */
 import { type ApiKey, type Project, ProjectsRepo } from "@parley/core"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { changeSignals, first, iso, isoOrNull } from "./Rows.ts"
+import { changeSignals, decodeFirst, decodeRows, IsoFromDate } from "./Rows.ts"
 
-interface ProjectRow {
-  readonly id: string
-  readonly name: string
-  readonly disabled: boolean
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-interface ApiKeyRow {
-  readonly id: string
-  readonly project_id: string
-  readonly name: string
-  readonly key_hash: string
-  readonly prefix: string
-  readonly created_at: Date
-  readonly revoked_at: Date | null
-}
-
-/** A key's project, joined in beside the key's own columns. */
-interface ProjectColumns {
-  readonly project_name: string
-  readonly project_disabled: boolean
-  readonly project_created_at: Date
-  readonly project_updated_at: Date
-}
-
-const toProject = (row: ProjectRow): Project => ({
-  id: row.id,
-  name: row.name,
-  disabled: row.disabled,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `projects`, times as ISO text. */
+const ProjectRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  disabled: Schema.Boolean,
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toProjects: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Project>> = decodeRows(
+  "projects",
+  ProjectRow
+)
+const firstProject = decodeFirst("projects", ProjectRow)
 
-const toKey = (row: ApiKeyRow): ApiKey => ({
-  id: row.id,
-  project_id: row.project_id,
-  name: row.name,
-  key_hash: row.key_hash,
-  prefix: row.prefix,
-  created_at: iso(row.created_at),
-  revoked_at: isoOrNull(row.revoked_at)
+/** A row of `api_keys`, times as ISO text. */
+const ApiKeyRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  name: Schema.String,
+  key_hash: Schema.String,
+  prefix: Schema.String,
+  created_at: IsoFromDate,
+  revoked_at: Schema.NullOr(IsoFromDate)
 })
+const toKeys: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ApiKey>> = decodeRows("api_keys", ApiKeyRow)
+const firstKey = decodeFirst("api_keys", ApiKeyRow)
+
+/** A key with its project's columns joined in beside its own (read on every authenticated request). */
+const KeyWithProjectRow = Schema.Struct({
+  ...ApiKeyRow.fields,
+  project_name: Schema.String,
+  project_disabled: Schema.Boolean,
+  project_created_at: IsoFromDate,
+  project_updated_at: IsoFromDate
+})
+const firstKeyWithProject = decodeFirst("api_keys join projects", KeyWithProjectRow)
 
 const KEY_CHANNEL = "parley_api_keys"
 
@@ -68,20 +61,19 @@ export const layerProjectsRepo = Layer.effect(
       }, Effect.orDie),
 
       findById: Effect.fnUntraced(function*(id: string) {
-        const rows = yield* sql<ProjectRow>`SELECT * FROM projects WHERE id = ${id}`
-        return first(rows, toProject)
+        return yield* firstProject(yield* sql`SELECT * FROM projects WHERE id = ${id}`)
       }, Effect.orDie),
 
-      list: sql<ProjectRow>`SELECT * FROM projects ORDER BY created_at, id`.pipe(
-        Effect.map((rows) => rows.map(toProject)),
+      list: sql`SELECT * FROM projects ORDER BY created_at, id`.pipe(
+        Effect.flatMap(toProjects),
         Effect.orDie,
         Effect.withSpan("ProjectsRepo.list")
       ),
 
       setDisabled: Effect.fnUntraced(function*(id: string, disabled: boolean, at: string) {
-        const rows = yield* sql<ProjectRow>`
+        const rows = yield* sql`
           UPDATE projects SET disabled = ${disabled}, updated_at = ${at} WHERE id = ${id} RETURNING *`
-        return yield* signal(first(rows, toProject))
+        return yield* signal(yield* firstProject(rows))
       }, Effect.orDie),
 
       insertKey: Effect.fnUntraced(function*(key: ApiKey) {
@@ -92,34 +84,36 @@ export const layerProjectsRepo = Layer.effect(
       }, Effect.orDie),
 
       findKeyByHash: Effect.fnUntraced(function*(hash: string) {
-        const rows = yield* sql<ApiKeyRow & ProjectColumns>`
+        const rows = yield* sql`
           SELECT k.*, p.name AS project_name, p.disabled AS project_disabled,
             p.created_at AS project_created_at, p.updated_at AS project_updated_at
           FROM api_keys k JOIN projects p ON p.id = k.project_id
           WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`
-        return first(rows, (row) => ({
-          key: toKey(row),
-          project: toProject({
-            id: row.project_id,
-            name: row.project_name,
-            disabled: row.project_disabled,
-            created_at: row.project_created_at,
-            updated_at: row.project_updated_at
+        return Option.map(
+          yield* firstKeyWithProject(rows),
+          ({ project_created_at, project_disabled, project_name, project_updated_at, ...key }) => ({
+            key,
+            project: {
+              id: key.project_id,
+              name: project_name,
+              disabled: project_disabled,
+              created_at: project_created_at,
+              updated_at: project_updated_at
+            }
           })
-        }))
+        )
       }, Effect.orDie),
 
       listKeys: Effect.fnUntraced(function*(projectId: string) {
-        const rows = yield* sql<ApiKeyRow>`SELECT * FROM api_keys WHERE project_id = ${projectId} ORDER BY created_at, id`
-        return rows.map(toKey)
+        return yield* toKeys(yield* sql`SELECT * FROM api_keys WHERE project_id = ${projectId} ORDER BY created_at, id`)
       }, Effect.orDie),
 
       revokeKey: Effect.fnUntraced(function*(projectId: string, keyId: string, at: string) {
-        const rows = yield* sql<ApiKeyRow>`
+        const rows = yield* sql`
           UPDATE api_keys SET revoked_at = ${at}
           WHERE project_id = ${projectId} AND id = ${keyId} AND revoked_at IS NULL
           RETURNING *`
-        return yield* signal(first(rows, toKey))
+        return yield* signal(yield* firstKey(rows))
       }, Effect.orDie),
 
       keyChanges: changeSignals(pg, KEY_CHANNEL),
