@@ -2,104 +2,145 @@
 import {
   type BufferedItem,
   DELIVERY_TOTAL_CAP,
+  DeliveryStatus,
   type DeliveryExpectation,
   type DeliveryFilter,
   type ListWindow,
+  PayloadVersion,
+  RetrySchedule,
   type WebhookAttemptRecord,
   type WebhookBufferRecord,
   WebhookBuffersRepo,
   WebhookDeliveriesRepo,
   type WebhookDeliveryRecord,
   type WebhookFilter,
+  WebhookKind,
   type WebhookRecord,
   WebhooksRepo
 } from "@parley/core"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { batched, changeSignals, first, iso, isoOrNull, jsonb, jsonRows, listNewestFirst, mapUnique } from "./Rows.ts"
+import {
+  batched,
+  changeSignals,
+  Count,
+  decodeCount,
+  decodeFirst,
+  decodeRows,
+  IsoFromDate,
+  jsonb,
+  jsonRows,
+  listNewestFirst,
+  mapUnique
+} from "./Rows.ts"
 
-interface WebhookRow {
-  readonly id: string
-  readonly project_id: string
-  readonly phone_number_id: string | null
-  readonly url: string
-  readonly kind: WebhookRecord["kind"]
-  readonly events: ReadonlyArray<string>
-  readonly secret_key: string
-  readonly headers: Readonly<Record<string, string>>
-  readonly active: boolean
-  readonly paused_at: Date | null
-  readonly pause_reason: "failure_rate" | null
-  readonly retry_schedule: WebhookRecord["retry_schedule"]
-  readonly auto_pause: boolean
-  readonly buffer_enabled: boolean
-  readonly buffer_window_seconds: number
-  readonly max_buffer_size: number
-  readonly buffer_events: ReadonlyArray<string>
-  readonly inactivity_minutes: number
-  readonly payload_version: WebhookRecord["payload_version"]
-  readonly failure_window_from: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+/** A row of `webhooks`, times as ISO text. */
+const WebhookRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  phone_number_id: Schema.NullOr(Schema.String),
+  url: Schema.String,
+  kind: WebhookKind,
+  events: Schema.Array(Schema.String),
+  secret_key: Schema.String,
+  headers: Schema.Record(Schema.String, Schema.String),
+  active: Schema.Boolean,
+  paused_at: Schema.NullOr(IsoFromDate),
+  pause_reason: Schema.NullOr(Schema.Literal("failure_rate")),
+  retry_schedule: RetrySchedule,
+  auto_pause: Schema.Boolean,
+  buffer_enabled: Schema.Boolean,
+  buffer_window_seconds: Schema.Number,
+  max_buffer_size: Schema.Number,
+  buffer_events: Schema.Array(Schema.String),
+  inactivity_minutes: Schema.Number,
+  payload_version: PayloadVersion,
+  failure_window_from: Schema.NullOr(IsoFromDate),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
+})
+const toWebhooks: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<WebhookRecord>> = decodeRows(
+  "webhooks",
+  WebhookRow
+)
+const firstWebhook = decodeFirst("webhooks", WebhookRow)
 
-interface DeliveryRow {
-  readonly id: string
-  readonly project_id: string
-  readonly webhook_id: string
-  readonly webhook_url: string
-  readonly event: string
-  readonly status: WebhookDeliveryRecord["status"]
-  readonly response_status: number | null
-  readonly delivered_at: Date | null
-  readonly failed_at: Date | null
-  readonly last_attempt_at: Date | null
-  readonly next_attempt_at: Date | null
-  readonly attempt_count: number
-  readonly max_attempts: number
-  readonly retry_schedule: WebhookDeliveryRecord["retry_schedule"]
-  readonly error_message: string | null
-  readonly created_at: Date
-  readonly msg_config_id: string | null
-  readonly phone_number_id: string | null
-  readonly conversation_phone_number: string | null
-  readonly idempotency_key: string
-  readonly payload_version: WebhookDeliveryRecord["payload_version"]
-  readonly batch_size: number | null
-  readonly test: boolean
-  readonly source_key: string | null
-  /** Selected as base64 (see `deliveryColumns`). */
-  readonly body: string
-}
+/** A row of `webhook_deliveries` as `columns` selects it: its body as base64. */
+const DeliveryRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  webhook_id: Schema.String,
+  webhook_url: Schema.String,
+  event: Schema.String,
+  status: DeliveryStatus,
+  response_status: Schema.NullOr(Schema.Number),
+  delivered_at: Schema.NullOr(IsoFromDate),
+  failed_at: Schema.NullOr(IsoFromDate),
+  last_attempt_at: Schema.NullOr(IsoFromDate),
+  next_attempt_at: Schema.NullOr(IsoFromDate),
+  attempt_count: Schema.Number,
+  max_attempts: Schema.Number,
+  retry_schedule: RetrySchedule,
+  error_message: Schema.NullOr(Schema.String),
+  created_at: IsoFromDate,
+  msg_config_id: Schema.NullOr(Schema.String),
+  phone_number_id: Schema.NullOr(Schema.String),
+  conversation_phone_number: Schema.NullOr(Schema.String),
+  idempotency_key: Schema.String,
+  payload_version: Schema.NullOr(PayloadVersion),
+  batch_size: Schema.NullOr(Schema.Number),
+  test: Schema.Boolean,
+  source_key: Schema.NullOr(Schema.String),
+  body: Schema.String
+})
+const toDeliveries: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<WebhookDeliveryRecord>> =
+  decodeRows("webhook_deliveries", DeliveryRow)
+const firstDelivery = decodeFirst("webhook_deliveries", DeliveryRow)
 
-interface AttemptRow {
-  readonly delivery_id: string
-  readonly attempt: number
-  readonly attempted_at: Date
-  readonly response_status: number | null
-  readonly duration_ms: number
-  readonly error: string | null
-}
+/** A row of `webhook_delivery_attempts`. */
+const AttemptRow = Schema.Struct({
+  delivery_id: Schema.String,
+  attempt: Schema.Number,
+  attempted_at: IsoFromDate,
+  response_status: Schema.NullOr(Schema.Number),
+  duration_ms: Schema.Number,
+  error: Schema.NullOr(Schema.String)
+})
+const toAttempts: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<WebhookAttemptRecord>> = decodeRows(
+  "webhook_delivery_attempts",
+  AttemptRow
+)
 
-interface BufferRow {
-  readonly id: string
-  readonly project_id: string
-  readonly webhook_id: string
-  readonly conversation_key: string
-  readonly event: string
-  /** JSON texts of `BufferedItem`s. */
-  readonly items: ReadonlyArray<string>
-  readonly payload_version: WebhookBufferRecord["payload_version"]
-  readonly first_at: Date
-  readonly due_at: Date
-  readonly msg_config_id: string | null
-  readonly phone_number_id: string | null
-  readonly conversation_phone_number: string | null
-}
+/** A row of `webhook_buffers`: its items are JSON texts of `BufferedItem`s. */
+const BufferRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  webhook_id: Schema.String,
+  conversation_key: Schema.String,
+  event: Schema.String,
+  items: Schema.Array(Schema.fromJsonString(Schema.Struct({ received_at: Schema.String, payload: Schema.Unknown }))),
+  payload_version: PayloadVersion,
+  first_at: IsoFromDate,
+  due_at: IsoFromDate,
+  msg_config_id: Schema.NullOr(Schema.String),
+  phone_number_id: Schema.NullOr(Schema.String),
+  conversation_phone_number: Schema.NullOr(Schema.String)
+})
+const toBuffers: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<WebhookBufferRecord>> = decodeRows(
+  "webhook_buffers",
+  BufferRow
+)
+const firstBuffer = decodeFirst("webhook_buffers", BufferRow)
+const decodeAppended = decodeRows("webhook_buffers append", Schema.Struct({ ...BufferRow.fields, opened: Schema.Boolean }))
+
+const IdRow = Schema.Struct({ id: Schema.String })
+const toDeliveryIds = decodeRows("webhook_deliveries write", IdRow)
+const decodeFinished = decodeRows("webhook_deliveries finished", Schema.Struct({ total: Count, failed: Count }))
+const decodePruned = decodeRows("webhook_deliveries prune", Schema.Struct({ n: Count }))
 
 /** A webhook's columns, each selected as `w_<column>` next to a delivery's (see `findWithWebhook`). */
-const WEBHOOK_COLUMNS: ReadonlyArray<keyof WebhookRow> = [
+const WEBHOOK_COLUMNS: ReadonlyArray<keyof typeof WebhookRow.fields> = [
   "id", "project_id", "phone_number_id", "url", "kind", "events", "secret_key", "headers", "active", "paused_at",
   "pause_reason", "retry_schedule", "auto_pause", "buffer_enabled", "buffer_window_seconds", "max_buffer_size",
   "buffer_events", "inactivity_minutes", "payload_version", "failure_window_from", "created_at", "updated_at"
@@ -107,63 +148,10 @@ const WEBHOOK_COLUMNS: ReadonlyArray<keyof WebhookRow> = [
 
 const CHANGES_CHANNEL = "parley_webhooks"
 
-const toWebhook = (row: WebhookRow): WebhookRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  phone_number_id: row.phone_number_id,
-  url: row.url,
-  kind: row.kind,
-  events: row.events,
-  secret_key: row.secret_key,
-  headers: row.headers,
-  active: row.active,
-  paused_at: isoOrNull(row.paused_at),
-  pause_reason: row.pause_reason,
-  retry_schedule: row.retry_schedule,
-  auto_pause: row.auto_pause,
-  buffer_enabled: row.buffer_enabled,
-  buffer_window_seconds: row.buffer_window_seconds,
-  max_buffer_size: row.max_buffer_size,
-  buffer_events: row.buffer_events,
-  inactivity_minutes: row.inactivity_minutes,
-  payload_version: row.payload_version,
-  failure_window_from: isoOrNull(row.failure_window_from),
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
-})
-
-const toDelivery = (row: DeliveryRow): WebhookDeliveryRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  webhook_id: row.webhook_id,
-  webhook_url: row.webhook_url,
-  event: row.event,
-  status: row.status,
-  response_status: row.response_status,
-  delivered_at: isoOrNull(row.delivered_at),
-  failed_at: isoOrNull(row.failed_at),
-  last_attempt_at: isoOrNull(row.last_attempt_at),
-  next_attempt_at: isoOrNull(row.next_attempt_at),
-  attempt_count: row.attempt_count,
-  max_attempts: row.max_attempts,
-  retry_schedule: row.retry_schedule,
-  error_message: row.error_message,
-  created_at: iso(row.created_at),
-  msg_config_id: row.msg_config_id,
-  phone_number_id: row.phone_number_id,
-  conversation_phone_number: row.conversation_phone_number,
-  idempotency_key: row.idempotency_key,
-  payload_version: row.payload_version,
-  batch_size: row.batch_size,
-  test: row.test,
-  source_key: row.source_key,
-  body: row.body
-})
-
 const canonical = (at: string) => new Date(at).toISOString()
 const canonicalOrNull = (at: string | null) => (at === null ? null : canonical(at))
 
-/** A delivery as `toDelivery` would read it back once stored: its times in the canonical ISO form. */
+/** A delivery as `toDeliveries` would read it back once stored: its times in the canonical ISO form. */
 const asStored = (d: WebhookDeliveryRecord): WebhookDeliveryRecord => ({
   ...d,
   delivered_at: canonicalOrNull(d.delivered_at),
@@ -171,30 +159,6 @@ const asStored = (d: WebhookDeliveryRecord): WebhookDeliveryRecord => ({
   last_attempt_at: canonicalOrNull(d.last_attempt_at),
   next_attempt_at: canonicalOrNull(d.next_attempt_at),
   created_at: canonical(d.created_at)
-})
-
-const toAttempt = (row: AttemptRow): WebhookAttemptRecord => ({
-  delivery_id: row.delivery_id,
-  attempt: row.attempt,
-  attempted_at: iso(row.attempted_at),
-  response_status: row.response_status,
-  duration_ms: row.duration_ms,
-  error: row.error
-})
-
-const toBuffer = (row: BufferRow): WebhookBufferRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  webhook_id: row.webhook_id,
-  conversation_key: row.conversation_key,
-  event: row.event,
-  items: row.items.map((text) => JSON.parse(text) as BufferedItem),
-  payload_version: row.payload_version,
-  first_at: iso(row.first_at),
-  due_at: iso(row.due_at),
-  msg_config_id: row.msg_config_id,
-  phone_number_id: row.phone_number_id,
-  conversation_phone_number: row.conversation_phone_number
 })
 
 type Cursor = Extract<ListWindow, { mode: "cursor" }>
@@ -237,16 +201,15 @@ export const layerWebhooksRepo = Layer.effect(
       }),
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<WebhookRow>`SELECT * FROM webhooks WHERE project_id = ${projectId} AND id = ${id}`
-        return first(rows, toWebhook)
+        return yield* firstWebhook(yield* sql`SELECT * FROM webhooks WHERE project_id = ${projectId} AND id = ${id}`)
       }, Effect.orDie),
 
       list: Effect.fnUntraced(function*(projectId: string, filter: WebhookFilter, window: ListWindow) {
-        return yield* listNewestFirst(sql, "webhooks", where(projectId, filter), window, toWebhook)
+        return yield* listNewestFirst(sql, "webhooks", where(projectId, filter), window, toWebhooks)
       }, Effect.orDie),
 
       update: Effect.fnUntraced(function*(w: WebhookRecord) {
-        const rows = yield* sql<WebhookRow>`
+        const rows = yield* sql`
           UPDATE webhooks SET url = ${w.url}, events = ${jsonb(w.events)}, secret_key = ${w.secret_key},
             headers = ${jsonb(w.headers)}, active = ${w.active}, paused_at = ${w.paused_at},
             pause_reason = ${w.pause_reason}, retry_schedule = ${w.retry_schedule}, auto_pause = ${w.auto_pause},
@@ -256,7 +219,7 @@ export const layerWebhooksRepo = Layer.effect(
             failure_window_from = ${w.failure_window_from}, updated_at = ${w.updated_at}
           WHERE project_id = ${w.project_id} AND id = ${w.id}
           RETURNING *`
-        return yield* signalSome(first(rows, toWebhook))
+        return yield* signalSome(yield* firstWebhook(rows))
       }, Effect.orDie),
 
       delete: Effect.fnUntraced(function*(projectId: string, id: string) {
@@ -273,18 +236,18 @@ export const layerWebhooksRepo = Layer.effect(
 
       listActive: Effect.fnUntraced(function*(projectId: string, phoneNumberId: string | null) {
         const scope = phoneNumberId === null ? sql`phone_number_id IS NULL` : sql`phone_number_id = ${phoneNumberId}`
-        const rows = yield* sql<WebhookRow>`
+        const rows = yield* sql`
           SELECT * FROM webhooks WHERE project_id = ${projectId} AND ${scope} AND active
           ORDER BY created_at, id`
-        return rows.map(toWebhook)
+        return yield* toWebhooks(rows)
       }, Effect.orDie),
 
       pause: Effect.fnUntraced(function*(projectId: string, id: string, at: string, reason: "failure_rate") {
-        const rows = yield* sql<WebhookRow>`
+        const rows = yield* sql`
           UPDATE webhooks SET active = false, paused_at = ${at}, pause_reason = ${reason}
           WHERE project_id = ${projectId} AND id = ${id} AND active
           RETURNING *`
-        return yield* signalSome(first(rows, toWebhook))
+        return yield* signalSome(yield* firstWebhook(rows))
       }, Effect.orDie),
 
       changes: changeSignals(pg, CHANGES_CHANNEL)
@@ -323,22 +286,24 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
           ...(before !== undefined ? [sql`(created_at, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
         ]
         const order = before !== undefined ? sql`created_at ASC, id ASC` : sql`created_at DESC, id DESC`
-        const rows = yield* sql<DeliveryRow>`
+        const rows = yield* sql`
           SELECT ${columns} FROM webhook_deliveries WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
-        const page = rows.slice(0, limit).map(toDelivery)
+        const page = [...yield* toDeliveries(rows.slice(0, limit))]
         return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
       })
 
     const listPage = (projectId: string, filter: DeliveryFilter, page: number, perPage: number) =>
       Effect.gen(function*() {
         // Counting stops at the cap: a bounded estimate (decisions 1.3).
-        const [{ total }] = yield* sql<{ readonly total: number }>`
+        const [{ total }] = yield* decodeCount(
+          yield* sql`
           SELECT count(*)::int AS total
           FROM (SELECT 1 FROM webhook_deliveries WHERE ${where(projectId, filter)} LIMIT ${DELIVERY_TOTAL_CAP}) capped`
-        const rows = yield* sql<DeliveryRow>`
+        )
+        const rows = yield* sql`
           SELECT ${columns} FROM webhook_deliveries WHERE ${where(projectId, filter)}
           ORDER BY created_at DESC, id DESC LIMIT ${perPage + 1} OFFSET ${(page - 1) * perPage}`
-        return { items: rows.slice(0, perPage).map(toDelivery), hasMore: rows.length > perPage, total }
+        return { items: yield* toDeliveries(rows.slice(0, perPage)), hasMore: rows.length > perPage, total }
       })
 
     const rowsOf = (rows: ReadonlyArray<object>) => jsonRows(sql, rows)
@@ -363,7 +328,7 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
         Effect.gen(function*() {
           const ds = inserts.map(({ delivery }) => delivery)
           // Only ids come back: a created delivery is what was given (its body is not sent back for nothing).
-          const inserted = yield* sql<{ readonly id: string }>`
+          const inserted = yield* sql`
             WITH input AS (
               SELECT * FROM ${rowsOf(inserts.map(({ attempt, delivery }) => ({ ...delivery, attempt: attempt ?? null })))}
               AS r(id text, project_id text, webhook_id text, webhook_url text, event text,
@@ -386,14 +351,16 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
               RETURNING id
             ), recorded AS (${recordAttempts("inserted")})
             SELECT id FROM inserted`
-          const created = new Set(inserted.map((row) => row.id))
+          const created = new Set((yield* toDeliveryIds(inserted)).map((row) => row.id))
           const taken = ds.filter((d) => !created.has(d.id))
           // A source already delivered: answer the delivery it has.
-          const existing = taken.length === 0 ? [] : yield* sql<DeliveryRow>`
+          const existing = taken.length === 0 ? [] : yield* toDeliveries(
+            yield* sql`
             SELECT ${columns} FROM webhook_deliveries
             WHERE (webhook_id, source_key) IN (
               SELECT webhook_id, source_key FROM ${rowsOf(taken)} AS r(webhook_id text, source_key text))`
-          const bySource = new Map(existing.map((row) => [`${row.webhook_id}\u0000${row.source_key}`, toDelivery(row)]))
+          )
+          const bySource = new Map(existing.map((d) => [`${d.webhook_id}\u0000${d.source_key}`, d]))
           return ds.map((d) =>
             created.has(d.id)
               ? { delivery: asStored(d), created: true }
@@ -406,20 +373,24 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
       key: ({ id }: { readonly projectId: string; readonly id: string }) => id,
       many: (keys) =>
         Effect.gen(function*() {
-          const rows = yield* sql<DeliveryRow & Record<string, unknown>>`
+          const rows = yield* sql`
             SELECT d.*, ${webhookColumns}
             FROM (
               SELECT ${columns} FROM webhook_deliveries
               WHERE (project_id, id) IN (SELECT "projectId", id FROM ${rowsOf(keys)} AS r("projectId" text, id text))
             ) d
             LEFT JOIN webhooks w ON w.project_id = d.project_id AND w.id = d.webhook_id`
-          const found = new Map(rows.map((row) => [row.id, row]))
+          const deliveries = yield* toDeliveries(rows)
+          // The webhook's columns, named back; none when the webhook is gone (the LEFT JOIN found no row).
+          const webhooks = yield* toWebhooks(
+            rows.filter((row) => row.w_id !== null).map((row) => Object.fromEntries(WEBHOOK_COLUMNS.map((c) => [c, row[`w_${c}`]])))
+          )
+          const byId = new Map(webhooks.map((w) => [w.id, w]))
+          const found = new Map(deliveries.map((delivery) => [delivery.id, delivery]))
           return keys.map(({ id }) =>
-            Option.map(Option.fromNullishOr(found.get(id)), (row) => ({
-              delivery: toDelivery(row),
-              webhook: row.w_id === null
-                ? Option.none<WebhookRecord>()
-                : Option.some(toWebhook(Object.fromEntries(WEBHOOK_COLUMNS.map((c) => [c, row[`w_${c}`]])) as unknown as WebhookRow))
+            Option.map(Option.fromNullishOr(found.get(id)), (delivery) => ({
+              delivery,
+              webhook: Option.fromNullishOr(byId.get(delivery.webhook_id))
             }))
           )
         })
@@ -451,7 +422,7 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
             expected_count: expected.attempt_count,
             attempt: attempt ?? null
           }))
-          const written = yield* sql<{ readonly id: string }>`
+          const written = yield* sql`
             WITH input AS (
               SELECT * FROM ${rowsOf(rows)} AS r(id text, status text, response_status int, delivered_at timestamptz,
                 failed_at timestamptz, last_attempt_at timestamptz, next_attempt_at timestamptz, attempt_count int,
@@ -467,7 +438,7 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
               RETURNING d.id
             ), recorded AS (${recordAttempts("updated")})
             SELECT id FROM updated`
-          const ids = new Set(written.map((row) => row.id))
+          const ids = new Set((yield* toDeliveryIds(written)).map((row) => row.id))
           return updates.map(({ next }) => ids.has(next.id))
         })
     })
@@ -476,9 +447,9 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
       insert: (delivery: WebhookDeliveryRecord, attempt?: WebhookAttemptRecord) => Effect.orDie(insert({ delivery, attempt })),
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<DeliveryRow>`
-          SELECT ${columns} FROM webhook_deliveries WHERE project_id = ${projectId} AND id = ${id}`
-        return first(rows, toDelivery)
+        return yield* firstDelivery(
+          yield* sql`SELECT ${columns} FROM webhook_deliveries WHERE project_id = ${projectId} AND id = ${id}`
+        )
       }, Effect.orDie),
 
       findWithWebhook: (projectId: string, id: string) => Effect.orDie(findWithWebhook({ projectId, id })),
@@ -493,37 +464,39 @@ export const layerWebhookDeliveriesRepo = Layer.effect(
         Effect.orDie(update({ next, expected, attempt })),
 
       attempts: Effect.fnUntraced(function*(deliveryId: string) {
-        const rows = yield* sql<AttemptRow>`
-          SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt`
-        return rows.map(toAttempt)
+        return yield* toAttempts(
+          yield* sql`SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt`
+        )
       }, Effect.orDie),
 
       finishedSince: Effect.fnUntraced(function*(webhookId: string, since: string) {
-        const [row] = yield* sql<{ readonly total: number; readonly failed: number }>`
+        const rows = yield* sql`
           SELECT count(*)::int AS total, (count(*) FILTER (WHERE status = 'failed'))::int AS failed
           FROM webhook_deliveries
           WHERE webhook_id = ${webhookId} AND status <> 'pending' AND NOT test
             AND coalesce(delivered_at, failed_at) >= ${since}::timestamptz`
+        const [row] = yield* decodeFinished(rows)
         return { total: row?.total ?? 0, failed: row?.failed ?? 0 }
       }, Effect.orDie),
 
       listStalled: Effect.fnUntraced(function*(before: string, limit: number) {
-        const rows = yield* sql<DeliveryRow>`
+        return yield* toDeliveries(
+          yield* sql`
           SELECT ${columns} FROM webhook_deliveries
           WHERE status = 'pending' AND NOT test AND next_attempt_at < ${before}::timestamptz
           ORDER BY next_attempt_at, id LIMIT ${limit}`
-        return rows.map(toDelivery)
+        )
       }, Effect.orDie),
 
       prune: Effect.fnUntraced(function*(before: string, limit: number) {
-        const rows = yield* sql<{ readonly n: number }>`
+        const rows = yield* sql`
           WITH gone AS (
             DELETE FROM webhook_deliveries WHERE id IN (
               SELECT id FROM webhook_deliveries WHERE created_at < ${before}::timestamptz LIMIT ${limit}
             ) RETURNING 1
           )
           SELECT count(*)::int AS n FROM gone`
-        return rows[0]?.n ?? 0
+        return (yield* decodePruned(rows))[0]?.n ?? 0
       }, Effect.orDie)
     })
   })
@@ -537,7 +510,7 @@ export const layerWebhookBuffersRepo = Layer.effect(
       append: Effect.fnUntraced(function*(open: WebhookBufferRecord, item: BufferedItem, capMs: number) {
         const items = open.items.map((i) => JSON.stringify(i))
         // One statement: concurrent appends to one buffer queue on its row and each adds its item.
-        const rows = yield* sql<BufferRow & { readonly opened: boolean }>`
+        const rows = yield* sql`
           INSERT INTO webhook_buffers (id, project_id, webhook_id, conversation_key, event, items, payload_version,
             first_at, due_at, msg_config_id, phone_number_id, conversation_phone_number)
           VALUES (${open.id}, ${open.project_id}, ${open.webhook_id}, ${open.conversation_key}, ${open.event},
@@ -547,23 +520,24 @@ export const layerWebhookBuffersRepo = Layer.effect(
             items = webhook_buffers.items || jsonb_build_array(${JSON.stringify(item)}::text),
             due_at = least(EXCLUDED.due_at, webhook_buffers.first_at + ${capMs} * interval '1 millisecond')
           RETURNING *, (xmax = 0) AS opened`
-        const { opened, ...row } = rows[0]!
-        return { buffer: toBuffer(row), opened }
+        const { opened, ...buffer } = (yield* decodeAppended(rows))[0]!
+        return { buffer, opened }
       }, Effect.orDie),
 
       find: Effect.fnUntraced(function*(id: string) {
-        return first(yield* sql<BufferRow>`SELECT * FROM webhook_buffers WHERE id = ${id}`, toBuffer)
+        return yield* firstBuffer(yield* sql`SELECT * FROM webhook_buffers WHERE id = ${id}`)
       }, Effect.orDie),
 
       listOverdue: Effect.fnUntraced(function*(before: string, limit: number) {
-        const rows = yield* sql<BufferRow>`
+        return yield* toBuffers(
+          yield* sql`
           SELECT * FROM webhook_buffers WHERE due_at < ${before}::timestamptz ORDER BY due_at, id LIMIT ${limit}`
-        return rows.map(toBuffer)
+        )
       }, Effect.orDie),
 
       take: Effect.fnUntraced(function*(id: string, now: string | null) {
         const due = now === null ? sql`true` : sql`due_at <= ${now}::timestamptz`
-        return first(yield* sql<BufferRow>`DELETE FROM webhook_buffers WHERE id = ${id} AND ${due} RETURNING *`, toBuffer)
+        return yield* firstBuffer(yield* sql`DELETE FROM webhook_buffers WHERE id = ${id} AND ${due} RETURNING *`)
       }, Effect.orDie)
     })
   })
