@@ -3,102 +3,82 @@ import {
   type DomainEvent,
   EVENT_TOTAL_CAP,
   type EventDefinitionRecord,
+  EventDefinitionSource,
   EventDefinitionsRepo,
   type EventFilter,
   type EventPlanRecord,
   EventPlansRepo,
+  EventPropertySchema,
   type EventRecord,
   EventsRepo,
   type ListWindow,
-  Outbox
+  Outbox,
+  ProjectEvent
 } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { batched, first, iso, isoOrNull, jsonb, jsonRows, mapUnique } from "./Rows.ts"
+import { batched, Count, decodeCount, decodeFirst, decodeRows, IsoFromDate, jsonb, jsonRows, mapUnique } from "./Rows.ts"
 import { deferred } from "./Transactor.ts"
 
-interface EventRow {
-  readonly id: string
-  readonly project_id: string
-  readonly name: string
-  readonly occurred_at: Date
-  readonly conversation_id: string | null
-  readonly properties: EventRecord["properties"]
-  readonly created_at: Date
-}
-
-interface DefinitionRow {
-  readonly id: string
-  readonly project_id: string
-  readonly name: string
-  readonly description: string | null
-  readonly property_schema: EventDefinitionRecord["property_schema"]
-  readonly source: EventDefinitionRecord["source"]
-  readonly archived_at: Date | null
-  readonly last_seen_at: Date | null
-  readonly deletion_requested_at: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-interface PlanRow {
-  readonly project_id: string
-  readonly events_enabled: boolean
-  /** bigint: the driver gives it as a string. */
-  readonly event_monthly_allowance: string | number
-  readonly event_metered_overage: boolean
-  readonly event_retention_days: number
-  readonly updated_at: Date
-}
-
-interface DomainEventRow {
-  readonly id: string
-  readonly project_id: string | null
-  readonly type: string
-  readonly payload: unknown
-  readonly created_at: Date
-}
-
-const toEvent = (row: EventRow): EventRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  name: row.name,
-  occurred_at: iso(row.occurred_at),
-  conversation_id: row.conversation_id,
-  properties: row.properties,
-  created_at: iso(row.created_at)
+/** A row of `events`: the event's properties decoded with the domain's value Schema, times as ISO text. */
+const EventRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  name: Schema.String,
+  occurred_at: IsoFromDate,
+  conversation_id: Schema.NullOr(Schema.String),
+  properties: ProjectEvent.fields.properties,
+  created_at: IsoFromDate
 })
+const toEvents: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<EventRecord>> = decodeRows(
+  "events",
+  EventRow
+)
 
-const toDefinition = (row: DefinitionRow): EventDefinitionRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  name: row.name,
-  description: row.description,
-  property_schema: row.property_schema,
-  source: row.source,
-  archived_at: isoOrNull(row.archived_at),
-  last_seen_at: isoOrNull(row.last_seen_at),
-  deletion_requested_at: isoOrNull(row.deletion_requested_at),
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `event_definitions`, times as ISO text. */
+const DefinitionRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  property_schema: EventPropertySchema,
+  source: EventDefinitionSource,
+  archived_at: Schema.NullOr(IsoFromDate),
+  last_seen_at: Schema.NullOr(IsoFromDate),
+  deletion_requested_at: Schema.NullOr(IsoFromDate),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toDefinitions: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<EventDefinitionRecord>> =
+  decodeRows("event_definitions", DefinitionRow)
+const firstDefinition = decodeFirst("event_definitions", DefinitionRow)
 
-const toPlan = (row: PlanRow): EventPlanRecord => ({
-  project_id: row.project_id,
-  events_enabled: row.events_enabled,
-  monthly_allowance: Number(row.event_monthly_allowance),
-  metered_overage: row.event_metered_overage,
-  retention_days: row.event_retention_days,
-  updated_at: iso(row.updated_at)
+/** A row of `project_plans`, its columns named as the record names them. */
+const PlanRow = Schema.Struct({
+  project_id: Schema.String,
+  events_enabled: Schema.Boolean,
+  event_monthly_allowance: Count,
+  event_metered_overage: Schema.Boolean,
+  event_retention_days: Schema.Number,
+  updated_at: IsoFromDate
 })
+const toPlans = decodeRows("project_plans", PlanRow)
 
-const domainEventOfRow = (row: DomainEventRow): DomainEvent => ({
-  id: row.id,
-  project_id: row.project_id,
-  type: row.type,
-  payload: row.payload,
-  created_at: iso(row.created_at)
+/** A row of `domain_events`. */
+const DomainEventRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.NullOr(Schema.String),
+  type: Schema.String,
+  payload: Schema.Unknown,
+  created_at: IsoFromDate
 })
+const toDomainEvents: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<DomainEvent>> = decodeRows(
+  "domain_events",
+  DomainEventRow
+)
+
+const decodeDeleted = decodeRows("delete", Schema.Struct({ n: Count }))
+const decodeUsage = decodeRows("event_usage", Schema.Struct({ count: Count }))
 
 /** The unique index of 0003_events the domain can act on. */
 const duplicates = mapUnique({ event_definitions_project_name_key: "name" })
@@ -120,13 +100,15 @@ export const layerEventsRepo = Layer.effect(
     const listPage = (projectId: string, filter: EventFilter, page: number, perPage: number) =>
       Effect.gen(function*() {
         // Counting stops at the cap: a bounded estimate, cheap on any volume (decisions 1.3).
-        const [{ total }] = yield* sql<{ readonly total: number }>`
+        const [{ total }] = yield* decodeCount(
+          yield* sql`
           SELECT count(*)::int AS total
           FROM (SELECT 1 FROM events WHERE ${where(projectId, filter)} LIMIT ${EVENT_TOTAL_CAP}) capped`
-        const rows = yield* sql<EventRow>`
+        )
+        const rows = yield* sql`
           SELECT * FROM events WHERE ${where(projectId, filter)}
           ORDER BY occurred_at DESC, id DESC LIMIT ${perPage + 1} OFFSET ${(page - 1) * perPage}`
-        return { items: rows.slice(0, perPage).map(toEvent), hasMore: rows.length > perPage, total }
+        return { items: yield* toEvents(rows.slice(0, perPage)), hasMore: rows.length > perPage, total }
       })
 
     const listCursor = (projectId: string, filter: EventFilter, window: Extract<ListWindow, { mode: "cursor" }>) =>
@@ -139,21 +121,21 @@ export const layerEventsRepo = Layer.effect(
         ]
         // Travelling towards newer items, read upwards from the key and turn the page round.
         const order = before !== undefined ? sql`occurred_at ASC, id ASC` : sql`occurred_at DESC, id DESC`
-        const rows = yield* sql<EventRow>`
+        const rows = yield* sql`
           SELECT * FROM events WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
-        const page = rows.slice(0, limit).map(toEvent)
+        const page = [...yield* toEvents(rows.slice(0, limit))]
         return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
       })
 
     /** Deletes up to `limit` rows matching `condition`, answering how many went. */
     const deleteSome = (condition: ReturnType<typeof sql.and>, limit: number) =>
-      Effect.map(
-        sql<{ readonly n: number }>`
+      sql`
           WITH gone AS (
             DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ${condition} LIMIT ${limit}) RETURNING 1
           )
-          SELECT count(*)::int AS n FROM gone`,
-        (rows) => rows[0]?.n ?? 0
+          SELECT count(*)::int AS n FROM gone`.pipe(
+        Effect.flatMap(decodeDeleted),
+        Effect.map((rows) => rows[0]?.n ?? 0)
       )
 
     return EventsRepo.of({
@@ -220,51 +202,51 @@ export const layerEventDefinitionsRepo = Layer.effect(
 
       findById: Effect.fnUntraced(
         function*(projectId: string, id: string, options?: { readonly forUpdate?: boolean | undefined }) {
-          const rows = yield* sql<DefinitionRow>`
+          const rows = yield* sql`
             SELECT * FROM event_definitions WHERE project_id = ${projectId} AND id = ${id} ${lock(options)}`
-          return first(rows, toDefinition)
+          return yield* firstDefinition(rows)
         },
         Effect.orDie
       ),
 
       findByName: Effect.fnUntraced(
         function*(projectId: string, name: string, options?: { readonly forUpdate?: boolean | undefined }) {
-          const rows = yield* sql<DefinitionRow>`
+          const rows = yield* sql`
             SELECT * FROM event_definitions WHERE project_id = ${projectId} AND name = ${name} ${lock(options)}`
-          return first(rows, toDefinition)
+          return yield* firstDefinition(rows)
         },
         Effect.orDie
       ),
 
       list: Effect.fnUntraced(
         function*(projectId: string, options: { readonly includeArchived: boolean }) {
-          const rows = yield* sql<DefinitionRow>`
+          const rows = yield* sql`
             SELECT * FROM event_definitions
             WHERE project_id = ${projectId} AND deletion_requested_at IS NULL
               AND (archived_at IS NULL OR ${options.includeArchived})
             ORDER BY name, id`
-          return rows.map(toDefinition)
+          return yield* toDefinitions(rows)
         },
         Effect.orDie
       ),
 
       update: Effect.fnUntraced(function*(d: EventDefinitionRecord) {
         // Identity, origin and creation time are not the caller's to change.
-        const rows = yield* sql<DefinitionRow>`
+        const rows = yield* sql`
           UPDATE event_definitions SET
             name = ${d.name}, description = ${d.description}, property_schema = ${jsonb(d.property_schema)},
             archived_at = ${d.archived_at}, last_seen_at = ${d.last_seen_at},
             deletion_requested_at = ${d.deletion_requested_at}, updated_at = ${d.updated_at}
           WHERE project_id = ${d.project_id} AND id = ${d.id}
           RETURNING *`
-        return first(rows, toDefinition)
+        return yield* firstDefinition(rows)
       }, Effect.catchTag("SqlError", duplicates)),
 
       recordSeen: Effect.fnUntraced(function*(auto: EventDefinitionRecord, seenAt: string) {
         // One statement: concurrent first emissions of a name meet on the unique index, and the row stays
         // locked until the emission commits. `||` keeps the right side's value for keys on both sides, so
         // known keys keep their type and only new ones are added.
-        const rows = yield* sql<DefinitionRow>`
+        const rows = yield* sql`
           INSERT INTO event_definitions AS d (id, project_id, name, description, property_schema, source, archived_at,
             last_seen_at, deletion_requested_at, created_at, updated_at)
           VALUES (${auto.id}, ${auto.project_id}, ${auto.name}, NULL, ${jsonb(auto.property_schema)}, 'auto', NULL,
@@ -276,7 +258,7 @@ export const layerEventDefinitionsRepo = Layer.effect(
             updated_at = CASE WHEN d.source = 'auto' AND (EXCLUDED.property_schema || d.property_schema) <> d.property_schema
               THEN EXCLUDED.updated_at ELSE d.updated_at END
           RETURNING *`
-        return toDefinition(rows[0]!)
+        return (yield* toDefinitions(rows))[0]!
       }, Effect.orDie),
 
       delete: Effect.fnUntraced(function*(projectId: string, id: string) {
@@ -284,9 +266,9 @@ export const layerEventDefinitionsRepo = Layer.effect(
         return rows.length > 0
       }, Effect.orDie),
 
-      listPendingDeletion: sql<DefinitionRow>`
+      listPendingDeletion: sql`
         SELECT * FROM event_definitions WHERE deletion_requested_at IS NOT NULL ORDER BY deletion_requested_at, id`.pipe(
-        Effect.map((rows) => rows.map(toDefinition)),
+        Effect.flatMap(toDefinitions),
         Effect.orDie,
         Effect.withSpan("EventDefinitionsRepo.listPendingDeletion")
       )
@@ -301,12 +283,19 @@ export const layerEventPlansRepo = Layer.effect(
     // Every emission reads its project's plan: concurrent reads share a statement.
     const find = yield* batched(sql, {
       many: (projectIds: ReadonlyArray<string>) =>
-        Effect.map(
-          sql<PlanRow>`SELECT * FROM project_plans WHERE project_id = ANY(${[...new Set(projectIds)]}::text[])`,
-          (rows) => {
-            const plans = new Map(rows.map((row) => [row.project_id, toPlan(row)]))
+        sql`SELECT * FROM project_plans WHERE project_id = ANY(${[...new Set(projectIds)]}::text[])`.pipe(
+          Effect.flatMap(toPlans),
+          Effect.map((rows) => {
+            const plans = new Map(rows.map((row): [string, EventPlanRecord] => [row.project_id, {
+              project_id: row.project_id,
+              events_enabled: row.events_enabled,
+              monthly_allowance: row.event_monthly_allowance,
+              metered_overage: row.event_metered_overage,
+              retention_days: row.event_retention_days,
+              updated_at: row.updated_at
+            }]))
             return projectIds.map((id) => Option.fromNullishOr(plans.get(id)))
-          }
+          })
         )
     })
     return EventPlansRepo.of({
@@ -326,17 +315,16 @@ export const layerEventPlansRepo = Layer.effect(
 
       countEmission: Effect.fnUntraced(function*(projectId: string, period: string, by = 1) {
         // The row stays locked until the emission's transaction ends: the next emitter waits and counts on.
-        const rows = yield* sql<{ readonly count: string | number }>`
+        const rows = yield* sql`
           INSERT INTO event_usage (project_id, period, count) VALUES (${projectId}, ${period}, ${by})
           ON CONFLICT (project_id, period) DO UPDATE SET count = event_usage.count + EXCLUDED.count
           RETURNING count`
-        return Number(rows[0]!.count)
+        return (yield* decodeUsage(rows))[0]!.count
       }, Effect.orDie),
 
       usage: Effect.fnUntraced(function*(projectId: string, period: string) {
-        const rows = yield* sql<{ readonly count: string | number }>`
-          SELECT count FROM event_usage WHERE project_id = ${projectId} AND period = ${period}`
-        return rows[0] === undefined ? 0 : Number(rows[0].count)
+        const rows = yield* sql`SELECT count FROM event_usage WHERE project_id = ${projectId} AND period = ${period}`
+        return (yield* decodeUsage(rows))[0]?.count ?? 0
       }, Effect.orDie)
     })
   })
@@ -366,7 +354,7 @@ export const layerOutbox = Layer.effect(
       take: Effect.fnUntraced(function*(types: ReadonlyArray<string>, limit: number) {
         if (types.length === 0 || limit <= 0) return []
         // SKIP LOCKED: entries another taker holds are passed over, never handed out twice.
-        const rows = yield* sql<DomainEventRow>`
+        const rows = yield* sql`
           WITH taken AS (
             DELETE FROM domain_events WHERE id IN (
               SELECT id FROM domain_events WHERE ${sql.in("type", types)}
@@ -375,14 +363,14 @@ export const layerOutbox = Layer.effect(
             RETURNING *
           )
           SELECT * FROM taken ORDER BY created_at, id`
-        return rows.map(domainEventOfRow)
+        return yield* toDomainEvents(rows)
       }, Effect.orDie),
 
       prune: Effect.fnUntraced(function*(before: string) {
-        const rows = yield* sql<{ readonly n: number }>`
+        const rows = yield* sql`
           WITH gone AS (DELETE FROM domain_events WHERE created_at < ${before}::timestamptz RETURNING 1)
           SELECT count(*)::int AS n FROM gone`
-        return rows[0]?.n ?? 0
+        return (yield* decodeDeleted(rows))[0]?.n ?? 0
       }, Effect.orDie)
     })
   })
