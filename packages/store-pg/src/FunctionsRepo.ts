@@ -1,138 +1,116 @@
 /** `FunctionsRepo` and `FunctionInvocationsRepo` on PostgreSQL (migration 0006). */
 import {
+  FUNCTION_TYPE,
   type FunctionDeploymentRecord,
+  FunctionDeploymentStatus,
   type FunctionDeployOutcome,
-  FunctionInvocationsRepo,
-  type FunctionRecord,
-  FunctionsRepo,
+  FunctionInvocationConsoleLog,
   type FunctionInvocationOutcome,
   type FunctionInvocationRecord,
-  type ListWindow,
-  type FunctionSecretRecord
+  FunctionInvocationSource,
+  FunctionInvocationsRepo,
+  FunctionInvokeResponseMode,
+  type FunctionRecord,
+  FunctionRuntimeConfig,
+  type FunctionSecretRecord,
+  FunctionsRepo,
+  FunctionStatus,
+  type ListWindow
 } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { layerFunctionKv } from "./FunctionKv.ts"
-import { iso, isoOrNull, jsonb, mapUnique } from "./Rows.ts"
+import { decodeCount, decodeFirst, decodeRows, IsoFromDate, IsoFromText, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
 import { PgTransactions } from "./Transactor.ts"
 
-interface FunctionRow {
-  readonly id: string
-  readonly project_id: string
-  readonly name: string
-  readonly slug: string
-  readonly description: string | null
-  readonly code: string
-  readonly function_type: FunctionRecord["function_type"]
-  readonly status: FunctionRecord["status"]
-  readonly version: number
-  readonly last_deployed_at: Date | null
-  readonly last_deploy_error: string | null
-  readonly runtime_config: FunctionRecord["runtime_config"]
-  readonly created_by_id: string
-  readonly public_endpoint: boolean
-  readonly invoke_response_mode: FunctionRecord["invoke_response_mode"]
-  readonly lock_version: number
-  readonly deployed_deployment_id: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
+/** A row of `functions`, times as ISO text. */
+const FunctionRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  name: Schema.String,
+  slug: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  code: Schema.String,
+  function_type: Schema.Literal(FUNCTION_TYPE),
+  status: FunctionStatus,
+  version: Schema.Number,
+  last_deployed_at: Schema.NullOr(IsoFromDate),
+  last_deploy_error: Schema.NullOr(Schema.String),
+  runtime_config: FunctionRuntimeConfig,
+  created_by_id: Schema.String,
+  public_endpoint: Schema.Boolean,
+  invoke_response_mode: FunctionInvokeResponseMode,
+  lock_version: Schema.Number,
+  deployed_deployment_id: Schema.NullOr(Schema.String),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
+})
+const toFunctions: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<FunctionRecord>> = decodeRows(
+  "functions",
+  FunctionRow
+)
+const firstFunction = decodeFirst("functions", FunctionRow)
+
+/** A secret as `findInvocationTarget` aggregates it into JSON: its times as the server wrote them. */
+const SecretFields = {
+  function_id: Schema.String,
+  name: Schema.String,
+  type: Schema.Literals(["text", "json"]),
+  ciphertext: Schema.String
 }
 
-interface DeploymentRow {
-  readonly id: string
-  readonly function_id: string
-  readonly project_id: string
-  readonly version: number
-  readonly status: FunctionDeploymentRecord["status"]
-  readonly code_sha256: string
-  readonly code: string | null
-  readonly runtime_config: FunctionDeploymentRecord["runtime_config"]
-  readonly started_at: Date
-  readonly finished_at: Date | null
-  readonly error: string | null
-}
-
-interface SecretRow {
-  readonly function_id: string
-  readonly name: string
-  readonly type: FunctionSecretRecord["type"]
-  readonly ciphertext: string
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-interface InvocationRow {
-  readonly id: string
-  readonly project_id: string
-  readonly function_id: string
-  readonly status_code: number
-  readonly duration_ms: number
-  readonly request_body: string | null
-  readonly response_body: string | null
-  readonly error_message: string | null
-  readonly source: FunctionInvocationRecord["source"]
-  readonly console_logs: FunctionInvocationRecord["console_logs"]
-  readonly created_at: Date
-}
-
-const toFunction = (row: FunctionRow): FunctionRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  name: row.name,
-  slug: row.slug,
-  description: row.description,
-  code: row.code,
-  function_type: row.function_type,
-  status: row.status,
-  version: row.version,
-  last_deployed_at: isoOrNull(row.last_deployed_at),
-  last_deploy_error: row.last_deploy_error,
-  runtime_config: row.runtime_config,
-  created_by_id: row.created_by_id,
-  public_endpoint: row.public_endpoint,
-  invoke_response_mode: row.invoke_response_mode,
-  lock_version: row.lock_version,
-  deployed_deployment_id: row.deployed_deployment_id,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A function with its project's state and its secrets, in one row: read on every invoke. */
+const InvocationTargetRow = Schema.Struct({
+  ...FunctionRow.fields,
+  project_disabled: Schema.Boolean,
+  secrets: Schema.Array(Schema.Struct({ ...SecretFields, created_at: IsoFromText, updated_at: IsoFromText }))
 })
+const firstInvocationTarget = decodeFirst("functions join projects", InvocationTargetRow)
 
-const toFunctionDeployment = (row: DeploymentRow): FunctionDeploymentRecord => ({
-  id: row.id,
-  function_id: row.function_id,
-  project_id: row.project_id,
-  version: row.version,
-  status: row.status,
-  code_sha256: row.code_sha256,
-  code: row.code,
-  runtime_config: row.runtime_config,
-  started_at: iso(row.started_at),
-  finished_at: isoOrNull(row.finished_at),
-  error: row.error
+/** A row of `function_deployments`, times as ISO text. */
+const DeploymentRow = Schema.Struct({
+  id: Schema.String,
+  function_id: Schema.String,
+  project_id: Schema.String,
+  version: Schema.Number,
+  status: FunctionDeploymentStatus,
+  code_sha256: Schema.String,
+  code: Schema.NullOr(Schema.String),
+  runtime_config: FunctionRuntimeConfig,
+  started_at: IsoFromDate,
+  finished_at: Schema.NullOr(IsoFromDate),
+  error: Schema.NullOr(Schema.String)
 })
+const toDeployments: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<FunctionDeploymentRecord>> =
+  decodeRows("function_deployments", DeploymentRow)
+const firstDeployment = decodeFirst("function_deployments", DeploymentRow)
 
-const toSecret = (row: SecretRow): FunctionSecretRecord => ({
-  function_id: row.function_id,
-  name: row.name,
-  type: row.type,
-  ciphertext: row.ciphertext,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
-})
+/** A row of `function_secrets`, times as ISO text. */
+const SecretRow = Schema.Struct({ ...SecretFields, created_at: IsoFromDate, updated_at: IsoFromDate })
+const toSecrets: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<FunctionSecretRecord>> = decodeRows(
+  "function_secrets",
+  SecretRow
+)
 
-const toFunctionInvocation = (row: InvocationRow): FunctionInvocationRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  function_id: row.function_id,
-  status_code: row.status_code,
-  duration_ms: row.duration_ms,
-  request_body: row.request_body,
-  response_body: row.response_body,
-  error_message: row.error_message,
-  source: row.source,
-  console_logs: row.console_logs,
-  created_at: iso(row.created_at)
+/** A row of `function_invocations`, times as ISO text. */
+const InvocationRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  function_id: Schema.String,
+  status_code: Schema.Number,
+  duration_ms: Schema.Number,
+  request_body: Schema.NullOr(Schema.String),
+  response_body: Schema.NullOr(Schema.String),
+  error_message: Schema.NullOr(Schema.String),
+  source: FunctionInvocationSource,
+  console_logs: Schema.Array(FunctionInvocationConsoleLog),
+  created_at: IsoFromDate
 })
+const toInvocations: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<FunctionInvocationRecord>> =
+  decodeRows("function_invocations", InvocationRow)
+
+const decodeVersion = decodeRows("function_deployments deployed", Schema.Struct({ version: Schema.Number }))
+const decodeHostKey = decodeRows("host_keys", Schema.Struct({ key: Schema.String }))
 
 /** The unique index of 0006_functions the domain can act on. */
 const duplicates = mapUnique({ functions_project_slug_key: "slug" })
@@ -142,34 +120,6 @@ export const layerFunctionsRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { transaction: inTransaction } = yield* PgTransactions
-
-    /** Newest first by (key, id) in either paging mode; `from` is the filtered relation. */
-    const listWindow = <Row extends object>(
-      from: { readonly table: string; readonly where: ReturnType<typeof sql.and>; readonly key: "created_at" | "started_at" },
-      window: ListWindow
-    ) =>
-      Effect.gen(function*() {
-        const table = sql(from.table)
-        const key = sql(from.key)
-        if (window.mode === "page") {
-          const [{ total }] = yield* sql<{ readonly total: number }>`
-            SELECT count(*)::int AS total FROM ${table} WHERE ${from.where}`
-          const rows = yield* sql<Row>`
-            SELECT * FROM ${table} WHERE ${from.where}
-            ORDER BY ${key} DESC, id DESC LIMIT ${window.perPage} OFFSET ${(window.page - 1) * window.perPage}`
-          return { rows, hasMore: (window.page - 1) * window.perPage + rows.length < total, total }
-        }
-        const { after, before, limit } = window
-        const conditions = [
-          from.where,
-          ...(after !== undefined ? [sql`(${key}, id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
-          ...(before !== undefined ? [sql`(${key}, id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
-        ]
-        const order = before !== undefined ? sql`${key} ASC, id ASC` : sql`${key} DESC, id DESC`
-        const rows = yield* sql<Row>`SELECT * FROM ${table} WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
-        const page = rows.slice(0, limit)
-        return { rows: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
-      })
 
     return FunctionsRepo.of({
       insert: Effect.fnUntraced(function*(f: FunctionRecord) {
@@ -184,13 +134,12 @@ export const layerFunctionsRepo = Layer.effect(
       }, Effect.catchTag("SqlError", duplicates)),
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<FunctionRow>`SELECT * FROM functions WHERE project_id = ${projectId} AND id = ${id}`
-        return Option.map(Option.fromNullishOr(rows[0]), toFunction)
+        return yield* firstFunction(yield* sql`SELECT * FROM functions WHERE project_id = ${projectId} AND id = ${id}`)
       }, Effect.orDie),
 
       // One round trip for the hot path of every invoke.
       findInvocationTarget: Effect.fnUntraced(function*(id: string) {
-        const rows = yield* sql<FunctionRow & { readonly project_disabled: boolean; readonly secrets: ReadonlyArray<any> }>`
+        const rows = yield* sql`
           SELECT f.*, p.disabled AS project_disabled,
             COALESCE((
               SELECT json_agg(json_build_object(
@@ -200,39 +149,26 @@ export const layerFunctionsRepo = Layer.effect(
             ), '[]'::json) AS secrets
           FROM functions f JOIN projects p ON p.id = f.project_id
           WHERE f.id = ${id}`
-        const row = rows[0]
-        if (row === undefined) return Option.none()
-        return Option.some({
-          function: toFunction(row),
-          projectDisabled: row.project_disabled,
-          secrets: row.secrets.map((s): FunctionSecretRecord => ({
-            function_id: s.function_id,
-            name: s.name,
-            type: s.type,
-            ciphertext: s.ciphertext,
-            created_at: new Date(s.created_at).toISOString(),
-            updated_at: new Date(s.updated_at).toISOString()
-          }))
-        })
+        return Option.map(yield* firstInvocationTarget(rows), ({ project_disabled, secrets, ...f }) => ({
+          function: f,
+          projectDisabled: project_disabled,
+          secrets
+        }))
       }, Effect.orDie),
 
       list: Effect.fnUntraced(function*(projectId: string, window: ListWindow) {
-        const page = yield* listWindow<FunctionRow>(
-          { table: "functions", where: sql.and([sql`project_id = ${projectId}`]), key: "created_at" },
-          window
-        )
-        return { items: page.rows.map(toFunction), hasMore: page.hasMore, total: page.total }
+        return yield* listNewestFirst(sql, "functions", sql`project_id = ${projectId}`, window, toFunctions)
       }, Effect.orDie),
 
       update: Effect.fnUntraced(function*(f: FunctionRecord, expectedLockVersion: number) {
-        const rows = yield* sql<FunctionRow>`
+        const rows = yield* sql`
           UPDATE functions SET
             name = ${f.name}, slug = ${f.slug}, description = ${f.description}, code = ${f.code},
             runtime_config = ${jsonb(f.runtime_config)}, public_endpoint = ${f.public_endpoint},
             invoke_response_mode = ${f.invoke_response_mode}, lock_version = ${f.lock_version}, updated_at = ${f.updated_at}
           WHERE project_id = ${f.project_id} AND id = ${f.id} AND lock_version = ${expectedLockVersion}
           RETURNING *`
-        return Option.map(Option.fromNullishOr(rows[0]), toFunction)
+        return yield* firstFunction(rows)
       }, Effect.catchTag("SqlError", duplicates)),
 
       delete: Effect.fnUntraced(function*(projectId: string, id: string) {
@@ -248,18 +184,20 @@ export const layerFunctionsRepo = Layer.effect(
 
       startDeploy: Effect.fnUntraced(function*(projectId: string, d: FunctionDeploymentRecord) {
         return yield* inTransaction(Effect.gen(function*() {
-          const rows = yield* sql<FunctionRow>`
+          const started = yield* firstFunction(
+            yield* sql`
             UPDATE functions SET status = 'deploying', lock_version = lock_version + 1, updated_at = ${d.started_at}
             WHERE project_id = ${projectId} AND id = ${d.function_id} AND status <> 'deploying'
             RETURNING *`
-          const row = rows[0]
-          if (row === undefined) return Option.none<FunctionRecord>()
+          )
+          if (Option.isNone(started)) return started
+          const row = started.value
           yield* sql`
             INSERT INTO function_deployments (id, function_id, project_id, version, status, code_sha256, code,
               runtime_config, started_at, finished_at, error)
             VALUES (${d.id}, ${d.function_id}, ${row.project_id}, ${d.version}, ${d.status}, ${d.code_sha256}, ${d.code},
               ${jsonb(d.runtime_config)}, ${d.started_at}, ${d.finished_at}, ${d.error})`
-          return Option.some(toFunction(row))
+          return started
         }))
       }, Effect.orDie),
 
@@ -267,10 +205,12 @@ export const layerFunctionsRepo = Layer.effect(
         function*(functionId: string, deploymentId: string, outcome: FunctionDeployOutcome) {
           return yield* inTransaction(Effect.gen(function*() {
             if (outcome._tag === "Deployed") {
-              const ended = yield* sql<{ readonly version: number }>`
+              const ended = yield* decodeVersion(
+                yield* sql`
                 UPDATE function_deployments SET status = 'deployed', finished_at = ${outcome.at}
                 WHERE id = ${deploymentId} AND function_id = ${functionId} AND status = 'deploying'
                 RETURNING version`
+              )
               const version = ended[0]?.version
               if (version === undefined) return false
               yield* sql`
@@ -300,33 +240,34 @@ export const layerFunctionsRepo = Layer.effect(
       ),
 
       findDeployment: Effect.fnUntraced(function*(functionId: string, deploymentId: string) {
-        const rows = yield* sql<DeploymentRow>`
-          SELECT * FROM function_deployments WHERE id = ${deploymentId} AND function_id = ${functionId}`
-        return Option.map(Option.fromNullishOr(rows[0]), toFunctionDeployment)
+        return yield* firstDeployment(
+          yield* sql`SELECT * FROM function_deployments WHERE id = ${deploymentId} AND function_id = ${functionId}`
+        )
       }, Effect.orDie),
 
       listDeployments: Effect.fnUntraced(
         function*(projectId: string, functionId: string, window: ListWindow) {
-          const page = yield* listWindow<DeploymentRow>({
-            table: "function_deployments",
-            where: sql.and([sql`project_id = ${projectId}`, sql`function_id = ${functionId}`]),
-            key: "started_at"
-          }, window)
-          return { items: page.rows.map(toFunctionDeployment), hasMore: page.hasMore, total: page.total }
+          return yield* listNewestFirst(
+            sql,
+            "function_deployments",
+            sql.and([sql`project_id = ${projectId}`, sql`function_id = ${functionId}`]),
+            window,
+            toDeployments,
+            "started_at"
+          )
         },
         Effect.orDie
       ),
 
-      listDeploying: sql<DeploymentRow>`
+      listDeploying: sql`
         SELECT * FROM function_deployments WHERE status = 'deploying' ORDER BY started_at, id`.pipe(
-        Effect.map((rows) => rows.map(toFunctionDeployment)),
+        Effect.flatMap(toDeployments),
         Effect.orDie,
         Effect.withSpan("FunctionsRepo.listDeploying")
       ),
 
       listSecrets: Effect.fnUntraced(function*(functionId: string) {
-        const rows = yield* sql<SecretRow>`SELECT * FROM function_secrets WHERE function_id = ${functionId} ORDER BY name`
-        return rows.map(toSecret)
+        return yield* toSecrets(yield* sql`SELECT * FROM function_secrets WHERE function_id = ${functionId} ORDER BY name`)
       }, Effect.orDie),
 
       putSecret: Effect.fnUntraced(function*(s: FunctionSecretRecord) {
@@ -346,7 +287,7 @@ export const layerFunctionsRepo = Layer.effect(
       secretKey: Effect.fnUntraced(function*(candidate: string) {
         // The first offer wins, also against a concurrent one from another host.
         yield* sql`INSERT INTO host_keys (name, key) VALUES ('function_secrets', ${candidate}) ON CONFLICT (name) DO NOTHING`
-        const rows = yield* sql<{ readonly key: string }>`SELECT key FROM host_keys WHERE name = 'function_secrets'`
+        const rows = yield* decodeHostKey(yield* sql`SELECT key FROM host_keys WHERE name = 'function_secrets'`)
         return rows[0]!.key
       }, Effect.orDie)
     })
@@ -392,11 +333,14 @@ export const layerFunctionInvocationsRepo = Layer.effect(
           sql`function_id = ${functionId}`,
           ...outcomeFilter(options.outcome)
         ])
-        const [{ total }] = yield* sql<{ readonly total: number }>`
-          SELECT count(*)::int AS total FROM function_invocations WHERE ${where}`
-        const rows = yield* sql<InvocationRow>`
+        const [{ total }] = yield* decodeCount(
+          yield* sql`SELECT count(*)::int AS total FROM function_invocations WHERE ${where}`
+        )
+        const items = yield* toInvocations(
+          yield* sql`
           SELECT * FROM function_invocations WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${options.limit}`
-        return { items: rows.map(toFunctionInvocation), total }
+        )
+        return { items, total }
       }, Effect.orDie),
 
       deleteCreatedBefore: Effect.fnUntraced(function*(before: string, limit: number) {
