@@ -1,78 +1,68 @@
 /** `WorkflowsRepo` and `TriggersRepo` on PostgreSQL. */
 import {
+  Actor,
+  Definition,
   type ListWindow,
+  ReadMode,
+  Trigger,
   type TriggerRecord,
   TriggersRepo,
   type TriggerType,
   type WorkflowFilter,
   type WorkflowRecord,
-  WorkflowsRepo
+  WorkflowsRepo,
+  WorkflowStatus
 } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
+import { decodeFirst, decodeRows, IsoFromDate, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
 
-interface WorkflowRow {
-  readonly id: string
-  readonly project_id: string
-  readonly name: string
-  readonly slug: string
-  readonly description: string | null
-  readonly status: WorkflowRecord["status"]
-  readonly lock_version: number
-  readonly message_debounce_seconds: number | null
-  readonly agent_default_tools_version: number | null
-  readonly inbound_message_read_mode: WorkflowRecord["inbound_message_read_mode"]
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly execution_count: number
-  readonly last_executed_at: Date | null
-  readonly created_by: WorkflowRecord["created_by"]
-  readonly definition: WorkflowRecord["definition"]
-}
-
-interface TriggerRow {
-  readonly id: string
-  readonly project_id: string
-  readonly workflow_id: string
-  readonly trigger_type: TriggerType
-  readonly active: boolean
-  readonly display_name: string
-  readonly triggerable: TriggerRecord["triggerable"]
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toWorkflow = (row: WorkflowRow): WorkflowRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  name: row.name,
-  slug: row.slug,
-  description: row.description,
-  status: row.status,
-  lock_version: row.lock_version,
-  message_debounce_seconds: row.message_debounce_seconds,
-  agent_default_tools_version: row.agent_default_tools_version,
-  inbound_message_read_mode: row.inbound_message_read_mode,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at),
-  execution_count: row.execution_count,
-  last_executed_at: isoOrNull(row.last_executed_at),
-  created_by: row.created_by,
-  definition: row.definition
+/** A row of `workflows`: the stored workflow, its graph decoded with the domain's `Definition`, times as ISO text. */
+const WorkflowRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  name: Schema.String,
+  slug: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  status: WorkflowStatus,
+  lock_version: Schema.Number,
+  message_debounce_seconds: Schema.NullOr(Schema.Number),
+  agent_default_tools_version: Schema.NullOr(Schema.Number),
+  inbound_message_read_mode: ReadMode,
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate,
+  execution_count: Schema.Number,
+  last_executed_at: Schema.NullOr(IsoFromDate),
+  created_by: Actor,
+  definition: Definition
 })
+const firstWorkflow: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<WorkflowRecord>> = decodeFirst(
+  "workflows",
+  WorkflowRow
+)
+const toWorkflows: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<WorkflowRecord>> = decodeRows(
+  "workflows",
+  WorkflowRow
+)
 
-const toTrigger = (row: TriggerRow): TriggerRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  workflow_id: row.workflow_id,
-  trigger_type: row.trigger_type,
-  active: row.active,
-  display_name: row.display_name,
-  triggerable: row.triggerable,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `triggers`. */
+const TriggerRow = Schema.Struct({
+  ...Trigger.fields,
+  project_id: Schema.String,
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toTriggers: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<TriggerRecord>> = decodeRows(
+  "triggers",
+  TriggerRow
+)
+/** A trigger with the state and name of its workflow. */
+const TriggerOfWorkflowRow = Schema.Struct({
+  ...TriggerRow.fields,
+  workflow_status: Schema.String,
+  workflow_name: Schema.String
+})
+const toTriggersOfWorkflows = decodeRows("triggers join workflows", TriggerOfWorkflowRow)
 
 /** The unique indexes of 0002_workflows the domain can act on. */
 const duplicates = mapUnique({
@@ -108,17 +98,16 @@ export const layerWorkflowsRepo = Layer.effect(
       }, Effect.catchTag("SqlError", duplicates)),
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<WorkflowRow>`SELECT * FROM workflows WHERE project_id = ${projectId} AND id = ${id}`
-        return Option.map(Option.fromNullishOr(rows[0]), toWorkflow)
+        return yield* firstWorkflow(yield* sql`SELECT * FROM workflows WHERE project_id = ${projectId} AND id = ${id}`)
       }, Effect.orDie),
 
       list: Effect.fnUntraced(function*(projectId: string, filter: WorkflowFilter, window: ListWindow) {
-        return yield* listNewestFirst(sql, "workflows", where(projectId, filter), window, toWorkflow)
+        return yield* listNewestFirst(sql, "workflows", where(projectId, filter), window, toWorkflows)
       }, Effect.orDie),
 
       update: Effect.fnUntraced(function*(w: WorkflowRecord, expectedLockVersion: number) {
         // Identity and creation time are not the caller's to change.
-        const rows = yield* sql<WorkflowRow>`
+        const rows = yield* sql`
           UPDATE workflows SET
             name = ${w.name}, slug = ${w.slug}, description = ${w.description}, status = ${w.status},
             lock_version = ${w.lock_version}, message_debounce_seconds = ${w.message_debounce_seconds},
@@ -128,7 +117,7 @@ export const layerWorkflowsRepo = Layer.effect(
             created_by = ${jsonb(w.created_by)}, definition = ${jsonb(w.definition)}
           WHERE project_id = ${w.project_id} AND id = ${w.id} AND lock_version = ${expectedLockVersion}
           RETURNING *`
-        return Option.map(Option.fromNullishOr(rows[0]), toWorkflow)
+        return yield* firstWorkflow(rows)
       }, Effect.catchTag("SqlError", duplicates)),
 
       delete: Effect.fnUntraced(function*(projectId: string, id: string) {
@@ -167,27 +156,28 @@ export const layerTriggersRepo = Layer.effect(
       }, Effect.orDie),
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<TriggerRow>`SELECT * FROM triggers WHERE project_id = ${projectId} AND id = ${id}`
-        return Option.map(Option.fromNullishOr(rows[0]), toTrigger)
+        const rows = yield* sql`SELECT * FROM triggers WHERE project_id = ${projectId} AND id = ${id}`
+        return Option.fromNullishOr((yield* toTriggers(rows))[0])
       }, Effect.orDie),
 
       listByWorkflow: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
-        const rows = yield* sql<TriggerRow>`
+        return yield* toTriggers(
+          yield* sql`
           SELECT * FROM triggers WHERE project_id = ${projectId} AND workflow_id = ${workflowId}
           ORDER BY created_at, id`
-        return rows.map(toTrigger)
+        )
       }, Effect.orDie),
 
       listByType: Effect.fnUntraced(function*(projectId: string, type: TriggerType) {
-        const rows = yield* sql<TriggerRow & { readonly workflow_status: string; readonly workflow_name: string }>`
+        const rows = yield* sql`
           SELECT t.*, w.status AS workflow_status, w.name AS workflow_name
           FROM triggers t JOIN workflows w ON w.project_id = t.project_id AND w.id = t.workflow_id
           WHERE t.project_id = ${projectId} AND t.trigger_type = ${type}
           ORDER BY t.created_at, t.id`
-        return rows.map((row) => ({
-          trigger: toTrigger(row),
-          workflowStatus: row.workflow_status,
-          workflowName: row.workflow_name
+        return (yield* toTriggersOfWorkflows(rows)).map(({ workflow_name, workflow_status, ...trigger }) => ({
+          trigger,
+          workflowStatus: workflow_status,
+          workflowName: workflow_name
         }))
       }, Effect.orDie),
 
