@@ -1,26 +1,21 @@
 /** `CustomersRepo` on PostgreSQL. */
-import { type CustomerFilter, type CustomerRecord, CustomersRepo, type ListWindow } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Customer, type CustomerFilter, type CustomerRecord, CustomersRepo, type ListWindow } from "@parley/core"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, listNewestFirst, mapUnique } from "./Rows.ts"
+import { decodeFirst, decodeRows, IsoFromDate, listNewestFirst, mapUnique } from "./Rows.ts"
 
-interface CustomerRow {
-  readonly id: string
-  readonly project_id: string
-  readonly name: string
-  readonly external_customer_id: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toCustomer = (row: CustomerRow): CustomerRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  name: row.name,
-  external_customer_id: row.external_customer_id,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `customers`: the answer's fields, the owner, ISO times. */
+const CustomerRow = Schema.Struct({
+  ...Customer.fields,
+  project_id: Schema.String,
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toCustomers: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<CustomerRecord>> = decodeRows(
+  "customers",
+  CustomerRow
+)
+const firstCustomer = decodeFirst("customers", CustomerRow)
 
 const duplicates = mapUnique({ customers_project_external_key: "external_customer_id" })
 
@@ -38,7 +33,7 @@ export const layerCustomersRepo = Layer.effect(
       ])
 
     const list = (projectId: string, filter: CustomerFilter, window: ListWindow) =>
-      Effect.orDie(listNewestFirst(sql, "customers", where(projectId, filter), window, toCustomer))
+      Effect.orDie(listNewestFirst(sql, "customers", where(projectId, filter), window, toCustomers))
 
     return CustomersRepo.of({
       insert: Effect.fnUntraced(function*(c: CustomerRecord) {
@@ -47,15 +42,14 @@ export const layerCustomersRepo = Layer.effect(
           VALUES (${c.id}, ${c.project_id}, ${c.name}, ${c.external_customer_id}, ${c.created_at}, ${c.updated_at})`
       }, Effect.catchTag("SqlError", duplicates)),
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<CustomerRow>`SELECT * FROM customers WHERE project_id = ${projectId} AND id = ${id}`
-        return Option.map(Option.fromNullishOr(rows[0]), toCustomer)
+        return yield* firstCustomer(yield* sql`SELECT * FROM customers WHERE project_id = ${projectId} AND id = ${id}`)
       }, Effect.orDie),
       list,
       update: Effect.fnUntraced(function*(c: CustomerRecord) {
-        const rows = yield* sql<CustomerRow>`
+        const rows = yield* sql`
           UPDATE customers SET name = ${c.name}, external_customer_id = ${c.external_customer_id}, updated_at = ${c.updated_at}
           WHERE project_id = ${c.project_id} AND id = ${c.id} RETURNING *`
-        return Option.map(Option.fromNullishOr(rows[0]), toCustomer)
+        return yield* firstCustomer(rows)
       }, Effect.catchTag("SqlError", duplicates)),
       delete: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM customers WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
