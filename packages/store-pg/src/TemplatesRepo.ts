@@ -1,40 +1,30 @@
 /** `TemplatesRepo` on PostgreSQL (migration 0012): the template mirror. */
 import { type ListWindow, type TemplateFilter, type TemplateRecord, TemplatesRepo } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, jsonb, listNewestFirst } from "./Rows.ts"
+import { decodeFirst, decodeRows, IsoFromDate, jsonb, listNewestFirst } from "./Rows.ts"
 
-interface TemplateRow {
-  readonly id: string
-  readonly project_id: string
-  readonly business_account_id: string
-  readonly upstream_template_id: string
-  readonly name: string
-  readonly language: string
-  readonly status: string
-  readonly category: string
-  readonly sub_category: string | null
-  readonly parameter_format: string
-  readonly components: ReadonlyArray<Record<string, unknown>>
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toTemplate = (row: TemplateRow): TemplateRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  business_account_id: row.business_account_id,
-  upstream_template_id: row.upstream_template_id,
-  name: row.name,
-  language: row.language,
-  status: row.status,
-  category: row.category,
-  sub_category: row.sub_category,
-  parameter_format: row.parameter_format,
-  components: row.components,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `msg_templates`: the mirrored template, times as ISO text. */
+const TemplateRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  business_account_id: Schema.String,
+  upstream_template_id: Schema.String,
+  name: Schema.String,
+  language: Schema.String,
+  status: Schema.String,
+  category: Schema.String,
+  sub_category: Schema.NullOr(Schema.String),
+  parameter_format: Schema.String,
+  components: Schema.Array(Schema.Record(Schema.String, Schema.Unknown)),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toTemplates: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<TemplateRecord>> = decodeRows(
+  "msg_templates",
+  TemplateRow
+)
+const firstTemplate = decodeFirst("msg_templates", TemplateRow)
 
 export const layerTemplatesRepo = Layer.effect(
   TemplatesRepo,
@@ -43,7 +33,7 @@ export const layerTemplatesRepo = Layer.effect(
 
     // A template never moves between projects: the id is derived from the project (`templateId`).
     const upsertRow = (t: TemplateRecord) =>
-      sql<TemplateRow>`
+      sql`
         INSERT INTO msg_templates (id, project_id, business_account_id, upstream_template_id, name, language, status,
           category, sub_category, parameter_format, components, created_at, updated_at)
         VALUES (${t.id}, ${t.project_id}, ${t.business_account_id}, ${t.upstream_template_id}, ${t.name}, ${t.language},
@@ -78,16 +68,15 @@ export const layerTemplatesRepo = Layer.effect(
         }))
       }, Effect.orDie),
       upsert: Effect.fnUntraced(function*(t: TemplateRecord) {
-        const rows = yield* upsertRow(t)
-        if (rows[0] === undefined) return yield* Effect.die(new Error(`template ${t.id} belongs to another project`))
-        return toTemplate(rows[0])
+        const stored = yield* firstTemplate(yield* upsertRow(t))
+        if (Option.isNone(stored)) return yield* Effect.die(new Error(`template ${t.id} belongs to another project`))
+        return stored.value
       }, Effect.orDie),
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<TemplateRow>`SELECT * FROM msg_templates WHERE project_id = ${projectId} AND id = ${id}`
-        return Option.map(Option.fromNullishOr(rows[0]), toTemplate)
+        return yield* firstTemplate(yield* sql`SELECT * FROM msg_templates WHERE project_id = ${projectId} AND id = ${id}`)
       }, Effect.orDie),
       list: (projectId: string, filter: TemplateFilter, window: ListWindow) =>
-        Effect.orDie(listNewestFirst(sql, "msg_templates", where(projectId, filter), window, toTemplate)),
+        Effect.orDie(listNewestFirst(sql, "msg_templates", where(projectId, filter), window, toTemplates)),
       remove: Effect.fnUntraced(function*(projectId: string, id: string) {
         const rows = yield* sql`DELETE FROM msg_templates WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         return rows.length > 0
