@@ -1,58 +1,50 @@
 /** `SetupLinksRepo` on PostgreSQL. */
-import { type ListWindow, type SetupLinkRecord, SetupLinksRepo } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import {
+  BILLING_MODES,
+  CONNECTION_TYPES,
+  type ListWindow,
+  MsgSetupStatus,
+  SETUP_ERROR_CODES,
+  SETUP_LINK_LANGUAGES,
+  SetupLink,
+  type SetupLinkRecord,
+  SetupLinksRepo,
+  SetupLinkStatus
+} from "@parley/core"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
+import { decodeFirst, decodeRows, IsoFromDate, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
 
-interface SetupLinkRow {
-  readonly id: string
-  readonly project_id: string
-  readonly customer_id: string
-  readonly token_hash: string
-  readonly status: SetupLinkRecord["status"]
-  readonly msg_setup_status: SetupLinkRecord["msg_setup_status"]
-  readonly error_code: SetupLinkRecord["error_code"]
-  readonly expires_at: Date
-  readonly success_redirect_url: string | null
-  readonly failure_redirect_url: string | null
-  readonly allowed_connection_types: SetupLinkRecord["allowed_connection_types"]
-  readonly theme_config: SetupLinkRecord["theme_config"]
-  readonly language: SetupLinkRecord["language"]
-  readonly provision_phone_number: boolean
-  readonly phone_number_country_isos: ReadonlyArray<string>
-  readonly upstream_billing_mode: SetupLinkRecord["upstream_billing_mode"]
-  readonly reconnect_phone_number: string | null
-  readonly phone_number_id: string | null
-  readonly used_at: Date | null
-  readonly revoked_at: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toLink = (row: SetupLinkRow): SetupLinkRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  customer_id: row.customer_id,
-  token_hash: row.token_hash,
-  status: row.status,
-  msg_setup_status: row.msg_setup_status,
-  error_code: row.error_code,
-  expires_at: iso(row.expires_at),
-  success_redirect_url: row.success_redirect_url,
-  failure_redirect_url: row.failure_redirect_url,
-  allowed_connection_types: row.allowed_connection_types,
-  theme_config: row.theme_config,
-  language: row.language,
-  provision_phone_number: row.provision_phone_number,
-  phone_number_country_isos: row.phone_number_country_isos,
-  upstream_billing_mode: row.upstream_billing_mode,
-  reconnect_phone_number: row.reconnect_phone_number,
-  phone_number_id: row.phone_number_id,
-  used_at: isoOrNull(row.used_at),
-  revoked_at: isoOrNull(row.revoked_at),
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `setup_links`: the stored link, times as ISO text. */
+const SetupLinkRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  customer_id: Schema.String,
+  token_hash: Schema.String,
+  status: SetupLinkStatus,
+  msg_setup_status: MsgSetupStatus,
+  error_code: Schema.NullOr(Schema.Literals(SETUP_ERROR_CODES)),
+  expires_at: IsoFromDate,
+  success_redirect_url: Schema.NullOr(Schema.String),
+  failure_redirect_url: Schema.NullOr(Schema.String),
+  allowed_connection_types: Schema.Array(Schema.Literals(CONNECTION_TYPES)),
+  theme_config: SetupLink.fields.theme_config,
+  language: Schema.NullOr(Schema.Literals(SETUP_LINK_LANGUAGES)),
+  provision_phone_number: Schema.Boolean,
+  phone_number_country_isos: Schema.Array(Schema.String),
+  upstream_billing_mode: Schema.Literals(BILLING_MODES),
+  reconnect_phone_number: Schema.NullOr(Schema.String),
+  phone_number_id: Schema.NullOr(Schema.String),
+  used_at: Schema.NullOr(IsoFromDate),
+  revoked_at: Schema.NullOr(IsoFromDate),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toLinks: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<SetupLinkRecord>> = decodeRows(
+  "setup_links",
+  SetupLinkRow
+)
+const one = decodeFirst("setup_links", SetupLinkRow)
 
 const duplicates = mapUnique({ setup_links_one_active: "customer_id" })
 
@@ -60,7 +52,6 @@ export const layerSetupLinksRepo = Layer.effect(
   SetupLinksRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const one = (rows: ReadonlyArray<SetupLinkRow>) => Option.map(Option.fromNullishOr(rows[0]), toLink)
 
     return SetupLinksRepo.of({
       insert: Effect.fnUntraced(function*(l: SetupLinkRecord) {
@@ -76,13 +67,13 @@ export const layerSetupLinksRepo = Layer.effect(
             ${l.reconnect_phone_number}, ${l.phone_number_id}, ${l.used_at}, ${l.revoked_at}, ${l.created_at}, ${l.updated_at})`
       }, Effect.catchTag("SqlError", duplicates)),
       findById: Effect.fnUntraced(function*(projectId: string, customerId: string, id: string) {
-        return one(
-          yield* sql<SetupLinkRow>`
+        return yield* one(
+          yield* sql`
             SELECT * FROM setup_links WHERE project_id = ${projectId} AND customer_id = ${customerId} AND id = ${id}`
         )
       }, Effect.orDie),
       findByTokenHash: Effect.fnUntraced(function*(tokenHash: string) {
-        return one(yield* sql<SetupLinkRow>`SELECT * FROM setup_links WHERE token_hash = ${tokenHash}`)
+        return yield* one(yield* sql`SELECT * FROM setup_links WHERE token_hash = ${tokenHash}`)
       }, Effect.orDie),
       list: (projectId: string, customerId: string, window: ListWindow) =>
         Effect.orDie(listNewestFirst(
@@ -90,11 +81,11 @@ export const layerSetupLinksRepo = Layer.effect(
           "setup_links",
           sql.and([sql`project_id = ${projectId}`, sql`customer_id = ${customerId}`]),
           window,
-          toLink
+          toLinks
         )),
       updateActive: Effect.fnUntraced(function*(l: SetupLinkRecord) {
-        return one(
-          yield* sql<SetupLinkRow>`
+        return yield* one(
+          yield* sql`
             UPDATE setup_links SET status = ${l.status}, msg_setup_status = ${l.msg_setup_status}, error_code = ${l.error_code},
               expires_at = ${l.expires_at}, success_redirect_url = ${l.success_redirect_url},
               failure_redirect_url = ${l.failure_redirect_url},
