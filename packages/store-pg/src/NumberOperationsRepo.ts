@@ -5,51 +5,37 @@
 import {
   type DisplayNameRequestRecord,
   DisplayNameRequestsRepo,
-  type DisplayNameRequestStatus,
+  DisplayNameRequestStatus,
   type HealthReport,
   type ListWindow,
   NumberHealthRepo,
   type NumberHealthState
 } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { first, iso, isoOrNull, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
+import { decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, listNewestFirst, mapUnique } from "./Rows.ts"
 
-interface RequestRow {
-  readonly id: string
-  readonly project_id: string
-  readonly msg_config_id: string
-  readonly requested_display_name: string
-  readonly previous_display_name: string
-  readonly status: DisplayNameRequestStatus
-  readonly submitted_at: Date
-  readonly reviewed_at: Date | null
-  readonly applied_at: Date | null
-  readonly upstream_error_code: number | null
-  readonly upstream_error_subcode: number | null
-  readonly upstream_error_type: string | null
-  readonly upstream_error_message: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toRequest = (row: RequestRow): DisplayNameRequestRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  msg_config_id: row.msg_config_id,
-  requested_display_name: row.requested_display_name,
-  previous_display_name: row.previous_display_name,
-  status: row.status,
-  submitted_at: iso(row.submitted_at),
-  reviewed_at: isoOrNull(row.reviewed_at),
-  applied_at: isoOrNull(row.applied_at),
-  upstream_error_code: row.upstream_error_code,
-  upstream_error_subcode: row.upstream_error_subcode,
-  upstream_error_type: row.upstream_error_type,
-  upstream_error_message: row.upstream_error_message,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `msg_display_name_requests`, times as ISO text. */
+const RequestRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  msg_config_id: Schema.String,
+  requested_display_name: Schema.String,
+  previous_display_name: Schema.String,
+  status: DisplayNameRequestStatus,
+  submitted_at: IsoFromDate,
+  reviewed_at: Schema.NullOr(IsoFromDate),
+  applied_at: Schema.NullOr(IsoFromDate),
+  upstream_error_code: Schema.NullOr(Schema.Number),
+  upstream_error_subcode: Schema.NullOr(Schema.Number),
+  upstream_error_type: Schema.NullOr(Schema.String),
+  upstream_error_message: Schema.NullOr(Schema.String),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toRequests: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<DisplayNameRequestRecord>> =
+  decodeRows("msg_display_name_requests", RequestRow)
+const firstRequest = decodeFirst("msg_display_name_requests", RequestRow)
 
 const FINAL = ["declined", "failed", "applied", "expired", "cancelled"]
 
@@ -70,27 +56,28 @@ export const layerDisplayNameRequestsRepo = Layer.effect(
       }, Effect.catchTag("SqlError", mapUnique({ msg_display_name_requests_open_key: "msg_config_id" }))),
 
       update: Effect.fnUntraced(function*(r: DisplayNameRequestRecord) {
-        const rows = yield* sql<RequestRow>`
+        const rows = yield* sql`
           UPDATE msg_display_name_requests SET status = ${r.status}, reviewed_at = ${r.reviewed_at},
             applied_at = ${r.applied_at}, upstream_error_code = ${r.upstream_error_code},
             upstream_error_subcode = ${r.upstream_error_subcode}, upstream_error_type = ${r.upstream_error_type},
             upstream_error_message = ${r.upstream_error_message}, updated_at = ${r.updated_at}
           WHERE project_id = ${r.project_id} AND id = ${r.id}
           RETURNING *`
-        return first(rows, toRequest)
+        return yield* firstRequest(rows)
       }, Effect.orDie),
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<RequestRow>`
-          SELECT * FROM msg_display_name_requests WHERE project_id = ${projectId} AND id = ${id}`
-        return first(rows, toRequest)
+        return yield* firstRequest(
+          yield* sql`SELECT * FROM msg_display_name_requests WHERE project_id = ${projectId} AND id = ${id}`
+        )
       }, Effect.orDie),
 
       findOpen: Effect.fnUntraced(function*(msgConfigId: string) {
-        const rows = yield* sql<RequestRow>`
+        return yield* firstRequest(
+          yield* sql`
           SELECT * FROM msg_display_name_requests
           WHERE msg_config_id = ${msgConfigId} AND status NOT IN ${sql.in(FINAL)}`
-        return first(rows, toRequest)
+        )
       }, Effect.orDie),
 
       list: Effect.fnUntraced(function*(projectId: string, msgConfigId: string, window: ListWindow) {
@@ -99,21 +86,26 @@ export const layerDisplayNameRequestsRepo = Layer.effect(
           "msg_display_name_requests",
           sql`project_id = ${projectId} AND msg_config_id = ${msgConfigId}`,
           window,
-          toRequest
+          toRequests
         )
       }, Effect.orDie)
     })
   })
 )
 
-interface HealthRow {
-  readonly msg_config_id: string
-  readonly credentials: string
-  readonly report: HealthReport | null
-  readonly checked_at: Date | null
-  readonly failures: number
-  readonly held_until: Date | null
-}
+/** A row of `msg_number_health`: the cached state, its report as the run wrote it. */
+const HealthRow = Schema.Struct({
+  msg_config_id: Schema.String,
+  credentials: Schema.String,
+  report: Schema.NullOr(JsonObject<HealthReport>()),
+  checked_at: Schema.NullOr(IsoFromDate),
+  failures: Schema.Number,
+  held_until: Schema.NullOr(IsoFromDate)
+})
+const firstHealth: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<NumberHealthState>> = decodeFirst(
+  "msg_number_health",
+  HealthRow
+)
 
 export const layerNumberHealthRepo = Layer.effect(
   NumberHealthRepo,
@@ -121,15 +113,7 @@ export const layerNumberHealthRepo = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     return NumberHealthRepo.of({
       get: Effect.fnUntraced(function*(msgConfigId: string) {
-        const rows = yield* sql<HealthRow>`SELECT * FROM msg_number_health WHERE msg_config_id = ${msgConfigId}`
-        return first(rows, (row): NumberHealthState => ({
-          msg_config_id: row.msg_config_id,
-          credentials: row.credentials,
-          report: row.report,
-          checked_at: isoOrNull(row.checked_at),
-          failures: row.failures,
-          held_until: isoOrNull(row.held_until)
-        }))
+        return yield* firstHealth(yield* sql`SELECT * FROM msg_number_health WHERE msg_config_id = ${msgConfigId}`)
       }, Effect.orDie),
 
       put: Effect.fnUntraced(function*(s: NumberHealthState) {
