@@ -10,55 +10,43 @@ import {
   type BroadcastFilter,
   type BroadcastRecord,
   BroadcastsRepo,
-  type BroadcastStatus,
+  BroadcastStatus,
   type ListWindow,
   type RecipientOutcome,
   type RecipientRecord,
   type RecipientRetry,
   type RecipientStatus,
-  type RecipientView
+  type RecipientView,
+  StopReason
 } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso, isoOrNull, jsonb, jsonRows, listNewestFirst } from "./Rows.ts"
+import { decodeFirst, decodeRows, iso, isoOrNull, IsoFromDate, jsonb, JsonObject, jsonRows, listNewestFirst } from "./Rows.ts"
 
-interface BroadcastRow {
-  readonly id: string
-  readonly project_id: string
-  readonly name: string
-  readonly status: BroadcastRecord["status"]
-  readonly msg_config_id: string
-  readonly msg_template_id: string
-  readonly template: BroadcastRecord["template"]
-  readonly scheduled_at: Date | null
-  readonly started_at: Date | null
-  readonly completed_at: Date | null
-  readonly stopped_at: Date | null
-  readonly stop_reason: BroadcastRecord["stop_reason"]
-  readonly lease_owner: string | null
-  readonly lease_until: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toBroadcast = (row: BroadcastRow): BroadcastRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  name: row.name,
-  status: row.status,
-  msg_config_id: row.msg_config_id,
-  msg_template_id: row.msg_template_id,
-  template: row.template,
-  scheduled_at: isoOrNull(row.scheduled_at),
-  started_at: isoOrNull(row.started_at),
-  completed_at: isoOrNull(row.completed_at),
-  stopped_at: isoOrNull(row.stopped_at),
-  stop_reason: row.stop_reason,
-  lease_owner: row.lease_owner,
-  lease_until: isoOrNull(row.lease_until),
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `msg_broadcasts`, times as ISO text. */
+const BroadcastRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  name: Schema.String,
+  status: BroadcastStatus,
+  msg_config_id: Schema.String,
+  msg_template_id: Schema.String,
+  template: JsonObject<BroadcastRecord["template"]>(),
+  scheduled_at: Schema.NullOr(IsoFromDate),
+  started_at: Schema.NullOr(IsoFromDate),
+  completed_at: Schema.NullOr(IsoFromDate),
+  stopped_at: Schema.NullOr(IsoFromDate),
+  stop_reason: Schema.NullOr(StopReason),
+  lease_owner: Schema.NullOr(Schema.String),
+  lease_until: Schema.NullOr(IsoFromDate),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toBroadcasts: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<BroadcastRecord>> = decodeRows(
+  "msg_broadcasts",
+  BroadcastRow
+)
+const firstBroadcast = decodeFirst("msg_broadcasts", BroadcastRow)
 
 interface RecipientRow {
   readonly id: string
@@ -177,19 +165,18 @@ export const layerBroadcastsRepo = Layer.effect(
             ${b.stop_reason}, ${b.created_at}, ${b.updated_at})`
       }, Effect.orDie),
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<BroadcastRow>`SELECT * FROM msg_broadcasts WHERE project_id = ${projectId} AND id = ${id}`
-        return Option.map(Option.fromNullishOr(rows[0]), toBroadcast)
+        return yield* firstBroadcast(yield* sql`SELECT * FROM msg_broadcasts WHERE project_id = ${projectId} AND id = ${id}`)
       }, Effect.orDie),
       list: (projectId: string, filter: BroadcastFilter, window: ListWindow) =>
-        Effect.orDie(listNewestFirst(sql, "msg_broadcasts", where(projectId, filter), window, toBroadcast)),
+        Effect.orDie(listNewestFirst(sql, "msg_broadcasts", where(projectId, filter), window, toBroadcasts)),
       transition: Effect.fnUntraced(function*(b: BroadcastRecord, from: ReadonlyArray<BroadcastStatus>) {
-        const rows = yield* sql<BroadcastRow>`
+        const rows = yield* sql`
           UPDATE msg_broadcasts SET name = ${b.name}, status = ${b.status}, template = ${jsonb(b.template)}::jsonb,
             scheduled_at = ${b.scheduled_at}, started_at = ${b.started_at}, completed_at = ${b.completed_at},
             stopped_at = ${b.stopped_at}, stop_reason = ${b.stop_reason}, updated_at = ${b.updated_at}
           WHERE id = ${b.id} AND project_id = ${b.project_id} AND status IN ${sql.in(from)}
           RETURNING *`
-        return Option.map(Option.fromNullishOr(rows[0]), toBroadcast)
+        return yield* firstBroadcast(rows)
       }, Effect.orDie),
       addRecipients: Effect.fnUntraced(function*(projectId: string, broadcastId: string, recipients: ReadonlyArray<RecipientRecord>) {
         return yield* sql.withTransaction(Effect.gen(function*() {
@@ -278,11 +265,11 @@ export const layerBroadcastsRepo = Layer.effect(
         return rows[0]!
       }, Effect.orDie),
       lease: Effect.fnUntraced(function*(broadcastId: string, owner: string, now: string, until: string) {
-        const rows = yield* sql<BroadcastRow>`
+        const rows = yield* sql`
           UPDATE msg_broadcasts SET lease_owner = ${owner}, lease_until = ${until}
           WHERE id = ${broadcastId} AND (lease_until IS NULL OR lease_until < ${now} OR lease_owner = ${owner})
           RETURNING *`
-        return Option.map(Option.fromNullishOr(rows[0]), toBroadcast)
+        return yield* firstBroadcast(rows)
       }, Effect.orDie),
       release: Effect.fnUntraced(function*(broadcastId: string, owner: string) {
         yield* sql`UPDATE msg_broadcasts SET lease_owner = NULL, lease_until = NULL WHERE id = ${broadcastId} AND lease_owner = ${owner}`
@@ -332,11 +319,11 @@ export const layerBroadcastsRepo = Layer.effect(
         return rows[0]!
       }, Effect.orDie),
       listRunnable: Effect.fnUntraced(function*(now: string, limit: number) {
-        const rows = yield* sql<BroadcastRow>`
+        const rows = yield* sql`
           SELECT * FROM msg_broadcasts
           WHERE status IN ('scheduled', 'sending') AND (status = 'sending' OR scheduled_at <= ${now})
           ORDER BY created_at, id LIMIT ${limit}`
-        return rows.map(toBroadcast)
+        return yield* toBroadcasts(rows)
       }, Effect.orDie),
       contactsReachedSince: Effect.fnUntraced(function*(msgConfigIds: ReadonlyArray<string>, since: string) {
         if (msgConfigIds.length === 0) return 0
