@@ -3,53 +3,41 @@
  * until processed, and template status reports.
  */
 import { type InboxEntry, type TemplateStatusRecord, UpstreamInboxRepo } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { first, iso, isoOrNull } from "./Rows.ts"
+import { Count, decodeFirst, decodeRows, IsoFromDate } from "./Rows.ts"
 
-interface InboxRow {
-  readonly id: string
-  readonly msg_config_id: string | null
-  readonly body: Uint8Array
-  readonly signature: string
-  readonly received_at: Date
-  readonly fanned_out_at: Date | null
-  readonly processed_at: Date | null
-}
-
-const toEntry = (row: InboxRow): InboxEntry => ({
-  id: row.id,
-  msg_config_id: row.msg_config_id,
-  body: row.body,
-  signature: row.signature,
-  received_at: iso(row.received_at),
-  fanned_out_at: isoOrNull(row.fanned_out_at),
-  processed_at: isoOrNull(row.processed_at)
+/** A row of `msg_upstream_inbox`: the raw body as the network sent it, times as ISO text. */
+const InboxRow = Schema.Struct({
+  id: Schema.String,
+  msg_config_id: Schema.NullOr(Schema.String),
+  body: Schema.Uint8Array,
+  signature: Schema.String,
+  received_at: IsoFromDate,
+  fanned_out_at: Schema.NullOr(IsoFromDate),
+  processed_at: Schema.NullOr(IsoFromDate)
 })
+const toEntries: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<InboxEntry>> = decodeRows(
+  "msg_upstream_inbox",
+  InboxRow
+)
+const firstEntry = decodeFirst("msg_upstream_inbox", InboxRow)
+const decodePruned = decodeRows("msg_upstream_inbox prune", Schema.Struct({ n: Count }))
 
-interface TemplateStatusRow {
-  readonly id: string
-  readonly business_account_id: string
-  readonly template_id: string
-  readonly template_name: string
-  readonly language: string
-  readonly event: string
-  readonly reason: string | null
-  readonly category: string | null
-  readonly received_at: Date
-}
-
-const toTemplateStatus = (row: TemplateStatusRow): TemplateStatusRecord => ({
-  id: row.id,
-  business_account_id: row.business_account_id,
-  template_id: row.template_id,
-  template_name: row.template_name,
-  language: row.language,
-  event: row.event,
-  reason: row.reason,
-  category: row.category,
-  received_at: iso(row.received_at)
+/** A row of `msg_template_status_events`. */
+const TemplateStatusRow = Schema.Struct({
+  id: Schema.String,
+  business_account_id: Schema.String,
+  template_id: Schema.String,
+  template_name: Schema.String,
+  language: Schema.String,
+  event: Schema.String,
+  reason: Schema.NullOr(Schema.String),
+  category: Schema.NullOr(Schema.String),
+  received_at: IsoFromDate
 })
+const toTemplateStatuses: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<TemplateStatusRecord>> =
+  decodeRows("msg_template_status_events", TemplateStatusRow)
 
 export const layerUpstreamInboxRepo = Layer.effect(
   UpstreamInboxRepo,
@@ -64,8 +52,7 @@ export const layerUpstreamInboxRepo = Layer.effect(
       }, Effect.orDie),
 
       find: Effect.fnUntraced(function*(id: string) {
-        const rows = yield* sql<InboxRow>`SELECT * FROM msg_upstream_inbox WHERE id = ${id}`
-        return first(rows, toEntry)
+        return yield* firstEntry(yield* sql`SELECT * FROM msg_upstream_inbox WHERE id = ${id}`)
       }, Effect.orDie),
 
       markFannedOut: Effect.fnUntraced(function*(id: string, at: string) {
@@ -77,17 +64,18 @@ export const layerUpstreamInboxRepo = Layer.effect(
       }, Effect.orDie),
 
       listUnprocessed: Effect.fnUntraced(function*(receivedBefore: string, limit: number) {
-        const rows = yield* sql<InboxRow>`
+        return yield* toEntries(
+          yield* sql`
           SELECT * FROM msg_upstream_inbox WHERE processed_at IS NULL AND received_at < ${receivedBefore}::timestamptz
           ORDER BY received_at, id LIMIT ${limit}`
-        return rows.map(toEntry)
+        )
       }, Effect.orDie),
 
       prune: Effect.fnUntraced(function*(before: string) {
-        const rows = yield* sql<{ readonly n: number }>`
+        const rows = yield* sql`
           WITH gone AS (DELETE FROM msg_upstream_inbox WHERE processed_at < ${before}::timestamptz RETURNING 1)
           SELECT count(*)::int AS n FROM gone`
-        return rows[0]?.n ?? 0
+        return (yield* decodePruned(rows))[0]?.n ?? 0
       }, Effect.orDie),
 
       recordTemplateStatus: Effect.fnUntraced(function*(e: TemplateStatusRecord) {
@@ -99,10 +87,11 @@ export const layerUpstreamInboxRepo = Layer.effect(
       }, Effect.orDie),
 
       listTemplateStatus: Effect.fnUntraced(function*(businessAccountId: string) {
-        const rows = yield* sql<TemplateStatusRow>`
+        return yield* toTemplateStatuses(
+          yield* sql`
           SELECT * FROM msg_template_status_events WHERE business_account_id = ${businessAccountId}
           ORDER BY received_at, id`
-        return rows.map(toTemplateStatus)
+        )
       }, Effect.orDie)
     })
   })
