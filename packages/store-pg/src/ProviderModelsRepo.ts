@@ -1,42 +1,24 @@
 /** `ProviderModelsRepo` on PostgreSQL (migration 0015). */
-import { type ProviderModelRecord, ProviderModelsRepo } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { ProviderModel, type ProviderModelRecord, ProviderModelsRepo } from "@parley/core"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { first, iso, jsonb } from "./Rows.ts"
+import { decodeRows, IsoFromDate, jsonb } from "./Rows.ts"
 
-interface ModelRow {
-  readonly id: string
-  readonly name: string
-  readonly provider: string
-  readonly reasoning_model: boolean
-  readonly thinking_mode: ProviderModelRecord["thinking_mode"]
-  readonly supports_custom_sampling: boolean
-  readonly supported_reasoning_efforts: ProviderModelRecord["supported_reasoning_efforts"]
-  readonly default_reasoning_effort: ProviderModelRecord["default_reasoning_effort"]
-  readonly supported_prompt_cache_ttls: ProviderModelRecord["supported_prompt_cache_ttls"]
-  readonly default_prompt_cache_ttl: ProviderModelRecord["default_prompt_cache_ttl"]
-  readonly api_surface: ProviderModelRecord["api_surface"]
-  readonly base_url: string
-  readonly upstream_model: string
-  readonly api_key_env: string | null
-  readonly created_at: Date
-}
-
-const toModel = (row: ModelRow): ProviderModelRecord => ({
-  id: row.id,
-  name: row.name,
-  provider: row.provider,
-  reasoning_model: row.reasoning_model,
-  thinking_mode: row.thinking_mode,
-  supports_custom_sampling: row.supports_custom_sampling,
-  supported_reasoning_efforts: row.supported_reasoning_efforts,
-  default_reasoning_effort: row.default_reasoning_effort,
-  supported_prompt_cache_ttls: row.supported_prompt_cache_ttls,
-  default_prompt_cache_ttl: row.default_prompt_cache_ttl,
-  api_surface: row.api_surface,
-  endpoint: { base_url: row.base_url, upstream_model: row.upstream_model, api_key_env: row.api_key_env },
-  created_at: iso(row.created_at)
+/** A row of `provider_models`: the public record's columns, the endpoint's, ISO time. */
+const ModelRow = Schema.Struct({
+  ...ProviderModel.fields,
+  base_url: Schema.String,
+  upstream_model: Schema.String,
+  api_key_env: Schema.NullOr(Schema.String),
+  created_at: IsoFromDate
 })
+const decodeModels = decodeRows("provider_models", ModelRow)
+const toModels = (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<ProviderModelRecord>> =>
+  Effect.map(decodeModels(rows), (models) =>
+    models.map(({ api_key_env, base_url, upstream_model, ...model }) => ({
+      ...model,
+      endpoint: { base_url, upstream_model, api_key_env }
+    })))
 
 export const layerProviderModelsRepo = Layer.effect(
   ProviderModelsRepo,
@@ -44,7 +26,7 @@ export const layerProviderModelsRepo = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     return ProviderModelsRepo.of({
       declare: Effect.fnUntraced(function*(m: ProviderModelRecord) {
-        const rows = yield* sql<ModelRow>`
+        const rows = yield* sql`
           INSERT INTO provider_models (id, name, provider, reasoning_model, thinking_mode, supports_custom_sampling,
             supported_reasoning_efforts, default_reasoning_effort, supported_prompt_cache_ttls, default_prompt_cache_ttl,
             api_surface, base_url, upstream_model, api_key_env, created_at)
@@ -61,18 +43,18 @@ export const layerProviderModelsRepo = Layer.effect(
             default_prompt_cache_ttl = EXCLUDED.default_prompt_cache_ttl, api_surface = EXCLUDED.api_surface,
             base_url = EXCLUDED.base_url, upstream_model = EXCLUDED.upstream_model, api_key_env = EXCLUDED.api_key_env
           RETURNING *`
-        return toModel(rows[0]!)
+        return (yield* toModels(rows))[0]!
       }, Effect.orDie),
       remove: Effect.fnUntraced(function*(name: string) {
         const rows = yield* sql`DELETE FROM provider_models WHERE name = ${name} RETURNING id`
         return rows.length > 0
       }, Effect.orDie),
-      list: Effect.map(sql<ModelRow>`SELECT * FROM provider_models ORDER BY provider, name`, (rows) => rows.map(toModel)).pipe(Effect.orDie),
+      list: Effect.flatMap(sql`SELECT * FROM provider_models ORDER BY provider, name`, toModels).pipe(Effect.orDie),
       findById: Effect.fnUntraced(function*(id: string) {
-        return first(yield* sql<ModelRow>`SELECT * FROM provider_models WHERE id = ${id}`, toModel)
+        return Option.fromNullishOr((yield* toModels(yield* sql`SELECT * FROM provider_models WHERE id = ${id}`))[0])
       }, Effect.orDie),
       findByName: Effect.fnUntraced(function*(name: string) {
-        return first(yield* sql<ModelRow>`SELECT * FROM provider_models WHERE name = ${name}`, toModel)
+        return Option.fromNullishOr((yield* toModels(yield* sql`SELECT * FROM provider_models WHERE name = ${name}`))[0])
       }, Effect.orDie)
     })
   })
