@@ -1,24 +1,21 @@
 /** `ProjectSecretsRepo` on PostgreSQL (migration 0013). */
 import { type ProjectSecretRecord, ProjectSecretsRepo } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { iso } from "./Rows.ts"
+import { decodeRows, IsoFromDate } from "./Rows.ts"
 
-interface SecretRow {
-  readonly project_id: string
-  readonly name: string
-  readonly ciphertext: string
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toSecret = (row: SecretRow): ProjectSecretRecord => ({
-  project_id: row.project_id,
-  name: row.name,
-  ciphertext: row.ciphertext,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
+/** A row of `project_secrets`: the sealed value, ISO times. */
+const SecretRow = Schema.Struct({
+  project_id: Schema.String,
+  name: Schema.String,
+  ciphertext: Schema.String,
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate
 })
+const toSecrets: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ProjectSecretRecord>> = decodeRows(
+  "project_secrets",
+  SecretRow
+)
 
 export const layerProjectSecretsRepo = Layer.effect(
   ProjectSecretsRepo,
@@ -26,16 +23,15 @@ export const layerProjectSecretsRepo = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     return ProjectSecretsRepo.of({
       put: Effect.fnUntraced(function*(s: ProjectSecretRecord) {
-        const rows = yield* sql<SecretRow>`
+        const rows = yield* sql`
           INSERT INTO project_secrets (project_id, name, ciphertext, created_at, updated_at)
           VALUES (${s.project_id}, ${s.name}, ${s.ciphertext}, ${s.created_at}, ${s.updated_at})
           ON CONFLICT (project_id, name) DO UPDATE SET ciphertext = EXCLUDED.ciphertext, updated_at = EXCLUDED.updated_at
           RETURNING *`
-        return toSecret(rows[0]!)
+        return (yield* toSecrets(rows))[0]!
       }, Effect.orDie),
       list: Effect.fnUntraced(function*(projectId: string) {
-        const rows = yield* sql<SecretRow>`SELECT * FROM project_secrets WHERE project_id = ${projectId} ORDER BY name`
-        return rows.map(toSecret)
+        return yield* toSecrets(yield* sql`SELECT * FROM project_secrets WHERE project_id = ${projectId} ORDER BY name`)
       }, Effect.orDie),
       delete: Effect.fnUntraced(function*(projectId: string, name: string) {
         const rows = yield* sql`DELETE FROM project_secrets WHERE project_id = ${projectId} AND name = ${name} RETURNING name`
