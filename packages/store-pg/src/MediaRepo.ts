@@ -3,44 +3,40 @@
  * the business account of each upload.
  */
 import { MediaRepo, type MediaUpload, type StoredMedia } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { first, iso } from "./Rows.ts"
+import { Count, decodeFirst, decodeRows, IsoFromDate } from "./Rows.ts"
 
-interface MediaRow {
-  readonly id: string
-  readonly project_id: string
-  readonly msg_config_id: string
-  readonly network_media_id: string | null
-  readonly filename: string
-  readonly content_type: string
-  /** bigint: the driver gives it as a string. */
-  readonly byte_size: string | number
-  readonly sha256: string
-  readonly bytes: Uint8Array
-  readonly created_at: Date
-}
-
-const toMedia = (row: MediaRow): StoredMedia => ({
-  id: row.id,
-  project_id: row.project_id,
-  msg_config_id: row.msg_config_id,
-  network_media_id: row.network_media_id,
-  filename: row.filename,
-  content_type: row.content_type,
-  byte_size: Number(row.byte_size),
-  sha256: row.sha256,
-  bytes: row.bytes,
-  created_at: iso(row.created_at)
+/** A row of `msg_media`: the bytes as kept, the bigint size as a number, ISO time. */
+const MediaRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  msg_config_id: Schema.String,
+  network_media_id: Schema.NullOr(Schema.String),
+  filename: Schema.String,
+  content_type: Schema.String,
+  byte_size: Count,
+  sha256: Schema.String,
+  bytes: Schema.Uint8Array,
+  created_at: IsoFromDate
 })
+const firstMedia: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<StoredMedia>> = decodeFirst(
+  "msg_media",
+  MediaRow
+)
 
-interface MediaUploadRow {
-  readonly network_media_id: string
-  readonly project_id: string
-  readonly msg_config_id: string
-  readonly business_account_id: string
-  readonly created_at: Date
-}
+/** A row of `msg_media_uploads`. */
+const MediaUploadRow = Schema.Struct({
+  network_media_id: Schema.String,
+  project_id: Schema.String,
+  msg_config_id: Schema.String,
+  business_account_id: Schema.String,
+  created_at: IsoFromDate
+})
+const toUploads: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<MediaUpload>> = decodeRows(
+  "msg_media_uploads",
+  MediaUploadRow
+)
 
 export const layerMediaRepo = Layer.effect(
   MediaRepo,
@@ -56,8 +52,7 @@ export const layerMediaRepo = Layer.effect(
       }, Effect.orDie),
 
       find: Effect.fnUntraced(function*(projectId: string, id: string) {
-        const rows = yield* sql<MediaRow>`SELECT * FROM msg_media WHERE project_id = ${projectId} AND id = ${id}`
-        return first(rows, toMedia)
+        return yield* firstMedia(yield* sql`SELECT * FROM msg_media WHERE project_id = ${projectId} AND id = ${id}`)
       }, Effect.orDie),
 
       delete: Effect.fnUntraced(function*(projectId: string, id: string) {
@@ -75,9 +70,10 @@ export const layerMediaRepo = Layer.effect(
 
       findUploads: Effect.fnUntraced(function*(projectId: string, networkMediaIds: ReadonlyArray<string>) {
         if (networkMediaIds.length === 0) return []
-        const rows = yield* sql<MediaUploadRow>`
+        return yield* toUploads(
+          yield* sql`
           SELECT * FROM msg_media_uploads WHERE project_id = ${projectId} AND network_media_id = ANY(${networkMediaIds})`
-        return rows.map((row): MediaUpload => ({ ...row, created_at: iso(row.created_at) }))
+        )
       }, Effect.orDie)
     })
   })
