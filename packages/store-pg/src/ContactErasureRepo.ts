@@ -9,36 +9,36 @@ import {
   type ContactErasureRecord,
   ContactErasureRepo,
   type ErasureSubject,
-  type ErasureTarget,
   erasureTerms
 } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { first, iso, isoOrNull, jsonb } from "./Rows.ts"
+import { decodeFirst, decodeRows, IsoFromDate, jsonb } from "./Rows.ts"
 
-interface ErasureRow {
-  readonly id: string
-  readonly project_id: string
-  readonly contact_id: string
-  readonly status: ContactErasureRecord["status"]
-  readonly step: string | null
-  readonly target: ErasureTarget | null
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly finished_at: Date | null
-}
-
-const toRecord = (row: ErasureRow): ContactErasureRecord => ({
-  id: row.id,
-  project_id: row.project_id,
-  contact_id: row.contact_id,
-  status: row.status,
-  step: row.step,
-  target: row.target,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at),
-  finished_at: isoOrNull(row.finished_at)
+/** A row of `contact_erasures`, times as ISO text. */
+const ErasureRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  contact_id: Schema.String,
+  status: Schema.Literals(["queued", "running", "done"]),
+  step: Schema.NullOr(Schema.String),
+  target: Schema.NullOr(Schema.Struct({
+    wa_id: Schema.NullOr(Schema.String),
+    business_scoped_user_id: Schema.NullOr(Schema.String),
+    parent_business_scoped_user_id: Schema.NullOr(Schema.String)
+  })),
+  created_at: IsoFromDate,
+  updated_at: IsoFromDate,
+  finished_at: Schema.NullOr(IsoFromDate)
 })
+const toErasures: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ContactErasureRecord>> = decodeRows(
+  "contact_erasures",
+  ErasureRow
+)
+const firstErasure: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<ContactErasureRecord>> = decodeFirst(
+  "contact_erasures",
+  ErasureRow
+)
 
 export const layerContactErasureRepo = Layer.effect(
   ContactErasureRepo,
@@ -69,25 +69,29 @@ export const layerContactErasureRepo = Layer.effect(
 
     const open = (r: ContactErasureRecord): Effect.Effect<{ readonly record: ContactErasureRecord; readonly created: boolean }, unknown> =>
       Effect.gen(function*() {
-        const inserted = yield* sql<ErasureRow>`
+        const inserted = yield* firstErasure(
+          yield* sql`
           INSERT INTO contact_erasures (id, project_id, contact_id, status, step, target, created_at, updated_at, finished_at)
           VALUES (${r.id}, ${r.project_id}, ${r.contact_id}, ${r.status}, ${r.step},
             ${r.target === null ? null : jsonb(r.target)}::jsonb, ${r.created_at}, ${r.updated_at}, ${r.finished_at})
           ON CONFLICT (project_id, contact_id) WHERE status <> 'done' DO NOTHING
           RETURNING *`
-        if (inserted[0] !== undefined) return { record: toRecord(inserted[0]), created: true }
-        const current = yield* sql<ErasureRow>`
+        )
+        if (Option.isSome(inserted)) return { record: inserted.value, created: true }
+        const current = yield* firstErasure(
+          yield* sql`
           SELECT * FROM contact_erasures
           WHERE project_id = ${r.project_id} AND contact_id = ${r.contact_id} AND status <> 'done'`
+        )
         // Finished between the two statements: insert again.
-        if (current[0] === undefined) return yield* open(r)
-        return { record: toRecord(current[0]), created: false }
+        if (Option.isNone(current)) return yield* open(r)
+        return { record: current.value, created: false }
       })
 
     return ContactErasureRepo.of({
       open: (record) => Effect.orDie(open(record)),
       find: Effect.fnUntraced(function*(id: string) {
-        return first(yield* sql<ErasureRow>`SELECT * FROM contact_erasures WHERE id = ${id}`, toRecord)
+        return yield* firstErasure(yield* sql`SELECT * FROM contact_erasures WHERE id = ${id}`)
       }, Effect.orDie),
       reach: Effect.fnUntraced(function*(id: string, step: string, at: string) {
         const rows = yield* sql`
@@ -101,9 +105,9 @@ export const layerContactErasureRepo = Layer.effect(
           WHERE id = ${id}`
       }, Effect.orDie),
       listUnfinished: Effect.fnUntraced(function*(limit: number) {
-        const rows = yield* sql<ErasureRow>`
-          SELECT * FROM contact_erasures WHERE status <> 'done' ORDER BY created_at, id LIMIT ${limit}`
-        return rows.map(toRecord)
+        return yield* toErasures(
+          yield* sql`SELECT * FROM contact_erasures WHERE status <> 'done' ORDER BY created_at, id LIMIT ${limit}`
+        )
       }, Effect.orDie),
 
       deleteStepEvents: deletion((s, limit) =>
