@@ -4,15 +4,43 @@
  * one), words are matched by the `tsvector` of the entry's words (GIN index), the window and the keyset pages walk
  * (project_id, occurred_at, id).
  */
-import { LOG_TEXT_FIELDS, type LogEntryRecord, type LogFilter, type LogLevel, type LogQuery, LogSearch, type LogSource, mentionOf } from "@parley/core"
-import { Effect, Layer } from "effect"
+import {
+  LOG_SOURCES,
+  LOG_TEXT_FIELDS,
+  type LogEntryRecord,
+  type LogFilter,
+  type LogQuery,
+  LogSearch,
+  type LogTextField,
+  mentionOf
+} from "@parley/core"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { type Column, columnNames, columnRows, iso } from "./Rows.ts"
+import { type Column, columnNames, columnRows, decodeRows, IsoFromDate, JsonRecord } from "./Rows.ts"
 
-type LogRow = Omit<LogEntryRecord, "occurred_at" | "ingested_at"> & {
-  readonly occurred_at: Date
-  readonly ingested_at: Date
-}
+/** A row of `log_entries` as a search reads it (every column but `search`), times as ISO text. */
+const LogRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  source: Schema.Literals(LOG_SOURCES),
+  occurred_at: IsoFromDate,
+  ingested_at: IsoFromDate,
+  level: Schema.Literals(["info", "warning", "error"]),
+  problem: Schema.Boolean,
+  message: Schema.String,
+  ...Object.fromEntries(LOG_TEXT_FIELDS.map((name) => [name, Schema.NullOr(Schema.String)])) as {
+    readonly [K in LogTextField]: Schema.NullOr<Schema.String>
+  },
+  response_status: Schema.NullOr(Schema.Number),
+  response_time_ms: Schema.NullOr(Schema.Number),
+  attributes: JsonRecord,
+  payload: Schema.Unknown,
+  search_text: Schema.String
+})
+const toEntries: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<LogEntryRecord>> = decodeRows(
+  "log_entries",
+  LogRow
+)
 
 /** Every stored column but `search`: what a search reads; one text[] parameter each (`columnRows`). */
 const COLUMNS: ReadonlyArray<Column<LogEntryRecord>> = [
@@ -53,26 +81,6 @@ const lexemes = (searchText: string): string =>
 
 /** The stored columns and the `search` vector: what an INSERT writes. */
 const WRITTEN: ReadonlyArray<Column<LogEntryRecord>> = [...COLUMNS, ["search", "tsvector", (e) => lexemes(e.search_text)]]
-
-const toEntry = (row: LogRow): LogEntryRecord => {
-  const fields = Object.fromEntries(LOG_TEXT_FIELDS.map((name) => [name, row[name]]))
-  return {
-    ...fields,
-    id: row.id,
-    project_id: row.project_id,
-    source: row.source as LogSource,
-    occurred_at: iso(row.occurred_at),
-    ingested_at: iso(row.ingested_at),
-    level: row.level as LogLevel,
-    problem: row.problem,
-    message: row.message,
-    response_status: row.response_status,
-    response_time_ms: row.response_time_ms,
-    attributes: row.attributes,
-    payload: row.payload,
-    search_text: row.search_text
-  } as LogEntryRecord
-}
 
 export const layerLogSearch = Layer.effect(
   LogSearch,
@@ -115,17 +123,17 @@ export const layerLogSearch = Layer.effect(
           ...query.filters.map(filter),
           ...(query.after !== null ? [sql`(occurred_at, id) < (${query.after.occurred_at}::timestamptz, ${query.after.id})`] : [])
         ]
-        const rows = yield* sql<LogRow>`
+        const rows = yield* sql`
           SELECT ${names} FROM log_entries WHERE ${sql.and(conditions)}
           ORDER BY occurred_at DESC, id DESC LIMIT ${query.limit + 1}`
-        return { entries: rows.slice(0, query.limit).map(toEntry), hasMore: rows.length > query.limit }
+        return { entries: yield* toEntries(rows.slice(0, query.limit)), hasMore: rows.length > query.limit }
       }, Effect.orDie),
 
       eraseMentions: Effect.fnUntraced(function*(projectId: string, terms: ReadonlyArray<string>) {
         const mentions = terms.map(mentionOf).filter((m) => m !== "")
         const raw = terms.map((t) => t.toLowerCase()).filter((t) => t.trim() !== "")
         if (mentions.length === 0 && raw.length === 0) return 0
-        const rows = yield* sql<{ readonly id: string }>`
+        const rows = yield* sql`
           DELETE FROM log_entries
           WHERE project_id = ${projectId} AND (
             EXISTS (SELECT 1 FROM unnest(${mentions}::text[]) AS m(t) WHERE strpos(search_text, m.t) > 0)
@@ -136,7 +144,7 @@ export const layerLogSearch = Layer.effect(
       }, Effect.orDie),
 
       prune: Effect.fnUntraced(function*(before: string, limit: number) {
-        const rows = yield* sql<{ readonly id: string }>`
+        const rows = yield* sql`
           DELETE FROM log_entries WHERE ctid = ANY(ARRAY(
             SELECT ctid FROM log_entries WHERE occurred_at < ${before}::timestamptz LIMIT ${limit}
           ))
