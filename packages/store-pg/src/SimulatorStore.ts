@@ -5,14 +5,13 @@
  * one round trip however many objects and deliveries it carries.
  */
 import { type SimChanges, type SimDelivery, type SimObject, SimulatorStore, SimulatorStoreError } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { type Column, columnRows } from "./Rows.ts"
+import { type Column, columnRows, decodeRows } from "./Rows.ts"
 
 // Bytes travel as base64 text both ways, so any bytes fit whatever the driver does with bytea.
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
-const fromBase64 = (text: string) => new Uint8Array(Buffer.from(text, "base64"))
 
 const OBJECT_COLUMNS: ReadonlyArray<Column<SimObject>> = [
   ["kind", "text", (o) => o.kind],
@@ -35,19 +34,23 @@ const DELIVERY_COLUMNS: ReadonlyArray<Column<SimDelivery>> = [
 
 const ID_COLUMNS: ReadonlyArray<Column<string>> = [["id", "text", (id) => id]]
 
-interface ObjectRow {
-  readonly kind: string
-  readonly key: string
-  readonly value: string
-  readonly bytes: string | null
-}
+/** A row of `sim_objects` as `load` selects it: the value as JSON text, the bytes as base64. */
+const ObjectRow = Schema.Struct({
+  kind: Schema.String,
+  key: Schema.String,
+  value: Schema.fromJsonString(Schema.Unknown),
+  bytes: Schema.NullOr(Schema.Uint8ArrayFromBase64)
+})
+const toObjects = decodeRows("sim_objects", ObjectRow)
 
-interface DeliveryRow {
-  readonly id: string
-  readonly phone_number_id: string
-  readonly record: string
-  readonly raw: string
-}
+/** A row of `sim_outbox` as `load` selects it: the record as JSON text, the raw body as base64. */
+const DeliveryRow = Schema.Struct({
+  id: Schema.String,
+  phone_number_id: Schema.String,
+  record: Schema.fromJsonString(Schema.Unknown),
+  raw: Schema.Uint8ArrayFromBase64
+})
+const toDeliveries = decodeRows("sim_outbox", DeliveryRow)
 
 const storeError = (error: SqlError) => new SimulatorStoreError({ message: error.message })
 
@@ -75,24 +78,17 @@ export const layerSimulatorStore: Layer.Layer<SimulatorStore, never, SqlClient.S
     const sql = yield* SqlClient.SqlClient
     return SimulatorStore.of({
       load: Effect.gen(function*() {
-        const objects = yield* sql<ObjectRow>`
+        const objects = yield* sql`
           SELECT kind, key, value::text AS value, translate(encode(bytes, 'base64'), E'\\n', '') AS bytes
           FROM sim_objects ORDER BY seq`
-        const deliveries = yield* sql<DeliveryRow>`
+        const deliveries = yield* sql`
           SELECT id, phone_number_id, record::text AS record, translate(encode(raw, 'base64'), E'\\n', '') AS raw
           FROM sim_outbox ORDER BY seq`
         return {
-          objects: objects.map((row): SimObject => ({
-            kind: row.kind,
-            key: row.key,
-            value: JSON.parse(row.value),
-            ...(row.bytes !== null ? { bytes: fromBase64(row.bytes) } : {})
-          })),
-          deliveries: deliveries.map((row): SimDelivery => ({
-            id: row.id,
-            phoneNumberId: row.phone_number_id,
-            record: JSON.parse(row.record),
-            raw: fromBase64(row.raw)
+          objects: (yield* toObjects(objects)).map(({ bytes, ...o }): SimObject => bytes === null ? o : { ...o, bytes }),
+          deliveries: (yield* toDeliveries(deliveries)).map(({ phone_number_id, ...d }): SimDelivery => ({
+            ...d,
+            phoneNumberId: phone_number_id
           }))
         }
       }).pipe(Effect.mapError(storeError), Effect.withSpan("SimulatorStore.load")),
