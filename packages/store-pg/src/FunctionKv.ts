@@ -6,8 +6,13 @@
  */
 import { FunctionKv, KvLimits, type KvListOptions, type KvPutOptions } from "@parley/core"
 import { FunctionKvError } from "@parley/core"
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { decodeRows } from "./Rows.ts"
+
+const decodeValues = decodeRows("function_kv", Schema.Struct({ value: Schema.String }))
+/** A key and its expiry, kept as a Date: the listing answers it in seconds. */
+const decodeKeys = decodeRows("function_kv keys", Schema.Struct({ key: Schema.String, expires_at: Schema.NullOr(Schema.Date) }))
 
 export const layerFunctionKv = Layer.effect(
   FunctionKv,
@@ -18,9 +23,11 @@ export const layerFunctionKv = Layer.effect(
     return FunctionKv.of({
       get: Effect.fnUntraced(function*(functionId: string, key: string) {
         const at = yield* now
-        const rows = yield* sql<{ readonly value: string }>`
+        const rows = yield* decodeValues(
+          yield* sql`
           SELECT value FROM function_kv
           WHERE function_id = ${functionId} AND key = ${key} AND (expires_at IS NULL OR expires_at > ${at}::timestamptz)`
+        )
         return Option.fromNullishOr(rows[0]?.value)
       }, Effect.orDie),
 
@@ -44,7 +51,7 @@ export const layerFunctionKv = Layer.effect(
         }
         const prefix = options?.prefix ?? ""
         const at = yield* now
-        const rows = yield* sql<{ readonly key: string; readonly expires_at: Date | null }>`
+        const rows = yield* sql`
           SELECT key, expires_at FROM function_kv
           WHERE ${
           sql.and([
@@ -54,7 +61,7 @@ export const layerFunctionKv = Layer.effect(
             ...(options?.cursor === undefined ? [] : [sql`key > ${options.cursor}`])
           ])
         }
-          ORDER BY key LIMIT ${limit + 1}`.pipe(Effect.orDie)
+          ORDER BY key LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.flatMap(decodeKeys))
         const page = rows.slice(0, limit)
         return {
           keys: page.map((row) =>
