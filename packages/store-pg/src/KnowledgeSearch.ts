@@ -7,13 +7,13 @@
  * natural question ("how long do refunds take") would match only a passage holding all of them.
  */
 import { KnowledgeSearch, splitPassages } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { decodeRows } from "./Rows.ts"
 
-interface RankedRow {
-  readonly passage: string
-  readonly score: number
-}
+/** A ranked passage (`float8` comes back a number). */
+const RankedRow = Schema.Struct({ passage: Schema.String, score: Schema.Number })
+const toRanked = decodeRows("knowledge search", RankedRow)
 
 export const layerKnowledgeSearch = Layer.effect(
   KnowledgeSearch,
@@ -25,7 +25,7 @@ export const layerKnowledgeSearch = Layer.effect(
         if (limit <= 0 || !/[\p{L}\p{N}]/u.test(query)) return []
         const passages = splitPassages(text)
         if (passages.length === 0) return []
-        const rows = yield* sql<RankedRow>`
+        const rows = yield* sql`
           WITH q AS (SELECT replace(plainto_tsquery('english', ${query})::text, ' & ', ' | ')::tsquery AS query),
           docs AS (
             SELECT p.passage, p.ord, to_tsvector('english', p.passage) AS doc
@@ -36,7 +36,7 @@ export const layerKnowledgeSearch = Layer.effect(
           WHERE numnode(q.query) > 0 AND docs.doc @@ q.query
           ORDER BY score DESC, docs.ord
           LIMIT ${limit}`.pipe(Effect.orDie)
-        return rows.map((r) => ({ passage: r.passage, score: Number(r.score) }))
+        return yield* toRanked(rows)
       })
     })
   })
