@@ -4,8 +4,11 @@
  * For migrations that seal values written before the host sealed them (0027; 0017 keeps its own copy, as landed).
  */
 import { configuredSecretKey, generateSecretKeyMaterial, makeSecretCipher } from "@parley/core"
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { decodeRows } from "./Rows.ts"
+
+const decodeHostKeys = decodeRows("host_keys", Schema.Struct({ key: Schema.String }))
 
 export const migrationCipher = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -13,7 +16,7 @@ export const migrationCipher = Effect.gen(function*() {
   const material = configured !== undefined ? Redacted.value(configured) : yield* Effect.gen(function*() {
     const candidate = yield* generateSecretKeyMaterial
     yield* sql`INSERT INTO host_keys (name, key) VALUES ('function_secrets', ${candidate}) ON CONFLICT (name) DO NOTHING`
-    const rows = yield* sql<{ readonly key: string }>`SELECT key FROM host_keys WHERE name = 'function_secrets'`
+    const rows = yield* decodeHostKeys(yield* sql`SELECT key FROM host_keys WHERE name = 'function_secrets'`)
     return rows[0]!.key
   })
   return yield* Effect.try({ try: () => makeSecretCipher(material), catch: (error) => error }).pipe(Effect.orDie)
