@@ -81,6 +81,10 @@ export class Unprocessable extends Schema.Error<Unprocessable>("Unprocessable")(
   description: "A validation or business-rule refusal, naming the field where there is one"
 }) {
   readonly _tag = "Unprocessable" as const
+  /** The field refused (a dotted path such as `workflow.name`), for logs and callers; not on the wire. */
+  declare readonly field?: string
+  /** Why it was refused (`must be 1-200 characters`); not on the wire either. */
+  declare readonly reason?: string
 }
 export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(fields, {
   httpApiStatus: 429,
@@ -110,11 +114,30 @@ export class Unavailable extends Schema.Error<Unavailable>("Unavailable")(fields
 /** Every error an endpoint may answer with, for contract declarations. */
 export const CommonErrors = [BadRequest, Unauthorized, NotFound, Unprocessable, InternalError] as const
 
-/** `{ "error": "<resource> not found" }`, carrying the resource (and the id, when given) as facts beside it. */
-export const notFound = (resource: string, id?: string): NotFound =>
-  Object.assign(new NotFound({ error: `${resource} not found` }), id === undefined ? { resource } : { resource, id })
-export const unprocessable = (error: string, details?: ReadonlyArray<ErrorDetail>) =>
-  new Unprocessable(details === undefined || details.length === 0 ? { error } : { error, details })
+/** `{ "error": "<resource> not found" }`, carrying the resource and the id asked for as facts beside it. */
+export const notFound = (resource: string, id: string): NotFound =>
+  Object.assign(new NotFound({ error: `${resource} not found` }), { resource, id })
+
+/** `{ "error": "<resource> <id> not found" }`: the wording of the places that name what they looked for. */
+export const notFoundNamed = (resource: string, id: string): NotFound =>
+  Object.assign(new NotFound({ error: `${resource} ${id} not found` }), { resource, id })
+
+/**
+ * A refusal with `error` as its text (and `details` on the wire when given). The first detail names the field and
+ * the reason, carried as facts beside the body.
+ */
+export const unprocessable = (error: string, details?: ReadonlyArray<ErrorDetail>): Unprocessable => {
+  if (details === undefined || details.length === 0) return new Unprocessable({ error })
+  return Object.assign(new Unprocessable({ error, details }), { field: details[0]!.path, reason: details[0]!.message })
+}
+
+/**
+ * A validation refusal of one field: `{ "error": "<field> <reason>" }` on the wire (or the `error` text the
+ * domain has always answered with), with `field` and `reason` carried as facts beside it (no `details`: the body
+ * clients see stays the same).
+ */
+export const invalid = (field: string, reason: string, error = `${field} ${reason}`): Unprocessable =>
+  Object.assign(new Unprocessable({ error }), { field, reason })
 
 export const staleLockVersion = () =>
   new Conflict({ error: "lock_version is stale; reload and retry", code: "stale_lock_version" })
