@@ -6,7 +6,7 @@
  * `PARLEY_DATA_DIR`).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { FunctionSecretKey, Ids, notFound, Projects, ProjectSecrets, ProviderModels, Unprocessable, VoiceAgents } from "@parley/core"
+import { FunctionSecretKey, Ids, notFoundNamed, Projects, ProjectSecrets, ProviderModels, Unprocessable, VoiceAgents } from "@parley/core"
 import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
@@ -249,7 +249,7 @@ const modelsRemove = Command.make(
   "remove",
   { name: Argument.String("name"), json },
   Effect.fn(function*({ json, name }) {
-    if (!(yield* (yield* ProviderModels).remove(name))) return yield* notFound(`Model ${name}`)
+    if (!(yield* (yield* ProviderModels).remove(name))) return yield* notFoundNamed("Model", name)
     yield* print(json, { name, removed: true }, () => [`Model ${name} removed`])
   })
 ).pipe(Command.withDescription("Remove a declared model"))
@@ -294,7 +294,7 @@ const voiceAgentsRemove = Command.make(
   "remove",
   { project: Argument.String("project-id"), name: Argument.String("name"), json },
   Effect.fn(function*({ json, name, project }) {
-    if (!(yield* (yield* VoiceAgents).remove(project, name))) return yield* notFound(`Voice agent ${name}`)
+    if (!(yield* (yield* VoiceAgents).remove(project, name))) return yield* notFoundNamed("Voice agent", name)
     yield* print(json, { name, removed: true }, () => [`Voice agent ${name} removed`])
   })
 ).pipe(Command.withDescription("Remove a project's voice agent"))

@@ -105,7 +105,7 @@ export class Broadcasts extends Context.Service<Broadcasts, {
 
       const find = Effect.fnUntraced(function*(principal: Principal, id: string) {
         const found = yield* repo.findById(principal.project.id, id)
-        if (Option.isNone(found)) return yield* notFound("Broadcast")
+        if (Option.isNone(found)) return yield* notFound("Broadcast", id)
         return found.value
       })
 

@@ -138,7 +138,7 @@ export class ContactErasures extends Context.Service<ContactErasures, {
             { path: "identifier", message: "must be a contact id (uuid), a phone number of 6 to 15 digits or a business-scoped id" }
           ])
         }
-        if (Option.isNone(found)) return yield* notFound("Contact")
+        if (Option.isNone(found)) return yield* notFound("Contact", identifier)
         return found.value
       })
 

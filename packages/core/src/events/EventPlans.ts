@@ -8,7 +8,7 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { EventPlansRepo } from "./EventsRepo.ts"
 import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
-import { type NotFound, notFound, PaymentRequired, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { invalid, type NotFound, notFound, PaymentRequired, type Unprocessable } from "../shared/ApiError.ts"
 import { nowIso } from "../shared/Time.ts"
 import type { EventPlan } from "./Event.ts"
 
@@ -80,16 +80,16 @@ export class EventPlans extends Context.Service<EventPlans, {
       })
 
       const ensureProject = (projectId: string) =>
-        Effect.flatMap(projects.findById(projectId), (found) => Option.isSome(found) ? Effect.void : Effect.fail(notFound("Project")))
+        Effect.flatMap(projects.findById(projectId), (found) => Option.isSome(found) ? Effect.void : Effect.fail(notFound("Project", projectId)))
 
       const check = (changes: Partial<EventPlan>) => {
         const allowance = changes.monthly_allowance
         if (allowance !== undefined && (!Number.isSafeInteger(allowance) || allowance < 0)) {
-          return Effect.fail(unprocessable("monthly_allowance must be a whole number >= 0"))
+          return Effect.fail(invalid("monthly_allowance", "must be a whole number >= 0"))
         }
         const days = changes.retention_days
         if (days !== undefined && (!Number.isSafeInteger(days) || days < 1 || days > MAX_RETENTION_DAYS)) {
-          return Effect.fail(unprocessable(`retention_days must be between 1 and ${MAX_RETENTION_DAYS}`))
+          return Effect.fail(invalid("retention_days", `must be between 1 and ${MAX_RETENTION_DAYS}`))
         }
         return Effect.void
       }

@@ -12,13 +12,7 @@ import { JobQueue } from "../ports/JobQueue.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import type { Duplicate } from "../ports/StorageError.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import {
-  type NotFound,
-  notFound,
-  type PaymentRequired,
-  type Unprocessable,
-  unprocessable
-} from "../shared/ApiError.ts"
+import { invalid, type NotFound, notFound, type PaymentRequired, unprocessable, type Unprocessable } from "../shared/ApiError.ts"
 import * as GroupCommit from "../shared/GroupCommit.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
@@ -68,11 +62,11 @@ const oneByOne = { _tag: "OneByOne" } as const
 
 const nameTaken = (name: string) => unprocessable(`An event definition named ${name} already exists`)
 const onDuplicate = (name: string) => (_: Duplicate) => Effect.fail(nameTaken(name))
-const definitionNotFound = () => notFound("Event definition")
+const definitionNotFound = (id: string) => notFound("Event definition", id)
 
 const checkDescription = (description: string | null | undefined) =>
   description !== undefined && description !== null && [...description].length > EVENT_DEFINITION_DESCRIPTION_MAX
-    ? Effect.fail(unprocessable(`description must be at most ${EVENT_DEFINITION_DESCRIPTION_MAX} characters`))
+    ? Effect.fail(invalid("description", `must be at most ${EVENT_DEFINITION_DESCRIPTION_MAX} characters`))
     : Effect.void
 
 /** A manual property schema: keys within the property key limit; a null description is no description. */
@@ -82,7 +76,7 @@ const checkPropertySchema = (input: EventPropertySchemaInput | undefined) =>
     const schema: Record<string, EventPropertySchema[string]> = {}
     for (const [key, spec] of Object.entries(input)) {
       if ([...key].length > PROPERTY_KEY_MAX_CHARACTERS) {
-        return yield* unprocessable(`property key ${key} is longer than 64 characters`)
+        return yield* invalid(`property_schema.${key}`, "key is longer than 64 characters", `property key ${key} is longer than 64 characters`)
       }
       Object.defineProperty(schema, key, {
         value: spec.description === undefined || spec.description === null
@@ -152,7 +146,7 @@ export class Events extends Context.Service<Events, {
           Effect.flatMap((found) =>
             Option.isSome(found) && found.value.deletion_requested_at === null
               ? Effect.succeed(found.value)
-              : Effect.fail(definitionNotFound())
+              : Effect.fail(definitionNotFound(id))
           )
         )
 
@@ -326,7 +320,7 @@ export class Events extends Context.Service<Events, {
             if (input.name !== undefined && input.name !== current.name) {
               name = yield* checkName(input.name)
               if (yield* events.nameUsed(projectId, current.name)) {
-                return yield* unprocessable("name cannot change once events with it have been recorded")
+                return yield* invalid("name", "cannot change once events with it have been recorded")
               }
             }
             const next: EventDefinitionRecord = {
@@ -342,7 +336,7 @@ export class Events extends Context.Service<Events, {
               updated_at: now
             }
             const stored = yield* definitions.update(next).pipe(Effect.catchTag("Duplicate", onDuplicate(name)))
-            return yield* Option.match(stored, { onNone: () => Effect.fail(definitionNotFound()), onSome: Effect.succeed })
+            return yield* Option.match(stored, { onNone: () => Effect.fail(definitionNotFound(next.id)), onSome: Effect.succeed })
           }))
         }
       )

@@ -4,7 +4,7 @@
  * (API, emit_event node, agent tool, function answer).
  */
 import { Effect } from "effect"
-import { type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { invalid, unprocessable, type Unprocessable } from "../shared/ApiError.ts"
 import type { EventProperties, EventPropertySchema, EventPropertyType, EventPropertyValue } from "./Event.ts"
 
 export const NAME_MAX_CHARACTERS = 128
@@ -25,7 +25,7 @@ const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?
 export const isEventName = (name: string): boolean =>
   name.trim().length > 0 && characters(name) <= NAME_MAX_CHARACTERS && name === name.toLowerCase()
 
-export const invalidName = () => unprocessable("name must be lowercase, at most 128 characters")
+export const invalidName = () => invalid("name", "must be lowercase, at most 128 characters")
 
 export const checkName = (name: string): Effect.Effect<string, Unprocessable> =>
   isEventName(name) ? Effect.succeed(name) : Effect.fail(invalidName())
@@ -42,20 +42,20 @@ export const checkProperties = (
 ): Effect.Effect<EventProperties, Unprocessable> => {
   if (input === undefined || input === null) return Effect.succeed({})
   const keys = Object.keys(input)
-  if (keys.length > MAX_PROPERTIES) return Effect.fail(unprocessable("properties may contain at most 25 keys"))
+  if (keys.length > MAX_PROPERTIES) return Effect.fail(invalid("properties", "may contain at most 25 keys"))
   const properties: Record<string, EventPropertyValue> = {}
   for (const key of keys) {
     if (characters(key) > PROPERTY_KEY_MAX_CHARACTERS) {
-      return Effect.fail(unprocessable(`property key ${key} is longer than 64 characters`))
+      return Effect.fail(invalid(`properties.${key}`, "key is longer than 64 characters", `property key ${key} is longer than 64 characters`))
     }
     const value = input[key]
-    if (!isScalar(value)) return Effect.fail(unprocessable(`property ${key} must be a string, number, boolean or null`))
+    if (!isScalar(value)) return Effect.fail(invalid(`properties.${key}`, "must be a string, number, boolean or null", `property ${key} must be a string, number, boolean or null`))
     if (typeof value === "string" && bytes(value) > STRING_VALUE_MAX_BYTES) {
-      return Effect.fail(unprocessable(`property ${key} exceeds 1 KB`))
+      return Effect.fail(invalid(`properties.${key}`, "exceeds 1 KB", `property ${key} exceeds 1 KB`))
     }
     Object.defineProperty(properties, key, { value, enumerable: true, writable: true, configurable: true })
   }
-  if (bytes(JSON.stringify(properties)) > PROPERTIES_MAX_BYTES) return Effect.fail(unprocessable("properties exceed 8 KB"))
+  if (bytes(JSON.stringify(properties)) > PROPERTIES_MAX_BYTES) return Effect.fail(invalid("properties", "exceed 8 KB"))
   return Effect.succeed(properties)
 }
 
@@ -70,12 +70,12 @@ export const checkOccurredAt = (
 ): Effect.Effect<string, Unprocessable> => {
   if (input === undefined || input === null || input.trim() === "") return Effect.succeed(new Date(nowMs).toISOString())
   const ms = ISO_DATE_TIME.test(input.trim()) ? Date.parse(input.trim()) : Number.NaN
-  if (Number.isNaN(ms)) return Effect.fail(unprocessable("occurred_at must be an ISO 8601 date-time"))
+  if (Number.isNaN(ms)) return Effect.fail(invalid("occurred_at", "must be an ISO 8601 date-time"))
   if (ms > nowMs + FUTURE_TOLERANCE_MS) {
-    return Effect.fail(unprocessable("occurred_at cannot be more than 5 minutes in the future"))
+    return Effect.fail(invalid("occurred_at", "cannot be more than 5 minutes in the future"))
   }
   if (ms < nowMs - retentionDays * DAY_MS) {
-    return Effect.fail(unprocessable("occurred_at is older than the event retention window"))
+    return Effect.fail(invalid("occurred_at", "is older than the event retention window"))
   }
   return Effect.succeed(new Date(ms).toISOString())
 }

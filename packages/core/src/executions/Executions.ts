@@ -11,7 +11,7 @@ import { ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { TriggersRepo, WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
-import { Conflict, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { Conflict, invalid, type NotFound, notFound, unprocessable, type Unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { phoneDigits } from "../messaging/numbers/MessageConfig.ts"
@@ -125,7 +125,7 @@ export class Executions extends Context.Service<Executions, {
 
       const findExecution = (projectId: string, id: string) =>
         repo.find(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow execution")), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow execution", id)), onSome: Effect.succeed }))
         )
 
       const statusOf = (projectId: string, workflowId: string) =>
@@ -142,12 +142,12 @@ export class Executions extends Context.Service<Executions, {
           Option.filter(found, (c) => c.project_id === projectId && c.deleted_at === null)
         if (input.phone_number_id !== undefined && input.phone_number_id !== null) {
           const found = own(yield* configs.findByPhoneNumberId(input.phone_number_id))
-          if (Option.isNone(found)) return yield* unprocessable("phone_number_id is not a number of this project")
+          if (Option.isNone(found)) return yield* invalid("phone_number_id", "is not a number of this project")
           return found.value
         }
         if (input.msg_config_id !== undefined && input.msg_config_id !== null) {
           const found = own(yield* configs.findById(projectId, String(input.msg_config_id)))
-          if (Option.isNone(found)) return yield* unprocessable("msg_config_id is not a config of this project")
+          if (Option.isNone(found)) return yield* invalid("msg_config_id", "is not a config of this project")
           return found.value
         }
         const inbound = (yield* triggers.listByWorkflow(projectId, workflowId))
@@ -156,13 +156,13 @@ export class Executions extends Context.Service<Executions, {
         if (Option.isSome(byTrigger)) return byTrigger.value
         const numbers = yield* configs.list(projectId, {}, { mode: "page", page: 1, perPage: 2 })
         if (numbers.total === 1) return numbers.items[0]!
-        return yield* unprocessable("phone_number_id is required")
+        return yield* invalid("phone_number_id", "is required")
       })
 
       const start = Effect.fn("Executions.start")(function*(principal: Principal, workflowId: string, input: StartInput, request: RequestFacts) {
         const projectId = principal.project.id
         const workflow = yield* workflows.findById(projectId, workflowId).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow")), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow", workflowId)), onSome: Effect.succeed }))
         )
         if (workflow.status !== "active") return yield* unprocessable("Workflow is not active")
         const phone = input.phone_number === undefined || input.phone_number === null ? null : phoneDigits(input.phone_number)
@@ -209,7 +209,7 @@ export class Executions extends Context.Service<Executions, {
 
       const list = Effect.fn("Executions.list")(function*(principal: Principal, filter: ExecutionFilter, window: ListWindow) {
         if (filter.workflow_id !== undefined && Option.isNone(yield* workflows.findById(principal.project.id, filter.workflow_id))) {
-          return yield* notFound("Workflow")
+          return yield* notFound("Workflow", filter.workflow_id)
         }
         const slice = yield* repo.list(principal.project.id, filter, window)
         const items = yield* Effect.forEach(slice.items, summary)
@@ -219,7 +219,7 @@ export class Executions extends Context.Service<Executions, {
       const getFlowExecution = Effect.fn("Executions.getFlowExecution")(function*(principal: Principal, id: string) {
         const e = yield* findExecution(principal.project.id, id)
         const workflow = yield* workflows.findById(e.project_id, e.workflow_id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow execution")), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow execution", id)), onSome: Effect.succeed }))
         )
         const g = yield* engine.graph(e.revision_id)
         return toFlowExecution(e, g.definition, toFlow(workflow))
@@ -231,7 +231,7 @@ export class Executions extends Context.Service<Executions, {
         filter: Pick<ExecutionFilter, "status">,
         window: ListWindow
       ) {
-        if (Option.isNone(yield* conversations.findById(principal.project.id, conversationId))) return yield* notFound("Conversation")
+        if (Option.isNone(yield* conversations.findById(principal.project.id, conversationId))) return yield* notFound("Conversation", conversationId)
         return yield* list(principal, { status: filter.status, msg_conversation_id: conversationId }, window)
       })
 
@@ -276,8 +276,8 @@ export class Executions extends Context.Service<Executions, {
         if (e.status !== "waiting" && e.status !== "handoff") return yield* unprocessable("Execution is not waiting")
         const kind = input.message?.kind ?? "payload"
         const data = input.message?.data
-        if (e.status === "waiting" && data === undefined) return yield* unprocessable("message.data is required")
-        if (kind === "text" && data !== undefined && typeof data !== "string") return yield* unprocessable("message.data must be a string for kind text")
+        if (e.status === "waiting" && data === undefined) return yield* invalid("message.data", "is required")
+        if (kind === "text" && data !== undefined && typeof data !== "string") return yield* invalid("message.data", "must be a string for kind text")
         const g = yield* engine.graph(e.revision_id)
         const nodeId = e.status === "handoff" ? e.handoff?.node_id ?? null : e.wait?.node_id ?? e.current_node
         if (nodeId !== null && g.node(nodeId) === undefined) return yield* unprocessable("Waiting step can no longer be resumed")
@@ -307,7 +307,7 @@ export class Executions extends Context.Service<Executions, {
 
       const event = Effect.fn("Executions.event")(function*(principal: Principal, id: string) {
         return yield* steps.find(principal.project.id, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow event")), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow event", id)), onSome: Effect.succeed }))
         )
       })
 

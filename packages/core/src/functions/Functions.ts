@@ -56,7 +56,7 @@ import { ProjectSecrets } from "../projects/ProjectSecrets.ts"
 
 const slugTaken = () => unprocessable("Slug has already been taken", [{ path: "function.slug", message: "has already been taken" }])
 const onDuplicate = (_: Duplicate) => Effect.fail(slugTaken())
-const functionNotFound = () => notFound("Function")
+const functionNotFound = (id: string) => notFound("Function", id)
 
 /** Decisions 3.3: a deploy asked for while one runs. */
 export const functionDeployInProgress = () =>
@@ -124,7 +124,7 @@ export class Functions extends Context.Service<Functions, {
 
       const find = (projectId: string, id: string) =>
         repo.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(functionNotFound()), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(functionNotFound(id)), onSome: Effect.succeed }))
         )
 
       const freeSlug = Effect.fnUntraced(function*(projectId: string, name: string) {
@@ -278,7 +278,7 @@ export class Functions extends Context.Service<Functions, {
       const deleteSecret = Effect.fn("Functions.deleteSecret")(function*(principal: Principal, id: string, name: string) {
         const fn = yield* find(principal.project.id, id)
         yield* requireDeployed(fn)
-        if (!(yield* repo.deleteSecret(id, name))) return yield* notFound("Secret")
+        if (!(yield* repo.deleteSecret(id, name))) return yield* notFound("Secret", name)
       })
 
       const listInvocations = Effect.fn("Functions.listInvocations")(function*(

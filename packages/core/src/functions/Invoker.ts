@@ -315,11 +315,11 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
         return { admitted: true as const, limit, reset, remaining: limit - taken.count }
       })
 
-      const notFoundAnswer = () => notFound("Function")
+      const notFoundAnswer = (id: string) => notFound("Function", id)
 
       const invokeHttp = Effect.fn("FunctionInvoker.invokeHttp")(function*(input: FunctionHttpInvokeRequest) {
         const found = yield* repo.findInvocationTarget(input.functionId)
-        if (Option.isNone(found) || found.value.projectDisabled) return yield* notFoundAnswer()
+        if (Option.isNone(found) || found.value.projectDisabled) return yield* notFoundAnswer(input.functionId)
         const target = found.value
         const fn = target.function
         const extraHeaders: Record<string, string> = {}
@@ -340,9 +340,9 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
           extraHeaders["x-ratelimit-reset"] = String(admitted.reset)
         } else {
           // Without a valid key of the owning project, a private function does not exist (decisions 5).
-          if (input.apiKey === undefined || input.apiKey === null) return yield* notFoundAnswer()
-          const principal = yield* projects.authenticate(input.apiKey).pipe(Effect.mapError(notFoundAnswer))
-          if (principal.project.id !== fn.project_id) return yield* notFoundAnswer()
+          if (input.apiKey === undefined || input.apiKey === null) return yield* notFoundAnswer(input.functionId)
+          const principal = yield* projects.authenticate(input.apiKey).pipe(Effect.mapError(() => notFoundAnswer(input.functionId)))
+          if (principal.project.id !== fn.project_id) return yield* notFoundAnswer(input.functionId)
           source = "api"
         }
         const headers = sanitizeInboundHeaders(input.headers)

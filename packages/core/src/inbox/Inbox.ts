@@ -43,7 +43,7 @@ const HANDOFF_EVENTS = 10
 /** Longest reply text (the network's limit on a text body). */
 export const REPLY_TEXT_MAX = 4096
 
-const conversationNotFound = () => notFound("Conversation")
+const conversationNotFound = (id: string) => notFound("Conversation", id)
 const networkDown = () => new Unavailable({ error: "The messaging network could not be reached; try again" })
 
 const templateParameters = (body: string | null) => new Set((body ?? "").match(/\{\{[^}]+\}\}/g) ?? []).size
@@ -201,7 +201,7 @@ export class Inbox extends Context.Service<Inbox, {
       const find = Effect.fn("Inbox.find")(function*(session: EmbedSession, id: string) {
         const found = yield* conversations.findById(session.project.id, id)
         if (Option.isNone(found) || !inScope(session, found.value, yield* customerConfigIds(session))) {
-          return yield* conversationNotFound()
+          return yield* conversationNotFound(id)
         }
         return found.value
       })
@@ -344,7 +344,7 @@ export class Inbox extends Context.Service<Inbox, {
       const end = Effect.fn("Inbox.end")(function*(session: EmbedSession, id: string) {
         yield* find(session, id)
         return yield* render(yield* closing.update(session.project.id, id, { status: "ended" }).pipe(
-          Effect.catchTag("NotFound", () => Effect.fail(conversationNotFound()))
+          Effect.catchTag("NotFound", () => Effect.fail(conversationNotFound(id)))
         ))
       })
 
@@ -383,10 +383,10 @@ export class Inbox extends Context.Service<Inbox, {
 
       const media = Effect.fn("Inbox.media")(function*(session: EmbedSession, messageId: string) {
         const message = yield* messages.findById(session.project.id, messageId)
-        if (Option.isNone(message) || message.value.media === null) return yield* notFound("Media")
-        yield* find(session, message.value.conversation_id).pipe(Effect.catchTag("NotFound", () => Effect.fail(notFound("Media"))))
+        if (Option.isNone(message) || message.value.media === null) return yield* notFound("Media", messageId)
+        yield* find(session, message.value.conversation_id).pipe(Effect.catchTag("NotFound", () => Effect.fail(notFound("Media", messageId))))
         const stored = yield* mediaRepo.find(session.project.id, message.value.media.id)
-        if (Option.isNone(stored)) return yield* notFound("Media")
+        if (Option.isNone(stored)) return yield* notFound("Media", messageId)
         return stored.value
       })
 

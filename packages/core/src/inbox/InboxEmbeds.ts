@@ -37,7 +37,7 @@ const USER_FIELD_MAX = 200
 const ORIGINS_FIELD = "inbox_embed.allowed_origins"
 
 const invalidToken = () => new Unauthorized({ error: "Invalid inbox token" })
-const embedNotFound = () => notFound("Inbox embed")
+const embedNotFound = (id: string) => notFound("Inbox embed", id)
 
 const generateToken = Effect.sync(() => `ie_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`)
 
@@ -108,7 +108,7 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
 
       const find = (projectId: string, id: string) =>
         repo.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(embedNotFound(id)), onSome: Effect.succeed }))
         )
 
       /** The scope's display name, or 422 naming `scope_id` when the scope is not the project's. */
@@ -178,7 +178,7 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
           updated_at: yield* nowIso
         }
         const stored = yield* repo.update(next)
-        return yield* Option.match(stored, { onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed })
+        return yield* Option.match(stored, { onNone: () => Effect.fail(embedNotFound(next.id)), onSome: Effect.succeed })
       })
 
       const revoke = Effect.fn("InboxEmbeds.revoke")(function*(principal: Principal, id: string) {

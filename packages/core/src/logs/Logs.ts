@@ -5,7 +5,7 @@
  */
 import { Clock, Context, Effect, Layer, Predicate } from "effect"
 import { LOG_FILTER_KEYS, LOG_SOURCES, LOG_TEXT_FIELDS, type LogEntryRecord, type LogFilter, type LogFilterKey, LogSearch, type LogSource, logWords } from "./LogSearch.ts"
-import { type BadRequest, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { type BadRequest, invalid, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { decodeCursor, encodeCursor } from "../shared/Pagination.ts"
 import { dateTimeRefusal, toIso } from "../shared/Time.ts"
 import { DETAIL_FIELDS, FILTER_SUGGESTIONS, SOURCES } from "./Catalog.ts"
@@ -130,7 +130,7 @@ export class Logs extends Context.Service<Logs, {
         let until: number
         if (period === "context") {
           // A rule across two parameters (no one parameter is wrong): said without a field's details.
-          if (params.around === undefined || params.around.trim() === "") return yield* Effect.fail(unprocessable("around is required with period context"))
+          if (params.around === undefined || params.around.trim() === "") return yield* Effect.fail(invalid("around", "is required with period context"))
           const aroundIso = toIso(params.around)
           const around = aroundIso === undefined ? NaN : Date.parse(aroundIso)
           // The window's both ends must be instants the store holds, not only `around`.

@@ -195,7 +195,7 @@ export class MediaIngest extends Context.Service<MediaIngest, {
 
       const ingest = Effect.fn("MediaIngest.ingest")(function*(principal: Principal, input: MediaIngestInput) {
         const found = yield* configs.findByPhoneNumberId(input.phone_number_id)
-        if (Option.isNone(found) || found.value.project_id !== principal.project.id) return yield* notFound("Phone number")
+        if (Option.isNone(found) || found.value.project_id !== principal.project.id) return yield* notFound("Phone number", input.phone_number_id)
         const config = found.value
         if (config.kind === "sandbox") {
           return yield* new Forbidden({ error: "Media ingest is not available on sandbox numbers", code: "sandbox" })

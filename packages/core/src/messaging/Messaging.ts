@@ -47,7 +47,7 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
         if (Option.isSome(byNetwork) && byNetwork.value.project_id === projectId) return byNetwork.value
         const byId = yield* messages.findById(projectId, id)
         if (Option.isSome(byId) && byId.value.phone_number_id === phoneNumberId) return byId.value
-        return yield* notFound("Message")
+        return yield* notFound("Message", id)
       })
 
       return Messaging.of({

@@ -264,7 +264,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
 
   const findMessage = (projectId: string, id: string) =>
     messages.findById(projectId, id).pipe(
-      Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Message")), onSome: Effect.succeed }))
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Message", id)), onSome: Effect.succeed }))
     )
 
   /** A recorded send the network accepted, waiting for its transaction. */

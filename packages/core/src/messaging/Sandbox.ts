@@ -68,7 +68,7 @@ export class Sandbox extends Context.Service<Sandbox, {
           if (Option.isNone(settings.simulator)) return yield* noSandbox()
           const config = yield* configs.findByPhoneNumberId(phoneNumberId)
           if (Option.isNone(config) || config.value.project_id !== principal.project.id) {
-            return yield* notFound("Phone number")
+            return yield* notFound("Phone number", phoneNumberId)
           }
           return { simulator: settings.simulator.value, config: config.value }
         })

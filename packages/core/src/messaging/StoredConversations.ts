@@ -117,10 +117,10 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
       const now = iso(yield* Clock.currentTimeMillis)
       const outcome = yield* tx.withTransaction(Effect.gen(function*() {
         const first = yield* conversations.findById(projectId, id)
-        if (Option.isNone(first)) return yield* notFound("Conversation")
+        if (Option.isNone(first)) return yield* notFound("Conversation", id)
         yield* locks.lock(`conversation:${first.value.msg_config_id}:${first.value.contact_id}`)
         const found = yield* conversations.findById(projectId, id)
-        if (Option.isNone(found)) return yield* notFound("Conversation")
+        if (Option.isNone(found)) return yield* notFound("Conversation", id)
         const current: ConversationRecord = change.metadata === undefined
           ? found.value
           : { ...found.value, metadata: change.metadata, updated_at: now }
@@ -162,7 +162,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
 
   const getConversation = (projectId: string, id: string) =>
     conversations.findById(projectId, id).pipe(
-      Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Conversation")), onSome: Effect.succeed }))
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Conversation", id)), onSome: Effect.succeed }))
     )
 
   const getContact = Effect.fn("Messaging.getContact")(function*(projectId: string, identifier: string) {
@@ -175,7 +175,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
     }
     const byUser = yield* contacts.findByUserId(projectId, identifier)
     if (Option.isSome(byUser)) return byUser.value
-    return yield* notFound("Contact")
+    return yield* notFound("Contact", identifier)
   })
 
   return {

@@ -8,7 +8,7 @@ import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { FunctionSecretsCipher } from "../shared/SecretCipher.ts"
 import { ProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 import { ProjectsRepo } from "./ProjectsRepo.ts"
-import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { invalid, type NotFound, notFound, notFoundNamed, type Unprocessable } from "../shared/ApiError.ts"
 import {
   PROJECT_SECRET_NAME,
   PROJECT_SECRET_NAME_MAX_LENGTH,
@@ -40,15 +40,15 @@ export class ProjectSecrets extends Context.Service<ProjectSecrets, {
       const keys = yield* FunctionSecretsCipher
 
       const requireProject = (projectId: string) =>
-        Effect.flatMap(projects.findById(projectId), (found) => Option.isNone(found) ? Effect.fail(notFound("Project")) : Effect.void)
+        Effect.flatMap(projects.findById(projectId), (found) => Option.isNone(found) ? Effect.fail(notFound("Project", projectId)) : Effect.void)
 
       const set = Effect.fn("ProjectSecrets.set")(function*(projectId: string, name: string, value: string) {
         yield* requireProject(projectId)
         if (name.length > PROJECT_SECRET_NAME_MAX_LENGTH || !PROJECT_SECRET_NAME.test(name)) {
-          return yield* unprocessable(`Secret names are 1 to ${PROJECT_SECRET_NAME_MAX_LENGTH} of A-Z, 0-9 and _`)
+          return yield* invalid("name", `must be 1 to ${PROJECT_SECRET_NAME_MAX_LENGTH} of A-Z, 0-9 and _`, `Secret names are 1 to ${PROJECT_SECRET_NAME_MAX_LENGTH} of A-Z, 0-9 and _`)
         }
         if (Buffer.byteLength(value, "utf8") > PROJECT_SECRET_VALUE_MAX_BYTES) {
-          return yield* unprocessable(`Secret values are at most ${PROJECT_SECRET_VALUE_MAX_BYTES / 1024} KB`)
+          return yield* invalid("value", `must be at most ${PROJECT_SECRET_VALUE_MAX_BYTES / 1024} KB`, `Secret values are at most ${PROJECT_SECRET_VALUE_MAX_BYTES / 1024} KB`)
         }
         const cipher = yield* keys.cipher
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
@@ -69,7 +69,7 @@ export class ProjectSecrets extends Context.Service<ProjectSecrets, {
 
       const remove = Effect.fn("ProjectSecrets.delete")(function*(projectId: string, name: string) {
         yield* requireProject(projectId)
-        if (!(yield* repo.delete(projectId, name))) return yield* notFound(`Secret ${name}`)
+        if (!(yield* repo.delete(projectId, name))) return yield* notFoundNamed("Secret", name)
       })
 
       const resolve = Effect.fn("ProjectSecrets.resolve")(function*(projectId: string) {

@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { ProjectsRepo } from "./ProjectsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { type NotFound, notFound, Unauthorized, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { invalid, type NotFound, notFound, Unauthorized, type Unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import { nowIso } from "../shared/Time.ts"
 import * as SignalledCache from "../shared/SignalledCache.ts"
@@ -73,14 +73,14 @@ export class Projects extends Context.Service<Projects, {
 
       const get = Effect.fn("Projects.get")(function*(id: string) {
         return yield* repo.findById(id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Project")), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Project", id)), onSome: Effect.succeed }))
         )
       })
 
       const create = Effect.fn("Projects.create")(function*(name: string) {
         const trimmed = name.trim()
         if (trimmed.length === 0 || trimmed.length > 200) {
-          return yield* unprocessable("name must be 1-200 characters")
+          return yield* invalid("name", "must be 1-200 characters")
         }
         const now = yield* nowIso
         const project: Project = { id: yield* ids.uuid, name: trimmed, disabled: false, created_at: now, updated_at: now }
@@ -91,7 +91,7 @@ export class Projects extends Context.Service<Projects, {
       const createKey = Effect.fn("Projects.createKey")(function*(projectId: string, name: string, secret?: string) {
         yield* get(projectId)
         if (secret !== undefined && secret.length < 16) {
-          return yield* unprocessable("An API key must be at least 16 characters")
+          return yield* invalid("key", "must be at least 16 characters", "An API key must be at least 16 characters")
         }
         const value = secret ?? (yield* generateSecret)
         const key: ApiKey = {
@@ -157,7 +157,7 @@ export class Projects extends Context.Service<Projects, {
         setDisabled: Effect.fn("Projects.setDisabled")(function*(id: string, disabled: boolean) {
           const updated = yield* repo.setDisabled(id, disabled, yield* nowIso)
           yield* principals.forget
-          return yield* Option.match(updated, { onNone: () => Effect.fail(notFound("Project")), onSome: Effect.succeed })
+          return yield* Option.match(updated, { onNone: () => Effect.fail(notFound("Project", id)), onSome: Effect.succeed })
         }),
         createKey,
         listKeys: Effect.fn("Projects.listKeys")(function*(projectId: string) {
@@ -168,7 +168,7 @@ export class Projects extends Context.Service<Projects, {
           const revoked = yield* repo.revokeKey(projectId, keyId, yield* nowIso)
           // Effective here at once, before the store's signal arrives.
           yield* principals.forget
-          return yield* Option.match(revoked, { onNone: () => Effect.fail(notFound("API key")), onSome: Effect.succeed })
+          return yield* Option.match(revoked, { onNone: () => Effect.fail(notFound("API key", keyId)), onSome: Effect.succeed })
         }),
         authenticate,
         bootstrap

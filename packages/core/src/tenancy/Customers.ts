@@ -15,7 +15,7 @@ import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { nowIso } from "../shared/Time.ts"
 import type { CustomerCreateInput, CustomerFilter, CustomerRecord, CustomerUpdateInput } from "./Customer.ts"
 
-const customerNotFound = () => notFound("Customer")
+const customerNotFound = (id: string) => notFound("Customer", id)
 const externalTaken = () =>
   unprocessable("external_customer_id has already been taken", [
     { path: "customer.external_customer_id", message: "has already been taken" }
@@ -54,7 +54,7 @@ export class Customers extends Context.Service<Customers, {
 
       const find = (projectId: string, id: string) =>
         repo.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(customerNotFound()), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(customerNotFound(id)), onSome: Effect.succeed }))
         )
 
       return Customers.of({
@@ -84,7 +84,7 @@ export class Customers extends Context.Service<Customers, {
             updated_at: yield* nowIso
           }
           const stored = yield* repo.update(next).pipe(Effect.catchTag("Duplicate", () => Effect.fail(externalTaken())))
-          return yield* Option.match(stored, { onNone: () => Effect.fail(customerNotFound()), onSome: Effect.succeed })
+          return yield* Option.match(stored, { onNone: () => Effect.fail(customerNotFound(id)), onSome: Effect.succeed })
         }),
         delete: Effect.fn("Customers.delete")(function*(principal: Principal, id: string) {
           const projectId = principal.project.id

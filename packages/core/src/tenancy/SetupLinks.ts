@@ -49,7 +49,7 @@ export interface CreatedSetupLink {
 const invalid = (field: string, message: string) =>
   unprocessable(`setup_link.${field} ${message}`, [{ path: `setup_link.${field}`, message }])
 
-const linkNotFound = () => notFound("Setup link")
+const linkNotFound = (id: string) => notFound("Setup link", id)
 
 const redirectUrl = (field: string, given: string | null | undefined): Effect.Effect<string | null, Unprocessable> => {
   if (given === undefined || given === null || given.trim() === "") return Effect.succeed(null)
@@ -146,12 +146,12 @@ export class SetupLinks extends Context.Service<SetupLinks, {
 
       const customerOf = (projectId: string, customerId: string) =>
         customers.findById(projectId, customerId).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Customer")), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Customer", customerId)), onSome: Effect.succeed }))
         )
 
       const find = (projectId: string, customerId: string, id: string) =>
         repo.findById(projectId, customerId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(linkNotFound()), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(linkNotFound(id)), onSome: Effect.succeed }))
         )
 
       const create = Effect.fn("SetupLinks.create")(function*(principal: Principal, customerId: string, input: SetupLinkCreateInput) {

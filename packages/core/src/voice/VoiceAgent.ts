@@ -6,7 +6,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
 import { VoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
-import { type ErrorDetail, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { type ErrorDetail, type NotFound, notFoundNamed, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 
 export const VoiceAgentProvider = Schema.Struct({
@@ -80,7 +80,7 @@ export class VoiceAgents extends Context.Service<VoiceAgents, {
           const problems = problemsOf(declaration)
           const first = problems[0]
           if (first !== undefined) return yield* unprocessable(`${first.path} ${first.message}`, problems)
-          if (Option.isNone(yield* projects.findById(projectId))) return yield* notFound(`Project ${projectId}`)
+          if (Option.isNone(yield* projects.findById(projectId))) return yield* notFoundNamed("Project", projectId)
           const now = new Date(yield* Clock.currentTimeMillis).toISOString()
           return toVoiceAgent(yield* repo.declare({
             id: yield* ids.uuid,

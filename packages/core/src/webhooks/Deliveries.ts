@@ -609,7 +609,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
 
       const findVisible = (projectId: string, id: string) =>
         Effect.flatMap(deliveries.findById(projectId, id), (found) =>
-          Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(notFound("Webhook delivery")))
+          Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(notFound("Webhook delivery", id)))
 
       const retry = Effect.fn("WebhookDeliveries.retry")(function*(principal: Principal, id: string) {
         const delivery = yield* findVisible(principal.project.id, id)

@@ -4,7 +4,7 @@
  * URL rule, with the canonical 422 messages.
  */
 import { Effect } from "effect"
-import { unprocessable } from "../shared/ApiError.ts"
+import { invalid } from "../shared/ApiError.ts"
 import { isPrivateAddress } from "../shared/PrivateAddress.ts"
 import { BUFFERABLE_EVENT, NUMBER_EVENTS, PROJECT_EVENTS, type RetrySchedule } from "./Webhook.ts"
 
@@ -37,13 +37,13 @@ export const checkEvents = (events: ReadonlyArray<string>, numberLevel: boolean)
   Effect.gen(function*() {
     for (const name of events) {
       if (!numberEvents.has(name) && !projectEvents.has(name)) {
-        return yield* unprocessable(`Unknown webhook event ${name}`)
+        return yield* invalid("events", `names an unknown event ${name}`, `Unknown webhook event ${name}`)
       }
       if (numberLevel && !numberEvents.has(name)) {
-        return yield* unprocessable(`${name} is a project event: phone number webhooks cannot subscribe to it`)
+        return yield* invalid("events", `names the project event ${name}`, `${name} is a project event: phone number webhooks cannot subscribe to it`)
       }
       if (!numberLevel && !projectEvents.has(name)) {
-        return yield* unprocessable(`${name} is a phone number event: subscribe a phone number webhook to it`)
+        return yield* invalid("events", `names the phone number event ${name}`, `${name} is a phone number event: subscribe a phone number webhook to it`)
       }
     }
     return [...new Set(events)]
@@ -62,16 +62,16 @@ export const checkHeaders = (headers: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
     const entries = Object.entries(headers)
     if (entries.length > MAX_CUSTOM_HEADERS) {
-      return yield* unprocessable(`headers may contain at most ${MAX_CUSTOM_HEADERS} entries`)
+      return yield* invalid("headers", `may contain at most ${MAX_CUSTOM_HEADERS} entries`)
     }
     const seen = new Set<string>()
     for (const [name, value] of entries) {
-      if (!headerName.test(name)) return yield* unprocessable(`header ${name} is not a valid header name`)
+      if (!headerName.test(name)) return yield* invalid(`headers.${name}`, "is not a valid header name", `header ${name} is not a valid header name`)
       const lower = name.toLowerCase()
-      if (reservedHeader(lower)) return yield* unprocessable(`header ${name} cannot be set on a webhook`)
-      if (seen.has(lower)) return yield* unprocessable(`header ${name} is given twice`)
+      if (reservedHeader(lower)) return yield* invalid(`headers.${name}`, "cannot be set on a webhook", `header ${name} cannot be set on a webhook`)
+      if (seen.has(lower)) return yield* invalid(`headers.${name}`, "is given twice", `header ${name} is given twice`)
       seen.add(lower)
-      if (!headerValue.test(value)) return yield* unprocessable(`header ${name} has an invalid value`)
+      if (!headerValue.test(value)) return yield* invalid(`headers.${name}`, "has an invalid value", `header ${name} has an invalid value`)
     }
     return headers
   })
@@ -79,12 +79,12 @@ export const checkHeaders = (headers: Readonly<Record<string, string>>) =>
 export const checkRange = (name: string, value: number, min: number, max: number) =>
   Number.isSafeInteger(value) && value >= min && value <= max
     ? Effect.succeed(value)
-    : Effect.fail(unprocessable(`${name} must be a whole number between ${min} and ${max}`))
+    : Effect.fail(invalid(name, `must be a whole number between ${min} and ${max}`))
 
 export const checkBufferEvents = (events: ReadonlyArray<string>) =>
   events.every((e) => e === BUFFERABLE_EVENT)
     ? Effect.succeed([...new Set(events)])
-    : Effect.fail(unprocessable(`buffer_events may only contain ${BUFFERABLE_EVENT}`))
+    : Effect.fail(invalid("buffer_events", `may only contain ${BUFFERABLE_EVENT}`))
 
 /**
  * The URL's form: absolute, https (plain http only when private URLs are
@@ -94,18 +94,18 @@ export const checkBufferEvents = (events: ReadonlyArray<string>) =>
 export const checkUrlForm = (raw: string, allowPrivate: boolean) =>
   Effect.gen(function*() {
     if ([...raw].length > URL_MAX_CHARACTERS) {
-      return yield* unprocessable(`url must be at most ${URL_MAX_CHARACTERS} characters`)
+      return yield* invalid("url", `must be at most ${URL_MAX_CHARACTERS} characters`)
     }
     let url: URL
     try {
       url = new URL(raw)
     } catch {
-      return yield* unprocessable("url must be an absolute URL")
+      return yield* invalid("url", "must be an absolute URL")
     }
     if (url.protocol !== "https:" && !(url.protocol === "http:" && allowPrivate)) {
-      return yield* unprocessable("url must use https")
+      return yield* invalid("url", "must use https")
     }
-    if (url.username !== "" || url.password !== "") return yield* unprocessable("url must not carry credentials")
+    if (url.username !== "" || url.password !== "") return yield* invalid("url", "must not carry credentials")
     const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname
     // Stored as given: the caller's spelling is what lists show and `url_contains` matches.
     return { url: raw, hostname }
@@ -114,5 +114,5 @@ export const checkUrlForm = (raw: string, allowPrivate: boolean) =>
 /** Every address must be public: one private address would let DNS answers pick a private target. */
 export const privateAddressRefusal = (hostname: string, addresses: ReadonlyArray<string>) =>
   addresses.length === 0 || addresses.some(isPrivateAddress)
-    ? Effect.fail(unprocessable(`url host ${hostname} resolves to a private, loopback or link-local address`))
+    ? Effect.fail(invalid("url", `host ${hostname} resolves to a private, loopback or link-local address`))
     : Effect.void

@@ -11,7 +11,7 @@ import { Transactor } from "../ports/Transactor.ts"
 import { WebhookHttp } from "../ports/WebhookHttp.ts"
 import { WebhooksRepo } from "./WebhooksRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
-import { type NotFound, notFound, type PaymentRequired, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { invalid, type NotFound, notFound, type PaymentRequired, unprocessable, type Unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { DefinitionReferences } from "../workflows/References.ts"
@@ -38,7 +38,7 @@ import {
 /** Where a request names webhooks: under one number's path, or project-wide (`/msg/webhooks`). */
 export type WebhookScope = { readonly phoneNumberId: string } | undefined
 
-const webhookNotFound = () => notFound("Webhook")
+const webhookNotFound = (id: string) => notFound("Webhook", id)
 
 export class Webhooks extends Context.Service<Webhooks, {
   readonly list: (
@@ -90,15 +90,15 @@ export class Webhooks extends Context.Service<Webhooks, {
       /** The number of a path: 404 when the project has no such number. */
       const requireNumber = Effect.fnUntraced(function*(projectId: string, scope: WebhookScope) {
         if (scope === undefined) return
-        if (!(yield* numberExists(projectId, scope.phoneNumberId))) return yield* notFound("Phone number")
+        if (!(yield* numberExists(projectId, scope.phoneNumberId))) return yield* notFound("Phone number", scope.phoneNumberId)
       })
 
       /** A webhook the request may name: in the project, and under the path's number when there is one. */
       const findVisible = Effect.fnUntraced(function*(projectId: string, id: string, scope: WebhookScope) {
         yield* requireNumber(projectId, scope)
         const found = yield* repo.findById(projectId, id)
-        if (Option.isNone(found)) return yield* webhookNotFound()
-        if (scope !== undefined && found.value.phone_number_id !== scope.phoneNumberId) return yield* webhookNotFound()
+        if (Option.isNone(found)) return yield* webhookNotFound(id)
+        if (scope !== undefined && found.value.phone_number_id !== scope.phoneNumberId) return yield* webhookNotFound(id)
         return found.value
       })
 
@@ -106,7 +106,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         const { hostname, url } = yield* checkUrlForm(raw, settings.allowPrivateUrls)
         if (settings.allowPrivateUrls) return url
         const addresses = yield* http.resolve(hostname).pipe(
-          Effect.catch(() => Effect.fail(unprocessable(`url host ${hostname} could not be resolved`)))
+          Effect.catch(() => Effect.fail(invalid("url", `host ${hostname} could not be resolved`)))
         )
         yield* privateAddressRefusal(hostname, addresses)
         return url
@@ -120,16 +120,16 @@ export class Webhooks extends Context.Service<Webhooks, {
       const validate = Effect.fnUntraced(function*(next: WebhookRecord, urlChanged: boolean) {
         const numberLevel = next.phone_number_id !== null
         if (next.kind === "upstream") {
-          if (!numberLevel) return yield* unprocessable("upstream webhooks belong to a phone number: give phone_number_id")
+          if (!numberLevel) return yield* invalid("phone_number_id", "is required for upstream webhooks", "upstream webhooks belong to a phone number: give phone_number_id")
           if (next.events.length > 0) {
-            return yield* unprocessable("upstream webhooks receive every network payload of their number: events must be empty")
+            return yield* invalid("events", "must be empty for upstream webhooks", "upstream webhooks receive every network payload of their number: events must be empty")
           }
-          if (next.buffer_enabled) return yield* unprocessable("upstream webhooks cannot buffer: buffer_enabled must be false")
+          if (next.buffer_enabled) return yield* invalid("buffer_enabled", "must be false for upstream webhooks", "upstream webhooks cannot buffer: buffer_enabled must be false")
         } else if (next.events.length === 0) {
-          return yield* unprocessable("events must name at least one event")
+          return yield* invalid("events", "must name at least one event")
         }
         const events = yield* checkEvents(next.events, numberLevel)
-        if (next.secret_key.length === 0) return yield* unprocessable("secret_key must not be empty")
+        if (next.secret_key.length === 0) return yield* invalid("secret_key", "must not be empty")
         yield* checkHeaders(next.headers)
         yield* checkRange("buffer_window_seconds", next.buffer_window_seconds, 1, 60)
         yield* checkRange("max_buffer_size", next.max_buffer_size, 1, 100)
@@ -188,7 +188,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           const current = yield* findVisible(projectId, id, scope)
           yield* checkPlan(projectId, input.events)
           if (input.kind !== undefined && input.kind !== null && input.kind !== current.kind) {
-            return yield* unprocessable("kind cannot change once a webhook is created")
+            return yield* invalid("kind", "cannot change once a webhook is created")
           }
           const now = iso(yield* Clock.currentTimeMillis)
           const resumed = input.active === true && !current.active
@@ -215,7 +215,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           }, input.url !== undefined && input.url !== current.url)
           const stored = yield* tx.withTransaction(repo.update(next))
           yield* active.forget
-          return yield* Option.match(stored, { onNone: () => Effect.fail(webhookNotFound()), onSome: Effect.succeed })
+          return yield* Option.match(stored, { onNone: () => Effect.fail(webhookNotFound(next.id)), onSome: Effect.succeed })
         }
       )
 
@@ -242,7 +242,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           const webhook = yield* findVisible(principal.project.id, id, scope)
           const deleted = yield* repo.delete(webhook.project_id, webhook.id)
           yield* active.forget
-          if (!deleted) return yield* webhookNotFound()
+          if (!deleted) return yield* webhookNotFound(id)
         }),
         test
       })

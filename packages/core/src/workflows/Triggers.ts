@@ -103,7 +103,7 @@ export class Triggers extends Context.Service<Triggers, {
 
       const findTrigger = (projectId: string, id: string) =>
         repo.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Trigger")), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Trigger", id)), onSome: Effect.succeed }))
         )
 
       /** Checks one input; problems are reported under `prefix` (e.g. `trigger` or `triggers[2]`). */
@@ -317,7 +317,7 @@ export class Triggers extends Context.Service<Triggers, {
         setActive,
         delete: Effect.fn("Triggers.delete")(function*(principal: Principal, triggerId: string) {
           const deleted = yield* repo.delete(principal.project.id, triggerId)
-          if (!deleted) return yield* notFound("Trigger")
+          if (!deleted) return yield* notFound("Trigger", triggerId)
         }),
         checkActivation: Effect.fn("Triggers.checkActivation")(function*(projectId: string, workflowId: string) {
           const mine = yield* repo.listByWorkflow(projectId, workflowId)

@@ -102,7 +102,7 @@ export class DisplayNames extends Context.Service<DisplayNames, {
           Effect.flatMap((found) =>
             Option.isSome(found) && found.value.project_id === principal.project.id
               ? Effect.succeed(found.value)
-              : Effect.fail(notFound("Phone number"))
+              : Effect.fail(notFound("Phone number", phoneNumberId))
           )
         )
 
@@ -206,7 +206,7 @@ export class DisplayNames extends Context.Service<DisplayNames, {
           Effect.flatMap((found) =>
             Option.isSome(found) && found.value.msg_config_id === config.id
               ? Effect.succeed(found.value)
-              : Effect.fail(notFound("Display name request"))
+              : Effect.fail(notFound("Display name request", id))
           )
         )
 
@@ -253,7 +253,7 @@ export class DisplayNames extends Context.Service<DisplayNames, {
           }
         }
         const cancelled = yield* repo.update({ ...request, status: "cancelled", updated_at: yield* now })
-        return yield* Option.match(cancelled, { onNone: () => Effect.fail(notFound("Display name request")), onSome: Effect.succeed })
+        return yield* Option.match(cancelled, { onNone: () => Effect.fail(notFound("Display name request", request.id)), onSome: Effect.succeed })
       })
 
       return DisplayNames.of({ create, list, get, cancel })

@@ -43,7 +43,7 @@ export const FACTS_MAX_AGE_MS = 15 * 60 * 1000
 const upstreamUnreachable = () =>
   new BadGateway({ error: "The messaging network could not be reached", code: "upstream_unavailable" })
 
-const configNotFound = () => notFound("Phone number")
+const configNotFound = (id: string) => notFound("Phone number", id)
 
 /** What the network says about credentials: 422 naming its refusal, 502 when it did not answer. */
 const verificationFailure = (error: NetworkError) =>
@@ -206,7 +206,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
 
       const findOwned = (projectId: string, id: string) =>
         repo.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(configNotFound()), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(configNotFound(id)), onSome: Effect.succeed }))
         )
 
       const findByNumber = (projectId: string, phoneNumberId: string) =>
@@ -214,7 +214,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           Effect.flatMap((found) =>
             Option.isSome(found) && found.value.project_id === projectId
               ? Effect.succeed(found.value)
-              : Effect.fail(configNotFound())
+              : Effect.fail(configNotFound(phoneNumberId))
           )
         )
 
@@ -273,7 +273,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
           const stored = yield* repo.update(next).pipe(
             Effect.catchTag("Duplicate", () => Effect.fail(unprocessable(`Phone number ${phoneNumberId} is already connected`)))
           )
-          if (Option.isNone(stored)) return yield* configNotFound()
+          if (Option.isNone(stored)) return yield* configNotFound(next.id)
           if (credentialsChanged) yield* subscribe(stored.value)
           return stored.value
         }
@@ -327,7 +327,7 @@ export class MessageConfigs extends Context.Service<MessageConfigs, {
         const disconnected = yield* tx.withTransaction(Effect.gen(function*() {
           const current = yield* findByNumber(projectId, phoneNumberId)
           const deleted = yield* repo.markDeleted(projectId, current.id, now)
-          if (Option.isNone(deleted)) return yield* configNotFound()
+          if (Option.isNone(deleted)) return yield* configNotFound(current.id)
           // Webhooks and triggers on the number go with it (decisions 4.8): a number connected again starts bare.
           yield* dependents.removeFor(projectId, phoneNumberId)
           yield* outbox.append({

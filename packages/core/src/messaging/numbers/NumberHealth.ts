@@ -316,7 +316,7 @@ export class NumberHealth extends Context.Service<NumberHealth, {
         options?: { readonly testMessageTo?: string | undefined }
       ) {
         const found = yield* configs.findByPhoneNumberId(phoneNumberId)
-        if (Option.isNone(found) || found.value.project_id !== principal.project.id) return yield* notFound("Phone number")
+        if (Option.isNone(found) || found.value.project_id !== principal.project.id) return yield* notFound("Phone number", phoneNumberId)
         const config = found.value
         let testTo: string | undefined
         if (options?.testMessageTo !== undefined) {

@@ -142,7 +142,7 @@ export class Templates extends Context.Service<Templates, {
 
       const get = Effect.fn("Templates.get")(function*(principal: Principal, id: string) {
         const found = yield* repo.findById(principal.project.id, id)
-        if (Option.isNone(found)) return yield* notFound("Template")
+        if (Option.isNone(found)) return yield* notFound("Template", id)
         return found.value
       })
 
