@@ -2,7 +2,7 @@
  * A number's block list (`POST`/`DELETE /<pnid>/block_users`): only contacts who wrote in the last 24 hours can be
  * blocked, at most 64,000 of them; a request that fails for some users answers 139100 with what was done.
  */
-import { Predicate } from "effect"
+import { Option, Predicate, Schema } from "effect"
 import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import {
   contactByPhone,
@@ -15,10 +15,12 @@ import {
   type Outcome,
   type RequestContext,
   type SimState,
-  stringField,
   windowOpen
 } from "./Model.ts"
 import { simError } from "../../network/ErrorCodes.ts"
+
+/** One entry of `block_users`: the user, as a phone number or a business-scoped id. */
+const BlockedUser = Schema.decodeUnknownOption(Schema.Struct({ user: Schema.String }))
 
 const BLOCK_LIST_LIMIT = 64_000
 
@@ -38,8 +40,9 @@ export const blockUsers = (
   const done: Array<Record<string, string>> = []
   const failed: Array<Record<string, unknown>> = []
   for (const entry of users) {
-    const input = Predicate.isObject(entry) ? stringField(entry, "user") : undefined
-    if (input === undefined) return fail(simError(131008, "The parameter block_users[].user is required."))
+    const given = BlockedUser(entry)
+    if (Option.isNone(given)) return fail(simError(131008, "The parameter block_users[].user is required."))
+    const input = given.value.user
     const waId = normalizePhone(input)
     const contact = waId !== undefined
       ? contactByPhone(state, number.businessAccountId, waId)

@@ -5,9 +5,10 @@
  * with a value the network does not accept 131009; template problems their
  * 132xxx codes.
  */
-import { Predicate } from "effect"
+import { Option, Predicate, Schema } from "effect"
 import { MessagingProduct } from "../../network/NetworkObjects.ts"
 import { type SimError, simError } from "../../network/ErrorCodes.ts"
+import { OptionalString } from "../../shared/Json.ts"
 import { isSimError } from "./Access.ts"
 import {
   isUserId,
@@ -16,7 +17,6 @@ import {
   normalizePhone,
   type NumberRecord,
   type SimState,
-  stringField,
   type TemplateRecord
 } from "./Model.ts"
 
@@ -96,11 +96,16 @@ const checkText = (body: Json): SimError | undefined => {
   return undefined
 }
 
+// What the checks read of the request's objects: a field of another type reads as absent, as the network's does.
+const mediaRef = Schema.decodeUnknownSync(Schema.Struct({ id: OptionalString, link: OptionalString }))
+const parameterFields = Schema.decodeUnknownSync(Schema.Struct({ type: OptionalString, parameter_name: OptionalString }))
+/** A button's `reply`, and a list's row: both need an id and a title. */
+const Choice = Schema.decodeUnknownOption(Schema.Struct({ id: Schema.String, title: Schema.String }))
+
 const checkMedia = (state: SimState, number: NumberRecord, type: string, body: Json, now: number): SimError | undefined => {
   const media = body[type]
   if (!Predicate.isObject(media)) return missing(type)
-  const id = stringField(media, "id")
-  const link = stringField(media, "link")
+  const { id, link } = mediaRef(media)
   if (id === undefined && link === undefined) return missing(`${type}['id'] or ${type}['link']`)
   if (id !== undefined && mediaUsable(state, number, id, now) === undefined) {
     return invalid(`${type}['id']`, `is not a valid media id: ${id}`)
@@ -139,10 +144,9 @@ const checkInteractive = (body: Json): SimError | undefined => {
     if (buttons.length > 3) return invalid("interactive['action']['buttons']", "must have at most 3 buttons")
     const ids = new Set<string>()
     for (const [i, button] of buttons.entries()) {
-      const reply = Predicate.isObject(button) && Predicate.isObject(button["reply"]) ? button["reply"] : undefined
-      const id = reply === undefined ? undefined : stringField(reply, "id")
-      const title = reply === undefined ? undefined : stringField(reply, "title")
-      if (id === undefined || title === undefined) return missing(`interactive['action']['buttons'][${i}]['reply']`)
+      const reply = Predicate.isObject(button) ? Choice(button["reply"]) : Option.none()
+      if (Option.isNone(reply)) return missing(`interactive['action']['buttons'][${i}]['reply']`)
+      const { id, title } = reply.value
       if (title.length === 0 || title.length > 20) {
         return invalid(`interactive['action']['buttons'][${i}]['reply']['title']`, "must be 1 to 20 characters long")
       }
@@ -167,11 +171,9 @@ const checkInteractive = (body: Json): SimError | undefined => {
       if (!Array.isArray(list) || list.length === 0) return missing(`interactive['action']['sections'][${s}]['rows']`)
       for (const [r, row] of list.entries()) {
         rows++
-        const id = Predicate.isObject(row) ? stringField(row, "id") : undefined
-        const title = Predicate.isObject(row) ? stringField(row, "title") : undefined
-        if (id === undefined || title === undefined) {
-          return missing(`interactive['action']['sections'][${s}]['rows'][${r}]`)
-        }
+        const choice = Choice(row)
+        if (Option.isNone(choice)) return missing(`interactive['action']['sections'][${s}]['rows'][${r}]`)
+        const { title } = choice.value
         if (title.length === 0 || title.length > 24) {
           return invalid(`interactive['action']['sections'][${s}]['rows'][${r}]['title']`, "must be 1 to 24 characters long")
         }
@@ -237,7 +239,7 @@ const sendComponents = (template: Json): Array<Json> =>
   Array.isArray(template["components"]) ? template["components"].filter(Predicate.isObject) : []
 
 const parameterValue = (parameter: Json): string | SimError => {
-  const type = stringField(parameter, "type") ?? "text"
+  const type = parameterFields(parameter).type ?? "text"
   if (type === "text") {
     const text = parameter["text"]
     if (typeof text !== "string") return missing("parameter['text']")
@@ -276,7 +278,7 @@ const checkTextParameters = (
   }
   const values = new Map<string, string>()
   for (const [i, parameter] of parameters.entries()) {
-    const name = stringField(parameter, "parameter_name")
+    const name = parameterFields(parameter).parameter_name
     if (template.parameterFormat === "NAMED") {
       if (name === undefined || !names.includes(name)) {
         return simError(132012, `${label}: parameter ${i} needs a parameter_name among {${names.join(", ")}}`)

@@ -442,11 +442,6 @@ export const pairTokens = (state: SimState, number: NumberRecord, contact: Conta
 
 export type Json = Record<string, unknown>
 
-export const stringField = (object: Json, key: string): string | undefined => {
-  const value = object[key]
-  return typeof value === "string" ? value : undefined
-}
-
 export const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
 /** Epoch seconds as the network writes them: a string. */
