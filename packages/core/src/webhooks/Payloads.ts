@@ -14,7 +14,7 @@
  * - `upstream.payload`: `{ phone_number_ids, body_base64 }`, the network's
  *   exact bytes for `upstream` webhooks.
  */
-import { Predicate } from "effect"
+import { Option, Predicate, Schema } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { MessagingProduct, WebhookObjectName } from "../network/NetworkObjects.ts"
@@ -91,7 +91,24 @@ export type DeliveryPlan =
 
 type Json = Record<string, unknown>
 
-const stringOrNull = (u: unknown): string | null => typeof u === "string" ? u : null
+/** `msg_config` as the messaging payloads carry it (older ones had no `name`, or no `display_phone_number`). */
+const MsgConfigOfPayload = Schema.Struct({
+  id: Schema.String,
+  phone_number_id: Schema.String,
+  display_phone_number: Schema.optionalKey(Schema.String),
+  name: Schema.optionalKey(Schema.NullOr(Schema.String))
+})
+
+/** What routing reads of a messaging payload; its `data` goes on as it is, into the bodies. */
+const MsgPayloadFacts = Schema.decodeUnknownOption(Schema.Struct({
+  data: Schema.Struct({
+    phone_number_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
+    conversation: Schema.optionalKey(Schema.NullOr(Schema.Struct({ id: Schema.optionalKey(Schema.String) }))),
+    message: Schema.optionalKey(Schema.NullOr(Schema.Struct({ from: Schema.optionalKey(Schema.String) })))
+  }),
+  msg_config: Schema.optionalKey(Schema.NullOr(MsgConfigOfPayload)),
+  conversation_phone_number: Schema.optionalKey(Schema.NullOr(Schema.String))
+}))
 
 /** v1 (6.7): the root `phone_number_id` becomes a nested `msg_config`, and `is_new_conversation` goes. */
 export const toV1 = (v2: Json, msgConfig: MsgConfigRef | null): Json => {
@@ -110,15 +127,10 @@ export const toV1 = (v2: Json, msgConfig: MsgConfigRef | null): Json => {
   return out
 }
 
-const msgConfigOf = (u: unknown): MsgConfigRef | null =>
-  Predicate.isObject(u) && typeof u.id === "string" && typeof u.phone_number_id === "string"
-    ? {
-      id: u.id,
-      phone_number_id: u.phone_number_id,
-      display_phone_number: typeof u.display_phone_number === "string" ? u.display_phone_number : "",
-      name: stringOrNull(u.name)
-    }
-    : null
+const msgConfigOf = (c: typeof MsgConfigOfPayload.Type | null | undefined): MsgConfigRef | null =>
+  c === undefined || c === null
+    ? null
+    : { id: c.id, phone_number_id: c.phone_number_id, display_phone_number: c.display_phone_number ?? "", name: c.name ?? null }
 
 /** The deliveries a domain event asks for; undefined for a type or payload webhooks do not know. */
 export const planDeliveries = (entry: DomainEvent): DeliveryPlan | undefined => {
@@ -161,12 +173,13 @@ export const planDeliveries = (entry: DomainEvent): DeliveryPlan | undefined => 
     }
   }
   if (MSG_TYPES.includes(entry.type)) {
-    if (!Predicate.isObject(payload) || !Predicate.isObject(payload.data)) return undefined
+    const facts = MsgPayloadFacts(payload)
+    if (Option.isNone(facts) || !Predicate.isObject(payload) || !Predicate.isObject(payload.data)) return undefined
     const data = payload.data
-    const msgConfig = msgConfigOf(payload.msg_config)
-    const phoneNumberId = stringOrNull(data.phone_number_id) ?? msgConfig?.phone_number_id ?? null
+    const msgConfig = msgConfigOf(facts.value.msg_config)
+    const phoneNumberId = facts.value.data.phone_number_id ?? msgConfig?.phone_number_id ?? null
     if (phoneNumberId === null) return undefined
-    const conversationPhoneNumber = stringOrNull(payload.conversation_phone_number)
+    const conversationPhoneNumber = facts.value.conversation_phone_number ?? null
     const context: DeliveryContext = {
       msg_config_id: msgConfig?.id ?? null,
       phone_number_id: phoneNumberId,
@@ -179,9 +192,8 @@ export const planDeliveries = (entry: DomainEvent): DeliveryPlan | undefined => 
       if (entry.type === "msg.phone_number.created") events.push({ event: "msg.config.created", v1, v2: v1 })
       return { kind: "ext", projectId, phoneNumberId: null, events, context, conversationKey: null }
     }
-    const conversation = Predicate.isObject(data.conversation) ? data.conversation : undefined
-    const message = Predicate.isObject(data.message) ? data.message : undefined
-    const conversationKey = stringOrNull(conversation?.id) ?? conversationPhoneNumber ?? stringOrNull(message?.from)
+    const conversationKey = facts.value.data.conversation?.id ?? conversationPhoneNumber ??
+      facts.value.data.message?.from ?? null
     return {
       kind: "ext",
       projectId,
