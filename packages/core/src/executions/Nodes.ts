@@ -32,7 +32,7 @@ import { phoneDigits } from "../messaging/numbers/MessageConfig.ts"
 import { convertValue, secretsUsed } from "./Interpolation.ts"
 import { type EventDraft, follow, type StepOutcome, StepFailed } from "./Step.ts"
 import { agentStep } from "./agent/Agent.ts"
-import { chainDepthOf, configTexts, contextTexts, fail, num, type StepInput, text, value, withVars } from "./nodes/NodeInput.ts"
+import { chainDepthOf, configNumbers, configTexts, contextTexts, fail, type StepInput, text, value, withVars } from "./nodes/NodeInput.ts"
 import { agentSend, sendInteractive, sendTemplate, sendText } from "./nodes/SendNodes.ts"
 import { decideNode, functionNode } from "./nodes/FunctionNodes.ts"
 import { webhookNode } from "./nodes/WebhookNode.ts"
@@ -177,7 +177,7 @@ const waitNode = (input: StepInput): Effect.Effect<StepOutcome> => {
   const ctx = input.execution.execution_context
   // Observer runs never take inputs: a wait ends them (decisions 10.1).
   if (input.execution.observer) return Effect.succeed({ context: ctx, events: [], next: { _tag: "End", reason: "observer_wait" } })
-  const timeout = config.has_timeout === true ? num(config.timeout_seconds) ?? null : null
+  const timeout = config.has_timeout === true ? configNumbers(config).timeout_seconds ?? null : null
   const dueAt = timeout === null ? null : new Date(Date.parse(input.now) + timeout * 1000).toISOString()
   const system = timeout === null
     ? (({ pending_timeout: _, ...rest }) => rest)(ctx.system)
@@ -193,7 +193,8 @@ const waitNode = (input: StepInput): Effect.Effect<StepOutcome> => {
   })
 }
 
-const delayFor = (input: StepInput): number => (input.afterDelay ? 0 : num(input.node.data.config.delay_seconds) ?? 0)
+const delayFor = (input: StepInput): number =>
+  input.afterDelay ? 0 : configNumbers(input.node.data.config).delay_seconds ?? 0
 
 /** What the nodes read and call. */
 export type NodeServices =

@@ -1,6 +1,6 @@
 /** What a node step gets, and the small helpers every node uses. */
-import { Effect, Predicate, Schema } from "effect"
-import { OptionalText } from "../../shared/Json.ts"
+import { Effect, Schema } from "effect"
+import { OptionalFinite, OptionalText } from "../../shared/Json.ts"
 import type { Node } from "../../workflows/Workflow.ts"
 import type { ExecutionContext, ExecutionRecord } from "../Execution.ts"
 import type { Graph } from "../Graph.ts"
@@ -38,7 +38,11 @@ export const configTexts = Schema.decodeUnknownSync(NodeConfigTexts)
 /** Who the run talks to (`context`) and what started it (`system`), each absent when empty. */
 export const ContextTexts = Schema.Struct({ phone_number: OptionalText, recipient: OptionalText, trigger_msg_config_id: OptionalText })
 export const contextTexts = Schema.decodeUnknownSync(ContextTexts)
-export const num = (u: unknown): number | undefined => (Predicate.isNumber(u) && Number.isFinite(u) ? u : undefined)
+/** The numbers the engine reads of a node's config (checked when the workflow was saved), each absent unless finite. */
+export const NodeConfigNumbers = Schema.Struct({ timeout_seconds: OptionalFinite, delay_seconds: OptionalFinite })
+export const configNumbers = Schema.decodeUnknownSync(NodeConfigNumbers)
+/** How deep in a chain of event-started runs this one is (`system.event_chain_depth`), absent at the top. */
+const chainDepth = Schema.decodeUnknownSync(Schema.Struct({ event_chain_depth: OptionalFinite }))
 
 export const fail = (message: string, code?: string, events?: ReadonlyArray<EventDraft>) =>
   Effect.fail(new StepFailed({ message, code, events }))
@@ -53,4 +57,4 @@ export const withVars = (ctx: ExecutionContext, vars: Readonly<Record<string, un
   Object.keys(vars).length === 0 ? ctx : { ...ctx, vars: { ...ctx.vars, ...vars } }
 
 /** The emitter's `system.event_chain_depth` (decisions 2.4.2): events it emits carry it (10.1). */
-export const chainDepthOf = (e: ExecutionRecord): number => num(e.execution_context.system.event_chain_depth) ?? 0
+export const chainDepthOf = (e: ExecutionRecord): number => chainDepth(e.execution_context.system).event_chain_depth ?? 0
