@@ -67,8 +67,13 @@ export const decodeFirst = <S extends Schema.Decoder<unknown>>(query: string, sc
     Effect.map(decode(rows.slice(0, 1)), (records) => Option.fromNullishOr(records[0]))
 }
 
-/** A count: `count(*)` is a bigint, which the client hands over as text. */
-export const Count = Schema.Union([Schema.Number, Schema.NumberFromString])
+/** A bigint column as the client hands it over (a JS `bigint`), as the number records carry. */
+const NumberFromBigInt = Schema.BigInt.pipe(
+  Schema.decodeTo(Schema.Number, SchemaTransformation.transform({ decode: (b: bigint) => Number(b), encode: (n) => BigInt(n) }))
+)
+
+/** A count or a bigint column: a number (`::int`), a `bigint`, or the text of one. */
+export const Count = Schema.Union([Schema.Number, NumberFromBigInt, Schema.NumberFromString])
 
 /** One `count(*)` row. */
 export const CountRow = Schema.Struct({ total: Count })
