@@ -43,6 +43,8 @@ layer(layerStorage.pipe(Layer.provideMerge(layerTestDatabase)), { excludeTestSer
       assert.strictEqual(error.query, "workflows")
       assert.strictEqual(error.field, "status")
       assert.notInclude(error.reason, "retired-by-hand")
+      assert.include(error.message, "workflows")
+      assert.include(error.message, "status")
     }))
 
   it.effect("a jsonb column of the wrong shape names its field too, and a list fails the same way", () =>

@@ -17,4 +17,8 @@ export class StorageError extends Schema.TaggedError<StorageError>()("StorageErr
   /** The field that did not decode, as a dotted path (`wait.due_at`); empty for the row as a whole. */
   field: Schema.String,
   reason: Schema.String
-}) {}
+}) {
+  override get message(): string {
+    return `a row of ${this.query} does not decode: ${this.field === "" ? "the row" : this.field}: ${this.reason}`
+  }
+}
