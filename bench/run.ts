@@ -5,7 +5,7 @@
 import { Effect, References } from "effect"
 import { benchAgent, formatAgentBench } from "./agent.ts"
 import { benchExecutions, formatExecutionsBench } from "./executions.ts"
-import { benchHttp } from "./http.ts"
+import { benchHttp, formatHttpBench } from "./http.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
 import { benchFunctionsHttp, formatFunctionsHttpBench } from "./functionsHttp.ts"
 import { benchIngestion, formatIngestionBench } from "./ingestion.ts"
@@ -28,13 +28,7 @@ const program = Effect.gen(function*() {
   const youngGeneration = process.execArgv.find((flag) => flag.startsWith("--max-semi-space-size")) ?? "V8's default young generation"
   console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread; ${youngGeneration})\n`)
   if (runs("http")) {
-    const http = yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })
-    const row = (name: string, r: typeof http.parley) =>
-      `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2)} ms   p99 ${r.p99Ms.toFixed(2)} ms   errors ${r.errors}`
-    console.log("Authenticated GET /platform/v1/workflows/<id> (Postgres storage)")
-    console.log(row("Parley", http.parley))
-    console.log(row("bare node:http, same JSON", http.bare))
-    console.log(`  ratio Parley / bare: ${http.ratio.toFixed(2)} (target >= 0.5)\n`)
+    console.log(formatHttpBench(yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })))
   }
   if (runs("jobqueue")) {
     console.log(formatJobQueueBench(yield* benchJobQueue()))
