@@ -14,10 +14,14 @@ import { benchWebhooks, formatWebhooksBench } from "./webhooks.ts"
 import { benchLogSearch, formatLogSearchBench } from "./logsearch.ts"
 
 import { benchBroadcastApart, formatBroadcastBench } from "./broadcast.ts"
+import { benchEnvelope, envelopeOptionsFromEnv, formatEnvelope } from "./envelope.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-/** `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions, agent, logsearch, broadcast) runs only those. */
-const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim()).filter((name) => name !== "")
+/**
+ * `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions,
+ * agent, logsearch, broadcast, envelope) or `npm run bench -- executions envelope` runs only those.
+ */
+const only = (process.env.BENCH_ONLY?.split(",") ?? process.argv.slice(2)).map((name) => name.trim()).filter((name) => name !== "")
 const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
 // The webhook receiver is on loopback: the operator's switch for private webhook URLs. Set before the first host
 // starts, as the environment is read once per process.
@@ -53,6 +57,10 @@ const program = Effect.gen(function*() {
     const recipients = Number(process.env.BENCH_BROADCAST_RECIPIENTS ?? 100_000)
     console.log(formatBroadcastBench(yield* benchBroadcastApart({ recipients, network: "in-process" })))
     console.log(formatBroadcastBench(yield* benchBroadcastApart({ recipients, network: "remote" })))
+  }
+  // The scale envelope (docs/scale.md): host processes of their own, so last and never by default.
+  if (only.includes("envelope")) {
+    for (const options of envelopeOptionsFromEnv()) console.log(formatEnvelope(yield* benchEnvelope(options)))
   }
 })
 
