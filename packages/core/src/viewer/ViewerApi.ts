@@ -41,6 +41,8 @@ export const ViewerSessionInfo = Schema.Struct({
   access: Schema.Literals(WORKFLOW_EMBED_ACCESS),
   language: Schema.Literals(EMBED_LANGUAGES),
   default_mode: Schema.Literals(EMBED_MODES),
+  /** The node types a definition may use, for adding nodes. */
+  node_types: Schema.Array(Schema.String),
   /** The project's sandbox number, where test runs start; null when it has none. */
   sandbox: Schema.NullOr(Schema.Struct({ phone_number_id: Schema.String, display_phone_number: Schema.String }))
 }).annotate({ identifier: "ViewerSession" })

@@ -2,6 +2,7 @@
 import {
   CurrentPrincipal,
   CurrentViewer,
+  NodeTypes,
   ParleyApi,
   pageBody,
   resolvePageWindow,
@@ -69,6 +70,7 @@ export const ViewerHandlers = HttpApiBuilder.group(
               access: embed.access,
               language: embed.language,
               default_mode: embed.default_mode,
+              node_types: NodeTypes,
               sandbox: Option.getOrNull(yield* viewer.sandbox(session))
             }
           }
