@@ -9,6 +9,7 @@ import { Executions, type StartAnswer } from "../executions/Executions.ts"
 import { ExecutionsRepo, StepEventsRepo } from "../executions/ExecutionsRepo.ts"
 import type { ExecutionDetail, ExecutionStatus, ExecutionSummary, StepEventRecord } from "../executions/Execution.ts"
 import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
+import { UpstreamSettings } from "../messaging/Upstream.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type Conflict, Forbidden, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
@@ -95,6 +96,7 @@ export class Viewer extends Context.Service<Viewer, {
       const steps = yield* StepEventsRepo
       const configs = yield* MessageConfigsRepo
       const refs = yield* Effect.context<DefinitionReferences | Ids>()
+      const upstream = yield* Effect.serviceOption(UpstreamSettings)
 
       const inScope = (session: ViewerSession, workflowId: string) =>
         session.embed.scope_type === "project" || session.embed.scope_id === workflowId
@@ -113,12 +115,18 @@ export class Viewer extends Context.Service<Viewer, {
         return found.value
       })
 
+      /** The project's number of kind `sandbox`, else the simulated network's number when the project has it. */
       const sandbox = Effect.fn("Viewer.sandbox")(function*(session: ViewerSession) {
-        const found = yield* configs.list(session.project.id, { kind: "sandbox" }, { mode: "page", page: 1, perPage: 1 })
-        return Option.map(Option.fromNullishOr(found.items[0]), (c) => ({
-          phone_number_id: c.phone_number_id,
-          display_phone_number: c.display_phone_number
-        }))
+        const listed = yield* configs.list(session.project.id, { kind: "sandbox" }, { mode: "page", page: 1, perPage: 1 })
+        let config = Option.fromNullishOr(listed.items[0])
+        const simulated = Option.flatMap(upstream, (u) => u.simulatedNumber)
+        if (Option.isNone(config) && Option.isSome(simulated)) {
+          config = Option.filter(
+            yield* configs.findByPhoneNumberId(simulated.value.phoneNumberId),
+            (c) => c.project_id === session.project.id && c.deleted_at === null
+          )
+        }
+        return Option.map(config, (c) => ({ phone_number_id: c.phone_number_id, display_phone_number: c.display_phone_number }))
       })
 
       const workflows = Effect.fn("Viewer.workflows")(function*(session: ViewerSession) {

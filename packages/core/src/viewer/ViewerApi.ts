@@ -43,7 +43,7 @@ export const ViewerSessionInfo = Schema.Struct({
   default_mode: Schema.Literals(EMBED_MODES),
   /** The node types a definition may use, for adding nodes. */
   node_types: Schema.Array(Schema.String),
-  /** The project's sandbox number, where test runs start; null when it has none. */
+  /** Where test runs start: the project's sandbox number (or, in simulator mode, the simulated one); null when none. */
   sandbox: Schema.NullOr(Schema.Struct({ phone_number_id: Schema.String, display_phone_number: Schema.String }))
 }).annotate({ identifier: "ViewerSession" })
 
