@@ -104,7 +104,7 @@ export function Editor(props: { workflowId: string; session: Session; t: Transla
         {editable
           ? (
             <div class="save-bar">
-              <button type="button" disabled={!changed || saving} onClick={() => void save()}>{saving ? t("saving") : t("save")}</button>
+              <button type="button" disabled={!changed || saving || (problems?.length ?? 0) > 0} onClick={() => void save()}>{saving ? t("saving") : t("save")}</button>
               <span class="hint-inline">v{workflow.lock_version}</span>
             </div>
           )

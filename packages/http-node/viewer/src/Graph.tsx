@@ -72,8 +72,9 @@ export function Graph(props: {
     <div class="graph-scroll">
       <svg
         class={`graph${overlay !== undefined ? " with-run" : ""}`}
-        width={layout.width}
-        height={layout.height + 40}
+        // As wide as the pane at most: a long graph is scaled to fit rather than cut.
+        width="100%"
+        style={{ maxWidth: `${layout.width}px` }}
         viewBox={`0 0 ${layout.width} ${layout.height + 40}`}
         role="group"
         aria-label={props.title}
@@ -141,7 +142,8 @@ export function Graph(props: {
               class={classes}
               data-node={node.id}
               transform={`translate(${p.x},${p.y})`}
-              tabIndex={0}
+              // Lower case: on SVG elements Preact sets attributes by name, and only `tabindex` makes a keyboard stop.
+              tabindex={0}
               role="button"
               aria-label={label}
               aria-pressed={props.selected === node.id}

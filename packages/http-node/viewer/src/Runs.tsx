@@ -193,7 +193,10 @@ function RunView(props: { id: string; session: Session; onBack: () => void; t: T
 const summaryOf = (event: StepEvent, t: Translate): string | undefined => {
   const p = event.payload
   const parts: Array<string> = []
-  const text = p["text"] ?? p["message"] ?? (typeof p["content"] === "string" ? p["content"] : undefined)
+  const request = typeof p["request"] === "object" && p["request"] !== null ? p["request"] as Record<string, any> : {}
+  // A message in (its value) or out (the text or template it sends).
+  const text = p["text"] ?? p["message"] ?? p["content"] ?? (typeof p["name"] !== "string" ? p["value"] : undefined) ??
+    request["text"]?.body ?? request["template"]?.name
   if (typeof text === "string") parts.push(`“${text}”`)
   if (typeof p["name"] === "string" && "value" in p) parts.push(`${p["name"]} = ${JSON.stringify(p["value"])}`)
   if (typeof p["action"] === "string") parts.push(p["action"])

@@ -7,7 +7,7 @@ import type { Definition } from "./types.ts"
 
 export const NODE_WIDTH = 190
 export const NODE_HEIGHT = 58
-const COLUMN = 260
+const COLUMN = 240
 const ROW = 110
 const MARGIN = 40
 
