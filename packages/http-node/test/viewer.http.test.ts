@@ -4,6 +4,7 @@
  * definition, a definition checked as edited with problems naming their node or edge, a save with `lock_version`,
  * a finished run's path and events, read-only refusals, and scope and token boundaries.
  */
+import { createParleyClient } from "@parley/client"
 import { Ids } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Layer } from "effect"
@@ -99,6 +100,15 @@ describe("workflow viewer embeds", () => {
     assert.strictEqual((await viewer(embed.token)("GET", "/session")).status, 401)
     assert.strictEqual((await fetch(embed.embed_url)).status, 401)
     assert.strictEqual((await bot.host.request("GET", `/platform/v1/workflow_embeds/${embed.id}`)).body.data.status, "revoked")
+
+    // The typed client follows the contract: embeds made and read through it.
+    const client = createParleyClient({ baseUrl: bot.host.url, apiKey: bot.host.key })
+    const made = await client.workflowEmbeds.create({ payload: { workflow_embed: { scope_type: "project", language: "es" } } })
+    assert.match(made.data.embed_url, /\/viewer\/we_/)
+    const read = await client.workflowEmbeds.get({ params: { id: made.data.id } })
+    assert.strictEqual(read.data.language, "es")
+    const listedByClient = await client.workflowEmbeds.list({ query: { status: "active" } })
+    assert.include(listedByClient.body.data.map((e) => e.id), made.data.id)
   }, 120_000)
 
   it("draws the order bot, checks an edited definition, saves with lock_version, and shows a finished run's path and events", async () => {

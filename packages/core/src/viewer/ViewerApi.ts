@@ -23,7 +23,7 @@ export class CurrentViewer extends Context.Service<CurrentViewer, ViewerSession>
 export class ViewerAuthentication extends HttpApiMiddleware.Service<ViewerAuthentication, { provides: CurrentViewer }>()(
   "@parley/core/viewer/ViewerAuthentication",
   {
-    security: { token: HttpApiSecurity.apiKey({ key: "X-Viewer-Token", in: "header" }) },
+    security: { viewerToken: HttpApiSecurity.apiKey({ key: "X-Viewer-Token", in: "header" }) },
     error: Unauthorized,
     // The Platform client holds an API key, not an embed token: the page sends the header itself.
     requiredForClient: false

@@ -125,7 +125,7 @@ export const ViewerAuthenticationLive = Layer.effect(
   Effect.gen(function*() {
     const embeds = yield* WorkflowEmbeds
     return ViewerAuthentication.of({
-      token: (httpEffect, { credential }) =>
+      viewerToken: (httpEffect, { credential }) =>
         Effect.gen(function*() {
           const session = yield* embeds.authenticate(Redacted.value(credential))
           setProjectId(yield* HttpServerRequest.HttpServerRequest, session.project.id)
