@@ -1,5 +1,5 @@
 /**
- * What every embed token shares (the inbox's and the workflow viewer's, decisions 2.17 and 2.18): a random token
+ * What every embed token shares (the inbox's and the workflow viewer's, decisions 2.17; issue 31 §3): a random token
  * shown once and kept as its sha256 hash, a name, the origins allowed to frame the page, an optional expiry, and
  * the check that opens a token (active, unexpired, its project enabled), recording its use at most once a minute.
  */

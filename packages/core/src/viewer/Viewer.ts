@@ -1,5 +1,5 @@
 /**
- * What the embedded workflow viewer reads and does (issue 31 §3, decisions 2.18), limited to its embed's scope:
+ * What the embedded workflow viewer reads and does (issue 31 §3), limited to its embed's scope:
  * workflows and their graphs, a definition checked as it is edited and saved with its `lock_version`, executions
  * with their revision's graph, path and step events, and the actions a person expects (resume, end, a test run on
  * the sandbox number). Every rule is the Platform API's: this calls the same services as the embed's project.

@@ -1,5 +1,5 @@
 /**
- * Workflow viewer embeds (issue 31 §3, decisions 2.18): a token that opens the workflow and execution viewer at
+ * Workflow viewer embeds (issue 31 §3): a token that opens the workflow and execution viewer at
  * `/viewer/<token>` for one project's workflows or one workflow. `access` says whether the page may change things
  * (save a definition, resume or end a run, start a test run) or only look. Like the inbox's, the token is shown
  * once and stored as its sha256 hash.

@@ -1,5 +1,5 @@
 /**
- * Workflow viewer embeds (issue 31 §3, decisions 2.18): create, list, read, update and revoke them, and open the
+ * Workflow viewer embeds (issue 31 §3): create, list, read, update and revoke them, and open the
  * viewer's requests by token. The token rules are the inbox's (`embeds/EmbedAccess.ts`): random, answered once,
  * stored as its hash, refused once revoked, after `expires_at` and while its project is disabled.
  */

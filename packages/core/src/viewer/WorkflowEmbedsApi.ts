@@ -1,4 +1,4 @@
-/** The Platform API of workflow viewer embeds (decisions 2.18): create, list, get, update, revoke. */
+/** The Platform API of workflow viewer embeds (issue 31 §3): create, list, get, update, revoke. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "../http/Middleware.ts"

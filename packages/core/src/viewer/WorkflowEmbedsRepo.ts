@@ -1,4 +1,4 @@
-/** Storage of workflow viewer embeds (decisions 2.18), scoped by project; found by token hash to open the viewer. */
+/** Storage of workflow viewer embeds (issue 31 §3), scoped by project; found by token hash to open the viewer. */
 import { Context, type Effect, type Option } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { WorkflowEmbedFilter, WorkflowEmbedRecord } from "./WorkflowEmbed.ts"

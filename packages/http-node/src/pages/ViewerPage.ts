@@ -1,5 +1,5 @@
 /**
- * The embedded workflow and execution viewer's page (issue 31 §3, decisions 2.18): the HTML shell at
+ * The embedded workflow and execution viewer's page (issue 31 §3): the HTML shell at
  * `/viewer/<token>` and the bundle built from `packages/http-node/viewer` under `/viewer/assets/`. The page calls
  * `/viewer/v1` (`ViewerApi`) with its token; shell and headers are every embedded page's (`EmbedPage.ts`).
  */

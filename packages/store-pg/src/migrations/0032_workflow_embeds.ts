@@ -1,4 +1,4 @@
-/** Workflow viewer embeds (decisions 2.18): tokens stored as their sha256 hash, found by it on every viewer request. */
+/** Workflow viewer embeds (issue 31 §3): tokens stored as their sha256 hash, found by it on every viewer request. */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 

@@ -1,4 +1,4 @@
-/** `workflow_embeds`: tokens that open the embedded workflow and execution viewer (decisions 2.18). */
+/** `workflow_embeds`: tokens that open the embedded workflow and execution viewer (issue 31 §3). */
 import { endpoint, type Tool } from "../Action.ts"
 import { WorkflowEmbedsApi } from "../../viewer/WorkflowEmbedsApi.ts"
 
