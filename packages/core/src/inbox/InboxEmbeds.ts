@@ -4,7 +4,7 @@
  * refused once the embed is revoked, after `expires_at`, and when its project is disabled.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { embedFieldChecks, generateToken, openEmbed } from "../embeds/EmbedAccess.ts"
+import { embedFieldChecks, embedRecords, generateToken, openEmbed } from "../embeds/EmbedAccess.ts"
 import { PublicUrl, publicUrlOf } from "../shared/PublicUrl.ts"
 import { CustomersRepo } from "../tenancy/CustomersRepo.ts"
 import { InboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
@@ -12,7 +12,7 @@ import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import { hashKey, type Principal } from "../projects/Projects.ts"
-import { type NotFound, notFound, Unauthorized, type Unprocessable } from "../shared/ApiError.ts"
+import { type NotFound, Unauthorized, type Unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { nowIso } from "../shared/Time.ts"
@@ -33,7 +33,6 @@ export interface EmbedSession {
 const USER_FIELD_MAX = 200
 
 const invalidToken = () => new Unauthorized({ error: "Invalid inbox token" })
-const embedNotFound = () => notFound("Inbox embed")
 
 const { fieldError, checkName, checkOrigins, checkExpiry } = embedFieldChecks("inbox_embed")
 
@@ -70,10 +69,7 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
       const projects = yield* ProjectsRepo
       const ids = yield* Ids
 
-      const find = (projectId: string, id: string) =>
-        repo.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed }))
-        )
+      const records = embedRecords(repo, "Inbox embed")
 
       /** The scope's display name, or 422 naming `scope_id` when the scope is not the project's. */
       const resolveScope = Effect.fn("InboxEmbeds.resolveScope")(
@@ -125,7 +121,7 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
       })
 
       const update = Effect.fn("InboxEmbeds.update")(function*(principal: Principal, id: string, input: InboxEmbedUpdateInput) {
-        const current = yield* find(principal.project.id, id)
+        const current = yield* records.find(principal.project.id, id)
         const next: InboxEmbedRecord = {
           ...current,
           name: input.name !== undefined ? yield* checkName(input.name) : current.name,
@@ -141,14 +137,7 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
           expires_at: input.expires_at !== undefined ? yield* checkExpiry(input.expires_at) : current.expires_at,
           updated_at: yield* nowIso
         }
-        const stored = yield* repo.update(next)
-        return yield* Option.match(stored, { onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed })
-      })
-
-      const revoke = Effect.fn("InboxEmbeds.revoke")(function*(principal: Principal, id: string) {
-        const current = yield* find(principal.project.id, id)
-        if (current.status === "revoked") return
-        yield* repo.update({ ...current, status: "revoked", updated_at: yield* nowIso })
+        return yield* records.save(next)
       })
 
       const authenticate = Effect.fn("InboxEmbeds.authenticate")(function*(token: string) {
@@ -158,10 +147,10 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
 
       return InboxEmbeds.of({
         create,
-        list: (principal, filter, window) => repo.list(principal.project.id, filter, window),
-        get: (principal, id) => find(principal.project.id, id),
+        list: records.list,
+        get: records.get,
         update,
-        revoke,
+        revoke: records.revoke,
         authenticate
       })
     })

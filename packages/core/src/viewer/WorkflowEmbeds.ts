@@ -4,11 +4,11 @@
  * stored as its hash, refused once revoked, after `expires_at` and while its project is disabled.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { embedFieldChecks, generateToken, openEmbed } from "../embeds/EmbedAccess.ts"
+import { embedFieldChecks, embedRecords, generateToken, openEmbed } from "../embeds/EmbedAccess.ts"
 import type { Project } from "../projects/Project.ts"
 import { hashKey, type Principal } from "../projects/Projects.ts"
 import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
-import { type NotFound, notFound, Unauthorized, type Unprocessable } from "../shared/ApiError.ts"
+import { type NotFound, Unauthorized, type Unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { PublicUrl, publicUrlOf } from "../shared/PublicUrl.ts"
@@ -33,7 +33,6 @@ export interface ViewerSession {
 export const WORKFLOW_EMBED_TOKEN_PREFIX = "we"
 
 const invalidToken = () => new Unauthorized({ error: "Invalid viewer token" })
-const embedNotFound = () => notFound("Workflow embed")
 const { fieldError, checkName, checkOrigins, checkExpiry } = embedFieldChecks("workflow_embed")
 
 export class WorkflowEmbeds extends Context.Service<WorkflowEmbeds, {
@@ -62,10 +61,7 @@ export class WorkflowEmbeds extends Context.Service<WorkflowEmbeds, {
       const projects = yield* ProjectsRepo
       const ids = yield* Ids
 
-      const find = (projectId: string, id: string) =>
-        repo.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed }))
-        )
+      const records = embedRecords(repo, "Workflow embed")
 
       /** The scope's display name, or 422 naming `scope_id` when the scope is not the project's. */
       const resolveScope = Effect.fn("WorkflowEmbeds.resolveScope")(
@@ -109,7 +105,7 @@ export class WorkflowEmbeds extends Context.Service<WorkflowEmbeds, {
       })
 
       const update = Effect.fn("WorkflowEmbeds.update")(function*(principal: Principal, id: string, input: WorkflowEmbedUpdateInput) {
-        const current = yield* find(principal.project.id, id)
+        const current = yield* records.find(principal.project.id, id)
         const next: WorkflowEmbedRecord = {
           ...current,
           name: input.name !== undefined ? yield* checkName(input.name) : current.name,
@@ -120,14 +116,7 @@ export class WorkflowEmbeds extends Context.Service<WorkflowEmbeds, {
           expires_at: input.expires_at !== undefined ? yield* checkExpiry(input.expires_at) : current.expires_at,
           updated_at: yield* nowIso
         }
-        const stored = yield* repo.update(next)
-        return yield* Option.match(stored, { onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed })
-      })
-
-      const revoke = Effect.fn("WorkflowEmbeds.revoke")(function*(principal: Principal, id: string) {
-        const current = yield* find(principal.project.id, id)
-        if (current.status === "revoked") return
-        yield* repo.update({ ...current, status: "revoked", updated_at: yield* nowIso })
+        return yield* records.save(next)
       })
 
       const authenticate = Effect.fn("WorkflowEmbeds.authenticate")(function*(token: string) {
@@ -137,10 +126,10 @@ export class WorkflowEmbeds extends Context.Service<WorkflowEmbeds, {
 
       return WorkflowEmbeds.of({
         create,
-        list: (principal, filter, window) => repo.list(principal.project.id, filter, window),
-        get: (principal, id) => find(principal.project.id, id),
+        list: records.list,
+        get: records.get,
         update,
-        revoke,
+        revoke: records.revoke,
         authenticate
       })
     })
