@@ -6,12 +6,10 @@
 import { Ids } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer } from "effect"
-import * as Fs from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { Page } from "playwright-core"
 import { assert, describe, it } from "vitest"
-import { browserAvailable, launchBrowser } from "./browser.ts"
+import { background, browserAvailable, DARK, LIGHT, launchBrowser, screenshot } from "./browser.ts"
 import { eventually, hostForSuite, type MessagingHost } from "./messaging.support.ts"
 
 let host: MessagingHost
@@ -45,21 +43,6 @@ const handoffWorkflow = async () => {
   await host.request("POST", `/platform/v1/workflows/${workflow.id}/triggers`, { body: { trigger: { trigger_type: "inbound_message", phone_number_id: pnid } } })
   await host.request("PATCH", `/platform/v1/workflows/${workflow.id}`, { body: { workflow: { status: "active", message_debounce_seconds: 0 } } })
 }
-
-const screenshot = async (page: Page, name: string) => {
-  const bytes = await page.screenshot({ fullPage: false })
-  assert.isAbove(bytes.length, 10_000, `${name} rendered something`)
-  if (process.env.PARLEY_UPDATE_SCREENSHOTS === "1") {
-    Fs.writeFileSync(new URL(`../../../docs/images/${name}.png`, import.meta.url), bytes)
-  }
-}
-
-/** Waits until the page's background is `color` (the palette follows the mode after a render). */
-const background = (page: Page, color: string) =>
-  page.waitForFunction((expected) => getComputedStyle(document.body).backgroundColor === expected, color, { timeout: 5_000 })
-
-const DARK = "rgb(15, 20, 25)"
-const LIGHT = "rgb(246, 247, 249)"
 
 describe.skipIf(!browserAvailable)("embedded inbox in Chromium", () => {
   it("finds a conversation by search, replies and sees it read live, resumes a handoff; renders both languages and modes", async () => {
