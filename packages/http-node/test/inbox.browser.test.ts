@@ -146,7 +146,7 @@ describe.skipIf(!browserAvailable)("embedded inbox in Chromium", () => {
     }
   }, 90_000)
 
-  it("can be framed only by its allowed origins", async () => {
+  it("can be framed only by its allowed origins (the inbox and the workflow viewer)", async () => {
     // A host page on another origin (another port) that frames whatever address it is given.
     const parent = createServer((request, response) => {
       const target = new URL(request.url ?? "/", "http://x").searchParams.get("src") ?? ""
@@ -155,21 +155,24 @@ describe.skipIf(!browserAvailable)("embedded inbox in Chromium", () => {
     })
     await new Promise<void>((resolve) => parent.listen(0, "127.0.0.1", resolve))
     const origin = `http://127.0.0.1:${(parent.address() as AddressInfo).port}`
-    const embed = async (allowed_origins: Array<string>) =>
-      (await host.request("POST", "/platform/v1/inbox_embeds", { body: { inbox_embed: { scope_type: "project", name: "Framed", allowed_origins } } }))
-        .body.data.embed_url as string
     const browser = await launchBrowser()
     try {
-      const page = await browser.newPage()
-      await page.goto(`${origin}/?src=${encodeURIComponent(await embed([origin]))}`)
-      await page.frameLocator("#inbox").getByRole("heading", { name: /Framed/ }).waitFor()
+      // The inbox and the workflow viewer share the page shell and its headers: both are checked.
+      for (const kind of ["inbox_embed", "workflow_embed"]) {
+        const embed = async (allowed_origins: Array<string>) =>
+          (await host.request("POST", `/platform/v1/${kind}s`, { body: { [kind]: { scope_type: "project", name: "Framed", allowed_origins } } }))
+            .body.data.embed_url as string
+        const page = await browser.newPage()
+        await page.goto(`${origin}/?src=${encodeURIComponent(await embed([origin]))}`)
+        await page.frameLocator("#inbox").getByRole("heading", { name: /Framed/ }).waitFor()
 
-      const refused = await browser.newPage()
-      const blocked = new Promise<void>((resolve) =>
-        refused.on("console", (message) => message.text().includes("frame-ancestors") && resolve()))
-      await refused.goto(`${origin}/?src=${encodeURIComponent(await embed(["https://elsewhere.example"]))}`)
-      await blocked
-      assert.strictEqual(await refused.frameLocator("#inbox").getByRole("heading").count(), 0)
+        const refused = await browser.newPage()
+        const blocked = new Promise<void>((resolve) =>
+          refused.on("console", (message) => message.text().includes("frame-ancestors") && resolve()))
+        await refused.goto(`${origin}/?src=${encodeURIComponent(await embed(["https://elsewhere.example"]))}`)
+        await blocked
+        assert.strictEqual(await refused.frameLocator("#inbox").getByRole("heading").count(), 0, kind)
+      }
     } finally {
       await browser.close()
       await new Promise<void>((resolve) => parent.close(() => resolve()))
