@@ -52,7 +52,17 @@ export const IsoFromText = Schema.String.pipe(
  * per step). A row that does not decode means the table and the code disagree (a migration not run, a column
  * changed): a `StorageError` defect naming the query and the field, never a silent cast.
  */
-export const decodeRows = <S extends Schema.Decoder<unknown>>(query: string, schema: S) => {
+export function decodeRows<S extends Schema.Decoder<unknown>>(
+  query: string,
+  schema: S
+): (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<S["Type"]>>
+/** Unnamed: the failure names the field only (prefer naming the query). */
+export function decodeRows<S extends Schema.Decoder<unknown>>(
+  schema: S
+): (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<S["Type"]>>
+export function decodeRows<S extends Schema.Decoder<unknown>>(queryOrSchema: string | S, maybeSchema?: S) {
+  const query = typeof queryOrSchema === "string" ? queryOrSchema : "row"
+  const schema = (typeof queryOrSchema === "string" ? maybeSchema : queryOrSchema) as S
   const decode = SchemaParser.decodeUnknownResult(Schema.Array(schema))
   return (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<S["Type"]>> => {
     const result = decode(rows)
