@@ -22,6 +22,7 @@ import { Simulator } from "../src/simulators/index.ts"
 import { ModelSimulator } from "../src/simulators/model/ModelSimulator.ts"
 import { memoryModelEndpoint } from "../src/testing/MemoryLanguageModels.ts"
 import { layerMemoryParley, sandboxProject, settle, simulatedContact } from "../src/testing/MemoryParley.ts"
+import { Triggers } from "../src/workflows/Triggers.ts"
 import { Workflows } from "../src/workflows/Workflows.ts"
 
 const steps = Effect.yieldNow.pipe(Effect.repeat({ times: 50 }))
@@ -192,6 +193,71 @@ describe("guardrails", () => {
       yield* pass(3000)
       const done = yield* g.broadcasts.get(g.principal, id)
       assert.deepStrictEqual([done.broadcast.status, done.counts.sent, done.counts.held], ["completed", 2, 0])
+    }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
+
+  it.effect("a workflow's template send waits for the end of quiet hours; a reply to a contact who just wrote is not held", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const startedAt = yield* Clock.currentTimeMillis
+      const tokyoMinutes = Math.floor(startedAt / 60_000 + 9 * 60) % 1440
+      const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`
+      yield* (yield* Guardrails).putSettings(g.principal.project.id, null, {
+        opt_out_keywords: null,
+        opt_in_keywords: null,
+        opt_out_confirmation: null,
+        opt_in_confirmation: null,
+        quiet_hours: { start: "22:00", end: hhmm(tokyoMinutes + 3), days: [] },
+        frequency_caps: null
+      })
+      const kenji = yield* simulatedContact(g.phoneNumberId, "+81312345678", "Kenji")
+      const workflows = yield* Workflows
+      const executions = yield* Executions
+
+      // A reply: the contact writes, the workflow it starts answers at once.
+      const replies = yield* workflows.create(g.principal, {
+        name: "Replies",
+        status: "draft",
+        message_debounce_seconds: 0,
+        definition: { nodes: [node("start", "start"), node("hi", "send_text", { message: "Hello Kenji" })], edges: [edge("start", "hi")] }
+      })
+      yield* (yield* Triggers).create(g.principal, replies.id, { trigger_type: "inbound_message", phone_number_id: g.phoneNumberId })
+      yield* workflows.update(g.principal, replies.id, { status: "active" })
+      yield* kenji.say("hi")
+      yield* settle
+      assert.deepStrictEqual(yield* kenji.received, ["Hello Kenji"])
+      yield* workflows.update(g.principal, replies.id, { status: "inactive" })
+
+      // Twenty minutes later he is no longer being answered: a template send of an API-started run waits.
+      yield* TestClock.adjust("20 minutes")
+      const quietHours = { start: "22:00", end: hhmm(tokyoMinutes + 25), days: [] }
+      yield* (yield* Guardrails).putSettings(g.principal.project.id, null, {
+        opt_out_keywords: null,
+        opt_in_keywords: null,
+        opt_out_confirmation: null,
+        opt_in_confirmation: null,
+        quiet_hours: quietHours,
+        frequency_caps: null
+      })
+      const promo = yield* workflows.create(g.principal, {
+        name: "Promo",
+        status: "active",
+        definition: {
+          nodes: [node("start", "start"), node("promo", "send_template", { template_id: g.templateId, parameters: ["Kenji"] })],
+          edges: [edge("start", "promo")]
+        }
+      })
+      const run = yield* executions.start(g.principal, promo.id, { phone_number: kenji.phone }, { ip: null, user_agent: null })
+      yield* settle
+      const waiting = yield* executions.get(g.principal, run.id)
+      assert.strictEqual(waiting.status, "running")
+      assert.strictEqual((yield* kenji.envelopes).length, 1)
+      const opensAt = (Math.floor(startedAt / 60_000) + 25) * 60_000
+      yield* TestClock.adjust(opensAt - (yield* Clock.currentTimeMillis) + 1000)
+      yield* settle
+      yield* pass(1000)
+      const sent = yield* executions.get(g.principal, run.id)
+      assert.strictEqual(sent.status, "ended", JSON.stringify(sent.error_details))
+      assert.deepStrictEqual((yield* kenji.envelopes).map((e) => e["type"]), ["text", "template"])
     }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
 
   it.effect("a marketing template past the contact's daily cap is skipped with its reason", () =>
