@@ -225,7 +225,7 @@ describe("guardrails", () => {
       yield* kenji.say("hi")
       yield* settle
       assert.deepStrictEqual(yield* kenji.received, ["Hello Kenji"])
-      yield* workflows.update(g.principal, replies.id, { status: "inactive" })
+      yield* workflows.update(g.principal, replies.id, { status: "draft" })
 
       // Twenty minutes later he is no longer being answered: a template send of an API-started run waits.
       yield* TestClock.adjust("20 minutes")

@@ -53,7 +53,8 @@ const TOOLS = [
   "functions",
   "events",
   "logs",
-  "diagnostic_investigations"
+  "diagnostic_investigations",
+  "guardrails"
 ]
 
 describe("MCP tool server", () => {
