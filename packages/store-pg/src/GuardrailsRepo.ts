@@ -9,7 +9,7 @@ import {
   type OptOutRecord,
   QuietHoursWindow
 } from "@parley/core"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeRows, IsoFromDate, jsonb, listNewestFirst } from "./Rows.ts"
 
@@ -40,13 +40,26 @@ const SettingsRow = Schema.Struct({
   }),
   updated_at: IsoFromDate
 })
-const toSettings = (rows: ReadonlyArray<unknown>) =>
-  Effect.map(decodeRows(SettingsRow)(rows), (found) =>
-    found.map((r): GuardrailSettingsRecord => ({ ...r.settings, project_id: r.project_id, msg_config_id: r.msg_config_id, updated_at: r.updated_at })))
+const toSettingsRecord = (r: { readonly project_id: string; readonly msg_config_id: string | null; readonly settings: typeof SettingsRow.Type["settings"]; readonly updated_at: string }): GuardrailSettingsRecord => ({
+  ...r.settings,
+  project_id: r.project_id,
+  msg_config_id: r.msg_config_id,
+  updated_at: r.updated_at
+})
+const toSettings = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(SettingsRow)(rows), (found) => found.map(toSettingsRecord))
+
+/** A timestamptz inside JSON (`2026-03-04T05:06:07.089+00:00`) as the ISO text records carry. */
+const IsoFromJson = Schema.String.pipe(
+  Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s: string) => new Date(s).toISOString(), encode: (s: string) => s }))
+)
+const FactsRow = Schema.Struct({
+  settings: Schema.Array(Schema.Struct({ ...SettingsRow.fields, updated_at: IsoFromJson })),
+  opt_out: Schema.NullOr(Schema.Struct({ ...OptOutRow.fields, created_at: IsoFromJson })),
+  zone: Schema.NullOr(Schema.String)
+})
 
 const Count = Schema.Struct({ n: Schema.Int })
 const toCount = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(Count)(rows), (found) => found[0]?.n ?? 0)
-const ZoneRow = Schema.Struct({ time_zone: Schema.String })
 
 export const layerGuardrailsRepo = Layer.effect(
   GuardrailsRepo,
@@ -56,21 +69,23 @@ export const layerGuardrailsRepo = Layer.effect(
 
     return GuardrailsRepo.of({
       policyFacts: Effect.fnUntraced(function*(projectId: string, msgConfigId: string, recipient: string) {
-        // Both settings rows, the opt-out (the number's first, else the project's) and the contact's zone.
-        const [settings, optOuts, zones] = yield* Effect.all([
-          sql`SELECT * FROM guardrail_settings WHERE project_id = ${projectId} AND coalesce(msg_config_id, '') IN ('', ${msgConfigId})`,
-          sql`
-            SELECT * FROM guardrail_opt_outs
-            WHERE project_id = ${projectId} AND recipient = ${recipient} AND coalesce(msg_config_id, '') IN ('', ${msgConfigId})
-            ORDER BY msg_config_id NULLS LAST LIMIT 1`,
-          sql`SELECT time_zone FROM guardrail_contact_zones WHERE project_id = ${projectId} AND recipient = ${recipient}`
-        ])
-        const found = yield* toSettings(settings)
+        // One round trip for every send: both settings rows, the opt-out (the number's first, else the project's) and
+        // the contact's zone, as JSON.
+        const rows = yield* sql`
+          SELECT
+            (SELECT coalesce(json_agg(s), '[]'::json) FROM guardrail_settings s
+              WHERE s.project_id = ${projectId} AND coalesce(s.msg_config_id, '') IN ('', ${msgConfigId})) AS settings,
+            (SELECT row_to_json(o) FROM guardrail_opt_outs o
+              WHERE o.project_id = ${projectId} AND o.recipient = ${recipient} AND coalesce(o.msg_config_id, '') IN ('', ${msgConfigId})
+              ORDER BY o.msg_config_id NULLS LAST LIMIT 1) AS opt_out,
+            (SELECT z.time_zone FROM guardrail_contact_zones z WHERE z.project_id = ${projectId} AND z.recipient = ${recipient}) AS zone`
+        const [found] = yield* decodeRows(FactsRow)(rows)
+        const settings = found!.settings.map(toSettingsRecord)
         return {
-          project: Option.fromNullishOr(found.find((s) => s.msg_config_id === null)),
-          number: Option.fromNullishOr(found.find((s) => s.msg_config_id === msgConfigId)),
-          optOut: yield* firstOptOut(optOuts),
-          zone: Option.map(Option.fromNullishOr((yield* decodeRows(ZoneRow)(zones))[0]), (z) => z.time_zone)
+          project: Option.fromNullishOr(settings.find((r) => r.msg_config_id === null)),
+          number: Option.fromNullishOr(settings.find((r) => r.msg_config_id === msgConfigId)),
+          optOut: Option.fromNullishOr(found!.opt_out),
+          zone: Option.fromNullishOr(found!.zone)
         }
       }, Effect.orDie),
       insertOptOut: Effect.fnUntraced(function*(o: OptOutRecord) {
