@@ -14,6 +14,7 @@ import { Executions } from "../src/executions/Executions.ts"
 import { DEFAULT_OPT_IN_CONFIRMATION, DEFAULT_OPT_OUT_CONFIRMATION } from "../src/guardrails/Guardrail.ts"
 import { Guardrails } from "../src/guardrails/Guardrails.ts"
 import { OptOuts } from "../src/guardrails/OptOuts.ts"
+import { SendPolicy, sendRequest } from "../src/guardrails/SendPolicy.ts"
 import { MessageConfigsRepo } from "../src/messaging/numbers/MessageConfigsRepo.ts"
 import { Outbound } from "../src/messaging/Outbound.ts"
 import { Templates } from "../src/messaging/templates/Templates.ts"
@@ -258,6 +259,24 @@ describe("guardrails", () => {
       const sent = yield* executions.get(g.principal, run.id)
       assert.strictEqual(sent.status, "ended", JSON.stringify(sent.error_details))
       assert.deepStrictEqual((yield* kenji.envelopes).map((e) => e["type"]), ["text", "template"])
+    }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
+
+  it.effect("the network's 131050 refusal records the recipient's opt-out of the number", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const policy = yield* SendPolicy
+      const request = sendRequest(g.config, { messaging_product: "whatsapp", to: "15550004444", type: "template", template: { name: "spring_sale" } }, { origin: "broadcast" }, {
+        waId: "15550004444",
+        userId: undefined
+      })
+      yield* policy.refused(request, 131026)
+      assert.strictEqual((yield* (yield* OptOuts).list(g.principal.project.id, {}, page)).total, 0)
+      yield* policy.refused(request, 131050)
+      yield* policy.refused(request, 131050)
+      const listed = yield* (yield* OptOuts).list(g.principal.project.id, {}, page)
+      assert.deepStrictEqual(listed.items.map((o) => [o.recipient, o.msg_config_id, o.source]), [["15550004444", g.msgConfigId, "network"]])
+      const withheld = yield* policy.check(request)
+      assert.deepStrictEqual(Option.map(withheld, (w) => w.reason), Option.some("opted_out"))
     }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
 
   it.effect("a marketing template past the contact's daily cap is skipped with its reason", () =>
