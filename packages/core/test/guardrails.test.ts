@@ -279,6 +279,34 @@ describe("guardrails", () => {
       assert.deepStrictEqual(Option.map(withheld, (w) => w.reason), Option.some("opted_out"))
     }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
 
+  it.effect("a number's own keywords and confirmation replace the project's; a weekly project-wide cap skips the third marketing send", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const guardrails = yield* Guardrails
+      const none = { opt_out_keywords: null, opt_in_keywords: null, opt_out_confirmation: null, opt_in_confirmation: null, quiet_hours: null, frequency_caps: null }
+      yield* guardrails.putSettings(g.principal.project.id, null, { ...none, frequency_caps: { marketing_per_day: null, marketing_per_week: 2, scope: "project" } })
+      yield* guardrails.putSettings(g.principal.project.id, g.msgConfigId, { ...none, opt_out_keywords: ["Basta ya"], opt_out_confirmation: "Hecho." })
+      const eva = yield* simulatedContact(g.phoneNumberId, "+34600111222", "Eva")
+      yield* eva.say("STOP")
+      yield* settle
+      assert.strictEqual((yield* (yield* OptOuts).list(g.principal.project.id, {}, page)).total, 0)
+      yield* eva.say("¡basta   YA!")
+      yield* settle
+      yield* pass(500)
+      const listed = yield* (yield* OptOuts).list(g.principal.project.id, {}, page)
+      assert.deepStrictEqual(listed.items.map((o) => [o.recipient, o.keyword]), [["34600111222", "BASTA YA"]])
+      assert.deepStrictEqual(yield* eva.received, ["Hecho."])
+
+      const sends = [yield* g.broadcast(["15550005555"])]
+      yield* pass(3000)
+      sends.push(yield* g.broadcast(["15550005555"]))
+      yield* pass(3000)
+      sends.push(yield* g.broadcast(["15550005555"]))
+      yield* pass(3000)
+      const outcomes = yield* Effect.forEach(sends, (id) => Effect.map(g.recipients(id), (r) => r["15550005555"]))
+      assert.deepStrictEqual(outcomes, [["sent", null], ["sent", null], ["suppressed", "frequency_cap"]])
+    }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
+
   it.effect("a marketing template past the contact's daily cap is skipped with its reason", () =>
     Effect.gen(function*() {
       const g = yield* given
