@@ -25,11 +25,13 @@ import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
 import { ApiLogsApi } from "./logs/ApiLogsApi.ts"
 import { LogSearchApi } from "./logs/LogSearchApi.ts"
 import { LegacyBroadcastsApi, MsgBroadcastsApi } from "./broadcasts/BroadcastsApi.ts"
+import { WorkflowLifecycleApi } from "./executions/lifecycle/LifecycleApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
   .add(TriggersApi)
   .add(FlowsApi)
+  .add(WorkflowLifecycleApi)
   .add(ExecutionsApi)
   .add(FlowExecutionsApi)
   .add(EventsApi)

@@ -25,6 +25,8 @@ import { layerMemoryContactErasureRepo } from "./erasure/MemoryContactErasure.ts
 import { layerMemoryVoiceAgentsRepo } from "./voice/MemoryVoiceAgents.ts"
 import { layerMemoryLogSearch } from "./logs/MemoryLogSearch.ts"
 import { layerMemoryBroadcastsRepo } from "./broadcasts/MemoryBroadcasts.ts"
+import { layerMemoryRevisionsRepo } from "./workflows/MemoryRevisions.ts"
+import { layerMemoryWorkflowStatsRepo } from "./executions/lifecycle/MemoryWorkflowStats.ts"
 
 /** Transactor + every storage port in memory, plus the `MemoryStore` they share. */
 export const layerMemoryStorage = Layer.mergeAll(
@@ -49,6 +51,8 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryVoiceAgentsRepo,
   layerMemoryLogSearch,
   layerMemoryNumberOperations,
-  layerMemoryBroadcastsRepo
+  layerMemoryBroadcastsRepo,
+  layerMemoryRevisionsRepo,
+  layerMemoryWorkflowStatsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
 

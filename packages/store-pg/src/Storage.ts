@@ -21,6 +21,8 @@ import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { layerLogSearch } from "./LogSearch.ts"
 import { layerNumberOperationsStorage } from "./NumberOperationsRepo.ts"
 import { layerBroadcastsRepo } from "./BroadcastsRepo.ts"
+import { layerRevisionsRepo } from "./RevisionsRepo.ts"
+import { layerWorkflowStatsRepo } from "./WorkflowStatsRepo.ts"
 
 export const layerStorage = Layer.mergeAll(
   layerTransactor,
@@ -44,7 +46,9 @@ export const layerStorage = Layer.mergeAll(
   layerVoiceAgentsRepo,
   layerLogSearch,
   layerNumberOperationsStorage,
-  layerBroadcastsRepo
+  layerBroadcastsRepo,
+  layerRevisionsRepo,
+  layerWorkflowStatsRepo
 ).pipe(
   Layer.provide(PgTransactions.layer)
 )
