@@ -5,11 +5,15 @@
  */
 import { Schema } from "effect"
 import { createHash } from "node:crypto"
+import { canonicalJson } from "../shared/CanonicalJson.ts"
 import { Actor, type Definition, Edge, Node } from "./Workflow.ts"
 
-/** The revision id of a definition: its content hash, so equal graphs share one revision. */
+/**
+ * The revision id of a definition: the hash of its canonical JSON, so equal graphs share one revision whichever key
+ * order they were read back in (a save hashes the written object, a start the one jsonb gave back).
+ */
 export const revisionId = (workflowId: string, definition: Definition) =>
-  `${workflowId}:${createHash("sha256").update(JSON.stringify(definition)).digest("hex").slice(0, 32)}`
+  `${workflowId}:${createHash("sha256").update(canonicalJson(definition)).digest("hex").slice(0, 32)}`
 
 /** How a definition came to be saved. */
 export const SaveAction = Schema.Literals(["create", "update", "draft", "restore", "promote"])
