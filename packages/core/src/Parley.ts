@@ -42,7 +42,7 @@ import { Executions } from "./executions/Executions.ts"
 import { layerExecutionsWorkers } from "./executions/ExecutionsJobs.ts"
 import { Launcher } from "./executions/Launcher.ts"
 import { WorkflowRevisions } from "./executions/lifecycle/Revisions.ts"
-import { Rollouts } from "./executions/lifecycle/Rollouts.ts"
+import { ActiveRollouts, Rollouts } from "./executions/lifecycle/Rollouts.ts"
 import { RunMigrations } from "./executions/lifecycle/RunMigration.ts"
 import { Experiments } from "./executions/lifecycle/Experiments.ts"
 import { EventTriggers } from "./executions/EventTriggers.ts"
@@ -147,6 +147,7 @@ export const layerExecutionServices = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(ActiveTriggers.layer),
   Layer.provideMerge(Launcher.layer),
+  Layer.provideMerge(ActiveRollouts.layer),
   Layer.provideMerge(ExecutionEngine.layer),
   Layer.provideMerge(McpServers.layerFetch)
 )

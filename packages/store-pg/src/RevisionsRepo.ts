@@ -13,9 +13,13 @@ import {
   type SaveRecord,
   SAVES_SHOWN
 } from "@parley/core"
+import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, IsoFromDate, jsonb } from "./Rows.ts"
+import { changeSignals, decodeRows, IsoFromDate, jsonb } from "./Rows.ts"
+
+/** Rollout changes, NOTIFY'd with the write (delivered at its commit) to every host's rollout cache. */
+const CHANGES_CHANNEL = "parley_rollouts"
 
 const SaveRow = Schema.Struct({
   id: Schema.String,
@@ -54,6 +58,8 @@ export const layerRevisionsRepo = Layer.effect(
   RevisionsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+    const signal = sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`
 
     /** The graphs matching `where` with their counts, newest first, and the latest saves of each. */
     const summaries = Effect.fnUntraced(function*(projectId: string, workflowId: string, only: string | null) {
@@ -126,12 +132,15 @@ export const layerRevisionsRepo = Layer.effect(
           ON CONFLICT (project_id, workflow_id) DO UPDATE SET
             revision_id = EXCLUDED.revision_id, percent = EXCLUDED.percent,
             started_by = EXCLUDED.started_by, started_at = EXCLUDED.started_at`
+        yield* signal
       }, Effect.orDie),
       deleteRollout: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
         const rows = yield* sql`
           DELETE FROM workflow_rollouts WHERE project_id = ${projectId} AND workflow_id = ${workflowId} RETURNING 1 AS gone`
+        yield* signal
         return rows.length > 0
-      }, Effect.orDie)
+      }, Effect.orDie),
+      changes: changeSignals(pg, CHANGES_CHANNEL)
     })
   })
 )

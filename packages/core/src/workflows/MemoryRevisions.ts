@@ -3,7 +3,7 @@
  * to an existing workflow of their project and go with it; graphs are shared with the revisions runs are pinned to
  * (the `workflow_revisions` table) and counted against the runs (`workflow_executions`).
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import { cascadeOnRemove, MemoryStore, memoryTable, type MemoryTables } from "../ports/MemoryStore.ts"
 import { compareKeys, json, timestamp, violation } from "../ports/MemoryRows.ts"
 import { WorkflowRows } from "./MemoryWorkflows.ts"
@@ -56,6 +56,8 @@ export const layerMemoryRevisionsRepo = Layer.effect(
   RevisionsRepo,
   Effect.gen(function*() {
     const store = yield* MemoryStore
+    const changes = yield* PubSub.unbounded<void>()
+    const signal = <A>(result: A) => Effect.as(PubSub.publish(changes, undefined), result)
     const graphsOf = (db: MemoryTables, projectId: string, workflowId: string) =>
       db.all(Graphs).filter((g) => g.project_id === projectId && g.workflow_id === workflowId)
 
@@ -102,11 +104,12 @@ export const layerMemoryRevisionsRepo = Layer.effect(
             started_by: json(rollout.started_by),
             started_at: timestamp(rollout.started_at)
           })
-        })
+        }).pipe(Effect.flatMap(signal))
       ),
       deleteRollout: Effect.fn("RevisionsRepo.deleteRollout")((projectId: string, workflowId: string) =>
-        store.run((db) => db.remove(Rollouts, rolloutKey(projectId, workflowId)))
-      )
+        store.run((db) => db.remove(Rollouts, rolloutKey(projectId, workflowId))).pipe(Effect.flatMap(signal))
+      ),
+      changes: Stream.fromPubSub(changes)
     })
   })
 )

@@ -2,7 +2,7 @@
  * Storage of a workflow's revision history (issue 32 §3): the graphs (shared, by content hash, with the revisions
  * runs are pinned to), every save of a definition, and the staged rollout. Always scoped by project and workflow.
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option, type Stream } from "effect"
 import type { RevisionSummaryRecord, RolloutRecord, SaveRecord } from "./Revision.ts"
 import type { Definition } from "./Workflow.ts"
 
@@ -24,4 +24,6 @@ export class RevisionsRepo extends Context.Service<RevisionsRepo, {
   readonly putRollout: (rollout: RolloutRecord) => Effect.Effect<void>
   /** Ends the rollout; false when there was none. */
   readonly deleteRollout: (projectId: string, workflowId: string) => Effect.Effect<boolean>
+  /** A signal after any rollout changed, from any process sharing the store (caches start over). */
+  readonly changes: Stream.Stream<void>
 }>()("@parley/core/ports/RevisionsRepo") {}

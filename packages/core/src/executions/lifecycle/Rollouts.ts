@@ -7,11 +7,12 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../../projects/Projects.ts"
 import { Transactor } from "../../ports/Transactor.ts"
+import * as SignalledCache from "../../shared/SignalledCache.ts"
 import { type Conflict, type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
 import { nowIso } from "../../shared/Time.ts"
 import { inRollout, revisionId, type RolloutRecord } from "../../workflows/Revision.ts"
 import { RevisionsRepo } from "../../workflows/RevisionsRepo.ts"
-import type { Definition, WorkflowRecord } from "../../workflows/Workflow.ts"
+import type { WorkflowRecord } from "../../workflows/Workflow.ts"
 import { Workflows } from "../../workflows/Workflows.ts"
 
 export interface RolloutInput {
@@ -20,17 +21,43 @@ export interface RolloutInput {
 }
 
 /**
- * The graph a new run of `workflow` for `contactId` starts on (the `Launcher` asks, inside the start's transaction).
- * Runs without a contact take the current definition: the share is one of contacts.
+ * Workflows' rollouts, remembered (`SignalledCache`: dropped on every rollout change of any host, and after 30 s as
+ * a backstop), so a start reads nothing more when its workflow has none, which is nearly always.
  */
-export const startingDefinition = Effect.fnUntraced(function*(workflow: WorkflowRecord, contactId: string | null) {
-  if (contactId === null) return workflow.definition
-  const repo = yield* RevisionsRepo
-  const rollout = yield* repo.getRollout(workflow.project_id, workflow.id)
-  if (Option.isNone(rollout) || !inRollout(rollout.value, contactId)) return workflow.definition
-  const revision = yield* repo.get(workflow.project_id, workflow.id, rollout.value.revision_id)
-  return Option.match(revision, { onNone: (): Definition => workflow.definition, onSome: (r) => r.definition })
-})
+export class ActiveRollouts extends Context.Service<ActiveRollouts, {
+  /**
+   * The revision a staged rollout starts a new run of `workflow` for `contactId` on, if the contact falls in its
+   * share (the `Launcher` asks). None: the current definition. Runs without a contact take the current definition:
+   * the share is one of contacts.
+   */
+  readonly staged: (workflow: WorkflowRecord, contactId: string | null) => Effect.Effect<Option.Option<string>>
+  /** Drops everything remembered: call it once a rollout changed. */
+  readonly forget: Effect.Effect<void>
+}>()("@parley/core/executions/ActiveRollouts") {
+  static readonly layer = Layer.effect(
+    ActiveRollouts,
+    Effect.gen(function*() {
+      const repo = yield* RevisionsRepo
+      const cache = yield* SignalledCache.make({
+        lookup: (w: { readonly projectId: string; readonly workflowId: string }) => repo.getRollout(w.projectId, w.workflowId),
+        keyOf: (w) => `${w.projectId}\u0000${w.workflowId}`,
+        changes: repo.changes,
+        ttlMs: 30_000,
+        max: 10_000
+      })
+      return ActiveRollouts.of({
+        staged: (workflow, contactId) =>
+          contactId === null
+            ? Effect.succeedNone
+            : Effect.map(
+              cache.get({ projectId: workflow.project_id, workflowId: workflow.id }),
+              (rollout) => Option.isSome(rollout) && inRollout(rollout.value, contactId) ? Option.some(rollout.value.revision_id) : Option.none()
+            ),
+        forget: cache.forget
+      })
+    })
+  )
+}
 
 export class Rollouts extends Context.Service<Rollouts, {
   readonly get: (principal: Principal, workflowId: string) => Effect.Effect<Option.Option<RolloutRecord>, NotFound>
@@ -51,6 +78,7 @@ export class Rollouts extends Context.Service<Rollouts, {
       const repo = yield* RevisionsRepo
       const workflows = yield* Workflows
       const tx = yield* Transactor
+      const active = yield* ActiveRollouts
 
       const current = Effect.fnUntraced(function*(principal: Principal, workflowId: string) {
         const workflow = yield* workflows.get(principal, workflowId)
@@ -89,6 +117,7 @@ export class Rollouts extends Context.Service<Rollouts, {
             started_at: yield* nowIso
           }
           yield* repo.putRollout(record)
+          yield* active.forget
           return record
         }),
         promote: Effect.fn("Rollouts.promote")(function*(principal: Principal, workflowId: string, lockVersion: number | null) {
@@ -105,11 +134,12 @@ export class Rollouts extends Context.Service<Rollouts, {
             )
             yield* repo.deleteRollout(workflow.project_id, workflow.id)
             return promoted
-          }))
+          })).pipe(Effect.tap(() => active.forget))
         }),
         rollBack: Effect.fn("Rollouts.rollBack")(function*(principal: Principal, workflowId: string) {
           const workflow = yield* workflows.get(principal, workflowId)
           if (!(yield* repo.deleteRollout(workflow.project_id, workflow.id))) return yield* noRollout(workflowId)
+          yield* active.forget
         })
       })
     })

@@ -15,7 +15,7 @@ import { RevisionsRepo } from "../../workflows/RevisionsRepo.ts"
 import type { Definition } from "../../workflows/Workflow.ts"
 import { WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import { makeExecution, makeRevision, makeStepEvent } from "./ExecutionsStorageConformance.ts"
-import { at, givenProject, makeWorkflow, uniqueId } from "./fixtures.ts"
+import { at, givenProject, listenTo, makeWorkflow, uniqueId } from "./fixtures.ts"
 
 export type WorkflowLifecyclePorts =
   | ProjectsRepo
@@ -117,6 +117,28 @@ export const workflowLifecycleConformance = <E>(name: string, storage: Layer.Lay
         assert.isTrue(yield* repo.deleteRollout(workflow.project_id, workflow.id))
         assert.isFalse(yield* repo.deleteRollout(workflow.project_id, workflow.id))
         assert.isTrue(Option.isNone(yield* repo.getRollout(workflow.project_id, workflow.id)))
+      }))
+
+    it.effect("signals every rollout change to every listener (caches start over)", () =>
+      Effect.gen(function*() {
+        const repo = yield* RevisionsRepo
+        const workflow = yield* givenWorkflow
+        const signals = yield* listenTo(repo.changes)
+        const rollout: RolloutRecord = {
+          project_id: workflow.project_id,
+          workflow_id: workflow.id,
+          revision_id: `${workflow.id}:next`,
+          percent: 10,
+          started_by: { id: "k", name: "k" },
+          started_at: at(1)
+        }
+        yield* repo.putRollout(rollout)
+        yield* signals.next
+        yield* repo.putRollout({ ...rollout, percent: 20 })
+        yield* signals.next
+        yield* repo.deleteRollout(workflow.project_id, workflow.id)
+        yield* signals.next
+        yield* signals.stop
       }))
 
     it.effect("a deleted workflow takes its saves and its rollout", () =>
