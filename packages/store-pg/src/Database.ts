@@ -35,6 +35,8 @@ import migration0024 from "./migrations/0024_contact_erasure.ts"
 import migration0025 from "./migrations/0025_hot_foreign_keys.ts"
 import migration0026 from "./migrations/0026_log_search_words.ts"
 import migration0027 from "./migrations/0027_webhook_headers_sealed.ts"
+import migration0029 from "./migrations/0029_rate_limit_leases.ts"
+import migration0032 from "./migrations/0032_workflow_embeds.ts"
 import migration0035 from "./migrations/0035_workflow_lifecycle.ts"
 
 /** Connection string of the database Parley stores in. */
@@ -105,6 +107,8 @@ export const migrations = Migrator.fromRecord({
   "0025_hot_foreign_keys": migration0025,
   "0026_log_search_words": migration0026,
   "0027_webhook_headers_sealed": migration0027,
+  "0029_rate_limit_leases": migration0029,
+  "0032_workflow_embeds": migration0032,
   "0035_workflow_lifecycle": migration0035
 })
 
