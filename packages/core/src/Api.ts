@@ -28,11 +28,13 @@ import { ApiLogsApi } from "./logs/ApiLogsApi.ts"
 import { LogSearchApi } from "./logs/LogSearchApi.ts"
 import { LegacyBroadcastsApi, MsgBroadcastsApi } from "./broadcasts/BroadcastsApi.ts"
 import { GuardrailsApi } from "./guardrails/GuardrailsApi.ts"
+import { WorkflowLifecycleApi } from "./executions/lifecycle/LifecycleApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
   .add(TriggersApi)
   .add(FlowsApi)
+  .add(WorkflowLifecycleApi)
   .add(ExecutionsApi)
   .add(FlowExecutionsApi)
   .add(EventsApi)

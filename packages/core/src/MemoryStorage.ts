@@ -27,6 +27,8 @@ import { layerMemoryVoiceAgentsRepo } from "./voice/MemoryVoiceAgents.ts"
 import { layerMemoryLogSearch } from "./logs/MemoryLogSearch.ts"
 import { layerMemoryBroadcastsRepo } from "./broadcasts/MemoryBroadcasts.ts"
 import { layerMemoryGuardrailsRepo } from "./guardrails/MemoryGuardrails.ts"
+import { layerMemoryRevisionsRepo } from "./workflows/MemoryRevisions.ts"
+import { layerMemoryWorkflowStatsRepo } from "./executions/lifecycle/MemoryWorkflowStats.ts"
 
 /** Transactor + every storage port in memory, plus the `MemoryStore` they share. */
 export const layerMemoryStorage = Layer.mergeAll(
@@ -53,6 +55,8 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryLogSearch,
   layerMemoryNumberOperations,
   layerMemoryBroadcastsRepo,
-  layerMemoryGuardrailsRepo
+  layerMemoryGuardrailsRepo,
+  layerMemoryRevisionsRepo,
+  layerMemoryWorkflowStatsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
 

@@ -41,6 +41,10 @@ import { ExecutionEngine } from "./executions/Engine.ts"
 import { Executions } from "./executions/Executions.ts"
 import { layerExecutionsWorkers } from "./executions/ExecutionsJobs.ts"
 import { Launcher } from "./executions/Launcher.ts"
+import { WorkflowRevisions } from "./executions/lifecycle/Revisions.ts"
+import { ActiveRollouts, Rollouts } from "./executions/lifecycle/Rollouts.ts"
+import { RunMigrations } from "./executions/lifecycle/RunMigration.ts"
+import { Experiments } from "./executions/lifecycle/Experiments.ts"
 import { EventTriggers } from "./executions/EventTriggers.ts"
 import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
@@ -149,10 +153,16 @@ export const layerExecutionServices = Layer.mergeAll(
   InboundRouting.layer.pipe(Layer.provideMerge(Observers.layer)),
   EventTriggers.layer,
   ConversationClosing.layer,
-  layerExecutionsInterest
+  layerExecutionsInterest,
+  // A workflow's revisions, rollout, run migrations and experiments (issue 32 §3, §4).
+  WorkflowRevisions.layer,
+  Rollouts.layer,
+  RunMigrations.layer,
+  Experiments.layer
 ).pipe(
   Layer.provideMerge(ActiveTriggers.layer),
   Layer.provideMerge(Launcher.layer),
+  Layer.provideMerge(ActiveRollouts.layer),
   Layer.provideMerge(ExecutionEngine.layer),
   Layer.provideMerge(McpServers.layerFetch)
 )

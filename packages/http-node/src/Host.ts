@@ -35,6 +35,7 @@ import { AuthenticationLive, ProxyKeyLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
 import { ExecutionsHandlers, FlowExecutionsHandlers } from "./handlers/Executions.ts"
+import { WorkflowLifecycleHandlers } from "./handlers/WorkflowLifecycle.ts"
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
 import { MsgConfigsHandlers, MsgMediaHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
 import { CustomersHandlers } from "./handlers/Customers.ts"
@@ -76,7 +77,7 @@ const servedApi = PublicUrl.useSync((url) => ParleyApi.annotate(OpenApi.Servers,
 
 const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.layer(api, { openapiPath: "/openapi.json" }))).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
-  Layer.provide([ExecutionsHandlers, FlowExecutionsHandlers]),
+  Layer.provide([ExecutionsHandlers, FlowExecutionsHandlers, WorkflowLifecycleHandlers]),
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
   Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers, CustomersHandlers]),
   Layer.provide(MsgConversationsHandlers),

@@ -39,6 +39,7 @@ import migration0029 from "./migrations/0029_rate_limit_leases.ts"
 import migration0032 from "./migrations/0032_workflow_embeds.ts"
 import migration0033 from "./migrations/0033_guardrails.ts"
 import migration0034 from "./migrations/0034_broadcast_held.ts"
+import migration0035 from "./migrations/0035_workflow_lifecycle.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -111,7 +112,8 @@ export const migrations = Migrator.fromRecord({
   "0029_rate_limit_leases": migration0029,
   "0032_workflow_embeds": migration0032,
   "0033_guardrails": migration0033,
-  "0034_broadcast_held": migration0034
+  "0034_broadcast_held": migration0034,
+  "0035_workflow_lifecycle": migration0035
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

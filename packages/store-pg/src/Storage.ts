@@ -23,6 +23,8 @@ import { layerLogSearch } from "./LogSearch.ts"
 import { layerNumberOperationsStorage } from "./NumberOperationsRepo.ts"
 import { layerBroadcastsRepo } from "./BroadcastsRepo.ts"
 import { layerGuardrailsRepo } from "./GuardrailsRepo.ts"
+import { layerRevisionsRepo } from "./RevisionsRepo.ts"
+import { layerWorkflowStatsRepo } from "./WorkflowStatsRepo.ts"
 
 export const layerStorage = Layer.mergeAll(
   layerTransactor,
@@ -48,7 +50,9 @@ export const layerStorage = Layer.mergeAll(
   layerLogSearch,
   layerNumberOperationsStorage,
   layerBroadcastsRepo,
-  layerGuardrailsRepo
+  layerGuardrailsRepo,
+  layerRevisionsRepo,
+  layerWorkflowStatsRepo
 ).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -28,7 +28,6 @@
  * whether the request left, and fails the step as in doubt.
  */
 import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Option, Schema } from "effect"
-import { createHash } from "node:crypto"
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
@@ -37,6 +36,7 @@ import { MessagingLocks } from "../messaging/MessagingRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { revisionId } from "../workflows/Revision.ts"
 import { ProjectSecrets, type ProjectSecretsUnreadable } from "../projects/ProjectSecrets.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { Definition, Node } from "../workflows/Workflow.ts"
@@ -130,9 +130,6 @@ type Checkpoint = T.Transition & { readonly carried?: ReadonlyArray<StepEventRec
 /** The checkpoint lost its compare-and-set: another host owns the run now. */
 class Fenced extends Data.TaggedError("Fenced")<{}> {}
 
-/** The revision id of a definition: its content hash, so equal graphs share one row. */
-export const revisionId = (workflowId: string, definition: Definition) =>
-  `${workflowId}:${createHash("sha256").update(JSON.stringify(definition)).digest("hex").slice(0, 32)}`
 
 export class ExecutionEngine extends Context.Service<ExecutionEngine, {
   /** This host's id (lease owner). */

@@ -256,6 +256,7 @@ export const ExecutionDetail = Schema.Struct({
     occurred_at: Schema.String
   })),
   resumable_execution_id: Schema.NullOr(Schema.String),
+  revision_id: Schema.String.annotate({ description: "The revision of the workflow's graph the run walks (`/workflows/<id>/revisions`)" }),
   execution_context: Schema.Struct({
     vars: Schema.Record(Schema.String, Schema.Unknown),
     system: Schema.Record(Schema.String, Schema.Unknown),
@@ -317,6 +318,7 @@ export const toDetail = (
     occurred_at: e.error_details.occurred_at
   },
   resumable_execution_id: e.resumable_execution_id,
+  revision_id: e.revision_id,
   execution_context: e.execution_context,
   events: events.map(toStepEvent)
 })

@@ -56,6 +56,11 @@ export const requestExamples = (now: number): Readonly<Record<string, unknown>> 
   },
   "triggers.update": { trigger: { active: false } },
   "flows.update": { flow: { description: "Greets whoever writes in, by name", definition: greeting } },
+  "workflowLifecycle.saveRevision": { revision: { definition: greeting } },
+  "workflowLifecycle.restoreRevision": {},
+  "workflowLifecycle.migrateRuns": { on_missing_node: "stay", dry_run: true },
+  "workflowLifecycle.startRollout": { rollout: { revision_id: EXAMPLE_ID, percent: 10 } },
+  "workflowLifecycle.promoteRollout": {},
   "executions.start": {
     workflow_execution: { phone_number: CONTACT, phone_number_id: SANDBOX_PHONE_NUMBER_ID, variables: { name: "Ada", order_id: "A-1042" } }
   },
