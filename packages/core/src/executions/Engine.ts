@@ -27,7 +27,7 @@
  * finds one it did not write (the host that wrote it died) cannot know
  * whether the request left, and fails the step as in doubt.
  */
-import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Option, Schema } from "effect"
+import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Metric, Option, Schema, type Tracer } from "effect"
 import { createHash } from "node:crypto"
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
@@ -58,6 +58,7 @@ import { maskSecrets, shapePayload } from "./StepLog.ts"
 import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
 import type { EndReason, Spawn, StepFailed, StepOutcome } from "./Step.ts"
 import { newExecution } from "./NewExecution.ts"
+import * as ExecutionTelemetry from "./ExecutionTelemetry.ts"
 import * as T from "./Transitions.ts"
 import { afterSend, performTool } from "./agent/Agent.ts"
 import { withAiValues } from "./ai/AiFields.ts"
@@ -246,6 +247,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const g = yield* graph(revision)
         const child = newExecution({ ...spawn.launch, parent }, { id: spawn.id, trackingId: spawn.trackingId }, at, revision, g)
         if (!(yield* repo.insert(child.record))) return false
+        yield* Metric.update(ExecutionTelemetry.started({ trigger: child.record.trigger_type }), 1)
         yield* events.append(yield* stamp(child.record, child.events, []))
         yield* workflows.countExecution(w.project_id, w.id, at)
         return true
@@ -285,6 +287,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ...(yield* stamp(transition.record, transition.events, secrets))
           ])
           if (!ok) return false
+          if (isTerminal(transition.record.status) && !isTerminal(previous.status)) {
+            yield* Metric.update(ExecutionTelemetry.ended({ status: transition.record.status, trigger: transition.record.trigger_type }), 1)
+          }
           // Another run still owning the pair (an older one ended) keeps them.
           if (pair !== undefined) yield* inputs.dropQueuedIfUnowned(pair.configId, pair.contactId)
           yield* webhook(transition.record, previous)
@@ -360,6 +365,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           // Leased to this host from the start: the slice its kick runs here needs no claim (a write) of its own.
           const owned = record.status === "running" ? leased({ record, events: [] }, yield* Clock.currentTimeMillis).record : record
           if (!(yield* repo.insert(owned))) return false
+          yield* Metric.update(ExecutionTelemetry.started({ trigger: record.trigger_type }), 1)
           yield* events.append(yield* stamp(record, placed, []))
           return true
         }))
@@ -692,12 +698,32 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         )
       }
 
-      const slice = Effect.fn("ExecutionEngine.runSlice")(function*(id: string) {
+      /** `step` in a span of its own (node id and type, the status it left), its duration in the histogram by node type. */
+      const observedStep = (record: ExecutionRecord, g: Graph, fresh: string | undefined, startMs: number) => {
+        const nodeType = (record.current_node === null ? undefined : g.node(record.current_node)?.data.node_type) ?? "none"
+        return step(record, g, fresh).pipe(
+          Effect.tap((result) =>
+            Effect.flatMap(Clock.currentTimeMillis, (ms) =>
+              Effect.andThen(
+                ExecutionTelemetry.annotateStep(record, nodeType, result.transition.record.status),
+                Metric.update(ExecutionTelemetry.stepDuration({ node_type: nodeType }), Math.max(0, ms - startMs) / 1000)
+              ))
+          ),
+          Effect.withSpan("ExecutionEngine.step")
+        )
+      }
+
+      // A trace of its own per slice, linked to the span that asked for it (a request, the routing of a message).
+      const slice = (id: string, links: ReadonlyArray<Tracer.SpanLink>) =>
+        Effect.withSpan(sliceOf(id), "ExecutionEngine.runSlice", { root: true, links })
+
+      const sliceOf = Effect.fnUntraced(function*(id: string) {
         const found = yield* repo.get(id)
         if (Option.isNone(found)) return
         const claimed = yield* claim(found.value)
         if (Option.isNone(claimed)) return
         let record = claimed.value
+        yield* ExecutionTelemetry.annotateExecution(record)
         let fresh: string | undefined
         // The last record written, and the stamped events of the steps taken since (`carries`).
         let durable = record
@@ -723,7 +749,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const stepNode = record.current_node
           const result: StepResult = steps >= STEP_LIMIT
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
-            : yield* step(record, g, fresh)
+            : yield* observedStep(record, g, fresh, t.ms)
           const { secrets, spawn, take, transition } = result
           const moved = leased(transition, t.ms)
           if (steps < STEP_LIMIT && carries(record, g, moved, spawn)) {
@@ -755,7 +781,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       // its job both land here). A second caller asks the running slice to go round once more and waits for it, so a
       // job completes only once the work it stands for is done.
       const active = new Map<string, { again: boolean; readonly done: Deferred.Deferred<void> }>()
-      const runSlice = (id: string): Effect.Effect<void> =>
+      const runSlice = (id: string, links: ReadonlyArray<Tracer.SpanLink> = []): Effect.Effect<void> =>
         Effect.suspend(() => {
           const running = active.get(id)
           if (running !== undefined) {
@@ -766,7 +792,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           active.set(id, entry)
           const loop: Effect.Effect<void> = Effect.suspend(() => {
             entry.again = false
-            return Effect.andThen(slice(id), Effect.suspend(() => (entry.again ? loop : Effect.void)))
+            return Effect.andThen(slice(id, links), Effect.suspend(() => (entry.again ? loop : Effect.void)))
           })
           return loop.pipe(Effect.ensuring(Effect.suspend(() => {
             active.delete(id)
@@ -778,7 +804,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         Effect.gen(function*() {
           // The slice starts first, the job's round trip beside it. The job is the durability of an unleased run: if
           // this process dies mid-slice, another host runs it.
-          forkSlice(runSlice(id).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
+          const caller = yield* Effect.option(Effect.currentSpan)
+          const links = Option.isSome(caller) ? [ExecutionTelemetry.triggerLink(caller.value)] : []
+          forkSlice(runSlice(id, links).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
           if (options?.leased !== true) yield* jobs.enqueue(RUN_QUEUE, { id } satisfies RunJob, { dedupeKey: `run:${id}` })
         })
 

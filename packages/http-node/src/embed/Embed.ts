@@ -28,13 +28,15 @@ import {
   Option,
   Redacted,
   References,
-  Scope
+  Scope,
+  type Tracer
 } from "effect"
 import { type HttpMiddleware, HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Host from "../Host.ts"
 import { layerPorts } from "../Ports.ts"
+import * as Tracing from "../telemetry/Tracing.ts"
 import { type BasePathError, isMounted, normalizeBasePath, type ParleyMount, stripBasePath } from "./Mount.ts"
 
 /**
@@ -119,6 +121,11 @@ export interface ParleyOptions {
    * environment. Settings neither here nor in the options above are read from the environment.
    */
   readonly settings?: Readonly<Record<string, string>> | undefined
+  /**
+   * Where Parley's spans go: the application's own tracer (e.g. `@effect/opentelemetry`'s over its tracer provider).
+   * Unset: exported over OTLP/HTTP when the environment (or `settings`) has `OTEL_EXPORTER_OTLP_ENDPOINT`, else nowhere.
+   */
+  readonly tracer?: Tracer.Tracer | undefined
   /** How long a stop waits for requests in flight before it ends them (default 10 s). */
   readonly drainTimeoutMs?: number | undefined
 }
@@ -262,6 +269,8 @@ export const make = Effect.fn("Parley.make")(function*(options: ParleyOptions) {
     Layer.provideMerge(layerStorage(options.storage)),
     Layer.provideMerge(NodeHttpServer.layerHttpServices),
     Layer.provideMerge(layerLogging(options)),
+    // Built first, closed last: spans of the workers' last moments are still exported.
+    Layer.provideMerge(Tracing.layer(options.tracer)),
     Layer.provideMerge(layerSettings(options))
   )
   const context = yield* Layer.buildWithScope(services, scope)
