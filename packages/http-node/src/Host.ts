@@ -61,6 +61,7 @@ import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
 import { ApiLogsHandlers } from "./handlers/ApiLogs.ts"
 import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
+import * as MetricsRoute from "./telemetry/MetricsRoute.ts"
 
 export { Readiness } from "./Readiness.ts"
 
@@ -172,6 +173,7 @@ export const routes = Layer.mergeAll(
   SetupPages.routes,
   Mcp.routes,
   InboxPage.routes,
+  MetricsRoute.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,

@@ -409,7 +409,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
        * The pending send: settle what is known, send what never left. `fresh`: this slice recorded it itself, so nothing
        * can be recorded under its new message id yet (no lookup).
        */
-      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend, fresh: boolean) {
+      const perform = Effect.fn("ExecutionEngine.send")(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend, fresh: boolean) {
+        yield* ExecutionTelemetry.annotatePending(record, pending)
         const node = g.node(pending.node_id)!
         const recorded = fresh ? Option.none() : yield* outbound.findRecorded(record.project_id, pending.message_id)
         // An agent's send settles its tool call (or its text) and the run stays on the agent node (decisions 10.6).
@@ -537,13 +538,14 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
        * The pending webhook request: made only by the slice that recorded it (`fresh`), which the lease kept the
        * only one running the step since; anyone else cannot know whether it left, and never makes it again.
        */
-      const performWebhook = Effect.fnUntraced(function*(
+      const performWebhook = Effect.fn("ExecutionEngine.webhookNode", { kind: "client" })(function*(
         record: ExecutionRecord,
         g: Graph,
         t: { ms: number; iso: string },
         pending: PendingWebhook,
         fresh: string | undefined
       ) {
+        yield* ExecutionTelemetry.annotatePending(record, pending)
         const stored = g.node(pending.node_id)
         const node = stored === undefined ? undefined : withAiValues(stored, pending.ai_values)
         if (node === undefined || pending.key !== fresh) {
@@ -566,13 +568,14 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       })
 
       /** The pending outside tool call of an agent: made by the slice that recorded it, unverified for anyone else. */
-      const performAgentTool = Effect.fnUntraced(function*(
+      const performAgentTool = Effect.fn("ExecutionEngine.toolCall")(function*(
         record: ExecutionRecord,
         g: Graph,
         t: { ms: number; iso: string },
         pending: PendingAgentTool,
         fresh: string | undefined
       ) {
+        yield* ExecutionTelemetry.annotatePending(record, pending)
         const node = g.node(pending.node_id)!
         const secrets = yield* Effect.result(secretsFor(record, node))
         if (secrets._tag === "Failure") return { transition: unreadable(record, g, secrets.failure, t.iso), secrets: [] as ReadonlyArray<string> }

@@ -51,3 +51,16 @@ export const annotateStep = (record: ExecutionRecord, nodeType: string, status: 
     "parley.node.type": nodeType,
     "parley.execution.status": status
   })
+
+/** The attributes of a pending action's span (a send, a webhook request, an agent's tool call). */
+export const annotatePending = (
+  record: ExecutionRecord,
+  pending: { readonly kind: string; readonly node_id: string; readonly message_id?: string | undefined; readonly call_id?: string | undefined }
+) =>
+  annotate({
+    ...attributes(record),
+    "parley.node.id": pending.node_id,
+    "parley.pending.kind": pending.kind,
+    "parley.message.id": pending.message_id,
+    "parley.tool.call_id": pending.call_id
+  })

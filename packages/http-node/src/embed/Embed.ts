@@ -25,6 +25,7 @@ import {
   Layer,
   Logger,
   type LogLevel,
+  Metric,
   Option,
   Redacted,
   References,
@@ -271,6 +272,8 @@ export const make = Effect.fn("Parley.make")(function*(options: ParleyOptions) {
     Layer.provideMerge(layerLogging(options)),
     // Built first, closed last: spans of the workers' last moments are still exported.
     Layer.provideMerge(Tracing.layer(options.tracer)),
+    // This Parley's own metrics: two in one process (tests, an application with two) do not add up each other's.
+    Layer.provideMerge(Layer.sync(Metric.MetricRegistry, () => new Map())),
     Layer.provideMerge(layerSettings(options))
   )
   const context = yield* Layer.buildWithScope(services, scope)
