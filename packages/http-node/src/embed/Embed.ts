@@ -30,7 +30,7 @@ import {
   Redacted,
   References,
   Scope,
-  type Tracer
+  Tracer
 } from "effect"
 import { type HttpMiddleware, HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { SqlClient } from "effect/sql"
@@ -256,7 +256,14 @@ const layerStorage = (storage: ParleyStorage | undefined): Layer.Layer<HostPorts
  * Starts Parley in the current scope and answers its handlers once it is ready: the database migrated, the workers
  * running, the default project's key working. Closing the scope stops it (see `ParleyHandle.dispose`).
  */
-export const make = Effect.fn("Parley.make")(function*(options: ParleyOptions) {
+export const make = (options: ParleyOptions) =>
+  makeUnder(options).pipe(
+    // Parley's own traces (a request, a slice, a job) are roots, never children of whatever span started Parley.
+    Effect.updateContext((context: Context.Context<Scope.Scope>) => Context.omit(Tracer.ParentSpan)(context)),
+    Effect.withSpan("Parley.make", { root: true })
+  )
+
+const makeUnder = Effect.fnUntraced(function*(options: ParleyOptions) {
   const basePath = yield* Effect.try({
     try: () => normalizeBasePath(options.basePath),
     catch: (error) => error as BasePathError

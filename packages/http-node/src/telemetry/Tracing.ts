@@ -28,6 +28,10 @@ export interface OtlpSettings {
   readonly serviceName: string | undefined
   readonly sampler: Sampler
   readonly ratio: number
+  /** `OTEL_BSP_SCHEDULE_DELAY`: milliseconds between exports (default 5000). */
+  readonly exportIntervalMs: number
+  /** `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`: spans that make an export go at once (default 512). */
+  readonly maxBatchSize: number
 }
 
 /** `key=value,key=value` with URI-encoded values, as the specification writes headers. */
@@ -59,6 +63,8 @@ export const otlpSettings = Effect.gen(function*() {
   const resource = yield* Config.option(Config.String("OTEL_RESOURCE_ATTRIBUTES"))
   const sampler = yield* Sampler
   const ratio = yield* Config.Number("OTEL_TRACES_SAMPLER_ARG").pipe(Config.withDefault(1))
+  const exportIntervalMs = yield* Config.Int("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5000))
+  const maxBatchSize = yield* Config.Int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").pipe(Config.withDefault(512))
   return Option.some<OtlpSettings>({
     url,
     protocol,
@@ -67,7 +73,9 @@ export const otlpSettings = Effect.gen(function*() {
     serviceName: Option.getOrUndefined(named) ??
       (Option.isSome(resource) && /(^|,)\s*service\.name\s*=/.test(resource.value) ? undefined : "parley"),
     sampler,
-    ratio: Math.min(1, Math.max(0, ratio))
+    ratio: Math.min(1, Math.max(0, ratio)),
+    exportIntervalMs: Math.max(1, exportIntervalMs),
+    maxBatchSize: Math.max(1, maxBatchSize)
   })
 }).pipe(Effect.orDie)
 
@@ -91,8 +99,12 @@ const decide = (sampler: Sampler, ratio: number, hasParent: boolean, sampled: bo
 
 const URL_KEYS = new Set(["url.full", "url.path", "url.query", "http.url", "http.target"])
 
-/** A URL attribute without its query and with digit runs (phone numbers, their ids) replaced. */
-export const scrubUrl = (value: string): string => value.replace(/[?#].*$/s, "").replace(/\+?\d{6,}/g, ":n")
+/**
+ * A URL attribute without its query and with phone-number-like segments (6 to 15 digits, a `+` allowed, standing
+ * alone between separators) replaced; ids that merely contain digits (UUIDs) stay readable.
+ */
+export const scrubUrl = (value: string): string =>
+  value.replace(/[?#].*$/s, "").replace(/(?<![0-9A-Za-z-])(?:\+|%2B)?\d{6,15}(?![0-9A-Za-z-])/gi, ":n")
 
 /** `inner` with the sampling decision of the environment, whose spans never carry a URL's query or a phone number. */
 export const scrubbed = (inner: Tracer.Tracer, sampling?: { readonly sampler: Sampler; readonly ratio: number }): Tracer.Tracer =>
@@ -120,7 +132,9 @@ const layerOtlp = (settings: OtlpSettings) =>
       OtlpTracer.make({
         url: settings.url,
         headers: settings.headers,
-        resource: { serviceName: settings.serviceName }
+        resource: { serviceName: settings.serviceName },
+        exportInterval: settings.exportIntervalMs,
+        maxBatchSize: settings.maxBatchSize
       }),
       (tracer) => scrubbed(tracer, settings)
     )
