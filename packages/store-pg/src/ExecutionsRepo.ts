@@ -62,7 +62,7 @@ interface ExecutionRow {
 const LiveCountRow = Schema.Struct({
   status: ExecutionStatus,
   waiting_reason: Schema.NullOr(WaitingReason),
-  count: Schema.NumberFromString,
+  count: Schema.Int,
   oldest_event_at: IsoFromDate
 })
 const toLiveCounts = decodeRows(LiveCountRow)
@@ -308,10 +308,10 @@ export const layerExecutionsRepo = Layer.effect(
         return rows.map(toExecution)
       }, Effect.orDie),
 
-      // Over the live runs' partial index (migration 0031); count(*) is a bigint, which the driver gives as text.
+      // Over the live runs' partial index (migration 0031).
       liveCounts: Effect.flatMap(
         sql`
-          SELECT status, waiting_reason, count(*) AS count, min(last_event_at) AS oldest_event_at FROM workflow_executions
+          SELECT status, waiting_reason, count(*)::int AS count, min(last_event_at) AS oldest_event_at FROM workflow_executions
           WHERE status IN ('running', 'waiting', 'handoff')
           GROUP BY status, waiting_reason`,
         toLiveCounts
