@@ -45,6 +45,7 @@ import { ProjectSecrets } from "../projects/ProjectSecrets.ts"
 import { RateLimits } from "../ports/RateLimits.ts"
 import { TracePropagation, traceHeaders } from "../shared/Telemetry.ts"
 import { observeInvocation } from "./FunctionTelemetry.ts"
+import { observeAdmission } from "../projects/RateLimitTelemetry.ts"
 
 export const FUNCTION_NOT_DEPLOYED_ERROR = "Function has no deployed version"
 export const INVOKE_INVALID_JSON_ERROR = "Request body is not valid JSON"
@@ -316,6 +317,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
         const limit = FunctionBounds.publicInvokesPerMinute
         const reset = (minute + 1) * 60
         const taken = yield* rateLimits.take(`function-invoke:${functionId}`, new Date(minute * 60_000).toISOString(), limit)
+        yield* observeAdmission("function_invoke", taken.admitted)
         if (!taken.admitted) {
           return { admitted: false as const, limit, reset, retryAfterSeconds: Math.max(1, reset - Math.floor(now / 1000)) }
         }

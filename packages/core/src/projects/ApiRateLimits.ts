@@ -9,6 +9,7 @@
  */
 import { Clock, Config, Context, Effect, Layer } from "effect"
 import { RateLimits } from "../ports/RateLimits.ts"
+import { countingRefusals } from "./RateLimitTelemetry.ts"
 
 export interface RateLimitFigures {
   /** Requests per key per minute. */
@@ -102,16 +103,16 @@ export class ApiRateLimits extends Context.Service<ApiRateLimits, {
           return admission(yield* limits.take(key, new Date(start).toISOString(), limit), limit, now, windowMs)
         })
       return ApiRateLimits.of({
-        admitRequest: (apiKeyId) =>
+        admitRequest: countingRefusals("request", (apiKeyId: string) =>
           Effect.gen(function*() {
             const settings = yield* ApiRateLimitSettings
             return yield* take(`api:${apiKeyId}`, 60_000, settings.perMinute)
-          }),
-        admitStart: (apiKeyId, workflowId) =>
+          })),
+        admitStart: countingRefusals("start", (apiKeyId: string, workflowId: string) =>
           Effect.gen(function*() {
             const settings = yield* ApiRateLimitSettings
             return yield* take(`start:${apiKeyId}:${workflowId}`, 1_000, settings.startsPerSecond)
-          })
+          }))
       })
     })
   )
