@@ -4,11 +4,25 @@
  */
 import { Config, Effect, Metric, Option } from "effect"
 
+/** A metric family the host declares: what `/metrics` may show, the dashboard and the operations doc may name. */
+export interface MetricFamily {
+  readonly name: string
+  readonly type: Metric.Metric.Type
+  readonly description: string
+  readonly labels: ReadonlyArray<string>
+}
+
+const families = new Map<string, MetricFamily>()
+
+/** Every family declared through `labelled` (by the modules loaded so far: all of them once `@parley/core` is). */
+export const metricFamilies = (): ReadonlyArray<MetricFamily> => [...families.values()]
+
 /**
  * `metric` split by labels whose values come from a small fixed set (a status, a node type, a queue): the series of
  * each set of values is made on first use and kept. Never give it unbounded values (ids, phone numbers, free text).
  */
 export const labelled = <In, State, const L extends string>(metric: Metric.Metric<In, State>, labels: ReadonlyArray<L>) => {
+  families.set(metric.id, { name: metric.id, type: metric.type, description: metric.description ?? "", labels })
   const series = new Map<string, Metric.Metric<In, State>>()
   return (values: { readonly [K in L]: string }): Metric.Metric<In, State> => {
     const key = labels.map((l) => values[l]).join("\u0000")

@@ -15,10 +15,13 @@ const attempts = labelled(
   ["result"]
 )
 
-const failed = Metric.counter("parley_webhook_deliveries_failed_total", {
-  description: "Webhook deliveries that failed for good (attempts exhausted)",
-  incremental: true
-})
+const failed = labelled(
+  Metric.counter("parley_webhook_deliveries_failed_total", {
+    description: "Webhook deliveries that failed for good (attempts exhausted)",
+    incremental: true
+  }),
+  []
+)({})
 
 const lag = labelled(
   Metric.histogram("parley_webhook_delivery_lag_seconds", {
