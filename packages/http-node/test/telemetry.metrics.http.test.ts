@@ -5,13 +5,14 @@
  * whose scrape-time gauges (job queues, live runs) read the state at the time of the scrape.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Ids } from "@parley/core"
+import { Ids, metricFamilies } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
-import { Layer } from "effect"
+import { ConfigProvider, Effect, Exit, Layer, Option, Scope } from "effect"
 import { spawnSync } from "node:child_process"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeParley } from "../src/index.ts"
+import { serveMetricsPort } from "../src/telemetry/MetricsPort.ts"
 
 const KEY = "pk_telemetry_metrics_0123456789abcdef"
 const TOKEN = "metrics-token-0123456789"
@@ -96,6 +97,34 @@ describe("GET /metrics", () => {
     } finally {
       await host.stop()
     }
+  }, 30_000)
+
+  it("serves on the operator port without a token when PARLEY_METRICS_PORT is set", async () => {
+    const host = await serve({})
+    const scope = Scope.makeUnsafe()
+    try {
+      const port = 20_000 + Math.floor(Math.random() * 30_000)
+      const url = await Effect.runPromise(serveMetricsPort(host.parley).pipe(
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { PARLEY_METRICS_PORT: String(port) } }))),
+        Scope.provide(scope)
+      ))
+      assert.strictEqual(Option.getOrThrow(url), `http://127.0.0.1:${port}/metrics`)
+      const response = await fetch(Option.getOrThrow(url))
+      assert.strictEqual(response.status, 200)
+      const text = await response.text()
+      assert.include(text, "# TYPE parley_job_queue_jobs gauge")
+      const checked = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" })
+      assert.strictEqual(checked.status, 0, `${checked.stdout}${checked.stderr}`)
+      assert.strictEqual((await fetch(`http://127.0.0.1:${port}/other`)).status, 404)
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await host.stop()
+    }
+    // Unset: no port.
+    const none = await Effect.runPromise(Effect.scoped(serveMetricsPort(host.parley).pipe(
+      Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: {} })))
+    )))
+    assert.isTrue(Option.isNone(none))
   }, 30_000)
 
   it("is refused without its token, passes promtool, and its counters move as a workflow runs", async () => {
@@ -188,6 +217,12 @@ describe("GET /metrics", () => {
         assert.strictEqual(checked.error, undefined, "promtool runs (Debian's prometheus package; .ci/run installs it)")
         assert.strictEqual(checked.status, 0, `${checked.stdout}${checked.stderr}`)
       }
+      // Every family served is declared (and so documented: telemetry.docs.test.ts), with its HELP text.
+      const declared = new Set(metricFamilies().map((f) => f.name))
+      const served = [...after.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!)
+      assert.isAbove(served.length, 10)
+      for (const name of served) assert.isTrue(declared.has(name), `${name} is declared`)
+      assert.strictEqual([...after.matchAll(/^# HELP /gm)].length, served.length)
       // No project's id, phone number or message text among the labels.
       for (const leak of [host.parley.project.id, "15550001234", "nothing, thanks", wfId]) assert.notInclude(after, leak)
     } finally {
