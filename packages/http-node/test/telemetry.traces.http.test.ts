@@ -251,6 +251,29 @@ describe("traces over OTLP/HTTP", () => {
     }
   }, 60_000)
 
+  it("exports in protobuf by default: a request's server span and its children decode with the proto's fields", async () => {
+    const receiver = await startOtlpReceiver()
+    const host = await serve({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: "100" })
+    try {
+      assert.strictEqual((await host.request("GET", "/platform/v1/workflows?limit=5")).status, 200)
+    } finally {
+      await host.stop()
+      await receiver.close()
+    }
+    assert.deepStrictEqual(receiver.errors, [])
+    assert.isAbove(receiver.requests.length, 0)
+    for (const r of receiver.requests) assert.strictEqual(r.headers["content-type"], "application/x-protobuf")
+    const server = receiver.spans.find((s) => s.kind === 2 && s.attributes["url.path"] === "/platform/v1/workflows")!
+    assert.isDefined(server)
+    assert.deepStrictEqual(
+      [server.name, server.parentSpanId, server.attributes["http.request.method"], server.attributes["http.response.status_code"], server.resource["service.name"]],
+      ["GET", undefined, "GET", 200, "parley"]
+    )
+    assert.isUndefined(server.attributes["url.query"], "no query in a span")
+    const children = receiver.spans.filter((s) => s.traceId === server.traceId && s.parentSpanId === server.spanId)
+    assert.include(children.map((s) => s.name), "Projects.authenticate")
+  }, 30_000)
+
   it("exports nothing and installs no tracer without the environment; no traceparent goes out by default", async () => {
     const receiver = await startOtlpReceiver()
     const host = await serve({})
