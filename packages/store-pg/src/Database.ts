@@ -35,7 +35,9 @@ import migration0024 from "./migrations/0024_contact_erasure.ts"
 import migration0025 from "./migrations/0025_hot_foreign_keys.ts"
 import migration0026 from "./migrations/0026_log_search_words.ts"
 import migration0027 from "./migrations/0027_webhook_headers_sealed.ts"
+import migration0029 from "./migrations/0029_rate_limit_leases.ts"
 import migration0031 from "./migrations/0031_executions_live_index.ts"
+import migration0032 from "./migrations/0032_workflow_embeds.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -105,7 +107,9 @@ export const migrations = Migrator.fromRecord({
   "0025_hot_foreign_keys": migration0025,
   "0026_log_search_words": migration0026,
   "0027_webhook_headers_sealed": migration0027,
-  "0031_executions_live_index": migration0031
+  "0029_rate_limit_leases": migration0029,
+  "0031_executions_live_index": migration0031,
+  "0032_workflow_embeds": migration0032
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

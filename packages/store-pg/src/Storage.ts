@@ -17,6 +17,7 @@ import { layerRateLimits } from "./RateLimits.ts"
 import { layerDatabaseStats } from "./DatabaseStats.ts"
 import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
 import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
+import { layerWorkflowEmbedsRepo } from "./WorkflowEmbedsRepo.ts"
 import { layerContactErasureRepo } from "./ContactErasureRepo.ts"
 import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { layerLogSearch } from "./LogSearch.ts"
@@ -42,6 +43,7 @@ export const layerStorage = Layer.mergeAll(
   layerDatabaseStats,
   layerSetupLinksRepo,
   layerInboxEmbedsRepo,
+  layerWorkflowEmbedsRepo,
   layerContactErasureRepo,
   layerVoiceAgentsRepo,
   layerLogSearch,
