@@ -65,6 +65,7 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         "webhook_deliveries",
         "webhook_delivery_attempts",
         "webhooks",
+        "workflow_embeds",
         "workflow_execution_inputs",
         "workflow_executions",
         "workflow_revisions",
