@@ -38,6 +38,8 @@ import migration0027 from "./migrations/0027_webhook_headers_sealed.ts"
 import migration0029 from "./migrations/0029_rate_limit_leases.ts"
 import migration0031 from "./migrations/0031_executions_live_index.ts"
 import migration0032 from "./migrations/0032_workflow_embeds.ts"
+import migration0033 from "./migrations/0033_guardrails.ts"
+import migration0034 from "./migrations/0034_broadcast_held.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -109,7 +111,9 @@ export const migrations = Migrator.fromRecord({
   "0027_webhook_headers_sealed": migration0027,
   "0029_rate_limit_leases": migration0029,
   "0031_executions_live_index": migration0031,
-  "0032_workflow_embeds": migration0032
+  "0032_workflow_embeds": migration0032,
+  "0033_guardrails": migration0033,
+  "0034_broadcast_held": migration0034
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

@@ -12,7 +12,7 @@ import type { Json } from "./Recording.ts"
 
 const sends = labelled(
   Metric.counter("parley_messages_sent_total", {
-    description: "Outbound sends, by outcome (accepted, refused, unavailable, outside_window, account_mismatch) and network error code",
+    description: "Outbound sends, by outcome (accepted, refused, unavailable, outside_window, account_mismatch, withheld) and network error code",
     incremental: true
   }),
   ["status", "error_code"]
