@@ -6,6 +6,7 @@
 import { Layer } from "effect"
 import { layerMemoryTransactor, MemoryStore } from "./ports/MemoryStore.ts"
 import { layerMemoryRateLimits } from "./ports/MemoryRateLimits.ts"
+import { layerMemoryDatabaseStats } from "./ports/DatabaseStats.ts"
 import { layerMemoryProjectsRepo } from "./projects/MemoryProjects.ts"
 import { layerMemoryProjectSecretsRepo } from "./projects/MemoryProjectSecrets.ts"
 import { layerMemoryTriggersRepo, layerMemoryWorkflowsRepo } from "./workflows/MemoryWorkflows.ts"
@@ -47,6 +48,7 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryProviderModelsRepo,
   layerMemoryKnowledgeSearch,
   layerMemoryRateLimits,
+  layerMemoryDatabaseStats,
   layerMemorySetupLinksRepo,
   layerMemoryInboxEmbedsRepo,
   layerMemoryWorkflowEmbedsRepo,

@@ -66,6 +66,7 @@ import { ApiLogsHandlers } from "./handlers/ApiLogs.ts"
 import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
 import { GuardrailsHandlers } from "./handlers/Guardrails.ts"
+import * as MetricsRoute from "./telemetry/MetricsRoute.ts"
 
 export { Readiness } from "./Readiness.ts"
 
@@ -179,6 +180,7 @@ export const routes = Layer.mergeAll(
   Mcp.routes,
   InboxPage.routes,
   ViewerPage.routes,
+  MetricsRoute.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,

@@ -14,6 +14,7 @@ import { layerProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 import { layerProviderModelsRepo } from "./ProviderModelsRepo.ts"
 import { layerKnowledgeSearch } from "./KnowledgeSearch.ts"
 import { layerRateLimits } from "./RateLimits.ts"
+import { layerDatabaseStats } from "./DatabaseStats.ts"
 import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
 import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
 import { layerWorkflowEmbedsRepo } from "./WorkflowEmbedsRepo.ts"
@@ -42,6 +43,7 @@ export const layerStorage = Layer.mergeAll(
   layerProviderModelsRepo,
   layerKnowledgeSearch,
   layerRateLimits,
+  layerDatabaseStats,
   layerSetupLinksRepo,
   layerInboxEmbedsRepo,
   layerWorkflowEmbedsRepo,

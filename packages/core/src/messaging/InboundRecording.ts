@@ -48,6 +48,7 @@ import {
   renditionFields,
   statusTexts
 } from "./Recording.ts"
+import { observeRecording } from "./MessagingTelemetry.ts"
 
 /** A file fetched from the network for an inbound message, to keep with it. */
 export interface FetchedMedia {
@@ -333,5 +334,5 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     return yield* messages.markInboundRead(config.project_id, config.phone_number_id, networkId, now)
   })
 
-  return { recordInbound, applyStatuses, markInboundRead } satisfies InboundRecording
+  return observeRecording({ recordInbound, applyStatuses, markInboundRead })
 })

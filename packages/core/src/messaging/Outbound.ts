@@ -21,6 +21,7 @@ import { Messaging } from "./Messaging.ts"
 import { acceptedMessageId, type NetworkErrorDetail } from "../network/NetworkObjects.ts"
 import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.ts"
 import { envelopeTexts } from "./Recording.ts"
+import { observeSend } from "./MessagingTelemetry.ts"
 import { SendPolicy, sendRequest } from "../guardrails/SendPolicy.ts"
 import type { Withheld } from "../guardrails/Guardrail.ts"
 
@@ -276,7 +277,9 @@ export class Outbound extends Context.Service<Outbound, {
         const waId = to === undefined ? undefined : phoneDigits(to) || undefined
         const userId = waId === undefined ? recipient : undefined
         const lane = `${config.phone_number_id}:${(to === undefined ? undefined : phoneDigits(to)) || recipient || ""}`
-        return yield* serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
+        const outcome = yield* serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
+        yield* observeSend(config, outcome)
+        return outcome
       })
 
       const settleFromReports = Effect.fn("Outbound.settleFromReports")(
