@@ -21,6 +21,7 @@ import { Messaging } from "./Messaging.ts"
 import { acceptedMessageId, type NetworkErrorDetail } from "../network/NetworkObjects.ts"
 import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.ts"
 import { envelopeTexts } from "./Recording.ts"
+import { SendPace } from "./numbers/SendPace.ts"
 
 type Json = Record<string, unknown>
 
@@ -145,6 +146,7 @@ export class Outbound extends Context.Service<Outbound, {
       const media = yield* MediaRepo
       const messaging = yield* Messaging
       const network = yield* MessagingNetwork
+      const pace = yield* SendPace
 
       // One permit per (number, recipient): a send waits for the one in flight (decisions 4.10).
       const lanes = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
@@ -227,6 +229,8 @@ export class Outbound extends Context.Service<Outbound, {
         )
         const access = { accessToken: config.access_token, version: options.version }
         const body = options.body ?? encoder.encode(JSON.stringify(envelope))
+        // Anything but a broadcast goes first on its number; a broadcast's sender waited for its slot already.
+        if (options.origin !== "broadcast") yield* pace.conversational(config.phone_number_id)
         const outcome = yield* Effect.result(network.send(access, config.phone_number_id, body))
         if (outcome._tag === "Success") {
           const networkId = acceptedMessageId(outcome.success.value)
