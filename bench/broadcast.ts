@@ -254,25 +254,29 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
     } satisfies BroadcastBenchResult
   }).pipe(Effect.scoped)
 
-const ms = (x: number | undefined) => (x === undefined ? "n/a" : `${x.toFixed(2)} ms`)
+/** NaN crosses the process boundary as null. */
+const fixed = (x: number | null | undefined, digits = 1) => (x === undefined || x === null || !Number.isFinite(x) ? "n/a" : x.toFixed(digits))
+const ms = (x: number | null | undefined) => `${fixed(x, 2)} ms`
 
 export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
   [
     `Broadcast of ${r.recipients.toLocaleString("en-US")} recipients on a simulated number at ${CEILING} msg/s (Postgres storage; network ${
       r.network === "remote" ? "in a process of its own, over HTTP" : "in the host's process"
     })`,
-    `  recipient insertion, ${r.recipients / 1000} calls of 1,000: ${r.insertSeconds.toFixed(1)} s (target < 10 s)`,
+    `  recipient insertion, ${r.recipients / 1000} calls of 1,000: ${fixed(r.insertSeconds)} s (target < 10 s)`,
     r.completed
-      ? `  send: ${r.sendSeconds.toFixed(1)} s, ideal ${r.idealSeconds.toFixed(0)} s: ratio ${(r.sendSeconds / r.idealSeconds).toFixed(3)} (target <= 1.15 with the network apart)`
+      ? `  send: ${fixed(r.sendSeconds)} s, ideal ${fixed(r.idealSeconds, 0)} s: ratio ${fixed(r.sendSeconds / r.idealSeconds, 3)} (target <= 1.15 with the network apart)`
       : "  send: did not complete within 10x the ideal time",
-    `  achieved rate ${r.achievedRate.toFixed(0)} msg/s against the number's ceiling ${CEILING}: ratio ${(r.achievedRate / CEILING).toFixed(3)}`,
+    `  achieved rate ${fixed(r.achievedRate, 0)} msg/s against the number's ceiling ${CEILING}: ratio ${fixed(r.achievedRate / CEILING, 3)}`,
     `  host RSS: start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB, end ${r.rssEndMb} MB (target peak <= 300 MB)`,
     `  live heap after a full collection: start ${r.liveStartMb} MB, end ${r.liveEndMb} MB (target flat)`,
-    `  CPU per send: host ${r.cpuPerSend.host.toFixed(2)} ms, PostgreSQL ${ms(r.cpuPerSend.postgres)}, network ${ms(r.cpuPerSend.network)}`,
-    `  GET of the completed broadcast: ${r.getMs.toFixed(1)} ms (target <= 20 ms); the recount it ran before kept counters: ${r.recountMs.toFixed(1)} ms`,
-    `  a reply on the same number (proxied template until the network took it): quiet p50 ${r.replyQuiet.p50.toFixed(1)} ms p99 ${
-      r.replyQuiet.p99.toFixed(1)
-    } ms; during the broadcast p50 ${r.replyDuringBroadcast.p50.toFixed(1)} ms p99 ${r.replyDuringBroadcast.p99.toFixed(1)} ms (${r.replyDuringBroadcast.count} replies; never queued behind it)`,
+    `  CPU per send: host ${ms(r.cpuPerSend.host)}, PostgreSQL ${ms(r.cpuPerSend.postgres)}, network ${ms(r.cpuPerSend.network)}`,
+    `  GET of the completed broadcast: ${fixed(r.getMs)} ms (target <= 20 ms); the recount it ran before kept counters: ${fixed(r.recountMs)} ms`,
+    `  a reply on the same number (proxied template until the network took it): quiet p50 ${fixed(r.replyQuiet.p50)} ms p99 ${
+      fixed(r.replyQuiet.p99)
+    } ms (${r.replyQuiet.count}); during the broadcast p50 ${fixed(r.replyDuringBroadcast.p50)} ms p99 ${
+      fixed(r.replyDuringBroadcast.p99)
+    } ms (${r.replyDuringBroadcast.count} replies; never queued behind it)`,
     ""
   ].join("\n")
 

@@ -7,7 +7,7 @@ import { SendPace } from "../src/messaging/numbers/SendPace.ts"
 const steps = Effect.yieldNow.pipe(Effect.repeat({ times: 20 }))
 
 describe("SendPace", () => {
-  it.effect("spaces bulk sends at the pace asked; a conversational send waits for none and pushes them back one slot", () =>
+  it.effect("spaces bulk sends at the pace asked; a conversational send waits for none and moves the waiting ones back one slot", () =>
     Effect.gen(function*() {
       const pace = yield* SendPace
       const start = yield* Clock.currentTimeMillis
@@ -20,12 +20,12 @@ describe("SendPace", () => {
       // A reply now: taken at once, however many bulk sends wait.
       yield* pace.conversational("pn-1")
       times.push(`reply@${(yield* Clock.currentTimeMillis) - start}`)
-      // The next bulk send comes after the reply's slot: 400 ms, not 300.
+      // The bulk sends still waiting move back one slot each, and so does the next one.
       fibers.push(yield* bulk("b4"))
       yield* steps
       for (let t = 0; t < 500; t += 50) yield* Effect.andThen(TestClock.adjust("50 millis"), steps)
       yield* Fiber.joinAll(fibers)
-      assert.deepStrictEqual(times, ["b1@0", "reply@0", "b2@100", "b3@200", "b4@400"])
+      assert.deepStrictEqual(times, ["b1@0", "reply@0", "b2@200", "b3@300", "b4@400"])
     }).pipe(Effect.provide(SendPace.layer)))
 
   it.effect("leaves numbers no bulk sender paces alone", () =>
