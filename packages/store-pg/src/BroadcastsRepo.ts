@@ -130,6 +130,7 @@ const CountsRow = Schema.Struct({
   pending: Schema.Int
 })
 const decodeCounts = Schema.decodeUnknownSync(CountsRow)
+const decodeParts = Schema.decodeUnknownSync(Schema.Struct({ n: Schema.Int }))
 
 /** Rows of differences a broadcast's sums may span before a read folds them into one. */
 const FOLD_AFTER = 200
@@ -343,6 +344,10 @@ export const layerBroadcastsRepo = Layer.effect(
             error_message = o.error_message, error_details = o.error_details, updated_at = o.at
           FROM ${jsonRows(sql, rows)} AS o(id text, status text, at timestamptz, error_message text, error_details jsonb)
           WHERE t.id = o.id AND t.broadcast_id = ${broadcastId} AND t.status = 'pending'`
+        // Status reports add a row of differences each: folded as the sender goes, so a read after a long silence
+        // still sums few.
+        const parts = yield* sql`SELECT count(*)::int AS n FROM msg_broadcast_counts WHERE broadcast_id = ${broadcastId}`
+        if (decodeParts(parts[0]).n > FOLD_AFTER) yield* fold(broadcastId)
       }, Effect.orDie),
       progress: Effect.fnUntraced(function*(broadcastId: string) {
         const rows = yield* sql<{ readonly total: number; readonly pending: number }>`
