@@ -78,12 +78,11 @@ const settingsFromConfig = Effect.gen(function*() {
 const BATCH = 500
 const MIN_BATCH = 20
 /**
- * Sends in flight at once per broadcast: about 32 ms of the number's pace (32 at 1,000/s, 4 at 80/s), enough while
- * each waits for its commit and the network, and few enough to leave the host to replies and the API. With 128 in
- * flight every other request of the host queued behind a broadcast's work (a reply's p50 4.4-8 s against 2.1 s with
- * 16, on a machine loaded well past its two cores, where the rate was the same either way: CPU-bound).
+ * Sends in flight at once per broadcast: enough to keep 1,000/s going while each waits for its commit and the network
+ * (the real network answers in 0.1-0.5 s). Fewer (16-32, tried for issue 30 so a saturated host would serve replies
+ * sooner) cut the rate wherever sends are slow rather than CPU-bound.
  */
-const inFlight = (perSecond: number) => Math.min(32, Math.max(4, Math.ceil(perSecond * 0.032)))
+const IN_FLIGHT = 128
 /** Share of the number's throughput the bucket uses: inbound messages count against the same level. */
 const THROUGHPUT_SHARE = 0.98
 const RECHECK_MS = 10_000
@@ -348,7 +347,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             Effect.repeat(Schedule.spaced(250)),
             Effect.forkChild
           )
-          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: inFlight(throughputOf(config)) })
+          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: IN_FLIGHT })
           yield* Fiber.interrupt(watch)
           yield* repo.settle(id, results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : [])))
           yield* repo.postpone(id, results.flatMap((a) => (a._tag === "Later" || a._tag === "Stop" ? [a.retry] : [])))
