@@ -48,6 +48,7 @@ import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
 import { ConversationClosing } from "./executions/ConversationClosing.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
+import { WorkflowEmbeds } from "./viewer/WorkflowEmbeds.ts"
 import { ContactErasures } from "./erasure/ContactErasures.ts"
 import { layerContactErasureWorkers } from "./erasure/ContactErasureJobs.ts"
 import { VoiceAgents } from "./voice/VoiceAgent.ts"
@@ -96,6 +97,7 @@ export const layerServices = Layer.mergeAll(
     Layer.provideMerge(FunctionInvocationLog.layer)
   ),
   InboxEmbeds.layer,
+  WorkflowEmbeds.layer,
   ContactErasures.layer,
   VoiceAgents.layer,
   // Broadcasts send through messaging's one path (`Outbound`).
