@@ -27,6 +27,7 @@ import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
 import { ApiLogsApi } from "./logs/ApiLogsApi.ts"
 import { LogSearchApi } from "./logs/LogSearchApi.ts"
 import { LegacyBroadcastsApi, MsgBroadcastsApi } from "./broadcasts/BroadcastsApi.ts"
+import { GuardrailsApi } from "./guardrails/GuardrailsApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
@@ -62,6 +63,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(MsgMediaApi)
   .add(MsgBroadcastsApi)
   .add(LegacyBroadcastsApi)
+  .add(GuardrailsApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

@@ -26,6 +26,7 @@ import { layerMemoryContactErasureRepo } from "./erasure/MemoryContactErasure.ts
 import { layerMemoryVoiceAgentsRepo } from "./voice/MemoryVoiceAgents.ts"
 import { layerMemoryLogSearch } from "./logs/MemoryLogSearch.ts"
 import { layerMemoryBroadcastsRepo } from "./broadcasts/MemoryBroadcasts.ts"
+import { layerMemoryGuardrailsRepo } from "./guardrails/MemoryGuardrails.ts"
 
 /** Transactor + every storage port in memory, plus the `MemoryStore` they share. */
 export const layerMemoryStorage = Layer.mergeAll(
@@ -51,6 +52,7 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryVoiceAgentsRepo,
   layerMemoryLogSearch,
   layerMemoryNumberOperations,
-  layerMemoryBroadcastsRepo
+  layerMemoryBroadcastsRepo,
+  layerMemoryGuardrailsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
 

@@ -64,6 +64,7 @@ import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
 import { ApiLogsHandlers } from "./handlers/ApiLogs.ts"
 import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
+import { GuardrailsHandlers } from "./handlers/Guardrails.ts"
 
 export { Readiness } from "./Readiness.ts"
 
@@ -89,7 +90,7 @@ const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.lay
   Layer.provide([MsgContactsHandlers, VoiceAgentsHandlers]),
   Layer.provide([LogSearchHandlers, ApiLogsHandlers]),
   Layer.provide(MsgMediaHandlers),
-  Layer.provide([MsgBroadcastsHandlers, LegacyBroadcastsHandlers]),
+  Layer.provide([MsgBroadcastsHandlers, LegacyBroadcastsHandlers, GuardrailsHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),

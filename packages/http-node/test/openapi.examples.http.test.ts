@@ -194,6 +194,7 @@ const prepare: Record<string, () => Promise<Prepared>> = {
     return { path: { id: conversation }, key: null, headers: { "x-inbox-token": embed.data.token } }
   },
   "msgBroadcasts.create": async () => ({ uuid: await approvedTemplate() }),
+  "guardrails.setTimeZone": async () => ({ path: { phone_number: "+15550100999" } }),
   "msgBroadcasts.update": async () => ({ path: { id: await broadcast() } }),
   "msgBroadcasts.schedule": async () => {
     const id = await broadcast()

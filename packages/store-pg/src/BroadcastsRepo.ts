@@ -127,7 +127,8 @@ const CountsRow = Schema.Struct({
   delivered: Schema.Int,
   read: Schema.Int,
   responded: Schema.Int,
-  pending: Schema.Int
+  pending: Schema.Int,
+  held: Schema.Int
 })
 const decodeCounts = Schema.decodeUnknownSync(CountsRow)
 const decodeParts = Schema.decodeUnknownSync(Schema.Struct({ n: Schema.Int }))
@@ -185,7 +186,8 @@ export const layerBroadcastsRepo = Layer.effect(
       sql`
         WITH folded AS (DELETE FROM msg_broadcast_counts WHERE broadcast_id = ${broadcastId} RETURNING *)
         INSERT INTO msg_broadcast_counts
-        SELECT broadcast_id, sum(total), sum(pending), sum(sent), sum(failed), sum(delivered), sum(read), sum(responded)
+        SELECT broadcast_id, sum(total), sum(pending), sum(sent), sum(failed), sum(delivered), sum(read), sum(responded),
+          sum(held)
         FROM folded GROUP BY broadcast_id`
 
     const owned = (projectId: string, broadcastId: string) =>
@@ -289,7 +291,7 @@ export const layerBroadcastsRepo = Layer.effect(
           SELECT count(*)::int AS rows, coalesce(sum(total), 0)::int AS total, coalesce(sum(sent), 0)::int AS sent,
             coalesce(sum(failed), 0)::int AS failed, coalesce(sum(delivered), 0)::int AS delivered,
             coalesce(sum(read), 0)::int AS read, coalesce(sum(responded), 0)::int AS responded,
-            coalesce(sum(pending), 0)::int AS pending
+            coalesce(sum(pending), 0)::int AS pending, coalesce(sum(held), 0)::int AS held
           FROM msg_broadcast_counts c
           WHERE c.broadcast_id = ${broadcastId}
             AND EXISTS (SELECT 1 FROM msg_broadcasts b WHERE b.id = ${broadcastId} AND b.project_id = ${projectId})`
@@ -324,8 +326,8 @@ export const layerBroadcastsRepo = Layer.effect(
         if (retries.length === 0) return
         yield* sql`
           UPDATE msg_broadcast_recipients t SET message_id = o.message_id, attempts = o.attempts, retry_at = o.retry_at,
-            attempted_at = o.attempted_at
-          FROM ${jsonRows(sql, retries)} AS o(id text, message_id text, attempts integer, retry_at timestamptz, attempted_at timestamptz)
+            attempted_at = o.attempted_at, held_until = o.held_until
+          FROM ${jsonRows(sql, retries)} AS o(id text, message_id text, attempts integer, retry_at timestamptz, attempted_at timestamptz, held_until timestamptz)
           WHERE t.id = o.id AND t.broadcast_id = ${broadcastId} AND t.status = 'pending'`
       }, Effect.orDie),
       settle: Effect.fnUntraced(function*(broadcastId: string, outcomes: ReadonlyArray<RecipientOutcome>) {

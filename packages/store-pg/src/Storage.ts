@@ -22,6 +22,7 @@ import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { layerLogSearch } from "./LogSearch.ts"
 import { layerNumberOperationsStorage } from "./NumberOperationsRepo.ts"
 import { layerBroadcastsRepo } from "./BroadcastsRepo.ts"
+import { layerGuardrailsRepo } from "./GuardrailsRepo.ts"
 
 export const layerStorage = Layer.mergeAll(
   layerTransactor,
@@ -46,7 +47,8 @@ export const layerStorage = Layer.mergeAll(
   layerVoiceAgentsRepo,
   layerLogSearch,
   layerNumberOperationsStorage,
-  layerBroadcastsRepo
+  layerBroadcastsRepo,
+  layerGuardrailsRepo
 ).pipe(
   Layer.provide(PgTransactions.layer)
 )

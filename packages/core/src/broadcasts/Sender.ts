@@ -262,6 +262,12 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             return done("failed", { message: `The media ${outcome.mediaId} belongs to another business account`, code: "account_mismatch" })
           case "OutsideWindow":
             return done("failed", { message: "Re-engagement message: the 24-hour window is closed", code: "131047" })
+          case "Withheld": {
+            // Guardrails: quiet hours hold the recipient until they end; an opt-out or a frequency cap suppresses it.
+            const { message, reason, until } = outcome.withheld
+            if (until === null) return done("suppressed", { message, code: reason })
+            return { _tag: "Later", retry: { ...again(r.attempts + 1, Date.parse(until)), held_until: until } } satisfies Attempt
+          }
         }
       })
 

@@ -494,6 +494,24 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             return T.fail(record, g, { message: "Re-engagement message: the 24-hour window is closed", code: "131047" }, after.iso, [
               { event_type: "action_failed", payload: { action: node.data.node_type, error: { message: "Re-engagement message", code: "131047" } } }
             ])
+          case "Withheld": {
+            // The guardrails' refusal (guardrails/SendPolicy.ts): nothing was recorded or sent.
+            const { message, reason: code, until } = outcome.withheld
+            if (pending.agent !== undefined) return agentSettled(after.iso, { error: message, code })
+            if (until !== null) {
+              // Quiet hours: the send waits, unrecorded, until they end; its timer brings the step back to send it.
+              return T.apply(record, g, node, {
+                context: record.execution_context,
+                events: [],
+                next: { _tag: "Park", reason: null, wait: { kind: "quiet_hours", seq: record.step_seq, node_id: node.id, due_at: until, timeout_seconds: null } }
+              }, after.iso, 0)
+            }
+            // Opted out or capped: the send is skipped, with its reason, and the run goes on.
+            return T.leave(record, g, node, "next", record.execution_context, after.iso, after.ms - Date.parse(pending.started_at), [{
+              draft: { event_type: "action_skipped", payload: { action: node.data.node_type, to: pending.to, error: { message, code } }, direction: "outbound" },
+              node
+            }])
+          }
           default: {
             const message = outcome._tag === "Refused" ? outcome.error.message : outcome._tag === "Unavailable" ? "The network could not be reached" : "The media belongs to another business account"
             const code = outcome._tag === "Refused" ? String(outcome.error.code) : undefined

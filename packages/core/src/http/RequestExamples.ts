@@ -136,5 +136,18 @@ export const requestExamples = (now: number): Readonly<Record<string, unknown>> 
   "msgBroadcasts.schedule": { scheduled_at: new Date(Math.floor(now / DAY_MS) * DAY_MS + 2 * DAY_MS + 9 * 60 * 60 * 1000).toISOString() },
   "msgBroadcasts.addRecipients": {
     recipients: [{ phone_number: CONTACT }, { phone_number: "+15557654321" }]
-  }
+  },
+  // Another contact than the one the sends write to: an opt-out would refuse them.
+  "guardrails.addOptOut": { opt_out: { phone_number: "+15550100999" } },
+  "guardrails.putSettings": {
+    guardrails: {
+      opt_out_keywords: ["STOP", "UNSUBSCRIBE", "PARAR"],
+      opt_in_keywords: null,
+      opt_out_confirmation: "You will get no more offers from us. Reply START to get them again.",
+      opt_in_confirmation: null,
+      quiet_hours: null,
+      frequency_caps: { marketing_per_day: 1, marketing_per_week: 3, scope: "project" }
+    }
+  },
+  "guardrails.setTimeZone": { time_zone: "America/Chicago" }
 })

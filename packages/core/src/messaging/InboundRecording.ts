@@ -7,6 +7,7 @@
  * transaction.
  */
 import { Clock, Effect, Option } from "effect"
+import { keywordText, OptOuts } from "../guardrails/OptOuts.ts"
 import { createHash } from "node:crypto"
 import { PublicUrl } from "../shared/PublicUrl.ts"
 import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLocks } from "./MessagingRepo.ts"
@@ -123,6 +124,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   const ids = yield* Ids
   const publicUrl = yield* PublicUrl
   const { arm, conversationsById, domainEvent, statusEvents } = recording
+  const optOuts = yield* OptOuts
 
   /** Finds the contact by phone number, then by business-scoped id; fills what it learnt; creates it otherwise. */
   const resolveContact = (projectId: string, who: Identity, now: string) =>
@@ -250,6 +252,12 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
           : { id: stored.id, filename: stored.filename, content_type: stored.content_type, byte_size: stored.byte_size }
       }
       if (!(yield* messages.insert(message))) return { _tag: "Duplicate" } as InboundOutcome
+      // An opt-out or resubscribe keyword (guardrails) is recorded with the message that says it.
+      const keyword = keywordText(type, message.content)
+      const recipientKey = contact.wa_id ?? contact.business_scoped_user_id
+      if (keyword !== undefined && recipientKey !== null) {
+        yield* optOuts.onInbound({ projectId: config.project_id, msgConfigId: config.id }, recipientKey, keyword)
+      }
       const counted = countMessage(conversation, message, contact, activeAt, now)
       yield* conversations.update(counted)
       yield* domainEvent(

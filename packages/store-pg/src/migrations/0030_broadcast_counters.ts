@@ -3,7 +3,7 @@
  * every recipient's message on each read.
  *
  * Each recipient keeps `counted`, the counters it falls in now (bits: 1 pending, 2 sent, 4 failed, 8 delivered,
- * 16 read, 32 responded), recomputed by a row trigger whenever the recipient is written; a change to a broadcast
+ * 16 read, 32 responded, 64 held for quiet hours), recomputed by a row trigger whenever the recipient is written; a change to a broadcast
  * message's status or network id, and an inbound message in the conversation of a broadcast message (a response),
  * rewrite the recipients concerned. Every change appends its difference to `msg_broadcast_counts` (append-only: no
  * row that every writer locks; one row per statement for added and removed recipients, one per recipient whose bits
@@ -31,7 +31,8 @@ export default Effect.gen(function*() {
       failed integer NOT NULL,
       delivered integer NOT NULL,
       read integer NOT NULL,
-      responded integer NOT NULL
+      responded integer NOT NULL,
+      held integer NOT NULL DEFAULT 0
     )`
   yield* sql`CREATE INDEX msg_broadcast_counts_broadcast_idx ON msg_broadcast_counts (broadcast_id)`
 
@@ -62,6 +63,9 @@ export default Effect.gen(function*() {
         WHERE i.conversation_id = m.conversation_id AND i.direction = 'inbound'
           AND i.created_at > NEW.sent_at AND i.created_at <= NEW.sent_at + interval '24 hours'
       ) THEN bits := bits | 32; END IF;
+      -- Held for its quiet hours (guardrails): held_until comes with migration 0034, after this one, so it is read
+      -- by name from the row as JSON (absent before 0034 ran).
+      IF bits & 1 > 0 AND (to_jsonb(NEW) ->> 'held_until') IS NOT NULL THEN bits := bits | 64; END IF;
       IF TG_OP = 'UPDATE' AND NEW.counted = -1 AND bits = OLD.counted THEN RETURN NULL; END IF;
       NEW.counted := bits;
       RETURN NEW;
@@ -78,14 +82,16 @@ export default Effect.gen(function*() {
         INSERT INTO msg_broadcast_counts
         SELECT broadcast_id, count(*), count(*) FILTER (WHERE counted & 1 > 0), count(*) FILTER (WHERE counted & 2 > 0),
           count(*) FILTER (WHERE counted & 4 > 0), count(*) FILTER (WHERE counted & 8 > 0),
-          count(*) FILTER (WHERE counted & 16 > 0), count(*) FILTER (WHERE counted & 32 > 0)
+          count(*) FILTER (WHERE counted & 16 > 0), count(*) FILTER (WHERE counted & 32 > 0),
+          count(*) FILTER (WHERE counted & 64 > 0)
         FROM new_rows GROUP BY broadcast_id;
       ELSE
         -- A broadcast deleted with its recipients takes its counts along (the foreign key): nothing to subtract.
         INSERT INTO msg_broadcast_counts
         SELECT o.broadcast_id, -count(*), -count(*) FILTER (WHERE counted & 1 > 0), -count(*) FILTER (WHERE counted & 2 > 0),
           -count(*) FILTER (WHERE counted & 4 > 0), -count(*) FILTER (WHERE counted & 8 > 0),
-          -count(*) FILTER (WHERE counted & 16 > 0), -count(*) FILTER (WHERE counted & 32 > 0)
+          -count(*) FILTER (WHERE counted & 16 > 0), -count(*) FILTER (WHERE counted & 32 > 0),
+          -count(*) FILTER (WHERE counted & 64 > 0)
         FROM old_rows o WHERE EXISTS (SELECT 1 FROM msg_broadcasts b WHERE b.id = o.broadcast_id)
         GROUP BY o.broadcast_id;
       END IF;
@@ -106,7 +112,8 @@ export default Effect.gen(function*() {
       INSERT INTO msg_broadcast_counts VALUES (NEW.broadcast_id, 0,
         (NEW.counted & 1 > 0)::int - (OLD.counted & 1 > 0)::int, (NEW.counted & 2 > 0)::int - (OLD.counted & 2 > 0)::int,
         (NEW.counted & 4 > 0)::int - (OLD.counted & 4 > 0)::int, (NEW.counted & 8 > 0)::int - (OLD.counted & 8 > 0)::int,
-        (NEW.counted & 16 > 0)::int - (OLD.counted & 16 > 0)::int, (NEW.counted & 32 > 0)::int - (OLD.counted & 32 > 0)::int);
+        (NEW.counted & 16 > 0)::int - (OLD.counted & 16 > 0)::int, (NEW.counted & 32 > 0)::int - (OLD.counted & 32 > 0)::int,
+        (NEW.counted & 64 > 0)::int - (OLD.counted & 64 > 0)::int);
       RETURN NULL;
     END $$`
   yield* sql`
@@ -155,6 +162,6 @@ export default Effect.gen(function*() {
   // The recipients already stored: each broadcast's total, then their bits (the trigger adds them to the sums).
   yield* sql`
     INSERT INTO msg_broadcast_counts
-    SELECT broadcast_id, count(*), 0, 0, 0, 0, 0, 0 FROM msg_broadcast_recipients GROUP BY broadcast_id`
+    SELECT broadcast_id, count(*), 0, 0, 0, 0, 0, 0, 0 FROM msg_broadcast_recipients GROUP BY broadcast_id`
   yield* sql`UPDATE msg_broadcast_recipients SET counted = -1`
 })
