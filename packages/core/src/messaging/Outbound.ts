@@ -22,6 +22,7 @@ import { acceptedMessageId, type NetworkErrorDetail } from "../network/NetworkOb
 import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.ts"
 import { envelopeTexts } from "./Recording.ts"
 import { observeSend } from "./MessagingTelemetry.ts"
+import { SendPace } from "./numbers/SendPace.ts"
 import { SendPolicy, sendRequest } from "../guardrails/SendPolicy.ts"
 import type { Withheld } from "../guardrails/Guardrail.ts"
 
@@ -152,6 +153,7 @@ export class Outbound extends Context.Service<Outbound, {
       const media = yield* MediaRepo
       const messaging = yield* Messaging
       const network = yield* MessagingNetwork
+      const pace = yield* SendPace
       const policy = yield* SendPolicy
 
       // One permit per (number, recipient): a send waits for the one in flight (decisions 4.10).
@@ -238,6 +240,8 @@ export class Outbound extends Context.Service<Outbound, {
         )
         const access = { accessToken: config.access_token, version: options.version }
         const body = options.body ?? encoder.encode(JSON.stringify(envelope))
+        // Anything but a broadcast goes first on its number; a broadcast's sender waited for its slot already.
+        if (options.origin !== "broadcast") yield* pace.conversational(config.phone_number_id)
         const outcome = yield* Effect.result(network.send(access, config.phone_number_id, body))
         if (outcome._tag === "Success") {
           const networkId = acceptedMessageId(outcome.success.value)

@@ -8,6 +8,7 @@ import { MessageConfigs } from "./numbers/MessageConfigs.ts"
 import { UpstreamIngestion } from "./Ingestion.ts"
 import { Messaging } from "./Messaging.ts"
 import { Outbound } from "./Outbound.ts"
+import { SendPace } from "./numbers/SendPace.ts"
 import { Sandbox } from "./Sandbox.ts"
 import { Customers } from "../tenancy/Customers.ts"
 import { LiveNumbers } from "./numbers/LiveNumbers.ts"
@@ -22,6 +23,8 @@ import { layerCustomerNumbers } from "./numbers/CustomerNumbers.ts"
 // The health check's test message is a send like any other: recorded, through `Outbound`.
 export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Onboarding.layer, DisplayNames.layer, NumberHealth.layer).pipe(
   Layer.provideMerge(Outbound.layer),
+  // One pace per number shared by broadcasts and replies (BroadcastSender takes it from here).
+  Layer.provideMerge(SendPace.layer),
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer, SetupLinks.layer, SignupSettings.layerConfig)),
   Layer.provideMerge(Customers.layer),
   // Customers and setup links ask messaging for a customer's numbers through a port of theirs.
