@@ -164,18 +164,18 @@ const node = (id: string, node_type: string, config: Record<string, unknown> = {
 const edge = (source: string, target: string) => ({ source, target })
 
 /** start → `length` set_variable nodes. */
-const chainDefinition = (length: number) => {
+export const chainDefinition = (length: number) => {
   const nodes = [node("start", "start"), ...Array.from({ length }, (_, i) =>
     node(`set${i}`, "set_variable", { variable_name: `v${i}`, variable_value: `{{vars.seed}}-${i}`, value_type: "string" }))]
   return { nodes, edges: nodes.slice(1).map((n, i) => edge(nodes[i]!.id, n.id)) }
 }
 
-const greeterDefinition = {
+export const greeterDefinition = {
   nodes: [node("start", "start"), node("hi", "send_text", { message: "Hi {{vars.name}}" })],
   edges: [edge("start", "hi")]
 }
 
-const waiterDefinition = {
+export const waiterDefinition = {
   nodes: [
     node("start", "start"),
     node("ask", "wait_for_response", { save_response_to: "answer", has_timeout: true, timeout_seconds: 86_400 }),
@@ -218,7 +218,7 @@ const requester = (base: string) => {
  * writes to PostgreSQL (its pools and pg-boss's; nothing else leaves this host in the bench). With pipelining,
  * statements sent together are one write, so this is the round trips the host waited on or fired.
  */
-const countDatabaseWrites = (httpPort: number) => {
+export const countDatabaseWrites = (httpPort: number) => {
   const write = Net.Socket.prototype.write
   let writes = 0
   Net.Socket.prototype.write = function(this: Net.Socket, ...args: Array<unknown>) {

@@ -45,6 +45,7 @@ import { EventTriggers } from "./executions/EventTriggers.ts"
 import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
+import { InboundRouter } from "./messaging/InboundRouter.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
 import { ConversationClosing } from "./executions/ConversationClosing.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
@@ -121,6 +122,12 @@ export const layerServices = Layer.mergeAll(
  */
 export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge(FunctionInvoker.layer))
 
+/** Messaging routes what it records through executions' routing, in the recording's transaction. */
+const layerInboundRouter = Layer.effectDiscard(Effect.gen(function*() {
+  const routing = yield* InboundRouting
+  yield* (yield* InboundRouter).register(routing.routeRecorded)
+}))
+
 /**
  * Workflow executions (`Executions`, the `Launcher` that starts them, the
  * `ExecutionEngine` that runs them, and what starts and feeds them: inbound
@@ -131,7 +138,7 @@ export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge
  */
 export const layerExecutionServices = Layer.mergeAll(
   Executions.layer,
-  InboundRouting.layer.pipe(Layer.provideMerge(Observers.layer)),
+  layerInboundRouter.pipe(Layer.provideMerge(InboundRouting.layer), Layer.provideMerge(Observers.layer)),
   EventTriggers.layer,
   ConversationClosing.layer,
   layerExecutionsInterest

@@ -137,9 +137,14 @@ export class PgTransactions extends Context.Service<PgTransactions, {
             savepointPermits.set(level, Semaphore.makeUnsafe(1))
             const conn = level[0]
             // The commit is where a deferred statement's failure may show: then the level is undone too (a savepoint
-            // left aborted would refuse everything its transaction does next).
+            // left aborted would refuse everything its transaction does next). A savepoint's release goes out with
+            // the transaction's next statement: a deferred failure before it fails that statement (or the commit), and
+            // so the whole transaction, never a later level alone.
+            const close = level[1] > 0 && conn instanceof PipelinedConnection
+              ? enqueue(conn, control(conn, end))
+              : commit(conn, end)
             return restore(Effect.provideService(effect, sql.transactionService, level)).pipe(
-              Effect.tap(() => commit(conn, end)),
+              Effect.tap(() => close),
               Effect.onExit((exit) => {
                 if (Exit.isSuccess(exit)) return Effect.void
                 // What was deferred is answered before the rollback; a failure of it is already the exit's cause.
