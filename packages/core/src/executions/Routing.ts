@@ -28,7 +28,6 @@ import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { type ExecutionInputRecord, ExecutionInputsRepo, ExecutionsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { MessagingNetwork } from "../network/MessagingNetwork.ts"
 import { ContactsRepo, MessagesRepo, MessagingLocks } from "../messaging/MessagingRepo.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -105,7 +104,6 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       const launcher = yield* Launcher
       const triggers = yield* ActiveTriggers
       const messaging = yield* Messaging
-      const network = yield* MessagingNetwork
       const repos = yield* Effect.context<WorkflowsRepo>()
 
       const nowMs = Clock.currentTimeMillis
@@ -139,11 +137,10 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         const mode = Option.match(workflow, { onNone: () => "disabled" as const, onSome: (w) => w.inbound_message_read_mode })
         const networkId = batch[batch.length - 1]?.network_id ?? null
         if (mode === "disabled" || networkId === null) return Effect.void
-        return network.markRead({ accessToken: config.access_token }, config.phone_number_id, {
+        return messaging.markRead(config, { accessToken: config.access_token }, {
           messageId: networkId,
           typingIndicator: mode === "read_with_typing"
         }).pipe(
-          Effect.andThen(messaging.markInboundRead(config, networkId)),
           Effect.asVoid,
           Effect.catch((error) =>
             Effect.logWarning("Read mode: the network refused the mark-read").pipe(

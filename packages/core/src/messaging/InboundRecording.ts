@@ -8,6 +8,8 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { InboundRouter } from "./InboundRouter.ts"
+import { MessagingNetwork, type NetworkAccess, type NetworkAnswer, type NetworkError } from "../network/MessagingNetwork.ts"
+import type { SuccessAnswer } from "../network/NetworkObjects.ts"
 import { createHash } from "node:crypto"
 import { PublicUrl } from "../shared/PublicUrl.ts"
 import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLocks } from "./MessagingRepo.ts"
@@ -122,8 +124,16 @@ export interface InboundRecording {
    * of the number's messages, in order, in one transaction; one outcome each.
    */
   readonly applyStatuses: (config: MessageConfigRecord, statuses: ReadonlyArray<Json>) => Effect.Effect<ReadonlyArray<StatusOutcome>>
-  /** Marks an inbound message and the earlier inbound messages of its conversation `read` (no webhook, decisions 6.1). */
-  readonly markInboundRead: (config: MessageConfigRecord, networkId: string) => Effect.Effect<number>
+  /**
+   * The one mark-read (the proxy's and read mode's): the network's mark-read of an inbound message (with the typing
+   * indicator when asked), then, when the network accepted it, the message and the earlier inbound messages of its
+   * conversation stored `read` (no webhook, decisions 6.1). Answers the network's answer.
+   */
+  readonly markRead: (
+    config: MessageConfigRecord,
+    access: NetworkAccess,
+    input: { readonly messageId: string; readonly typingIndicator?: boolean | undefined }
+  ) => Effect.Effect<NetworkAnswer<SuccessAnswer>, NetworkError>
 }
 
 export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recording) {
@@ -137,6 +147,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   const ids = yield* Ids
   const publicUrl = yield* PublicUrl
   const routers = yield* InboundRouter
+  const network = yield* MessagingNetwork
   const { arm, conversationsById, domainEvent, statusEvents } = recording
 
   /** Finds the contact by phone number, then by business-scoped id; fills what it learnt; creates it otherwise. */
@@ -358,10 +369,17 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     }
   )
 
-  const markInboundRead = Effect.fn("Messaging.markInboundRead")(function*(config: MessageConfigRecord, networkId: string) {
-    const now = iso(yield* Clock.currentTimeMillis)
-    return yield* messages.markInboundRead(config.project_id, config.phone_number_id, networkId, now)
+  const markRead = Effect.fn("Messaging.markRead")(function*(
+    config: MessageConfigRecord,
+    access: NetworkAccess,
+    input: { readonly messageId: string; readonly typingIndicator?: boolean | undefined }
+  ) {
+    const answer = yield* network.markRead(access, config.phone_number_id, input)
+    if (answer.status >= 200 && answer.status < 300) {
+      yield* messages.markInboundRead(config.project_id, config.phone_number_id, input.messageId, iso(yield* Clock.currentTimeMillis))
+    }
+    return answer
   })
 
-  return { recordInbound, recordInboundAll, applyStatuses, markInboundRead } satisfies InboundRecording
+  return { recordInbound, recordInboundAll, applyStatuses, markRead } satisfies InboundRecording
 })

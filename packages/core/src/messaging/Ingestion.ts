@@ -34,7 +34,7 @@ import { Templates } from "./templates/Templates.ts"
 import { type InboxEntry, MEDIA_TYPES } from "./Message.ts"
 import { type ForwardJob, requestInboxProcessing, UPSTREAM_FORWARD_QUEUE } from "./Queues.ts"
 import { UpstreamSettings } from "./Upstream.ts"
-import { decodeUpstream, type MessagesValue, senderOf, type UpstreamChange, type UpstreamMessage } from "./UpstreamPayload.ts"
+import { decodeUpstream, type MessagesValue, senderOf, sendersOf, type UpstreamChange, type UpstreamMessage } from "./UpstreamPayload.ts"
 import { LogRecorder } from "../logs/LogRecorder.ts"
 import { upstreamChangeEntries } from "../logs/Sources.ts"
 import { QualityChangeValue, TemplateStatusChangeValue, verifyHubSignature } from "../network/Webhook.ts"
@@ -160,13 +160,16 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
             signature: signature!.trim(),
             received_at: yield* now,
             fanned_out_at: null,
-            processed_at: null
+            processed_at: null,
+            senders: []
           }
-          const inline = yield* receiveInline(entry, decodeUpstream(body)).pipe(
+          const decoded = decodeUpstream(body)
+          const inline = yield* receiveInline(entry, decoded).pipe(
             Effect.catchCause((cause) => Effect.as(Effect.logDebug("An upstream POST could not be recorded at once; queued", cause), false))
           )
           if (inline) return entry
-          yield* inbox.insert(entry)
+          // Who wrote, for the 24-hour window of a message acknowledged but not recorded yet (`Outbound`).
+          yield* inbox.insert({ ...entry, senders: sendersOf(decoded) })
           // Stored: the POST is acknowledged whatever happens next. A lost job is queued again by maintenance.
           yield* requestInboxProcessing(jobs, entry.id).pipe(
             Effect.catchCause((cause) => Effect.logWarning("Could not queue an upstream payload; maintenance will", cause))
@@ -402,7 +405,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
         const at = yield* now
         const event = yield* payloadEvent(entry, [config], at)
         if (event !== undefined && (yield* worthWriting(event))) return false
-        const acknowledged: InboxEntry = { ...entry, fanned_out_at: at, processed_at: at }
+        const acknowledged: InboxEntry = { ...entry, fanned_out_at: at, processed_at: at, senders: [] }
         yield* messaging.recordInboundAll(
           config,
           messages.map((m) => ({ message: m.raw, texts: m.texts, contact: m.contact })),

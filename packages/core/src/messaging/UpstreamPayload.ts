@@ -9,6 +9,7 @@
 import { Option, Predicate, Schema } from "effect"
 import { OptionalText, parseJson } from "../shared/Json.ts"
 import { WebhookContact } from "../network/Webhook.ts"
+import { windowKey } from "./Message.ts"
 import { type InboundMessageTexts, inboundMessageTexts, type Json } from "./Recording.ts"
 
 const EntryTexts = Schema.Struct({ id: OptionalText })
@@ -101,3 +102,16 @@ export const decodeUpstream = (body: Uint8Array): ReadonlyArray<UpstreamChange> 
 
 /** The sender a message names: its phone number, else its business-scoped id. */
 export const senderOf = (m: UpstreamMessage) => m.texts.from ?? m.texts.from_user_id ?? ""
+
+/** Who wrote the messages of a POST, per number (`windowKey`): its phone number and its business-scoped id. */
+export const sendersOf = (changes: ReadonlyArray<UpstreamChange>): ReadonlyArray<string> => {
+  const keys = new Set<string>()
+  for (const change of changes) {
+    const value = change.messages
+    if (value?.phoneNumberId === undefined) continue
+    for (const m of value.messages) {
+      for (const sender of [m.texts.from, m.texts.from_user_id]) if (sender !== undefined) keys.add(windowKey(value.phoneNumberId, sender))
+    }
+  }
+  return [...keys]
+}
