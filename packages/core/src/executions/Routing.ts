@@ -23,12 +23,11 @@
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import type { MessageRecord, ProcessingStatus } from "../messaging/Message.ts"
 import { Messaging } from "../messaging/Messaging.ts"
-import { LiveNumbers } from "../messaging/numbers/LiveNumbers.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { type ExecutionInputRecord, ExecutionInputsRepo, ExecutionsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { ContactsRepo, MessagesRepo, MessagingLocks } from "../messaging/MessagingRepo.ts"
+import { MessagingLocks } from "../messaging/MessagingRepo.ts"
+import { RoutedMessages } from "./RoutedMessages.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
@@ -92,10 +91,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
     Effect.gen(function*() {
       const repo = yield* ExecutionsRepo
       const inputs = yield* ExecutionInputsRepo
-      const messages = yield* MessagesRepo
-      const contacts = yield* ContactsRepo
-      const configs = yield* MessageConfigsRepo
-      const liveNumbers = yield* LiveNumbers
+      const messages = yield* RoutedMessages
       const workflows = yield* WorkflowsRepo
       const locks = yield* MessagingLocks
       const tx = yield* Transactor
@@ -130,7 +126,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
 
       /** Records where the batch's messages ended up (`processing_status`). */
       const settle = (batch: ReadonlyArray<ExecutionInputRecord>, status: ProcessingStatus) =>
-        batch.length === 0 ? Effect.void : messages.settleProcessing(batch[0]!.project_id, batch.map((i) => i.id), status)
+        batch.length === 0 ? Effect.void : messages.settle(batch[0]!.project_id, batch.map((i) => i.id), status)
 
       /** Read mode of the workflow that took the batch (decisions 10.3), through the network as the proxy does it. */
       const applyReadMode = (workflow: Option.Option<WorkflowRecord>, config: MessageConfigRecord, batch: ReadonlyArray<ExecutionInputRecord>) => {
@@ -199,7 +195,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
           return applyReadMode(workflow, config, batch)
         }
         const started = yield* inboundWorkflow(config)
-        const contact = Option.isNone(started) ? Option.none() : yield* contacts.findById(config.project_id, contactId)
+        const contact = Option.isNone(started) ? Option.none() : yield* messages.contact(config.project_id, contactId)
         if (Option.isNone(started) || Option.isNone(contact)) {
           yield* done("completed")
           return Effect.void
@@ -265,16 +261,12 @@ export class InboundRouting extends Context.Service<InboundRouting, {
           return yield* Effect.logWarning("Dropped a received-message entry that does not decode").pipe(Effect.annotateLogs({ entry: entry.id }))
         }
         const projectId = entry.project_id
-        const found = yield* messages.findByNetworkId(decoded.value.data.phone_number_id, decoded.value.data.message.id)
-        const message = Option.filter(found, (m: MessageRecord) => m.project_id === projectId && m.direction === "inbound")
+        const message = yield* messages.findInbound(projectId, decoded.value.data.phone_number_id, decoded.value.data.message.id)
         // Settled already: a repeated delivery of the entry.
         if (Option.isNone(message) || message.value.processing_status !== "pending") return
         const m = message.value
-        // The number's live config as remembered (ingestion read it moments ago); its store when that is another one.
-        const live = Option.filter(yield* liveNumbers.byPhoneNumberId(m.phone_number_id), (c) => c.id === m.msg_config_id && c.project_id === projectId)
-        const config = Option.isSome(live)
-          ? live
-          : Option.filter(yield* configs.findById(projectId, m.msg_config_id), (c) => c.deleted_at === null)
+        // The number's live config as remembered (ingestion read it moments ago).
+        const config = yield* messages.number(projectId, m.msg_config_id, m.phone_number_id)
         if (Option.isNone(config) || !config.value.inbound_processing_enabled) {
           return yield* tx.withTransaction(settle([toInput(m, "buffered")], "blocked"))
         }
@@ -293,7 +285,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       })
 
       const release = Effect.fn("InboundRouting.release")(function*(job: DebounceJob) {
-        const config = Option.filter(yield* configs.findById(job.project_id, job.msg_config_id), (c) => c.deleted_at === null)
+        const config = yield* messages.number(job.project_id, job.msg_config_id)
         const after = yield* tx.withTransaction(Effect.gen(function*() {
           yield* locks.lock(routeLock(job.msg_config_id, job.contact_id))
           const batch = yield* inputs.list(job.msg_config_id, job.contact_id, "buffered")
