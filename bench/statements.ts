@@ -7,10 +7,11 @@
  *
  *   node --conditions=@parley/source bench/statements.ts            (STATEMENTS_N runs per part, default 200)
  *
- * `STATEMENTS_PARTS` (default `start,resume,inbound,steps`) chooses the parts; `STATEMENTS_TOP` (default 25) how many
+ * `STATEMENTS_PARTS` (default `first,start,resume,inbound,steps`; `first`: API starts for contacts who wrote before,
+ * the network's status reports held back, as the executions bench's first-message part) chooses the parts; `STATEMENTS_TOP` (default 25) how many
  * statements each lists.
  */
-import { ExecutionEngine, Executions, type Principal, UpstreamSettings } from "@parley/core"
+import { ExecutionEngine, Executions, type Principal, UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
 import { Context, Effect, Option, Redacted, References } from "effect"
 import { SqlClient } from "effect/sql"
@@ -21,7 +22,7 @@ import { loadApart } from "./loadProcess.ts"
 const KEY = "pk_bench_statements_0123456789abcd"
 const n = Number(process.env.STATEMENTS_N ?? 200)
 const top = Number(process.env.STATEMENTS_TOP ?? 25)
-const parts = new Set((process.env.STATEMENTS_PARTS ?? "start,resume,inbound,steps").split(","))
+const parts = new Set((process.env.STATEMENTS_PARTS ?? "first,start,resume,inbound,steps").split(","))
 
 const program = Effect.gen(function*() {
   const { context, project, url } = yield* startBenchHost(KEY, {
@@ -99,6 +100,20 @@ const program = Effect.gen(function*() {
       }
     })
 
+  if (parts.has("first")) {
+    const greeter = yield* createWorkflow("First", greeterDefinition)
+    const contacts = phones("1554")
+    yield* Effect.forEach(contacts, (from) => reply(from, "hi"), { concurrency: 16, discard: true })
+    yield* Effect.sleep("3 seconds")
+    const ingestion = Context.get(context, UpstreamIngestion)
+    yield* simulator.setSink(undefined)
+    yield* measured("API start (contact known, status reports held back) -> send_text -> end, one at a time", n, Effect.forEach(contacts, (phone) =>
+      Effect.andThen(
+        request("POST", `/platform/v1/workflows/${greeter}/executions`, { workflow_execution: { phone_number: `+${phone}`, phone_number_id: pnid } }),
+        engine.idle
+      ), { discard: true }))
+    yield* simulator.setSink((body, signature) => ingestion.receive(body, signature))
+  }
   if (parts.has("start")) {
     const greeter = yield* createWorkflow("Greeter", greeterDefinition)
     const contacts = phones("1558")
