@@ -216,7 +216,7 @@ export const runInboundCrash = async (options: InboundCrashOptions): Promise<Inb
 
   try {
     host.spawn({})
-    if (!(await ready(60_000))) throw new Error(`the host exited during start; see ${logFile}`)
+    if (!(await ready(180_000))) throw new Error(`the host exited during start; see ${logFile}`)
     // Setup before any kill: each contact's window opened on the simulated network (it refuses answers otherwise),
     // then the workflow and its trigger.
     for (const phone of contacts) {
@@ -243,7 +243,7 @@ export const runInboundCrash = async (options: InboundCrashOptions): Promise<Inb
       if (exited()) host.spawn({})
       const duringStart = rand() < 0.2
       if (duringStart) await sleep(Math.floor(rand() * 1_200))
-      else if (await ready(60_000)) {
+      else if (await ready(180_000)) {
         const until = Date.now() + 50 + Math.floor(rand() * 1_000)
         while (Date.now() < until && !exited()) {
           await drive().catch(() => {})
@@ -257,7 +257,7 @@ export const runInboundCrash = async (options: InboundCrashOptions): Promise<Inb
 
     // The last life: every message acknowledged, every run ended.
     host.spawn({})
-    if (!(await ready(60_000))) throw new Error(`the host exited during its last start; see ${logFile}`)
+    if (!(await ready(180_000))) throw new Error(`the host exited during its last start; see ${logFile}`)
     const settleBy = Date.now() + 90_000
     const done = () => acked.size === contacts.length * 2 && [...runs.values()].every((r) => r.status === "ended" || r.status === "failed")
     while (!done() && Date.now() < settleBy) {
