@@ -20,6 +20,8 @@ import { ProviderModelsApi } from "./ai/ProviderModelsApi.ts"
 import { LegacySetupLinksApi, SetupLinksApi } from "./tenancy/SetupLinksApi.ts"
 import { InboxEmbedsApi } from "./inbox/InboxEmbedsApi.ts"
 import { InboxApi } from "./inbox/InboxApi.ts"
+import { ViewerApi } from "./viewer/ViewerApi.ts"
+import { WorkflowEmbedsApi } from "./viewer/WorkflowEmbedsApi.ts"
 import { MsgContactsApi } from "./erasure/ContactsApi.ts"
 import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
 import { ApiLogsApi } from "./logs/ApiLogsApi.ts"
@@ -51,6 +53,8 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(LegacySetupLinksApi)
   .add(InboxEmbedsApi)
   .add(InboxApi)
+  .add(WorkflowEmbedsApi)
+  .add(ViewerApi)
   .add(MsgContactsApi)
   .add(VoiceAgentsApi)
   .add(LogSearchApi)

@@ -21,6 +21,7 @@ import { layerMemorySetupLinksRepo } from "./tenancy/MemorySetupLinks.ts"
 import { layerMemoryProviderModelsRepo } from "./ai/MemoryProviderModels.ts"
 import { layerMemoryKnowledgeSearch } from "./ai/tools/MemoryKnowledgeSearch.ts"
 import { layerMemoryInboxEmbedsRepo } from "./inbox/MemoryInboxEmbeds.ts"
+import { layerMemoryWorkflowEmbedsRepo } from "./viewer/MemoryWorkflowEmbeds.ts"
 import { layerMemoryContactErasureRepo } from "./erasure/MemoryContactErasure.ts"
 import { layerMemoryVoiceAgentsRepo } from "./voice/MemoryVoiceAgents.ts"
 import { layerMemoryLogSearch } from "./logs/MemoryLogSearch.ts"
@@ -45,6 +46,7 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryRateLimits,
   layerMemorySetupLinksRepo,
   layerMemoryInboxEmbedsRepo,
+  layerMemoryWorkflowEmbedsRepo,
   layerMemoryContactErasureRepo,
   layerMemoryVoiceAgentsRepo,
   layerMemoryLogSearch,

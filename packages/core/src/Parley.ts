@@ -53,6 +53,7 @@ import { MessageConfigsRepo } from "./messaging/numbers/MessageConfigsRepo.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
 import { ConversationClosing } from "./executions/ConversationClosing.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
+import { WorkflowEmbeds } from "./viewer/WorkflowEmbeds.ts"
 import { ContactErasures } from "./erasure/ContactErasures.ts"
 import { layerContactErasureWorkers } from "./erasure/ContactErasureJobs.ts"
 import { VoiceAgents } from "./voice/VoiceAgent.ts"
@@ -101,6 +102,7 @@ export const layerServices = Layer.mergeAll(
     Layer.provideMerge(FunctionInvocationLog.layer)
   ),
   InboxEmbeds.layer,
+  WorkflowEmbeds.layer,
   ContactErasures.layer,
   VoiceAgents.layer,
   // Broadcasts send through messaging's one path (`Outbound`).

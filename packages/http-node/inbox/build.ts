@@ -1,7 +1,8 @@
 /**
- * Builds the embedded inbox page (`src/main.tsx`, Preact) into `../dist-inbox/`: one script and one stylesheet
- * with content-hashed names, and `manifest.json` naming them for the host (`src/pages/InboxPage.ts`). Run by
- * `npm install`/`npm ci` (the root `prepare` script) and by the package's `build`.
+ * Builds the host's embedded pages (Preact) into `../dist-inbox/`: the inbox (`inbox/src/main.tsx`) and the
+ * workflow viewer (`viewer/src/main.tsx`), each one script and one stylesheet with content-hashed names, and
+ * `manifest.json` naming them per page for the host (`src/pages/EmbedPage.ts`). Run by `npm install`/`npm ci`
+ * (the root `prepare` script) and by the package's `build`.
  */
 import { build } from "esbuild"
 import { mkdirSync, rmSync, writeFileSync } from "node:fs"
@@ -12,8 +13,13 @@ const outdir = fileURLToPath(new URL("../dist-inbox/", import.meta.url))
 rmSync(outdir, { recursive: true, force: true })
 mkdirSync(outdir, { recursive: true })
 
+const pages = {
+  inbox: fileURLToPath(new URL("src/main.tsx", import.meta.url)),
+  viewer: fileURLToPath(new URL("../viewer/src/main.tsx", import.meta.url))
+}
+
 const result = await build({
-  entryPoints: { inbox: fileURLToPath(new URL("src/main.tsx", import.meta.url)) },
+  entryPoints: pages,
   bundle: true,
   format: "esm",
   target: "es2022",
@@ -28,8 +34,14 @@ const result = await build({
   logLevel: "warning"
 })
 
-const outputs = Object.keys(result.metafile.outputs).map((path) => basename(path))
-const js = outputs.find((name) => name.endsWith(".js"))
-const css = outputs.find((name) => name.endsWith(".css"))
-if (js === undefined || css === undefined) throw new Error(`inbox build: expected a script and a stylesheet, got ${outputs.join(", ")}`)
-writeFileSync(new URL("manifest.json", `file://${outdir}`), JSON.stringify({ js, css }))
+// Entry names lead the file names (`[name]-[hash]`): `viewer-XXXX.js` and its `cssBundle` are the viewer's.
+const manifest: Record<string, { js: string; css: string }> = {}
+for (const [path, output] of Object.entries(result.metafile.outputs)) {
+  if (output.entryPoint === undefined || output.cssBundle === undefined) continue
+  const js = basename(path)
+  manifest[js.slice(0, js.lastIndexOf("-"))] = { js, css: basename(output.cssBundle) }
+}
+for (const page of Object.keys(pages)) {
+  if (manifest[page] === undefined) throw new Error(`page build: no script and stylesheet for ${page}`)
+}
+writeFileSync(new URL("manifest.json", `file://${outdir}`), JSON.stringify(manifest))

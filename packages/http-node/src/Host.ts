@@ -13,6 +13,7 @@ import {
   Ids,
   MediaIngest,
   Inbox,
+  Viewer,
   MessagingProxy,
   layerTranscriptionModelConfig,
   layerVoiceNoteWorkers,
@@ -56,6 +57,8 @@ import * as SetupPages from "./pages/SetupPages.ts"
 import * as Mcp from "./mcp/Routes.ts"
 import { InboxAuthenticationLive, InboxEmbedsHandlers, InboxHandlers } from "./handlers/InboxEmbeds.ts"
 import * as InboxPage from "./pages/InboxPage.ts"
+import * as ViewerPage from "./pages/ViewerPage.ts"
+import { ViewerAuthenticationLive, ViewerHandlers, WorkflowEmbedsHandlers } from "./handlers/WorkflowEmbeds.ts"
 import { MsgContactsHandlers } from "./handlers/Contacts.ts"
 import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
 import { ApiLogsHandlers } from "./handlers/ApiLogs.ts"
@@ -82,7 +85,7 @@ const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.lay
   Layer.provide([FunctionsHandlers, FunctionInvokeHandlers, LegacyFunctionsHandlers]),
   Layer.provide([WebhooksHandlers, WebhookDeliveriesHandlers]),
   Layer.provide([SetupLinksHandlers, LegacySetupLinksHandlers]),
-  Layer.provide([InboxEmbedsHandlers, InboxHandlers]),
+  Layer.provide([InboxEmbedsHandlers, InboxHandlers, WorkflowEmbedsHandlers, ViewerHandlers]),
   Layer.provide([MsgContactsHandlers, VoiceAgentsHandlers]),
   Layer.provide([LogSearchHandlers, ApiLogsHandlers]),
   Layer.provide(MsgMediaHandlers),
@@ -91,7 +94,7 @@ const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.lay
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(ProxyKeyLive),
-  Layer.provideMerge(InboxAuthenticationLive)
+  Layer.provideMerge(Layer.mergeAll(InboxAuthenticationLive, ViewerAuthenticationLive))
 )
 
 // The reference must render on a closed network: no web fonts fetched from elsewhere.
@@ -129,7 +132,8 @@ const servedRoutes: ReadonlyArray<{ readonly method: string; readonly pattern: R
     ...Ingestion.ROUTES,
     ...SetupPages.ROUTES,
     ...Simulators.ROUTES,
-    ...InboxPage.ROUTES
+    ...InboxPage.ROUTES,
+    ...ViewerPage.ROUTES
   ]
   HttpApi.reflect(ParleyApi, {
     onGroup: () => {},
@@ -172,13 +176,14 @@ export const routes = Layer.mergeAll(
   SetupPages.routes,
   Mcp.routes,
   InboxPage.routes,
+  ViewerPage.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,
   InputLimits
 )
   // The embedded inbox sends and marks read through the same proxy.
-  .pipe(Layer.provide(Inbox.layer), Layer.provide(MessagingProxy.layer), Layer.provide(MediaIngest.layer))
+  .pipe(Layer.provide(Inbox.layer), Layer.provide(Viewer.layer), Layer.provide(MessagingProxy.layer), Layer.provide(MediaIngest.layer))
 
 /**
  * Node's HTTP server for the host: requests Node itself refuses before any route sees them (malformed, headers too

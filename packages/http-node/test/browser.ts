@@ -5,7 +5,8 @@
  * browser is a failure.
  */
 import * as Fs from "node:fs"
-import { type Browser, chromium } from "playwright-core"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { assert } from "vitest"
 
 const candidates = [process.env.PARLEY_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"]
 
@@ -36,3 +37,23 @@ export const launchBrowser = async (): Promise<Browser> => {
     ]
   })
 }
+
+/**
+ * A screenshot of the page that must show something; with `PARLEY_UPDATE_SCREENSHOTS=1` written to
+ * `docs/images/<name>.png`.
+ */
+export const screenshot = async (page: Page, name: string) => {
+  const bytes = await page.screenshot({ fullPage: false })
+  assert.isAbove(bytes.length, 10_000, `${name} rendered something`)
+  if (process.env.PARLEY_UPDATE_SCREENSHOTS === "1") {
+    Fs.writeFileSync(new URL(`../../../docs/images/${name}.png`, import.meta.url), bytes)
+  }
+}
+
+/** Waits until the page's background is `color` (the embedded pages' palette follows the mode after a render). */
+export const background = (page: Page, color: string) =>
+  page.waitForFunction((expected) => getComputedStyle(document.body).backgroundColor === expected, color, { timeout: 5_000 })
+
+/** The embedded pages' backgrounds (`embed-ui/base.css`). */
+export const DARK = "rgb(15, 20, 25)"
+export const LIGHT = "rgb(246, 247, 249)"

@@ -68,6 +68,52 @@ describe("makeParley (memory ports)", () => {
     assert.deepStrictEqual([after.status, after.headers.get("retry-after")], [503, "1"])
   })
 
+  it("serves the workflow viewer under its prefix: the embed's URL, the page, its assets and its API carry it", async () => {
+    const parley = await makeParley({
+      publicUrl: "http://app.example",
+      basePath: "/apps/parley",
+      storage: { ports: Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer) },
+      apiKey: KEY
+    })
+    const unmounted = await makeParley({
+      publicUrl: "http://app.example",
+      basePath: "/apps/parley",
+      storage: { ports: Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer) },
+      apiKey: KEY,
+      mount: { viewer: false }
+    })
+    const call = (target: typeof parley, path: string, init: RequestInit = {}) =>
+      target.fetch(new Request(new URL(path, "http://app.example"), {
+        ...init,
+        headers: { "x-api-key": KEY, ...(init.body !== undefined ? { "content-type": "application/json" } : {}), ...init.headers }
+      }))
+    try {
+      const created = await call(parley, "/apps/parley/platform/v1/workflow_embeds", {
+        method: "POST",
+        body: JSON.stringify({ workflow_embed: { scope_type: "project" } })
+      })
+      assert.strictEqual(created.status, 201)
+      const { embed_url, token } = (await created.json() as { data: { embed_url: string; token: string } }).data
+      assert.strictEqual(embed_url, `http://app.example/apps/parley/viewer/${token}`)
+      const page = await call(parley, embed_url)
+      assert.strictEqual(page.status, 200)
+      const assets = [...(await page.text()).matchAll(/(?:href|src)="(assets\/[^"]+)"/g)].map((m) => new URL(m[1]!, embed_url))
+      assert.strictEqual(assets.length, 2)
+      for (const asset of assets) {
+        assert.match(asset.pathname, /^\/apps\/parley\/viewer\/assets\//)
+        assert.strictEqual((await call(parley, asset.toString())).status, 200, asset.pathname)
+      }
+      const session = await call(parley, "/apps/parley/viewer/v1/session", { headers: { "x-viewer-token": token } })
+      assert.strictEqual(session.status, 200)
+      // Left unmounted, the viewer's page and API answer Parley's 404.
+      assert.strictEqual((await call(unmounted, `/apps/parley/viewer/${token}`)).status, 404)
+      assert.strictEqual((await call(unmounted, "/apps/parley/viewer/v1/session", { headers: { "x-viewer-token": token } })).status, 404)
+    } finally {
+      await parley.dispose()
+      await unmounted.dispose()
+    }
+  })
+
   it("normalizes its prefix and refuses one that names no stable place", () => {
     assert.strictEqual(normalizeBasePath(undefined), "")
     assert.strictEqual(normalizeBasePath("/"), "")

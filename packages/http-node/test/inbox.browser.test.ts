@@ -6,12 +6,10 @@
 import { Ids } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer } from "effect"
-import * as Fs from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { Page } from "playwright-core"
 import { assert, describe, it } from "vitest"
-import { browserAvailable, launchBrowser } from "./browser.ts"
+import { background, browserAvailable, DARK, LIGHT, launchBrowser, screenshot } from "./browser.ts"
 import { eventually, hostForSuite, type MessagingHost } from "./messaging.support.ts"
 
 let host: MessagingHost
@@ -45,21 +43,6 @@ const handoffWorkflow = async () => {
   await host.request("POST", `/platform/v1/workflows/${workflow.id}/triggers`, { body: { trigger: { trigger_type: "inbound_message", phone_number_id: pnid } } })
   await host.request("PATCH", `/platform/v1/workflows/${workflow.id}`, { body: { workflow: { status: "active", message_debounce_seconds: 0 } } })
 }
-
-const screenshot = async (page: Page, name: string) => {
-  const bytes = await page.screenshot({ fullPage: false })
-  assert.isAbove(bytes.length, 10_000, `${name} rendered something`)
-  if (process.env.PARLEY_UPDATE_SCREENSHOTS === "1") {
-    Fs.writeFileSync(new URL(`../../../docs/images/${name}.png`, import.meta.url), bytes)
-  }
-}
-
-/** Waits until the page's background is `color` (the palette follows the mode after a render). */
-const background = (page: Page, color: string) =>
-  page.waitForFunction((expected) => getComputedStyle(document.body).backgroundColor === expected, color, { timeout: 5_000 })
-
-const DARK = "rgb(15, 20, 25)"
-const LIGHT = "rgb(246, 247, 249)"
 
 describe.skipIf(!browserAvailable)("embedded inbox in Chromium", () => {
   it("finds a conversation by search, replies and sees it read live, resumes a handoff; renders both languages and modes", async () => {
@@ -163,7 +146,7 @@ describe.skipIf(!browserAvailable)("embedded inbox in Chromium", () => {
     }
   }, 90_000)
 
-  it("can be framed only by its allowed origins", async () => {
+  it("can be framed only by its allowed origins (the inbox and the workflow viewer)", async () => {
     // A host page on another origin (another port) that frames whatever address it is given.
     const parent = createServer((request, response) => {
       const target = new URL(request.url ?? "/", "http://x").searchParams.get("src") ?? ""
@@ -172,21 +155,24 @@ describe.skipIf(!browserAvailable)("embedded inbox in Chromium", () => {
     })
     await new Promise<void>((resolve) => parent.listen(0, "127.0.0.1", resolve))
     const origin = `http://127.0.0.1:${(parent.address() as AddressInfo).port}`
-    const embed = async (allowed_origins: Array<string>) =>
-      (await host.request("POST", "/platform/v1/inbox_embeds", { body: { inbox_embed: { scope_type: "project", name: "Framed", allowed_origins } } }))
-        .body.data.embed_url as string
     const browser = await launchBrowser()
     try {
-      const page = await browser.newPage()
-      await page.goto(`${origin}/?src=${encodeURIComponent(await embed([origin]))}`)
-      await page.frameLocator("#inbox").getByRole("heading", { name: /Framed/ }).waitFor()
+      // The inbox and the workflow viewer share the page shell and its headers: both are checked.
+      for (const kind of ["inbox_embed", "workflow_embed"]) {
+        const embed = async (allowed_origins: Array<string>) =>
+          (await host.request("POST", `/platform/v1/${kind}s`, { body: { [kind]: { scope_type: "project", name: "Framed", allowed_origins } } }))
+            .body.data.embed_url as string
+        const page = await browser.newPage()
+        await page.goto(`${origin}/?src=${encodeURIComponent(await embed([origin]))}`)
+        await page.frameLocator("#inbox").getByRole("heading", { name: /Framed/ }).waitFor()
 
-      const refused = await browser.newPage()
-      const blocked = new Promise<void>((resolve) =>
-        refused.on("console", (message) => message.text().includes("frame-ancestors") && resolve()))
-      await refused.goto(`${origin}/?src=${encodeURIComponent(await embed(["https://elsewhere.example"]))}`)
-      await blocked
-      assert.strictEqual(await refused.frameLocator("#inbox").getByRole("heading").count(), 0)
+        const refused = await browser.newPage()
+        const blocked = new Promise<void>((resolve) =>
+          refused.on("console", (message) => message.text().includes("frame-ancestors") && resolve()))
+        await refused.goto(`${origin}/?src=${encodeURIComponent(await embed(["https://elsewhere.example"]))}`)
+        await blocked
+        assert.strictEqual(await refused.frameLocator("#inbox").getByRole("heading").count(), 0, kind)
+      }
     } finally {
       await browser.close()
       await new Promise<void>((resolve) => parent.close(() => resolve()))

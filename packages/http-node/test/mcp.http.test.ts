@@ -50,6 +50,7 @@ const TOOLS = [
   "msg_templates",
   "webhooks",
   "workflows",
+  "workflow_embeds",
   "functions",
   "events",
   "logs",
@@ -150,6 +151,16 @@ describe("MCP tool server", () => {
       params: { customer_id: created.value.id, id: started.value.setup_link.id }
     })
     assert.isTrue(again.isError)
+
+    // A viewer embed made through MCP opens the viewer; revoked, it no longer does.
+    const embed = await call(client, "workflow_embeds", { action: "create", params: { workflow_embed: { scope_type: "project" } } })
+    assert.isFalse(embed.isError, JSON.stringify(embed.value))
+    assert.match(embed.value.embed_url, /\/viewer\/we_/)
+    assert.strictEqual((await host.request("GET", "/viewer/v1/session", { key: null, headers: { "x-viewer-token": embed.value.token } })).status, 200)
+    const listedEmbeds = await call(client, "workflow_embeds", { action: "list", params: {} })
+    assert.deepStrictEqual(listedEmbeds.value.map((e: any) => e.id), [embed.value.id])
+    assert.isFalse((await call(client, "workflow_embeds", { action: "revoke", params: { id: embed.value.id } })).isError)
+    assert.strictEqual((await host.request("GET", "/viewer/v1/session", { key: null, headers: { "x-viewer-token": embed.value.token } })).status, 401)
 
     const lists: Array<[string, string, Record<string, unknown>]> = [
       ["msg_numbers", "list", {}],

@@ -67,6 +67,12 @@ const workflow = async (status: "draft" | "active") =>
     }
   })).data.id as string
 
+/** A viewer embed of one workflow: the request goes with its token, on the workflow. */
+const viewerOf = async (workflowId: string, access: "view" | "edit") => {
+  const embed = await post("/platform/v1/workflow_embeds", { workflow_embed: { scope_type: "workflow", scope_id: workflowId, access } })
+  return { path: { id: workflowId }, key: null, headers: { "x-viewer-token": embed.data.token } }
+}
+
 /** A contact of the sandbox number writes in (its conversation opens). */
 const contactWritesIn = async (from: string) => {
   await post("/sandbox/inbound", { phone_number_id: pnid, from, message: { type: "text", text: { body: "hello" } } })
@@ -173,6 +179,14 @@ const prepare: Record<string, () => Promise<Prepared>> = {
     const embed = await post("/platform/v1/inbox_embeds", { inbox_embed: { scope_type: "project" } })
     return { path: { id: embed.data.id } }
   },
+  "workflowEmbeds.create": async () => ({ uuid: await workflow("draft") }),
+  "workflowEmbeds.update": async () => {
+    const embed = await post("/platform/v1/workflow_embeds", { workflow_embed: { scope_type: "project" } })
+    return { path: { id: embed.data.id } }
+  },
+  "viewer.validate": async () => viewerOf(await workflow("draft"), "view"),
+  "viewer.save": async () => viewerOf(await workflow("draft"), "edit"),
+  "viewer.testRun": async () => viewerOf(await workflow("active"), "edit"),
   "inbox.reply": async () => {
     const conversation = await contactWritesIn(`1555${Math.floor(1e6 + Math.random() * 8e6)}`)
     const embed = await post("/platform/v1/inbox_embeds", { inbox_embed: { scope_type: "project" } })

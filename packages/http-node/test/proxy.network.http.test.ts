@@ -77,6 +77,37 @@ describe("proxy templates", () => {
     assert.deepStrictEqual(deleted.body, { success: true })
   })
 
+  it("links a list's pages at the proxy, never at the network with its stored token", async () => {
+    const names = [0, 1, 2].map((i) => `paged_${Date.now()}_${i}`)
+    for (const name of names) {
+      const created = await host.request("POST", `/proxy/${waba}/message_templates`, {
+        raw: JSON.stringify({ name, category: "UTILITY", language: "en_US", components: [{ type: "BODY", text: "Hi" }] })
+      })
+      assert.strictEqual(created.status, 200, created.text)
+    }
+    // The network links its pages at its own address with the caller's token in the query, as the Graph API does.
+    const direct = await run(network().listTemplates({ accessToken: Redacted.make(token) }, waba, { name: "paged_", limit: "1" }))
+    assert.include(text(direct.body), `access_token=${token}`)
+
+    const first = await host.request("GET", `/proxy/v24.0/${waba}/message_templates?name=paged_&limit=1`)
+    assert.strictEqual(first.status, 200, first.text)
+    assert.notInclude(first.text, token)
+    const next = new URL(first.body.paging.next)
+    assert.strictEqual(`${next.origin}/`, new URL("/", host.url).toString())
+    assert.strictEqual(next.pathname, `/proxy/v24.0/${waba}/message_templates`)
+    assert.strictEqual(next.searchParams.get("name"), "paged_")
+    assert.isNull(next.searchParams.get("access_token"))
+    assert.deepStrictEqual(first.body.paging.cursors, JSON.parse(text(direct.body)).paging.cursors)
+
+    const second = await host.request("GET", next.pathname + next.search)
+    assert.strictEqual(second.status, 200, second.text)
+    assert.strictEqual(second.body.data.length, 1)
+    assert.notStrictEqual(second.body.data[0].id, first.body.data[0].id)
+    const previous = new URL(second.body.paging.previous)
+    assert.strictEqual(previous.pathname, `/proxy/v24.0/${waba}/message_templates`)
+    assert.notInclude(second.text, token)
+  })
+
   it("forwards the network's refusal unchanged and answers 404 for another project's account", async () => {
     const bad = await host.request("POST", `/proxy/${waba}/message_templates`, { raw: `{"name":"x"}` })
     assert.strictEqual(bad.status >= 400, true, bad.text)

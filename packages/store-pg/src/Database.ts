@@ -36,6 +36,7 @@ import migration0025 from "./migrations/0025_hot_foreign_keys.ts"
 import migration0026 from "./migrations/0026_log_search_words.ts"
 import migration0027 from "./migrations/0027_webhook_headers_sealed.ts"
 import migration0028 from "./migrations/0028_inbound_senders.ts"
+import migration0032 from "./migrations/0032_workflow_embeds.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -105,7 +106,8 @@ export const migrations = Migrator.fromRecord({
   "0025_hot_foreign_keys": migration0025,
   "0026_log_search_words": migration0026,
   "0027_webhook_headers_sealed": migration0027,
-  "0028_inbound_senders": migration0028
+  "0028_inbound_senders": migration0028,
+  "0032_workflow_embeds": migration0032
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

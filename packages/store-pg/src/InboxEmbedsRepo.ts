@@ -1,8 +1,9 @@
 /** `InboxEmbedsRepo` on PostgreSQL (migration 0022). */
 import { InboxEmbed, type InboxEmbedFilter, type InboxEmbedRecord, InboxEmbedsRepo, type ListWindow } from "@parley/core"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, IsoFromDate, jsonb, listNewestFirst } from "./Rows.ts"
+import { embedsTable } from "./EmbedsTable.ts"
+import { decodeRows, IsoFromDate, jsonb } from "./Rows.ts"
 
 /** A row of `inbox_embeds`, decoded into the record (the answer's fields, the owner, the token hash, ISO times). */
 const EmbedRow = Schema.Struct({
@@ -15,13 +16,12 @@ const EmbedRow = Schema.Struct({
   updated_at: IsoFromDate
 })
 const toEmbeds = decodeRows(EmbedRow)
-const firstEmbed = (rows: ReadonlyArray<unknown>) =>
-  Effect.map(toEmbeds(rows), (embeds): Option.Option<InboxEmbedRecord> => Option.fromNullishOr(embeds[0]))
 
 export const layerInboxEmbedsRepo = Layer.effect(
   InboxEmbedsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const table = embedsTable(sql, "inbox_embeds", toEmbeds)
 
     const where = (projectId: string, filter: InboxEmbedFilter) =>
       sql.and([
@@ -41,16 +41,9 @@ export const layerInboxEmbedsRepo = Layer.effect(
             ${e.assigned_user_name}, ${e.status}, ${jsonb(e.allowed_origins)}::jsonb, ${e.default_mode}, ${e.language},
             ${e.expires_at}, ${e.last_used_at}, ${e.token_hash}, ${e.created_at}, ${e.updated_at})`
       }, Effect.orDie),
-      findById: Effect.fnUntraced(function*(projectId: string, id: string) {
-        return yield* firstEmbed(yield* sql`SELECT * FROM inbox_embeds WHERE project_id = ${projectId} AND id = ${id}`)
-      }, Effect.orDie),
-      findByTokenHash: Effect.fnUntraced(function*(tokenHash: string) {
-        return yield* firstEmbed(yield* sql`SELECT * FROM inbox_embeds WHERE token_hash = ${tokenHash}`)
-      }, Effect.orDie),
-      list: (projectId, filter, window: ListWindow) =>
-        Effect.orDie(listNewestFirst(sql, "inbox_embeds", where(projectId, filter), window, (row: object) => row)).pipe(
-          Effect.flatMap((slice) => Effect.map(toEmbeds(slice.items), (items) => ({ ...slice, items })))
-        ),
+      findById: table.findById,
+      findByTokenHash: table.findByTokenHash,
+      list: (projectId, filter, window: ListWindow) => table.list(where(projectId, filter), window),
       update: Effect.fnUntraced(function*(e: InboxEmbedRecord) {
         const rows = yield* sql`
           UPDATE inbox_embeds SET name = ${e.name}, assigned_user_id = ${e.assigned_user_id},
@@ -58,13 +51,9 @@ export const layerInboxEmbedsRepo = Layer.effect(
             allowed_origins = ${jsonb(e.allowed_origins)}::jsonb, default_mode = ${e.default_mode}, language = ${e.language},
             expires_at = ${e.expires_at}, updated_at = ${e.updated_at}
           WHERE project_id = ${e.project_id} AND id = ${e.id} RETURNING *`
-        return yield* firstEmbed(rows)
+        return yield* table.first(rows)
       }, Effect.orDie),
-      touch: Effect.fnUntraced(function*(id: string, at: string) {
-        yield* sql`
-          UPDATE inbox_embeds SET last_used_at = ${at}::timestamptz
-          WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at}::timestamptz)`
-      }, Effect.orDie)
+      touch: table.touch
     })
   })
 )

@@ -16,6 +16,7 @@ import { layerKnowledgeSearch } from "./KnowledgeSearch.ts"
 import { layerRateLimits } from "./RateLimits.ts"
 import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
 import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
+import { layerWorkflowEmbedsRepo } from "./WorkflowEmbedsRepo.ts"
 import { layerContactErasureRepo } from "./ContactErasureRepo.ts"
 import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { layerLogSearch } from "./LogSearch.ts"
@@ -40,6 +41,7 @@ export const layerStorage = Layer.mergeAll(
   layerRateLimits,
   layerSetupLinksRepo,
   layerInboxEmbedsRepo,
+  layerWorkflowEmbedsRepo,
   layerContactErasureRepo,
   layerVoiceAgentsRepo,
   layerLogSearch,

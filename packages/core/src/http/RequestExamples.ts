@@ -122,6 +122,11 @@ export const requestExamples = (now: number): Readonly<Record<string, unknown>> 
   "inboxEmbeds.create": { inbox_embed: { scope_type: "project", name: "Support team inbox" } },
   "inboxEmbeds.update": { inbox_embed: { name: "Support inbox", allowed_origins: ["https://app.example.com"], language: "en" } },
   "inbox.reply": { text: "Hello! How can we help?" },
+  "workflowEmbeds.create": { workflow_embed: { scope_type: "workflow", scope_id: EXAMPLE_ID, name: "Support bot board", access: "view" } },
+  "workflowEmbeds.update": { workflow_embed: { name: "Support bot board", allowed_origins: ["https://app.example.com"], language: "en" } },
+  "viewer.validate": { definition: greeting },
+  "viewer.save": { definition: greeting, lock_version: 0 },
+  "viewer.testRun": { phone_number: CONTACT },
   "logSearch.searchPost": { query: "timeout", source: "all", period: "7d", problems_only: true, limit: 20 },
   "msgMedia.ingest": { media_ingest: { phone_number_id: SANDBOX_PHONE_NUMBER_ID, source: "https://example.com/brochure.pdf" } },
   "msgBroadcasts.create": {

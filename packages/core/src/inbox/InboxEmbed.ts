@@ -4,14 +4,11 @@
  * stored as its sha256 hash.
  */
 import { Schema } from "effect"
+import { EMBED_LANGUAGES, EMBED_MODES, type EmbedLanguage, type EmbedMode, type EmbedStatus } from "../embeds/EmbedAccess.ts"
 
 export const EMBED_SCOPE_TYPES = ["project", "customer", "phone_number"] as const
 export type EmbedScopeType = (typeof EMBED_SCOPE_TYPES)[number]
-export const EMBED_MODES = ["system", "light", "dark"] as const
-export type EmbedMode = (typeof EMBED_MODES)[number]
-export const EMBED_LANGUAGES = ["en", "es"] as const
-export type EmbedLanguage = (typeof EMBED_LANGUAGES)[number]
-export type EmbedStatus = "active" | "revoked"
+export { EMBED_LANGUAGES, EMBED_MODES, type EmbedLanguage, type EmbedMode, type EmbedStatus } from "../embeds/EmbedAccess.ts"
 
 export interface InboxEmbedRecord {
   readonly id: string

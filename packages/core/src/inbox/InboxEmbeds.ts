@@ -3,7 +3,8 @@
  * embedded inbox's requests by token. The token is random, answered once and stored as its sha256 hash; it is
  * refused once the embed is revoked, after `expires_at`, and when its project is disabled.
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { embedFieldChecks, embedRecords, generateToken, openEmbed } from "../embeds/EmbedAccess.ts"
 import { PublicUrl, publicUrlOf } from "../shared/PublicUrl.ts"
 import { CustomersRepo } from "../tenancy/CustomersRepo.ts"
 import { InboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
@@ -11,10 +12,10 @@ import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import { hashKey, type Principal } from "../projects/Projects.ts"
-import { type NotFound, notFound, Unauthorized, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { type NotFound, Unauthorized, type Unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import { nowIso, toIso } from "../shared/Time.ts"
+import { nowIso } from "../shared/Time.ts"
 import type {
   EmbedScopeType,
   InboxEmbedCreateInput,
@@ -29,54 +30,16 @@ export interface EmbedSession {
   readonly project: Project
 }
 
-/** `last_used_at` is written at most this often per embed: the inbox polls, and a write per poll buys nothing. */
-export const LAST_USED_RESOLUTION_MS = 60_000
-
-const NAME_MAX = 200
 const USER_FIELD_MAX = 200
-const ORIGINS_FIELD = "inbox_embed.allowed_origins"
 
 const invalidToken = () => new Unauthorized({ error: "Invalid inbox token" })
-const embedNotFound = () => notFound("Inbox embed")
 
-const generateToken = Effect.sync(() => `ie_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`)
-
-const fieldError = (field: string, message: string) =>
-  unprocessable(`${field} ${message}`, [{ path: `inbox_embed.${field}`, message }])
-
-const checkName = (name: string) => {
-  const trimmed = name.trim()
-  return trimmed.length === 0 || trimmed.length > NAME_MAX
-    ? Effect.fail(fieldError("name", `must be 1-${NAME_MAX} characters`))
-    : Effect.succeed(trimmed)
-}
+const { fieldError, checkName, checkOrigins, checkExpiry } = embedFieldChecks("inbox_embed")
 
 const checkUserField = (field: string, value: string | null) => {
   const trimmed = value?.trim() ?? ""
   if (trimmed.length > USER_FIELD_MAX) return Effect.fail(fieldError(field, `must be at most ${USER_FIELD_MAX} characters`))
   return Effect.succeed(trimmed === "" ? null : trimmed)
-}
-
-/** Each entry an origin as browsers send it (`https://host[:port]`, no path); duplicates dropped. */
-const checkOrigins = (origins: ReadonlyArray<string>) => {
-  const kept: Array<string> = []
-  for (const [i, given] of origins.entries()) {
-    const candidate = given.trim().replace(/\/$/, "")
-    const url = URL.canParse(candidate) ? new URL(candidate) : undefined
-    if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== candidate.toLowerCase()) {
-      return Effect.fail(unprocessable(`allowed_origins[${i}] must be an origin such as https://app.example.com`, [
-        { path: `${ORIGINS_FIELD}[${i}]`, message: "must be an origin such as https://app.example.com" }
-      ]))
-    }
-    if (!kept.includes(url.origin)) kept.push(url.origin)
-  }
-  return Effect.succeed(kept)
-}
-
-const checkExpiry = (value: string | null) => {
-  if (value === null) return Effect.succeed(null)
-  const parsed = toIso(value)
-  return parsed === undefined ? Effect.fail(fieldError("expires_at", "must be an ISO 8601 date-time or null")) : Effect.succeed(parsed)
 }
 
 export class InboxEmbeds extends Context.Service<InboxEmbeds, {
@@ -106,10 +69,7 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
       const projects = yield* ProjectsRepo
       const ids = yield* Ids
 
-      const find = (projectId: string, id: string) =>
-        repo.findById(projectId, id).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed }))
-        )
+      const records = embedRecords(repo, "Inbox embed")
 
       /** The scope's display name, or 422 naming `scope_id` when the scope is not the project's. */
       const resolveScope = Effect.fn("InboxEmbeds.resolveScope")(
@@ -136,7 +96,7 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
       const create = Effect.fn("InboxEmbeds.create")(function*(principal: Principal, input: InboxEmbedCreateInput) {
         const scope = yield* resolveScope(principal.project, input.scope_type, input.scope_id)
         const now = yield* nowIso
-        const token = yield* generateToken
+        const token = yield* generateToken("ie")
         const embed: InboxEmbedRecord = {
           id: yield* ids.uuid,
           project_id: principal.project.id,
@@ -161,7 +121,7 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
       })
 
       const update = Effect.fn("InboxEmbeds.update")(function*(principal: Principal, id: string, input: InboxEmbedUpdateInput) {
-        const current = yield* find(principal.project.id, id)
+        const current = yield* records.find(principal.project.id, id)
         const next: InboxEmbedRecord = {
           ...current,
           name: input.name !== undefined ? yield* checkName(input.name) : current.name,
@@ -177,37 +137,20 @@ export class InboxEmbeds extends Context.Service<InboxEmbeds, {
           expires_at: input.expires_at !== undefined ? yield* checkExpiry(input.expires_at) : current.expires_at,
           updated_at: yield* nowIso
         }
-        const stored = yield* repo.update(next)
-        return yield* Option.match(stored, { onNone: () => Effect.fail(embedNotFound()), onSome: Effect.succeed })
-      })
-
-      const revoke = Effect.fn("InboxEmbeds.revoke")(function*(principal: Principal, id: string) {
-        const current = yield* find(principal.project.id, id)
-        if (current.status === "revoked") return
-        yield* repo.update({ ...current, status: "revoked", updated_at: yield* nowIso })
+        return yield* records.save(next)
       })
 
       const authenticate = Effect.fn("InboxEmbeds.authenticate")(function*(token: string) {
-        if (!token.startsWith("ie_")) return yield* invalidToken()
-        const found = yield* repo.findByTokenHash(yield* hashKey(token))
-        if (Option.isNone(found) || found.value.status !== "active") return yield* invalidToken()
-        const embed = found.value
-        const nowMs = yield* Clock.currentTimeMillis
-        if (embed.expires_at !== null && Date.parse(embed.expires_at) <= nowMs) return yield* invalidToken()
-        const project = yield* projects.findById(embed.project_id)
-        if (Option.isNone(project) || project.value.disabled) return yield* invalidToken()
-        if (embed.last_used_at === null || Date.parse(embed.last_used_at) + LAST_USED_RESOLUTION_MS <= nowMs) {
-          yield* repo.touch(embed.id, new Date(nowMs).toISOString())
-        }
-        return { embed, project: project.value }
+        const opened = yield* openEmbed(token, "ie", repo).pipe(Effect.provideService(ProjectsRepo, projects))
+        return yield* Option.match(opened, { onNone: () => Effect.fail(invalidToken()), onSome: Effect.succeed })
       })
 
       return InboxEmbeds.of({
         create,
-        list: (principal, filter, window) => repo.list(principal.project.id, filter, window),
-        get: (principal, id) => find(principal.project.id, id),
+        list: records.list,
+        get: records.get,
         update,
-        revoke,
+        revoke: records.revoke,
         authenticate
       })
     })

@@ -17,6 +17,7 @@ import { MsgMessages } from "./tools/MsgMessages.ts"
 import { MsgTemplates } from "./tools/MsgTemplates.ts"
 import { Webhooks } from "./tools/Webhooks.ts"
 import { Workflows } from "./tools/Workflows.ts"
+import { WorkflowEmbeds } from "./tools/WorkflowEmbeds.ts"
 import { Functions } from "./tools/Functions.ts"
 import { Events } from "./tools/Events.ts"
 import { Logs } from "./tools/Logs.ts"
@@ -34,6 +35,7 @@ export const tools: ReadonlyArray<Tool> = [
   MsgTemplates,
   Webhooks,
   Workflows,
+  WorkflowEmbeds,
   Functions,
   Events,
   Logs,

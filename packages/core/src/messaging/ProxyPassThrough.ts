@@ -10,6 +10,7 @@ import { MessagingNetwork, type NetworkAccess } from "../network/MessagingNetwor
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { createdCursorKeyOf } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
+import { pagedAt } from "./ProxyPaging.ts"
 import { Templates } from "./templates/Templates.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import {
@@ -24,8 +25,17 @@ import {
 } from "./ProxyAnswers.ts"
 
 export interface ProxyPassThrough {
-  /** `GET /<waba_id>/message_templates` with the network's filters and paging. */
-  readonly listTemplates: (projectId: string, businessAccountId: string, query: URLSearchParams, version?: string | undefined) => Effect.Effect<ProxyAnswer>
+  /**
+   * `GET /<waba_id>/message_templates` with the network's filters and paging; `paging.next`/`previous` point at
+   * `location`, the list's own proxy address.
+   */
+  readonly listTemplates: (
+    projectId: string,
+    businessAccountId: string,
+    query: URLSearchParams,
+    location: URL,
+    version?: string | undefined
+  ) => Effect.Effect<ProxyAnswer>
   /** `GET /<waba_id>/message_templates/<template_id>`. */
   readonly getTemplate: (projectId: string, businessAccountId: string, templateId: string, version?: string | undefined) => Effect.Effect<ProxyAnswer>
   /** `POST /<waba_id>/message_templates`: create, or edit with `hsm_id`; the body forwarded byte for byte. */
@@ -43,12 +53,13 @@ export interface ProxyPassThrough {
     target: { readonly name?: string | undefined; readonly hsmId?: string | undefined },
     version?: string | undefined
   ) => Effect.Effect<ProxyAnswer>
-  /** `GET`, `POST`, `DELETE /<phone_number_id>/block_users`: paging query or the body, forwarded. */
+  /** `GET`, `POST`, `DELETE /<phone_number_id>/block_users`: paging query (pages linked at `location`) or the body, forwarded. */
   readonly blockUsers: (
     projectId: string,
     phoneNumberId: string,
     method: "GET" | "POST" | "DELETE",
     query: URLSearchParams,
+    location: URL,
     body: Uint8Array,
     version?: string | undefined
   ) => Effect.Effect<ProxyAnswer>
@@ -68,7 +79,8 @@ export interface ProxyPassThrough {
   readonly flowMetadata: (projectId: string, flowId: string, body: Uint8Array, version?: string | undefined) => Effect.Effect<ProxyAnswer>
   /**
    * Any other request on the number's edges (`rest`: the segments after the number), forwarded unchanged with its
-   * stored token; methods the network does not take answer its "unsupported request" error.
+   * stored token; methods the network does not take answer its "unsupported request" error. A list's pages are
+   * linked at `location`, the request's own proxy address.
    */
   readonly forward: (
     projectId: string,
@@ -76,6 +88,7 @@ export interface ProxyPassThrough {
     method: string,
     rest: ReadonlyArray<string>,
     query: URLSearchParams,
+    location: URL,
     body: Uint8Array | undefined,
     contentType: string | undefined,
     version?: string | undefined
@@ -99,7 +112,7 @@ export const makeProxyPassThrough = Effect.gen(function*() {
       Effect.flatMap((config) => config === undefined ? refuse(unknownObject(businessAccountId)) : Effect.succeed(config))
     )
 
-  const listTemplates = (projectId: string, businessAccountId: string, query: URLSearchParams, version?: string | undefined) =>
+  const listTemplates: ProxyPassThrough["listTemplates"] = (projectId, businessAccountId, query, location, version) =>
     answered(Effect.gen(function*() {
       const config = yield* ownAccount(projectId, businessAccountId)
       const q = (name: string) => query.get(name) ?? undefined
@@ -112,7 +125,7 @@ export const makeProxyPassThrough = Effect.gen(function*() {
         before: q("before"),
         after: q("after"),
         fields: q("fields")
-      }))
+      })).pipe(Effect.map(pagedAt(location)))
     }))
 
   const getTemplate = (projectId: string, businessAccountId: string, templateId: string, version?: string | undefined) =>
@@ -150,14 +163,7 @@ export const makeProxyPassThrough = Effect.gen(function*() {
       return yield* forwarded(network.deleteTemplate({ accessToken: config.access_token, version }, businessAccountId, target))
     }).pipe(Effect.tap(mirrored(projectId, businessAccountId))))
 
-  const blockUsers = (
-    projectId: string,
-    phoneNumberId: string,
-    method: "GET" | "POST" | "DELETE",
-    query: URLSearchParams,
-    body: Uint8Array,
-    version?: string | undefined
-  ) =>
+  const blockUsers: ProxyPassThrough["blockUsers"] = (projectId, phoneNumberId, method, query, location, body, version) =>
     answered(Effect.gen(function*() {
       const config = yield* ownNumber(projectId, phoneNumberId)
       const access: NetworkAccess = { accessToken: config.access_token, version }
@@ -166,7 +172,7 @@ export const makeProxyPassThrough = Effect.gen(function*() {
           limit: query.get("limit") ?? undefined,
           before: query.get("before") ?? undefined,
           after: query.get("after") ?? undefined
-        }))
+        })).pipe(Effect.map(pagedAt(location)))
       }
       return yield* forwarded(
         method === "POST" ? network.blockUsers(access, phoneNumberId, body) : network.unblockUsers(access, phoneNumberId, body)
@@ -221,6 +227,7 @@ export const makeProxyPassThrough = Effect.gen(function*() {
     method,
     rest,
     query,
+    location,
     body,
     contentType,
     version
@@ -243,7 +250,7 @@ export const makeProxyPassThrough = Effect.gen(function*() {
       return yield* forwarded(network.forward(
         { accessToken: config.access_token, version },
         { method, path, query: params, body, contentType }
-      ))
+      )).pipe(Effect.map(pagedAt(location)))
     }))
 
 

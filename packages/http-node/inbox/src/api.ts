@@ -1,35 +1,10 @@
 /** The inbox API the page calls, with the embed token (from the page's own address) in `X-Inbox-Token`. */
+import { ApiError, pageApi } from "../../embed-ui/api.ts"
 import type { Conversation, Message, Session, Template, Thread } from "./types.ts"
 
-const token = decodeURIComponent(location.pathname.split("/").filter((part) => part.length > 0).pop() ?? "")
-/** Where the host is mounted: the page is `<base>/embed/<token>`, and an application may serve Parley under a prefix. */
-const base = location.pathname.slice(0, Math.max(0, location.pathname.lastIndexOf("/embed/")))
+const { call, fetchRaw } = pageApi({ marker: "/embed/", root: "/inbox/v1", header: "x-inbox-token" })
 
-export class ApiError extends Error {
-  readonly status: number
-  constructor(status: number, message: string) {
-    super(message)
-    this.status = status
-  }
-}
-
-const call = async <A>(method: string, path: string, body?: unknown): Promise<A> => {
-  const response = await fetch(`${base}/inbox/v1${path}`, {
-    method,
-    headers: { "x-inbox-token": token, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    credentials: "omit",
-    referrerPolicy: "no-referrer",
-    cache: "no-store"
-  })
-  const text = await response.text()
-  const parsed: unknown = text.length > 0 ? JSON.parse(text) : undefined
-  if (!response.ok) {
-    const error = typeof parsed === "object" && parsed !== null && "error" in parsed ? String(parsed.error) : response.statusText
-    throw new ApiError(response.status, error)
-  }
-  return parsed as A
-}
+export { ApiError }
 
 export interface ListFilters {
   readonly status: "active" | "ended" | "all"
@@ -63,11 +38,7 @@ export const templates = (id: string) => call<{ data: Array<Template> }>("GET", 
 
 /** A message's media as a local object URL: the media route wants the token header, which an `<img src>` cannot send. */
 export const mediaObjectUrl = async (messageId: string): Promise<string> => {
-  const response = await fetch(`${base}/inbox/v1/media/${encodeURIComponent(messageId)}`, {
-    headers: { "x-inbox-token": token },
-    credentials: "omit",
-    referrerPolicy: "no-referrer"
-  })
+  const response = await fetchRaw(`/media/${encodeURIComponent(messageId)}`)
   if (!response.ok) throw new ApiError(response.status, response.statusText)
   return URL.createObjectURL(await response.blob())
 }

@@ -1,7 +1,9 @@
 /** The page's words in English and Spanish. */
+import { commonWords, translator } from "../../embed-ui/i18n.ts"
 import type { Language } from "./types.ts"
 
 const en = {
+  ...commonWords.en,
   inbox: "Inbox",
   search: "Search",
   searchPlaceholder: "Name, number or message",
@@ -36,10 +38,6 @@ const en = {
   noTemplates: "No approved templates for this number.",
   parameter: "Value {n}",
   sendTemplate: "Send template",
-  mode: "Appearance",
-  modeSystem: "System",
-  modeLight: "Light",
-  modeDark: "Dark",
   statusPending: "Pending",
   statusSent: "Sent",
   statusDelivered: "Delivered",
@@ -50,15 +48,14 @@ const en = {
   download: "Download {name}",
   you: "You",
   messages: "Messages",
-  dismiss: "Dismiss",
   invalid: "This inbox link is not valid or has expired.",
-  loading: "Loading…",
   moreConversations: "Showing the newest matches; refine the search to find others."
 }
 
 type Words = typeof en
 
 const es: Words = {
+  ...commonWords.es,
   inbox: "Bandeja",
   search: "Buscar",
   searchPlaceholder: "Nombre, número o mensaje",
@@ -93,10 +90,6 @@ const es: Words = {
   noTemplates: "No hay plantillas aprobadas para este número.",
   parameter: "Valor {n}",
   sendTemplate: "Enviar plantilla",
-  mode: "Apariencia",
-  modeSystem: "Sistema",
-  modeLight: "Claro",
-  modeDark: "Oscuro",
   statusPending: "Pendiente",
   statusSent: "Enviado",
   statusDelivered: "Entregado",
@@ -107,16 +100,13 @@ const es: Words = {
   download: "Descargar {name}",
   you: "Tú",
   messages: "Mensajes",
-  dismiss: "Cerrar",
   invalid: "Este enlace de bandeja no es válido o ha caducado.",
-  loading: "Cargando…",
   moreConversations: "Se muestran las coincidencias más recientes; afina la búsqueda para ver otras."
 }
 
 export type WordKey = keyof Words
 export const words: Record<Language, Words> = { en, es }
 
-export const translate = (language: Language) => (key: WordKey, params: Record<string, string | number> = {}) =>
-  words[language][key].replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? ""))
+export const translate = translator(words)
 
 export type Translate = ReturnType<typeof translate>

@@ -4,7 +4,9 @@
  * media, mark-read, ending a conversation and settling a handoff. English and Spanish; system, light and dark.
  */
 import { render } from "preact"
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks"
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
+import { ModePicker, usePageLook, usePolling } from "../../embed-ui/chrome.tsx"
+import { languageFromAddress } from "../../embed-ui/i18n.ts"
 import * as api from "./api.ts"
 import { type Translate, translate } from "./i18n.ts"
 import type { Conversation, Language, Message, Mode, Session, Template, Thread } from "./types.ts"
@@ -14,7 +16,6 @@ const LIST_POLL_MS = 4000
 const THREAD_POLL_MS = 1500
 
 const query = new URLSearchParams(location.search)
-const languageOf = (value: string | null): Language | undefined => (value === "en" || value === "es" ? value : undefined)
 
 const initialFilters = (): api.ListFilters => {
   const status = query.get("status")
@@ -40,28 +41,6 @@ const writeFilters = (filters: api.ListFilters) => {
   history.replaceState(null, "", `${location.pathname}${text === "" ? "" : `?${text}`}`)
 }
 
-/**
- * Repeats `task` every `ms` while the page is visible, and once at once. `current()` tells the task whether its
- * inputs still hold when its answer comes back (a slow answer for an old search must not replace a newer one).
- */
-const usePolling = (task: (current: () => boolean) => Promise<void>, ms: number, deps: ReadonlyArray<unknown>) => {
-  useEffect(() => {
-    let stopped = false
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const current = () => !stopped
-    const tick = async () => {
-      if (stopped) return
-      if (document.visibilityState === "visible") await task(current).catch(() => undefined)
-      if (!stopped) timer = setTimeout(tick, ms)
-    }
-    void tick()
-    return () => {
-      stopped = true
-      clearTimeout(timer)
-    }
-  }, deps)
-}
-
 const contactLabel = (c: Conversation, t: Translate) => c.contact_name ?? c.username ?? (c.phone_number !== null ? `+${c.phone_number}` : t("unknownContact"))
 
 const timeOf = (iso: string, language: Language) =>
@@ -85,15 +64,11 @@ function App() {
   const [listVersion, setListVersion] = useState(0)
   const listChanged = useCallback(() => setListVersion((v) => v + 1), [])
 
-  const language: Language = languageOf(query.get("language")) ?? languageOf(query.get("lang")) ?? session?.language ?? "en"
+  const language: Language = languageFromAddress() ?? session?.language ?? "en"
   const t = useMemo(() => translate(language), [language])
   const effectiveMode = mode ?? session?.default_mode ?? "system"
 
-  // Before paint: no frame in the wrong palette.
-  useLayoutEffect(() => {
-    document.documentElement.lang = language
-    document.documentElement.dataset["mode"] = effectiveMode
-  }, [language, effectiveMode])
+  usePageLook(language, effectiveMode)
 
   useEffect(() => {
     api.session().then(setSession, (e: unknown) => setFatal(e instanceof api.ApiError && e.status === 401 ? "invalid" : String(e)))
@@ -118,14 +93,11 @@ function App() {
     <div class="app">
       <header class="top">
         <h1>{session.name}{session.scope_name !== null ? <span class="scope"> · {session.scope_name}</span> : null}</h1>
-        <label class="mode">
-          <span>{t("mode")}</span>
-          <select value={effectiveMode} onChange={(e) => setMode(e.currentTarget.value as Mode)}>
-            <option value="system">{t("modeSystem")}</option>
-            <option value="light">{t("modeLight")}</option>
-            <option value="dark">{t("modeDark")}</option>
-          </select>
-        </label>
+        <ModePicker
+          mode={effectiveMode}
+          onChange={setMode}
+          words={{ mode: t("mode"), modeSystem: t("modeSystem"), modeLight: t("modeLight"), modeDark: t("modeDark") }}
+        />
       </header>
       {notice !== undefined
         ? (

@@ -1,6 +1,6 @@
 /** The shapes the inbox API answers (`InboxApi` in @parley/core). */
-export type Mode = "system" | "light" | "dark"
-export type Language = "en" | "es"
+export type { Language, Mode } from "../../embed-ui/i18n.ts"
+import type { Language, Mode } from "../../embed-ui/i18n.ts"
 
 export interface Session {
   readonly name: string

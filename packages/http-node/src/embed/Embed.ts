@@ -1,6 +1,6 @@
 /**
  * Parley embedded in an application, in one call: every route of the host (Platform API, older surface, proxy,
- * upstream ingestion, sandbox, health, setup pages, inbox, MCP, docs, OpenAPI, model simulator) as a web-standard
+ * upstream ingestion, sandbox, health, setup pages, inbox, workflow viewer, MCP, docs, OpenAPI, model simulator) as a web-standard
  * `(Request) => Promise<Response>` handler and a `node:http` handler, under a path prefix of the application's
  * choice, with the storage, job queue, workers and default project behind it. Background work starts with the
  * handler and stops with it. `npm start` (`main.ts`) is one user of this; `examples/embed-http` another.
@@ -87,7 +87,7 @@ export type ParleyNetwork =
 export interface ParleyOptions {
   /**
    * The application's address as its clients reach it (`https://app.example`); Parley's URLs are this plus
-   * `basePath`. Required: every URL Parley hands out (paging links, `endpoint_url`, setup and inbox links, the
+   * `basePath`. Required: every URL Parley hands out (paging links, `endpoint_url`, setup, inbox and viewer links, the
    * OpenAPI `servers`) is built from it.
    */
   readonly publicUrl: string

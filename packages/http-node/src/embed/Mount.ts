@@ -22,6 +22,8 @@ export interface ParleyMount {
   readonly setup?: boolean | undefined
   /** The embedded inbox page and its API (`/embed/...`, `/inbox/...`). */
   readonly inbox?: boolean | undefined
+  /** The embedded workflow and execution viewer and its API (`/viewer/...`). */
+  readonly viewer?: boolean | undefined
   /** The MCP tool server (`/mcp`). */
   readonly mcp?: boolean | undefined
   /** The API reference page (`/docs`). */
@@ -44,6 +46,7 @@ export const partOf = (path: string): keyof ParleyMount | undefined => {
   if (path === "/healthz" || path === "/readyz") return "health"
   if (under(path, "/setup") || under(path, "/simulator/signup")) return "setup"
   if (under(path, "/embed") || under(path, "/inbox")) return "inbox"
+  if (under(path, "/viewer")) return "viewer"
   if (under(path, "/mcp")) return "mcp"
   if (under(path, "/docs")) return "docs"
   if (path === "/openapi.json") return "openapi"

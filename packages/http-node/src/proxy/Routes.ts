@@ -115,6 +115,8 @@ const dispatch = (
     const { segments, version } = splitPath(url.pathname)
     const method = request.method
     const base = publicUrl.endsWith("/") ? publicUrl : `${publicUrl}/`
+    // The request's own absolute address (public URL, version segment and filters kept): lists link their pages here.
+    const location = new URL(url.pathname.replace(/^\/+/, "") + url.search, base)
     // The download link carries its own token: no API key (spec "Authentication").
     if (method === "GET" && version === undefined && segments.length === 2 && segments[0] === DOWNLOAD_SEGMENT) {
       return answer(yield* proxy.download(segments[1]!))
@@ -173,7 +175,7 @@ const dispatch = (
       const [waba, , templateId] = segments as [string, string, string | undefined]
       const q = (name: string) => url.searchParams.get(name) ?? undefined
       if (segments.length === 3 && method === "GET") return answer(yield* proxy.getTemplate(projectId, waba, templateId!, version))
-      if (segments.length === 2 && method === "GET") return answer(yield* proxy.listTemplates(projectId, waba, url.searchParams, version))
+      if (segments.length === 2 && method === "GET") return answer(yield* proxy.listTemplates(projectId, waba, url.searchParams, location, version))
       if (segments.length === 2 && method === "POST") {
         const body = yield* readBody(request, MAX_SEND_BODY_BYTES)
         return answer(yield* proxy.saveTemplate(projectId, waba, q("hsm_id"), body, version))
@@ -183,7 +185,6 @@ const dispatch = (
       }
     }
     if (segments.length === 2 && segments[1] === "phone_numbers" && method === "GET") {
-      const location = new URL(url.pathname.replace(/^\/+/, "") + url.search, base)
       return answer(yield* proxy.accountNumbers(projectId, segments[0]!, url.searchParams, location, version))
     }
     if (segments.length === 2 && segments[1] === "subscribed_apps") {
@@ -191,7 +192,7 @@ const dispatch = (
     }
     if (segments.length === 2 && segments[1] === "block_users" && (method === "GET" || method === "POST" || method === "DELETE")) {
       const body = method === "GET" ? new Uint8Array() : yield* readBody(request, MAX_SEND_BODY_BYTES)
-      return answer(yield* proxy.blockUsers(projectId, segments[0]!, method, url.searchParams, body, version))
+      return answer(yield* proxy.blockUsers(projectId, segments[0]!, method, url.searchParams, location, body, version))
     }
     if (segments.length === 2 && segments[1] === "username" && (method === "GET" || method === "POST" || method === "DELETE")) {
       const body = method === "POST" ? yield* readBody(request, MAX_SEND_BODY_BYTES) : new Uint8Array()
@@ -202,8 +203,6 @@ const dispatch = (
     }
     if (method === "GET" && segments.length >= 2 && segments.length <= 3) {
       const [pnid, collection, id] = segments as [string, string, string | undefined]
-      // The list's own absolute address (public URL, version segment and filters kept) for `paging.next`/`previous`.
-      const location = new URL(url.pathname.replace(/^\/+/, "") + url.search, base)
       const query = url.searchParams
       if (collection === "messages") {
         return answer(
@@ -240,6 +239,7 @@ const dispatch = (
           method,
           segments.slice(1),
           url.searchParams,
+          location,
           body,
           request.headers["content-type"],
           version

@@ -14,13 +14,17 @@ export const authenticate = (
   state: SimState,
   authorization: string | undefined
 ): { readonly businessAccountId: string } | SimError => {
-  const match = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)
-  if (match === null) return simError(0, "An access token is required to request this resource.")
-  const token = state.tokens.get(match[1]!)
+  const presented = bearerToken(authorization)
+  if (presented === undefined) return simError(0, "An access token is required to request this resource.")
+  const token = state.tokens.get(presented)
   if (token === undefined) return simError(190, "Invalid OAuth access token - Cannot parse access token")
   if (token.expired) return simError(190, "Error validating access token: Session has expired.", { subcode: 463 })
   return { businessAccountId: token.businessAccountId }
 }
+
+/** The token of an `Authorization: Bearer <token>` header. */
+export const bearerToken = (authorization: string | undefined): string | undefined =>
+  authorization === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1]
 
 export const isSimError = (value: unknown): value is SimError =>
   typeof value === "object" && value !== null && "_tag" in value && value._tag === "SimError"

@@ -7,6 +7,12 @@ const decodeCursor = (cursor: string): number | undefined => {
   return match === null ? undefined : Number(match[1])
 }
 
+/** Where a list lives, and the caller's token: the network's `next`/`previous` addresses carry it in their query. */
+export interface ListAddress {
+  readonly url: string
+  readonly accessToken: string | undefined
+}
+
 /**
  * One page of `items` in the network's paging shape: `limit` (default
  * `defaultLimit`), `after`/`before` cursors, `next`/`previous` addresses.
@@ -14,7 +20,7 @@ const decodeCursor = (cursor: string): number | undefined => {
 export const page = <A>(
   items: ReadonlyArray<A>,
   query: Readonly<Record<string, string>>,
-  selfUrl: string,
+  self: ListAddress,
   defaultLimit: number
 ): { readonly data: ReadonlyArray<A>; readonly paging?: Record<string, unknown> } | SimError => {
   const limit = query["limit"] === undefined ? defaultLimit : Number(query["limit"])
@@ -41,7 +47,8 @@ export const page = <A>(
     params.delete("after")
     params.delete("before")
     for (const [key, value] of Object.entries(cursor)) params.set(key, value)
-    return `${selfUrl}?${params.toString()}`
+    if (self.accessToken !== undefined) params.set("access_token", self.accessToken)
+    return `${self.url}?${params.toString()}`
   }
   return {
     data,

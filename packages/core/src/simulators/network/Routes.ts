@@ -21,7 +21,7 @@ import { isApiVersion, MessagingProduct } from "../../network/NetworkObjects.ts"
 import { blockUsers } from "./BlockedUsers.ts"
 import { flowView, updateFlow } from "./Flows.ts"
 import { download, mediaInfo, openUploadSession, upload, uploadAsset, usableMedia } from "./MediaStorage.ts"
-import { authenticate, isSimError, ownedAccount, ownedNumber } from "./Access.ts"
+import { authenticate, bearerToken, isSimError, ownedAccount, ownedNumber } from "./Access.ts"
 import {
   fail,
   ok,
@@ -85,7 +85,7 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
   const auth = authenticate(state, request.authorization)
   if (isSimError(auth)) return fail(auth)
   const accountId = auth.businessAccountId
-  const selfUrl = `${request.baseUrl}/${segments.join("/")}`
+  const self = { url: `${request.baseUrl}/${segments.join("/")}`, accessToken: bearerToken(request.authorization) }
   const body = () => readBody(request.body)
   const withBody = (f: (value: unknown) => Outcome): Outcome => {
     const read = body()
@@ -155,7 +155,7 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
             messaging_product: MessagingProduct,
             ...(contact.waId !== undefined ? { wa_id: contact.waId } : { user_id: contact.userId })
           }))
-          const result = page(users, request.query, selfUrl, 100)
+          const result = page(users, request.query, self, 100)
           return isSimError(result) ? fail(result) : ok(result)
         }
         if (method === "POST" || method === "DELETE") {
@@ -197,7 +197,7 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
       const account = ownedAccount(state, accountId, method, id)
       if (isSimError(account)) return fail(account)
       if (edge === "message_templates") {
-        if (method === "GET") return listTemplates(state, request, ctx, account.id, selfUrl)
+        if (method === "GET") return listTemplates(state, request, ctx, account.id, self)
         if (method === "POST") return withBody((value) => createTemplate(state, config, ctx, account.id, value))
         if (method === "DELETE") return deleteTemplates(state, request, ctx, account.id)
       }
@@ -209,7 +209,7 @@ export const route = (state: SimState, config: SimConfig, request: SimRequest, c
           if (isSimError(view)) return fail(view)
           numbers.push(view)
         }
-        const result = page(numbers, request.query, selfUrl, 25)
+        const result = page(numbers, request.query, self, 25)
         return isSimError(result) ? fail(result) : ok(result)
       }
       if (edge === "subscribed_apps") {

@@ -16,7 +16,7 @@ import {
   type SimState,
   type TemplateRecord
 } from "./Model.ts"
-import { page } from "./Paging.ts"
+import { type ListAddress, page } from "./Paging.ts"
 import { simError } from "../../network/ErrorCodes.ts"
 import type { SimRequest } from "./Protocol.ts"
 import type { SimConfig } from "./Routes.ts"
@@ -53,7 +53,7 @@ export const project = (view: Record<string, unknown>, fields: string | undefine
 const accountTiers = (state: SimState, businessAccountId: string) =>
   [...state.numbers.values()].filter((n) => n.businessAccountId === businessAccountId).map((n) => n.messagingLimitTier)
 
-export const listTemplates = (state: SimState, request: SimRequest, ctx: RequestContext, accountId: string, selfUrl: string) => {
+export const listTemplates = (state: SimState, request: SimRequest, ctx: RequestContext, accountId: string, self: ListAddress) => {
   const { query } = request
   const nameFilter = query["name"]?.toLowerCase()
   const matching = [...state.templates.values()]
@@ -70,7 +70,7 @@ export const listTemplates = (state: SimState, request: SimRequest, ctx: Request
     )
     .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
     .map((t) => project(templateView(t), query["fields"]))
-  const result = page(matching, query, selfUrl, 25)
+  const result = page(matching, query, self, 25)
   return isSimError(result) ? fail(result) : ok(result)
 }
 

@@ -1,10 +1,10 @@
-/** The behaviour every `InboxEmbedsRepo` adapter owes, written once and run against each adapter. */
-import { assert, layer } from "@effect/vitest"
-import { Effect, type Layer, Option } from "effect"
-import type { InboxEmbedRecord } from "../../inbox/InboxEmbed.ts"
+/** The behaviour every `InboxEmbedsRepo` adapter owes: the embed repos' suite with the inbox's record and filters. */
+import { Effect, type Layer } from "effect"
+import type { InboxEmbedFilter, InboxEmbedRecord } from "../../inbox/InboxEmbed.ts"
 import { InboxEmbedsRepo } from "../../inbox/InboxEmbedsRepo.ts"
 import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
-import { at, givenProject, uniqueId } from "./fixtures.ts"
+import { embedsRepoConformance } from "./EmbedsRepoConformance.ts"
+import { at, uniqueId } from "./fixtures.ts"
 
 const makeEmbed = (projectId: string, overrides: Partial<InboxEmbedRecord> = {}): InboxEmbedRecord => ({
   id: uniqueId("emb"),
@@ -28,86 +28,28 @@ const makeEmbed = (projectId: string, overrides: Partial<InboxEmbedRecord> = {})
 })
 
 export const inboxEmbedsRepoConformance = <E>(name: string, storage: Layer.Layer<InboxEmbedsRepo | ProjectsRepo, E>): void =>
-  layer(storage, { excludeTestServices: true })(name, (it) => {
-    it.effect("stores an embed, finds it by id within its project and by token hash", () =>
-      Effect.gen(function*() {
-        const repo = yield* InboxEmbedsRepo
-        const a = yield* givenProject()
-        const b = yield* givenProject()
-        const embed = makeEmbed(a.id, {
-          scope_type: "customer",
-          scope_id: "cus_1",
-          allowed_origins: ["https://app.example.com", "http://localhost:3000"],
-          expires_at: at(1000),
-          assigned_user_id: "u-7",
-          assigned_user_name: "Ana"
-        })
-        yield* repo.insert(embed)
-        assert.deepStrictEqual(yield* repo.findById(a.id, embed.id), Option.some(embed))
-        assert.isTrue(Option.isNone(yield* repo.findById(b.id, embed.id)))
-        assert.deepStrictEqual(yield* repo.findByTokenHash(embed.token_hash), Option.some(embed))
-        assert.isTrue(Option.isNone(yield* repo.findByTokenHash(uniqueId("hash"))))
-      }))
-
-    it.effect("updates the editable fields and status, never the scope or token, only within its project", () =>
-      Effect.gen(function*() {
-        const repo = yield* InboxEmbedsRepo
-        const a = yield* givenProject()
-        const b = yield* givenProject()
-        const embed = makeEmbed(a.id)
-        yield* repo.insert(embed)
-        const changed: InboxEmbedRecord = {
-          ...embed,
-          name: "Night shift",
-          assigned_user_id: "u-1",
-          assigned_user_name: "Bo",
-          status: "revoked",
-          allowed_origins: ["https://x.example"],
-          default_mode: "dark",
-          language: "es",
-          expires_at: at(50),
-          updated_at: at(9)
-        }
-        const attempted = { ...changed, scope_type: "phone_number" as const, scope_id: "999", token_hash: "other" }
-        assert.deepStrictEqual(yield* repo.update(attempted), Option.some(changed))
-        assert.deepStrictEqual(yield* repo.findById(a.id, embed.id), Option.some(changed))
-        assert.isTrue(Option.isNone(yield* repo.update({ ...changed, project_id: b.id })))
-        assert.isTrue(Option.isNone(yield* repo.update(makeEmbed(a.id))))
-      }))
-
-    it.effect("touch moves last_used_at forward only", () =>
-      Effect.gen(function*() {
-        const repo = yield* InboxEmbedsRepo
-        const p = yield* givenProject()
-        const embed = makeEmbed(p.id)
-        yield* repo.insert(embed)
-        yield* repo.touch(embed.id, at(100))
-        yield* repo.touch(embed.id, at(40))
-        const found = yield* repo.findById(p.id, embed.id)
-        assert.strictEqual(Option.getOrThrow(found).last_used_at, at(100))
-        yield* repo.touch(uniqueId("emb"), at(100))
-      }))
-
-    it.effect("lists newest first with filters, in both paging modes", () =>
-      Effect.gen(function*() {
-        const repo = yield* InboxEmbedsRepo
-        const p = yield* givenProject()
-        const e1 = makeEmbed(p.id, { created_at: at(1), updated_at: at(1), assigned_user_id: "u-1" })
-        const e2 = makeEmbed(p.id, { created_at: at(2), updated_at: at(2), scope_type: "phone_number", scope_id: "123" })
-        const e3 = makeEmbed(p.id, { created_at: at(3), updated_at: at(3), status: "revoked" })
-        for (const e of [e1, e2, e3]) yield* repo.insert(e)
-        const page = yield* repo.list(p.id, {}, { mode: "page", page: 1, perPage: 2 })
-        assert.deepStrictEqual(page.items.map((e) => e.id), [e3.id, e2.id])
-        assert.strictEqual(page.total, 3)
-        const second = yield* repo.list(p.id, {}, { mode: "page", page: 2, perPage: 2 })
-        assert.deepStrictEqual(second.items.map((e) => e.id), [e1.id])
-        const cursor = yield* repo.list(p.id, {}, { mode: "cursor", limit: 2, after: { sortKey: e3.created_at, id: e3.id } })
-        assert.deepStrictEqual(cursor.items.map((e) => e.id), [e2.id, e1.id])
-        const active = yield* repo.list(p.id, { status: "active" }, { mode: "page", page: 1, perPage: 10 })
-        assert.deepStrictEqual(active.items.map((e) => e.id), [e2.id, e1.id])
-        const byScope = yield* repo.list(p.id, { scope_type: "phone_number", scope_id: "123" }, { mode: "page", page: 1, perPage: 10 })
-        assert.deepStrictEqual(byScope.items.map((e) => e.id), [e2.id])
-        const byUser = yield* repo.list(p.id, { assigned_user_id: "u-1" }, { mode: "page", page: 1, perPage: 10 })
-        assert.deepStrictEqual(byUser.items.map((e) => e.id), [e1.id])
-      }))
+  embedsRepoConformance<InboxEmbedRecord, InboxEmbedFilter, InboxEmbedsRepo, E>(name, storage, {
+    repo: Effect.service(InboxEmbedsRepo),
+    make: makeEmbed,
+    rich: {
+      scope_type: "customer",
+      scope_id: "cus_1",
+      allowed_origins: ["https://app.example.com", "http://localhost:3000"],
+      assigned_user_id: "u-7",
+      assigned_user_name: "Ana"
+    },
+    edited: {
+      name: "Night shift",
+      assigned_user_id: "u-1",
+      assigned_user_name: "Bo",
+      allowed_origins: ["https://x.example"],
+      default_mode: "dark",
+      language: "es"
+    },
+    fixed: { scope_type: "phone_number", scope_id: "999" },
+    listed: {
+      first: { assigned_user_id: "u-1" },
+      second: { scope_type: "phone_number", scope_id: "123" },
+      filters: [[{ scope_type: "phone_number", scope_id: "123" }, "second"], [{ assigned_user_id: "u-1" }, "first"]]
+    }
   })

@@ -1,0 +1,126 @@
+/**
+ * What every embed token shares (the inbox's and the workflow viewer's, decisions 2.17; issue 31 §3): a random token
+ * shown once and kept as its sha256 hash, a name, the origins allowed to frame the page, an optional expiry, and
+ * the check that opens a token (active, unexpired, its project enabled), recording its use at most once a minute.
+ */
+import { Clock, Effect, Option } from "effect"
+import { hashKey, type Principal } from "../projects/Projects.ts"
+import type { Project } from "../projects/Project.ts"
+import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
+import { notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import { nowIso, toIso } from "../shared/Time.ts"
+
+export const EMBED_MODES = ["system", "light", "dark"] as const
+export type EmbedMode = (typeof EMBED_MODES)[number]
+export const EMBED_LANGUAGES = ["en", "es"] as const
+export type EmbedLanguage = (typeof EMBED_LANGUAGES)[number]
+export type EmbedStatus = "active" | "revoked"
+
+/** `last_used_at` is written at most this often per embed: embedded pages poll, and a write per poll buys nothing. */
+export const LAST_USED_RESOLUTION_MS = 60_000
+
+const NAME_MAX = 200
+
+/** The fields of an embed record that opening its token reads. */
+export interface EmbedAccessFields {
+  readonly id: string
+  readonly project_id: string
+  readonly status: EmbedStatus
+  readonly expires_at: string | null
+  readonly last_used_at: string | null
+}
+
+/** A new token: `<prefix>_` and 32 random bytes; the prefix tells which kind of embed a token opens. */
+export const generateToken = (prefix: string) =>
+  Effect.sync(() => `${prefix}_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`)
+
+/** Field checks of an embed input; `envelope` is the request's key (`inbox_embed`), named in the 422's paths. */
+export const embedFieldChecks = (envelope: string) => {
+  const fieldError = (field: string, message: string): Unprocessable =>
+    unprocessable(`${field} ${message}`, [{ path: `${envelope}.${field}`, message }])
+
+  const checkName = (name: string) => {
+    const trimmed = name.trim()
+    return trimmed.length === 0 || trimmed.length > NAME_MAX
+      ? Effect.fail(fieldError("name", `must be 1-${NAME_MAX} characters`))
+      : Effect.succeed(trimmed)
+  }
+
+  /** Each entry an origin as browsers send it (`https://host[:port]`, no path); duplicates dropped. */
+  const checkOrigins = (origins: ReadonlyArray<string>) => {
+    const kept: Array<string> = []
+    for (const [i, given] of origins.entries()) {
+      const candidate = given.trim().replace(/\/$/, "")
+      const url = URL.canParse(candidate) ? new URL(candidate) : undefined
+      if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== candidate.toLowerCase()) {
+        return Effect.fail(unprocessable(`allowed_origins[${i}] must be an origin such as https://app.example.com`, [
+          { path: `${envelope}.allowed_origins[${i}]`, message: "must be an origin such as https://app.example.com" }
+        ]))
+      }
+      if (!kept.includes(url.origin)) kept.push(url.origin)
+    }
+    return Effect.succeed(kept)
+  }
+
+  const checkExpiry = (value: string | null) => {
+    if (value === null) return Effect.succeed(null)
+    const parsed = toIso(value)
+    return parsed === undefined ? Effect.fail(fieldError("expires_at", "must be an ISO 8601 date-time or null")) : Effect.succeed(parsed)
+  }
+
+  return { fieldError, checkName, checkOrigins, checkExpiry }
+}
+
+/** The record keeping every embed repo shares: found in the caller's project, saved, revoked for good. */
+export const embedRecords = <R extends EmbedAccessFields & { readonly updated_at: string }, F>(
+  repo: {
+    readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<R>>
+    readonly list: (projectId: string, filter: F, window: ListWindow) => Effect.Effect<ListSlice<R>>
+    readonly update: (embed: R) => Effect.Effect<Option.Option<R>>
+  },
+  resource: string
+) => {
+  const gone = () => Effect.fail(notFound(resource))
+  const find = (projectId: string, id: string) => Effect.flatMap(repo.findById(projectId, id), Option.match({ onNone: gone, onSome: Effect.succeed }))
+  return {
+    find,
+    /** Writes the edited record; 404 when it went meanwhile. */
+    save: (next: R) => Effect.flatMap(repo.update(next), Option.match({ onNone: gone, onSome: Effect.succeed })),
+    list: (principal: Principal, filter: F, window: ListWindow) => repo.list(principal.project.id, filter, window),
+    get: (principal: Principal, id: string) => find(principal.project.id, id),
+    /** `revoked` at once and for good; revoking a revoked embed changes nothing. */
+    revoke: (principal: Principal, id: string) =>
+      Effect.gen(function*() {
+        const current = yield* find(principal.project.id, id)
+        if (current.status === "revoked") return
+        yield* repo.update({ ...current, status: "revoked", updated_at: yield* nowIso })
+      })
+  }
+}
+
+/**
+ * Opens a token: the embed it names when it carries `prefix`, is active and unexpired and its project is enabled;
+ * `None` otherwise (the caller answers its own 401). Records the use through `touch`.
+ */
+export const openEmbed = <R extends EmbedAccessFields>(
+  token: string,
+  prefix: string,
+  store: {
+    readonly findByTokenHash: (hash: string) => Effect.Effect<Option.Option<R>>
+    readonly touch: (id: string, at: string) => Effect.Effect<void>
+  }
+): Effect.Effect<Option.Option<{ readonly embed: R; readonly project: Project }>, never, ProjectsRepo> => Effect.gen(function*() {
+  if (!token.startsWith(`${prefix}_`)) return Option.none()
+  const found = yield* store.findByTokenHash(yield* hashKey(token))
+  if (Option.isNone(found) || found.value.status !== "active") return Option.none()
+  const embed = found.value
+  const nowMs = yield* Clock.currentTimeMillis
+  if (embed.expires_at !== null && Date.parse(embed.expires_at) <= nowMs) return Option.none()
+  const project = yield* (yield* ProjectsRepo).findById(embed.project_id)
+  if (Option.isNone(project) || project.value.disabled) return Option.none()
+  if (embed.last_used_at === null || Date.parse(embed.last_used_at) + LAST_USED_RESOLUTION_MS <= nowMs) {
+    yield* store.touch(embed.id, new Date(nowMs).toISOString())
+  }
+  return Option.some({ embed, project: project.value })
+}).pipe(Effect.withSpan("openEmbed"))
