@@ -186,7 +186,11 @@ export class InboundRouting extends Context.Service<InboundRouting, {
               return yield* new OwnerMoved({ executionId: o.id, msgConfigId: config.id, contactId })
             }
             yield* done("completed")
-            return Effect.andThen(applyReadMode(workflow, config, batch), resumed.record.status === "running" ? engine.kick(o.id, { leased: resumed.record.wait === null, committed: true }) : Effect.void)
+            // The run first (its slice forks), then read mode's network call.
+            return Effect.andThen(
+              resumed.record.status === "running" ? engine.kick(o.id, { leased: resumed.record.wait === null, committed: true }) : Effect.void,
+              applyReadMode(workflow, config, batch)
+            )
           }
           // Running (or waiting on something else): the batch waits for the run's next wait point.
           if (stored.length > 0) yield* inputs.queue(stored)
@@ -223,7 +227,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
           onNone: () => Effect.void,
           onSome: (e) => e.status === "running" ? engine.kick(e.id, { leased: true, committed: true }) : Effect.void
         })
-        return Effect.andThen(applyReadMode(Option.some(started.value.workflow), config, batch), kick)
+        return Effect.andThen(kick, applyReadMode(Option.some(started.value.workflow), config, batch))
       })
 
       /**
