@@ -7,8 +7,8 @@ import { Effect } from "effect"
 import { emptyDatabase } from "../../store-pg/test/pg.ts"
 import { runInboundCrash } from "./inbound.crash.support.ts"
 
-const kills = Number(process.env.PARLEY_CHAOS_KILLS ?? 8)
-const contacts = Number(process.env.PARLEY_CHAOS_CONTACTS ?? 24)
+const kills = Number(process.env.PARLEY_CHAOS_KILLS ?? 6)
+const contacts = Number(process.env.PARLEY_CHAOS_CONTACTS ?? 16)
 const seed = process.env.PARLEY_CHAOS_SEED === undefined ? undefined : Number(process.env.PARLEY_CHAOS_SEED)
 
 describe("inbound messages across SIGKILLs of the host (postgres)", () => {
@@ -26,5 +26,5 @@ describe("inbound messages across SIGKILLs of the host (postgres)", () => {
       assert.strictEqual(report.duplicates, 0, "no answer delivered twice")
       assert.strictEqual(report.stuck, 0, "no run left unfinished")
       assert.strictEqual(report.wrong, 0, "every contact's run took both messages and ended")
-    }).pipe(Effect.scoped), Math.max(180_000, kills * 10_000))
+    }).pipe(Effect.scoped), Math.max(300_000, kills * 30_000))
 })
