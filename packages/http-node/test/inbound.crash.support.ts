@@ -15,7 +15,7 @@ import { createHmac } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { freePort, hostLives, sleep } from "./process.support.ts"
+import { freePort, hostLives, random, sleep } from "./process.support.ts"
 
 const ROOT = Path.resolve(import.meta.dirname, "../../..")
 const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
@@ -49,13 +49,6 @@ export interface InboundCrashReport {
   readonly logFile: string
 }
 
-/** Mulberry32, as the engine's crash test. */
-const random = (seed: number) => () => {
-  seed = (seed + 0x6D2B79F5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 const node = (id: string, node_type: string, config: Record<string, unknown> = {}) => ({ id, position: { x: 0, y: 0 }, data: { node_type, config } })
 const edge = (source: string, target: string) => ({ source, target })
