@@ -1,24 +1,35 @@
 /**
  * Authenticated `GET /platform/v1/workflows/<id>` through Parley (Postgres
  * storage, real HTTP) against a bare `node:http` server answering the same
- * JSON bytes, measured in the same run with the same load generator.
+ * JSON bytes, measured in the same run with the same load generator. Beside the rates, the CPU each answer took:
+ * this process's (the host, or the bare server; the load generator's thread left out) and PostgreSQL's server
+ * processes' — steadier than req/s on a shared machine, and what bounds the ratio.
  */
 import { Effect } from "effect"
 import * as Http from "node:http"
+import { processTreeCpuMicros } from "./cpu.ts"
 import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
+
+/** CPU per request in ms: the serving process's, and PostgreSQL's (undefined without `/proc`). */
+export interface RequestCpu {
+  readonly host: number
+  readonly postgres: number | undefined
+}
 
 export interface HttpBenchResult {
   readonly parley: LoadResult
   readonly bare: LoadResult
   readonly ratio: number
+  readonly parleyCpu: RequestCpu
+  readonly bareCpu: RequestCpu
 }
 
 const KEY = "pk_bench_0123456789abcdef0123456789"
 
 export const benchHttp = (options: { readonly durationMs: number; readonly connections: number }) =>
   Effect.gen(function*() {
-    const { url, context } = yield* startBenchHost(KEY)
+    const { url, postgresPid } = yield* startBenchHost(KEY)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const created = yield* Effect.promise(() =>
       fetch(`${url}/platform/v1/workflows`, { method: "POST", headers, body: JSON.stringify({ workflow: { name: "Bench" } }) })
@@ -39,9 +50,39 @@ export const benchHttp = (options: { readonly durationMs: number; readonly conne
     const bareUrl = `http://127.0.0.1:${address.port}/platform/v1/workflows/${created.data.id}`
 
     const run = (u: string) => Effect.promise(() => load({ url: u, headers: { "x-api-key": KEY }, ...options }))
+    const measured = (u: string) =>
+      Effect.gen(function*() {
+        const postgresBefore = processTreeCpuMicros(postgresPid)
+        const hostBefore = process.cpuUsage()
+        const result = yield* run(u)
+        const used = process.cpuUsage(hostBefore)
+        const postgresAfter = processTreeCpuMicros(postgresPid)
+        const perRequest = (micros: number) => micros / 1000 / result.requests
+        const cpu: RequestCpu = {
+          host: perRequest(used.user + used.system - result.generatorCpuMicros),
+          postgres: postgresBefore === undefined || postgresAfter === undefined ? undefined : perRequest(postgresAfter - postgresBefore)
+        }
+        return [result, cpu] as const
+      })
     // Warm both up (JIT, connection pools) before measuring.
     yield* run(target).pipe(Effect.andThen(run(bareUrl)))
-    const parley = yield* run(target)
-    const bareResult = yield* run(bareUrl)
-    return { parley, bare: bareResult, ratio: parley.rps / bareResult.rps } satisfies HttpBenchResult
+    const [parley, parleyCpu] = yield* measured(target)
+    const [bareResult, bareCpu] = yield* measured(bareUrl)
+    return { parley, bare: bareResult, ratio: parley.rps / bareResult.rps, parleyCpu, bareCpu } satisfies HttpBenchResult
   }).pipe(Effect.scoped)
+
+const cpuText = (cpu: RequestCpu) =>
+  `host ${cpu.host.toFixed(3)} ms` + (cpu.postgres === undefined ? "" : `, PostgreSQL ${cpu.postgres.toFixed(3)} ms`)
+
+export const formatHttpBench = (r: HttpBenchResult): string => {
+  const row = (name: string, x: LoadResult) =>
+    `  ${name.padEnd(34)} ${x.rps.toFixed(0).padStart(7)} req/s   p50 ${x.p50Ms.toFixed(2)} ms   p99 ${x.p99Ms.toFixed(2)} ms   errors ${x.errors}`
+  return [
+    "Authenticated GET /platform/v1/workflows/<id> (Postgres storage)",
+    row("Parley", r.parley),
+    row("bare node:http, same JSON", r.bare),
+    `  ratio Parley / bare: ${r.ratio.toFixed(2)} (target >= 0.5)`,
+    `  CPU per request: Parley ${cpuText(r.parleyCpu)}; bare ${cpuText(r.bareCpu)}`,
+    ""
+  ].join("\n")
+}

@@ -37,7 +37,7 @@ const summary = (samples: Array<number>) => {
   return { p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99), maxMs: samples.at(-1) ?? 0 }
 }
 
-const freePort = Effect.promise(() =>
+export const freePort = Effect.promise(() =>
   new Promise<number>((resolve) => {
     const server = createNetServer()
     server.listen(0, "127.0.0.1", () => {
@@ -48,7 +48,7 @@ const freePort = Effect.promise(() =>
 )
 
 /** A signed `messages` change with `updates` inbound text messages, each from its own contact. */
-const payloadOf = (n: number, updates: number, phoneNumberId: string, businessAccountId: string) => ({
+export const payloadOf = (n: number, updates: number, phoneNumberId: string, businessAccountId: string) => ({
   object: "whatsapp_business_account",
   entry: [{
     id: businessAccountId,

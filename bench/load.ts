@@ -14,6 +14,8 @@ export interface LoadOptions {
   readonly body?: string | undefined
   /** Bodies taken in turn (request n sends bodies[n % length]); overrides `body`. */
   readonly bodies?: ReadonlyArray<string> | undefined
+  /** Headers of each body, beside `headers` (a signature over it): request n adds bodyHeaders[n % length]. */
+  readonly bodyHeaders?: ReadonlyArray<Record<string, string>> | undefined
   /** URLs taken in turn (request n goes to urls[n]); overrides `url`. */
   readonly urls?: ReadonlyArray<string> | undefined
   /** Stop after this many requests (or at `durationMs`, whichever comes first). */
@@ -49,11 +51,15 @@ const run = async (options: LoadOptions): Promise<LoadResult> => {
   const deadline = start + options.durationMs
   const one = () =>
     new Promise<void>((resolve) => {
-      const body = options.bodies === undefined ? options.body : options.bodies[sent++ % options.bodies.length]
+      const n = sent++
+      const body = options.bodies === undefined ? options.body : options.bodies[n % options.bodies.length]
+      const headers = options.bodyHeaders === undefined
+        ? options.headers
+        : { ...options.headers, ...options.bodyHeaders[n % options.bodyHeaders.length] }
       const url = options.urls === undefined ? options.url : options.urls[issued % options.urls.length]!
       issued++
       const t0 = performance.now()
-      const req = Http.request(url, { agent, headers: options.headers, method: options.method ?? "GET" }, (res) => {
+      const req = Http.request(url, { agent, headers, method: options.method ?? "GET" }, (res) => {
         res.resume()
         res.on("end", () => {
           if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) errors++

@@ -4,7 +4,8 @@
  * not to one sharing its thread. Serves the network's HTTP face on a loopback
  * port with the default simulated number registered, and reports `{ port }`.
  * Then, on the parent's messages: `{ sink }` posts its webhooks there (signed
- * with the app secret given as its argument; `null`: nowhere), `{ lift }` lifts the number's throughput and pair-rate
+ * with the app secret given as its argument; several addresses: each webhook to the next in turn, as a load
+ * balancer in front of several hosts; `null`: nowhere), `{ lift }` lifts the number's throughput and pair-rate
  * limits, `{ inbound }` makes each contact write first (their windows open),
  * `{ update }` changes a number's facts, `{ approve }` approves a template;
  * each is answered `{ done }`.
@@ -21,7 +22,7 @@ import * as SimulatorServer from "../packages/http-node/src/simulators/Simulator
 const appSecret = process.argv[2] ?? "bench-network-app-secret"
 
 type Command =
-  | { readonly sink: string | null }
+  | { readonly sink: string | ReadonlyArray<string> | null }
   | { readonly lift: string }
   | { readonly inbound: { readonly phoneNumberId: string; readonly contacts: ReadonlyArray<string> } }
   | { readonly update: { readonly phoneNumberId: string; readonly patch: SimulatorNumberPatch } }
@@ -34,11 +35,10 @@ const program = Effect.gen(function*() {
   const run = (command: Command) =>
     Effect.gen(function*() {
       if ("sink" in command) {
-        yield* simulator.setSink(
-          command.sink === null
-            ? undefined
-            : yield* Simulator.httpWebhookSink(command.sink).pipe(Effect.provideService(HttpClient.HttpClient, http))
-        )
+        const urls = command.sink === null ? [] : typeof command.sink === "string" ? [command.sink] : command.sink
+        const sinks = yield* Effect.forEach(urls, (url) => Simulator.httpWebhookSink(url).pipe(Effect.provideService(HttpClient.HttpClient, http)))
+        let next = 0
+        yield* simulator.setSink(sinks.length === 0 ? undefined : (body, signature) => sinks[next++ % sinks.length]!(body, signature))
       }
       if ("lift" in command) {
         yield* simulator.updateNumber(command.lift, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })

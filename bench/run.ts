@@ -5,7 +5,7 @@
 import { Effect, References } from "effect"
 import { benchAgent, formatAgentBench } from "./agent.ts"
 import { benchExecutions, formatExecutionsBench } from "./executions.ts"
-import { benchHttp } from "./http.ts"
+import { benchHttp, formatHttpBench } from "./http.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
 import { benchFunctionsHttp, formatFunctionsHttpBench } from "./functionsHttp.ts"
 import { benchIngestion, formatIngestionBench } from "./ingestion.ts"
@@ -14,10 +14,14 @@ import { benchWebhooks, formatWebhooksBench } from "./webhooks.ts"
 import { benchLogSearch, formatLogSearchBench } from "./logsearch.ts"
 
 import { benchBroadcastApart, formatBroadcastBench } from "./broadcast.ts"
+import { benchEnvelope, envelopeOptionsFromEnv, formatEnvelope } from "./envelope.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-/** `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions, agent, logsearch, broadcast) runs only those. */
-const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim()).filter((name) => name !== "")
+/**
+ * `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions,
+ * agent, logsearch, broadcast, envelope) or `npm run bench -- executions envelope` runs only those.
+ */
+const only = (process.env.BENCH_ONLY?.split(",") ?? process.argv.slice(2)).map((name) => name.trim()).filter((name) => name !== "")
 const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
 // The webhook receiver is on loopback: the operator's switch for private webhook URLs. Set before the first host
 // starts, as the environment is read once per process.
@@ -28,13 +32,7 @@ const program = Effect.gen(function*() {
   const youngGeneration = process.execArgv.find((flag) => flag.startsWith("--max-semi-space-size")) ?? "V8's default young generation"
   console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread; ${youngGeneration})\n`)
   if (runs("http")) {
-    const http = yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })
-    const row = (name: string, r: typeof http.parley) =>
-      `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2)} ms   p99 ${r.p99Ms.toFixed(2)} ms   errors ${r.errors}`
-    console.log("Authenticated GET /platform/v1/workflows/<id> (Postgres storage)")
-    console.log(row("Parley", http.parley))
-    console.log(row("bare node:http, same JSON", http.bare))
-    console.log(`  ratio Parley / bare: ${http.ratio.toFixed(2)} (target >= 0.5)\n`)
+    console.log(formatHttpBench(yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })))
   }
   if (runs("jobqueue")) {
     console.log(formatJobQueueBench(yield* benchJobQueue()))
@@ -59,6 +57,10 @@ const program = Effect.gen(function*() {
     const recipients = Number(process.env.BENCH_BROADCAST_RECIPIENTS ?? 100_000)
     console.log(formatBroadcastBench(yield* benchBroadcastApart({ recipients, network: "in-process" })))
     console.log(formatBroadcastBench(yield* benchBroadcastApart({ recipients, network: "remote" })))
+  }
+  // The scale envelope (docs/scale.md): host processes of their own, so last and never by default.
+  if (only.includes("envelope")) {
+    for (const options of envelopeOptionsFromEnv()) console.log(formatEnvelope(yield* benchEnvelope(options)))
   }
 })
 

@@ -27,11 +27,14 @@ import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
 import { ApiLogsApi } from "./logs/ApiLogsApi.ts"
 import { LogSearchApi } from "./logs/LogSearchApi.ts"
 import { LegacyBroadcastsApi, MsgBroadcastsApi } from "./broadcasts/BroadcastsApi.ts"
+import { GuardrailsApi } from "./guardrails/GuardrailsApi.ts"
+import { WorkflowLifecycleApi } from "./executions/lifecycle/LifecycleApi.ts"
 
 export class ParleyApi extends HttpApi.make("parley")
   .add(WorkflowsApi)
   .add(TriggersApi)
   .add(FlowsApi)
+  .add(WorkflowLifecycleApi)
   .add(ExecutionsApi)
   .add(FlowExecutionsApi)
   .add(EventsApi)
@@ -62,6 +65,7 @@ export class ParleyApi extends HttpApi.make("parley")
   .add(MsgMediaApi)
   .add(MsgBroadcastsApi)
   .add(LegacyBroadcastsApi)
+  .add(GuardrailsApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Parley",

@@ -41,6 +41,10 @@ import { ExecutionEngine } from "./executions/Engine.ts"
 import { Executions } from "./executions/Executions.ts"
 import { layerExecutionsWorkers } from "./executions/ExecutionsJobs.ts"
 import { Launcher } from "./executions/Launcher.ts"
+import { WorkflowRevisions } from "./executions/lifecycle/Revisions.ts"
+import { ActiveRollouts, Rollouts } from "./executions/lifecycle/Rollouts.ts"
+import { RunMigrations } from "./executions/lifecycle/RunMigration.ts"
+import { Experiments } from "./executions/lifecycle/Experiments.ts"
 import { EventTriggers } from "./executions/EventTriggers.ts"
 import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
@@ -65,6 +69,11 @@ import { layerRecordedDeliveries } from "./webhooks/DeliveryLogEntries.ts"
 import { layerLogsWorkers } from "./logs/LogsJobs.ts"
 import { Broadcasts } from "./broadcasts/Broadcasts.ts"
 import { BroadcastSender, layerBroadcastsWorkers } from "./broadcasts/Sender.ts"
+import { Guardrails } from "./guardrails/Guardrails.ts"
+import { layerGuardrailsInterest, layerGuardrailsWorkers } from "./guardrails/GuardrailsJobs.ts"
+import { OptOuts } from "./guardrails/OptOuts.ts"
+import { SendPolicy } from "./guardrails/SendPolicy.ts"
+import { layerOptOutNotices, layerSendFacts } from "./messaging/GuardrailPorts.ts"
 
 const References = layerDefinitionReferences
 
@@ -85,7 +94,13 @@ const layerNumberDependents = Layer.effect(
  * Messaging's services (`messaging/Services.ts`) with what goes with a disconnected number answered by workflows and
  * webhooks. Over the network of the host's choice (`MessagingNetwork`, `UpstreamSettings`: `@parley/core/simulators`).
  */
-export const layerMessagingServices = messagingServices.pipe(Layer.provide(layerNumberDependents))
+export const layerMessagingServices = messagingServices.pipe(
+  Layer.provide(layerNumberDependents),
+  // Every send passes the guardrails' check, every inbound message their keywords; messaging answers their facts.
+  Layer.provideMerge(
+    Layer.mergeAll(SendPolicy.layer, Guardrails.layer).pipe(Layer.provideMerge(OptOuts.layer), Layer.provide(layerSendFacts))
+  )
+)
 
 export const layerServices = Layer.mergeAll(
   Projects.layer,
@@ -105,6 +120,8 @@ export const layerServices = Layer.mergeAll(
   WorkflowEmbeds.layer,
   ContactErasures.layer,
   VoiceAgents.layer,
+  // Confirmations of opt-outs are sent by a subscriber every appending process must know of.
+  layerGuardrailsInterest,
   // Broadcasts send through messaging's one path (`Outbound`).
   Layer.mergeAll(Broadcasts.layer, BroadcastSender.layer).pipe(Layer.provide(layerMessagingServices))
 ).pipe(
@@ -172,10 +189,16 @@ export const layerExecutionServices = Layer.mergeAll(
   layerInboundRouter.pipe(Layer.provideMerge(InboundRouting.layer), Layer.provideMerge(Observers.layer), Layer.provide(layerRoutedMessages)),
   EventTriggers.layer,
   ConversationClosing.layer,
-  layerExecutionsInterest
+  layerExecutionsInterest,
+  // A workflow's revisions, rollout, run migrations and experiments (issue 32 §3, §4).
+  WorkflowRevisions.layer,
+  Rollouts.layer,
+  RunMigrations.layer,
+  Experiments.layer
 ).pipe(
   Layer.provideMerge(ActiveTriggers.layer),
   Layer.provideMerge(Launcher.layer),
+  Layer.provideMerge(ActiveRollouts.layer),
   Layer.provideMerge(ExecutionEngine.layer),
   Layer.provideMerge(McpServers.layerFetch)
 )
@@ -205,6 +228,7 @@ export const layerWorkers = Layer.mergeAll(
   layerContactErasureWorkers,
   layerLogsWorkers,
   layerBroadcastsWorkers,
+  layerGuardrailsWorkers.pipe(Layer.provide(layerOptOutNotices)),
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

@@ -257,7 +257,7 @@ export const layerBroadcastsRepo = Layer.effect(
       }, Effect.orDie),
       counts: Effect.fnUntraced(function*(projectId: string, broadcastId: string) {
         if (Option.isNone(yield* owned(projectId, broadcastId))) {
-          return { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0 } satisfies BroadcastCounts
+          return { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0, held: 0 } satisfies BroadcastCounts
         }
         // The view's rules without its report times: one join, one index probe per sent recipient for a reply.
         const rows = yield* sql<BroadcastCounts>`
@@ -271,7 +271,8 @@ export const layerBroadcastsRepo = Layer.effect(
               WHERE i.conversation_id = m.conversation_id AND i.direction = 'inbound'
                 AND i.created_at > r.sent_at AND i.created_at <= r.sent_at + interval '24 hours'
             ))::int AS responded,
-            count(*) FILTER (WHERE r.status = 'pending' AND m.id IS NULL)::int AS pending
+            count(*) FILTER (WHERE r.status = 'pending' AND m.id IS NULL)::int AS pending,
+            count(*) FILTER (WHERE r.status = 'pending' AND m.id IS NULL AND r.held_until IS NOT NULL)::int AS held
           FROM msg_broadcast_recipients r
           LEFT JOIN msg_messages m ON m.id = r.message_id AND ${sendMade}
           WHERE r.broadcast_id = ${broadcastId}`
@@ -304,8 +305,8 @@ export const layerBroadcastsRepo = Layer.effect(
         if (retries.length === 0) return
         yield* sql`
           UPDATE msg_broadcast_recipients t SET message_id = o.message_id, attempts = o.attempts, retry_at = o.retry_at,
-            attempted_at = o.attempted_at
-          FROM ${jsonRows(sql, retries)} AS o(id text, message_id text, attempts integer, retry_at timestamptz, attempted_at timestamptz)
+            attempted_at = o.attempted_at, held_until = o.held_until
+          FROM ${jsonRows(sql, retries)} AS o(id text, message_id text, attempts integer, retry_at timestamptz, attempted_at timestamptz, held_until timestamptz)
           WHERE t.id = o.id AND t.broadcast_id = ${broadcastId} AND t.status = 'pending'`
       }, Effect.orDie),
       settle: Effect.fnUntraced(function*(broadcastId: string, outcomes: ReadonlyArray<RecipientOutcome>) {

@@ -11,16 +11,18 @@ import {
   ExecutionInputsRepo,
   type ExecutionRecord,
   ExecutionsRepo,
+  ExecutionStatus,
   type ListWindow,
   type StepEventFilter,
   type StepEventRecord,
   StepEventsRepo,
+  WaitingReason,
   type WorkflowRevision
 } from "@parley/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { deferred } from "./Transactor.ts"
-import { iso, isoOrNull, jsonb, jsonRows, listNewestFirst } from "./Rows.ts"
+import { decodeRows, iso, isoOrNull, IsoFromDate, jsonb, jsonRows, listNewestFirst } from "./Rows.ts"
 
 interface ExecutionRow {
   readonly id: string
@@ -56,6 +58,14 @@ interface ExecutionRow {
   readonly lease_until: Date | null
   readonly dedupe_key: string | null
 }
+
+const LiveCountRow = Schema.Struct({
+  status: ExecutionStatus,
+  waiting_reason: Schema.NullOr(WaitingReason),
+  count: Schema.Int,
+  oldest_event_at: IsoFromDate
+})
+const toLiveCounts = decodeRows(LiveCountRow)
 
 interface RevisionRow {
   readonly id: string
@@ -297,6 +307,15 @@ export const layerExecutionsRepo = Layer.effect(
           LIMIT ${limit}`
         return rows.map(toExecution)
       }, Effect.orDie),
+
+      // Over the live runs' partial index (migration 0031).
+      liveCounts: Effect.flatMap(
+        sql`
+          SELECT status, waiting_reason, count(*)::int AS count, min(last_event_at) AS oldest_event_at FROM workflow_executions
+          WHERE status IN ('running', 'waiting', 'handoff')
+          GROUP BY status, waiting_reason`,
+        toLiveCounts
+      ).pipe(Effect.orDie),
 
       listLive: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
         const rows = yield* sql<ExecutionRow>`

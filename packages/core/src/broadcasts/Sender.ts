@@ -43,6 +43,7 @@ import { MessagingNetwork } from "../network/MessagingNetwork.ts"
 import { Ids } from "../shared/Ids.ts"
 import { type BroadcastRecord, type RecipientRecord, recipientMessageId, recipientSendKey, type StopReason } from "./Broadcast.ts"
 import { SEND_QUEUE, SendJob } from "./Broadcasts.ts"
+import { observeBatch } from "./BroadcastTelemetry.ts"
 
 export interface BroadcastSettingsShape {
   /** How long a sender's hold on a broadcast lasts without renewal. */
@@ -264,6 +265,12 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             return done("failed", { message: `The media ${outcome.mediaId} belongs to another business account`, code: "account_mismatch" })
           case "OutsideWindow":
             return done("failed", { message: "Re-engagement message: the 24-hour window is closed", code: "131047" })
+          case "Withheld": {
+            // Guardrails: quiet hours hold the recipient until they end; an opt-out or a frequency cap suppresses it.
+            const { message, reason, until } = outcome.withheld
+            if (until === null) return done("suppressed", { message, code: reason })
+            return { _tag: "Later", retry: { ...again(r.attempts + 1, Date.parse(until)), held_until: until } } satisfies Attempt
+          }
         }
       })
 
@@ -351,8 +358,11 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
           )
           const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: IN_FLIGHT })
           yield* Fiber.interrupt(watch)
-          yield* repo.settle(id, results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : [])))
-          yield* repo.postpone(id, results.flatMap((a) => (a._tag === "Later" || a._tag === "Stop" ? [a.retry] : [])))
+          const settled = results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : []))
+          const retries = results.flatMap((a) => (a._tag === "Later" || a._tag === "Stop" ? [a.retry] : []))
+          yield* repo.settle(id, settled)
+          yield* repo.postpone(id, retries)
+          yield* observeBatch(settled, retries.length)
           const stopped = results.find((a): a is Extract<Attempt, { _tag: "Stop" }> => a._tag === "Stop")
           if (stopped !== undefined) {
             yield* stop(b, stopped.reason)

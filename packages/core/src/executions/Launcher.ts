@@ -22,6 +22,7 @@ import { Ids } from "../shared/Ids.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import type { ExecutionRecord } from "./Execution.ts"
 import { routeLock } from "./Inputs.ts"
+import { ActiveRollouts } from "./lifecycle/Rollouts.ts"
 import { type Launch, newExecution } from "./NewExecution.ts"
 import * as T from "./Transitions.ts"
 
@@ -46,6 +47,7 @@ export class Launcher extends Context.Service<Launcher, {
       const workflows = yield* WorkflowsRepo
       const repo = yield* ExecutionsRepo
       const locks = yield* MessagingLocks
+      const rollouts = yield* ActiveRollouts
 
       /** The run a pair's owner belongs to: a `call` child's outermost parent (ending it ends the child too). */
       const rootOf = (e: ExecutionRecord, depth = 0): Effect.Effect<ExecutionRecord> =>
@@ -77,7 +79,11 @@ export class Launcher extends Context.Service<Launcher, {
         const id = yield* ids.uuid
         const trackingId = yield* ids.uuid
         return yield* tx.withTransaction(Effect.gen(function*() {
-          const revision = yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition)
+          // A staged rollout may start this contact on another (stored) revision (issue 32 §3).
+          const staged = yield* rollouts.staged(l.workflow, l.contact?.id ?? null)
+          const revision = Option.isSome(staged)
+            ? staged.value
+            : yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition)
           const g = yield* engine.graph(revision)
           const { events, record } = newExecution(l, { id, trackingId }, now, revision, g)
           const blocked = yield* claimPair(l, now)

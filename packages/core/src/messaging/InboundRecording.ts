@@ -10,6 +10,7 @@ import { Clock, Effect, Option } from "effect"
 import { InboundRouter } from "./InboundRouter.ts"
 import { MessagingNetwork, type NetworkAccess, type NetworkAnswer, type NetworkError } from "../network/MessagingNetwork.ts"
 import type { SuccessAnswer } from "../network/NetworkObjects.ts"
+import { keywordText, OptOuts } from "../guardrails/OptOuts.ts"
 import { createHash } from "node:crypto"
 import { PublicUrl } from "../shared/PublicUrl.ts"
 import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLocks } from "./MessagingRepo.ts"
@@ -51,6 +52,7 @@ import {
   renditionFields,
   statusTexts
 } from "./Recording.ts"
+import { observeRecording } from "./MessagingTelemetry.ts"
 
 /** A file fetched from the network for an inbound message, to keep with it. */
 export interface FetchedMedia {
@@ -149,6 +151,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   const routers = yield* InboundRouter
   const network = yield* MessagingNetwork
   const { arm, conversationsById, domainEvent, statusEvents } = recording
+  const optOuts = yield* OptOuts
 
   /** Finds the contact by phone number, then by business-scoped id; fills what it learnt; creates it otherwise. */
   const resolveContact = (projectId: string, who: Identity, now: string) =>
@@ -277,6 +280,12 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
           : { id: stored.id, filename: stored.filename, content_type: stored.content_type, byte_size: stored.byte_size }
       }
       if (!(yield* messages.insert(message))) return { _tag: "Duplicate" } as InboundOutcome
+      // An opt-out or resubscribe keyword (guardrails) is recorded with the message that says it.
+      const keyword = keywordText(type, message.content)
+      const recipientKey = contact.wa_id ?? contact.business_scoped_user_id
+      if (keyword !== undefined && recipientKey !== null) {
+        yield* optOuts.onInbound({ projectId: config.project_id, msgConfigId: config.id }, recipientKey, keyword)
+      }
       const counted = countMessage(conversation, message, contact, activeAt, now)
       yield* conversations.update(counted)
       yield* domainEvent(
@@ -381,5 +390,5 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     return answer
   })
 
-  return { recordInbound, recordInboundAll, applyStatuses, markRead } satisfies InboundRecording
+  return observeRecording({ recordInbound, recordInboundAll, applyStatuses, markRead })
 })

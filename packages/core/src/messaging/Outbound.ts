@@ -21,6 +21,9 @@ import { Messaging } from "./Messaging.ts"
 import { acceptedMessageId, type NetworkErrorDetail } from "../network/NetworkObjects.ts"
 import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.ts"
 import { envelopeTexts } from "./Recording.ts"
+import { observeSend } from "./MessagingTelemetry.ts"
+import { SendPolicy, sendRequest } from "../guardrails/SendPolicy.ts"
+import type { Withheld } from "../guardrails/Guardrail.ts"
 
 type Json = Record<string, unknown>
 
@@ -49,6 +52,8 @@ export type OutboundOutcome =
   | { readonly _tag: "AccountMismatch"; readonly mediaId: string }
   /** The network could not be reached or answered outside its format; the recorded message, if any, is `failed`. */
   | { readonly _tag: "Unavailable"; readonly failure: NetworkUnavailable }
+  /** The guardrails held it back (opt-out, quiet hours, frequency cap: `guardrails/SendPolicy.ts`): nothing recorded, nothing sent. */
+  | { readonly _tag: "Withheld"; readonly withheld: Withheld }
 
 export interface OutboundOptions {
   /** Where the message comes from: `api` for the proxy. */
@@ -64,6 +69,8 @@ export interface OutboundOptions {
   readonly version?: string | undefined
   /** Who sent it, kept as `ext.sent_by` (an embedded inbox's user or embed, decisions 2.17). */
   readonly sentBy?: SentBy | undefined
+  /** An opt-out's own confirmation: the guardrails do not hold it back. */
+  readonly confirmsOptOut?: boolean | undefined
 }
 
 /** The 24-hour customer-service window (decisions 7.5). */
@@ -121,6 +128,7 @@ export class Outbound extends Context.Service<Outbound, {
       const media = yield* MediaRepo
       const messaging = yield* Messaging
       const network = yield* MessagingNetwork
+      const policy = yield* SendPolicy
 
       // One permit per (number, recipient): a send waits for the one in flight (decisions 4.10).
       const lanes = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
@@ -186,6 +194,9 @@ export class Outbound extends Context.Service<Outbound, {
         recipient: { readonly waId: string | undefined; readonly userId: string | undefined }
       ) {
         const type = envelopeTexts(envelope).type ?? "text"
+        const guarded = sendRequest(config, envelope, options, recipient)
+        const withheld = options.confirmsOptOut === true ? Option.none() : yield* policy.check(guarded)
+        if (Option.isSome(withheld)) return { _tag: "Withheld", withheld: withheld.value } satisfies OutboundOutcome
         if ((recipient.waId !== undefined || recipient.userId !== undefined) && type !== "template") {
           if (!(yield* windowOpen(config, recipient))) return { _tag: "OutsideWindow" } satisfies OutboundOutcome
         }
@@ -219,6 +230,7 @@ export class Outbound extends Context.Service<Outbound, {
           return { _tag: "Accepted", message, networkId, answer: { status, contentType, body: bytes } } satisfies OutboundOutcome
         }
         const refused = outcome.failure
+        if (refused._tag === "NetworkRefused") yield* policy.refused(guarded, refused.error.code)
         if (Option.isSome(recorded)) {
           const error: Json = refused._tag === "NetworkRefused"
             ? { ...refused.error }
@@ -241,7 +253,9 @@ export class Outbound extends Context.Service<Outbound, {
         const waId = to === undefined ? undefined : phoneDigits(to) || undefined
         const userId = waId === undefined ? recipient : undefined
         const lane = `${config.phone_number_id}:${(to === undefined ? undefined : phoneDigits(to)) || recipient || ""}`
-        return yield* serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
+        const outcome = yield* serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
+        yield* observeSend(config, outcome)
+        return outcome
       })
 
       const settleFromReports = Effect.fn("Outbound.settleFromReports")(

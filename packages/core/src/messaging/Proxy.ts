@@ -27,7 +27,8 @@ import {
   outsideWindow,
   parseJson,
   type ProxyAnswer,
-  unknownObject
+  unknownObject,
+  withheldAnswer
 } from "./ProxyAnswers.ts"
 import { envelopeTexts } from "./Recording.ts"
 import { makeProxyMedia, type ProxyMedia } from "./ProxyMedia.ts"
@@ -46,6 +47,8 @@ const answerOf = (outcome: OutboundOutcome): Effect.Effect<ProxyAnswer> => {
       return Effect.succeed(outsideWindow())
     case "AccountMismatch":
       return Effect.succeed(accountMismatch(outcome.mediaId))
+    case "Withheld":
+      return Effect.succeed(withheldAnswer(outcome.withheld))
     case "Unavailable":
       return orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
   }

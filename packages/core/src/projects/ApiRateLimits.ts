@@ -1,14 +1,17 @@
 /**
  * The API's rate limits per key (decisions 8.1): the general limit, a fixed one-minute window over every
  * authenticated request (Platform API, older surface, proxy, MCP tool calls), and the execution start burst, a
- * one-second window per key and workflow. Counted through `RateLimits`, so hosts sharing a store enforce one limit.
+ * one-second window per key and workflow. Counted through `RateLimits`, so hosts sharing a store enforce one limit,
+ * in shares leased per host (`LeasedCounters`, `leaseSize`): a request writes the store once per share, not per take.
  *
  * A self-hosted project is on the platform plan (1,000 a minute, 30 starts a second); the operator sets other
  * figures host-wide (`ApiRateLimitSettings`, from `PARLEY_RATE_LIMIT_PER_MINUTE` and
  * `PARLEY_START_BURST_PER_SECOND` under `npm start`).
  */
-import { Clock, Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer } from "effect"
 import { RateLimits } from "../ports/RateLimits.ts"
+import * as LeasedCounters from "../shared/LeasedCounters.ts"
+import { countingRefusals } from "./RateLimitTelemetry.ts"
 
 export interface RateLimitFigures {
   /** Requests per key per minute. */
@@ -47,6 +50,12 @@ export interface Admission {
   /** Seconds until the window ends, at least 1. */
   readonly retryAfter: number
 }
+
+/**
+ * The takes a host leases at once under `limit`: a fiftieth of it, 1 to 100. Hosts together never admit past the
+ * limit; a key may be refused while each other host holds up to this many takes unspent (1,000 a minute: 20).
+ */
+export const leaseSize = (limit: number): number => Math.max(1, Math.min(100, Math.floor(limit / 50)))
 
 const admission = (
   taken: { readonly admitted: boolean; readonly count: number },
@@ -95,23 +104,23 @@ export class ApiRateLimits extends Context.Service<ApiRateLimits, {
     ApiRateLimits,
     Effect.gen(function*() {
       const limits = yield* RateLimits
+      const counters = yield* LeasedCounters.make({
+        lease: (key, windowStart, limit, wanted) => limits.lease(key, new Date(windowStart).toISOString(), limit, wanted),
+        leaseSize
+      })
       const take = (key: string, windowMs: number, limit: number) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const start = Math.floor(now / windowMs) * windowMs
-          return admission(yield* limits.take(key, new Date(start).toISOString(), limit), limit, now, windowMs)
-        })
+        Effect.map(counters.take(key, windowMs, limit), (taken) => admission(taken, limit, taken.now, windowMs))
       return ApiRateLimits.of({
-        admitRequest: (apiKeyId) =>
+        admitRequest: countingRefusals("request", (apiKeyId: string) =>
           Effect.gen(function*() {
             const settings = yield* ApiRateLimitSettings
             return yield* take(`api:${apiKeyId}`, 60_000, settings.perMinute)
-          }),
-        admitStart: (apiKeyId, workflowId) =>
+          })),
+        admitStart: countingRefusals("start", (apiKeyId: string, workflowId: string) =>
           Effect.gen(function*() {
             const settings = yield* ApiRateLimitSettings
             return yield* take(`start:${apiKeyId}:${workflowId}`, 1_000, settings.startsPerSecond)
-          })
+          }))
       })
     })
   )

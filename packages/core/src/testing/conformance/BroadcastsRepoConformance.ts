@@ -147,8 +147,8 @@ export const broadcastsRepoConformance = <E>(name: string, storage: Layer.Layer<
         ])
         // A recipient no longer pending keeps its outcome.
         yield* repo.settle(b.id, [{ id: sent.id, status: "failed", at: at(9), error_message: "late", error_details: null }])
-        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 7, sent: 3, failed: 3, delivered: 2, read: 1, responded: 1, pending: 1 })
-        assert.deepStrictEqual(yield* repo.counts((yield* givenProject()).id, b.id), { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0 })
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 7, sent: 3, failed: 3, delivered: 2, read: 1, responded: 1, pending: 1, held: 0 })
+        assert.deepStrictEqual(yield* repo.counts((yield* givenProject()).id, b.id), { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0, held: 0 })
 
         const listed = yield* repo.listRecipients(p.id, b.id, undefined, page)
         const view = (id: string) => listed.items.find((r) => r.id === id)!
@@ -195,7 +195,7 @@ export const broadcastsRepoConformance = <E>(name: string, storage: Layer.Layer<
           yield* messages.insert(makeMessage(conversation, { id: r.message_id, direction: "outbound", origin: "broadcast", created_at: at(0), ...message }))
         }
         // Recorded and sent, or refused, but not settled: the sender is mid-batch.
-        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 4, sent: 1, failed: 0, delivered: 0, read: 0, responded: 0, pending: 3 })
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 4, sent: 1, failed: 0, delivered: 0, read: 0, responded: 0, pending: 3, held: 0 })
         const sentOnes = yield* repo.listRecipients(p.id, b.id, "sent", page)
         assert.deepStrictEqual(sentOnes.items.map((r) => r.id), [accepted.id])
         assert.strictEqual(sentOnes.items[0]!.network_message_id?.startsWith("wamid."), true)
@@ -247,6 +247,11 @@ export const broadcastsRepoConformance = <E>(name: string, storage: Layer.Layer<
           [0, rs[3]!.message_id, null]
         ])
         assert.deepStrictEqual(yield* repo.progress(b.id), { total: 4, pending: 3 })
+        // Held for quiet hours: counted as held while pending; a later retry that is not a hold clears it.
+        yield* repo.postpone(b.id, [{ id: rs[3]!.id, message_id: recipientMessageId(rs[3]!.id, 1), attempts: 1, retry_at: at(9000), attempted_at: null, held_until: at(9000) }])
+        assert.strictEqual((yield* repo.counts(p.id, b.id)).held, 1)
+        yield* repo.postpone(b.id, [{ id: rs[3]!.id, message_id: recipientMessageId(rs[3]!.id, 2), attempts: 2, retry_at: at(9500), attempted_at: null }])
+        assert.strictEqual((yield* repo.counts(p.id, b.id)).held, 0)
       }))
 
     it.effect("lists runnable broadcasts and counts the contacts broadcasts reached", () =>
