@@ -5,7 +5,7 @@
  * and gets the services.
  */
 import { ApiRateLimits } from "./projects/ApiRateLimits.ts"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { Projects } from "./projects/Projects.ts"
 import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
 import { ProviderModels } from "./ai/ProviderModels.ts"
@@ -49,6 +49,11 @@ import { EventTriggers } from "./executions/EventTriggers.ts"
 import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
+import { InboundRouter } from "./messaging/InboundRouter.ts"
+import { RoutedMessages } from "./executions/RoutedMessages.ts"
+import { ContactsRepo, MessagesRepo } from "./messaging/MessagingRepo.ts"
+import { LiveNumbers } from "./messaging/numbers/LiveNumbers.ts"
+import { MessageConfigsRepo } from "./messaging/numbers/MessageConfigsRepo.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
 import { ConversationClosing } from "./executions/ConversationClosing.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
@@ -140,6 +145,37 @@ export const layerServices = Layer.mergeAll(
  */
 export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge(FunctionInvoker.layer))
 
+/** What routing needs of messaging's stored messages, contacts and numbers (executions' port, messaging's storage). */
+const layerRoutedMessages = Layer.effect(
+  RoutedMessages,
+  Effect.gen(function*() {
+    const messages = yield* MessagesRepo
+    const contacts = yield* ContactsRepo
+    const configs = yield* MessageConfigsRepo
+    const liveNumbers = yield* LiveNumbers
+    return RoutedMessages.of({
+      findInbound: (projectId, phoneNumberId, networkId) =>
+        Effect.map(messages.findByNetworkId(phoneNumberId, networkId), Option.filter((m) => m.project_id === projectId && m.direction === "inbound")),
+      settle: messages.settleProcessing,
+      contact: contacts.findById,
+      number: Effect.fnUntraced(function*(projectId, msgConfigId, phoneNumberId) {
+        // As remembered (ingestion read it moments ago); the store when that is another config, or none is known.
+        const live = phoneNumberId === undefined
+          ? Option.none()
+          : Option.filter(yield* liveNumbers.byPhoneNumberId(phoneNumberId), (c) => c.id === msgConfigId && c.project_id === projectId)
+        if (Option.isSome(live)) return live
+        return Option.filter(yield* configs.findById(projectId, msgConfigId), (c) => c.deleted_at === null)
+      })
+    })
+  })
+)
+
+/** Messaging routes what it records through executions' routing, in the recording's transaction. */
+const layerInboundRouter = Layer.effectDiscard(Effect.gen(function*() {
+  const routing = yield* InboundRouting
+  yield* (yield* InboundRouter).register(routing.routeRecorded)
+}))
+
 /**
  * Workflow executions (`Executions`, the `Launcher` that starts them, the
  * `ExecutionEngine` that runs them, and what starts and feeds them: inbound
@@ -150,7 +186,7 @@ export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge
  */
 export const layerExecutionServices = Layer.mergeAll(
   Executions.layer,
-  InboundRouting.layer.pipe(Layer.provideMerge(Observers.layer)),
+  layerInboundRouter.pipe(Layer.provideMerge(InboundRouting.layer), Layer.provideMerge(Observers.layer), Layer.provide(layerRoutedMessages)),
   EventTriggers.layer,
   ConversationClosing.layer,
   layerExecutionsInterest,

@@ -35,6 +35,7 @@ import migration0024 from "./migrations/0024_contact_erasure.ts"
 import migration0025 from "./migrations/0025_hot_foreign_keys.ts"
 import migration0026 from "./migrations/0026_log_search_words.ts"
 import migration0027 from "./migrations/0027_webhook_headers_sealed.ts"
+import migration0028 from "./migrations/0028_inbound_senders.ts"
 import migration0029 from "./migrations/0029_rate_limit_leases.ts"
 import migration0030 from "./migrations/0030_broadcast_counters.ts"
 import migration0031 from "./migrations/0031_executions_live_index.ts"
@@ -111,6 +112,7 @@ export const migrations = Migrator.fromRecord({
   "0025_hot_foreign_keys": migration0025,
   "0026_log_search_words": migration0026,
   "0027_webhook_headers_sealed": migration0027,
+  "0028_inbound_senders": migration0028,
   "0029_rate_limit_leases": migration0029,
   "0030_broadcast_counters": migration0030,
   "0031_executions_live_index": migration0031,

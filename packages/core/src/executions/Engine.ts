@@ -116,6 +116,18 @@ export class ExecutionsSettings extends Context.Reference<ExecutionsSettingsShap
   )
 }
 
+export interface KickOptions {
+  readonly leased: boolean
+  /**
+   * The caller's `write` or `insert` of the run has committed: the slice starts from the record written instead of
+   * reading it back (a round trip per start and resume).
+   */
+  readonly committed?: boolean | undefined
+}
+
+/** Records written by `write`/`insert` a moment ago, kept for the kick that follows their commit (a bound on memory). */
+const WRITTEN_MAX = 10_000
+
 /** What one step writes: the transition, the secrets its events may hold, the child it creates. */
 interface StepResult {
   readonly transition: T.Transition
@@ -151,7 +163,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
    * job for a run `leased` to this host (a start's insert, a resume's `write`): no other host could take it before
    * its lease ends, and the sweep recovers it then.
    */
-  readonly kick: (id: string, options?: { readonly leased: boolean }) => Effect.Effect<void>
+  readonly kick: (id: string, options?: KickOptions) => Effect.Effect<void>
   /** Runs one slice in the calling fiber. */
   readonly runSlice: (id: string) => Effect.Effect<void>
   /** Arms the timer of the record's wait, if it has one. */
@@ -353,9 +365,22 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           return ok
         })
 
+      // The runnable records `write` and `insert` wrote, until the kick after their commit takes them (`KickOptions`).
+      const written = new Map<string, ExecutionRecord>()
+      const remember = (record: ExecutionRecord) => {
+        if (record.status !== "running" || record.lease_owner !== hostId) return
+        if (written.size >= WRITTEN_MAX) written.clear()
+        written.set(record.id, record)
+      }
+
       // A run this host resumes runs here next (its kick, a timer's slice): leased to it already, that slice writes no claim.
       const write = (previous: ExecutionRecord, transition: T.Transition) =>
-        Effect.flatMap(Clock.currentTimeMillis, (ms) => writeWith(previous, previous.status === "running" ? transition : leased(transition, ms), []))
+        Effect.gen(function*() {
+          const next = previous.status === "running" ? transition : leased(transition, yield* Clock.currentTimeMillis)
+          const ok = yield* writeWith(previous, next, [])
+          if (ok) remember(next.record)
+          return ok
+        })
 
       const insert = (record: ExecutionRecord, placed: ReadonlyArray<T.PlacedEvent>) =>
         tx.withTransaction(Effect.gen(function*() {
@@ -364,6 +389,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           if (!(yield* repo.insert(owned))) return false
           yield* Metric.update(ExecutionTelemetry.started({ trigger: record.trigger_type }), 1)
           yield* events.append(yield* stamp(record, placed, []))
+          remember(owned)
           return true
         }))
 
@@ -732,11 +758,12 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       }
 
       // A trace of its own per slice, linked to the span that asked for it (a request, the routing of a message).
-      const slice = (id: string, links: ReadonlyArray<Tracer.SpanLink>) =>
-        Effect.withSpan(sliceOf(id), "ExecutionEngine.runSlice", { root: true, links })
+      // `known`: the record its kick's caller committed (no read back).
+      const slice = (id: string, links: ReadonlyArray<Tracer.SpanLink>, known: ExecutionRecord | undefined) =>
+        Effect.withSpan(sliceOf(id, known), "ExecutionEngine.runSlice", { root: true, links })
 
-      const sliceOf = Effect.fnUntraced(function*(id: string) {
-        const found = yield* repo.get(id)
+      const sliceOf = Effect.fnUntraced(function*(id: string, known: ExecutionRecord | undefined) {
+        const found = known !== undefined ? Option.some(known) : yield* repo.get(id)
         if (Option.isNone(found)) return
         const claimed = yield* claim(found.value)
         if (Option.isNone(claimed)) return
@@ -799,7 +826,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       // its job both land here). A second caller asks the running slice to go round once more and waits for it, so a
       // job completes only once the work it stands for is done.
       const active = new Map<string, { again: boolean; readonly done: Deferred.Deferred<void> }>()
-      const runSlice = (id: string, links: ReadonlyArray<Tracer.SpanLink> = []): Effect.Effect<void> =>
+      const runSlice = (id: string, links: ReadonlyArray<Tracer.SpanLink> = [], known?: ExecutionRecord): Effect.Effect<void> =>
         Effect.suspend(() => {
           const running = active.get(id)
           if (running !== undefined) {
@@ -808,9 +835,12 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           }
           const entry = { again: false, done: Deferred.makeUnsafe<void>() }
           active.set(id, entry)
+          let first = known
           const loop: Effect.Effect<void> = Effect.suspend(() => {
             entry.again = false
-            return Effect.andThen(slice(id, links), Effect.suspend(() => (entry.again ? loop : Effect.void)))
+            const from = first
+            first = undefined
+            return Effect.andThen(slice(id, links, from), Effect.suspend(() => (entry.again ? loop : Effect.void)))
           })
           return loop.pipe(Effect.ensuring(Effect.suspend(() => {
             active.delete(id)
@@ -818,13 +848,19 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           })))
         })
 
-      const kick = (id: string, options?: { readonly leased: boolean }) =>
+      const kick = (id: string, options?: KickOptions) =>
         Effect.gen(function*() {
+          const known = written.get(id)
+          written.delete(id)
           // The slice starts first, the job's round trip beside it. The job is the durability of an unleased run: if
           // this process dies mid-slice, another host runs it.
           const caller = yield* Effect.option(Effect.currentSpan)
           const links = Option.isSome(caller) ? [ExecutionTelemetry.triggerLink(caller.value)] : []
-          forkSlice(runSlice(id, links).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
+          forkSlice(
+            runSlice(id, links, options?.committed === true ? known : undefined).pipe(
+              Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))
+            )
+          )
           if (options?.leased !== true) yield* jobs.enqueue(RUN_QUEUE, { id } satisfies RunJob, { dedupeKey: `run:${id}` })
         })
 
@@ -837,7 +873,11 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const g = yield* graph(record.revision_id)
           const t = yield* now
           const resumed = T.resume(record, g, { value: undefined, reason: "timeout", source: "timeout", kind: "timeout", messageIds: [] }, t.iso)
-          if (yield* write(record, resumed)) yield* runSlice(record.id)
+          if (yield* write(record, resumed)) {
+            const known = written.get(record.id)
+            written.delete(record.id)
+            yield* runSlice(record.id, [], known)
+          }
           return
         }
         if (record.status === "running") yield* runSlice(record.id)
@@ -845,7 +885,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
 
       const idle: Effect.Effect<void> = FiberSet.awaitEmpty(fibers)
 
-      return ExecutionEngine.of({ hostId, graph, pinRevision, write, insert, kick, runSlice, armTimer, fire, idle })
+      return ExecutionEngine.of({ hostId, graph, pinRevision, write, insert, kick, runSlice: (id) => runSlice(id), armTimer, fire, idle })
     })
   )
 }

@@ -32,8 +32,11 @@ export type { Launch } from "./NewExecution.ts"
 class AlreadyStarted extends Data.TaggedError("AlreadyStarted")<{ readonly dedupeKey: string | null }> {}
 
 export class Launcher extends Context.Service<Launcher, {
-  /** Creates and runs an execution; None when its dedupe key already started one. */
-  readonly launch: (launch: Launch) => Effect.Effect<Option.Option<ExecutionRecord>>
+  /**
+   * Creates and runs an execution; None when its dedupe key already started one. With `kick: false` the caller runs
+   * it once its own transaction, around the launch's, committed (`ExecutionEngine.kick` with `committed`).
+   */
+  readonly launch: (launch: Launch, options?: { readonly kick?: boolean | undefined }) => Effect.Effect<Option.Option<ExecutionRecord>>
 }>()("@parley/core/executions/Launcher") {
   static readonly layer = Layer.effect(
     Launcher,
@@ -71,7 +74,7 @@ export class Launcher extends Context.Service<Launcher, {
         return undefined
       })
 
-      const launch = Effect.fn("Launcher.launch")(function*(l: Launch) {
+      const launch = Effect.fn("Launcher.launch")(function*(l: Launch, options?: { readonly kick?: boolean | undefined }) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const id = yield* ids.uuid
         const trackingId = yield* ids.uuid
@@ -95,7 +98,11 @@ export class Launcher extends Context.Service<Launcher, {
           return Option.some(record)
         })).pipe(
           Effect.catchTag("AlreadyStarted", () => Effect.succeed(Option.none<ExecutionRecord>())),
-          Effect.tap((created) => Option.isSome(created) && created.value.status === "running" ? engine.kick(created.value.id, { leased: true }) : Effect.void)
+          Effect.tap((created) =>
+            options?.kick !== false && Option.isSome(created) && created.value.status === "running"
+              ? engine.kick(created.value.id, { leased: true, committed: true })
+              : Effect.void
+          )
         )
       })
 

@@ -77,5 +77,8 @@ export const observeRecording = (recording: InboundRecording): InboundRecording 
           ? annotate({ "parley.project.id": config.project_id, "parley.message.id": outcome.message.id })
           : Effect.void
       )),
+  recordInboundAll: (config, inputs, before) =>
+    Effect.tap(recording.recordInboundAll(config, inputs, before), (outcomes) =>
+      Effect.forEach(outcomes, (outcome) => Metric.update(inbound({ outcome: snake(outcome._tag) }), 1), { discard: true })),
   applyStatuses: (config, statuses) => Effect.andThen(reportLagOf(statuses), recording.applyStatuses(config, statuses))
 })

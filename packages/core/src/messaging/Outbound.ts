@@ -16,7 +16,7 @@
 import { Clock, Context, Effect, Layer, Option, Predicate, Semaphore } from "effect"
 import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, UpstreamInboxRepo } from "./MessagingRepo.ts"
 import { MessagingNetwork, type NetworkUnavailable, type RawNetworkAnswer } from "../network/MessagingNetwork.ts"
-import { MEDIA_TYPES, type MessageOrigin, type MessageRecord, type SentBy } from "./Message.ts"
+import { MEDIA_TYPES, type MessageOrigin, type MessageRecord, type SentBy, windowKey } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
 import { acceptedMessageId, type NetworkErrorDetail } from "../network/NetworkObjects.ts"
 import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.ts"
@@ -82,30 +82,6 @@ const OPEN_WINDOWS_MAX = 100_000
 
 
 const encoder = new TextEncoder()
-
-/** Whether a raw upstream payload holds a message from the contact to the number (`from` or `from_user_id`). */
-const hasMessageFrom = (
-  body: Uint8Array,
-  phoneNumberId: string,
-  contact: { readonly waId: string | undefined; readonly userId: string | undefined }
-): boolean => {
-  let payload: any
-  try {
-    payload = JSON.parse(new TextDecoder().decode(body))
-  } catch {
-    return false
-  }
-  const entries: Array<any> = Array.isArray(payload?.entry) ? payload.entry : []
-  return entries.some((entry) =>
-    (Array.isArray(entry?.changes) ? entry.changes : []).some((change: any) =>
-      change?.value?.metadata?.phone_number_id === phoneNumberId &&
-      (Array.isArray(change?.value?.messages) ? change.value.messages : []).some((m: any) =>
-        (contact.waId !== undefined && m?.from === contact.waId) ||
-        (contact.userId !== undefined && m?.from_user_id === contact.userId)
-      )
-    )
-  )
-}
 
 /** Ids of uploaded media an envelope sends (`image.id`, an interactive header's, a template parameter's, ...). */
 const mediaIdsOf = (value: unknown, into: Set<string> = new Set()): Set<string> => {
@@ -207,10 +183,10 @@ export class Outbound extends Context.Service<Outbound, {
           rememberOpen(key, until, now)
           return true
         }
-        // Ingestion acknowledges before it processes: a message from this contact may be stored but not yet
-        // processed. Then the network decides (it answers 131047 itself when the window is closed).
-        const waiting = yield* inbox.listUnprocessed(new Date(now + 1).toISOString(), 50)
-        return waiting.some((entry) => hasMessageFrom(entry.body, config.phone_number_id, recipient))
+        // A POST the inbox job has not processed yet may hold a message from this contact: ingestion recorded who
+        // wrote as it arrived. Then the network decides (it answers 131047 itself when the window is closed).
+        const senders = [recipient.waId, recipient.userId].flatMap((s) => s === undefined ? [] : [windowKey(config.phone_number_id, s)])
+        return yield* inbox.hasUnprocessedFrom(senders)
       })
 
       const sendInLane = Effect.fn("Outbound.sendInLane")(function*(

@@ -19,6 +19,7 @@ import { LogRecorder } from "../logs/LogRecorder.ts"
 import { DisplayNames } from "./numbers/DisplayNames.ts"
 import { NumberHealth } from "./numbers/NumberHealth.ts"
 import { layerCustomerNumbers } from "./numbers/CustomerNumbers.ts"
+import { InboundRouter } from "./InboundRouter.ts"
 
 // The health check's test message is a send like any other: recorded, through `Outbound`.
 export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sandbox.layer, Onboarding.layer, DisplayNames.layer, NumberHealth.layer).pipe(
@@ -30,6 +31,8 @@ export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sa
   // Customers and setup links ask messaging for a customer's numbers through a port of theirs.
   Layer.provideMerge(layerCustomerNumbers),
   Layer.provideMerge(LiveNumbers.layer),
+  // Recorded messages are routed where they are recorded, once executions registered its router (`Parley.ts`).
+  Layer.provideMerge(InboundRouter.layer),
   // Upstream changes are logged for search; the same (memoized) recorder as `Parley.layerServices`'.
   Layer.provideMerge(LogRecorder.layer)
 )
