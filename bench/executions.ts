@@ -218,7 +218,7 @@ const requester = (base: string) => {
  * writes to PostgreSQL (its pools and pg-boss's; nothing else leaves this host in the bench). With pipelining,
  * statements sent together are one write, so this is the round trips the host waited on or fired.
  */
-const countDatabaseWrites = (httpPort: number) => {
+export const countDatabaseWrites = (httpPort: number) => {
   const write = Net.Socket.prototype.write
   let writes = 0
   Net.Socket.prototype.write = function(this: Net.Socket, ...args: Array<unknown>) {
@@ -702,7 +702,7 @@ export const formatExecutionsBench = (r: ExecutionsBenchResult): string => {
       } state versions/s; ${s.writesPerRun.toFixed(1)} database writes per run)`,
       `    floor: one-row UPDATE, ${s.concurrency} clients     ${s.floorUpdate.toFixed(0).padStart(7)} commits/s`,
       `    floor: one-row INSERT, ${s.concurrency} clients     ${s.floorInsert.toFixed(0).padStart(7)} commits/s`,
-      `    ratio steps / faster floor: ${(s.stepsPerSecond / best).toFixed(2)} (targets >= 2,000 steps/s and >= 0.4)`,
+      `    ratio steps / faster floor: ${(s.stepsPerSecond / best).toFixed(2)} (targets >= 2,000 steps/s and >= 0.5)`,
       `    CPU per step: host ${s.cpu.stepHost.toFixed(3)} ms, PostgreSQL ${cpuMs(s.cpu.stepPostgres)}; per floor commit: UPDATE host ${
         s.cpu.updateHost.toFixed(3)
       } ms, PostgreSQL ${cpuMs(s.cpu.updatePostgres)}; INSERT host ${s.cpu.insertHost.toFixed(3)} ms, PostgreSQL ${cpuMs(s.cpu.insertPostgres)}; ${
@@ -718,7 +718,7 @@ export const formatExecutionsBench = (r: ExecutionsBenchResult): string => {
       `    the network's own handling (baseline)   ${pp(f.network)}`,
       `    Parley's share (per run, less baseline) ${pp(f.engine)}   (targets p50 <= 5 ms, p99 <= 25 ms)`,
       `    request start -> 202                    ${pp(f.accepted)}`,
-      `    the host's writes to PostgreSQL (each one statement or a pipelined batch; background work included), p50: ${f.databaseWrites.toAccepted.p50} to the 202, ${f.databaseWrites.toSend.p50} before the send reaches the network, ${f.databaseWrites.run.p50} over the run`,
+      `    the host's writes to PostgreSQL (each one statement or a pipelined batch; background work included), p50: ${f.databaseWrites.toAccepted.p50} to the 202, ${f.databaseWrites.toSend.p50} before the send reaches the network (target <= 8), ${f.databaseWrites.run.p50} over the run`,
       `    one single-row commit, one at a time     ${pp(f.commit)}`,
       `    for comparison, one proxied send        ${pp(f.proxy.endToEnd)}`,
       `      its Parley share (less the network)   ${pp(f.proxy.parley)}`
@@ -749,13 +749,34 @@ export const formatExecutionsBench = (r: ExecutionsBenchResult): string => {
       `  Inbound routing (debounce 0), messages posted by the simulated network to the host's ingestion`,
       `    ${b.resumes} waiting runs resumed by their contact's reply: ${b.resumesPerSecond.toFixed(0)} resumes/s to the last run ended (target >= 500/s); CPU per resume: host ${
         cpuMs(b.cpu.resumeHost)
-      }, PostgreSQL ${cpuMs(b.cpu.resumePostgres)}; ${b.writesPerResume.toFixed(1)} database writes per resume`,
+      }, PostgreSQL ${cpuMs(b.cpu.resumePostgres)}; ${b.writesPerResume.toFixed(1)} database writes per resume (target <= 12)`,
       `    inbound message -> workflow reply accepted by the network, one at a time (${b.reply.samples} runs of an inbound_message trigger -> send_text)`,
       `      message sent -> reply answered         ${pp(b.reply.endToEnd)}`,
       `      the network's own handling (baseline) ${pp(b.reply.network)}`,
       `      Parley's share (less baseline)        ${pp(b.reply.parley)}   (targets p50 <= 10 ms, p99 <= 40 ms)`
     )
   }
+  // Issue 30 §1, each target beside its figure and its baseline from this run.
+  const targets: Array<string> = []
+  const row = (name: string, figure: string, baseline: string, target: string, holds: boolean) =>
+    targets.push(`    ${holds ? "holds " : "misses"}  ${name.padEnd(44)} ${figure.padStart(10)}   ${baseline.padEnd(40)} target ${target}`)
+  if (b !== undefined && b.routed && w !== undefined) {
+    const ratio = b.resumesPerSecond / w.resumesPerSecond
+    row("inbound resumes / API resumes", ratio.toFixed(2), `(${b.resumesPerSecond.toFixed(0)}/s against ${w.resumesPerSecond.toFixed(0)}/s)`, ">= 0.8", ratio >= 0.8)
+  }
+  if (b !== undefined && b.routed) {
+    row("host writes per inbound resume", b.writesPerResume.toFixed(1), "", "<= 12", b.writesPerResume <= 12)
+    row("inbound -> reply, Parley's share p50", ms(b.reply.parley.p50), `(network's own p50 ${ms(b.reply.network.p50)})`, "<= 10 ms", b.reply.parley.p50 <= 10)
+    row("inbound -> reply, Parley's share p99", ms(b.reply.parley.p99), `(network's own p99 ${ms(b.reply.network.p99)})`, "<= 40 ms", b.reply.parley.p99 <= 40)
+  }
+  if (s !== undefined) {
+    const best = Math.max(s.floorUpdate, s.floorInsert)
+    row("step transitions / one-row commit floor", (s.stepsPerSecond / best).toFixed(2), `(${s.stepsPerSecond.toFixed(0)} steps/s against ${best.toFixed(0)} commits/s)`, ">= 0.5", s.stepsPerSecond / best >= 0.5)
+  }
+  if (f !== undefined) {
+    row("host writes before an API start's first send", String(f.databaseWrites.toSend.p50), `(${f.databaseWrites.run.p50} over the run)`, "<= 8", f.databaseWrites.toSend.p50 <= 8)
+  }
+  if (targets.length > 0) lines.push("  Targets of the message path (issue 30 §1), with their baselines from this run", ...targets)
   return [...lines, ""].join("\n")
 }
 

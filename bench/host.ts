@@ -29,12 +29,18 @@ export const benchConfig = (env: Record<string, string> = {}) =>
 
 export const startBenchHost = (
   key: string,
-  options: { readonly workers?: boolean; readonly env?: Record<string, string>; readonly durable?: boolean } = {}
+  options: {
+    readonly workers?: boolean
+    readonly env?: Record<string, string>
+    readonly durable?: boolean
+    /** More PostgreSQL server settings (`bench/statements.ts` loads `pg_stat_statements`). */
+    readonly postgres?: Readonly<Record<string, string>>
+  } = {}
 ) =>
   Effect.gen(function*() {
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
-    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: options.durable !== true })
+    const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: options.durable !== true, settings: options.postgres })
     const context = yield* Layer.build(
       Host.serve({ publicUrl: "http://127.0.0.1", workers: options.workers }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),

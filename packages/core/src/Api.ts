@@ -27,6 +27,8 @@ import { VoiceAgentsApi } from "./voice/VoiceAgentsApi.ts"
 import { ApiLogsApi } from "./logs/ApiLogsApi.ts"
 import { LogSearchApi } from "./logs/LogSearchApi.ts"
 import { LegacyBroadcastsApi, MsgBroadcastsApi } from "./broadcasts/BroadcastsApi.ts"
+import { GuardrailsApi } from "./guardrails/GuardrailsApi.ts"
+import { WorkflowLifecycleApi } from "./executions/lifecycle/LifecycleApi.ts"
 
 /**
  * The contract's groups, in one list. The contract's type names them (with the middleware every endpoint has), so
@@ -37,6 +39,7 @@ const groups = [
   WorkflowsApi,
   TriggersApi,
   FlowsApi,
+  WorkflowLifecycleApi,
   ExecutionsApi,
   FlowExecutionsApi,
   EventsApi,
@@ -66,7 +69,8 @@ const groups = [
   ApiLogsApi,
   MsgMediaApi,
   MsgBroadcastsApi,
-  LegacyBroadcastsApi
+  LegacyBroadcastsApi,
+  GuardrailsApi
 ] as const
 
 const ParleyApiBase: HttpApi.HttpApi<"parley", HttpApiGroup.AddMiddleware<(typeof groups)[number], RequestErrors>> = HttpApi

@@ -6,6 +6,7 @@
 import { Layer } from "effect"
 import { layerMemoryTransactor, MemoryStore } from "./ports/MemoryStore.ts"
 import { layerMemoryRateLimits } from "./ports/MemoryRateLimits.ts"
+import { layerMemoryDatabaseStats } from "./ports/DatabaseStats.ts"
 import { layerMemoryProjectsRepo } from "./projects/MemoryProjects.ts"
 import { layerMemoryProjectSecretsRepo } from "./projects/MemoryProjectSecrets.ts"
 import { layerMemoryTriggersRepo, layerMemoryWorkflowsRepo } from "./workflows/MemoryWorkflows.ts"
@@ -26,6 +27,9 @@ import { layerMemoryContactErasureRepo } from "./erasure/MemoryContactErasure.ts
 import { layerMemoryVoiceAgentsRepo } from "./voice/MemoryVoiceAgents.ts"
 import { layerMemoryLogSearch } from "./logs/MemoryLogSearch.ts"
 import { layerMemoryBroadcastsRepo } from "./broadcasts/MemoryBroadcasts.ts"
+import { layerMemoryGuardrailsRepo } from "./guardrails/MemoryGuardrails.ts"
+import { layerMemoryRevisionsRepo } from "./workflows/MemoryRevisions.ts"
+import { layerMemoryWorkflowStatsRepo } from "./executions/lifecycle/MemoryWorkflowStats.ts"
 
 /** Transactor + every storage port in memory, plus the `MemoryStore` they share. */
 export const layerMemoryStorage = Layer.mergeAll(
@@ -44,6 +48,7 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryProviderModelsRepo,
   layerMemoryKnowledgeSearch,
   layerMemoryRateLimits,
+  layerMemoryDatabaseStats,
   layerMemorySetupLinksRepo,
   layerMemoryInboxEmbedsRepo,
   layerMemoryWorkflowEmbedsRepo,
@@ -51,6 +56,9 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryVoiceAgentsRepo,
   layerMemoryLogSearch,
   layerMemoryNumberOperations,
-  layerMemoryBroadcastsRepo
+  layerMemoryBroadcastsRepo,
+  layerMemoryGuardrailsRepo,
+  layerMemoryRevisionsRepo,
+  layerMemoryWorkflowStatsRepo
 ).pipe(Layer.provideMerge(MemoryStore.layer))
 

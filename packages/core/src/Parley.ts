@@ -5,7 +5,7 @@
  * and gets the services.
  */
 import { ApiRateLimits } from "./projects/ApiRateLimits.ts"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { Projects } from "./projects/Projects.ts"
 import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
 import { ProviderModels } from "./ai/ProviderModels.ts"
@@ -41,10 +41,19 @@ import { ExecutionEngine } from "./executions/Engine.ts"
 import { Executions } from "./executions/Executions.ts"
 import { layerExecutionsWorkers } from "./executions/ExecutionsJobs.ts"
 import { Launcher } from "./executions/Launcher.ts"
+import { WorkflowRevisions } from "./executions/lifecycle/Revisions.ts"
+import { ActiveRollouts, Rollouts } from "./executions/lifecycle/Rollouts.ts"
+import { RunMigrations } from "./executions/lifecycle/RunMigration.ts"
+import { Experiments } from "./executions/lifecycle/Experiments.ts"
 import { EventTriggers } from "./executions/EventTriggers.ts"
 import { Observers } from "./executions/Observers.ts"
 import { InboundRouting } from "./executions/Routing.ts"
 import { layerRoutingWorkers } from "./executions/RoutingJobs.ts"
+import { InboundRouter } from "./messaging/InboundRouter.ts"
+import { RoutedMessages } from "./executions/RoutedMessages.ts"
+import { ContactsRepo, MessagesRepo } from "./messaging/MessagingRepo.ts"
+import { LiveNumbers } from "./messaging/numbers/LiveNumbers.ts"
+import { MessageConfigsRepo } from "./messaging/numbers/MessageConfigsRepo.ts"
 import { ActiveTriggers, layerExecutionsInterest } from "./executions/TriggerIndex.ts"
 import { ConversationClosing } from "./executions/ConversationClosing.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
@@ -60,6 +69,11 @@ import { layerRecordedDeliveries } from "./webhooks/DeliveryLogEntries.ts"
 import { layerLogsWorkers } from "./logs/LogsJobs.ts"
 import { Broadcasts } from "./broadcasts/Broadcasts.ts"
 import { BroadcastSender, layerBroadcastsWorkers } from "./broadcasts/Sender.ts"
+import { Guardrails } from "./guardrails/Guardrails.ts"
+import { layerGuardrailsInterest, layerGuardrailsWorkers } from "./guardrails/GuardrailsJobs.ts"
+import { OptOuts } from "./guardrails/OptOuts.ts"
+import { SendPolicy } from "./guardrails/SendPolicy.ts"
+import { layerOptOutNotices, layerSendFacts } from "./messaging/GuardrailPorts.ts"
 
 const References = layerDefinitionReferences
 
@@ -80,7 +94,13 @@ const layerNumberDependents = Layer.effect(
  * Messaging's services (`messaging/Services.ts`) with what goes with a disconnected number answered by workflows and
  * webhooks. Over the network of the host's choice (`MessagingNetwork`, `UpstreamSettings`: `@parley/core/simulators`).
  */
-export const layerMessagingServices = messagingServices.pipe(Layer.provide(layerNumberDependents))
+export const layerMessagingServices = messagingServices.pipe(
+  Layer.provide(layerNumberDependents),
+  // Every send passes the guardrails' check, every inbound message their keywords; messaging answers their facts.
+  Layer.provideMerge(
+    Layer.mergeAll(SendPolicy.layer, Guardrails.layer).pipe(Layer.provideMerge(OptOuts.layer), Layer.provide(layerSendFacts))
+  )
+)
 
 export const layerServices = Layer.mergeAll(
   Projects.layer,
@@ -100,6 +120,8 @@ export const layerServices = Layer.mergeAll(
   WorkflowEmbeds.layer,
   ContactErasures.layer,
   VoiceAgents.layer,
+  // Confirmations of opt-outs are sent by a subscriber every appending process must know of.
+  layerGuardrailsInterest,
   // Broadcasts send through messaging's one path (`Outbound`).
   Layer.mergeAll(Broadcasts.layer, BroadcastSender.layer).pipe(Layer.provide(layerMessagingServices))
 ).pipe(
@@ -123,6 +145,37 @@ export const layerServices = Layer.mergeAll(
  */
 export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge(FunctionInvoker.layer))
 
+/** What routing needs of messaging's stored messages, contacts and numbers (executions' port, messaging's storage). */
+const layerRoutedMessages = Layer.effect(
+  RoutedMessages,
+  Effect.gen(function*() {
+    const messages = yield* MessagesRepo
+    const contacts = yield* ContactsRepo
+    const configs = yield* MessageConfigsRepo
+    const liveNumbers = yield* LiveNumbers
+    return RoutedMessages.of({
+      findInbound: (projectId, phoneNumberId, networkId) =>
+        Effect.map(messages.findByNetworkId(phoneNumberId, networkId), Option.filter((m) => m.project_id === projectId && m.direction === "inbound")),
+      settle: messages.settleProcessing,
+      contact: contacts.findById,
+      number: Effect.fnUntraced(function*(projectId, msgConfigId, phoneNumberId) {
+        // As remembered (ingestion read it moments ago); the store when that is another config, or none is known.
+        const live = phoneNumberId === undefined
+          ? Option.none()
+          : Option.filter(yield* liveNumbers.byPhoneNumberId(phoneNumberId), (c) => c.id === msgConfigId && c.project_id === projectId)
+        if (Option.isSome(live)) return live
+        return Option.filter(yield* configs.findById(projectId, msgConfigId), (c) => c.deleted_at === null)
+      })
+    })
+  })
+)
+
+/** Messaging routes what it records through executions' routing, in the recording's transaction. */
+const layerInboundRouter = Layer.effectDiscard(Effect.gen(function*() {
+  const routing = yield* InboundRouting
+  yield* (yield* InboundRouter).register(routing.routeRecorded)
+}))
+
 /**
  * Workflow executions (`Executions`, the `Launcher` that starts them, the
  * `ExecutionEngine` that runs them, and what starts and feeds them: inbound
@@ -133,13 +186,19 @@ export const layerFunctionServices = FunctionCalls.layer.pipe(Layer.provideMerge
  */
 export const layerExecutionServices = Layer.mergeAll(
   Executions.layer,
-  InboundRouting.layer.pipe(Layer.provideMerge(Observers.layer)),
+  layerInboundRouter.pipe(Layer.provideMerge(InboundRouting.layer), Layer.provideMerge(Observers.layer), Layer.provide(layerRoutedMessages)),
   EventTriggers.layer,
   ConversationClosing.layer,
-  layerExecutionsInterest
+  layerExecutionsInterest,
+  // A workflow's revisions, rollout, run migrations and experiments (issue 32 §3, §4).
+  WorkflowRevisions.layer,
+  Rollouts.layer,
+  RunMigrations.layer,
+  Experiments.layer
 ).pipe(
   Layer.provideMerge(ActiveTriggers.layer),
   Layer.provideMerge(Launcher.layer),
+  Layer.provideMerge(ActiveRollouts.layer),
   Layer.provideMerge(ExecutionEngine.layer),
   Layer.provideMerge(McpServers.layerFetch)
 )
@@ -169,6 +228,7 @@ export const layerWorkers = Layer.mergeAll(
   layerContactErasureWorkers,
   layerLogsWorkers,
   layerBroadcastsWorkers,
+  layerGuardrailsWorkers.pipe(Layer.provide(layerOptOutNotices)),
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

@@ -3,14 +3,17 @@
  * 8.2): a schedule starts it at its time (or completes an emptied broadcast),
  * the messaging limit holds recipients pending until it allows them, a
  * template paused while sending and a disconnected number stop it, and sends a
- * restart left in doubt are settled by the network's reports or sent again.
+ * restart left in doubt are settled by the network's reports or sent again;
+ * replies on the broadcast's number go first, within its throughput.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { recipientSendKey } from "../src/broadcasts/Broadcast.ts"
 import { Broadcasts } from "../src/broadcasts/Broadcasts.ts"
 import { Messaging } from "../src/messaging/Messaging.ts"
+import { Outbound } from "../src/messaging/Outbound.ts"
+import { SendPace } from "../src/messaging/numbers/SendPace.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { Templates } from "../src/messaging/templates/Templates.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
@@ -118,6 +121,63 @@ describe("the broadcast sender", () => {
       const stopped = yield* g.broadcasts.get(g.principal, id)
       assert.deepStrictEqual([stopped.broadcast.status, stopped.broadcast.stop_reason], ["stopped", "number_disconnected"])
       assert.isAbove(stopped.counts.pending, 0)
+    }).pipe(Effect.provide(layerMemoryParley)), 60_000)
+
+  it.effect("sends replies on the broadcast's number at once, ahead of its waiting sends, within the number's throughput", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const outbound = yield* Outbound
+      // The sandbox number's throughput: 80 messages a second.
+      const id = yield* g.make(300, "1555600")
+      yield* g.broadcasts.send(g.principal, id)
+      yield* pass(100)
+      const replyTo = Array.from({ length: 10 }, (_, i) => `1555690${String(i).padStart(4, "0")}`)
+      for (const to of replyTo) {
+        // A workflow's reply inside a conversation: it reaches the network without waiting for the broadcast.
+        const before = yield* Clock.currentTimeMillis
+        const outcome = yield* outbound.send(g.config, {
+          messaging_product: "whatsapp",
+          to,
+          type: "template",
+          template: { name: "spring_sale", language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "Ada" }] }] }
+        }, { origin: "workflow" })
+        assert.strictEqual(outcome._tag, "Accepted")
+        assert.strictEqual((yield* Clock.currentTimeMillis) - before, 0, "the reply waited for nothing")
+        yield* pass(50)
+      }
+      // 100 ms before the replies and 500 ms of them, then the rest of two seconds: the broadcast gave the replies
+      // their slots, so the number sent no more than its throughput allows.
+      yield* pass(1400)
+      const sent = (yield* g.simulator.outbox(g.phoneNumberId)).filter((m) => m.type === "template")
+      assert.strictEqual(sent.filter((m) => replyTo.includes(m.to ?? "")).length, 10)
+      assert.isAtMost(sent.length, 160, `${sent.length} sends in 2 s at 80/s`)
+      yield* pass(4000)
+      const done = yield* g.broadcasts.get(g.principal, id)
+      assert.deepStrictEqual([done.broadcast.status, done.counts.sent], ["completed", 300])
+    }).pipe(Effect.provide(layerMemoryParley)), 60_000)
+
+  it.effect("a send inside a conversation takes its number's slot from the broadcasts; a broadcast's own send does not", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const outbound = yield* Outbound
+      const pace = yield* SendPace
+      const template = { name: "spring_sale", language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "Ada" }] }] }
+      const send = (to: string, origin: "workflow" | "broadcast") =>
+        outbound.send(g.config, { messaging_product: "whatsapp", to, type: "template", template }, { origin })
+      const waited = (effect: Effect.Effect<void>) =>
+        Effect.gen(function*() {
+          const fiber = yield* Effect.forkChild(Effect.andThen(effect, Clock.currentTimeMillis))
+          const start = yield* Clock.currentTimeMillis
+          yield* pass(500)
+          return (yield* Fiber.join(fiber)) - start
+        })
+      // A broadcast pacing the number at 10 a second takes the slot now; its next is 100 ms on.
+      yield* pace.bulk(g.phoneNumberId, 10)
+      yield* send("15557000001", "broadcast")
+      assert.strictEqual(yield* waited(pace.bulk(g.phoneNumberId, 10)), 100, "a broadcast's own send took no slot of its own")
+      yield* pace.bulk(g.phoneNumberId, 10)
+      yield* send("15557000002", "workflow")
+      assert.strictEqual(yield* waited(pace.bulk(g.phoneNumberId, 10)), 200, "the reply's slot came first")
     }).pipe(Effect.provide(layerMemoryParley)), 60_000)
 
   it.effect("after a restart, a send in doubt is settled by the network's report, or sent again once the network stayed silent", () =>

@@ -566,7 +566,7 @@ describe("validateDefinition: definition and node shape", () => {
     ["missing data", { nodes: [start, { id: "h", position: { x: 0, y: 0 } }], edges: [] }, "nodes.h.data is required"],
     ["data extra key", { nodes: [start, node("h", "handoff", {}, { data: { node_type: "handoff", config: {}, label: "x" } })], edges: [] }, "nodes.h.data.label is not allowed"],
     ["missing node_type", { nodes: [start, node("h", "handoff", {}, { data: { config: {} } })], edges: [] }, "nodes.h.data.node_type is required"],
-    ["unknown node_type", { nodes: [start, node("h", "delay", {})], edges: [] }, "nodes.h.data.node_type must be one of start, send_text, send_template, send_interactive, wait_for_response, decide, function, webhook, agent, call, handoff, set_variable, emit_event"],
+    ["unknown node_type", { nodes: [start, node("h", "delay", {})], edges: [] }, "nodes.h.data.node_type must be one of start, send_text, send_template, send_interactive, wait_for_response, decide, function, webhook, agent, call, handoff, set_variable, emit_event, split"],
     ["display_name not a string", { nodes: [start, node("h", "handoff", {}, { data: { node_type: "handoff", config: {}, display_name: 5 } })], edges: [] }, "nodes.h.data.display_name must be a string"],
     ["missing config", { nodes: [start, node("h", "handoff", undefined)], edges: [] }, "nodes.h.config is required"],
     ["config not an object", { nodes: [start, node("h", "handoff", [])], edges: [] }, "nodes.h.config must be an object"]

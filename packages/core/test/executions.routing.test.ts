@@ -35,7 +35,7 @@ import { Simulator, SimulatedUpstream } from "../src/simulators/index.ts"
 /** The mark-reads routing asked of the network, in order. */
 class MarkReads extends Context.Service<MarkReads, Array<{ readonly messageId: string; readonly typing: boolean }>>()("test/MarkReads") {}
 
-/** The network as routing sees it: the simulator, with its mark-reads written down. */
+/** The network as messaging sees it (read mode marks read through `Messaging.markRead`): the simulator, with its mark-reads written down. */
 const SpiedNetwork = Layer.effect(
   MessagingNetwork,
   Effect.gen(function*() {
@@ -59,9 +59,9 @@ const Workers = Layer.mergeAll(
   layerOutboxRelay.pipe(Layer.provide(layerRoutingWorkers))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))
 const Services = Workers.pipe(
-  Layer.provideMerge(Parley.layerExecutionServices.pipe(Layer.provide(SpiedNetwork))),
+  Layer.provideMerge(Parley.layerExecutionServices),
   Layer.provideMerge(Parley.layerFunctionServices),
-  Layer.provideMerge(Parley.layerServices),
+  Layer.provideMerge(Parley.layerServices.pipe(Layer.provide(SpiedNetwork))),
   Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig),
   Layer.provideMerge(layerMemoryFunctionRuntime()),
   Layer.provideMerge(Layer.mergeAll(layerMemoryWebhookHttp, WebhookSettings.layer({ allowPrivateUrls: false }), layerMemoryLanguageModels())),

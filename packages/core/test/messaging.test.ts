@@ -539,7 +539,8 @@ describe("ingestion and stored messages", () => {
       yield* advance(1_000)
       const three = yield* simulator.inbound(config.phone_number_id, { from: "15550005555", message: { type: "text", text: { body: "3" } } })
       yield* settle
-      assert.strictEqual(yield* messaging.markInboundRead(config, two.id), 2)
+      const answer = yield* messaging.markRead(config, { accessToken: config.access_token }, { messageId: two.id })
+      assert.strictEqual(answer.status, 200)
       const status = (id: string) => Effect.map(messaging.getMessage(project.id, config.phone_number_id, id), (m) => m.status)
       assert.deepStrictEqual([yield* status(one.id), yield* status(two.id), yield* status(three.id)], ["read", "read", "delivered"])
       yield* written

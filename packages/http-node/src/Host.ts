@@ -35,6 +35,7 @@ import { AuthenticationLive, ProxyKeyLive } from "./handlers/Authentication.ts"
 import { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 import { FlowsHandlers, TriggersHandlers, WorkflowsHandlers } from "./handlers/Workflows.ts"
 import { ExecutionsHandlers, FlowExecutionsHandlers } from "./handlers/Executions.ts"
+import { WorkflowLifecycleHandlers } from "./handlers/WorkflowLifecycle.ts"
 import { EventDefinitionsHandlers, EventsHandlers } from "./handlers/Events.ts"
 import { MsgConfigsHandlers, MsgMediaHandlers, PhoneNumbersHandlers } from "./handlers/MessagingNumbers.ts"
 import { CustomersHandlers } from "./handlers/Customers.ts"
@@ -64,6 +65,8 @@ import { VoiceAgentsHandlers } from "./handlers/VoiceAgents.ts"
 import { ApiLogsHandlers } from "./handlers/ApiLogs.ts"
 import { LogSearchHandlers } from "./handlers/LogSearch.ts"
 import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broadcasts.ts"
+import { GuardrailsHandlers } from "./handlers/Guardrails.ts"
+import * as MetricsRoute from "./telemetry/MetricsRoute.ts"
 
 export { Readiness } from "./Readiness.ts"
 
@@ -75,7 +78,7 @@ const servedApi = PublicUrl.useSync((url) => ParleyApi.annotate(OpenApi.Servers,
 
 const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.layer(api, { openapiPath: "/openapi.json" }))).pipe(
   Layer.provide([WorkflowsHandlers, TriggersHandlers, FlowsHandlers]),
-  Layer.provide([ExecutionsHandlers, FlowExecutionsHandlers]),
+  Layer.provide([ExecutionsHandlers, FlowExecutionsHandlers, WorkflowLifecycleHandlers]),
   Layer.provide([EventsHandlers, EventDefinitionsHandlers]),
   Layer.provide([PhoneNumbersHandlers, MsgConfigsHandlers, SandboxHandlers, CustomersHandlers]),
   Layer.provide(MsgConversationsHandlers),
@@ -89,7 +92,7 @@ const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.lay
   Layer.provide([MsgContactsHandlers, VoiceAgentsHandlers]),
   Layer.provide([LogSearchHandlers, ApiLogsHandlers]),
   Layer.provide(MsgMediaHandlers),
-  Layer.provide([MsgBroadcastsHandlers, LegacyBroadcastsHandlers]),
+  Layer.provide([MsgBroadcastsHandlers, LegacyBroadcastsHandlers, GuardrailsHandlers]),
   // The HTTP pipeline resolves the middleware again per request, so they stay in the output.
   Layer.provideMerge(RequestErrorsLive),
   Layer.provideMerge(AuthenticationLive),
@@ -177,6 +180,7 @@ export const routes = Layer.mergeAll(
   Mcp.routes,
   InboxPage.routes,
   ViewerPage.routes,
+  MetricsRoute.routes,
   NotFoundRoute,
   // Global middleware: the first registered is the outermost (every answer, a refusal of `InputLimits` too, is logged).
   RequestLog,

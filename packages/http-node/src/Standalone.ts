@@ -9,6 +9,7 @@ import { Cause, Console, Data, Effect, Option, Redacted } from "effect"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import { HostConfig } from "./Config.ts"
 import * as Embed from "./embed/Embed.ts"
+import { serveMetricsPort } from "./telemetry/MetricsPort.ts"
 import * as Host from "./Host.ts"
 import { layerLogging } from "./Logging.ts"
 
@@ -94,6 +95,9 @@ const Main = Effect.gen(function*() {
     apiKey: Option.getOrUndefined(Option.map(config.apiKey, Redacted.value))
   })
   serve = parley.handler
+  // The operator's metrics port, when configured (docs/operations.md).
+  const metricsUrl = yield* serveMetricsPort(parley)
+  if (Option.isSome(metricsUrl)) yield* Console.log(`Metrics for Prometheus at ${metricsUrl.value}`)
   // Registered after Parley started, so it runs before Parley stops: no request reaches a stopped Parley.
   yield* Effect.addFinalizer(() => close(server))
   yield* Console.log(banner(

@@ -8,7 +8,10 @@
  * none twice, none lost, none left pending. A send in doubt (recorded, answer
  * lost with the process) is settled by the network's status report carrying
  * its key — the simulated network delivers the reports it still owed after the
- * restart — or, when none came within the grace, sent again.
+ * restart — or, when none came within the grace, sent again. Two more kills
+ * come after it completed, while delivered and read reports arrive; then the
+ * counters the store keeps must equal the recipients as read from their
+ * messages.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -24,6 +27,34 @@ const KEY = "pk_test_broadcast_crash_0123456789abc"
 const PNID = "100000000000001"
 const RECIPIENTS = Number(process.env.PARLEY_BROADCAST_CHAOS_RECIPIENTS ?? 300)
 const KILLS = Number(process.env.PARLEY_BROADCAST_CHAOS_KILLS ?? 4)
+/** Kills once it completed, while the network's delivered and read reports still arrive. */
+const AFTER_KILLS = 2
+
+interface Recipient {
+  readonly phone_number: string
+  readonly status: string
+  readonly delivered_at: string | null
+  readonly read_at: string | null
+  readonly responded_at: string | null
+  readonly error_message: string | null
+  readonly error_details: { error_code: string } | null
+}
+
+const counters = (b: Record<string, number>) => ({
+  total: b["total_recipients"], sent: b["sent_count"], failed: b["failed_count"], delivered: b["delivered_count"],
+  read: b["read_count"], responded: b["responded_count"], pending: b["pending_count"]
+})
+
+/** The counters as the recipients' rows say (decisions 2.14). */
+const recount = (recipients: ReadonlyArray<Recipient>) => ({
+  total: recipients.length,
+  sent: recipients.filter((r) => r.status === "sent").length,
+  failed: recipients.filter((r) => r.status === "failed" || r.status === "suppressed").length,
+  delivered: recipients.filter((r) => r.delivered_at !== null).length,
+  read: recipients.filter((r) => r.read_at !== null).length,
+  responded: recipients.filter((r) => r.responded_at !== null).length,
+  pending: recipients.filter((r) => r.status === "pending").length
+})
 
 
 const crashRun = async (databaseUrl: string) => {
@@ -102,20 +133,42 @@ const crashRun = async (databaseUrl: string) => {
       await started()
     }
     await until("the broadcast completed", async () => (await request("GET", `/platform/v1/msg/broadcasts/${id}`)).body?.data?.status === "completed", 90_000)
+    // And while the network's delivered and read reports come in: the counters they move are written with them.
+    for (let k = 0; k < AFTER_KILLS; k++) {
+      await sleep(100 + Math.floor(Math.random() * 400))
+      await kill()
+      spawn()
+      await started()
+    }
 
     const outbox = await request("GET", `/sandbox/outbox?phone_number_id=${PNID}`)
     const received = new Map<string, number>()
     for (const m of outbox.body.data as Array<{ to: string | null; type: string }>) {
       if (m.type === "template" && m.to !== null) received.set(m.to, (received.get(m.to) ?? 0) + 1)
     }
-    const recipients: Array<{ phone_number: string; status: string; error_message: string | null; error_details: { error_code: string } | null }> = []
-    for (let page = 1;; page++) {
-      const res = await request("GET", `/platform/v1/msg/broadcasts/${id}/recipients?page=${page}&per_page=100`)
-      recipients.push(...res.body.data)
-      if (res.body.data.length < 100) break
+    const listRecipients = async () => {
+      const recipients: Array<Recipient> = []
+      for (let page = 1;; page++) {
+        const res = await request("GET", `/platform/v1/msg/broadcasts/${id}/recipients?page=${page}&per_page=100`)
+        recipients.push(...res.body.data)
+        if (res.body.data.length < 100) break
+      }
+      return recipients
     }
-    const final = (await request("GET", `/platform/v1/msg/broadcasts/${id}`)).body.data
-    return { final, received, recipients, lives: lives(), logFile }
+    // The counters against the recipients as read from their messages, at a moment no report moved them between the
+    // two reads of the broadcast.
+    let final: Record<string, number> = {}
+    let recipients: Array<Recipient> = []
+    let recounted: Record<string, number> = {}
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+      final = (await request("GET", `/platform/v1/msg/broadcasts/${id}`)).body.data
+      recipients = await listRecipients()
+      const again = (await request("GET", `/platform/v1/msg/broadcasts/${id}`)).body.data
+      recounted = recount(recipients)
+      if (JSON.stringify(counters(final)) === JSON.stringify(counters(again)) && JSON.stringify(counters(final)) === JSON.stringify(recounted)) break
+      await sleep(500)
+    }
+    return { final, received, recipients, recounted, lives: lives(), logFile }
   } finally {
     await stop()
     Fs.closeSync(out)
@@ -126,12 +179,12 @@ describe("a broadcast across SIGKILLs of its host (postgres)", () => {
   it.live(`${RECIPIENTS} recipients, ${KILLS} kills while sending: every recipient sent exactly once, none lost, none left pending`, () =>
     Effect.gen(function*() {
       const databaseUrl = yield* emptyDatabase
-      const { final, received, recipients, lives, logFile } = yield* Effect.promise(() => crashRun(databaseUrl))
+      const { final, received, recipients, recounted, lives, logFile } = yield* Effect.promise(() => crashRun(databaseUrl))
       const duplicates = [...received.entries()].filter(([, n]) => n > 1)
       const lost = recipients.filter((r) => received.get(r.phone_number) !== 1)
       const notSent = recipients.filter((r) => r.status !== "sent")
       console.log(
-        `broadcast chaos: lives ${lives}, recipients ${recipients.length}, sent ${final.sent_count}, failed ${final.failed_count}, ` +
+        `broadcast chaos: lives ${lives}, recipients ${recipients.length}, counters ${JSON.stringify(counters(final))}, ` +
           `duplicates ${duplicates.length}, missing ${lost.length}, hosts' log ${logFile}`
       )
       for (const r of notSent) console.log(`  ${r.phone_number}: ${r.status} ${r.error_details?.error_code} ${r.error_message}`)
@@ -139,6 +192,8 @@ describe("a broadcast across SIGKILLs of its host (postgres)", () => {
       assert.deepStrictEqual(duplicates, [], "no recipient sent twice")
       assert.deepStrictEqual(lost.map((r) => r.phone_number), [], "every recipient reached the network")
       assert.deepStrictEqual(notSent.map((r) => `${r.phone_number}: ${r.status} ${r.error_details?.error_code} ${r.error_message}`), [], "every recipient sent")
-      assert.deepStrictEqual([final.sent_count, final.failed_count, final.pending_count], [RECIPIENTS, 0, 0])
+      assert.deepStrictEqual([final["sent_count"], final["failed_count"], final["pending_count"]], [RECIPIENTS, 0, 0])
+      assert.deepStrictEqual(counters(final), recounted, "the kept counters equal the recipients as read")
+      assert.isAbove(recounted.delivered, 0, "the network's reports moved the counters")
     }).pipe(Effect.scoped), 240_000)
 })

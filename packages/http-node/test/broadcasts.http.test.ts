@@ -81,7 +81,7 @@ describe("broadcasts over HTTP", () => {
       { status: "draft", msg_config_id: msgConfigId, total: 0, rate: 0, stop_reason: null }
     )
     assert.deepStrictEqual(b.msg_template, { id: t.id, name: t.name, language_code: "en_US", category: "MARKETING", status: "approved" })
-    assert.deepStrictEqual(b.stats, { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0 })
+    assert.deepStrictEqual(b.stats, { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0, held: 0 })
     assert.isFalse("stopped_at" in b)
     // By phone_number_id too.
     const byNumber = await host.request("POST", BROADCASTS, { body: { msg_broadcast: { name: "By number", phone_number_id: pnid, msg_template_id: t.id } } })
@@ -265,7 +265,7 @@ describe("broadcasts over HTTP", () => {
     await eventually("the response counted", async () => (await get(b.id)).responded_count === 1, 10_000)
     const final = await get(b.id)
     assert.strictEqual(final.response_rate, 2.5)
-    assert.deepStrictEqual(final.stats, { total: 40, sent: 40, failed: 0, delivered: 40, read: final.read_count, responded: 1, pending: 0 })
+    assert.deepStrictEqual(final.stats, { total: 40, sent: 40, failed: 0, delivered: 40, read: final.read_count, responded: 1, pending: 0, held: 0 })
     const recipients = await host.request("GET", `${BROADCASTS}/${b.id}/recipients?per_page=100&status=sent`)
     assert.strictEqual(recipients.body.meta.total_count, 40)
     const first = recipients.body.data.find((r: { phone_number: string }) => r.phone_number === numbers[0])
@@ -321,7 +321,7 @@ describe("broadcasts over HTTP", () => {
   it("suppresses blocked contacts and marks refused sends failed, never throttled ones", async () => {
     const t = await approvedTemplate("Hi {{1}}!")
     const blocked = "15556000001"
-    await run(host.simulator.inbound(pnid, { from: blocked, message: { type: "text", text: { body: "stop" } } }))
+    await run(host.simulator.inbound(pnid, { from: blocked, message: { type: "text", text: { body: "hello" } } }))
     const block = await host.request("POST", `/proxy/${pnid}/block_users`, { raw: JSON.stringify({ messaging_product: "whatsapp", block_users: [{ user: blocked }] }) })
     assert.strictEqual(block.status, 200, block.text)
     const unreachable = "15556000002"

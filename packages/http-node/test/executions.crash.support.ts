@@ -28,7 +28,7 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { freePort, hostLives, sleep } from "./process.support.ts"
+import { freePort, hostLives, random, sleep } from "./process.support.ts"
 
 const ROOT = Path.resolve(import.meta.dirname, "../../..")
 const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
@@ -70,13 +70,6 @@ export interface CrashReport {
   readonly logFile: string
 }
 
-/** Mulberry32: small, seedable, good enough to spread kill points. */
-const random = (seed: number) => () => {
-  seed = (seed + 0x6D2B79F5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 
 interface Planned {

@@ -185,8 +185,9 @@ export const executionsOverHttp = (storage: string, ports: Effect.Effect<Layer.L
       await say("all good")
       await eventually("the reply's answer", async () => (await texts(phone)).length === 2)
       assert.deepStrictEqual(await texts(phone), ["Hi Ada, you said hello", "Noted: all good"])
-      const ended = await host.request("GET", `/platform/v1/workflow_executions/${runs.body.data[0].id}`)
-      assert.strictEqual(ended.body.data.status, "ended")
+      // The reply reaches the network before the run's last checkpoint (the send's outcome, then the end) is written.
+      await eventually("ended", async () =>
+        (await host.request("GET", `/platform/v1/workflow_executions/${runs.body.data[0].id}`)).body.data.status === "ended")
       assert.strictEqual((await host.request("GET", ours)).body.data.length, 1, "the reply started nothing new")
     })
 

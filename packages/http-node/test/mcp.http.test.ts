@@ -54,7 +54,8 @@ const TOOLS = [
   "functions",
   "events",
   "logs",
-  "diagnostic_investigations"
+  "diagnostic_investigations",
+  "guardrails"
 ]
 
 describe("MCP tool server", () => {

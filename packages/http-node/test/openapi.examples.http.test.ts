@@ -130,6 +130,15 @@ interface Prepared {
 }
 
 /** What each operation needs made first. */
+/** A workflow and a revision of it stored beside its current definition (to restore, migrate to or roll out). */
+const stagedRevision = async () => {
+  const id = await workflow("draft")
+  const staged = await post(`/platform/v1/workflows/${id}/revisions`, {
+    revision: { definition: { nodes: [node("start", "start"), node("bye", "send_text", { message: "Bye" })], edges: [{ source: "start", target: "bye" }] } }
+  })
+  return { id, revision_id: staged.data.id as string }
+}
+
 const prepare: Record<string, () => Promise<Prepared>> = {
   "workflows.update": async () => ({ path: { id: await workflow("draft") } }),
   "triggers.create": async () => ({ path: { id: await workflow("draft") } }),
@@ -140,6 +149,18 @@ const prepare: Record<string, () => Promise<Prepared>> = {
     return { path: { id: trigger.data.id } }
   },
   "flows.update": async () => ({ path: { id: await workflow("draft") } }),
+  "workflowLifecycle.saveRevision": async () => ({ path: { id: await workflow("draft") } }),
+  "workflowLifecycle.restoreRevision": async () => ({ path: await stagedRevision() }),
+  "workflowLifecycle.migrateRuns": async () => ({ path: await stagedRevision() }),
+  "workflowLifecycle.startRollout": async () => {
+    const { id, revision_id } = await stagedRevision()
+    return { path: { id }, uuid: revision_id }
+  },
+  "workflowLifecycle.promoteRollout": async () => {
+    const { id, revision_id } = await stagedRevision()
+    ok(await host.request("PUT", `/platform/v1/workflows/${id}/rollout`, { body: { rollout: { revision_id, percent: 10 } } }), "rollout")
+    return { path: { id } }
+  },
   "executions.start": async () => {
     await contactWritesIn("15551234567")
     return { path: { id: await workflow("active") } }
@@ -194,6 +215,7 @@ const prepare: Record<string, () => Promise<Prepared>> = {
     return { path: { id: conversation }, key: null, headers: { "x-inbox-token": embed.data.token } }
   },
   "msgBroadcasts.create": async () => ({ uuid: await approvedTemplate() }),
+  "guardrails.setTimeZone": async () => ({ path: { phone_number: "+15550100999" } }),
   "msgBroadcasts.update": async () => ({ path: { id: await broadcast() } }),
   "msgBroadcasts.schedule": async () => {
     const id = await broadcast()

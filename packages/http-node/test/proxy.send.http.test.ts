@@ -166,7 +166,9 @@ describe("POST /proxy/<phone_number_id>/messages", () => {
       signature: "sha256=unused",
       received_at: new Date().toISOString(),
       fanned_out_at: null,
-      processed_at: null
+      processed_at: null,
+      // What ingestion records of the POST as it arrives: who wrote, per number.
+      senders: [`${pnid}:15550201099`]
     }))
     const res = await send(`{"messaging_product":"whatsapp","to":"15550201099","type":"text","text":{"body":"reply"}}`)
     assert.strictEqual(res.status, 200, res.text)

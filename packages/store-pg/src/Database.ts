@@ -35,8 +35,14 @@ import migration0024 from "./migrations/0024_contact_erasure.ts"
 import migration0025 from "./migrations/0025_hot_foreign_keys.ts"
 import migration0026 from "./migrations/0026_log_search_words.ts"
 import migration0027 from "./migrations/0027_webhook_headers_sealed.ts"
+import migration0028 from "./migrations/0028_inbound_senders.ts"
 import migration0029 from "./migrations/0029_rate_limit_leases.ts"
+import migration0030 from "./migrations/0030_broadcast_counters.ts"
+import migration0031 from "./migrations/0031_executions_live_index.ts"
 import migration0032 from "./migrations/0032_workflow_embeds.ts"
+import migration0033 from "./migrations/0033_guardrails.ts"
+import migration0034 from "./migrations/0034_broadcast_held.ts"
+import migration0035 from "./migrations/0035_workflow_lifecycle.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -106,8 +112,14 @@ export const migrations = Migrator.fromRecord({
   "0025_hot_foreign_keys": migration0025,
   "0026_log_search_words": migration0026,
   "0027_webhook_headers_sealed": migration0027,
+  "0028_inbound_senders": migration0028,
   "0029_rate_limit_leases": migration0029,
-  "0032_workflow_embeds": migration0032
+  "0030_broadcast_counters": migration0030,
+  "0031_executions_live_index": migration0031,
+  "0032_workflow_embeds": migration0032,
+  "0033_guardrails": migration0033,
+  "0034_broadcast_held": migration0034,
+  "0035_workflow_lifecycle": migration0035
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

@@ -45,6 +45,8 @@ export interface EmbeddedPostgresOptions {
    */
   readonly throwaway?: boolean | undefined
   readonly maxConnections?: number | undefined
+  /** More server settings (`-c name=value`), e.g. `pg_stat_statements` for a bench's statement counts. */
+  readonly settings?: Readonly<Record<string, string>> | undefined
 }
 
 export interface EmbeddedPostgres {
@@ -225,6 +227,7 @@ const makeServer = (pgDir: string, settings: Settings, options: EmbeddedPostgres
     "autovacuum_naptime=10s"
   ]
   if (options.throwaway) flags.push("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+  for (const [name, value] of Object.entries(options.settings ?? {})) flags.push("-c", `${name}=${value}`)
   const server = new EmbeddedPostgresServer({
     databaseDir: pgDir,
     port: settings.port,

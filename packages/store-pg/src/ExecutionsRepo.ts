@@ -118,6 +118,15 @@ const toInputs: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Ex
   InputRow
 )
 
+/** Live runs counted by state, with the oldest's last event (the metrics' gauges). */
+const LiveCountRow = Schema.Struct({
+  status: ExecutionStatus,
+  waiting_reason: Schema.NullOr(WaitingReason),
+  count: Schema.Int,
+  oldest_event_at: IsoFromDate
+})
+const toLiveCounts = decodeRows("workflow_executions live counts", LiveCountRow)
+
 const PrunedRow = Schema.Struct({ n: Count })
 const decodePruned = decodeRows("workflow_step_events prune", PrunedRow)
 
@@ -260,6 +269,15 @@ export const layerExecutionsRepo = Layer.effect(
           LIMIT ${limit}`
         return yield* toExecutions(rows)
       }, Effect.orDie),
+
+      // Over the live runs' partial index (migration 0031).
+      liveCounts: Effect.flatMap(
+        sql`
+          SELECT status, waiting_reason, count(*)::int AS count, min(last_event_at) AS oldest_event_at FROM workflow_executions
+          WHERE status IN ('running', 'waiting', 'handoff')
+          GROUP BY status, waiting_reason`,
+        toLiveCounts
+      ).pipe(Effect.orDie),
 
       listLive: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
         return yield* toExecutions(

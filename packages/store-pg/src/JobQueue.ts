@@ -37,6 +37,7 @@ import { Cache, Cause, Deferred, Duration, Effect, Exit, FiberSet, Latch, Layer,
 import * as Crypto from "node:crypto"
 import { type Job as BossJob, PgBoss, type SendOptions } from "pg-boss"
 import { DatabaseUrl } from "./Database.ts"
+import { decodeRows } from "./Rows.ts"
 
 export class JobQueueStartError extends Schema.TaggedError<JobQueueStartError>()("JobQueueStartError", {
   message: Schema.String,
@@ -97,6 +98,19 @@ const sendOptions = (id: string, options: EnqueueOptions | undefined): SendOptio
   if (options?.runAt !== undefined) send.startAfter = new Date(options.runAt)
   return send
 }
+
+/** A row of the backlog query: counts are bigints and the age numeric, both text from the driver. */
+const BacklogRow = Schema.Struct({
+  queue: Schema.String,
+  ready: Schema.NumberFromString,
+  scheduled: Schema.NumberFromString,
+  active: Schema.NumberFromString,
+  oldest_ready_ms: Schema.NumberFromString
+})
+const decodeBacklogRows = decodeRows(BacklogRow)
+const decodeBacklog = (rows: ReadonlyArray<unknown>) =>
+  Effect.map(decodeBacklogRows(rows), (decoded) =>
+    decoded.map(({ oldest_ready_ms, ...row }) => ({ ...row, oldestReadyMs: Math.round(oldest_ready_ms) })))
 
 /** A job as claimed: settling with it only lands while that claim holds (pg-boss's attempt fence). */
 interface JobAttempt {
@@ -363,7 +377,22 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
     return rows.length
   })
 
-  return JobQueue.of({ enqueue, work, cancel, eraseMentions })
+  // Unfinished jobs by queue (states before `completed`); ages from the database's clock, as pg-boss schedules by it.
+  const backlogSql = `
+    SELECT name AS queue,
+      count(*) FILTER (WHERE state < 'active' AND start_after <= now()) AS ready,
+      count(*) FILTER (WHERE state < 'active' AND start_after > now()) AS scheduled,
+      count(*) FILTER (WHERE state = 'active') AS active,
+      COALESCE(EXTRACT(EPOCH FROM now() - min(start_after) FILTER (WHERE state < 'active' AND start_after <= now())) * 1000, 0)
+        AS oldest_ready_ms
+    FROM ${schema}.job WHERE state < 'completed' GROUP BY name`
+
+  const backlog = Effect.flatMap(
+    promise(() => boss.getDb().executeSql(backlogSql, [])),
+    ({ rows }) => decodeBacklog(rows)
+  ).pipe(Effect.withSpan("JobQueue.backlog"))
+
+  return JobQueue.of({ enqueue, work, cancel, eraseMentions, backlog })
 })
 
 /** `JobQueue` over pg-boss in the database at `url`. */

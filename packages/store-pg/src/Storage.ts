@@ -14,6 +14,7 @@ import { layerProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 import { layerProviderModelsRepo } from "./ProviderModelsRepo.ts"
 import { layerKnowledgeSearch } from "./KnowledgeSearch.ts"
 import { layerRateLimits } from "./RateLimits.ts"
+import { layerDatabaseStats } from "./DatabaseStats.ts"
 import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
 import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
 import { layerWorkflowEmbedsRepo } from "./WorkflowEmbedsRepo.ts"
@@ -22,6 +23,9 @@ import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { layerLogSearch } from "./LogSearch.ts"
 import { layerNumberOperationsStorage } from "./NumberOperationsRepo.ts"
 import { layerBroadcastsRepo } from "./BroadcastsRepo.ts"
+import { layerGuardrailsRepo } from "./GuardrailsRepo.ts"
+import { layerRevisionsRepo } from "./RevisionsRepo.ts"
+import { layerWorkflowStatsRepo } from "./WorkflowStatsRepo.ts"
 
 export const layerStorage = Layer.mergeAll(
   layerTransactor,
@@ -39,6 +43,7 @@ export const layerStorage = Layer.mergeAll(
   layerProviderModelsRepo,
   layerKnowledgeSearch,
   layerRateLimits,
+  layerDatabaseStats,
   layerSetupLinksRepo,
   layerInboxEmbedsRepo,
   layerWorkflowEmbedsRepo,
@@ -46,7 +51,10 @@ export const layerStorage = Layer.mergeAll(
   layerVoiceAgentsRepo,
   layerLogSearch,
   layerNumberOperationsStorage,
-  layerBroadcastsRepo
+  layerBroadcastsRepo,
+  layerGuardrailsRepo,
+  layerRevisionsRepo,
+  layerWorkflowStatsRepo
 ).pipe(
   Layer.provide(PgTransactions.layer)
 )

@@ -15,7 +15,8 @@ const InboxRow = Schema.Struct({
   signature: Schema.String,
   received_at: IsoFromDate,
   fanned_out_at: Schema.NullOr(IsoFromDate),
-  processed_at: Schema.NullOr(IsoFromDate)
+  processed_at: Schema.NullOr(IsoFromDate),
+  senders: Schema.Array(Schema.String)
 })
 const toEntries: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<InboxEntry>> = decodeRows(
   "msg_upstream_inbox",
@@ -46,9 +47,9 @@ export const layerUpstreamInboxRepo = Layer.effect(
     return UpstreamInboxRepo.of({
       insert: Effect.fnUntraced(function*(e: InboxEntry) {
         yield* sql`
-          INSERT INTO msg_upstream_inbox (id, msg_config_id, body, signature, received_at, fanned_out_at, processed_at)
+          INSERT INTO msg_upstream_inbox (id, msg_config_id, body, signature, received_at, fanned_out_at, processed_at, senders)
           VALUES (${e.id}, ${e.msg_config_id}, ${e.body}, ${e.signature}, ${e.received_at}, ${e.fanned_out_at},
-            ${e.processed_at})`
+            ${e.processed_at}, ${e.senders}::text[])`
       }, Effect.orDie),
 
       find: Effect.fnUntraced(function*(id: string) {
@@ -60,7 +61,15 @@ export const layerUpstreamInboxRepo = Layer.effect(
       }, Effect.orDie),
 
       markProcessed: Effect.fnUntraced(function*(id: string, at: string) {
-        yield* sql`UPDATE msg_upstream_inbox SET processed_at = ${at} WHERE id = ${id}`
+        yield* sql`UPDATE msg_upstream_inbox SET processed_at = ${at}, senders = '{}' WHERE id = ${id}`
+      }, Effect.orDie),
+
+      hasUnprocessedFrom: Effect.fnUntraced(function*(senders: ReadonlyArray<string>) {
+        if (senders.length === 0) return false
+        // The partial index of unprocessed entries (0028): a few rows, whatever the inbox holds.
+        const rows = yield* sql<{ readonly found: boolean }>`
+          SELECT EXISTS (SELECT 1 FROM msg_upstream_inbox WHERE processed_at IS NULL AND senders && ${senders}::text[]) AS found`
+        return rows[0]?.found === true
       }, Effect.orDie),
 
       listUnprocessed: Effect.fnUntraced(function*(receivedBefore: string, limit: number) {

@@ -74,6 +74,8 @@ export interface RecipientRecord {
   readonly retry_at: string | null
   /** When a sender last took it into a batch: only a recipient taken before may have a recorded message. */
   readonly attempted_at: string | null
+  /** Held for the recipient's quiet hours until then (guardrails); null or absent otherwise. */
+  readonly held_until?: string | null | undefined
   readonly template_parameters: unknown
   readonly sent_at: string | null
   readonly failed_at: string | null
@@ -103,9 +105,11 @@ export interface BroadcastCounts {
   readonly read: number
   readonly responded: number
   readonly pending: number
+  /** Pending recipients held for their quiet hours (guardrails). */
+  readonly held: number
 }
 
-export const zeroCounts: BroadcastCounts = { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0 }
+export const zeroCounts: BroadcastCounts = { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0, held: 0 }
 
 /** How long after its message a recipient's reply counts as a response (decisions 2.14). */
 export const RESPONSE_WINDOW_MS = 24 * 60 * 60 * 1000
@@ -139,7 +143,8 @@ const Stats = Schema.Struct({
   delivered: Schema.Int,
   read: Schema.Int,
   responded: Schema.Int,
-  pending: Schema.Int
+  pending: Schema.Int,
+  held: Schema.Int
 })
 
 /** The spec's words for a broadcast's fields ("Broadcast", "Broadcast status"). */
@@ -161,8 +166,9 @@ const BROADCAST_FIELDS = {
   read_count: "Messages read",
   responded_count: "Recipients who answered",
   pending_count: "Recipients not sent to yet",
+  held_count: "Pending recipients held until their quiet hours end",
   response_rate: "Percentage of recipients who answered",
-  stats: "The same counters as one object: total, sent, failed, delivered, read, responded, pending",
+  stats: "The same counters as one object: total, sent, failed, delivered, read, responded, pending, held",
   created_at: "When it was created (ISO 8601)",
   updated_at: "When it last changed (ISO 8601)"
 } as const
@@ -185,6 +191,7 @@ export const MsgBroadcast = Schema.Struct(described({
   read_count: Schema.Int,
   responded_count: Schema.Int,
   pending_count: Schema.Int,
+  held_count: Schema.Int,
   response_rate: Schema.Finite,
   stats: Stats,
   created_at: Schema.String,
@@ -210,6 +217,7 @@ export const toMsgBroadcast = (b: BroadcastRecord, c: BroadcastCounts): MsgBroad
   read_count: c.read,
   responded_count: c.responded,
   pending_count: c.pending,
+  held_count: c.held,
   response_rate: responseRate(c),
   stats: c,
   created_at: b.created_at,

@@ -178,7 +178,7 @@ export class Broadcasts extends Context.Service<Broadcasts, {
           updated_at: now
         }
         yield* repo.insert(record)
-        return { broadcast: record, counts: { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0 } }
+        return { broadcast: record, counts: { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0, held: 0 } }
       })
 
       const get = Effect.fn("Broadcasts.get")(function*(principal: Principal, id: string) {

@@ -33,6 +33,8 @@ export interface RecipientRetry {
   readonly retry_at: string
   /** Kept when the message id stays (a send in doubt waits for its reports), null with a new one. */
   readonly attempted_at: string | null
+  /** Set when the wait is the recipient's quiet hours (counted as held); absent: not held. */
+  readonly held_until?: string | undefined
 }
 
 export class BroadcastsRepo extends Context.Service<BroadcastsRepo, {

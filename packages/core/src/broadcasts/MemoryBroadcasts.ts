@@ -106,7 +106,8 @@ const countsOf = (all: ReadonlyArray<RecipientView>): BroadcastCounts => ({
   delivered: all.filter((r) => r.delivered_at !== null).length,
   read: all.filter((r) => r.read_at !== null).length,
   responded: all.filter((r) => r.responded_at !== null).length,
-  pending: all.filter((r) => r.effective_status === "pending").length
+  pending: all.filter((r) => r.effective_status === "pending").length,
+  held: all.filter((r) => r.effective_status === "pending" && r.held_until != null).length
 })
 
 const matches = (filter: BroadcastFilter) => (b: BroadcastRecord) =>
@@ -225,7 +226,7 @@ export const layerMemoryBroadcastsRepo = Layer.effect(
           for (const retry of retries) {
             const r = db.get(Recipients, retry.id)
             if (r === undefined || r.broadcast_id !== broadcastId || r.status !== "pending") continue
-            db.put(Recipients, r.id, storedRecipient({ ...r, ...retry }))
+            db.put(Recipients, r.id, storedRecipient({ ...r, ...retry, held_until: retry.held_until ?? null }))
           }
         })
       ),

@@ -36,6 +36,7 @@ import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { MessageConfigs } from "../messaging/numbers/MessageConfigs.ts"
 import type { TemplateRecord } from "../messaging/templates/Template.ts"
 import { Templates } from "../messaging/templates/Templates.ts"
+import { SendPace } from "../messaging/numbers/SendPace.ts"
 import { BroadcastsRepo, type RecipientOutcome, type RecipientRetry } from "./BroadcastsRepo.ts"
 import { decodingPayload, JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
@@ -43,6 +44,7 @@ import { MessagingNetwork } from "../network/MessagingNetwork.ts"
 import { Ids } from "../shared/Ids.ts"
 import { type BroadcastRecord, type RecipientRecord, recipientMessageId, recipientSendKey, type StopReason } from "./Broadcast.ts"
 import { SEND_QUEUE, SendJob } from "./Broadcasts.ts"
+import { observeBatch } from "./BroadcastTelemetry.ts"
 
 export interface BroadcastSettingsShape {
   /** How long a sender's hold on a broadcast lasts without renewal. */
@@ -76,7 +78,11 @@ const settingsFromConfig = Effect.gen(function*() {
 /** Recipients taken per batch at most: outcomes are written per batch, so about a second's worth of the number's pace. */
 const BATCH = 500
 const MIN_BATCH = 20
-/** Sends in flight at once per broadcast: enough to keep 1,000/s going while each waits for its commit and the network. */
+/**
+ * Sends in flight at once per broadcast: enough to keep 1,000/s going while each waits for its commit and the network
+ * (the real network answers in 0.1-0.5 s). Fewer (16-32, tried for issue 30 so a saturated host would serve replies
+ * sooner) cut the rate wherever sends are slow rather than CPU-bound.
+ */
 const IN_FLIGHT = 128
 /** Share of the number's throughput the bucket uses: inbound messages count against the same level. */
 const THROUGHPUT_SHARE = 0.98
@@ -135,15 +141,8 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
       const running = new Set<string>()
       const fibers = yield* FiberSet.make()
 
-      // One bucket per number, shared by every broadcast it sends in this process: the next free send slot.
-      const buckets = new Map<string, number>()
-      const paced = (phoneNumberId: string, perSecond: number) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const slot = Math.max(now, buckets.get(phoneNumberId) ?? 0)
-          buckets.set(phoneNumberId, slot + 1000 / perSecond)
-          if (slot > now) yield* Effect.sleep(slot - now)
-        })
+      // One pace per number, shared by every broadcast it sends in this process and yielding to its replies.
+      const pace = yield* SendPace
 
       const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -243,7 +242,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
         const components = templateComponents(template, r.template_parameters)
         if (components instanceof TemplateMismatch) return done("failed", { message: components.message, code: "template_parameter_mismatch" })
         if (halted()) return { _tag: "Skip" } satisfies Attempt
-        yield* paced(config.phone_number_id, throughputOf(config) * THROUGHPUT_SHARE)
+        yield* pace.bulk(config.phone_number_id, throughputOf(config) * THROUGHPUT_SHARE)
         if (halted()) return { _tag: "Skip" } satisfies Attempt
         const envelope = {
           messaging_product: "whatsapp",
@@ -264,6 +263,12 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             return done("failed", { message: `The media ${outcome.mediaId} belongs to another business account`, code: "account_mismatch" })
           case "OutsideWindow":
             return done("failed", { message: "Re-engagement message: the 24-hour window is closed", code: "131047" })
+          case "Withheld": {
+            // Guardrails: quiet hours hold the recipient until they end; an opt-out or a frequency cap suppresses it.
+            const { message, reason, until } = outcome.withheld
+            if (until === null) return done("suppressed", { message, code: reason })
+            return { _tag: "Later", retry: { ...again(r.attempts + 1, Date.parse(until)), held_until: until } } satisfies Attempt
+          }
         }
       })
 
@@ -351,8 +356,11 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
           )
           const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: IN_FLIGHT })
           yield* Fiber.interrupt(watch)
-          yield* repo.settle(id, results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : [])))
-          yield* repo.postpone(id, results.flatMap((a) => (a._tag === "Later" || a._tag === "Stop" ? [a.retry] : [])))
+          const settled = results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : []))
+          const retries = results.flatMap((a) => (a._tag === "Later" || a._tag === "Stop" ? [a.retry] : []))
+          yield* repo.settle(id, settled)
+          yield* repo.postpone(id, retries)
+          yield* observeBatch(settled, retries.length)
           const stopped = results.find((a): a is Extract<Attempt, { _tag: "Stop" }> => a._tag === "Stop")
           if (stopped !== undefined) {
             yield* stop(b, stopped.reason)

@@ -14,6 +14,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { BroadcastsRepo } from "../broadcasts/BroadcastsRepo.ts"
+import { GuardrailsRepo } from "../guardrails/GuardrailsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { LogRecorder } from "../logs/LogRecorder.ts"
 import { LogSearch } from "../logs/LogSearch.ts"
@@ -50,13 +51,14 @@ export interface ErasureStep {
 export const erasureSteps: Effect.Effect<
   ReadonlyArray<ErasureStep>,
   never,
-  ContactErasureRepo | JobQueue | LogSearch | LogRecorder | BroadcastsRepo
+  ContactErasureRepo | JobQueue | LogSearch | LogRecorder | BroadcastsRepo | GuardrailsRepo
 > = Effect.gen(function*() {
   const repo = yield* ContactErasureRepo
   const jobs = yield* JobQueue
   const logs = yield* LogSearch
   const recorder = yield* LogRecorder
   const broadcasts = yield* BroadcastsRepo
+  const guardrails = yield* GuardrailsRepo
   return [
     { name: "step_events", run: repo.deleteStepEvents },
     { name: "executions", run: repo.deleteExecutions },
@@ -73,6 +75,16 @@ export const erasureSteps: Effect.Effect<
     {
       name: "broadcast_recipients",
       run: (s) => s.target.wa_id === null ? Effect.succeed(0) : Effect.as(broadcasts.anonymiseRecipients(s.project_id, s.target.wa_id), 0)
+    },
+    // Its opt-outs, own time zone and the marketing sends frequency caps count (keyed by phone number or user id).
+    {
+      name: "guardrails",
+      run: (s) =>
+        Effect.as(
+          Effect.forEach([s.target.wa_id, s.target.business_scoped_user_id].filter((k): k is string => k !== null), (k) =>
+            guardrails.eraseRecipient(s.project_id, k)),
+          0
+        )
     },
     { name: "media", run: repo.deleteMedia },
     { name: "messages", run: repo.deleteMessages },

@@ -27,8 +27,7 @@
  * finds one it did not write (the host that wrote it died) cannot know
  * whether the request left, and fails the step as in doubt.
  */
-import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Option, Schema } from "effect"
-import { createHash } from "node:crypto"
+import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Metric, Option, Schema, type Tracer } from "effect"
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
@@ -37,6 +36,7 @@ import { MessagingLocks } from "../messaging/MessagingRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { revisionId } from "../workflows/Revision.ts"
 import { ProjectSecrets, type ProjectSecretsUnreadable } from "../projects/ProjectSecrets.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { Definition, Node } from "../workflows/Workflow.ts"
@@ -58,6 +58,7 @@ import { maskSecrets, shapePayload } from "./StepLog.ts"
 import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
 import type { EndReason, Spawn, StepFailed, StepOutcome } from "./Step.ts"
 import { newExecution } from "./NewExecution.ts"
+import * as ExecutionTelemetry from "./ExecutionTelemetry.ts"
 import * as T from "./Transitions.ts"
 import { afterSend, performTool } from "./agent/Agent.ts"
 import { withAiValues } from "./ai/AiFields.ts"
@@ -115,6 +116,18 @@ export class ExecutionsSettings extends Context.Reference<ExecutionsSettingsShap
   )
 }
 
+export interface KickOptions {
+  readonly leased: boolean
+  /**
+   * The caller's `write` or `insert` of the run has committed: the slice starts from the record written instead of
+   * reading it back (a round trip per start and resume).
+   */
+  readonly committed?: boolean | undefined
+}
+
+/** Records written by `write`/`insert` a moment ago, kept for the kick that follows their commit (a bound on memory). */
+const WRITTEN_MAX = 10_000
+
 /** What one step writes: the transition, the secrets its events may hold, the child it creates. */
 interface StepResult {
   readonly transition: T.Transition
@@ -130,9 +143,6 @@ type Checkpoint = T.Transition & { readonly carried?: ReadonlyArray<StepEventRec
 /** The checkpoint lost its compare-and-set: another host owns the run now. */
 class Fenced extends Data.TaggedError("Fenced")<{}> {}
 
-/** The revision id of a definition: its content hash, so equal graphs share one row. */
-export const revisionId = (workflowId: string, definition: Definition) =>
-  `${workflowId}:${createHash("sha256").update(JSON.stringify(definition)).digest("hex").slice(0, 32)}`
 
 export class ExecutionEngine extends Context.Service<ExecutionEngine, {
   /** This host's id (lease owner). */
@@ -153,7 +163,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
    * job for a run `leased` to this host (a start's insert, a resume's `write`): no other host could take it before
    * its lease ends, and the sweep recovers it then.
    */
-  readonly kick: (id: string, options?: { readonly leased: boolean }) => Effect.Effect<void>
+  readonly kick: (id: string, options?: KickOptions) => Effect.Effect<void>
   /** Runs one slice in the calling fiber. */
   readonly runSlice: (id: string) => Effect.Effect<void>
   /** Arms the timer of the record's wait, if it has one. */
@@ -246,6 +256,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const g = yield* graph(revision)
         const child = newExecution({ ...spawn.launch, parent }, { id: spawn.id, trackingId: spawn.trackingId }, at, revision, g)
         if (!(yield* repo.insert(child.record))) return false
+        yield* Metric.update(ExecutionTelemetry.started({ trigger: child.record.trigger_type }), 1)
         yield* events.append(yield* stamp(child.record, child.events, []))
         yield* workflows.countExecution(w.project_id, w.id, at)
         return true
@@ -285,6 +296,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ...(yield* stamp(transition.record, transition.events, secrets))
           ])
           if (!ok) return false
+          if (isTerminal(transition.record.status) && !isTerminal(previous.status)) {
+            yield* Metric.update(ExecutionTelemetry.ended({ status: transition.record.status, trigger: transition.record.trigger_type }), 1)
+          }
           // Another run still owning the pair (an older one ended) keeps them.
           if (pair !== undefined) yield* inputs.dropQueuedIfUnowned(pair.configId, pair.contactId)
           yield* webhook(transition.record, previous)
@@ -351,16 +365,31 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           return ok
         })
 
+      // The runnable records `write` and `insert` wrote, until the kick after their commit takes them (`KickOptions`).
+      const written = new Map<string, ExecutionRecord>()
+      const remember = (record: ExecutionRecord) => {
+        if (record.status !== "running" || record.lease_owner !== hostId) return
+        if (written.size >= WRITTEN_MAX) written.clear()
+        written.set(record.id, record)
+      }
+
       // A run this host resumes runs here next (its kick, a timer's slice): leased to it already, that slice writes no claim.
       const write = (previous: ExecutionRecord, transition: T.Transition) =>
-        Effect.flatMap(Clock.currentTimeMillis, (ms) => writeWith(previous, previous.status === "running" ? transition : leased(transition, ms), []))
+        Effect.gen(function*() {
+          const next = previous.status === "running" ? transition : leased(transition, yield* Clock.currentTimeMillis)
+          const ok = yield* writeWith(previous, next, [])
+          if (ok) remember(next.record)
+          return ok
+        })
 
       const insert = (record: ExecutionRecord, placed: ReadonlyArray<T.PlacedEvent>) =>
         tx.withTransaction(Effect.gen(function*() {
           // Leased to this host from the start: the slice its kick runs here needs no claim (a write) of its own.
           const owned = record.status === "running" ? leased({ record, events: [] }, yield* Clock.currentTimeMillis).record : record
           if (!(yield* repo.insert(owned))) return false
+          yield* Metric.update(ExecutionTelemetry.started({ trigger: record.trigger_type }), 1)
           yield* events.append(yield* stamp(record, placed, []))
+          remember(owned)
           return true
         }))
 
@@ -403,7 +432,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
        * The pending send: settle what is known, send what never left. `fresh`: this slice recorded it itself, so nothing
        * can be recorded under its new message id yet (no lookup).
        */
-      const perform = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend, fresh: boolean) {
+      const perform = Effect.fn("ExecutionEngine.send")(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend, fresh: boolean) {
+        yield* ExecutionTelemetry.annotatePending(record, pending)
         const node = g.node(pending.node_id)!
         const recorded = fresh ? Option.none() : yield* outbound.findRecorded(record.project_id, pending.message_id)
         // An agent's send settles its tool call (or its text) and the run stays on the agent node (decisions 10.6).
@@ -494,6 +524,24 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             return T.fail(record, g, { message: "Re-engagement message: the 24-hour window is closed", code: "131047" }, after.iso, [
               { event_type: "action_failed", payload: { action: node.data.node_type, error: { message: "Re-engagement message", code: "131047" } } }
             ])
+          case "Withheld": {
+            // The guardrails' refusal (guardrails/SendPolicy.ts): nothing was recorded or sent.
+            const { message, reason: code, until } = outcome.withheld
+            if (pending.agent !== undefined) return agentSettled(after.iso, { error: message, code })
+            if (until !== null) {
+              // Quiet hours: the send waits, unrecorded, until they end; its timer brings the step back to send it.
+              return T.apply(record, g, node, {
+                context: record.execution_context,
+                events: [],
+                next: { _tag: "Park", reason: null, wait: { kind: "quiet_hours", seq: record.step_seq, node_id: node.id, due_at: until, timeout_seconds: null } }
+              }, after.iso, 0)
+            }
+            // Opted out or capped: the send is skipped, with its reason, and the run goes on.
+            return T.leave(record, g, node, "next", record.execution_context, after.iso, after.ms - Date.parse(pending.started_at), [{
+              draft: { event_type: "action_skipped", payload: { action: node.data.node_type, to: pending.to, error: { message, code } }, direction: "outbound" },
+              node
+            }])
+          }
           default: {
             const message = outcome._tag === "Refused" ? outcome.error.message : outcome._tag === "Unavailable" ? "The network could not be reached" : "The media belongs to another business account"
             const code = outcome._tag === "Refused" ? String(outcome.error.code) : undefined
@@ -531,13 +579,14 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
        * The pending webhook request: made only by the slice that recorded it (`fresh`), which the lease kept the
        * only one running the step since; anyone else cannot know whether it left, and never makes it again.
        */
-      const performWebhook = Effect.fnUntraced(function*(
+      const performWebhook = Effect.fn("ExecutionEngine.webhookNode", { kind: "client" })(function*(
         record: ExecutionRecord,
         g: Graph,
         t: { ms: number; iso: string },
         pending: PendingWebhook,
         fresh: string | undefined
       ) {
+        yield* ExecutionTelemetry.annotatePending(record, pending)
         const stored = g.node(pending.node_id)
         const node = stored === undefined ? undefined : withAiValues(stored, pending.ai_values)
         if (node === undefined || pending.key !== fresh) {
@@ -560,13 +609,14 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       })
 
       /** The pending outside tool call of an agent: made by the slice that recorded it, unverified for anyone else. */
-      const performAgentTool = Effect.fnUntraced(function*(
+      const performAgentTool = Effect.fn("ExecutionEngine.toolCall")(function*(
         record: ExecutionRecord,
         g: Graph,
         t: { ms: number; iso: string },
         pending: PendingAgentTool,
         fresh: string | undefined
       ) {
+        yield* ExecutionTelemetry.annotatePending(record, pending)
         const node = g.node(pending.node_id)!
         const secrets = yield* Effect.result(secretsFor(record, node))
         if (secrets._tag === "Failure") return { transition: unreadable(record, g, secrets.failure, t.iso), secrets: [] as ReadonlyArray<string> }
@@ -692,12 +742,33 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         )
       }
 
-      const slice = Effect.fn("ExecutionEngine.runSlice")(function*(id: string) {
-        const found = yield* repo.get(id)
+      /** `step` in a span of its own (node id and type, the status it left), its duration in the histogram by node type. */
+      const observedStep = (record: ExecutionRecord, g: Graph, fresh: string | undefined, startMs: number) => {
+        const nodeType = (record.current_node === null ? undefined : g.node(record.current_node)?.data.node_type) ?? "none"
+        return step(record, g, fresh).pipe(
+          Effect.tap((result) =>
+            Effect.flatMap(Clock.currentTimeMillis, (ms) =>
+              Effect.andThen(
+                ExecutionTelemetry.annotateStep(record, nodeType, result.transition.record.status),
+                Metric.update(ExecutionTelemetry.stepDuration({ node_type: nodeType }), Math.max(0, ms - startMs) / 1000)
+              ))
+          ),
+          Effect.withSpan("ExecutionEngine.step")
+        )
+      }
+
+      // A trace of its own per slice, linked to the span that asked for it (a request, the routing of a message).
+      // `known`: the record its kick's caller committed (no read back).
+      const slice = (id: string, links: ReadonlyArray<Tracer.SpanLink>, known: ExecutionRecord | undefined) =>
+        Effect.withSpan(sliceOf(id, known), "ExecutionEngine.runSlice", { root: true, links })
+
+      const sliceOf = Effect.fnUntraced(function*(id: string, known: ExecutionRecord | undefined) {
+        const found = known !== undefined ? Option.some(known) : yield* repo.get(id)
         if (Option.isNone(found)) return
         const claimed = yield* claim(found.value)
         if (Option.isNone(claimed)) return
         let record = claimed.value
+        yield* ExecutionTelemetry.annotateExecution(record)
         let fresh: string | undefined
         // The last record written, and the stamped events of the steps taken since (`carries`).
         let durable = record
@@ -723,7 +794,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const stepNode = record.current_node
           const result: StepResult = steps >= STEP_LIMIT
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
-            : yield* step(record, g, fresh)
+            : yield* observedStep(record, g, fresh, t.ms)
           const { secrets, spawn, take, transition } = result
           const moved = leased(transition, t.ms)
           if (steps < STEP_LIMIT && carries(record, g, moved, spawn)) {
@@ -755,7 +826,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       // its job both land here). A second caller asks the running slice to go round once more and waits for it, so a
       // job completes only once the work it stands for is done.
       const active = new Map<string, { again: boolean; readonly done: Deferred.Deferred<void> }>()
-      const runSlice = (id: string): Effect.Effect<void> =>
+      const runSlice = (id: string, links: ReadonlyArray<Tracer.SpanLink> = [], known?: ExecutionRecord): Effect.Effect<void> =>
         Effect.suspend(() => {
           const running = active.get(id)
           if (running !== undefined) {
@@ -764,9 +835,12 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           }
           const entry = { again: false, done: Deferred.makeUnsafe<void>() }
           active.set(id, entry)
+          let first = known
           const loop: Effect.Effect<void> = Effect.suspend(() => {
             entry.again = false
-            return Effect.andThen(slice(id), Effect.suspend(() => (entry.again ? loop : Effect.void)))
+            const from = first
+            first = undefined
+            return Effect.andThen(slice(id, links, from), Effect.suspend(() => (entry.again ? loop : Effect.void)))
           })
           return loop.pipe(Effect.ensuring(Effect.suspend(() => {
             active.delete(id)
@@ -774,11 +848,19 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           })))
         })
 
-      const kick = (id: string, options?: { readonly leased: boolean }) =>
+      const kick = (id: string, options?: KickOptions) =>
         Effect.gen(function*() {
+          const known = written.get(id)
+          written.delete(id)
           // The slice starts first, the job's round trip beside it. The job is the durability of an unleased run: if
           // this process dies mid-slice, another host runs it.
-          forkSlice(runSlice(id).pipe(Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))))
+          const caller = yield* Effect.option(Effect.currentSpan)
+          const links = Option.isSome(caller) ? [ExecutionTelemetry.triggerLink(caller.value)] : []
+          forkSlice(
+            runSlice(id, links, options?.committed === true ? known : undefined).pipe(
+              Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))
+            )
+          )
           if (options?.leased !== true) yield* jobs.enqueue(RUN_QUEUE, { id } satisfies RunJob, { dedupeKey: `run:${id}` })
         })
 
@@ -791,7 +873,11 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const g = yield* graph(record.revision_id)
           const t = yield* now
           const resumed = T.resume(record, g, { value: undefined, reason: "timeout", source: "timeout", kind: "timeout", messageIds: [] }, t.iso)
-          if (yield* write(record, resumed)) yield* runSlice(record.id)
+          if (yield* write(record, resumed)) {
+            const known = written.get(record.id)
+            written.delete(record.id)
+            yield* runSlice(record.id, [], known)
+          }
           return
         }
         if (record.status === "running") yield* runSlice(record.id)
@@ -799,7 +885,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
 
       const idle: Effect.Effect<void> = FiberSet.awaitEmpty(fibers)
 
-      return ExecutionEngine.of({ hostId, graph, pinRevision, write, insert, kick, runSlice, armTimer, fire, idle })
+      return ExecutionEngine.of({ hostId, graph, pinRevision, write, insert, kick, runSlice: (id) => runSlice(id), armTimer, fire, idle })
     })
   )
 }

@@ -34,11 +34,12 @@ export const isTerminal = (status: ExecutionStatus) => status === "ended" || sta
 /**
  * What a parked execution waits for. `delay` is a `send_text` with
  * `delay_seconds` (the execution stays `running`); `doubt` is a send whose
- * outcome a crash left unknown, looked at again at `due_at`.
+ * outcome a crash left unknown, looked at again at `due_at`; `quiet_hours` is
+ * a send the guardrails hold until the recipient's quiet hours end (`due_at`).
  */
 export interface WaitState {
   /** `agent`: an agent node waits for the contact's next input (decisions 10.6). */
-  readonly kind: "wait_for_response" | "delay" | "call" | "api" | "doubt" | "agent"
+  readonly kind: "wait_for_response" | "delay" | "call" | "api" | "doubt" | "agent" | "quiet_hours"
   /** Bumped on every new wait: a timer fires only while it still names this wait. */
   readonly seq: number
   readonly node_id: string
@@ -255,6 +256,7 @@ export const ExecutionDetail = Schema.Struct({
     occurred_at: Schema.String
   })),
   resumable_execution_id: Schema.NullOr(Schema.String),
+  revision_id: Schema.String.annotate({ description: "The revision of the workflow's graph the run walks (`/workflows/<id>/revisions`)" }),
   execution_context: Schema.Struct({
     vars: Schema.Record(Schema.String, Schema.Unknown),
     system: Schema.Record(Schema.String, Schema.Unknown),
@@ -316,6 +318,7 @@ export const toDetail = (
     occurred_at: e.error_details.occurred_at
   },
   resumable_execution_id: e.resumable_execution_id,
+  revision_id: e.revision_id,
   execution_context: e.execution_context,
   events: events.map(toStepEvent)
 })

@@ -121,6 +121,7 @@ export class Executions extends Context.Service<Executions, {
       const conversations = yield* ConversationsRepo
       const messaging = yield* Messaging
       const engine = yield* ExecutionEngine
+      const tx = yield* Transactor
       const launcher = yield* Launcher
 
       const findExecution = (projectId: string, id: string) =>
@@ -174,27 +175,33 @@ export class Executions extends Context.Service<Executions, {
           return yield* unprocessable("phone_number is required", [{ path: "workflow_execution.phone_number", message: "is required" }])
         }
         const config = yield* sender(projectId, workflowId, input)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         // Attached from the start (decisions 2.5.1): the contact and its active conversation on the sender, found or
         // opened, so routing finds the run by its pair, an agent reads the history and payloads name the conversation.
-        const { contact, conversation } = yield* messaging.openConversation(config, phone !== null ? { waId: phone } : { userId: recipient! })
-        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
-        // The Launcher settles the pair's current owner under its route lock (superseded; handoff blocks the start).
-        const created = yield* launcher.launch({
-          workflow,
-          triggerType: "api_call",
-          observer: false,
-          config,
-          contact,
-          conversationId: conversation.id,
-          phone,
-          recipient,
-          vars: input.variables ?? {},
-          context: input.context ?? {},
-          initialData: input.initial_data,
-          metadata: { request: { ip: request.ip, user_agent: request.user_agent, timestamp: now } },
-          system: { trigger_msg_config_id: config.id },
-          dedupeKey: null
-        })
+        // One transaction with the launch (the Launcher settles the pair's current owner under its route lock:
+        // superseded; handoff blocks the start); the run starts once it committed.
+        const created = yield* tx.withTransaction(Effect.gen(function*() {
+          const { contact, conversation } = yield* messaging.openConversation(config, phone !== null ? { waId: phone } : { userId: recipient! })
+          return yield* launcher.launch({
+            workflow,
+            triggerType: "api_call",
+            observer: false,
+            config,
+            contact,
+            conversationId: conversation.id,
+            phone,
+            recipient,
+            vars: input.variables ?? {},
+            context: input.context ?? {},
+            initialData: input.initial_data,
+            metadata: { request: { ip: request.ip, user_agent: request.user_agent, timestamp: now } },
+            system: { trigger_msg_config_id: config.id },
+            dedupeKey: null
+          }, { kick: false })
+        }))
+        if (Option.isSome(created) && created.value.status === "running") {
+          yield* engine.kick(created.value.id, { leased: true, committed: true })
+        }
         // Ids are new and start requests carry no dedupe key: the insert always lands.
         const record = Option.getOrThrow(created)
         return { message: "Workflow execution started", workflow_id: workflow.id, id: record.id, tracking_id: record.tracking_id }
@@ -292,7 +299,7 @@ export class Executions extends Context.Service<Executions, {
             ? Effect.fail(new Conflict({ error: "Resume already pending", code: "resume_pending" }))
             : Effect.fail(unprocessable("Execution is not waiting"))
         }
-        if (resumed.record.status === "running") yield* engine.kick(e.id, { leased: resumed.record.wait === null })
+        if (resumed.record.status === "running") yield* engine.kick(e.id, { leased: resumed.record.wait === null, committed: true })
         return {
           ...(yield* summary(resumed.record)),
           requested_execution_id: requested.id,

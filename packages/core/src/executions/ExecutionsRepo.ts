@@ -8,11 +8,22 @@ import { Context, type Effect, type Option } from "effect"
 import type {
   ExecutionFilter,
   ExecutionRecord,
+  ExecutionStatus,
   StepEventFilter,
   StepEventRecord,
+  WaitingReason,
   WorkflowRevision
 } from "./Execution.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+
+/** One group of `liveCounts`. */
+export interface LiveCount {
+  readonly status: ExecutionStatus
+  readonly waiting_reason: WaitingReason | null
+  readonly count: number
+  /** The group's oldest `last_event_at` (ISO 8601). */
+  readonly oldest_event_at: string
+}
 
 export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
   /** False (nothing written) when another execution already has its `dedupe_key`. */
@@ -48,6 +59,11 @@ export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
    * whose wait's `due_at` is not after `now`.
    */
   readonly listRecoverable: (now: string, quietBefore: string, limit: number) => Effect.Effect<ReadonlyArray<ExecutionRecord>>
+  /**
+   * Every project's non-terminal executions counted by status and waiting reason, with the oldest `last_event_at`
+   * of each group: what `/metrics` reads at scrape time (runs waiting, runs stuck).
+   */
+  readonly liveCounts: Effect.Effect<ReadonlyArray<LiveCount>>
   /** Executions of a workflow that are not terminal. */
   readonly listLive: (projectId: string, workflowId: string) => Effect.Effect<ReadonlyArray<ExecutionRecord>>
   /** Removes the workflow's executions, their events and revisions. */

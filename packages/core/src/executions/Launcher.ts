@@ -22,6 +22,7 @@ import { Ids } from "../shared/Ids.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import type { ExecutionRecord } from "./Execution.ts"
 import { routeLock } from "./Inputs.ts"
+import { ActiveRollouts } from "./lifecycle/Rollouts.ts"
 import { type Launch, newExecution } from "./NewExecution.ts"
 import * as T from "./Transitions.ts"
 
@@ -31,8 +32,11 @@ export type { Launch } from "./NewExecution.ts"
 class AlreadyStarted extends Data.TaggedError("AlreadyStarted")<{ readonly dedupeKey: string | null }> {}
 
 export class Launcher extends Context.Service<Launcher, {
-  /** Creates and runs an execution; None when its dedupe key already started one. */
-  readonly launch: (launch: Launch) => Effect.Effect<Option.Option<ExecutionRecord>>
+  /**
+   * Creates and runs an execution; None when its dedupe key already started one. With `kick: false` the caller runs
+   * it once its own transaction, around the launch's, committed (`ExecutionEngine.kick` with `committed`).
+   */
+  readonly launch: (launch: Launch, options?: { readonly kick?: boolean | undefined }) => Effect.Effect<Option.Option<ExecutionRecord>>
 }>()("@parley/core/executions/Launcher") {
   static readonly layer = Layer.effect(
     Launcher,
@@ -43,6 +47,7 @@ export class Launcher extends Context.Service<Launcher, {
       const workflows = yield* WorkflowsRepo
       const repo = yield* ExecutionsRepo
       const locks = yield* MessagingLocks
+      const rollouts = yield* ActiveRollouts
 
       /** The run a pair's owner belongs to: a `call` child's outermost parent (ending it ends the child too). */
       const rootOf = (e: ExecutionRecord, depth = 0): Effect.Effect<ExecutionRecord> =>
@@ -69,12 +74,16 @@ export class Launcher extends Context.Service<Launcher, {
         return undefined
       })
 
-      const launch = Effect.fn("Launcher.launch")(function*(l: Launch) {
+      const launch = Effect.fn("Launcher.launch")(function*(l: Launch, options?: { readonly kick?: boolean | undefined }) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const id = yield* ids.uuid
         const trackingId = yield* ids.uuid
         return yield* tx.withTransaction(Effect.gen(function*() {
-          const revision = yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition)
+          // A staged rollout may start this contact on another (stored) revision (issue 32 §3).
+          const staged = yield* rollouts.staged(l.workflow, l.contact?.id ?? null)
+          const revision = Option.isSome(staged)
+            ? staged.value
+            : yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition)
           const g = yield* engine.graph(revision)
           const { events, record } = newExecution(l, { id, trackingId }, now, revision, g)
           const blocked = yield* claimPair(l, now)
@@ -89,7 +98,11 @@ export class Launcher extends Context.Service<Launcher, {
           return Option.some(record)
         })).pipe(
           Effect.catchTag("AlreadyStarted", () => Effect.succeed(Option.none<ExecutionRecord>())),
-          Effect.tap((created) => Option.isSome(created) && created.value.status === "running" ? engine.kick(created.value.id, { leased: true }) : Effect.void)
+          Effect.tap((created) =>
+            options?.kick !== false && Option.isSome(created) && created.value.status === "running"
+              ? engine.kick(created.value.id, { leased: true, committed: true })
+              : Effect.void
+          )
         )
       })
 

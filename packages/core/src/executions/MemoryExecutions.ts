@@ -22,6 +22,7 @@ import {
   type ExecutionInputRecord,
   ExecutionInputsRepo,
   ExecutionsRepo,
+  type LiveCount,
   StepEventsRepo
 } from "./ExecutionsRepo.ts"
 import type { Project } from "../projects/Project.ts"
@@ -234,6 +235,21 @@ export const layerMemoryExecutionsRepo = Layer.effect(
             .slice(0, Math.max(limit, 0))
         )
       ),
+      liveCounts: store.run((db) => {
+        const groups = new Map<string, LiveCount>()
+        for (const e of db.all(Executions)) {
+          if (isTerminal(e.status)) continue
+          const key = `${e.status}\u0000${e.waiting_reason ?? ""}`
+          const group = groups.get(key)
+          groups.set(key, {
+            status: e.status,
+            waiting_reason: e.waiting_reason,
+            count: (group?.count ?? 0) + 1,
+            oldest_event_at: group === undefined || e.last_event_at < group.oldest_event_at ? e.last_event_at : group.oldest_event_at
+          })
+        }
+        return [...groups.values()]
+      }),
       listLive: Effect.fn("ExecutionsRepo.listLive")((projectId: string, workflowId: string) =>
         store.run((db) =>
           newestExecutionsFirst(

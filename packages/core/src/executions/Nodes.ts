@@ -35,6 +35,7 @@ import { agentStep } from "./agent/Agent.ts"
 import { chainDepthOf, configNumbers, configTexts, contextTexts, fail, type StepInput, text, value, withVars } from "./nodes/NodeInput.ts"
 import { agentSend, sendInteractive, sendTemplate, sendText } from "./nodes/SendNodes.ts"
 import { decideNode, functionNode } from "./nodes/FunctionNodes.ts"
+import { splitNode } from "./nodes/SplitNode.ts"
 import { webhookNode } from "./nodes/WebhookNode.ts"
 
 /** Nesting depth of `call` children (decisions 2.3.11): a run at this depth calls no further. */
@@ -253,6 +254,8 @@ export const runNode = (input: StepInput): Effect.Effect<StepOutcome, StepFailed
       return waitNode(input)
     case "decide":
       return decideNode(input)
+    case "split":
+      return splitNode(input)
     case "function":
       return functionNode(input)
     case "set_variable":

@@ -23,22 +23,21 @@
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import type { MessageRecord, ProcessingStatus } from "../messaging/Message.ts"
 import { Messaging } from "../messaging/Messaging.ts"
-import { LiveNumbers } from "../messaging/numbers/LiveNumbers.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { type ExecutionInputRecord, ExecutionInputsRepo, ExecutionsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { MessagingNetwork } from "../network/MessagingNetwork.ts"
-import { ContactsRepo, MessagesRepo, MessagingLocks } from "../messaging/MessagingRepo.ts"
+import { MessagingLocks } from "../messaging/MessagingRepo.ts"
+import { RoutedMessages } from "./RoutedMessages.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import type { WorkflowRecord } from "../workflows/Workflow.ts"
+import { groupBy } from "../shared/Collections.ts"
 import { takesInput } from "./Execution.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import { batchMessageIds, batchValue, messageValue, routeLock } from "./Inputs.ts"
 import { Launcher } from "./Launcher.ts"
-import { firingWorkflow, Observers } from "./Observers.ts"
+import { firingWorkflow } from "./Observers.ts"
 import * as T from "./Transitions.ts"
 import { ActiveTriggers } from "./TriggerIndex.ts"
 
@@ -78,22 +77,21 @@ const Received = Schema.Struct({
 const decodeReceived = Schema.decodeUnknownOption(Received)
 
 export class InboundRouting extends Context.Service<InboundRouting, {
-  /** A `msg.message.received` entry: observers, then debounce or routing. */
+  /** A `msg.message.received` entry of a message still `pending` (recorded where no router was registered): debounce or routing. */
   readonly received: (entry: DomainEvent) => Effect.Effect<void, OwnerMoved>
   /** A debounce timer fired: releases the pair's batch when due, else arms the timer again. */
   readonly release: (job: DebounceJob) => Effect.Effect<void, OwnerMoved>
   /** Releases batches held longer than any window allows (their timer was lost). */
   readonly sweep: Effect.Effect<void, OwnerMoved>
+  /** Messages recorded a moment ago, routed in the transaction that recorded them (`InboundRouter`). */
+  readonly routeRecorded: (config: MessageConfigRecord, messages: ReadonlyArray<MessageRecord>) => Effect.Effect<Effect.Effect<void>, OwnerMoved>
 }>()("@parley/core/executions/InboundRouting") {
   static readonly layer = Layer.effect(
     InboundRouting,
     Effect.gen(function*() {
       const repo = yield* ExecutionsRepo
       const inputs = yield* ExecutionInputsRepo
-      const messages = yield* MessagesRepo
-      const contacts = yield* ContactsRepo
-      const configs = yield* MessageConfigsRepo
-      const liveNumbers = yield* LiveNumbers
+      const messages = yield* RoutedMessages
       const workflows = yield* WorkflowsRepo
       const locks = yield* MessagingLocks
       const tx = yield* Transactor
@@ -101,9 +99,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       const engine = yield* ExecutionEngine
       const launcher = yield* Launcher
       const triggers = yield* ActiveTriggers
-      const observers = yield* Observers
       const messaging = yield* Messaging
-      const network = yield* MessagingNetwork
       const repos = yield* Effect.context<WorkflowsRepo>()
 
       const nowMs = Clock.currentTimeMillis
@@ -130,18 +126,17 @@ export class InboundRouting extends Context.Service<InboundRouting, {
 
       /** Records where the batch's messages ended up (`processing_status`). */
       const settle = (batch: ReadonlyArray<ExecutionInputRecord>, status: ProcessingStatus) =>
-        batch.length === 0 ? Effect.void : messages.settleProcessing(batch[0]!.project_id, batch.map((i) => i.id), status)
+        batch.length === 0 ? Effect.void : messages.settle(batch[0]!.project_id, batch.map((i) => i.id), status)
 
       /** Read mode of the workflow that took the batch (decisions 10.3), through the network as the proxy does it. */
       const applyReadMode = (workflow: Option.Option<WorkflowRecord>, config: MessageConfigRecord, batch: ReadonlyArray<ExecutionInputRecord>) => {
         const mode = Option.match(workflow, { onNone: () => "disabled" as const, onSome: (w) => w.inbound_message_read_mode })
         const networkId = batch[batch.length - 1]?.network_id ?? null
         if (mode === "disabled" || networkId === null) return Effect.void
-        return network.markRead({ accessToken: config.access_token }, config.phone_number_id, {
+        return messaging.markRead(config, { accessToken: config.access_token }, {
           messageId: networkId,
           typingIndicator: mode === "read_with_typing"
         }).pipe(
-          Effect.andThen(messaging.markInboundRead(config, networkId)),
           Effect.asVoid,
           Effect.catch((error) =>
             Effect.logWarning("Read mode: the network refused the mark-read").pipe(
@@ -153,29 +148,31 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       /**
        * Routes a released batch (oldest first) to its pair's owner or a new run, inside the caller's transaction
        * holding the route lock; answers what to do once it commits (run the resumed or started execution, read mode).
-       * `known`: what `taking` read under the same lock (not read again).
+       * `known`: what `taking` read under the same lock (not read again). `unstored`: inputs of the batch that have no
+       * row (routed where they were recorded: the message's own insert is their once-only mark).
        */
       const route = Effect.fnUntraced(function*(
         config: MessageConfigRecord,
         contactId: string,
         batch: ReadonlyArray<ExecutionInputRecord>,
         attempt = 0,
-        known?: Effect.Success<ReturnType<typeof taking>>
+        known?: Effect.Success<ReturnType<typeof taking>>,
+        unstored: ReadonlySet<string> = new Set()
       ): Effect.fn.Return<Effect.Effect<void>, OwnerMoved> {
         if (batch.length === 0) return Effect.void
-        const ids = batch.map((i) => i.id)
+        const stored = batch.filter((i) => !unstored.has(i.id)).map((i) => i.id)
+        const done = (status: ProcessingStatus) =>
+          Effect.andThen(stored.length === 0 ? Effect.void : inputs.take(stored), settle(batch, status))
         const owner = known !== undefined ? known.owner : yield* repo.findRouted(config.id, contactId)
         if (Option.isSome(owner)) {
           const o = owner.value
           if (Date.parse(o.started_at) > Date.parse(batch[batch.length - 1]!.received_at)) {
             // The run did not exist when the contact wrote (an API start overtook routing): the batch is not its input.
-            yield* inputs.take(ids)
-            yield* settle(batch, "completed")
+            yield* done("completed")
             return Effect.void
           }
           if (o.status === "handoff") {
-            yield* inputs.take(ids)
-            yield* settle(batch, "blocked")
+            yield* done("blocked")
             return Effect.void
           }
           const workflow = known !== undefined ? known.workflow : yield* workflows.findById(o.project_id, o.workflow_id)
@@ -185,23 +182,26 @@ export class InboundRouting extends Context.Service<InboundRouting, {
             const resumed = T.resume(o, g, input, iso(yield* nowMs))
             // Its timer fired or the API moved it meanwhile: look again.
             if (!(yield* engine.write(o, resumed))) {
-              if (attempt < 3) return yield* route(config, contactId, batch, attempt + 1)
+              if (attempt < 3) return yield* route(config, contactId, batch, attempt + 1, undefined, unstored)
               return yield* new OwnerMoved({ executionId: o.id, msgConfigId: config.id, contactId })
             }
-            yield* inputs.take(ids)
-            yield* settle(batch, "completed")
-            return Effect.andThen(applyReadMode(workflow, config, batch), resumed.record.status === "running" ? engine.kick(o.id, { leased: resumed.record.wait === null }) : Effect.void)
+            yield* done("completed")
+            // The run first (its slice forks), then read mode's network call.
+            return Effect.andThen(
+              resumed.record.status === "running" ? engine.kick(o.id, { leased: resumed.record.wait === null, committed: true }) : Effect.void,
+              applyReadMode(workflow, config, batch)
+            )
           }
           // Running (or waiting on something else): the batch waits for the run's next wait point.
-          yield* inputs.queue(ids)
+          if (stored.length > 0) yield* inputs.queue(stored)
+          for (const i of batch) if (unstored.has(i.id)) yield* inputs.add({ ...i, state: "queued" })
           yield* settle(batch, "completed")
           return applyReadMode(workflow, config, batch)
         }
         const started = yield* inboundWorkflow(config)
-        const contact = yield* contacts.findById(config.project_id, contactId)
+        const contact = Option.isNone(started) ? Option.none() : yield* messages.contact(config.project_id, contactId)
         if (Option.isNone(started) || Option.isNone(contact)) {
-          yield* inputs.take(ids)
-          yield* settle(batch, "completed")
+          yield* done("completed")
           return Effect.void
         }
         const launched = yield* launcher.launch({
@@ -218,14 +218,42 @@ export class InboundRouting extends Context.Service<InboundRouting, {
           initialData: undefined,
           metadata: {},
           system: {},
-          dedupeKey: `inbound:${started.value.trigger}:${ids[0]}`,
+          dedupeKey: `inbound:${started.value.trigger}:${batch[0]!.id}`,
           firstInput: { value: batchValue(batch), messageIds: batchMessageIds(batch) }
+        }, { kick: false })
+        yield* done("completed")
+        // Run once this transaction, around the launch's, committed.
+        const kick = Option.match(launched, {
+          onNone: () => Effect.void,
+          onSome: (e) => e.status === "running" ? engine.kick(e.id, { leased: true, committed: true }) : Effect.void
         })
-        yield* inputs.take(ids)
-        yield* settle(batch, "completed")
-        // The launch's own kick may run before this transaction commits: kick again after it.
-        const kick = Option.match(launched, { onNone: () => Effect.void, onSome: (e) => engine.kick(e.id, { leased: e.status === "running" }) })
-        return Effect.andThen(applyReadMode(Option.some(started.value.workflow), config, batch), kick)
+        return Effect.andThen(kick, applyReadMode(Option.some(started.value.workflow), config, batch))
+      })
+
+      /**
+       * Messages just recorded (oldest first), in the transaction that recorded them (`messaging/InboundRouter.ts`):
+       * per contact, under its route lock, they join the pair's held batch; a batch due now (window 0, or the window
+       * passed) is routed at once without an input row, else its rows and timer are written as routing does.
+       */
+      const routeRecorded = Effect.fn("InboundRouting.routeRecorded")(function*(config: MessageConfigRecord, recorded: ReadonlyArray<MessageRecord>) {
+        const afters: Array<Effect.Effect<void>> = []
+        for (const group of groupBy(recorded, (m) => m.contact_id)) {
+          const contactId = group[0]!.contact_id
+          yield* locks.lock(routeLock(config.id, contactId))
+          const taker = yield* taking(config, contactId)
+          const window = Option.match(taker.workflow, { onNone: () => 0, onSome: windowMs })
+          const fresh = group.map((m) => toInput(m, "buffered"))
+          const held = yield* inputs.list(config.id, contactId, "buffered")
+          const batch = [...held, ...fresh]
+          const due = dueOf(batch, window)
+          if (window === 0 || due <= (yield* nowMs)) {
+            afters.push(yield* route(config, contactId, batch, 0, taker, new Set(fresh.map((i) => i.id))))
+            continue
+          }
+          for (const input of fresh) yield* inputs.add(input)
+          yield* arm({ project_id: config.project_id, msg_config_id: config.id, contact_id: contactId, window_ms: window }, due)
+        }
+        return Effect.all(afters, { discard: true })
       })
 
       const arm = (job: DebounceJob, due: number) =>
@@ -237,20 +265,15 @@ export class InboundRouting extends Context.Service<InboundRouting, {
           return yield* Effect.logWarning("Dropped a received-message entry that does not decode").pipe(Effect.annotateLogs({ entry: entry.id }))
         }
         const projectId = entry.project_id
-        const found = yield* messages.findByNetworkId(decoded.value.data.phone_number_id, decoded.value.data.message.id)
-        const message = Option.filter(found, (m: MessageRecord) => m.project_id === projectId && m.direction === "inbound")
+        const message = yield* messages.findInbound(projectId, decoded.value.data.phone_number_id, decoded.value.data.message.id)
         // Settled already: a repeated delivery of the entry.
         if (Option.isNone(message) || message.value.processing_status !== "pending") return
         const m = message.value
-        // The number's live config as remembered (ingestion read it moments ago); its store when that is another one.
-        const live = Option.filter(yield* liveNumbers.byPhoneNumberId(m.phone_number_id), (c) => c.id === m.msg_config_id && c.project_id === projectId)
-        const config = Option.isSome(live)
-          ? live
-          : Option.filter(yield* configs.findById(projectId, m.msg_config_id), (c) => c.deleted_at === null)
+        // The number's live config as remembered (ingestion read it moments ago).
+        const config = yield* messages.number(projectId, m.msg_config_id, m.phone_number_id)
         if (Option.isNone(config) || !config.value.inbound_processing_enabled) {
           return yield* tx.withTransaction(settle([toInput(m, "buffered")], "blocked"))
         }
-        yield* observers.start(entry)
         const after = yield* tx.withTransaction(Effect.gen(function*() {
           yield* locks.lock(routeLock(m.msg_config_id, m.contact_id))
           if (!(yield* inputs.add(toInput(m, "buffered")))) return Effect.void
@@ -266,7 +289,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       })
 
       const release = Effect.fn("InboundRouting.release")(function*(job: DebounceJob) {
-        const config = Option.filter(yield* configs.findById(job.project_id, job.msg_config_id), (c) => c.deleted_at === null)
+        const config = yield* messages.number(job.project_id, job.msg_config_id)
         const after = yield* tx.withTransaction(Effect.gen(function*() {
           yield* locks.lock(routeLock(job.msg_config_id, job.contact_id))
           const batch = yield* inputs.list(job.msg_config_id, job.contact_id, "buffered")
@@ -296,7 +319,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         yield* Effect.forEach(pairs.values(), release, { discard: true })
       }).pipe(Effect.withSpan("InboundRouting.sweep"))
 
-      return InboundRouting.of({ received, release, sweep })
+      return InboundRouting.of({ received, release, sweep, routeRecorded })
     })
   )
 }

@@ -32,7 +32,9 @@ export const layerRoutingWorkers = Layer.effectDiscard(Effect.gen(function*() {
   yield* subscribers.subscribe(
     ROUTING_SUBSCRIBER,
     MSG_EVENT_TYPES,
-    (entry) => (entry.type === MSG_MESSAGE_RECEIVED ? routing.received(entry) : Effect.asVoid(observers.start(entry))),
+    // A received message was routed where it was recorded, unless no router was registered there (then it waits
+    // `pending` for this entry); its observers start here either way.
+    (entry) => Effect.andThen(observers.start(entry), entry.type === MSG_MESSAGE_RECEIVED ? routing.received(entry) : Effect.void),
     { concurrency: 32 }
   )
   yield* subscribers.subscribe(EVENT_TRIGGERS_SUBSCRIBER, [PROJECT_EVENT_RECORDED], (entry) => Effect.asVoid(eventTriggers.start(entry)), {

@@ -19,7 +19,7 @@ export interface EventDraft {
   readonly withStep?: boolean | undefined
 }
 
-export type EndReason = "completed" | "manual" | "superseded" | "workflow_deleted" | "observer_wait" | "no_edge"
+export type EndReason = "completed" | "manual" | "superseded" | "workflow_deleted" | "observer_wait" | "no_edge" | "node_removed"
 
 export type Next =
   /** Leave the node by the edge with this label; no such edge ends the run (`completed`, or `no_edge` for a decide). */

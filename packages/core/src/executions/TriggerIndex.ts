@@ -15,6 +15,7 @@ import {
   MSG_MESSAGE_RECEIVED,
   msgMessageStatusEvent
 } from "../messaging/DomainEvents.ts"
+import { InboundRouter } from "../messaging/InboundRouter.ts"
 import { DomainEventInterest } from "../outbox/Interest.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { TriggersRepo } from "../workflows/WorkflowsRepo.ts"
@@ -128,20 +129,26 @@ const EventEntry = Schema.Struct({
 const decodeEventEntry = Schema.decodeUnknownOption(EventEntry)
 
 /**
- * Routing wants every inbound message of a number that processes inbound
- * messages (recorded `pending`), and the other `msg.*` entries an observer
- * trigger listens to; event triggers want the events a trigger matches.
+ * Routing wants the inbound messages recorded `pending` where no router was
+ * registered (a process without executions: routed later from the entry), and
+ * every `msg.*` entry an observer trigger listens to; event triggers want the
+ * events a trigger matches.
  */
 export const layerExecutionsInterest = Layer.effectDiscard(Effect.gen(function*() {
   const interest = yield* DomainEventInterest
   const triggers = yield* ActiveTriggers
-  const msgWanted = (entry: DomainEvent) => {
-    const decoded = decodeMsgEntry(entry.payload)
-    if (Option.isNone(decoded) || entry.project_id === null) return Effect.succeed(false)
-    if (entry.type === MSG_MESSAGE_RECEIVED) return Effect.succeed(decoded.value.data.message?.ext?.processing_status === "pending")
-    const phoneNumberId = decoded.value.msg_config.phone_number_id
-    return Effect.map(triggers.remembered(entry.project_id, "msg_event"), (ts) => ts.some((t) => matchesMsgEvent(t, entry.type, phoneNumberId)))
-  }
+  const routers = yield* InboundRouter
+  const msgWanted = (entry: DomainEvent) =>
+    Effect.gen(function*() {
+      const decoded = decodeMsgEntry(entry.payload)
+      if (Option.isNone(decoded) || entry.project_id === null) return false
+      if (
+        entry.type === MSG_MESSAGE_RECEIVED && decoded.value.data.message?.ext?.processing_status === "pending" &&
+        Option.isNone(yield* routers.current)
+      ) return true
+      const phoneNumberId = decoded.value.msg_config.phone_number_id
+      return (yield* triggers.remembered(entry.project_id, "msg_event")).some((t) => matchesMsgEvent(t, entry.type, phoneNumberId))
+    })
   const eventWanted = (entry: DomainEvent) => {
     const decoded = decodeEventEntry(entry.payload)
     if (Option.isNone(decoded) || entry.project_id === null) return Effect.succeed(false)

@@ -43,6 +43,9 @@ import {
 import { FunctionSecretsCipher } from "../shared/SecretCipher.ts"
 import { ProjectSecrets } from "../projects/ProjectSecrets.ts"
 import { RateLimits } from "../ports/RateLimits.ts"
+import { TracePropagation, traceHeaders } from "../shared/Telemetry.ts"
+import { observeInvocation } from "./FunctionTelemetry.ts"
+import { observeAdmission } from "../projects/RateLimitTelemetry.ts"
 
 export const FUNCTION_NOT_DEPLOYED_ERROR = "Function has no deployed version"
 export const INVOKE_INVALID_JSON_ERROR = "Request body is not valid JSON"
@@ -131,6 +134,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
       const repo = yield* FunctionsRepo
       const log = yield* FunctionInvocationLog
       const runtime = yield* FunctionRuntime
+      const propagate = yield* TracePropagation
       const projects = yield* Projects
       const cipher = yield* FunctionSecretsCipher
       const projectSecrets = yield* ProjectSecrets
@@ -218,16 +222,19 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
         const env = yield* envOf(fn, target.secrets)
         const id = yield* ids.uuid
         const started = yield* Clock.currentTimeMillis
+        // The operator's choice: the function sees this invocation's trace context (`traceparent`).
+        const traced = yield* traceHeaders(propagate)
+        const sent = Object.keys(traced).length === 0 ? request : { ...request, headers: { ...request.headers, ...traced } }
 
         const attempt = Effect.gen(function*() {
           const problem = yield* ensureLoaded(fn, false)
           if (Option.isSome(problem)) return { _tag: "LoadFailed" as const, detail: problem.value }
-          const first = yield* runtime.invoke(fn.id, request, { env }).pipe(Effect.result)
+          const first = yield* runtime.invoke(fn.id, sent, { env }).pipe(Effect.result)
           if (first._tag === "Success" || first.failure.reason !== "not_loaded") return { _tag: "Ran" as const, result: first }
           // Unloaded under us (a respawn, an unload racing): load it again, once.
           const again = yield* ensureLoaded(fn, true)
           if (Option.isSome(again)) return { _tag: "LoadFailed" as const, detail: again.value }
-          return { _tag: "Ran" as const, result: yield* runtime.invoke(fn.id, request, { env }).pipe(Effect.result) }
+          return { _tag: "Ran" as const, result: yield* runtime.invoke(fn.id, sent, { env }).pipe(Effect.result) }
         })
         const ran = yield* attempt
         const finished = yield* Clock.currentTimeMillis
@@ -287,6 +294,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
           }
         }
         yield* log.record(outcome.invocation)
+        yield* observeInvocation(fn, source, outcome)
         return outcome
       })
 
@@ -309,6 +317,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
         const limit = FunctionBounds.publicInvokesPerMinute
         const reset = (minute + 1) * 60
         const taken = yield* rateLimits.take(`function-invoke:${functionId}`, new Date(minute * 60_000).toISOString(), limit)
+        yield* observeAdmission("function_invoke", taken.admitted)
         if (!taken.admitted) {
           return { admitted: false as const, limit, reset, retryAfterSeconds: Math.max(1, reset - Math.floor(now / 1000)) }
         }

@@ -56,6 +56,11 @@ export const requestExamples = (now: number): Readonly<Record<string, unknown>> 
   },
   "triggers.update": { trigger: { active: false } },
   "flows.update": { flow: { description: "Greets whoever writes in, by name", definition: greeting } },
+  "workflowLifecycle.saveRevision": { revision: { definition: greeting } },
+  "workflowLifecycle.restoreRevision": {},
+  "workflowLifecycle.migrateRuns": { on_missing_node: "stay", dry_run: true },
+  "workflowLifecycle.startRollout": { rollout: { revision_id: EXAMPLE_ID, percent: 10 } },
+  "workflowLifecycle.promoteRollout": {},
   "executions.start": {
     workflow_execution: { phone_number: CONTACT, phone_number_id: SANDBOX_PHONE_NUMBER_ID, variables: { name: "Ada", order_id: "A-1042" } }
   },
@@ -136,5 +141,18 @@ export const requestExamples = (now: number): Readonly<Record<string, unknown>> 
   "msgBroadcasts.schedule": { scheduled_at: new Date(Math.floor(now / DAY_MS) * DAY_MS + 2 * DAY_MS + 9 * 60 * 60 * 1000).toISOString() },
   "msgBroadcasts.addRecipients": {
     recipients: [{ phone_number: CONTACT }, { phone_number: "+15557654321" }]
-  }
+  },
+  // Another contact than the one the sends write to: an opt-out would refuse them.
+  "guardrails.addOptOut": { opt_out: { phone_number: "+15550100999" } },
+  "guardrails.putSettings": {
+    guardrails: {
+      opt_out_keywords: ["STOP", "UNSUBSCRIBE", "PARAR"],
+      opt_in_keywords: null,
+      opt_out_confirmation: "You will get no more offers from us. Reply START to get them again.",
+      opt_in_confirmation: null,
+      quiet_hours: null,
+      frequency_caps: { marketing_per_day: 1, marketing_per_week: 3, scope: "project" }
+    }
+  },
+  "guardrails.setTimeZone": { time_zone: "America/Chicago" }
 })

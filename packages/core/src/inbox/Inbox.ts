@@ -13,7 +13,7 @@ import { ExecutionsRepo, StepEventsRepo } from "../executions/ExecutionsRepo.ts"
 import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import { ConversationsRepo, MediaRepo, MessagesRepo } from "../messaging/MessagingRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
-import { type NotFound, notFound, Unavailable, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { type NotFound, notFound, Unavailable, Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { ConversationFilter, ConversationRecord, MessageRecord, SentBy, StoredMedia } from "../messaging/Message.ts"
 import { Messaging } from "../messaging/Messaging.ts"
@@ -322,6 +322,8 @@ export class Inbox extends Context.Service<Inbox, {
             ])
           case "AccountMismatch":
             return yield* unprocessable(`Media ${outcome.mediaId} was uploaded through another business account`)
+          case "Withheld":
+            return yield* new Unprocessable({ error: outcome.withheld.message, code: outcome.withheld.reason })
           case "Unavailable":
             return yield* networkDown()
         }

@@ -22,6 +22,7 @@ import { Functions } from "./tools/Functions.ts"
 import { Events } from "./tools/Events.ts"
 import { Logs } from "./tools/Logs.ts"
 import { Diagnostics } from "./tools/Diagnostics.ts"
+import { Guardrails } from "./tools/Guardrails.ts"
 
 /** Every tool the server lists, in this order. A new tool is a module declaring its actions, added here. */
 export const tools: ReadonlyArray<Tool> = [
@@ -39,7 +40,8 @@ export const tools: ReadonlyArray<Tool> = [
   Functions,
   Events,
   Logs,
-  Diagnostics
+  Diagnostics,
+  Guardrails
 ]
 
 const HELP = "help"

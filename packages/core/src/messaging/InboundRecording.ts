@@ -7,6 +7,10 @@
  * transaction.
  */
 import { Clock, Effect, Option } from "effect"
+import { InboundRouter } from "./InboundRouter.ts"
+import { MessagingNetwork, type NetworkAccess, type NetworkAnswer, type NetworkError } from "../network/MessagingNetwork.ts"
+import type { SuccessAnswer } from "../network/NetworkObjects.ts"
+import { keywordText, OptOuts } from "../guardrails/OptOuts.ts"
 import { createHash } from "node:crypto"
 import { PublicUrl } from "../shared/PublicUrl.ts"
 import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLocks } from "./MessagingRepo.ts"
@@ -38,6 +42,7 @@ import {
   countMessage,
   epochSeconds,
   type Identity,
+  type InboundMessageTexts,
   inboundMessageTexts,
   iso,
   type Json,
@@ -47,6 +52,7 @@ import {
   renditionFields,
   statusTexts
 } from "./Recording.ts"
+import { observeRecording } from "./MessagingTelemetry.ts"
 
 /** A file fetched from the network for an inbound message, to keep with it. */
 export interface FetchedMedia {
@@ -59,6 +65,8 @@ export interface FetchedMedia {
 export interface InboundInput {
   /** The network's message object exactly as the webhook carried it. */
   readonly message: Json
+  /** What recording reads of it, when ingestion decoded it already (decoded here otherwise). */
+  readonly texts?: typeof InboundMessageTexts.Type | undefined
   /** The `contacts[]` member of the change that names the sender, if any. */
   readonly contact?: WebhookContact | undefined
   readonly media?: FetchedMedia | undefined
@@ -102,14 +110,32 @@ const extension = (contentType: string) => {
 }
 
 export interface InboundRecording {
+  /** One message in a transaction of its own, routed in it (`InboundRouter`). */
   readonly recordInbound: (config: MessageConfigRecord, input: InboundInput) => Effect.Effect<InboundOutcome>
+  /**
+   * Messages of one number (oldest first) in one transaction, after `before` (ingestion's acknowledgement) and
+   * routed in it; then what routing does once it committed. Fails, and records nothing, when routing fails.
+   */
+  readonly recordInboundAll: (
+    config: MessageConfigRecord,
+    inputs: ReadonlyArray<InboundInput>,
+    before?: Effect.Effect<void, unknown>
+  ) => Effect.Effect<ReadonlyArray<InboundOutcome>, unknown>
   /**
    * Applies network status objects (`{ id, status, timestamp, errors?, ... }`)
    * of the number's messages, in order, in one transaction; one outcome each.
    */
   readonly applyStatuses: (config: MessageConfigRecord, statuses: ReadonlyArray<Json>) => Effect.Effect<ReadonlyArray<StatusOutcome>>
-  /** Marks an inbound message and the earlier inbound messages of its conversation `read` (no webhook, decisions 6.1). */
-  readonly markInboundRead: (config: MessageConfigRecord, networkId: string) => Effect.Effect<number>
+  /**
+   * The one mark-read (the proxy's and read mode's): the network's mark-read of an inbound message (with the typing
+   * indicator when asked), then, when the network accepted it, the message and the earlier inbound messages of its
+   * conversation stored `read` (no webhook, decisions 6.1). Answers the network's answer.
+   */
+  readonly markRead: (
+    config: MessageConfigRecord,
+    access: NetworkAccess,
+    input: { readonly messageId: string; readonly typingIndicator?: boolean | undefined }
+  ) => Effect.Effect<NetworkAnswer<SuccessAnswer>, NetworkError>
 }
 
 export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recording) {
@@ -122,7 +148,10 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   const tx = yield* Transactor
   const ids = yield* Ids
   const publicUrl = yield* PublicUrl
+  const routers = yield* InboundRouter
+  const network = yield* MessagingNetwork
   const { arm, conversationsById, domainEvent, statusEvents } = recording
+  const optOuts = yield* OptOuts
 
   /** Finds the contact by phone number, then by business-scoped id; fills what it learnt; creates it otherwise. */
   const resolveContact = (projectId: string, who: Identity, now: string) =>
@@ -169,9 +198,10 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
       return { conversation, created: true }
     })
 
-  const recordInbound = Effect.fn("Messaging.recordInbound")(function*(config: MessageConfigRecord, input: InboundInput) {
+  /** One message, inside the caller's transaction. */
+  const recordIn = Effect.fnUntraced(function*(config: MessageConfigRecord, input: InboundInput) {
     const m = input.message
-    const texts = inboundMessageTexts(m)
+    const texts = input.texts ?? inboundMessageTexts(m)
     const networkId = texts.id
     const type = texts.type ?? "unknown"
     // The contact is decoded already; an empty string reads as absent, as in the message.
@@ -202,7 +232,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
       created_at: now
     }
 
-    const outcome = yield* tx.withTransaction(Effect.gen(function*() {
+    return yield* Effect.gen(function*() {
       yield* locks.lock(`message:${config.phone_number_id}:${networkId}`)
       if (Option.isSome(yield* messages.findByNetworkId(config.phone_number_id, networkId))) {
         return { _tag: "Duplicate" } as InboundOutcome
@@ -250,6 +280,12 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
           : { id: stored.id, filename: stored.filename, content_type: stored.content_type, byte_size: stored.byte_size }
       }
       if (!(yield* messages.insert(message))) return { _tag: "Duplicate" } as InboundOutcome
+      // An opt-out or resubscribe keyword (guardrails) is recorded with the message that says it.
+      const keyword = keywordText(type, message.content)
+      const recipientKey = contact.wa_id ?? contact.business_scoped_user_id
+      if (keyword !== undefined && recipientKey !== null) {
+        yield* optOuts.onInbound({ projectId: config.project_id, msgConfigId: config.id }, recipientKey, keyword)
+      }
       const counted = countMessage(conversation, message, contact, activeAt, now)
       yield* conversations.update(counted)
       yield* domainEvent(
@@ -260,10 +296,32 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
       )
       yield* domainEvent(config.project_id, MSG_CONVERSATION_ACTIVITY, conversationActivityPayload(message, activeAt), now)
       return { _tag: "Recorded", message, conversation: counted, newConversation: created } as InboundOutcome
+    })
+  })
+
+  const recordInboundAll = Effect.fn("Messaging.recordInboundAll")(function*(
+    config: MessageConfigRecord,
+    inputs: ReadonlyArray<InboundInput>,
+    before?: Effect.Effect<void, unknown>
+  ) {
+    const router = yield* routers.current
+    const { after, outcomes } = yield* tx.withTransaction(Effect.gen(function*() {
+      if (before !== undefined) yield* before
+      const outcomes: Array<InboundOutcome> = []
+      for (const input of inputs) outcomes.push(yield* recordIn(config, input))
+      // Recorded `blocked` (the number processes no inbound messages): nothing to route.
+      const pending = outcomes.flatMap((o) => o._tag === "Recorded" && o.message.processing_status === "pending" ? [o.message] : [])
+      const after = Option.isSome(router) && pending.length > 0 ? yield* router.value(config, pending) : Effect.void
+      return { after, outcomes }
     }))
     // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
-    if (outcome._tag === "Recorded" && outcome.newConversation) yield* arm(outcome.conversation)
-    return outcome
+    for (const o of outcomes) if (o._tag === "Recorded" && o.newConversation) yield* arm(o.conversation)
+    yield* after
+    return outcomes
+  })
+
+  const recordInbound = Effect.fn("Messaging.recordInbound")(function*(config: MessageConfigRecord, input: InboundInput) {
+    return (yield* Effect.orDie(recordInboundAll(config, [input])))[0]!
   })
 
   const applyStatuses = Effect.fn("Messaging.applyStatuses")(
@@ -320,10 +378,17 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     }
   )
 
-  const markInboundRead = Effect.fn("Messaging.markInboundRead")(function*(config: MessageConfigRecord, networkId: string) {
-    const now = iso(yield* Clock.currentTimeMillis)
-    return yield* messages.markInboundRead(config.project_id, config.phone_number_id, networkId, now)
+  const markRead = Effect.fn("Messaging.markRead")(function*(
+    config: MessageConfigRecord,
+    access: NetworkAccess,
+    input: { readonly messageId: string; readonly typingIndicator?: boolean | undefined }
+  ) {
+    const answer = yield* network.markRead(access, config.phone_number_id, input)
+    if (answer.status >= 200 && answer.status < 300) {
+      yield* messages.markInboundRead(config.project_id, config.phone_number_id, input.messageId, iso(yield* Clock.currentTimeMillis))
+    }
+    return answer
   })
 
-  return { recordInbound, applyStatuses, markInboundRead } satisfies InboundRecording
+  return observeRecording({ recordInbound, recordInboundAll, applyStatuses, markRead })
 })

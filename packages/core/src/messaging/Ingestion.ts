@@ -10,7 +10,7 @@
  * the simulator exercises the production path, signature check included.
  */
 import { Clock, Context, Effect, Layer, Option, Predicate, Redacted, Schema } from "effect"
-import { OptionalText, parseJson } from "../shared/Json.ts"
+import { OptionalText } from "../shared/Json.ts"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { requestTranscript, TranscriptionModel } from "./VoiceNotes.ts"
@@ -28,29 +28,20 @@ import { MessageConfigs } from "./numbers/MessageConfigs.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import { phoneDigits } from "./numbers/MessageConfig.ts"
 import { UPSTREAM_PAYLOAD, type UpstreamPayloadEvent } from "./DomainEvents.ts"
-import type { FetchedMedia } from "./InboundRecording.ts"
+import type { FetchedMedia, InboundInput } from "./InboundRecording.ts"
 import { Messaging } from "./Messaging.ts"
 import { Templates } from "./templates/Templates.ts"
 import { type InboxEntry, MEDIA_TYPES } from "./Message.ts"
 import { type ForwardJob, requestInboxProcessing, UPSTREAM_FORWARD_QUEUE } from "./Queues.ts"
 import { UpstreamSettings } from "./Upstream.ts"
-import { inboundMessageTexts } from "./Recording.ts"
+import { decodeUpstream, type MessagesValue, senderOf, sendersOf, type UpstreamChange, type UpstreamMessage } from "./UpstreamPayload.ts"
 import { LogRecorder } from "../logs/LogRecorder.ts"
 import { upstreamChangeEntries } from "../logs/Sources.ts"
-import { QualityChangeValue, TemplateStatusChangeValue, verifyHubSignature, WebhookContact } from "../network/Webhook.ts"
+import { QualityChangeValue, TemplateStatusChangeValue, verifyHubSignature } from "../network/Webhook.ts"
 
-type Json = Record<string, unknown>
-
-/** What routing reads of an upstream POST's entries, changes and media objects, each field absent when empty. */
-const EntryTexts = Schema.Struct({ id: OptionalText })
-const ChangeTexts = Schema.Struct({ field: OptionalText })
-const MetadataTexts = Schema.Struct({ phone_number_id: OptionalText })
+/** What ingestion reads of a message's media object, each field absent when empty. */
 const MediaTexts = Schema.Struct({ id: OptionalText, mime_type: OptionalText, filename: OptionalText })
-const entryTexts = Schema.decodeUnknownSync(EntryTexts)
-const changeTexts = Schema.decodeUnknownSync(ChangeTexts)
-const metadataTexts = Schema.decodeUnknownSync(MetadataTexts)
 const mediaTexts = Schema.decodeUnknownSync(MediaTexts)
-const array = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
 
 /** The largest POST the network sends is 3 MB (decisions 4.11); the Platform's limit is 10 MB (8.4). */
 export const MAX_UPSTREAM_BODY_BYTES = 10 * 1024 * 1024
@@ -59,8 +50,6 @@ export const MAX_UPSTREAM_BODY_BYTES = 10 * 1024 * 1024
 const PAYLOAD_CONCURRENCY = 4
 
 
-const decoder = new TextDecoder()
-const decodeContact = Schema.decodeUnknownOption(WebhookContact)
 const decodeTemplateStatus = Schema.decodeUnknownOption(TemplateStatusChangeValue)
 const decodeQuality = Schema.decodeUnknownOption(QualityChangeValue)
 
@@ -171,9 +160,16 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
             signature: signature!.trim(),
             received_at: yield* now,
             fanned_out_at: null,
-            processed_at: null
+            processed_at: null,
+            senders: []
           }
-          yield* inbox.insert(entry)
+          const decoded = decodeUpstream(body)
+          const inline = yield* receiveInline(entry, decoded).pipe(
+            Effect.catchCause((cause) => Effect.as(Effect.logDebug("An upstream POST could not be recorded at once; queued", cause), false))
+          )
+          if (inline) return entry
+          // Who wrote, for the 24-hour window of a message acknowledged but not recorded yet (`Outbound`).
+          yield* inbox.insert({ ...entry, senders: sendersOf(decoded) })
           // Stored: the POST is acknowledged whatever happens next. A lost job is queued again by maintenance.
           yield* requestInboxProcessing(jobs, entry.id).pipe(
             Effect.catchCause((cause) => Effect.logWarning("Could not queue an upstream payload; maintenance will", cause))
@@ -186,24 +182,23 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
       // Processing
 
       /** Numbers a change speaks of: its `metadata.phone_number_id`, or the account's live numbers. */
-      const numbersOf = (accountId: string, field: string, value: unknown) =>
+      const numbersOf = (change: UpstreamChange) =>
         Effect.gen(function*() {
-          if (field === "messages" && Predicate.isObject(value) && Predicate.isObject(value["metadata"])) {
-            const pnid = metadataTexts(value["metadata"]).phone_number_id
-            if (pnid === undefined) return []
-            return Option.toArray(yield* liveNumbers.byPhoneNumberId(pnid))
+          if (change.messages !== undefined) {
+            const pnid = change.messages.phoneNumberId
+            return pnid === undefined ? [] : Option.toArray(yield* liveNumbers.byPhoneNumberId(pnid))
           }
-          return yield* configs.listByBusinessAccount(accountId)
+          return yield* configs.listByBusinessAccount(change.accountId)
         })
 
       /** Configs the POST may speak for: on a config's own path, only numbers of that config's project. */
       const allowed = (entry: InboxEntry, owner: Option.Option<MessageConfigRecord>) => (config: MessageConfigRecord) =>
         entry.msg_config_id === null || (Option.isSome(owner) && owner.value.project_id === config.project_id)
 
-      const fetchMedia = (config: MessageConfigRecord, message: Json) =>
+      const fetchMedia = (config: MessageConfigRecord, message: UpstreamMessage) =>
         Effect.gen(function*() {
-          const type = inboundMessageTexts(message).type ?? ""
-          const content = message[type]
+          const type = message.texts.type ?? ""
+          const content = message.raw[type]
           if (!MEDIA_TYPES.includes(type) || !Predicate.isObject(content)) return undefined
           const texts = mediaTexts(content)
           const mediaId = texts.id
@@ -219,43 +214,33 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           } satisfies FetchedMedia
         })
 
-      const processMessages = (config: MessageConfigRecord, value: Json, final: boolean, counts: Counts) =>
+      const processMessages = (config: MessageConfigRecord, value: MessagesValue, final: boolean, counts: Counts) =>
         Effect.gen(function*() {
-          const contacts = array(value["contacts"]).flatMap((c) => Option.toArray(decodeContact(c)))
-          const contactOf = (message: Json) => {
-            const texts = inboundMessageTexts(message)
-            return contacts.find((c) =>
-              (c.wa_id !== undefined && c.wa_id === texts.from) ||
-              (c.user_id !== undefined && c.user_id === texts.from_user_id)
-            ) ?? (contacts.length === 1 ? contacts[0] : undefined)
-          }
-
-          // Updates of one contact (messages) or of one message (statuses) keep their order; the rest run side by side.
-          const byContact = groupBy(array(value["messages"]), (raw) => {
-            if (!Predicate.isObject(raw)) return ""
-            const texts = inboundMessageTexts(raw)
-            return texts.from ?? texts.from_user_id ?? ""
-          })
-          yield* Effect.forEach(byContact, (group) =>
-            Effect.forEach(group, (raw) => {
-              const texts = Predicate.isObject(raw) ? inboundMessageTexts(raw) : undefined
-              if (!Predicate.isObject(raw) || texts?.id === undefined) return Effect.sync(() => void counts.dropped++)
-              const networkId = texts.id
-              const step = Effect.gen(function*() {
+          counts.dropped += value.malformed
+          // A contact's messages keep their order, in one transaction routed together; contacts run side by side.
+          yield* Effect.forEach(groupBy(value.messages, senderOf), (group) => {
+            const step = Effect.gen(function*() {
+              const inputs: Array<InboundInput> = []
+              for (const message of group) {
                 // A duplicate is dropped before its media is fetched again (recording checks again, under a lock).
-                const type = texts.type ?? ""
-                if (MEDIA_TYPES.includes(type) && Option.isSome(yield* stored.findByNetworkId(config.phone_number_id, networkId))) {
+                if (
+                  MEDIA_TYPES.includes(message.texts.type ?? "") &&
+                  Option.isSome(yield* stored.findByNetworkId(config.phone_number_id, message.texts.id!))
+                ) {
                   counts.duplicates++
-                  return
+                  continue
                 }
-                const media = yield* fetchMedia(config, raw).pipe(
+                const media = yield* fetchMedia(config, message).pipe(
                   Effect.catchCause((cause) =>
                     final
                       ? Effect.as(Effect.logWarning("Inbound media could not be fetched; kept without it", cause), undefined)
                       : Effect.failCause(cause)
                   )
                 )
-                const outcome = yield* messaging.recordInbound(config, { message: raw, contact: contactOf(raw), media })
+                inputs.push({ message: message.raw, texts: message.texts, contact: message.contact, media })
+              }
+              if (inputs.length === 0) return
+              for (const outcome of yield* messaging.recordInboundAll(config, inputs)) {
                 if (outcome._tag === "Recorded") {
                   counts.messages++
                   // The transcript of a voice note comes later, from a job (`ai/VoiceNotes.ts`).
@@ -263,11 +248,12 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
                 }
                 else if (outcome._tag === "Duplicate") counts.duplicates++
                 else counts.dropped++
-              })
-              return guarded(step, counts)
-            }, { discard: true }), { concurrency: PAYLOAD_CONCURRENCY, discard: true })
+              }
+            })
+            return guarded(step, counts)
+          }, { concurrency: PAYLOAD_CONCURRENCY, discard: true })
           // Every status of the change in one transaction (the network sends many per webhook under load).
-          const statuses = array(value["statuses"])
+          const statuses = value.statuses
           const objects = statuses.filter(Predicate.isObject)
           counts.dropped += statuses.length - objects.length
           if (objects.length > 0) {
@@ -281,7 +267,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
               counts
             )
           }
-          for (const error of array(value["errors"])) {
+          for (const error of value.errors) {
             yield* Effect.logWarning("The network reported an error for a number").pipe(
               Effect.annotateLogs({ phone_number_id: config.phone_number_id, error: JSON.stringify(error) })
             )
@@ -346,6 +332,89 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           }
         })
 
+      /** A change with the numbers it reaches. */
+      type RoutedChange = UpstreamChange & { readonly configs: ReadonlyArray<MessageConfigRecord> }
+
+      /** The numbers each change speaks for (on a config's own path, only that project's). */
+      const routeChanges = Effect.fnUntraced(function*(entry: InboxEntry, changes: ReadonlyArray<UpstreamChange>) {
+        const owner = entry.msg_config_id === null ? Option.none() : yield* configs.findLiveById(entry.msg_config_id)
+        const routed: Array<RoutedChange> = []
+        for (const change of changes) routed.push({ ...change, configs: (yield* numbersOf(change)).filter(allowed(entry, owner)) })
+        return routed
+      })
+
+      const targetsOf = (changes: ReadonlyArray<RoutedChange>) => {
+        const targets = new Map<string, MessageConfigRecord>()
+        for (const change of changes) for (const config of change.configs) targets.set(config.id, config)
+        return [...targets.values()]
+      }
+
+      /** The `upstream.payload` domain event of a POST that reached `targets` (none when it reached no number). */
+      const payloadEvent = Effect.fnUntraced(function*(entry: InboxEntry, targets: ReadonlyArray<MessageConfigRecord>, at: string) {
+        if (targets.length === 0) return undefined
+        const projects = new Set(targets.map((c) => c.project_id))
+        return {
+          id: yield* ids.uuid,
+          project_id: projects.size === 1 ? [...projects][0]! : null,
+          type: UPSTREAM_PAYLOAD,
+          payload: {
+            phone_number_ids: [...new Set(targets.map((c) => c.phone_number_id))],
+            body_base64: Buffer.from(entry.body).toString("base64")
+          } satisfies UpstreamPayloadEvent,
+          created_at: at
+        } satisfies DomainEvent
+      })
+
+      /** Log search: every routed change once per POST, in the project of each number it reached. */
+      const logChanges = (entry: InboxEntry, changes: ReadonlyArray<RoutedChange>) =>
+        recorder.record(changes.flatMap((change) =>
+          change.configs.flatMap((config) =>
+            upstreamChangeEntries({
+              projectId: config.project_id,
+              receivedAt: entry.received_at,
+              inboxId: entry.id,
+              businessAccountId: change.accountId,
+              field: change.field,
+              value: change.value,
+              phoneNumberId: config.phone_number_id,
+              displayPhoneNumber: config.display_phone_number
+            })
+          )
+        ))
+
+      /**
+       * The common case in the POST itself (decisions "One hop from the network to the run"): text-like messages for
+       * one connected number, with no status, error, media or fan-out to carry, are recorded and routed in the
+       * transaction that stores the acknowledged POST (already processed), so the 200 means recorded and routed.
+       * Answers false, having written nothing, when the POST is not that case: the inbox job takes it.
+       */
+      const receiveInline = Effect.fnUntraced(function*(entry: InboxEntry, decoded: ReadonlyArray<UpstreamChange>) {
+        if (decoded.length === 0) return false
+        const changes = yield* routeChanges(entry, decoded)
+        const config = changes[0]!.configs[0]
+        if (config === undefined || config.webhook_destination_url !== null) return false
+        const messages: Array<UpstreamMessage> = []
+        for (const change of changes) {
+          const value = change.messages
+          if (value === undefined || change.configs.length !== 1 || change.configs[0]!.id !== config.id) return false
+          if (value.malformed > 0 || value.statuses.length > 0 || value.errors.length > 0) return false
+          if (value.messages.some((m) => MEDIA_TYPES.includes(m.texts.type ?? ""))) return false
+          messages.push(...value.messages)
+        }
+        if (messages.length === 0) return false
+        const at = yield* now
+        const event = yield* payloadEvent(entry, [config], at)
+        if (event !== undefined && (yield* worthWriting(event))) return false
+        const acknowledged: InboxEntry = { ...entry, fanned_out_at: at, processed_at: at, senders: [] }
+        yield* messaging.recordInboundAll(
+          config,
+          messages.map((m) => ({ message: m.raw, texts: m.texts, contact: m.contact })),
+          inbox.insert(acknowledged)
+        )
+        yield* logChanges(entry, changes)
+        return true
+      })
+
       const process = Effect.fn("UpstreamIngestion.process")(
         function*(inboxId: string, options?: { readonly final?: boolean | undefined }) {
           const final = options?.final === true
@@ -353,35 +422,20 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           const found = yield* inbox.find(inboxId)
           if (Option.isNone(found) || found.value.processed_at !== null) return { ...counts }
           const entry = found.value
-          const parsed = parseJson(decoder.decode(entry.body))
-          const entries = Option.isSome(parsed) && Predicate.isObject(parsed.value) ? array(parsed.value["entry"]) : []
-          if (entries.length === 0) {
+          const decoded = decodeUpstream(entry.body)
+          if (decoded.length === 0) {
             yield* Effect.logWarning("An upstream payload carried no entries; dropped").pipe(Effect.annotateLogs({ inbox_id: entry.id }))
             yield* inbox.markProcessed(entry.id, yield* now)
             return { ...counts, dropped: 1 }
           }
-          const owner = entry.msg_config_id === null ? Option.none() : yield* configs.findLiveById(entry.msg_config_id)
-
           // Route every change first: the numbers the POST speaks for.
-          const changes: Array<{ readonly accountId: string; readonly field: string; readonly value: unknown; readonly configs: ReadonlyArray<MessageConfigRecord> }> = []
-          for (const e of entries) {
-            if (!Predicate.isObject(e)) continue
-            const accountId = entryTexts(e).id ?? ""
-            for (const change of array(e["changes"])) {
-              if (!Predicate.isObject(change)) continue
-              const field = changeTexts(change).field ?? ""
-              const routed = (yield* numbersOf(accountId, field, change["value"])).filter(allowed(entry, owner))
-              changes.push({ accountId, field, value: change["value"], configs: routed })
-            }
-          }
+          const changes = yield* routeChanges(entry, decoded)
 
           // Fan out once per POST: the raw bytes to `kind: upstream` webhooks (domain event) and destination URLs.
           let fannedOut = entry.fanned_out_at !== null
           if (!fannedOut) {
-            const targets = new Map<string, MessageConfigRecord>()
-            for (const change of changes) for (const config of change.configs) targets.set(config.id, config)
-            const projects = new Set([...targets.values()].map((c) => c.project_id))
-            for (const config of targets.values()) {
+            const targets = targetsOf(changes)
+            for (const config of targets) {
               if (config.webhook_destination_url === null) continue
               yield* jobs.enqueue(UPSTREAM_FORWARD_QUEUE, { inbox_id: entry.id, msg_config_id: config.id } satisfies ForwardJob, {
                 dedupeKey: `forward:${entry.id}:${config.id}`,
@@ -390,37 +444,14 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
               })
             }
             const at = yield* now
-            const event: DomainEvent | undefined = targets.size === 0 ? undefined : {
-              id: yield* ids.uuid,
-              project_id: projects.size === 1 ? [...projects][0]! : null,
-              type: UPSTREAM_PAYLOAD,
-              payload: {
-                phone_number_ids: [...new Set([...targets.values()].map((c) => c.phone_number_id))],
-                body_base64: Buffer.from(entry.body).toString("base64")
-              } satisfies UpstreamPayloadEvent,
-              created_at: at
-            }
+            const event = yield* payloadEvent(entry, targets, at)
             // The mark keeps a retry from appending the event twice. With no event to write (no webhook wants it),
             // the forwards' dedupe keys and `processed_at` suffice: the mark waits for a failure (below).
             if (event !== undefined && (yield* worthWriting(event))) {
               yield* tx.withTransaction(Effect.andThen(outbox.append(event), inbox.markFannedOut(entry.id, at)))
               fannedOut = true
             }
-            // Log search: every routed change once per POST, in the project of each number it reached.
-            yield* recorder.record(changes.flatMap((change) =>
-              change.configs.flatMap((config) =>
-                upstreamChangeEntries({
-                  projectId: config.project_id,
-                  receivedAt: entry.received_at,
-                  inboxId: entry.id,
-                  businessAccountId: change.accountId,
-                  field: change.field,
-                  value: change.value,
-                  phoneNumberId: config.phone_number_id,
-                  displayPhoneNumber: config.display_phone_number
-                })
-              )
-            ))
+            yield* logChanges(entry, changes)
           }
 
           for (const change of changes) {
@@ -433,7 +464,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
             }
             switch (change.field) {
               case "messages":
-                if (Predicate.isObject(change.value)) yield* processMessages(change.configs[0]!, change.value, final, counts)
+                if (change.messages !== undefined) yield* processMessages(change.configs[0]!, change.messages, final, counts)
                 break
               case "message_template_status_update":
                 yield* guarded(processTemplateStatus(change.accountId, change.value, counts), counts)

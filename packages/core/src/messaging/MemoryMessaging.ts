@@ -689,7 +689,8 @@ const storedEntry = (e: InboxEntry): InboxEntry => ({
   body: bytesOf(e.body),
   received_at: timestamp(e.received_at),
   fanned_out_at: nullableTimestamp(e.fanned_out_at),
-  processed_at: nullableTimestamp(e.processed_at)
+  processed_at: nullableTimestamp(e.processed_at),
+  senders: [...e.senders]
 })
 
 export const layerMemoryUpstreamInboxRepo = Layer.effect(
@@ -715,7 +716,10 @@ export const layerMemoryUpstreamInboxRepo = Layer.effect(
         patch(id, { fanned_out_at: at })
       ),
       markProcessed: Effect.fn("UpstreamInboxRepo.markProcessed")((id: string, at: string) =>
-        patch(id, { processed_at: at })
+        patch(id, { processed_at: at, senders: [] })
+      ),
+      hasUnprocessedFrom: Effect.fn("UpstreamInboxRepo.hasUnprocessedFrom")((senders: ReadonlyArray<string>) =>
+        store.run((db) => db.all(Inbox).some((e) => e.processed_at === null && e.senders.some((s) => senders.includes(s))))
       ),
       listUnprocessed: Effect.fn("UpstreamInboxRepo.listUnprocessed")((receivedBefore: string, limit: number) =>
         store.run((db) =>

@@ -157,7 +157,15 @@ export interface InboxEntry {
   /** When its `upstream.payload` domain event and forwards were written. */
   readonly fanned_out_at: string | null
   readonly processed_at: string | null
+  /**
+   * Who wrote the messages it carries (`windowKey` per number and sender), recorded as it arrived and cleared once it
+   * is processed: the 24-hour window of a message acknowledged but not recorded yet (decisions 7.5).
+   */
+  readonly senders: ReadonlyArray<string>
 }
+
+/** A sender's key on a number, for the 24-hour window: its phone number, else its business-scoped id. */
+export const windowKey = (phoneNumberId: string, sender: string) => `${phoneNumberId}:${sender}`
 
 /** A `message_template_status_update` as the network reported it (the template mirror reads these later). */
 export interface TemplateStatusRecord {

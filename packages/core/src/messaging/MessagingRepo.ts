@@ -168,7 +168,10 @@ export class UpstreamInboxRepo extends Context.Service<UpstreamInboxRepo, {
   readonly insert: (entry: InboxEntry) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<Option.Option<InboxEntry>>
   readonly markFannedOut: (id: string, at: string) => Effect.Effect<void>
+  /** Processed: its `senders` are cleared. */
   readonly markProcessed: (id: string, at: string) => Effect.Effect<void>
+  /** Whether an entry not processed yet names one of these senders (`windowKey`). */
+  readonly hasUnprocessedFrom: (senders: ReadonlyArray<string>) => Effect.Effect<boolean>
   /** Entries not processed that arrived strictly before `receivedBefore`, oldest first. */
   readonly listUnprocessed: (receivedBefore: string, limit: number) => Effect.Effect<ReadonlyArray<InboxEntry>>
   /** Drops processed entries processed strictly before `before`; answers how many. */

@@ -16,11 +16,15 @@
 import { Clock, Context, Effect, Layer, Option, Predicate, Semaphore } from "effect"
 import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, UpstreamInboxRepo } from "./MessagingRepo.ts"
 import { MessagingNetwork, type NetworkUnavailable, type RawNetworkAnswer } from "../network/MessagingNetwork.ts"
-import { MEDIA_TYPES, type MessageOrigin, type MessageRecord, type SentBy } from "./Message.ts"
+import { MEDIA_TYPES, type MessageOrigin, type MessageRecord, type SentBy, windowKey } from "./Message.ts"
 import { Messaging } from "./Messaging.ts"
 import { acceptedMessageId, type NetworkErrorDetail } from "../network/NetworkObjects.ts"
 import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.ts"
 import { envelopeTexts } from "./Recording.ts"
+import { observeSend } from "./MessagingTelemetry.ts"
+import { SendPace } from "./numbers/SendPace.ts"
+import { SendPolicy, sendRequest } from "../guardrails/SendPolicy.ts"
+import type { Withheld } from "../guardrails/Guardrail.ts"
 
 type Json = Record<string, unknown>
 
@@ -49,6 +53,8 @@ export type OutboundOutcome =
   | { readonly _tag: "AccountMismatch"; readonly mediaId: string }
   /** The network could not be reached or answered outside its format; the recorded message, if any, is `failed`. */
   | { readonly _tag: "Unavailable"; readonly failure: NetworkUnavailable }
+  /** The guardrails held it back (opt-out, quiet hours, frequency cap: `guardrails/SendPolicy.ts`): nothing recorded, nothing sent. */
+  | { readonly _tag: "Withheld"; readonly withheld: Withheld }
 
 export interface OutboundOptions {
   /** Where the message comes from: `api` for the proxy. */
@@ -64,6 +70,8 @@ export interface OutboundOptions {
   readonly version?: string | undefined
   /** Who sent it, kept as `ext.sent_by` (an embedded inbox's user or embed, decisions 2.17). */
   readonly sentBy?: SentBy | undefined
+  /** An opt-out's own confirmation: the guardrails do not hold it back. */
+  readonly confirmsOptOut?: boolean | undefined
 }
 
 /** The 24-hour customer-service window (decisions 7.5). */
@@ -74,30 +82,6 @@ const OPEN_WINDOWS_MAX = 100_000
 
 
 const encoder = new TextEncoder()
-
-/** Whether a raw upstream payload holds a message from the contact to the number (`from` or `from_user_id`). */
-const hasMessageFrom = (
-  body: Uint8Array,
-  phoneNumberId: string,
-  contact: { readonly waId: string | undefined; readonly userId: string | undefined }
-): boolean => {
-  let payload: any
-  try {
-    payload = JSON.parse(new TextDecoder().decode(body))
-  } catch {
-    return false
-  }
-  const entries: Array<any> = Array.isArray(payload?.entry) ? payload.entry : []
-  return entries.some((entry) =>
-    (Array.isArray(entry?.changes) ? entry.changes : []).some((change: any) =>
-      change?.value?.metadata?.phone_number_id === phoneNumberId &&
-      (Array.isArray(change?.value?.messages) ? change.value.messages : []).some((m: any) =>
-        (contact.waId !== undefined && m?.from === contact.waId) ||
-        (contact.userId !== undefined && m?.from_user_id === contact.userId)
-      )
-    )
-  )
-}
 
 /** Ids of uploaded media an envelope sends (`image.id`, an interactive header's, a template parameter's, ...). */
 const mediaIdsOf = (value: unknown, into: Set<string> = new Set()): Set<string> => {
@@ -145,6 +129,8 @@ export class Outbound extends Context.Service<Outbound, {
       const media = yield* MediaRepo
       const messaging = yield* Messaging
       const network = yield* MessagingNetwork
+      const pace = yield* SendPace
+      const policy = yield* SendPolicy
 
       // One permit per (number, recipient): a send waits for the one in flight (decisions 4.10).
       const lanes = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
@@ -197,10 +183,10 @@ export class Outbound extends Context.Service<Outbound, {
           rememberOpen(key, until, now)
           return true
         }
-        // Ingestion acknowledges before it processes: a message from this contact may be stored but not yet
-        // processed. Then the network decides (it answers 131047 itself when the window is closed).
-        const waiting = yield* inbox.listUnprocessed(new Date(now + 1).toISOString(), 50)
-        return waiting.some((entry) => hasMessageFrom(entry.body, config.phone_number_id, recipient))
+        // A POST the inbox job has not processed yet may hold a message from this contact: ingestion recorded who
+        // wrote as it arrived. Then the network decides (it answers 131047 itself when the window is closed).
+        const senders = [recipient.waId, recipient.userId].flatMap((s) => s === undefined ? [] : [windowKey(config.phone_number_id, s)])
+        return yield* inbox.hasUnprocessedFrom(senders)
       })
 
       const sendInLane = Effect.fn("Outbound.sendInLane")(function*(
@@ -210,6 +196,9 @@ export class Outbound extends Context.Service<Outbound, {
         recipient: { readonly waId: string | undefined; readonly userId: string | undefined }
       ) {
         const type = envelopeTexts(envelope).type ?? "text"
+        const guarded = sendRequest(config, envelope, options, recipient)
+        const withheld = options.confirmsOptOut === true ? Option.none() : yield* policy.check(guarded)
+        if (Option.isSome(withheld)) return { _tag: "Withheld", withheld: withheld.value } satisfies OutboundOutcome
         if ((recipient.waId !== undefined || recipient.userId !== undefined) && type !== "template") {
           if (!(yield* windowOpen(config, recipient))) return { _tag: "OutsideWindow" } satisfies OutboundOutcome
         }
@@ -227,6 +216,8 @@ export class Outbound extends Context.Service<Outbound, {
         )
         const access = { accessToken: config.access_token, version: options.version }
         const body = options.body ?? encoder.encode(JSON.stringify(envelope))
+        // Anything but a broadcast goes first on its number; a broadcast's sender waited for its slot already.
+        if (options.origin !== "broadcast") yield* pace.conversational(config.phone_number_id)
         const outcome = yield* Effect.result(network.send(access, config.phone_number_id, body))
         if (outcome._tag === "Success") {
           const networkId = acceptedMessageId(outcome.success.value)
@@ -243,6 +234,7 @@ export class Outbound extends Context.Service<Outbound, {
           return { _tag: "Accepted", message, networkId, answer: { status, contentType, body: bytes } } satisfies OutboundOutcome
         }
         const refused = outcome.failure
+        if (refused._tag === "NetworkRefused") yield* policy.refused(guarded, refused.error.code)
         if (Option.isSome(recorded)) {
           const error: Json = refused._tag === "NetworkRefused"
             ? { ...refused.error }
@@ -265,7 +257,9 @@ export class Outbound extends Context.Service<Outbound, {
         const waId = to === undefined ? undefined : phoneDigits(to) || undefined
         const userId = waId === undefined ? recipient : undefined
         const lane = `${config.phone_number_id}:${(to === undefined ? undefined : phoneDigits(to)) || recipient || ""}`
-        return yield* serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
+        const outcome = yield* serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
+        yield* observeSend(config, outcome)
+        return outcome
       })
 
       const settleFromReports = Effect.fn("Outbound.settleFromReports")(

@@ -27,7 +27,8 @@ import {
   outsideWindow,
   parseJson,
   type ProxyAnswer,
-  unknownObject
+  unknownObject,
+  withheldAnswer
 } from "./ProxyAnswers.ts"
 import { envelopeTexts } from "./Recording.ts"
 import { makeProxyMedia, type ProxyMedia } from "./ProxyMedia.ts"
@@ -46,6 +47,8 @@ const answerOf = (outcome: OutboundOutcome): Effect.Effect<ProxyAnswer> => {
       return Effect.succeed(outsideWindow())
     case "AccountMismatch":
       return Effect.succeed(accountMismatch(outcome.mediaId))
+    case "Withheld":
+      return Effect.succeed(withheldAnswer(outcome.withheld))
     case "Unavailable":
       return orUnreachable(rawAnswer(Effect.fail(outcome.failure)))
   }
@@ -80,10 +83,7 @@ export class MessagingProxy extends Context.Service<MessagingProxy, ProxyReads &
         // Without a message id the network refuses it in its own words.
         if (messageId === undefined) return yield* rawAnswer(network.send(access, config.phone_number_id, body))
         const typing = Predicate.isObject(envelope["typing_indicator"]) && envelope["typing_indicator"]["type"] === "text"
-        const call = network.markRead(access, config.phone_number_id, { messageId, typingIndicator: typing })
-        const answer = yield* rawAnswer(call)
-        if (answer.status >= 200 && answer.status < 300) yield* messaging.markInboundRead(config, messageId)
-        return answer
+        return yield* rawAnswer(messaging.markRead(config, access, { messageId, typingIndicator: typing }))
       })
 
       const send = Effect.fn("MessagingProxy.send")(function*(

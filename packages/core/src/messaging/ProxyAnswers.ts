@@ -3,6 +3,7 @@
  * byte for byte, and the ones the service makes in the network's error shape
  * or as its own flat refusals. Shared by the proxy's routes.
  */
+import type { Withheld } from "../guardrails/Guardrail.ts"
 import { Data, Effect, Option } from "effect"
 import {
   type NetworkAnswer,
@@ -77,6 +78,10 @@ export const accountMismatch = (mediaId: string): ProxyAnswer =>
     error: `Media ${mediaId} was uploaded through another business account than the sending number's`,
     code: "messaging_account_mismatch"
   })
+
+/** The guardrails' refusal (opt-out, frequency cap): the service's own, flat `{ error, code }` with the reason as code. */
+export const withheldAnswer = (withheld: Withheld): ProxyAnswer =>
+  json(422, { error: withheld.message, code: withheld.reason, ...(withheld.until !== null ? { until: withheld.until } : {}) })
 
 /** A query parameter the proxy cannot use: the network's invalid-parameter error (code 100). */
 export const invalidParameter = (status: number, message: string): ProxyAnswer =>

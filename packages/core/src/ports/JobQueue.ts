@@ -31,6 +31,19 @@ export interface WorkOptions {
   readonly concurrency: number
 }
 
+/** One queue's backlog as `JobQueue.backlog` reads it. */
+export interface QueueBacklog {
+  readonly queue: string
+  /** Jobs due now that no worker has started yet. */
+  readonly ready: number
+  /** Jobs due later (timers, retries waiting out their delay). */
+  readonly scheduled: number
+  /** Jobs being worked on. */
+  readonly active: number
+  /** How long the oldest ready job has been due, in milliseconds (0 when none is ready). */
+  readonly oldestReadyMs: number
+}
+
 export class JobQueue extends Context.Service<JobQueue, {
   /** Stores the job; answers its id, or null when the dedupe key was already queued. */
   readonly enqueue: (queue: string, payload: unknown, options?: EnqueueOptions) => Effect.Effect<string | null>
@@ -52,6 +65,8 @@ export class JobQueue extends Context.Service<JobQueue, {
    * keeps go too. Answers how many (contact erasure's step over job payloads).
    */
   readonly eraseMentions: (terms: ReadonlyArray<string>, limit: number) => Effect.Effect<number>
+  /** Every queue with unfinished jobs, in any process of the store: what `/metrics` reads at scrape time. */
+  readonly backlog: Effect.Effect<ReadonlyArray<QueueBacklog>>
 }>()("@parley/core/ports/JobQueue") {}
 
 /**

@@ -9,7 +9,7 @@
  * enqueue, a finished attempt, a worker arriving).
  */
 import { Cause, Clock, Effect, Exit, FiberSet, Latch, Layer } from "effect"
-import { type EnqueueOptions, type Job, JobQueue, type WorkOptions } from "./JobQueue.ts"
+import { type EnqueueOptions, type Job, JobQueue, type QueueBacklog, type WorkOptions } from "./JobQueue.ts"
 
 const defaultRetryLimit = 2
 const defaultRetryDelayMs = 1000
@@ -185,7 +185,23 @@ export const makeMemoryJobQueue = Effect.gen(function*() {
     return named.length
   })
 
-  return JobQueue.of({ enqueue, work, cancel, eraseMentions })
+  const backlog = Effect.map(Clock.currentTimeMillis, (now) => {
+    const queues = new Map<string, QueueBacklog>()
+    for (const job of jobs.values()) {
+      const b = queues.get(job.queue) ?? { queue: job.queue, ready: 0, scheduled: 0, active: 0, oldestReadyMs: 0 }
+      const due = job.state === "queued" && job.runAt <= now
+      queues.set(job.queue, {
+        ...b,
+        ready: b.ready + (due ? 1 : 0),
+        scheduled: b.scheduled + (job.state === "queued" && !due ? 1 : 0),
+        active: b.active + (job.state === "running" ? 1 : 0),
+        oldestReadyMs: due ? Math.max(b.oldestReadyMs, now - job.runAt) : b.oldestReadyMs
+      })
+    }
+    return [...queues.values()]
+  })
+
+  return JobQueue.of({ enqueue, work, cancel, eraseMentions, backlog })
 })
 
 /** An in-memory `JobQueue` on Effect's `Clock`; its scheduler stops with the layer's scope. */

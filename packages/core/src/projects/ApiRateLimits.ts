@@ -11,6 +11,7 @@
 import { Config, Context, Effect, Layer } from "effect"
 import { RateLimits } from "../ports/RateLimits.ts"
 import * as LeasedCounters from "../shared/LeasedCounters.ts"
+import { countingRefusals } from "./RateLimitTelemetry.ts"
 
 export interface RateLimitFigures {
   /** Requests per key per minute. */
@@ -110,16 +111,16 @@ export class ApiRateLimits extends Context.Service<ApiRateLimits, {
       const take = (key: string, windowMs: number, limit: number) =>
         Effect.map(counters.take(key, windowMs, limit), (taken) => admission(taken, limit, taken.now, windowMs))
       return ApiRateLimits.of({
-        admitRequest: (apiKeyId) =>
+        admitRequest: countingRefusals("request", (apiKeyId: string) =>
           Effect.gen(function*() {
             const settings = yield* ApiRateLimitSettings
             return yield* take(`api:${apiKeyId}`, 60_000, settings.perMinute)
-          }),
-        admitStart: (apiKeyId, workflowId) =>
+          })),
+        admitStart: countingRefusals("start", (apiKeyId: string, workflowId: string) =>
           Effect.gen(function*() {
             const settings = yield* ApiRateLimitSettings
             return yield* take(`start:${apiKeyId}:${workflowId}`, 1_000, settings.startsPerSecond)
-          })
+          }))
       })
     })
   )

@@ -52,6 +52,8 @@ import {
 } from "./Rules.ts"
 import { ActiveWebhooks } from "./ActiveWebhooks.ts"
 import { WebhookSettings } from "../shared/OutboundSettings.ts"
+import { TracePropagation, traceHeaders } from "../shared/Telemetry.ts"
+import { observeAttempt, observeFailed } from "./WebhookTelemetry.ts"
 import {
   type BufferedItem,
   DELIVERY_PERIOD_MS,
@@ -168,6 +170,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
       const ids = yield* Ids
       const http = yield* WebhookHttp
       const settings = yield* WebhookSettings
+      const propagate = yield* TracePropagation
       const active = yield* ActiveWebhooks
 
       const enqueueAttempt = (delivery: WebhookDeliveryRecord, attempt: number, runAt?: number) =>
@@ -257,15 +260,17 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
       )
 
       /** Sends the delivery's bytes with the webhook's current URL, secret and headers; never fails. */
-      const send = Effect.fnUntraced(function*(
+      const send = Effect.fn("WebhookDeliveries.post", { kind: "client" })(function*(
         webhook: WebhookRecord,
         delivery: WebhookDeliveryRecord,
+        attempt: number,
         body: Uint8Array = Buffer.from(delivery.body, "base64")
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const answer = yield* http.post({
           url: webhook.url,
-          headers: deliveryHeaders(webhook, delivery, body),
+          // A customer's raw-payload destination (`upstream`) sees the network's request as it was: no trace context.
+          headers: { ...deliveryHeaders(webhook, delivery, body), ...(yield* traceHeaders(propagate && webhook.kind !== "upstream")) },
           body,
           timeoutMs: ATTEMPT_TIMEOUT_MS,
           allowPrivate: settings.allowPrivateUrls
@@ -278,6 +283,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
           Effect.catch((error: WebhookHttpError) => Effect.succeed({ status: null, error: error.message }))
         )
         const endedAt = yield* Clock.currentTimeMillis
+        yield* observeAttempt(webhook, delivery, attempt, { status: answer.status, startedAt })
         return { ...answer, startedAt, endedAt } satisfies Outcome
       })
 
@@ -371,8 +377,9 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
       const attemptNow = Effect.fnUntraced(function*(delivery: WebhookDeliveryRecord, webhook: WebhookRecord) {
         const expected = { status: delivery.status, attempt_count: delivery.attempt_count }
         const number = delivery.attempt_count + 1
-        const outcome = yield* send(webhook, delivery)
+        const outcome = yield* send(webhook, delivery, number)
         const next = afterAttempt(delivery, webhook, number, outcome)
+        if (next.status === "failed") yield* observeFailed
         yield* recordOutcome(next, webhook, number, deliveries.update(next, expected, attemptRecord(delivery, number, outcome)))
       })
 
@@ -384,8 +391,9 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
        * to be delivered already records nothing more (that attempt was a repeat).
        */
       const attemptThenStore = Effect.fnUntraced(function*(delivery: WebhookDeliveryRecord, webhook: WebhookRecord, body: Uint8Array) {
-        const outcome = yield* send(webhook, delivery, body)
+        const outcome = yield* send(webhook, delivery, 1, body)
         const next = afterAttempt(delivery, webhook, 1, outcome)
+        if (next.status === "failed") yield* observeFailed
         const store = deliveries.insert(next, attemptRecord(delivery, 1, outcome))
         yield* recordOutcome(next, webhook, 1, Effect.map(store, ({ created }) => created))
       })
@@ -595,7 +603,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
           test: true
         })
         yield* deliveries.insert(delivery)
-        const outcome = yield* send(webhook, delivery)
+        const outcome = yield* send(webhook, delivery, 1)
         const next = afterAttempt(delivery, webhook, 1, outcome)
         yield* deliveries.update(next, { status: "pending", attempt_count: 0 }, attemptRecord(delivery, 1, outcome))
         const result: WebhookTestResult = {

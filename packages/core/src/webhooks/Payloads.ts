@@ -11,6 +11,7 @@
  *   `{ data: <v2 body>, msg_config: { id, phone_number_id,
  *   display_phone_number, name }, conversation_phone_number }` (messaging).
  * - `workflow.execution.handoff|failed`: the v2 body itself (execution engine).
+ * - `msg.contact.opted_out|opted_in`: `{ body: <the body>, notice }` (guardrails).
  * - `upstream.payload`: `{ phone_number_ids, body_base64 }`, the network's
  *   exact bytes for `upstream` webhooks.
  */
@@ -21,6 +22,7 @@ import { MessagingProduct, WebhookObjectName } from "../network/NetworkObjects.t
 import { HubSignatureHeader, hubSignature } from "../network/Webhook.ts"
 import { PROJECT_EVENT_RECORDED, type ProjectEventRecordedPayload } from "../events/Event.ts"
 import type { PayloadVersion, WebhookDeliveryRecord, WebhookRecord } from "./Webhook.ts"
+import { GUARDRAIL_DOMAIN_EVENTS } from "../guardrails/OptOuts.ts"
 
 /** Written by messaging for every accepted upstream POST. */
 const UPSTREAM_PAYLOAD = "upstream.payload"
@@ -44,6 +46,7 @@ export const WEBHOOK_SOURCE_TYPES: ReadonlyArray<string> = [
   PROJECT_EVENT_RECORDED,
   ...MSG_TYPES,
   ...EXECUTION_TYPES,
+  ...GUARDRAIL_DOMAIN_EVENTS,
   UPSTREAM_PAYLOAD
 ]
 
@@ -168,6 +171,18 @@ export const planDeliveries = (entry: DomainEvent): DeliveryPlan | undefined => 
       projectId,
       phoneNumberId: null,
       events: [{ event: entry.type, v1: payload, v2: payload }],
+      context: { msg_config_id: null, phone_number_id: null, conversation_phone_number: null },
+      conversationKey: null
+    }
+  }
+  if (GUARDRAIL_DOMAIN_EVENTS.includes(entry.type)) {
+    // Project-level: the body as written; the confirmation to send (`notice`) is not the webhooks'.
+    if (!Predicate.isObject(payload) || !Predicate.isObject(payload.body)) return undefined
+    return {
+      kind: "ext",
+      projectId,
+      phoneNumberId: null,
+      events: [{ event: entry.type, v1: payload.body, v2: payload.body }],
       context: { msg_config_id: null, phone_number_id: null, conversation_phone_number: null },
       conversationKey: null
     }
@@ -353,6 +368,17 @@ export const sampleEvent = (event: string, webhook: WebhookRecord, nowIso: strin
     const body = handoff
       ? { ...execution, handoff: { reason: "Sample handoff", source: "agent_tool" } }
       : { ...execution, error: { message: "Sample failure", step_identifier: "sample_step" } }
+    return { event, v1: body, v2: body }
+  } else if (event === "msg.contact.opted_out" || event === "msg.contact.opted_in") {
+    const body = {
+      event,
+      occurred_at: nowIso,
+      project_id: webhook.project_id,
+      data: {
+        opt_out: { id: SAMPLE_ID, msg_config_id: SAMPLE_ID, phone_number: SAMPLE_CONTACT, source: "keyword", keyword: "STOP", created_at: nowIso },
+        phone_number_id: pnid
+      }
+    }
     return { event, v1: body, v2: body }
   } else {
     const body = {

@@ -26,7 +26,9 @@ export const PROJECT_EVENTS = [
   "msg.config.created",
   "workflow.execution.handoff",
   "workflow.execution.failed",
-  "project.event"
+  "project.event",
+  "msg.contact.opted_out",
+  "msg.contact.opted_in"
 ] as const
 
 export type WebhookEventName = typeof NUMBER_EVENTS[number] | typeof PROJECT_EVENTS[number]

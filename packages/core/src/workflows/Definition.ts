@@ -18,6 +18,7 @@ import { Ids } from "../shared/Ids.ts"
 import {
   at,
   type CheckedCondition,
+  type CheckedConfig,
   Checker,
   checkConfig,
   defaultDisplayNames,
@@ -85,6 +86,8 @@ interface KnownNode {
   readonly planned: number | undefined
   readonly nodeType: NodeType | undefined
   readonly conditions: ReadonlyArray<CheckedCondition> | undefined
+  /** A split node's branch labels. */
+  readonly branches?: ReadonlyArray<string> | undefined
 }
 
 const isNodeType = (u: unknown): u is NodeType =>
@@ -174,7 +177,7 @@ const checkNodes = (
     const dataPath = at(base, "data")
     const data = raw["data"]
     let nodeType: NodeType | undefined
-    let checked: { config: JsonObject; conditions?: ReadonlyArray<CheckedCondition> | undefined } | undefined
+    let checked: CheckedConfig | undefined
     let displayName: string | undefined
     if (data === undefined || data === null) {
       c.add(dataPath, "is required")
@@ -231,7 +234,8 @@ const checkNodes = (
     known.set(usableId, {
       planned: valid ? planned.length - 1 : undefined,
       nodeType,
-      conditions: checked?.conditions
+      conditions: checked?.conditions,
+      branches: checked?.branches
     })
   })
 
@@ -331,6 +335,19 @@ const checkEdges = (
             condition = { node: from.planned ?? -1, index }
           }
         }
+      }
+    } else if (source !== undefined && from !== undefined && from.nodeType === "split") {
+      // A split's edges carry its branch labels, one edge per branch.
+      if (conditionId !== undefined && conditionId !== null) {
+        c.add(at(base, "flow_condition_id"), "must be null: only edges leaving a decide node carry a condition")
+      }
+      if (from.branches !== undefined) {
+        if (!from.branches.includes(label)) {
+          c.add(at(base, "label"), `must equal a branch label of split node ${source} (${from.branches.join(", ")})`)
+        } else if (outgoing.has(`${source}\u0000${label}`)) {
+          c.add(at(base, "label"), `names branch ${label} of split node ${source}, which already has an edge`)
+        }
+        outgoing.add(`${source}\u0000${label}`)
       }
     } else if (source !== undefined && from !== undefined && from.nodeType !== undefined) {
       // Rules 6, 7 and 9.

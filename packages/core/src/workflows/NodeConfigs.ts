@@ -413,6 +413,8 @@ export interface CheckedConfig {
   readonly config: JsonObject
   /** Decide nodes with valid conditions only. */
   readonly conditions?: ReadonlyArray<CheckedCondition> | undefined
+  /** Split nodes with valid branches only: the labels their edges carry. */
+  readonly branches?: ReadonlyArray<string> | undefined
 }
 
 interface NodeConfigSpec {
@@ -1011,6 +1013,42 @@ const emit_event: NodeConfigSpec = {
   }
 }
 
+/**
+ * A split (issue 32 §4): weighted branches, each contact sticky to one; an optional experiment name and goal (a
+ * project event, a reached node or a reply) for the experiment's report.
+ */
+const split: NodeConfigSpec = {
+  keys: ["experiment", "branches", "goal"],
+  readOnly: [],
+  check(config, { base, checker: c }) {
+    checkString(c, config, base, "experiment", { max: 100 })
+    const list = array(c, config, base, "branches", { required: true, min: 2, max: 10 })
+    const goal = object(c, config, base, "goal")
+    if (goal !== undefined) {
+      const path = at(base, "goal")
+      const type = oneOf(c, goal, path, "type", ["event", "node", "reply"], true)
+      checkKeys(c, goal, path, ["type", ...(type === "event" ? ["event_name"] : type === "node" ? ["node_id"] : [])])
+      if (type === "event") checkString(c, goal, path, "event_name", { required: true, max: 128 })
+      if (type === "node") checkString(c, goal, path, "node_id", { required: true, max: 200 })
+    }
+    if (list === undefined) return
+    const before = c.problems.length
+    const labels: Array<string> = []
+    list.forEach((branch, i) => {
+      const path = idx(at(base, "branches"), i)
+      if (!Predicate.isObject(branch)) return c.add(path, "must be an object")
+      checkKeys(c, branch, path, ["label", "weight"])
+      const label = checkString(c, branch, path, "label", { required: true, max: 100 })
+      num(c, branch, path, "weight", { required: true, integer: true, min: 1, max: 10_000 })
+      if (label !== undefined) {
+        if (labels.includes(label)) c.add(at(path, "label"), "must be unique within the node")
+        labels.push(label)
+      }
+    })
+    return { config, ...(c.problems.length === before ? { branches: labels } : {}) }
+  }
+}
+
 const start: NodeConfigSpec = { keys: [], readOnly: [], check: () => undefined }
 
 const specs: Record<NodeType, NodeConfigSpec> = {
@@ -1026,7 +1064,8 @@ const specs: Record<NodeType, NodeConfigSpec> = {
   call,
   handoff,
   set_variable,
-  emit_event
+  emit_event,
+  split
 }
 
 /**
@@ -1059,5 +1098,6 @@ export const defaultDisplayNames: Record<NodeType, string> = {
   call: "Call workflow",
   handoff: "Handoff",
   set_variable: "Set variable",
-  emit_event: "Emit event"
+  emit_event: "Emit event",
+  split: "Split"
 }

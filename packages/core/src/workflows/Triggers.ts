@@ -4,6 +4,7 @@
  * atomic replacement of a workflow's whole set, and the activation check the
  * workflow service runs when a workflow goes live.
  */
+import { canonicalJson } from "../shared/CanonicalJson.ts"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../projects/Projects.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -53,17 +54,9 @@ const conflictMessage = (type: TriggerType, other: string) =>
     ? `Another workflow already has an active inbound message trigger for this number (${other})`
     : `Another workflow already has an active trigger for this event and number (${other})`
 
-/** JSON text with object keys sorted: a stored `triggerable` comes back in the store's key order (jsonb's, not the draft's). */
-const canonical = (value: unknown): string =>
-  Array.isArray(value)
-    ? `[${value.map(canonical).join(",")}]`
-    : typeof value === "object" && value !== null
-    ? `{${Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`
-    : JSON.stringify(value)
-
 /** Same type and triggerable, whatever order the keys were stored in (decisions 4.3: such items keep their id). */
 const sameTrigger = (a: TriggerRecord, b: TriggerDraft) =>
-  a.trigger_type === b.trigger_type && canonical(a.triggerable) === canonical(b.triggerable)
+  a.trigger_type === b.trigger_type && canonicalJson(a.triggerable) === canonicalJson(b.triggerable)
 
 export class Triggers extends Context.Service<Triggers, {
   readonly list: (principal: Principal, workflowId: string) => Effect.Effect<ReadonlyArray<TriggerRecord>, NotFound>

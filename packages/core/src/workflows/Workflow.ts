@@ -25,7 +25,8 @@ export const NodeTypes = [
   "call",
   "handoff",
   "set_variable",
-  "emit_event"
+  "emit_event",
+  "split"
 ] as const
 export const NodeType = Schema.Literals(NodeTypes)
 export type NodeType = typeof NodeType.Type

@@ -22,6 +22,8 @@ import { nowIso } from "../shared/Time.ts"
 import { defaultDefinition, validateDefinition, withReadOnlyNames } from "./Definition.ts"
 import type { DefinitionReferences } from "./References.ts"
 import { Triggers } from "./Triggers.ts"
+import { revisionId, type SaveAction } from "./Revision.ts"
+import { RevisionsRepo } from "./RevisionsRepo.ts"
 import type {
   Definition,
   WorkflowCreateInput,
@@ -76,6 +78,11 @@ const checkMove = (from: WorkflowStatus, to: WorkflowStatus) =>
     ? Effect.fail(unprocessable("Restore the workflow to draft first"))
     : Effect.void
 
+export interface SaveOptions {
+  readonly action?: SaveAction | undefined
+  readonly previous?: Definition | undefined
+}
+
 export class Workflows extends Context.Service<Workflows, {
   readonly list: (
     principal: Principal,
@@ -84,11 +91,19 @@ export class Workflows extends Context.Service<Workflows, {
   ) => Effect.Effect<ListSlice<WorkflowRecord>>
   readonly create: (principal: Principal, input: WorkflowCreateInput) => Effect.Effect<WorkflowRecord, Unprocessable>
   readonly get: (principal: Principal, id: string) => Effect.Effect<WorkflowRecord, NotFound>
+  /**
+   * A changed definition is recorded as a save of its revision (`action`, `update` by default). `previous` is the
+   * graph whose edge and condition ids the new definition may keep (the current one by default; a restored
+   * revision's own when it comes back).
+   */
   readonly update: (
     principal: Principal,
     id: string,
-    input: WorkflowUpdateInput
+    input: WorkflowUpdateInput,
+    options?: SaveOptions
   ) => Effect.Effect<WorkflowRecord, WriteError>
+  /** Validates a definition and stores it as a revision of the workflow without making it current; answers its id. */
+  readonly saveDraft: (principal: Principal, id: string, definition: unknown) => Effect.Effect<string, NotFound | Unprocessable>
   /**
    * Removes a draft or archived workflow that no active workflow calls (decisions 3.1). `beforeRemove` runs in the
    * same transaction once the checks passed, before the workflow and its runs go: the executions capability ends the
@@ -109,6 +124,7 @@ export class Workflows extends Context.Service<Workflows, {
       const tx = yield* Transactor
       const ids = yield* Ids
       const triggers = yield* Triggers
+      const revisions = yield* RevisionsRepo
       const refs = yield* Effect.context<DefinitionReferences>()
       const provide = <A, E>(effect: Effect.Effect<A, E, DefinitionReferences | Ids>) =>
         effect.pipe(Effect.provideService(Ids, ids), Effect.provideContext(refs))
@@ -134,6 +150,19 @@ export class Workflows extends Context.Service<Workflows, {
           previous: workflow.definition
         }))
         yield* triggers.checkActivation(workflow.project_id, workflow.id)
+      })
+
+      /** Records the save of `workflow`'s definition (issue 32 §3): who saved which graph, when, and how. */
+      const recordSave = Effect.fnUntraced(function*(principal: Principal, workflow: WorkflowRecord, action: SaveAction, definition: Definition) {
+        yield* revisions.recordSave({
+          id: yield* ids.uuid,
+          project_id: workflow.project_id,
+          workflow_id: workflow.id,
+          revision_id: revisionId(workflow.id, definition),
+          action,
+          saved_by: principal.apiKey,
+          saved_at: yield* nowIso
+        }, definition)
       })
 
       const create = Effect.fn("Workflows.create")(function*(principal: Principal, input: WorkflowCreateInput) {
@@ -166,11 +195,14 @@ export class Workflows extends Context.Service<Workflows, {
           definition
         }
         if (record.status === "active") yield* activationChecks(record)
-        yield* repo.insert(record).pipe(Effect.catchTag("Duplicate", (e) => Effect.fail(onDuplicate(e))))
+        yield* tx.withTransaction(Effect.gen(function*() {
+          yield* repo.insert(record).pipe(Effect.catchTag("Duplicate", (e) => Effect.fail(onDuplicate(e))))
+          yield* recordSave(principal, record, "create", definition)
+        }))
         return record
       })
 
-      const update = Effect.fn("Workflows.update")(function*(principal: Principal, id: string, input: WorkflowUpdateInput) {
+      const update = Effect.fn("Workflows.update")(function*(principal: Principal, id: string, input: WorkflowUpdateInput, options: SaveOptions = {}) {
         const projectId = principal.project.id
         return yield* tx.withTransaction(Effect.gen(function*() {
           const current = yield* find(projectId, id)
@@ -180,7 +212,7 @@ export class Workflows extends Context.Service<Workflows, {
           yield* checkFields(input)
           const name = input.name !== undefined ? yield* checkName(input.name) : current.name
           const definition = input.definition !== undefined
-            ? yield* provide(validateDefinition(input.definition, { projectId, workflowId: id, previous: current.definition }))
+            ? yield* provide(validateDefinition(input.definition, { projectId, workflowId: id, previous: options.previous ?? current.definition }))
             : current.definition
           const status = input.status ?? current.status
           yield* checkMove(current.status, status)
@@ -205,7 +237,21 @@ export class Workflows extends Context.Service<Workflows, {
           const stored = yield* repo.update(next, current.lock_version).pipe(
             Effect.catchTag("Duplicate", (e) => Effect.fail(onDuplicate(e)))
           )
-          return yield* Option.match(stored, { onNone: () => Effect.fail(staleLockVersion()), onSome: Effect.succeed })
+          if (Option.isNone(stored)) return yield* staleLockVersion()
+          if (input.definition !== undefined && revisionId(id, definition) !== revisionId(id, current.definition)) {
+            yield* recordSave(principal, stored.value, options.action ?? "update", definition)
+          }
+          return stored.value
+        }))
+      })
+
+      const saveDraft = Effect.fn("Workflows.saveDraft")(function*(principal: Principal, id: string, input: unknown) {
+        const projectId = principal.project.id
+        return yield* tx.withTransaction(Effect.gen(function*() {
+          const current = yield* find(projectId, id)
+          const definition = yield* provide(validateDefinition(input, { projectId, workflowId: id, previous: current.definition }))
+          yield* recordSave(principal, current, "draft", definition)
+          return revisionId(id, definition)
         }))
       })
 
@@ -248,6 +294,7 @@ export class Workflows extends Context.Service<Workflows, {
         create,
         get: (principal, id) => find(principal.project.id, id),
         update,
+        saveDraft,
         delete: remove,
         getWithDefinition: Effect.fn("Workflows.getWithDefinition")(function*(principal: Principal, id: string) {
           const workflow = yield* find(principal.project.id, id)

@@ -25,16 +25,19 @@ import {
   Layer,
   Logger,
   type LogLevel,
+  Metric,
   Option,
   Redacted,
   References,
-  Scope
+  Scope,
+  Tracer
 } from "effect"
 import { type HttpMiddleware, HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Host from "../Host.ts"
 import { layerPorts } from "../Ports.ts"
+import * as Tracing from "../telemetry/Tracing.ts"
 import { type BasePathError, isMounted, normalizeBasePath, type ParleyMount, stripBasePath } from "./Mount.ts"
 
 /**
@@ -119,6 +122,11 @@ export interface ParleyOptions {
    * environment. Settings neither here nor in the options above are read from the environment.
    */
   readonly settings?: Readonly<Record<string, string>> | undefined
+  /**
+   * Where Parley's spans go: the application's own tracer (e.g. `@effect/opentelemetry`'s over its tracer provider).
+   * Unset: exported over OTLP/HTTP when the environment (or `settings`) has `OTEL_EXPORTER_OTLP_ENDPOINT`, else nowhere.
+   */
+  readonly tracer?: Tracer.Tracer | undefined
   /** How long a stop waits for requests in flight before it ends them (default 10 s). */
   readonly drainTimeoutMs?: number | undefined
 }
@@ -248,7 +256,14 @@ const layerStorage = (storage: ParleyStorage | undefined): Layer.Layer<HostPorts
  * Starts Parley in the current scope and answers its handlers once it is ready: the database migrated, the workers
  * running, the default project's key working. Closing the scope stops it (see `ParleyHandle.dispose`).
  */
-export const make = Effect.fn("Parley.make")(function*(options: ParleyOptions) {
+export const make = (options: ParleyOptions) =>
+  makeUnder(options).pipe(
+    // Parley's own traces (a request, a slice, a job) are roots, never children of whatever span started Parley.
+    Effect.updateContext((context: Context.Context<Scope.Scope>) => Context.omit(Tracer.ParentSpan)(context)),
+    Effect.withSpan("Parley.make", { root: true })
+  )
+
+const makeUnder = Effect.fnUntraced(function*(options: ParleyOptions) {
   const basePath = yield* Effect.try({
     try: () => normalizeBasePath(options.basePath),
     catch: (error) => error as BasePathError
@@ -262,6 +277,10 @@ export const make = Effect.fn("Parley.make")(function*(options: ParleyOptions) {
     Layer.provideMerge(layerStorage(options.storage)),
     Layer.provideMerge(NodeHttpServer.layerHttpServices),
     Layer.provideMerge(layerLogging(options)),
+    // Built first, closed last: spans of the workers' last moments are still exported.
+    Layer.provideMerge(Tracing.layer(options.tracer)),
+    // This Parley's own metrics: two in one process (tests, an application with two) do not add up each other's.
+    Layer.provideMerge(Layer.sync(Metric.MetricRegistry, () => new Map())),
     Layer.provideMerge(layerSettings(options))
   )
   const context = yield* Layer.buildWithScope(services, scope)

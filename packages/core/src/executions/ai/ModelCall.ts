@@ -11,6 +11,7 @@ import type { ProviderModelRecord, PromptCacheTtl, ReasoningEffort } from "../..
 import { LanguageModels, type ModelCallSettings, withCallSettings } from "../../ai/LanguageModels.ts"
 import { StepFailed } from "../Step.ts"
 import { OptionalText } from "../../shared/Json.ts"
+import { observeModelCall } from "./ModelTelemetry.ts"
 
 /** The model a node names (any node config). */
 const ModelRef = Schema.Struct({ provider_model_id: OptionalText, provider_model_name: OptionalText })
@@ -65,15 +66,18 @@ export const generate = (
   prompt: Prompt.Prompt,
   tools: ReadonlyArray<ModelTool> = []
 ) =>
-  Effect.gen(function*() {
-    const lm = yield* (yield* LanguageModels).languageModel(model.endpoint)
-    const toolkit = Toolkit.make(...tools.map((t) => Tool.dynamic(t.name, { description: t.description, parameters: t.parameters })))
-    return yield* lm.generateText({ prompt, toolkit, disableToolCallResolution: true, toolCallValidation: "deferred" }).pipe(
-      withCallSettings(settings),
-      // A retryable failure (rate limit, network, 5xx) is tried twice more, 1 s then 2 s later.
-      Effect.retry({ schedule: Schedule.exponential("1 second"), times: 2, while: (e: AiError.AiError) => e.isRetryable })
-    )
-  })
+  observeModelCall(
+    model,
+    Effect.gen(function*() {
+      const lm = yield* (yield* LanguageModels).languageModel(model.endpoint)
+      const toolkit = Toolkit.make(...tools.map((t) => Tool.dynamic(t.name, { description: t.description, parameters: t.parameters })))
+      return yield* lm.generateText({ prompt, toolkit, disableToolCallResolution: true, toolCallValidation: "deferred" }).pipe(
+        withCallSettings(settings),
+        // A retryable failure (rate limit, network, 5xx) is tried twice more, 1 s then 2 s later.
+        Effect.retry({ schedule: Schedule.exponential("1 second"), times: 2, while: (e: AiError.AiError) => e.isRetryable })
+      )
+    })
+  )
 
 /** An AI error in one line that names the model, for the step log and `error_details`. */
 export const modelFailure = (model: ProviderModelRecord, error: AiError.AiError): string =>

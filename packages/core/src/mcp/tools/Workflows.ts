@@ -1,11 +1,12 @@
 /** `workflows`: workflows, their executions and triggers (decisions 4.1-4.3). */
 import { ExecutionsApi } from "../../executions/ExecutionsApi.ts"
 import { TriggersApi, WorkflowsApi } from "../../workflows/WorkflowsApi.ts"
+import { WorkflowLifecycleApi } from "../../executions/lifecycle/LifecycleApi.ts"
 import { endpoint, type Tool } from "../Action.ts"
 
 export const Workflows: Tool = {
   name: "workflows",
-  description: "Workflows: records, definitions, status, executions and triggers.",
+  description: "Workflows: records, definitions, status, executions, triggers, revisions, rollouts and experiments.",
   actions: [
     endpoint("list", WorkflowsApi.endpoints.list),
     endpoint("get", WorkflowsApi.endpoints.get),
@@ -20,6 +21,18 @@ export const Workflows: Tool = {
     endpoint("get_execution", ExecutionsApi.endpoints.get),
     endpoint("resume_execution", ExecutionsApi.endpoints.resume),
     endpoint("list_triggers", TriggersApi.endpoints.list),
-    endpoint("replace_triggers", TriggersApi.endpoints.replace)
+    endpoint("replace_triggers", TriggersApi.endpoints.replace),
+    endpoint("list_revisions", WorkflowLifecycleApi.endpoints.listRevisions),
+    endpoint("get_revision", WorkflowLifecycleApi.endpoints.getRevision),
+    endpoint("compare_revisions", WorkflowLifecycleApi.endpoints.compareRevisions),
+    endpoint("save_revision", WorkflowLifecycleApi.endpoints.saveRevision),
+    endpoint("restore_revision", WorkflowLifecycleApi.endpoints.restoreRevision),
+    endpoint("migrate_runs", WorkflowLifecycleApi.endpoints.migrateRuns),
+    endpoint("get_rollout", WorkflowLifecycleApi.endpoints.getRollout),
+    endpoint("start_rollout", WorkflowLifecycleApi.endpoints.startRollout),
+    endpoint("promote_rollout", WorkflowLifecycleApi.endpoints.promoteRollout),
+    endpoint("roll_back_rollout", WorkflowLifecycleApi.endpoints.rollBack),
+    endpoint("get_experiment", WorkflowLifecycleApi.endpoints.getExperiment),
+    endpoint("get_drop_off", WorkflowLifecycleApi.endpoints.dropOff)
   ]
 }

@@ -281,6 +281,8 @@ export class NumberHealth extends Context.Service<NumberHealth, {
               ? reasonOf(sent.failure)
               : sent._tag === "OutsideWindow"
               ? "The 24-hour window with this contact is closed: a free text cannot be sent"
+              : sent._tag === "Withheld"
+              ? sent.withheld.message
               : `The media ${sent.mediaId} belongs to another business account`
             checks.push({
               name: "test_message",

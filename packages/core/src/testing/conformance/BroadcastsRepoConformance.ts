@@ -2,7 +2,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 import { ANONYMISED_PHONE, type BroadcastRecord, type RecipientRecord, recipientMessageId } from "../../broadcasts/Broadcast.ts"
-import type { MessageRecord } from "../../messaging/Message.ts"
+import type { ConversationRecord, MessageRecord } from "../../messaging/Message.ts"
 import { BroadcastsRepo } from "../../broadcasts/BroadcastsRepo.ts"
 import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
 import { ContactsRepo, ConversationsRepo, MessagesRepo } from "../../messaging/MessagingRepo.ts"
@@ -147,8 +147,8 @@ export const broadcastsRepoConformance = <E>(name: string, storage: Layer.Layer<
         ])
         // A recipient no longer pending keeps its outcome.
         yield* repo.settle(b.id, [{ id: sent.id, status: "failed", at: at(9), error_message: "late", error_details: null }])
-        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 7, sent: 3, failed: 3, delivered: 2, read: 1, responded: 1, pending: 1 })
-        assert.deepStrictEqual(yield* repo.counts((yield* givenProject()).id, b.id), { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0 })
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 7, sent: 3, failed: 3, delivered: 2, read: 1, responded: 1, pending: 1, held: 0 })
+        assert.deepStrictEqual(yield* repo.counts((yield* givenProject()).id, b.id), { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0, held: 0 })
 
         const listed = yield* repo.listRecipients(p.id, b.id, undefined, page)
         const view = (id: string) => listed.items.find((r) => r.id === id)!
@@ -195,11 +195,59 @@ export const broadcastsRepoConformance = <E>(name: string, storage: Layer.Layer<
           yield* messages.insert(makeMessage(conversation, { id: r.message_id, direction: "outbound", origin: "broadcast", created_at: at(0), ...message }))
         }
         // Recorded and sent, or refused, but not settled: the sender is mid-batch.
-        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 4, sent: 1, failed: 0, delivered: 0, read: 0, responded: 0, pending: 3 })
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 4, sent: 1, failed: 0, delivered: 0, read: 0, responded: 0, pending: 3, held: 0 })
         const sentOnes = yield* repo.listRecipients(p.id, b.id, "sent", page)
         assert.deepStrictEqual(sentOnes.items.map((r) => r.id), [accepted.id])
         assert.strictEqual(sentOnes.items[0]!.network_message_id?.startsWith("wamid."), true)
         assert.lengthOf((yield* repo.listRecipients(p.id, b.id, "pending", page)).items, 3)
+      }))
+
+    it.effect("keeps its counters true as answers, reports and replies come one by one after the recipients", () =>
+      Effect.gen(function*() {
+        const repo = yield* BroadcastsRepo
+        const messages = yield* MessagesRepo
+        const p = yield* givenProject()
+        const config = makeConfig(p.id)
+        yield* (yield* MessageConfigsRepo).insert(config)
+        const b = makeBroadcast(p.id, { msg_config_id: config.id })
+        yield* repo.insert(b)
+        // Enough recipients, each changed on its own, that the adapter's sums span many writes.
+        const recipients = Array.from({ length: 120 }, (_, i) => makeRecipient(b, `1555300${String(i).padStart(4, "0")}`))
+        yield* repo.addRecipients(p.id, b.id, recipients)
+        const sent: Array<{ readonly message: MessageRecord; readonly conversation: ConversationRecord }> = []
+        for (const r of recipients.slice(0, 100)) {
+          const contact = makeContact(p.id, { wa_id: r.phone_number })
+          yield* (yield* ContactsRepo).insert(contact)
+          const conversation = makeConversation(config, contact)
+          yield* (yield* ConversationsRepo).insert(conversation)
+          const m = makeMessage(conversation, { id: r.message_id, direction: "outbound", origin: "broadcast", status: "pending", network_id: null, created_at: at(0) })
+          yield* messages.insert(m)
+          // The network's answer, then the sender's settlement: each its own write.
+          yield* messages.setNetworkIds([{ projectId: p.id, id: m.id, networkId: `wamid.${r.id}`, at: at(1) }])
+          yield* messages.setStatuses([{ project_id: p.id, id: m.id, status: "sent", statuses: [{ status: "sent", timestamp: seconds(1) }], updated_at: at(1) }])
+          yield* repo.settle(b.id, [{ id: r.id, status: "sent", at: at(2), error_message: null, error_details: null }])
+          sent.push({ message: m, conversation })
+        }
+        yield* repo.settle(b.id, recipients.slice(100, 110).map((r) => ({ id: r.id, status: "failed" as const, at: at(2), error_message: "no", error_details: null })))
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 120, sent: 100, failed: 10, delivered: 0, read: 0, responded: 0, pending: 10, held: 0 })
+        for (const [i, { conversation, message: m }] of sent.entries()) {
+          const status = i < 60 ? "read" : i < 90 ? "delivered" : i < 95 ? "sent" : "failed"
+          yield* messages.setStatuses([{ project_id: p.id, id: m.id, status, statuses: [], updated_at: at(3) }])
+          // Replies of the first 40: within 24 hours of the send for 30 of them, a day later for 10.
+          if (i < 40) yield* messages.insert(makeMessage(conversation, { direction: "inbound", created_at: at(i < 30 ? HOUR : 25 * HOUR) }))
+        }
+        // Reading in between: the sums hold whatever the reads fold.
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 120, sent: 95, failed: 15, delivered: 90, read: 60, responded: 30, pending: 10, held: 0 })
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 120, sent: 95, failed: 15, delivered: 90, read: 60, responded: 30, pending: 10, held: 0 })
+        const listed = yield* repo.listRecipients(p.id, b.id, undefined, { mode: "page", page: 1, perPage: 200 })
+        const seen = listed.items.reduce((n, r) => ({
+          sent: n.sent + (r.effective_status === "sent" ? 1 : 0),
+          delivered: n.delivered + (r.delivered_at !== null ? 1 : 0),
+          responded: n.responded + (r.responded_at !== null ? 1 : 0)
+        }), { sent: 0, delivered: 0, responded: 0 })
+        assert.deepStrictEqual(seen, { sent: 95, delivered: 90, responded: 30 }, "the counters agree with the recipients as listed")
+        yield* repo.clearRecipients(p.id, b.id)
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0, held: 0 })
       }))
 
     it.effect("leases a broadcast to one owner at a time; a lapsed lease is taken over", () =>
@@ -247,6 +295,11 @@ export const broadcastsRepoConformance = <E>(name: string, storage: Layer.Layer<
           [0, rs[3]!.message_id, null]
         ])
         assert.deepStrictEqual(yield* repo.progress(b.id), { total: 4, pending: 3 })
+        // Held for quiet hours: counted as held while pending; a later retry that is not a hold clears it.
+        yield* repo.postpone(b.id, [{ id: rs[3]!.id, message_id: recipientMessageId(rs[3]!.id, 1), attempts: 1, retry_at: at(9000), attempted_at: null, held_until: at(9000) }])
+        assert.strictEqual((yield* repo.counts(p.id, b.id)).held, 1)
+        yield* repo.postpone(b.id, [{ id: rs[3]!.id, message_id: recipientMessageId(rs[3]!.id, 2), attempts: 2, retry_at: at(9500), attempted_at: null }])
+        assert.strictEqual((yield* repo.counts(p.id, b.id)).held, 0)
       }))
 
     it.effect("lists runnable broadcasts and counts the contacts broadcasts reached", () =>

@@ -187,7 +187,7 @@ export const givenContactRows = (
       payload: { message: { from: contact.wa_id }, conversation: { contact_name: contact.profile_name } },
       created_at: at(0)
     })
-    const inbox = { id: uniqueId("inbox"), msg_config_id: null, body: utf8(JSON.stringify({ contacts: [{ wa_id: contact.wa_id, profile: { name: contact.profile_name } }] })), signature: "sha256=00", received_at: at(0), fanned_out_at: at(0), processed_at: at(0) }
+    const inbox = { id: uniqueId("inbox"), msg_config_id: null, body: utf8(JSON.stringify({ contacts: [{ wa_id: contact.wa_id, profile: { name: contact.profile_name } }] })), signature: "sha256=00", received_at: at(0), fanned_out_at: at(0), processed_at: at(0), senders: [] }
     yield* (yield* UpstreamInboxRepo).insert(inbox)
     return { config, contact, conversation, media, messages: [withMedia, text], execution, stepEvents, input, event, delivery, buffer, inbox }
   })

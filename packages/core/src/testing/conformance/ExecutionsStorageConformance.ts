@@ -551,6 +551,39 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           assert.deepStrictEqual(yield* repo.listLive(other.id, workflow.id), [])
         }))
 
+      it.effect("counts every project's live executions by status and waiting reason, with the oldest last move", () =>
+        Effect.gen(function*() {
+          const repo = yield* ExecutionsRepo
+          const workflow = yield* givenWorkflow()
+          const other = yield* givenWorkflow()
+          const t = inEra(1975)
+          const key = (c: { readonly status: string; readonly waiting_reason: string | null }) => `${c.status}/${c.waiting_reason}`
+          const counts = Effect.map(repo.liveCounts, (all) => new Map(all.map((c) => [key(c), c])))
+          const before = yield* counts
+          const waiting = { status: "waiting", waiting_reason: "wait_for_response" } as const
+          // Leased far ahead and parked without a due time: none of it is recoverable for the tests that list those.
+          const running = { lease_owner: "h1", lease_until: "2100-01-01T00:00:00.000Z" } as const
+          yield* given(
+            makeExecution(workflow, { ...waiting, started_at: t(0), last_event_at: t(2_000) }),
+            makeExecution(other, { ...waiting, started_at: t(0), last_event_at: t(1_000) }),
+            makeExecution(workflow, { status: "waiting", waiting_reason: "api", started_at: t(0), last_event_at: t(3_000) }),
+            makeExecution(workflow, { status: "handoff", started_at: t(0), last_event_at: t(4_000) }),
+            makeExecution(other, { ...running, started_at: t(0), last_event_at: t(5_000) }),
+            makeExecution(workflow, { status: "ended", ended_at: t(6_000), current_node: null, started_at: t(0), last_event_at: t(6_000) }),
+            makeExecution(workflow, { status: "failed", ended_at: t(6_000), current_node: null, started_at: t(0), last_event_at: t(6_000) })
+          )
+          const after = yield* counts
+          const added = (k: string) => (after.get(k)?.count ?? 0) - (before.get(k)?.count ?? 0)
+          assert.deepStrictEqual(
+            ["waiting/wait_for_response", "waiting/api", "handoff/null", "running/null"].map(added),
+            [2, 1, 1, 1]
+          )
+          assert.isFalse([...after.keys()].some((k) => k.startsWith("ended/") || k.startsWith("failed/")), "terminal runs are not live")
+          // 1975 is older than anything else the suite writes.
+          assert.strictEqual(after.get("waiting/wait_for_response")!.oldest_event_at, t(1_000))
+          assert.strictEqual(after.get("handoff/null")!.oldest_event_at, t(4_000))
+        }))
+
       it.effect("stores a revision once (put-if-absent) and gives it back exactly", () =>
         Effect.gen(function*() {
           const repo = yield* ExecutionsRepo

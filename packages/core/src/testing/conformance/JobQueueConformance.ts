@@ -284,6 +284,34 @@ export const jobQueueConformance = <E>(name: string, options: JobQueueConformanc
     )
 
     test(
+      "backlog counts a queue's ready, scheduled and active jobs and how long its oldest ready one has been due",
+      Effect.gen(function*() {
+        const jobs = yield* JobQueue
+        const queue = freshQueue("backlog")
+        const of = Effect.map(jobs.backlog, (all) => all.find((b) => b.queue === queue))
+        assert.isUndefined(yield* of, "a queue without jobs has no backlog")
+        const now = yield* Clock.currentTimeMillis
+        yield* jobs.enqueue(queue, "a")
+        yield* jobs.enqueue(queue, "b")
+        yield* jobs.enqueue(queue, "later", { runAt: now + 3_600_000 })
+        yield* advance(100)
+        const queued = (yield* of)!
+        assert.deepStrictEqual([queued.ready, queued.scheduled, queued.active], [2, 1, 0])
+        assert.isAtLeast(queued.oldestReadyMs, 50, "the ready jobs have been due since they were enqueued")
+        assert.isBelow(queued.oldestReadyMs, 60_000)
+
+        const gate = yield* makeGate
+        yield* jobs.work(queue, { concurrency: 5 }, () => Deferred.await(gate))
+        yield* eventually("both due jobs to be taken", Effect.map(of, (b) => b?.active === 2))
+        const taken = (yield* of)!
+        assert.deepStrictEqual([taken.ready, taken.scheduled, taken.oldestReadyMs], [0, 1, 0])
+        yield* Deferred.succeed(gate, undefined)
+        yield* eventually("the taken jobs to finish", Effect.map(of, (b) => b?.active === 0))
+        assert.deepStrictEqual((yield* of)!.scheduled, 1, "the job due later still waits")
+      })
+    )
+
+    test(
       "two workers on one queue never run the same job twice",
       Effect.gen(function*() {
         const jobs = yield* JobQueue

@@ -1002,6 +1002,7 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
         received_at: at(0),
         fanned_out_at: null,
         processed_at: null,
+        senders: [],
         ...overrides
       })
 
@@ -1035,6 +1036,21 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.strictEqual(yield* repo.prune(at(base + 11)), 1)
           assert.isTrue(Option.isNone(yield* repo.find(done.id)))
           assert.isTrue(Option.isSome(yield* repo.find(e1.id)), "unprocessed entries are never pruned")
+        }))
+
+      it.effect("answers whether an unprocessed entry names a sender, until it is processed", () =>
+        Effect.gen(function*() {
+          const repo = yield* UpstreamInboxRepo
+          const sender = `pn${digits()}:${digits()}`
+          const other = `pn${digits()}:${digits()}`
+          const e = entry({ senders: [sender, `pn${digits()}:user.${digits()}`] })
+          yield* repo.insert(e)
+          assert.isTrue(yield* repo.hasUnprocessedFrom([other, sender]))
+          assert.isFalse(yield* repo.hasUnprocessedFrom([other]))
+          assert.isFalse(yield* repo.hasUnprocessedFrom([]))
+          yield* repo.markProcessed(e.id, at(1))
+          assert.isFalse(yield* repo.hasUnprocessedFrom([sender]))
+          assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(e.id)).senders, [])
         }))
 
       it.effect("keeps template status reports per business account in arrival order", () =>

@@ -1,0 +1,174 @@
+/**
+ * What one unit of work costs PostgreSQL, counted instead of timed (counts do not move with a shared machine's
+ * load): per API start of a run that sends one message, per resume over the API, per waiting run resumed by its
+ * contact's reply, and per run of a 50-step chain. For each: statements (`pg_stat_statements`, top-level, pg-boss's
+ * included), transactions committed, the host's writes to PostgreSQL (round trips or pipelined batches), and the
+ * statements that ran most often.
+ *
+ *   node --conditions=@parley/source bench/statements.ts            (STATEMENTS_N runs per part, default 200)
+ *
+ * `STATEMENTS_PARTS` (default `first,start,resume,inbound,steps`; `first`: API starts for contacts who wrote before,
+ * the network's status reports held back, as the executions bench's first-message part) chooses the parts; `STATEMENTS_TOP` (default 25) how many
+ * statements each lists.
+ */
+import { ExecutionEngine, Executions, type Principal, UpstreamIngestion, UpstreamSettings } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
+import { Context, Effect, Option, Redacted, References } from "effect"
+import { SqlClient } from "effect/sql"
+import { chainDefinition, countDatabaseWrites, greeterDefinition, waiterDefinition } from "./executions.ts"
+import { startBenchHost } from "./host.ts"
+import { loadApart } from "./loadProcess.ts"
+
+const KEY = "pk_bench_statements_0123456789abcd"
+const n = Number(process.env.STATEMENTS_N ?? 200)
+const top = Number(process.env.STATEMENTS_TOP ?? 25)
+const parts = new Set((process.env.STATEMENTS_PARTS ?? "first,start,resume,inbound,steps").split(","))
+
+const program = Effect.gen(function*() {
+  const { context, project, url } = yield* startBenchHost(KEY, {
+    postgres: { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "top", "pg_stat_statements.max": "5000" }
+  })
+  const sql = Context.get(context, SqlClient.SqlClient)
+  const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
+  const number = Option.getOrThrow(Context.get(context, UpstreamSettings).simulatedNumber)
+  const executions = Context.get(context, Executions)
+  const engine = Context.get(context, ExecutionEngine)
+  const principal: Principal = { project, apiKey: { id: "bench", name: "bench" } }
+  const pnid = number.phoneNumberId
+  yield* sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`
+  const writes = countDatabaseWrites(Number(new URL(url).port))
+  yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
+  const headers = { "x-api-key": KEY, "content-type": "application/json" }
+  const request = (method: string, path: string, body?: unknown) =>
+    Effect.promise(async () => {
+      const res = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body) })
+      const text = await res.text()
+      return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+    })
+  const connected = yield* request("POST", "/platform/v1/msg/phone_numbers", {
+    msg_config: { phone_number_id: pnid, business_account_id: number.businessAccountId, access_token: Redacted.value(number.accessToken) }
+  })
+  if (connected.status !== 201) return yield* Effect.die(new Error(`connect: ${connected.status}`))
+  yield* simulator.updateNumber(pnid, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
+  const createWorkflow = (name: string, definition: unknown, fields: Record<string, unknown> = {}) =>
+    Effect.map(request("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition, ...fields } }), (r) => r.body.data.id as string)
+  const count = (workflowId: string, status: string) =>
+    Effect.map(sql<{ n: string }>`SELECT count(*) AS n FROM workflow_executions WHERE workflow_id = ${workflowId} AND status = ${status}`, (r) => Number(r[0]!.n))
+  const until = (workflowId: string, status: string, want: number) =>
+    Effect.gen(function*() {
+      for (let i = 0; i < 3000; i++) {
+        if ((yield* count(workflowId, status)) >= want) return
+        yield* Effect.sleep("100 millis")
+      }
+      return yield* Effect.die(new Error(`${want} runs of ${workflowId} never reached ${status}`))
+    })
+  const phones = (prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(7, "0")}`)
+  const startAll = (workflowId: string, contacts: ReadonlyArray<string>) =>
+    Effect.promise(() =>
+      loadApart({
+        url: `${url}/platform/v1/workflows/${workflowId}/executions`,
+        method: "POST",
+        headers,
+        bodies: contacts.map((phone) => JSON.stringify({ workflow_execution: { phone_number: `+${phone}`, phone_number_id: pnid } })),
+        requests: contacts.length,
+        connections: 16,
+        durationMs: 600_000
+      })
+    )
+  const reply = (from: string, body: string) => simulator.inbound(pnid, { from, message: { type: "text", text: { body } } })
+  // The bench's own polls are counted apart (they carry `workflow_id = $1 AND status = $2`).
+  const measured = <A, E, R>(name: string, per: number, effect: Effect.Effect<A, E, R>) =>
+    Effect.gen(function*() {
+      yield* Effect.sleep("2 seconds")
+      yield* sql`SELECT pg_stat_statements_reset()`
+      const [commits] = yield* sql<{ c: string }>`SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = current_database()`
+      const w0 = writes.count()
+      yield* effect
+      const w = writes.count() - w0
+      const [commitsAfter] = yield* sql<{ c: string }>`SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = current_database()`
+      const rows = yield* sql<{ calls: string; query: string }>`
+        SELECT calls::text AS calls, query FROM pg_stat_statements
+        WHERE query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%pg_stat_database%'
+        ORDER BY pg_stat_statements.calls DESC`
+      const polls = rows.filter((r) => r.query.includes("count(*) AS n FROM workflow_executions"))
+      const real = rows.filter((r) => !polls.includes(r))
+      const total = real.reduce((a, r) => a + Number(r.calls), 0)
+      const pollCalls = polls.reduce((a, r) => a + Number(r.calls), 0)
+      console.log(`\n${name}: ${(total / per).toFixed(1)} statements, ${((Number(commitsAfter!.c) - Number(commits!.c) - pollCalls - 1) / per).toFixed(1)} transactions, ${(w / per).toFixed(1)} host writes (the bench's polls included: ${pollCalls}) per unit (${per} units)`)
+      for (const r of real.slice(0, top)) {
+        console.log(`  ${(Number(r.calls) / per).toFixed(2).padStart(6)}  ${r.query.replace(/\s+/g, " ").slice(0, 150)}`)
+      }
+    })
+
+  if (parts.has("first")) {
+    const greeter = yield* createWorkflow("First", greeterDefinition)
+    const contacts = phones("1554")
+    yield* Effect.forEach(contacts, (from) => reply(from, "hi"), { concurrency: 16, discard: true })
+    yield* Effect.sleep("3 seconds")
+    const ingestion = Context.get(context, UpstreamIngestion)
+    yield* simulator.setSink(undefined)
+    yield* measured("API start (contact known, status reports held back) -> send_text -> end, one at a time", n, Effect.forEach(contacts, (phone) =>
+      Effect.andThen(
+        request("POST", `/platform/v1/workflows/${greeter}/executions`, { workflow_execution: { phone_number: `+${phone}`, phone_number_id: pnid } }),
+        engine.idle
+      ), { discard: true }))
+    yield* simulator.setSink((body, signature) => ingestion.receive(body, signature))
+  }
+  if (parts.has("start")) {
+    const greeter = yield* createWorkflow("Greeter", greeterDefinition)
+    const contacts = phones("1558")
+    yield* Effect.forEach(contacts, (from) => reply(from, "hi"), { concurrency: 16, discard: true })
+    yield* Effect.sleep("3 seconds")
+    yield* measured("API start -> send_text -> end", n, Effect.andThen(startAll(greeter, contacts), until(greeter, "ended", n)))
+  }
+  if (parts.has("resume") || parts.has("inbound")) {
+    const waiter = yield* createWorkflow("Waiter", waiterDefinition, { message_debounce_seconds: 0 })
+    const contacts = phones("1557")
+    yield* startAll(waiter, contacts)
+    yield* until(waiter, "waiting", n)
+    if (parts.has("resume")) {
+      const ids = (yield* sql<{ id: string }>`SELECT id FROM workflow_executions WHERE workflow_id = ${waiter} AND status = 'waiting'`).map((r) => r.id)
+      const half = ids.slice(0, Math.floor(n / 2))
+      yield* measured("API resume -> end", half.length, Effect.andThen(
+        Effect.promise(() =>
+          loadApart({
+            url,
+            urls: half.map((id) => `${url}/platform/v1/workflow_executions/${id}/resume`),
+            method: "POST",
+            headers,
+            body: JSON.stringify({ message: { kind: "text", data: "yes" } }),
+            requests: half.length,
+            connections: 16,
+            durationMs: 600_000
+          })
+        ),
+        until(waiter, "ended", half.length)
+      ))
+    }
+    if (parts.has("inbound")) {
+      const waitingContacts = parts.has("resume") ? contacts.slice(Math.floor(n / 2)) : contacts
+      const done = n - waitingContacts.length
+      yield* measured("inbound reply -> resume -> end", waitingContacts.length, Effect.andThen(
+        Effect.forEach(waitingContacts, (from) => reply(from, "yes"), { concurrency: 16, discard: true }),
+        until(waiter, "ended", done + waitingContacts.length)
+      ))
+    }
+  }
+  if (parts.has("steps")) {
+    const chain = yield* createWorkflow("Chain", chainDefinition(50))
+    let serial = 0
+    yield* measured("chain of 50 set_variable through Executions.start", n, Effect.forEach(Array.from({ length: n }), () =>
+      Effect.flatMap(
+        executions.start(principal, chain, { phone_number: `+1559${String(serial++).padStart(7, "0")}`, phone_number_id: pnid, variables: { seed: serial } }, { ip: null, user_agent: null }),
+        (answer) => engine.runSlice(answer.id)
+      ).pipe(Effect.orDie), { concurrency: 16, discard: true }))
+  }
+}).pipe(Effect.scoped)
+
+Effect.runPromise(program.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

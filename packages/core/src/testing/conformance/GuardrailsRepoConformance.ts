@@ -1,0 +1,159 @@
+/** The behaviour every `GuardrailsRepo` adapter owes, written once and run against each adapter. */
+import { assert, layer } from "@effect/vitest"
+import { Effect, type Layer, Option } from "effect"
+import type { GuardrailSettingsRecord, OptOutRecord } from "../../guardrails/Guardrail.ts"
+import { GuardrailsRepo } from "../../guardrails/GuardrailsRepo.ts"
+import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
+import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
+import { at, givenProject, uniqueId } from "./fixtures.ts"
+import { makeConfig } from "./MessagingStorageConformance.ts"
+
+const makeOptOut = (projectId: string, overrides: Partial<OptOutRecord> = {}): OptOutRecord => ({
+  id: uniqueId("opt"),
+  project_id: projectId,
+  msg_config_id: null,
+  recipient: "15550001111",
+  source: "keyword",
+  keyword: "STOP",
+  created_at: at(0),
+  ...overrides
+})
+
+const makeSettings = (projectId: string, overrides: Partial<GuardrailSettingsRecord> = {}): GuardrailSettingsRecord => ({
+  project_id: projectId,
+  msg_config_id: null,
+  opt_out_keywords: null,
+  opt_in_keywords: null,
+  opt_out_confirmation: null,
+  opt_in_confirmation: null,
+  quiet_hours: null,
+  frequency_caps: null,
+  updated_at: at(0),
+  ...overrides
+})
+
+const givenNumber = (projectId: string) =>
+  Effect.gen(function*() {
+    const config = makeConfig(projectId)
+    yield* (yield* MessageConfigsRepo).insert(config)
+    return config
+  })
+
+const page = { mode: "page", page: 1, perPage: 50 } as const
+
+export const guardrailsRepoConformance = <E>(
+  name: string,
+  storage: Layer.Layer<GuardrailsRepo | ProjectsRepo | MessageConfigsRepo, E>
+): void =>
+  layer(storage, { excludeTestServices: true })(name, (it) => {
+    it.effect("keeps one opt-out per recipient and scope, finds the number's before the project's, lists and removes them", () =>
+      Effect.gen(function*() {
+        const repo = yield* GuardrailsRepo
+        const p = yield* givenProject()
+        const other = yield* givenProject()
+        const a = yield* givenNumber(p.id)
+        const b = yield* givenNumber(p.id)
+        const projectWide = makeOptOut(p.id, { source: "api", keyword: null, created_at: at(1) })
+        const onA = makeOptOut(p.id, { msg_config_id: a.id, created_at: at(2) })
+        assert.deepStrictEqual(yield* repo.insertOptOut(onA), Option.some(onA))
+        assert.deepStrictEqual(yield* repo.insertOptOut(projectWide), Option.some(projectWide))
+        // The same scope again is not a second record.
+        assert.isTrue(Option.isNone(yield* repo.insertOptOut(makeOptOut(p.id, { msg_config_id: a.id }))))
+        assert.isTrue(Option.isNone(yield* repo.insertOptOut(makeOptOut(p.id))))
+
+        assert.deepStrictEqual((yield* repo.policyFacts(p.id, a.id, onA.recipient)).optOut, Option.some(onA))
+        assert.deepStrictEqual((yield* repo.policyFacts(p.id, b.id, onA.recipient)).optOut, Option.some(projectWide))
+        assert.isTrue(Option.isNone((yield* repo.policyFacts(p.id, a.id, "15550002222")).optOut))
+        assert.isTrue(Option.isNone((yield* repo.policyFacts(other.id, a.id, onA.recipient)).optOut))
+
+        const listed = yield* repo.listOptOuts(p.id, {}, page)
+        assert.deepStrictEqual(listed.items.map((o) => o.id), [onA.id, projectWide.id])
+        assert.strictEqual(listed.total, 2)
+        assert.deepStrictEqual((yield* repo.listOptOuts(p.id, { msg_config_id: a.id }, page)).items.map((o) => o.id), [onA.id])
+        assert.deepStrictEqual((yield* repo.listOptOuts(p.id, { recipient: "15550002222" }, page)).items, [])
+        assert.deepStrictEqual(yield* repo.findOptOut(p.id, onA.id), Option.some(onA))
+        assert.isTrue(Option.isNone(yield* repo.findOptOut(other.id, onA.id)))
+
+        assert.isTrue(Option.isNone(yield* repo.deleteOptOut(other.id, onA.id)))
+        assert.deepStrictEqual(yield* repo.deleteOptOutOf(p.id, a.id, onA.recipient), Option.some(onA))
+        assert.isTrue(Option.isNone(yield* repo.deleteOptOutOf(p.id, a.id, onA.recipient)))
+        assert.deepStrictEqual(yield* repo.deleteOptOut(p.id, projectWide.id), Option.some(projectWide))
+        assert.strictEqual((yield* repo.listOptOuts(p.id, {}, page)).total, 0)
+      }))
+
+    it.effect("stores the project's and a number's settings apart and replaces them", () =>
+      Effect.gen(function*() {
+        const repo = yield* GuardrailsRepo
+        const p = yield* givenProject()
+        const a = yield* givenNumber(p.id)
+        const project = makeSettings(p.id, {
+          opt_out_keywords: ["STOP", "BASTA"],
+          quiet_hours: { start: "21:00", end: "08:00", days: [1, 2, 3, 4, 5] },
+          frequency_caps: { marketing_per_day: 1, marketing_per_week: null, scope: "project" }
+        })
+        const number = makeSettings(p.id, { msg_config_id: a.id, opt_out_confirmation: "Bye", updated_at: at(5) })
+        yield* repo.putSettings(project)
+        yield* repo.putSettings(number)
+        const facts = yield* repo.policyFacts(p.id, a.id, "15550001111")
+        assert.deepStrictEqual(facts.project, Option.some(project))
+        assert.deepStrictEqual(facts.number, Option.some(number))
+        assert.deepStrictEqual(yield* repo.listSettings(p.id), [project, number])
+        const replaced = { ...project, quiet_hours: null, updated_at: at(9) }
+        yield* repo.putSettings(replaced)
+        assert.deepStrictEqual(yield* repo.findSettings(p.id, null), Option.some(replaced))
+        assert.deepStrictEqual(yield* repo.findSettings(p.id, a.id), Option.some(number))
+        assert.isTrue(Option.isNone((yield* repo.policyFacts(p.id, (yield* givenNumber(p.id)).id, "1555")).number))
+      }))
+
+    it.effect("keeps a contact's own time zone until it is cleared", () =>
+      Effect.gen(function*() {
+        const repo = yield* GuardrailsRepo
+        const p = yield* givenProject()
+        const a = yield* givenNumber(p.id)
+        yield* repo.putZone({ project_id: p.id, recipient: "15550001111", time_zone: "Asia/Tokyo", updated_at: at(0) })
+        yield* repo.putZone({ project_id: p.id, recipient: "15550001111", time_zone: "Europe/Lisbon", updated_at: at(1) })
+        assert.deepStrictEqual((yield* repo.policyFacts(p.id, a.id, "15550001111")).zone, Option.some("Europe/Lisbon"))
+        assert.isTrue(yield* repo.deleteZone(p.id, "15550001111"))
+        assert.isFalse(yield* repo.deleteZone(p.id, "15550001111"))
+        assert.isTrue(Option.isNone((yield* repo.policyFacts(p.id, a.id, "15550001111")).zone))
+      }))
+
+    it.effect("counts marketing sends per key, number or project, since a time, and prunes old ones", () =>
+      Effect.gen(function*() {
+        const repo = yield* GuardrailsRepo
+        const p = yield* givenProject()
+        const a = yield* givenNumber(p.id)
+        const b = yield* givenNumber(p.id)
+        const send = (configId: string, key: string, ms: number) =>
+          repo.recordMarketing({ project_id: p.id, msg_config_id: configId, recipient: "15550001111", key, sent_at: at(ms) }, at(ms - 100_000))
+        yield* send(a.id, "k1", 0)
+        yield* send(a.id, "k1", 10) // a retry of the same send
+        yield* send(a.id, "k2", 20)
+        yield* send(b.id, "k3", 30)
+        assert.strictEqual(yield* repo.countMarketing(p.id, a.id, "15550001111", at(0)), 2)
+        assert.strictEqual(yield* repo.countMarketing(p.id, null, "15550001111", at(0)), 3)
+        assert.strictEqual(yield* repo.countMarketing(p.id, null, "15550001111", at(15)), 2)
+        assert.strictEqual(yield* repo.countMarketing(p.id, null, "15550009999", at(0)), 0)
+        // A send much later prunes the ones before its horizon.
+        yield* send(a.id, "k4", 200_000)
+        assert.strictEqual(yield* repo.countMarketing(p.id, null, "15550001111", at(-1)), 1)
+      }))
+
+    it.effect("erases a recipient's opt-outs, time zone and marketing sends, and nobody else's", () =>
+      Effect.gen(function*() {
+        const repo = yield* GuardrailsRepo
+        const p = yield* givenProject()
+        const a = yield* givenNumber(p.id)
+        yield* repo.insertOptOut(makeOptOut(p.id, { msg_config_id: a.id }))
+        yield* repo.insertOptOut(makeOptOut(p.id))
+        yield* repo.insertOptOut(makeOptOut(p.id, { recipient: "15550002222" }))
+        yield* repo.putZone({ project_id: p.id, recipient: "15550001111", time_zone: "Asia/Tokyo", updated_at: at(0) })
+        yield* repo.recordMarketing({ project_id: p.id, msg_config_id: a.id, recipient: "15550001111", key: "k", sent_at: at(0) }, at(-1))
+        assert.strictEqual(yield* repo.eraseRecipient(p.id, "15550001111"), 4)
+        assert.strictEqual(yield* repo.eraseRecipient(p.id, "15550001111"), 0)
+        const facts = yield* repo.policyFacts(p.id, a.id, "15550001111")
+        assert.isTrue(Option.isNone(facts.optOut) && Option.isNone(facts.zone))
+        assert.strictEqual(yield* repo.countMarketing(p.id, null, "15550001111", at(-10)), 0)
+        assert.strictEqual((yield* repo.listOptOuts(p.id, {}, page)).total, 1)
+      }))
+  })
