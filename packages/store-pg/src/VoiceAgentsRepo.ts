@@ -18,9 +18,13 @@ const AgentRow = Schema.Struct({
 const decodeAgents = decodeRows("voice_agents", AgentRow)
 const toAgents = (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<VoiceAgentRecord>> =>
   Effect.map(decodeAgents(rows), (agents) =>
-    agents.map(({ provider_agent_name, provider_kind, provider_type, ...agent }) => ({
-      ...agent,
-      provider: { type: provider_type, kind: provider_kind, agent_name: provider_agent_name }
+    agents.map((row) => ({
+      id: row.id,
+      project_id: row.project_id,
+      name: row.name,
+      provider: { type: row.provider_type, kind: row.provider_kind, agent_name: row.provider_agent_name },
+      created_at: row.created_at,
+      updated_at: row.updated_at
     })))
 
 export const layerVoiceAgentsRepo = Layer.effect(
