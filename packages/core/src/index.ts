@@ -79,6 +79,8 @@ export * from "./messaging/MessagingApi.ts"
 export * from "./messaging/ConversationsApi.ts"
 export * from "./messaging/ProxyApi.ts"
 export * from "./messaging/Outbound.ts"
+export * from "./messaging/InboundRouter.ts"
+export * from "./messaging/numbers/SendPace.ts"
 export * from "./messaging/Proxy.ts"
 export {
   invalidParameter,
