@@ -137,15 +137,9 @@ export class PgTransactions extends Context.Service<PgTransactions, {
             savepointPermits.set(level, Semaphore.makeUnsafe(1))
             const conn = level[0]
             // The commit is where a deferred statement's failure may show: then the level is undone too (a savepoint
-            // left aborted would refuse everything its transaction does next). A savepoint with no deferred statement
-            // left unanswered cannot fail at its release: that goes out with the transaction's next statement.
-            const close = Effect.suspend(() =>
-              level[1] > 0 && conn instanceof PipelinedConnection && conn.pending.length === 0
-                ? enqueue(conn, control(conn, end))
-                : commit(conn, end)
-            )
+            // left aborted would refuse everything its transaction does next).
             return restore(Effect.provideService(effect, sql.transactionService, level)).pipe(
-              Effect.tap(() => close),
+              Effect.tap(() => commit(conn, end)),
               Effect.onExit((exit) => {
                 if (Exit.isSuccess(exit)) return Effect.void
                 // What was deferred is answered before the rollback; a failure of it is already the exit's cause.
