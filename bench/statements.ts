@@ -9,7 +9,8 @@
  *
  * `STATEMENTS_PARTS` (default `first,start,resume,inbound,steps`; `first`: API starts for contacts who wrote before,
  * the network's status reports held back, as the executions bench's first-message part) chooses the parts; `STATEMENTS_TOP` (default 25) how many
- * statements each lists.
+ * statements each lists. `STATEMENTS_TRACE=k` prints, for the last k units of each part (run one at a time), every host
+ * write to PostgreSQL with the statements it carries, in order.
  */
 import { ExecutionEngine, Executions, type Principal, UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
@@ -18,6 +19,7 @@ import { SqlClient } from "effect/sql"
 import { chainDefinition, countDatabaseWrites, greeterDefinition, waiterDefinition } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { loadApart } from "./loadProcess.ts"
+import { traceDatabaseWrites } from "./traceWrites.ts"
 
 const KEY = "pk_bench_statements_0123456789abcd"
 const n = Number(process.env.STATEMENTS_N ?? 200)
@@ -38,6 +40,20 @@ const program = Effect.gen(function*() {
   yield* sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`
   const writes = countDatabaseWrites(Number(new URL(url).port))
   yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
+  const trace = traceDatabaseWrites(Number(new URL(url).port))
+  yield* Effect.addFinalizer(() => Effect.sync(trace.restore))
+  const traceUnits = Number(process.env.STATEMENTS_TRACE ?? 0)
+  /** Runs `unit` `traceUnits` times, one at a time, printing the last one's writes. */
+  const traced = <E, R>(name: string, unit: (i: number) => Effect.Effect<unknown, E, R>) =>
+    Effect.gen(function*() {
+      for (let i = 0; i < traceUnits; i++) {
+        yield* Effect.sleep("500 millis")
+        trace.begin()
+        yield* unit(i)
+        const lines = trace.end()
+        if (i === traceUnits - 1) console.log(`\n${name}, traced: ${lines.length} host writes\n${lines.join("\n")}`)
+      }
+    })
   const headers = { "x-api-key": KEY, "content-type": "application/json" }
   const request = (method: string, path: string, body?: unknown) =>
     Effect.promise(async () => {
@@ -112,6 +128,11 @@ const program = Effect.gen(function*() {
         request("POST", `/platform/v1/workflows/${greeter}/executions`, { workflow_execution: { phone_number: `+${phone}`, phone_number_id: pnid } }),
         engine.idle
       ), { discard: true }))
+    yield* traced("API start (contact known)", (i) =>
+      Effect.andThen(
+        request("POST", `/platform/v1/workflows/${greeter}/executions`, { workflow_execution: { phone_number: `+${contacts[i]}`, phone_number_id: pnid } }),
+        engine.idle
+      ))
     yield* simulator.setSink((body, signature) => ingestion.receive(body, signature))
   }
   if (parts.has("start")) {
@@ -152,6 +173,13 @@ const program = Effect.gen(function*() {
         Effect.forEach(waitingContacts, (from) => reply(from, "yes"), { concurrency: 16, discard: true }),
         until(waiter, "ended", done + waitingContacts.length)
       ))
+      const more = phones("1567").slice(0, traceUnits)
+      if (more.length > 0) {
+        yield* startAll(waiter, more)
+        yield* until(waiter, "waiting", more.length)
+        yield* traced("inbound reply -> resume -> end", (i) =>
+          Effect.andThen(reply(more[i]!, "yes"), until(waiter, "ended", n + i + 1)))
+      }
     }
   }
   if (parts.has("steps")) {
@@ -162,6 +190,11 @@ const program = Effect.gen(function*() {
         executions.start(principal, chain, { phone_number: `+1559${String(serial++).padStart(7, "0")}`, phone_number_id: pnid, variables: { seed: serial } }, { ip: null, user_agent: null }),
         (answer) => engine.runSlice(answer.id)
       ).pipe(Effect.orDie), { concurrency: 16, discard: true }))
+    yield* traced("chain of 50 set_variable", () =>
+      Effect.flatMap(
+        executions.start(principal, chain, { phone_number: `+1559${String(serial++).padStart(7, "0")}`, phone_number_id: pnid, variables: { seed: serial } }, { ip: null, user_agent: null }),
+        (answer) => engine.runSlice(answer.id)
+      ).pipe(Effect.orDie))
   }
 }).pipe(Effect.scoped)
 

@@ -86,9 +86,13 @@ export const deferred = (sql: SqlClient.SqlClient) => <E>(statement: Effect.Effe
     return conn instanceof PipelinedConnection ? enqueue(conn, statement) : Effect.asVoid(statement)
   })
 
-/** Started now, so it is queued on the connection before anything the caller issues next. */
+/**
+ * Started now, so it is queued on the connection before anything the caller issues next. Detached: it belongs to the
+ * transaction, not to the fiber that issued it (a branch of a concurrent `Effect.all` ends before its statement is
+ * answered; the transaction's next statement or its end settles it).
+ */
 const enqueue = (conn: PipelinedConnection, statement: Effect.Effect<unknown, unknown>) =>
-  Effect.map(Effect.forkChild(statement, { startImmediately: true }), (fiber) => {
+  Effect.map(Effect.forkDetach(statement, { startImmediately: true }), (fiber) => {
     conn.pending.push(fiber)
   })
 
@@ -137,9 +141,15 @@ export class PgTransactions extends Context.Service<PgTransactions, {
             savepointPermits.set(level, Semaphore.makeUnsafe(1))
             const conn = level[0]
             // The commit is where a deferred statement's failure may show: then the level is undone too (a savepoint
-            // left aborted would refuse everything its transaction does next).
+            // left aborted would refuse everything its transaction does next). A savepoint with no deferred statement
+            // left unanswered cannot fail at its release: that goes out with the transaction's next statement.
+            const close = Effect.suspend(() =>
+              level[1] > 0 && conn instanceof PipelinedConnection && conn.pending.length === 0
+                ? enqueue(conn, control(conn, end))
+                : commit(conn, end)
+            )
             return restore(Effect.provideService(effect, sql.transactionService, level)).pipe(
-              Effect.tap(() => commit(conn, end)),
+              Effect.tap(() => close),
               Effect.onExit((exit) => {
                 if (Exit.isSuccess(exit)) return Effect.void
                 // What was deferred is answered before the rollback; a failure of it is already the exit's cause.
