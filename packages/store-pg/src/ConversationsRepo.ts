@@ -95,9 +95,39 @@ export const layerContactsRepo = Layer.effect(
       return yield* find(sql`project_id = ${projectId} AND wa_id = ANY(${waIds}) AND wa_id IS NOT NULL`)
     }, Effect.orDie)
 
+    /** `findByWaId`'s or `findByUserId`'s condition for the contact's identity. */
+    const identity = (c: ContactRecord) =>
+      c.wa_id !== null
+        ? sql`project_id = ${c.project_id} AND wa_id = ${c.wa_id} AND wa_id IS NOT NULL`
+        : sql`project_id = ${c.project_id} AND (business_scoped_user_id = ${c.business_scoped_user_id} OR parent_business_scoped_user_id = ${c.business_scoped_user_id})`
+
+    const findOrInsert = Effect.fnUntraced(function*(contact: ContactRecord) {
+      const names = columnNames(sql, CONTACT_COLUMNS)
+      // The lookup and the insert in one statement: the insert only when the lookup (the statement's snapshot) found
+      // nothing. A contact inserted meanwhile without the caller's lock makes the insert do nothing: found after.
+      const rows = yield* sql`
+        WITH found AS (
+          SELECT * FROM msg_contacts WHERE ${identity(contact)}
+          ORDER BY (business_scoped_user_id = ${contact.business_scoped_user_id}) DESC NULLS LAST, created_at, id
+          LIMIT 1
+        ), made AS (
+          INSERT INTO msg_contacts (${names})
+          SELECT ${names} FROM ${columnRows(sql, [contact], CONTACT_COLUMNS)} WHERE NOT EXISTS (SELECT 1 FROM found)
+          ON CONFLICT DO NOTHING
+          RETURNING *
+        )
+        SELECT * FROM made UNION ALL SELECT * FROM found`
+      const [first] = yield* toContacts(rows)
+      if (first !== undefined) return { contact: first, made: first.id === contact.id }
+      const again = Option.fromNullishOr((yield* find(identity(contact)))[0])
+      if (Option.isNone(again)) return yield* Effect.die(new Error("a contact's insert did nothing and found none"))
+      return { contact: again.value, made: false }
+    }, Effect.orDie)
+
     return ContactsRepo.of({
       insert: (c: ContactRecord) => insertMany([c]),
       insertMany,
+      findOrInsert,
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         return Option.fromNullishOr((yield* find(sql`project_id = ${projectId} AND id = ${id}`))[0])
@@ -118,13 +148,14 @@ export const layerContactsRepo = Layer.effect(
         return Option.fromNullishOr((yield* toContacts(rows))[0])
       }, Effect.orDie),
 
+      // Nobody reads its answer: it goes out with the transaction's next statement.
       update: Effect.fnUntraced(function*(c: ContactRecord) {
-        yield* sql`
+        yield* later(sql`
           UPDATE msg_contacts SET
             wa_id = ${c.wa_id}, business_scoped_user_id = ${c.business_scoped_user_id},
             parent_business_scoped_user_id = ${c.parent_business_scoped_user_id}, username = ${c.username},
             profile_name = ${c.profile_name}, updated_at = ${c.updated_at}
-          WHERE project_id = ${c.project_id} AND id = ${c.id}`
+          WHERE project_id = ${c.project_id} AND id = ${c.id}`)
       }, Effect.orDie),
 
       list: Effect.fnUntraced(function*(projectId: string, filter: ContactFilter, window: ListWindow) {

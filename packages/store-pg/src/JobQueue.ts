@@ -38,6 +38,7 @@ import * as Crypto from "node:crypto"
 import { type Job as BossJob, PgBoss, type SendOptions } from "pg-boss"
 import { DatabaseUrl } from "./Database.ts"
 import { decodeRows } from "./Rows.ts"
+import { CurrentPgTransaction } from "./Transactor.ts"
 
 export class JobQueueStartError extends Schema.TaggedError<JobQueueStartError>()("JobQueueStartError", {
   message: Schema.String,
@@ -224,11 +225,50 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
     pendingSends.delete(queue)
   }
 
+  /**
+   * The statement pg-boss's `insert` runs for a queue, by queue: taken once through an executor that only keeps it.
+   * Its one parameter is the jobs as JSON (ours have no group, no dependencies and zoned times: pg-boss passes them
+   * as they are).
+   */
+  const insertTexts = new Map<string, string>()
+  const insertText = (queue: string) => {
+    const known = insertTexts.get(queue)
+    if (known !== undefined) return Effect.succeed(known)
+    return promise(async () => {
+      let text: string | undefined
+      const db = {
+        executeSql: (sql: string) => {
+          text = sql
+          return Promise.resolve({ rows: [] })
+        }
+      }
+      await boss.insert(queue, [], { db })
+      if (text === undefined) throw new Error("pg-boss wrote no insert")
+      insertTexts.set(queue, text)
+      return text
+    })
+  }
+
+  /** `jobs` inserted by the caller's transaction, with its next statement (their ids are not read). */
+  const insertWithin = (
+    transaction: NonNullable<typeof CurrentPgTransaction.Service>,
+    queue: string,
+    jobs: ReadonlyArray<PendingSend["job"]>
+  ) => Effect.flatMap(insertText(queue), (text) => transaction.defer(text, [JSON.stringify(jobs)]))
+
   const enqueue = Effect.fn("JobQueue.enqueue")(function*(queue: string, payload: unknown, options?: EnqueueOptions) {
     yield* ensureQueue(queue)
     const id = Crypto.randomUUID()
     const { startAfter, ...send } = sendOptions(id, options)
     const job = { ...send, id, data: { payload } satisfies Envelope, ...(startAfter === undefined ? {} : { startAfter: new Date(startAfter as Date).toISOString() }) }
+    if (options?.withinTransaction === true) {
+      const transaction = yield* CurrentPgTransaction
+      // Only a transaction on pg-boss's own database can hold its job.
+      if (transaction !== undefined && transaction.url === Redacted.value(url)) {
+        yield* insertWithin(transaction, queue, [job])
+        return null
+      }
+    }
     return yield* promise(() =>
       new Promise<string | null>((resolve, reject) => {
         const waiting = pendingSends.get(queue)

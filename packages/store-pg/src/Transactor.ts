@@ -7,7 +7,7 @@
  */
 import { PgClient, type PgConnection, PgPool } from "@effect/sql-pg"
 import { Transactor } from "@parley/core"
-import { Context, Effect, Exit, Fiber, Layer, Option, Semaphore, Stream } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option, Redacted, Semaphore, Stream } from "effect"
 import { SqlClient, type SqlConnection } from "effect/sql"
 import { isSqlError, SqlError, UnknownError } from "effect/sql/SqlError"
 
@@ -96,6 +96,14 @@ const enqueue = (conn: PipelinedConnection, statement: Effect.Effect<unknown, un
     conn.pending.push(fiber)
   })
 
+/**
+ * The store-pg transaction the fiber is in, for this package's modules that write without `SqlClient` (the job
+ * queue's pg-boss inserts): its database's URL, and a statement queued in it as `deferred` queues one.
+ */
+export const CurrentPgTransaction = Context.Reference<
+  { readonly url: string; readonly defer: (sql: string, params: ReadonlyArray<unknown>) => Effect.Effect<void> } | undefined
+>("@parley/store-pg/CurrentPgTransaction", { defaultValue: () => undefined })
+
 /** Per open level, the permit its savepoints take: two fibers of one transaction must not interleave theirs. */
 const savepointPermits = new WeakMap<Level, Semaphore.Semaphore>()
 
@@ -129,6 +137,7 @@ export class PgTransactions extends Context.Service<PgTransactions, {
         multiplexConcurrency: 1,
         maxConnections: TRANSACTION_CONNECTIONS
       })
+      const url = pg.config.url === undefined ? undefined : Redacted.value(pg.config.url)
       const control = (conn: SqlConnection.Connection, statement: string) => conn.executeRaw(statement, [])
       const commit = (conn: SqlConnection.Connection, statement: string) =>
         Effect.flatMap(
@@ -148,7 +157,10 @@ export class PgTransactions extends Context.Service<PgTransactions, {
                 ? enqueue(conn, control(conn, end))
                 : commit(conn, end)
             )
-            return restore(Effect.provideService(effect, sql.transactionService, level)).pipe(
+            const current = conn instanceof PipelinedConnection && url !== undefined
+              ? { url, defer: (text: string, params: ReadonlyArray<unknown>) => enqueue(conn, conn.executeRaw(text, params)) }
+              : undefined
+            return restore(Effect.provideService(Effect.provideService(effect, sql.transactionService, level), CurrentPgTransaction, current)).pipe(
               Effect.tap(() => close),
               Effect.onExit((exit) => {
                 if (Exit.isSuccess(exit)) return Effect.void

@@ -3,7 +3,9 @@ import { type Job, JobQueue } from "@parley/core"
 // Not yet re-exported from @parley/core/testing (its index belongs to another change).
 import { jobQueueConformance } from "@parley/core/testing/conformance"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { layerFromUrl } from "../src/Database.ts"
 import { layerJobQueueFromUrl, type PgJobQueueOptions } from "../src/JobQueue.ts"
+import { PgTransactions } from "../src/Transactor.ts"
 import { emptyDatabase } from "./pg.ts"
 
 // One database for the file; every test starts pg-boss (a "host") of its own on it.
@@ -100,4 +102,33 @@ describe("JobQueue (pg-boss) across hosts", () => {
       yield* eventually("the retry", () => attempts.length === 2, 5_000)
       assert.deepStrictEqual(attempts, [1, 2])
     }).pipe(Effect.scoped, Effect.provide(hostWith({ expireInSeconds: 1 }))))
+
+  it.live("an enqueue within a transaction is written by it: the job runs once it commits, never when it rolls back", () =>
+    Effect.gen(function*() {
+      const jobs = yield* JobQueue
+      const { transaction } = yield* PgTransactions
+      const seen: Array<unknown> = []
+      yield* jobs.work("pg-within", { concurrency: 2 }, (job) => Effect.sync(() => void seen.push(job.payload)))
+      const within = (payload: string) => jobs.enqueue("pg-within", payload, { withinTransaction: true, dedupeKey: payload })
+      // Not waited for: no id. Not visible before the commit.
+      assert.isNull(yield* transaction(Effect.tap(within("committed"), () =>
+        Effect.andThen(Effect.sleep(600), Effect.sync(() => assert.notInclude(seen, "committed"))))))
+      yield* Effect.exit(transaction(Effect.andThen(within("undone"), Effect.fail("boom"))))
+      // A savepoint undone undoes its job; its transaction's other job stays.
+      yield* transaction(Effect.gen(function*() {
+        yield* Effect.exit(transaction(Effect.andThen(within("nested undone"), Effect.fail("boom"))))
+        yield* within("nested kept")
+      }))
+      // Outside a transaction it is an ordinary enqueue, answered with the job's id.
+      assert.isString(yield* within("alone"))
+      yield* eventually("the committed jobs to run", () => seen.length >= 3)
+      yield* Effect.sleep(1_000)
+      assert.sameMembers(seen, ["committed", "nested kept", "alone"])
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(Layer.mergeAll(
+        Layer.unwrap(Effect.sync(() => layerJobQueueFromUrl(url, options))),
+        Layer.unwrap(Effect.sync(() => PgTransactions.layer.pipe(Layer.provide(layerFromUrl(url)))))
+      ))
+    ))
 })

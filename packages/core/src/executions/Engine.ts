@@ -160,7 +160,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
    * from another status to running is leased to this host (the caller runs it here next).
    */
   readonly write: (previous: ExecutionRecord, transition: T.Transition) => Effect.Effect<boolean>
-  /** Inserts a new record with its events; false when its dedupe key was taken. */
+  /**
+   * Inserts a new record with its events; false when its dedupe key was taken. Runs in its caller's transaction
+   * (`Launcher.launch`'s, which undoes the rest when it fails): a savepoint of its own cost a round trip per start.
+   */
   readonly insert: (record: ExecutionRecord, events: ReadonlyArray<T.PlacedEvent>) => Effect.Effect<boolean>
   /**
    * Runs the execution here now (in the background) and leaves a job so another host runs it if this one dies; no
@@ -400,7 +403,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         })
 
       const insert = (record: ExecutionRecord, placed: ReadonlyArray<T.PlacedEvent>) =>
-        tx.withTransaction(Effect.gen(function*() {
+        Effect.gen(function*() {
           // Leased to this host from the start: the slice its kick runs here needs no claim (a write) of its own.
           const owned = record.status === "running" ? leased({ record, events: [] }, yield* Clock.currentTimeMillis).record : record
           if (!(yield* repo.insert(owned))) return false
@@ -408,7 +411,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           yield* events.append(yield* stamp(record, placed, []))
           remember(owned)
           return true
-        }))
+        })
 
       const armTimer = (record: ExecutionRecord) => {
         const wait = record.wait

@@ -47,25 +47,20 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
   const ids = yield* Ids
   const { arm, domainEvent } = recording
 
-  const findContact = (projectId: string, party: ConversationParty) =>
-    party.waId !== undefined ? contacts.findByWaId(projectId, party.waId) : contacts.findByUserId(projectId, party.userId)
-
-  /** A contact not found without a lock: looked up again under the lock recording takes for a new one, else made. */
-  const makeContact = Effect.fnUntraced(function*(projectId: string, party: ConversationParty, now: string) {
+  /**
+   * Under the lock recording takes for a new contact: the contact found, else made, in one statement (no look
+   * without the lock first: that cost a statement and a round trip for every new contact).
+   */
+  const findOrMakeContact = Effect.fnUntraced(function*(projectId: string, party: ConversationParty, now: string) {
     yield* locks.lock(`contact:${projectId}:${party.waId ?? party.userId}`)
-    const again = yield* findContact(projectId, party)
-    if (Option.isSome(again)) return { contact: again.value, made: false }
-    const made = newContact(projectId, { waId: party.waId, userId: party.userId }, yield* ids.uuid, now)
-    yield* contacts.insertMany([made])
-    return { contact: made, made: true }
+    return yield* contacts.findOrInsert(newContact(projectId, { waId: party.waId, userId: party.userId }, yield* ids.uuid, now))
   })
 
   const openConversation = Effect.fn("Messaging.openConversation")(function*(config: MessageConfigRecord, party: ConversationParty) {
     const now = iso(yield* Clock.currentTimeMillis)
     const projectId = config.project_id
     const result = yield* tx.withTransaction(Effect.gen(function*() {
-      const found = yield* findContact(projectId, party)
-      const { contact: c, made } = Option.isSome(found) ? { contact: found.value, made: false } : yield* makeContact(projectId, party, now)
+      const { contact: c, made } = yield* findOrMakeContact(projectId, party, now)
       // A contact made just now has no conversation yet, and no one else can open one before this commits.
       if (!made) {
         yield* locks.lock(`conversation:${config.id}:${c.id}`)
@@ -75,9 +70,9 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
       const conversation = newConversation(config, c, yield* ids.uuid, now, now)
       yield* conversations.insertMany([conversation])
       yield* domainEvent(projectId, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)
+      yield* arm(conversation, { withinTransaction: true })
       return { contact: c, conversation, opened: true, made }
     }))
-    if (result.opened) yield* arm(result.conversation)
     return { contact: result.contact, conversation: result.conversation, contactMade: result.made }
   })
 

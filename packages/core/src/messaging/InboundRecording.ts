@@ -309,13 +309,13 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
       if (before !== undefined) yield* before
       const outcomes: Array<InboundOutcome> = []
       for (const input of inputs) outcomes.push(yield* recordIn(config, input))
+      // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
+      for (const o of outcomes) if (o._tag === "Recorded" && o.newConversation) yield* arm(o.conversation, { withinTransaction: true })
       // Recorded `blocked` (the number processes no inbound messages): nothing to route.
       const pending = outcomes.flatMap((o) => o._tag === "Recorded" && o.message.processing_status === "pending" ? [o.message] : [])
       const after = Option.isSome(router) && pending.length > 0 ? yield* router.value(config, pending) : Effect.void
       return { after, outcomes }
     }))
-    // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
-    for (const o of outcomes) if (o._tag === "Recorded" && o.newConversation) yield* arm(o.conversation)
     yield* after
     return outcomes
   })

@@ -271,6 +271,18 @@ export const layerMemoryContactsRepo = Layer.effect(
           allOrNothing(db, contacts, insertContact)
         })
       ),
+      findOrInsert: Effect.fn("ContactsRepo.findOrInsert")((contact: ContactRecord) =>
+        store.run((db) => {
+          const mine = db.all(Contacts).filter((c) => c.project_id === contact.project_id)
+          const userId = contact.business_scoped_user_id
+          const found = contact.wa_id !== null
+            ? mine.find((c) => c.wa_id === contact.wa_id)
+            : mine.find((c) => c.business_scoped_user_id === userId) ?? mine.find((c) => c.parent_business_scoped_user_id === userId)
+          if (found !== undefined) return { contact: found, made: false }
+          insertContact(db, contact)
+          return { contact, made: true }
+        })
+      ),
       findById: Effect.fn("ContactsRepo.findById")((projectId: string, id: string) =>
         inProject(projectId, (c) => c.id === id)
       ),

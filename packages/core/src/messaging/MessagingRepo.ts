@@ -29,6 +29,11 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
   readonly insert: (contact: ContactRecord) => Effect.Effect<void>
   /** Several in one step (same rule as `insert`). */
   readonly insertMany: (contacts: ReadonlyArray<ContactRecord>) => Effect.Effect<void>
+  /**
+   * The project's contact with `contact`'s phone number (`findByWaId`), or without one its business-scoped id
+   * (`findByUserId`), else `contact` inserted (`made`): one step. Callers hold the contact's lock, as for `insert`.
+   */
+  readonly findOrInsert: (contact: ContactRecord) => Effect.Effect<{ readonly contact: ContactRecord; readonly made: boolean }>
   readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<ContactRecord>>
   readonly findByWaId: (projectId: string, waId: string) => Effect.Effect<Option.Option<ContactRecord>>
   /** The project's contacts with any of these phone numbers (digits), in no particular order. */

@@ -239,7 +239,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
       }))
       // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
       // Side by side, so the queue inserts the batch's timers together rather than one statement each.
-      yield* Effect.forEach(result.opened, arm, { discard: true, concurrency: "unbounded" })
+      yield* Effect.forEach(result.opened, (c) => arm(c), { discard: true, concurrency: "unbounded" })
       return result.outcomes
     })
 

@@ -44,13 +44,19 @@ export const requestInboxProcessing = (jobs: JobQueue["Service"], inboxId: strin
  * per conversation is queued at a time (`key`); a timer that fires early
  * re-arms itself for the newer last message under a key of its own.
  */
-export const armInactivity = (jobs: JobQueue["Service"], conversation: ConversationRecord, key?: string) =>
+export const armInactivity = (
+  jobs: JobQueue["Service"],
+  conversation: ConversationRecord,
+  key?: string,
+  withinTransaction?: boolean
+) =>
   jobs.enqueue(
     CONVERSATION_INACTIVITY_QUEUE,
     { project_id: conversation.project_id, conversation_id: conversation.id } satisfies InactivityJob,
     {
       runAt: Date.parse(conversation.last_active_at) + CONVERSATION_IDLE_MS,
       dedupeKey: key ?? `inactivity:${conversation.id}`,
-      retryLimit: 5
+      retryLimit: 5,
+      withinTransaction
     }
   ).pipe(Effect.asVoid)

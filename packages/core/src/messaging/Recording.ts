@@ -198,9 +198,12 @@ export const makeRecording = Effect.gen(function*() {
   const domainEvent = (projectId: string, type: string, payload: unknown, at: string) =>
     Effect.flatMap(makeEvent(projectId, type, payload, at), outbox.append)
 
-  /** Arms the inactivity end after a commit; a lost timer is caught by the maintenance sweep. */
-  const arm = (conversation: ConversationRecord) =>
-    armInactivity(jobs, conversation).pipe(
+  /**
+   * Arms the inactivity end: in the transaction that opens the conversation (`withinTransaction`, where the store
+   * can hold the job there), else after its commit; a lost timer is caught by the maintenance sweep.
+   */
+  const arm = (conversation: ConversationRecord, options?: { readonly withinTransaction?: boolean }) =>
+    armInactivity(jobs, conversation, undefined, options?.withinTransaction).pipe(
       Effect.catchCause((cause) => Effect.logWarning("Could not arm a conversation's inactivity timer", cause))
     )
 

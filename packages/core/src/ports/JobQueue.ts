@@ -16,6 +16,12 @@ export interface EnqueueOptions {
   readonly retryLimit?: number | undefined
   /** Delay before the first retry in milliseconds, doubled for each further retry; default 1000. */
   readonly retryDelayMs?: number | undefined
+  /**
+   * The caller is in a transaction and does not need the answer: a store whose transactions can hold the job writes
+   * it in the caller's (it exists once that commits, and no round trip is waited for; the answer is then null).
+   * Elsewhere the job is enqueued at once, as without it.
+   */
+  readonly withinTransaction?: boolean | undefined
 }
 
 export interface Job {

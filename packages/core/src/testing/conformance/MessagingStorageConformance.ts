@@ -427,6 +427,32 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual(yield* repo.findById(a.id, noPhone.id), Option.some(noPhone))
         }))
 
+      it.effect("finds a contact by phone number, else by business-scoped or parent id, or inserts it, in one step", () =>
+        Effect.gen(function*() {
+          const repo = yield* ContactsRepo
+          const a = yield* givenProject()
+          const b = yield* givenProject()
+          const known = makeContact(a.id, { parent_business_scoped_user_id: "US.ENT.parent2" })
+          yield* repo.insert(known)
+          // The same phone number: the stored contact, nothing inserted.
+          const again = makeContact(a.id, { wa_id: known.wa_id })
+          assert.deepStrictEqual(yield* repo.findOrInsert(again), { contact: known, made: false })
+          assert.isTrue(Option.isNone(yield* repo.findById(a.id, again.id)))
+          // Another project's phone number is another contact.
+          const twin = makeContact(b.id, { wa_id: known.wa_id, business_scoped_user_id: null })
+          assert.deepStrictEqual(yield* repo.findOrInsert(twin), { contact: twin, made: true })
+          assert.deepStrictEqual(yield* repo.findByWaId(b.id, known.wa_id!), Option.some(twin))
+          assert.deepStrictEqual(yield* repo.findOrInsert(makeContact(b.id, { wa_id: known.wa_id })), { contact: twin, made: false })
+          // Without a phone number: by business-scoped id, then by parent id.
+          const byUser = makeContact(a.id, { wa_id: null, business_scoped_user_id: known.business_scoped_user_id })
+          assert.deepStrictEqual(yield* repo.findOrInsert(byUser), { contact: known, made: false })
+          const byParent = makeContact(a.id, { wa_id: null, business_scoped_user_id: "US.ENT.parent2" })
+          assert.deepStrictEqual(yield* repo.findOrInsert(byParent), { contact: known, made: false })
+          const scoped = makeContact(a.id, { wa_id: null })
+          assert.deepStrictEqual(yield* repo.findOrInsert(scoped), { contact: scoped, made: true })
+          assert.deepStrictEqual(yield* repo.findByUserId(a.id, scoped.business_scoped_user_id!), Option.some(scoped))
+        }))
+
       it.effect("refuses a batch of contacts that takes a phone number, storing none of it", () =>
         Effect.gen(function*() {
           const repo = yield* ContactsRepo
