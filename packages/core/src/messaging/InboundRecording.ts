@@ -153,12 +153,23 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   const { arm, conversationsById, domainEvent, statusEvents } = recording
   const optOuts = yield* OptOuts
 
-  /** Finds the contact by phone number, then by business-scoped id; fills what it learnt; creates it otherwise. */
-  const resolveContact = (projectId: string, who: Identity, now: string) =>
+  /** The contact by phone number, then by business-scoped id (read only). */
+  const lookContact = (projectId: string, who: Identity) =>
     Effect.gen(function*() {
       const byPhone = who.waId === undefined ? Option.none() : yield* contacts.findByWaId(projectId, who.waId)
       const known = Option.isSome(byPhone) && (who.userId === undefined || byPhone.value.business_scoped_user_id === who.userId)
       const byUser = known || who.userId === undefined ? Option.none() : yield* contacts.findByUserId(projectId, who.userId)
+      return { byPhone, byUser }
+    })
+
+  /** The contact `lookContact` found, with what it learnt filled in; created when there was none. */
+  const resolveContact = (
+    projectId: string,
+    who: Identity,
+    { byPhone, byUser }: Effect.Success<ReturnType<typeof lookContact>>,
+    now: string
+  ) =>
+    Effect.gen(function*() {
       const found = Option.orElse(byPhone, () => byUser)
       if (Option.isNone(found)) {
         const created = newContact(projectId, who, yield* ids.uuid, now)
@@ -198,8 +209,11 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
       return { conversation, created: true }
     })
 
-  /** One message, inside the caller's transaction. */
-  const recordIn = Effect.fnUntraced(function*(config: MessageConfigRecord, input: InboundInput) {
+  /**
+   * One message, inside the caller's transaction. Its opt-out keyword check (a read of the guardrail settings for
+   * any short text) joins `checks`: the caller runs them beside routing, so their reads share its round trips.
+   */
+  const recordIn = Effect.fnUntraced(function*(config: MessageConfigRecord, input: InboundInput, checks: Array<Effect.Effect<void>>) {
     const m = input.message
     const texts = input.texts ?? inboundMessageTexts(m)
     const networkId = texts.id
@@ -234,11 +248,13 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
 
     return yield* Effect.gen(function*() {
       yield* locks.lock(`message:${config.phone_number_id}:${networkId}`)
-      if (Option.isSome(yield* messages.findByNetworkId(config.phone_number_id, networkId))) {
-        return { _tag: "Duplicate" } as InboundOutcome
-      }
-      yield* locks.lock(`contact:${config.project_id}:${who.waId ?? who.userId}`)
-      const contact = yield* resolveContact(config.project_id, who, now)
+      // The contact's lock and look go out with the duplicate check (one round trip); nothing is written before it.
+      const [duplicate, looked] = yield* Effect.all([
+        messages.findByNetworkId(config.phone_number_id, networkId),
+        Effect.andThen(locks.lock(`contact:${config.project_id}:${who.waId ?? who.userId}`), lookContact(config.project_id, who))
+      ], { concurrency: 2 })
+      if (Option.isSome(duplicate)) return { _tag: "Duplicate" } as InboundOutcome
+      const contact = yield* resolveContact(config.project_id, who, looked, now)
       const { conversation, created } = yield* openConversation(config, contact, activeAt, now)
       if (stored !== undefined) yield* media.insert(stored)
       const rendition = renderInbound(
@@ -284,7 +300,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
       const keyword = keywordText(type, message.content)
       const recipientKey = contact.wa_id ?? contact.business_scoped_user_id
       if (keyword !== undefined && recipientKey !== null) {
-        yield* optOuts.onInbound({ projectId: config.project_id, msgConfigId: config.id }, recipientKey, keyword)
+        checks.push(optOuts.onInbound({ projectId: config.project_id, msgConfigId: config.id }, recipientKey, keyword))
       }
       const counted = countMessage(conversation, message, contact, activeAt, now)
       yield* conversations.update(counted)
@@ -308,12 +324,15 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     const { after, outcomes } = yield* tx.withTransaction(Effect.gen(function*() {
       if (before !== undefined) yield* before
       const outcomes: Array<InboundOutcome> = []
-      for (const input of inputs) outcomes.push(yield* recordIn(config, input))
+      const checks: Array<Effect.Effect<void>> = []
+      for (const input of inputs) outcomes.push(yield* recordIn(config, input, checks))
       // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
       for (const o of outcomes) if (o._tag === "Recorded" && o.newConversation) yield* arm(o.conversation, { withinTransaction: true })
       // Recorded `blocked` (the number processes no inbound messages): nothing to route.
       const pending = outcomes.flatMap((o) => o._tag === "Recorded" && o.message.processing_status === "pending" ? [o.message] : [])
-      const after = Option.isSome(router) && pending.length > 0 ? yield* router.value(config, pending) : Effect.void
+      const routed = Option.isSome(router) && pending.length > 0 ? router.value(config, pending) : Effect.succeed(Effect.void)
+      // Opt-out keywords and routing touch different rows: side by side, their statements share round trips.
+      const [after] = yield* Effect.all([routed, Effect.all(checks, { discard: true })], { concurrency: 2 })
       return { after, outcomes }
     }))
     yield* after
