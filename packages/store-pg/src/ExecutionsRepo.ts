@@ -188,8 +188,9 @@ export const layerExecutionsRepo = Layer.effect(
 
     return ExecutionsRepo.of({
       insert: Effect.fnUntraced(function*(e: ExecutionRecord) {
-        // One statement: a start repeated under the same dedupe key writes nothing and says so.
-        const rows = yield* sql`
+        // One statement: a start repeated under the same dedupe key writes nothing and says so. Without a key (an API
+        // start) it always lands: nobody waits for its answer (it goes out with the transaction's next statement).
+        const statement = sql`
           INSERT INTO workflow_executions (id, project_id, workflow_id, workflow_name, revision_id, tracking_id, status,
             waiting_reason, trigger_type, observer, parent_execution_id, call_depth, msg_conversation_id, msg_config_id,
             contact_id, started_at, last_event_at, ended_at, current_node, execution_context, error_details,
@@ -204,7 +205,11 @@ export const layerExecutionsRepo = Layer.effect(
             ${e.requested_status}, ${e.step_seq}, ${e.state_version}, ${e.lease_owner}, ${e.lease_until}, ${e.dedupe_key})
           ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
           RETURNING id`
-        return rows.length > 0
+        if (e.dedupe_key === null) {
+          yield* later(statement)
+          return true
+        }
+        return (yield* statement).length > 0
       }, Effect.orDie),
 
       find: Effect.fnUntraced(function*(projectId: string, idOrTrackingId: string) {

@@ -32,6 +32,7 @@ import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
+import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { MessagingLocks } from "../messaging/MessagingRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -135,6 +136,14 @@ interface StepResult {
   readonly spawn?: Spawn | undefined
   /** Queued inputs the step consumed: taken in the checkpoint's transaction. */
   readonly take?: ReadonlyArray<string> | undefined
+  /** A send's number as its node read it (`Next` `Perform`). */
+  readonly sender?: MessageConfigRecord | undefined
+}
+
+/** The pending action a slice recorded (its to perform right away), and a send's number as its node read it. */
+interface Fresh {
+  readonly key: string
+  readonly sender?: MessageConfigRecord | undefined
 }
 
 /** A transition to write, with the stamped events of the steps before it that were not written on their own. */
@@ -452,7 +461,14 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
        * The pending send: settle what is known, send what never left. `fresh`: this slice recorded it itself, so nothing
        * can be recorded under its new message id yet (no lookup).
        */
-      const perform = Effect.fn("ExecutionEngine.send")(function*(record: ExecutionRecord, g: Graph, t: { ms: number; iso: string }, pending: PendingSend, fresh: boolean) {
+      const perform = Effect.fn("ExecutionEngine.send")(function*(
+        record: ExecutionRecord,
+        g: Graph,
+        t: { ms: number; iso: string },
+        pending: PendingSend,
+        fresh: boolean,
+        sender?: MessageConfigRecord
+      ) {
         yield* ExecutionTelemetry.annotatePending(record, pending)
         const node = g.node(pending.node_id)!
         const recorded = fresh ? Option.none() : yield* outbound.findRecorded(record.project_id, pending.message_id)
@@ -523,7 +539,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             { event_type: "action_failed", payload: { action: node.data.node_type, error: { message: "outcome unknown", code: "send_in_doubt" } } }
           ])
         }
-        const config = yield* configs.findById(record.project_id, pending.msg_config_id)
+        // Recorded by this slice: the number its node read a moment ago (no second read).
+        const config = fresh && sender?.id === pending.msg_config_id
+          ? Option.some(sender)
+          : yield* configs.findById(record.project_id, pending.msg_config_id)
         if (Option.isNone(config) || config.value.deleted_at !== null) {
           if (pending.agent !== undefined) return agentSettled(t.iso, { error: "No sender number" })
           return T.fail(record, g, { message: "No sender number" }, t.iso)
@@ -647,12 +666,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       })
 
       /** One step of a claimed, running record: the transition to write. `fresh`: the pending key this slice recorded. */
-      const step = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, fresh: string | undefined) {
+      const step = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, fresh: Fresh | undefined) {
         const t = yield* now
         if (record.pending !== null) {
-          if (record.pending.kind === "webhook") return yield* performWebhook(record, g, t, record.pending, fresh)
-          if (record.pending.kind === "agent_tool") return yield* performAgentTool(record, g, t, record.pending, fresh)
-          return { transition: yield* perform(record, g, t, record.pending, record.pending.key === fresh), secrets: [] as ReadonlyArray<string> }
+          if (record.pending.kind === "webhook") return yield* performWebhook(record, g, t, record.pending, fresh?.key)
+          if (record.pending.kind === "agent_tool") return yield* performAgentTool(record, g, t, record.pending, fresh?.key)
+          const transition = yield* perform(record, g, t, record.pending, record.pending.key === fresh?.key, fresh?.sender)
+          return { transition, secrets: [] as ReadonlyArray<string> }
         }
         const node = record.current_node === null ? undefined : g.node(record.current_node)
         if (node === undefined) return { transition: T.end(record, g, "completed", t.iso), secrets: [] }
@@ -677,7 +697,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             : outcome.next.pending
           return {
             transition: T.apply({ ...record, wait: null }, g, node, { ...outcome, next: { _tag: "Perform", pending } }, done.iso, 0),
-            secrets: outcome.secrets ?? []
+            secrets: outcome.secrets ?? [],
+            sender: outcome.next.sender
           }
         }
         return {
@@ -763,7 +784,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       }
 
       /** `step` in a span of its own (node id and type, the status it left), its duration in the histogram by node type. */
-      const observedStep = (record: ExecutionRecord, g: Graph, fresh: string | undefined, startMs: number) => {
+      const observedStep = (record: ExecutionRecord, g: Graph, fresh: Fresh | undefined, startMs: number) => {
         const nodeType = (record.current_node === null ? undefined : g.node(record.current_node)?.data.node_type) ?? "none"
         return step(record, g, fresh).pipe(
           Effect.tap((result) =>
@@ -789,7 +810,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         if (Option.isNone(claimed)) return
         let record = claimed.value
         yield* ExecutionTelemetry.annotateExecution(record)
-        let fresh: string | undefined
+        let fresh: Fresh | undefined
         // The last record written, and the stamped events of the steps taken since (`carries`).
         let durable = record
         let carried: Array<StepEventRecord> = []
@@ -833,7 +854,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           yield* crashPoint
           const next = written.value
           // A pending action this slice recorded is this slice's to perform, right away.
-          fresh = next.record.pending !== null && record.pending === null ? next.record.pending.key : undefined
+          fresh = next.record.pending !== null && record.pending === null ? { key: next.record.pending.key, sender: result.sender } : undefined
           record = durable = next.record
           carried = []
           // An agent's own steps are bounded by its max_iterations (decisions 10.6), not by the step limit.

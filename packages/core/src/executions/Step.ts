@@ -8,6 +8,7 @@ import { Data } from "effect"
 import type { ExecutionContext, HandoffState, PendingAction, WaitingReason, WaitState } from "./Execution.ts"
 import type { AgentState } from "./agent/AgentState.ts"
 import type { Launch } from "./NewExecution.ts"
+import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 
 /** A step event before it is numbered and stamped; `step` defaults to the node that ran. */
 export interface EventDraft {
@@ -25,7 +26,11 @@ export type Next =
   /** Leave the node by the edge with this label; no such edge ends the run (`completed`, or `no_edge` for a decide). */
   | { readonly _tag: "Follow"; readonly label: string; readonly noEdge?: EndReason | undefined }
   | { readonly _tag: "Park"; readonly wait: WaitState; readonly reason: WaitingReason | null }
-  | { readonly _tag: "Perform"; readonly pending: PendingAction }
+  /**
+   * `sender`: a send's number as the node read it; the engine performs a send recorded by the same slice with it
+   * instead of reading it again.
+   */
+  | { readonly _tag: "Perform"; readonly pending: PendingAction; readonly sender?: MessageConfigRecord | undefined }
   /** `contextData`: a handoff node's `context_data` (2.3.12), logged on its `execution_handoff` event. */
   | { readonly _tag: "Handoff"; readonly handoff: HandoffState; readonly contextData?: unknown }
   | { readonly _tag: "End"; readonly reason: EndReason }

@@ -99,7 +99,7 @@ const sendStep = <R>(
     const outcome: StepOutcome = {
       context: ctx,
       events: [],
-      next: { _tag: "Perform", pending: pendingSend(input, sender.value, recipient.value, message) },
+      next: { _tag: "Perform", pending: pendingSend(input, sender.value, recipient.value, message), sender: sender.value },
       secrets: secretsUsed(input.node.data.config, input.secrets)
     }
     return outcome
