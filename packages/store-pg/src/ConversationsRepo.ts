@@ -75,6 +75,9 @@ const toContacts: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<
   ContactRow
 )
 
+/** Which lookup of `findByIdentity`'s statement a row answers. */
+const toMatches = decodeRows(Schema.Struct({ matched: Schema.Literals(["phone", "user"]) }))
+
 export const layerContactsRepo = Layer.effect(
   ContactsRepo,
   Effect.gen(function*() {
@@ -93,6 +96,17 @@ export const layerContactsRepo = Layer.effect(
       if (waIds.length === 0) return []
       // `IS NOT NULL` lets the planner use the partial unique index: it cannot prove it from `= ANY` of a parameter.
       return yield* find(sql`project_id = ${projectId} AND wa_id = ANY(${waIds}) AND wa_id IS NOT NULL`)
+    }, Effect.orDie)
+
+    const findByUserId = Effect.fnUntraced(function*(projectId: string, userId: string) {
+      // The contact's own id wins over a parent id that happens to match.
+      const rows = yield* sql`
+        SELECT * FROM msg_contacts
+        WHERE project_id = ${projectId}
+          AND (business_scoped_user_id = ${userId} OR parent_business_scoped_user_id = ${userId})
+        ORDER BY (business_scoped_user_id = ${userId}) DESC NULLS LAST, created_at, id
+        LIMIT 1`
+      return Option.fromNullishOr((yield* toContacts(rows))[0])
     }, Effect.orDie)
 
     /** `findByWaId`'s or `findByUserId`'s condition for the contact's identity. */
@@ -137,16 +151,31 @@ export const layerContactsRepo = Layer.effect(
         Effect.map(findByWaIds(projectId, [waId]), (found) => Option.fromNullishOr(found[0])),
       findByWaIds,
 
-      findByUserId: Effect.fnUntraced(function*(projectId: string, userId: string) {
-        // The contact's own id wins over a parent id that happens to match.
+      findByIdentity: Effect.fnUntraced(function*(projectId: string, waId: string | undefined, userId: string | undefined) {
+        if (waId === undefined || userId === undefined) {
+          return {
+            byPhone: waId === undefined ? Option.none<ContactRecord>() : Option.fromNullishOr((yield* findByWaIds(projectId, [waId]))[0]),
+            byUser: userId === undefined ? Option.none<ContactRecord>() : yield* findByUserId(projectId, userId)
+          }
+        }
+        // Both lookups in one statement, each as its own method has it; `matched` says which a row answers.
         const rows = yield* sql`
-          SELECT * FROM msg_contacts
-          WHERE project_id = ${projectId}
-            AND (business_scoped_user_id = ${userId} OR parent_business_scoped_user_id = ${userId})
-          ORDER BY (business_scoped_user_id = ${userId}) DESC NULLS LAST, created_at, id
-          LIMIT 1`
-        return Option.fromNullishOr((yield* toContacts(rows))[0])
+          (SELECT 'phone' AS matched, * FROM msg_contacts
+            WHERE project_id = ${projectId} AND wa_id = ${waId} AND wa_id IS NOT NULL
+            LIMIT 1)
+          UNION ALL
+          (SELECT 'user' AS matched, * FROM msg_contacts
+            WHERE project_id = ${projectId}
+              AND (business_scoped_user_id = ${userId} OR parent_business_scoped_user_id = ${userId})
+            ORDER BY (business_scoped_user_id = ${userId}) DESC NULLS LAST, created_at, id
+            LIMIT 1)`
+        const matches = yield* toMatches(rows)
+        const of = (matched: "phone" | "user") =>
+          Effect.map(toContacts(rows.filter((_, i) => matches[i]!.matched === matched)), (found) => Option.fromNullishOr(found[0]))
+        return { byPhone: yield* of("phone"), byUser: yield* of("user") }
       }, Effect.orDie),
+
+      findByUserId,
 
       // Nobody reads its answer: it goes out with the transaction's next statement.
       update: Effect.fnUntraced(function*(c: ContactRecord) {

@@ -162,27 +162,32 @@ export class Executions extends Context.Service<Executions, {
 
       const start = Effect.fn("Executions.start")(function*(principal: Principal, workflowId: string, input: StartInput, request: RequestFacts) {
         const projectId = principal.project.id
-        const workflow = yield* workflows.findById(projectId, workflowId).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow", workflowId)), onSome: Effect.succeed }))
-        )
-        if (workflow.status !== "active") return yield* unprocessable("Workflow is not active")
-        const phone = input.phone_number === undefined || input.phone_number === null ? null : phoneDigits(input.phone_number)
-        if (phone !== null && (phone.length < 6 || phone.length > 15)) {
-          return yield* unprocessable("phone_number is not a valid phone number", [{ path: "workflow_execution.phone_number", message: "is invalid" }])
-        }
-        const recipient = input.recipient ?? null
-        if (phone === null && recipient === null) {
-          return yield* unprocessable("phone_number is required", [{ path: "workflow_execution.phone_number", message: "is required" }])
-        }
-        const config = yield* sender(projectId, workflowId, input)
-        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         // Attached from the start (decisions 2.5.1): the contact and its active conversation on the sender, found or
         // opened, so routing finds the run by its pair, an agent reads the history and payloads name the conversation.
         // One transaction with the launch (the Launcher settles the pair's current owner under its route lock:
-        // superseded; handoff blocks the start); the run starts once it committed.
-        const created = yield* tx.withTransaction(Effect.gen(function*() {
+        // superseded; handoff blocks the start); the run starts once it committed. The workflow and the sender are
+        // read in it too, side by side: one round trip with its BEGIN (their refusals keep their order).
+        const { created, workflow } = yield* tx.withTransaction(Effect.gen(function*() {
+          const [found, senderResult] = yield* Effect.all([
+            workflows.findById(projectId, workflowId),
+            Effect.result(sender(projectId, workflowId, input))
+          ], { concurrency: 2 })
+          if (Option.isNone(found)) return yield* notFound("Workflow", workflowId)
+          const workflow = found.value
+          if (workflow.status !== "active") return yield* unprocessable("Workflow is not active")
+          const phone = input.phone_number === undefined || input.phone_number === null ? null : phoneDigits(input.phone_number)
+          if (phone !== null && (phone.length < 6 || phone.length > 15)) {
+            return yield* unprocessable("phone_number is not a valid phone number", [{ path: "workflow_execution.phone_number", message: "is invalid" }])
+          }
+          const recipient = input.recipient ?? null
+          if (phone === null && recipient === null) {
+            return yield* unprocessable("phone_number is required", [{ path: "workflow_execution.phone_number", message: "is required" }])
+          }
+          if (senderResult._tag === "Failure") return yield* Effect.fail(senderResult.failure)
+          const config = senderResult.success
+          const now = new Date(yield* Clock.currentTimeMillis).toISOString()
           const { contact, contactMade, conversation } = yield* messaging.openConversation(config, phone !== null ? { waId: phone } : { userId: recipient! })
-          return yield* launcher.launch({
+          const created = yield* launcher.launch({
             workflow,
             triggerType: "api_call",
             observer: false,
@@ -199,6 +204,7 @@ export class Executions extends Context.Service<Executions, {
             system: { trigger_msg_config_id: config.id },
             dedupeKey: null
           }, { kick: false })
+          return { created, workflow }
         }))
         if (Option.isSome(created) && created.value.status === "running") {
           yield* engine.kick(created.value.id, { leased: true, committed: true })

@@ -153,13 +153,11 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   const { arm, conversationsById, domainEvent, statusEvents } = recording
   const optOuts = yield* OptOuts
 
-  /** The contact by phone number, then by business-scoped id (read only). */
+  /** The contact by phone number, then by business-scoped id (read only, one statement). */
   const lookContact = (projectId: string, who: Identity) =>
-    Effect.gen(function*() {
-      const byPhone = who.waId === undefined ? Option.none() : yield* contacts.findByWaId(projectId, who.waId)
+    Effect.map(contacts.findByIdentity(projectId, who.waId, who.userId), ({ byPhone, byUser }) => {
       const known = Option.isSome(byPhone) && (who.userId === undefined || byPhone.value.business_scoped_user_id === who.userId)
-      const byUser = known || who.userId === undefined ? Option.none() : yield* contacts.findByUserId(projectId, who.userId)
-      return { byPhone, byUser }
+      return { byPhone, byUser: known ? Option.none<ContactRecord>() : byUser }
     })
 
   /** The contact `lookContact` found, with what it learnt filled in; created when there was none. */

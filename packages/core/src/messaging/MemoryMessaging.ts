@@ -255,6 +255,14 @@ const insertContact = (db: MemoryTables, contact: ContactRecord) => {
   db.put(Contacts, contact.id, storedContact(contact))
 }
 
+/** By business-scoped user id, else by parent id. */
+const byUser = (db: MemoryTables, projectId: string, userId: string) => {
+  const mine = db.all(Contacts).filter((c) => c.project_id === projectId)
+  return Option.fromNullishOr(
+    mine.find((c) => c.business_scoped_user_id === userId) ?? mine.find((c) => c.parent_business_scoped_user_id === userId)
+  )
+}
+
 export const layerMemoryContactsRepo = Layer.effect(
   ContactsRepo,
   Effect.gen(function*() {
@@ -296,13 +304,15 @@ export const layerMemoryContactsRepo = Layer.effect(
         })
       ),
       findByUserId: Effect.fn("ContactsRepo.findByUserId")((projectId: string, userId: string) =>
-        store.run((db) => {
-          const mine = db.all(Contacts).filter((c) => c.project_id === projectId)
-          return Option.fromNullishOr(
-            mine.find((c) => c.business_scoped_user_id === userId) ??
-              mine.find((c) => c.parent_business_scoped_user_id === userId)
-          )
-        })
+        store.run((db) => byUser(db, projectId, userId))
+      ),
+      findByIdentity: Effect.fn("ContactsRepo.findByIdentity")((projectId: string, waId: string | undefined, userId: string | undefined) =>
+        store.run((db) => ({
+          byPhone: waId === undefined
+            ? Option.none<ContactRecord>()
+            : Option.fromNullishOr(db.all(Contacts).find((c) => c.project_id === projectId && c.wa_id === waId)),
+          byUser: userId === undefined ? Option.none<ContactRecord>() : byUser(db, projectId, userId)
+        }))
       ),
       update: Effect.fn("ContactsRepo.update")((contact: ContactRecord) =>
         store.run((db) => {

@@ -40,6 +40,12 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
   readonly findByWaIds: (projectId: string, waIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ContactRecord>>
   /** By business-scoped user id, or by its parent id. */
   readonly findByUserId: (projectId: string, userId: string) => Effect.Effect<Option.Option<ContactRecord>>
+  /** `findByWaId` and `findByUserId` in one step (each None when its key is undefined). */
+  readonly findByIdentity: (
+    projectId: string,
+    waId: string | undefined,
+    userId: string | undefined
+  ) => Effect.Effect<{ readonly byPhone: Option.Option<ContactRecord>; readonly byUser: Option.Option<ContactRecord> }>
   /** Replaces the identity and profile fields and `updated_at`. */
   readonly update: (contact: ContactRecord) => Effect.Effect<void>
   /** Newest first by (created_at, id). */

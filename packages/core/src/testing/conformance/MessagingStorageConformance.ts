@@ -378,6 +378,23 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual(yield* repo.findByUserId(a.id, "US.ENT.parent1"), Option.some(contact))
           assert.deepStrictEqual(yield* repo.findByUserId(a.id, onlyScoped.business_scoped_user_id!), Option.some(onlyScoped))
           assert.isTrue(Option.isNone(yield* repo.findByUserId(a.id, "US.000")))
+          // Both lookups at once, each as its own method answers.
+          assert.deepStrictEqual(
+            yield* repo.findByIdentity(a.id, contact.wa_id!, onlyScoped.business_scoped_user_id!),
+            { byPhone: Option.some(contact), byUser: Option.some(onlyScoped) }
+          )
+          assert.deepStrictEqual(
+            yield* repo.findByIdentity(a.id, "10000000000", "US.ENT.parent1"),
+            { byPhone: Option.none(), byUser: Option.some(contact) }
+          )
+          assert.deepStrictEqual(
+            yield* repo.findByIdentity(b.id, contact.wa_id!, undefined),
+            { byPhone: Option.some(twin), byUser: Option.none() }
+          )
+          assert.deepStrictEqual(
+            yield* repo.findByIdentity(a.id, undefined, contact.business_scoped_user_id!),
+            { byPhone: Option.none(), byUser: Option.some(contact) }
+          )
         }))
 
       it.effect("updates identity and profile, and refuses a second contact with one phone number", () =>
