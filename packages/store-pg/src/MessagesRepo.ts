@@ -179,8 +179,15 @@ export const layerMessagesRepo = Layer.effect(
         WHERE m.project_id = v.project_id AND m.id = v.id`)
     }, Effect.orDie)
 
+    // No ON CONFLICT: a duplicate fails the statement, and with it the caller's transaction.
+    const insertNew = Effect.fnUntraced(function*(message: MessageRecord) {
+      const names = columnNames(sql, MESSAGE_COLUMNS)
+      yield* later(sql`INSERT INTO msg_messages (${names}) SELECT ${names} FROM ${columnRows(sql, [message], MESSAGE_COLUMNS)}`)
+    }, Effect.orDie)
+
     return MessagesRepo.of({
       insert: (m: MessageRecord) => Effect.map(insertMany([m]), (stored) => stored[0]!),
+      insertNew,
       insertMany,
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {

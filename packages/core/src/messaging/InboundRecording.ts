@@ -293,7 +293,8 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
           ? null
           : { id: stored.id, filename: stored.filename, content_type: stored.content_type, byte_size: stored.byte_size }
       }
-      if (!(yield* messages.insert(message))) return { _tag: "Duplicate" } as InboundOutcome
+      // Its network id was found free under the message's lock: the insert goes out with the next statement.
+      yield* messages.insertNew(message)
       // An opt-out or resubscribe keyword (guardrails) is recorded with the message that says it.
       const keyword = keywordText(type, message.content)
       const recipientKey = contact.wa_id ?? contact.business_scoped_user_id

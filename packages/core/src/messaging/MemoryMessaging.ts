@@ -562,6 +562,11 @@ export const layerMemoryMessagesRepo = Layer.effect(
       insertMany: Effect.fn("MessagesRepo.insertMany")((messages: ReadonlyArray<MessageRecord>) =>
         store.run((db) => allOrNothing(db, messages, insertMessage))
       ),
+      insertNew: Effect.fn("MessagesRepo.insertNew")((message: MessageRecord) =>
+        store.run((db) => {
+          if (!insertMessage(db, message)) violation(`duplicate network id ${message.network_id}`)
+        })
+      ),
       findById: Effect.fn("MessagesRepo.findById")((projectId: string, id: string) =>
         store.run((db) => Option.filter(Option.fromNullishOr(db.get(Messages, id)), (m) => m.project_id === projectId))
       ),

@@ -101,6 +101,11 @@ export class MessagesRepo extends Context.Service<MessagesRepo, {
    */
   readonly insert: (message: MessageRecord) => Effect.Effect<boolean>
   /**
+   * Stores a message whose `network_id` the caller found free under the message's lock (inbound recording): nobody
+   * waits for the answer, and a duplicate after all is a defect (its transaction fails, storing nothing).
+   */
+  readonly insertNew: (message: MessageRecord) => Effect.Effect<void>
+  /**
    * `insert` of several in one step; answers, for each message in order,
    * whether it was stored (a duplicate `network_id`, also within the batch,
    * stores nothing for that one).

@@ -667,6 +667,18 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
     })
 
     layer(storage, { excludeTestServices: true })("MessagesRepo", (it) => {
+      it.effect("stores a message its caller found new; a duplicate network id after all is a defect", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const { conversation, project } = yield* givenConversation
+          const message = makeMessage(conversation)
+          yield* repo.insertNew(message)
+          assert.deepStrictEqual(yield* repo.findById(project.id, message.id), Option.some(message))
+          const again = { ...message, id: uniqueId("msg") }
+          yield* dies(repo.insertNew(again))
+          assert.isTrue(Option.isNone(yield* repo.findById(project.id, again.id)))
+        }))
+
       it.effect("stores a message once per network id on a number; finds it by either id", () =>
         Effect.gen(function*() {
           const repo = yield* MessagesRepo
