@@ -40,13 +40,13 @@ const program = Effect.gen(function*() {
   yield* sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`
   const writes = countDatabaseWrites(Number(new URL(url).port))
   yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
-  const trace = traceDatabaseWrites(Number(new URL(url).port))
-  yield* Effect.addFinalizer(() => Effect.sync(trace.restore))
   const traceUnits = Number(process.env.STATEMENTS_TRACE ?? 0)
+  const trace = traceUnits > 0 ? traceDatabaseWrites(Number(new URL(url).port)) : undefined
+  if (trace !== undefined) yield* Effect.addFinalizer(() => Effect.sync(trace.restore))
   /** Runs `unit` `traceUnits` times, one at a time, printing the last one's writes. */
   const traced = <E, R>(name: string, unit: (i: number) => Effect.Effect<unknown, E, R>) =>
     Effect.gen(function*() {
-      for (let i = 0; i < traceUnits; i++) {
+      for (let i = 0; trace !== undefined && i < traceUnits; i++) {
         yield* Effect.sleep("500 millis")
         trace.begin()
         yield* unit(i)

@@ -1,7 +1,8 @@
 /**
  * Every write the host makes to PostgreSQL, decoded into the statements it carries (the frontend protocol's Parse,
  * Bind and Query messages; a prepared statement named by a Bind is shown by the text its Parse carried). For reading
- * a path's round trips one by one: `bench/statements.ts` with `STATEMENTS_TRACE`.
+ * a path's round trips one by one: `bench/statements.ts` with `STATEMENTS_TRACE`. Every write is decoded while it is
+ * installed (a prepared statement's text is only sent once), so install it only to trace.
  */
 import * as Net from "node:net"
 
@@ -38,7 +39,7 @@ export const traceDatabaseWrites = (httpPort: number) => {
         at += 1 + length
       }
       const summary = parts.map((q) => q.replace(/\s+/g, " ").slice(0, 110)).join("\n      + ")
-      lines?.push(`  [${this.localPort}] ${summary === "" ? "(no statement)" : summary}`)
+      lines?.push(`  ${summary === "" ? "(no statement: a driver writing a message at a time)" : summary}`)
     }
     return (write as (...a: Array<unknown>) => boolean).apply(this, args)
   } as typeof write
