@@ -2,8 +2,9 @@
  * What one request costs the host, in terms a shared machine's load does not move much: the host thread's CPU per
  * request (`process.threadCpuUsage` of the main thread: the load generator runs in a thread of its own, PostgreSQL
  * in its own processes), the bytes it allocated per request (the host heap's growth between collections, summed
- * over the run by V8's `GCProfiler`), and PostgreSQL statements (`pg_stat_statements`, top-level) and commits per
- * request. Parts (`REQUEST_COST_PARTS`, default `get,get-unrecorded,send`):
+ * over the run by V8's `GCProfiler`), PostgreSQL statements (`pg_stat_statements`, top-level) and commits per
+ * request, and the host's writes to PostgreSQL's sockets during the requests (round trips: each one a hop a loaded
+ * machine makes a request wait for). Parts (`REQUEST_COST_PARTS`, default `get,get-unrecorded,send`):
  * - `get`: the authenticated `GET /platform/v1/workflows/<id>` of `bench/http.ts` (log search recording on), and
  *   its baseline: a bare `node:http` server in the same thread answering the same bytes;
  * - `get-unrecorded`: the same on a host with `PARLEY_LOG_API_REQUESTS=false` (what recording costs, by difference);
@@ -24,6 +25,7 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Inspector from "node:inspector/promises"
 import * as V8 from "node:v8"
+import { countDatabaseWrites } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { load } from "./load.ts"
 
@@ -37,6 +39,8 @@ export interface RequestCost {
   readonly allocatedBytes: number
   readonly statements: number
   readonly commits: number
+  /** The host's writes to PostgreSQL's sockets (round trips, or pipelined batches): what latency pays per hop. */
+  readonly writes: number
 }
 
 const KEY = "pk_bench_cost_0123456789abcdef0123"
@@ -90,7 +94,13 @@ const profiled = async <A>(dir: string | undefined, part: string, run: () => Pro
 const measure = (
   part: string,
   sql: SqlClient.SqlClient | undefined,
-  options: { readonly url: string; readonly method?: string; readonly bodies?: ReadonlyArray<string>; readonly n: number }
+  options: {
+    readonly url: string
+    readonly method?: string
+    readonly bodies?: ReadonlyArray<string>
+    readonly n: number
+    readonly writes?: () => number
+  }
 ) =>
   Effect.gen(function*() {
     const counts = sql === undefined ? Effect.succeed({ calls: 0, commits: 0 }) : Effect.map(
@@ -106,9 +116,11 @@ const measure = (
     yield* Effect.promise(() => run(Math.min(1000, options.n)))
     if (sql !== undefined) yield* sql`SELECT pg_stat_statements_reset()`
     const before = yield* counts
+    const writesBefore = options.writes?.() ?? 0
     const cpuBefore = process.threadCpuUsage()
     const [result, allocated] = yield* Effect.promise(() => allocatedDuring(() => run(options.n)))
     const cpu = process.threadCpuUsage(cpuBefore)
+    const writes = (options.writes?.() ?? 0) - writesBefore
     // What the request queued (log entries, a rate-limit lease) is written within a second.
     yield* Effect.sleep("1500 millis")
     if (sql !== undefined) yield* sql`SELECT pg_stat_clear_snapshot()`
@@ -117,7 +129,7 @@ const measure = (
     const top = Number(process.env.REQUEST_COST_TOP ?? 0)
     if (sql !== undefined && top > 0) {
       const rows = yield* sql<{ calls: string; query: string }>`
-        SELECT calls::text AS calls, query FROM pg_stat_statements ORDER BY calls DESC LIMIT ${top}`
+        SELECT s.calls::text AS calls, s.query FROM pg_stat_statements AS s ORDER BY s.calls DESC LIMIT ${top}`
       for (const row of rows) console.log(`  ${part}: ${(Number(row.calls) / options.n).toFixed(2)}  ${row.query.replace(/\s+/g, " ").slice(0, 160)}`)
     }
     // Profiled apart, after the counted run: the profilers' own cost stays out of the figures.
@@ -131,7 +143,9 @@ const measure = (
       allocatedBytes: per(allocated),
       // The two counting statements of `after` are left out.
       statements: sql === undefined ? 0 : per(after.calls - before.calls - 2),
-      commits: sql === undefined ? 0 : per(after.commits - before.commits - 2)
+      commits: sql === undefined ? 0 : per(after.commits - before.commits - 2),
+      // Counted over the requests only: what they queued (log batches, leases) after their answers is left out.
+      writes: per(writes)
     } satisfies RequestCost
   })
 
@@ -139,7 +153,15 @@ const host = (env: Record<string, string> = {}) =>
   startBenchHost(KEY, {
     env,
     postgres: { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "top", "pg_stat_statements.max": "5000" }
-  }).pipe(Effect.tap(({ context }) => Context.get(context, SqlClient.SqlClient)`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`))
+  }).pipe(
+    Effect.tap(({ context }) => Context.get(context, SqlClient.SqlClient)`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`),
+    Effect.flatMap((started) =>
+      Effect.map(
+        Effect.acquireRelease(Effect.sync(() => countDatabaseWrites(Number(new URL(started.url).port))), (w) => Effect.sync(w.restore)),
+        (writes) => ({ ...started, writes: writes.count })
+      )
+    )
+  )
 
 const post = (url: string, body: unknown) =>
   Effect.promise(() =>
@@ -149,10 +171,10 @@ const post = (url: string, body: unknown) =>
 
 const getPart = (part: string, env: Record<string, string>, n: number) =>
   Effect.gen(function*() {
-    const { context, url } = yield* host(env)
+    const { context, url, writes } = yield* host(env)
     const created = yield* post(`${url}/platform/v1/workflows`, { workflow: { name: "Bench" } })
     const target = `${url}/platform/v1/workflows/${created.body.data.id}`
-    const parley = yield* measure(part, Context.get(context, SqlClient.SqlClient), { url: target, n })
+    const parley = yield* measure(part, Context.get(context, SqlClient.SqlClient), { url: target, n, writes })
     if (part !== "get") return [parley]
     // The baseline of the same run: a bare `node:http` server in this thread answering the same bytes.
     const body = yield* Effect.promise(() => fetch(target, { headers: { "x-api-key": KEY } }).then((r) => r.text()))
@@ -170,7 +192,7 @@ const getPart = (part: string, env: Record<string, string>, n: number) =>
 
 const sendPart = (n: number) =>
   Effect.gen(function*() {
-    const { context, url } = yield* host()
+    const { context, url, writes } = yield* host()
     const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
     const connected = yield* post(`${url}/platform/v1/msg/phone_numbers`, {
       msg_config: { phone_number_id: SIM_NUMBER.phoneNumberId, business_account_id: SIM_NUMBER.businessAccountId, access_token: SIM_NUMBER.token }
@@ -195,7 +217,8 @@ const sendPart = (n: number) =>
       url: `${url}/proxy/v24.0/${SIM_NUMBER.phoneNumberId}/messages`,
       method: "POST",
       bodies,
-      n
+      n,
+      writes
     })
   }).pipe(Effect.scoped)
 
@@ -218,7 +241,7 @@ export const formatRequestCost = (results: ReadonlyArray<RequestCost>): string =
     ...results.map((r) =>
       `  ${r.part.padEnd(16)} ${String(r.requests).padStart(6)} requests (errors ${r.errors})   CPU ${r.cpuMs.toFixed(3)} ms   allocated ${
         (r.allocatedBytes / 1024).toFixed(1)
-      } KB   statements ${r.statements.toFixed(2)}   commits ${r.commits.toFixed(2)}`
+      } KB   statements ${r.statements.toFixed(2)}   commits ${r.commits.toFixed(2)}   writes to PostgreSQL ${r.writes.toFixed(2)}`
     ),
     ...(get === undefined || bare === undefined ? [] : [
       // The GET target (>= 0.5x bare node:http's rate) in CPU terms: on a busy machine the rate follows the CPU.
