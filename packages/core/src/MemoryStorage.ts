@@ -12,6 +12,7 @@ import { layerMemoryProjectSecretsRepo } from "./projects/MemoryProjectSecrets.t
 import { layerMemoryTriggersRepo, layerMemoryWorkflowsRepo } from "./workflows/MemoryWorkflows.ts"
 import { layerMemoryEventsStorage } from "./events/MemoryEvents.ts"
 import { layerMemoryExecutionsStorage } from "./executions/MemoryExecutions.ts"
+import { layerMemoryRouteLocks } from "./executions/RouteLocks.ts"
 import { layerMemoryFunctionsStorage } from "./functions/MemoryFunctions.ts"
 import { layerMemoryMessagingStorage } from "./messaging/MemoryMessaging.ts"
 import { layerMemoryTemplatesRepo } from "./messaging/templates/MemoryTemplates.ts"
@@ -43,6 +44,7 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryWebhooksStorage,
   layerMemoryCustomersRepo,
   layerMemoryExecutionsStorage,
+  layerMemoryRouteLocks,
   layerMemoryTemplatesRepo,
   layerMemoryProjectSecretsRepo,
   layerMemoryProviderModelsRepo,

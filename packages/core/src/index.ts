@@ -161,6 +161,7 @@ export { EventTriggers } from "./executions/EventTriggers.ts"
 export { InboundRouting } from "./executions/Routing.ts"
 export { Observers } from "./executions/Observers.ts"
 export { ConversationClosing } from "./executions/ConversationClosing.ts"
+export * from "./executions/RouteLocks.ts"
 // A workflow's lifecycle: revisions, rollouts, run migrations, experiments (issue 32 §3, §4).
 export * from "./workflows/Revision.ts"
 export * from "./workflows/RevisionsRepo.ts"

@@ -9,6 +9,7 @@ import { layerMessagingStorage } from "./MessagingRepo.ts"
 import { layerWebhooksStorage } from "./WebhooksRepo.ts"
 import { layerCustomersRepo } from "./CustomersRepo.ts"
 import { layerExecutionsStorage } from "./ExecutionsRepo.ts"
+import { layerRouteLocks } from "./RouteLocks.ts"
 import { layerTemplatesRepo } from "./TemplatesRepo.ts"
 import { layerProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 import { layerProviderModelsRepo } from "./ProviderModelsRepo.ts"
@@ -38,6 +39,7 @@ export const layerStorage = Layer.mergeAll(
   layerWebhooksStorage,
   layerCustomersRepo,
   layerExecutionsStorage,
+  layerRouteLocks,
   layerTemplatesRepo,
   layerProjectSecretsRepo,
   layerProviderModelsRepo,
