@@ -1,6 +1,148 @@
-import { timePartitionsConformance } from "@parley/core/testing/conformance"
-import { Layer } from "effect"
+/**
+ * Time partitions on PostgreSQL: the port's conformance suite, migration 0036 on a database that already holds rows
+ * (every row kept, each in its day's partition, every key and foreign key still refusing what it refused), and what
+ * retention does to the catalogue and the plans.
+ */
+import { PgClient } from "@effect/sql-pg"
+import {
+  ExecutionsRepo,
+  LogSearch,
+  logEntry,
+  StepEventsRepo,
+  TimePartitions,
+  WorkflowsRepo
+} from "@parley/core"
+import {
+  givenProject,
+  makeExecution,
+  makeStepEvent,
+  makeWorkflow,
+  timePartitionsConformance,
+  uniqueId
+} from "@parley/core/testing/conformance"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Redacted } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import { migrations } from "../src/Database.ts"
 import { layerStorage } from "../src/Storage.ts"
-import { layerTestDatabase } from "./pg.ts"
+import { emptyDatabase, layerTestDatabase } from "./pg.ts"
 
 timePartitionsConformance("time partitions (postgres)", layerStorage.pipe(Layer.provideMerge(layerTestDatabase)))
+
+const DAY = 24 * 60 * 60 * 1000
+const HOUR = 60 * 60 * 1000
+const iso = (ms: number) => new Date(ms).toISOString()
+
+const migrateUpTo = (last: number) =>
+  Migrator.make({})({
+    loader: Effect.map(migrations, (all) => all.filter(([id]) => id <= last)),
+    table: "parley_migrations"
+  })
+
+const rowsOf = (table: string) =>
+  SqlClient.SqlClient.use((sql) =>
+    sql.unsafe<{ readonly row: string }>(`SELECT to_jsonb(t)::text AS row FROM ${table} t ORDER BY 1`)
+  ).pipe(Effect.map((rows) => rows.map((r) => r.row)))
+
+/** The table's partitions by name, with the rows each holds. */
+const partitionsOf = (table: string) =>
+  SqlClient.SqlClient.use((sql) =>
+    sql<{ readonly name: string; readonly rows: number }>`
+      SELECT c.relname AS name, (xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM %I', c.relname), false, true, '')))[1]::text::int AS rows
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = ${table}::regclass ORDER BY 1`
+  ).pipe(Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.name, r.rows]))))
+
+const explain = (statement: string) =>
+  SqlClient.SqlClient.use((sql) => sql.unsafe<{ readonly "QUERY PLAN": string }>(`EXPLAIN ${statement}`)).pipe(
+    Effect.map((rows) => rows.map((r) => r["QUERY PLAN"]).join("\n"))
+  )
+
+describe("migration 0036 on a database with rows", () => {
+  it.live("rebuilds both tables partitioned by day, every row kept, every key still holding", () =>
+    Effect.gen(function*() {
+      const url = yield* emptyDatabase
+      const environment = layerStorage.pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 })))
+      yield* Effect.gen(function*() {
+        yield* migrateUpTo(35)
+        const project = yield* givenProject()
+        const workflow = makeWorkflow(project.id)
+        yield* (yield* WorkflowsRepo).insert(workflow)
+        const execution = makeExecution(workflow)
+        const other = makeExecution(workflow)
+        assert.isTrue(yield* (yield* ExecutionsRepo).insert(execution))
+        assert.isTrue(yield* (yield* ExecutionsRepo).insert(other))
+        const day = Date.UTC(2026, 10, 20)
+        const times = [day - 3 * DAY + HOUR, day - 3 * DAY + 2 * HOUR, day - DAY, day + 5 * HOUR, day + DAY - 1]
+        const events = times.map((t, seq) => makeStepEvent(execution, { seq, created_at: iso(t) }))
+        yield* (yield* StepEventsRepo).append([...events, makeStepEvent(other, { seq: 0, created_at: iso(day) })])
+        yield* (yield* LogSearch).append(times.map((t) =>
+          logEntry({
+            id: uniqueId("log"),
+            project_id: project.id,
+            source: "flow_event",
+            occurred_at: iso(t),
+            ingested_at: iso(t),
+            problem: false,
+            message: "step entered",
+            flow_execution_id: execution.id,
+            payload: { at: t }
+          })
+        ))
+        const before = { logs: yield* rowsOf("log_entries"), events: yield* rowsOf("workflow_step_events") }
+
+        yield* migrateUpTo(36)
+        assert.deepStrictEqual(yield* rowsOf("log_entries"), before.logs, "every entry, every column")
+        assert.deepStrictEqual(yield* rowsOf("workflow_step_events"), before.events, "every event, every column")
+        const days = { log_entries_default: 0, log_entries_p20261117: 2, log_entries_p20261119: 1, log_entries_p20261120: 2 }
+        assert.deepStrictEqual(yield* partitionsOf("log_entries"), days)
+        assert.deepStrictEqual(yield* partitionsOf("workflow_step_events"), {
+          workflow_step_events_default: 0,
+          workflow_step_events_p20261117: 2,
+          workflow_step_events_p20261119: 1,
+          workflow_step_events_p20261120: 3
+        })
+
+        // The keys refuse what they refused: the same event again, an event of no execution.
+        const stepEvents = yield* StepEventsRepo
+        assert.isTrue(Exit.isFailure(yield* Effect.exit(stepEvents.append([events[0]!]))), "the same event twice")
+        assert.isTrue(
+          Exit.isFailure(yield* Effect.exit(stepEvents.append([makeStepEvent({ id: "exe_missing", project_id: project.id })]))),
+          "an event of a missing execution"
+        )
+        // A day without a partition lands in the default one until retention readies it, which moves it in.
+        const late = makeStepEvent(execution, { seq: 9, created_at: iso(day + 2 * DAY + HOUR) })
+        yield* stepEvents.append([late])
+        assert.strictEqual((yield* partitionsOf("workflow_step_events")).workflow_step_events_default, 1)
+        const partitions = yield* TimePartitions
+        yield* partitions.prepare("workflow_step_events", iso(day + 2 * DAY), iso(day + 3 * DAY))
+        const readied = yield* partitionsOf("workflow_step_events")
+        assert.strictEqual(readied.workflow_step_events_default, 0)
+        assert.strictEqual(readied.workflow_step_events_p20261122, 1)
+        assert.strictEqual(readied.workflow_step_events_p20261123, 0)
+
+        // Retention drops the days wholly before its cut, and deletes the execution's events with it as before.
+        assert.strictEqual(yield* partitions.retire("workflow_step_events", iso(day + 12 * HOUR)), iso(day))
+        assert.deepStrictEqual(Object.keys(yield* partitionsOf("workflow_step_events")), [
+          "workflow_step_events_default",
+          "workflow_step_events_p20261120",
+          "workflow_step_events_p20261122",
+          "workflow_step_events_p20261123"
+        ])
+        assert.deepStrictEqual(
+          (yield* stepEvents.latest(execution.id, 10)).map((e) => e.seq),
+          [9, 4, 3]
+        )
+        yield* SqlClient.SqlClient.use((sql) => sql`DELETE FROM workflow_executions WHERE id = ${other.id}`)
+        assert.deepStrictEqual(yield* stepEvents.latest(other.id, 10), [])
+
+        // Reads keep to the partitions they can: a window of days, the day of a cursor.
+        const window = yield* explain(`
+          SELECT id FROM log_entries WHERE project_id = '${project.id}'
+            AND occurred_at >= '${iso(day - 3 * DAY)}' AND occurred_at <= '${iso(day - 3 * DAY + 10 * HOUR)}'`)
+        assert.include(window, "log_entries_p20261117")
+        assert.notInclude(window, "log_entries_p20261120")
+        assert.notInclude(window, "log_entries_default")
+      }).pipe(Effect.provide(environment))
+    }).pipe(Effect.scoped), 120_000)
+})
