@@ -5,9 +5,9 @@
  * durable embedded PostgreSQL (fsync and synchronous commit on, as `npm start` runs it).
  *
  * The rows are copies of what the engine writes: one chain run (start + `CHAIN` set_variable) is run through a
- * real host, then its step events and log entries are copied into days of their own, spread over the day in time
- * order, `RETENTION_ROWS` a day (100,000 by default; a quarter of that for the second day dropped, to show a drop
- * does not grow with its rows). A CHECKPOINT comes before each measurement: the rows retention removes are weeks
+ * real host, then its step events and log entries are copied into partitions of their own (a day of log entries, a
+ * week of step events), spread over the span in time order, `RETENTION_ROWS` a partition (100,000 by default; a
+ * quarter of that for the second one dropped, to show a drop does not grow with its rows). A CHECKPOINT comes before each measurement: the rows retention removes are weeks
  * old, their pages written out long ago, so the first change of each page writes its full image to the WAL.
  *
  * The day at the envelope's rate: the figures per row times the rows a day at `RETENTION_RATE` transitions a
@@ -17,7 +17,8 @@
  *   BENCH_ONLY=retention npm run bench
  *   RETENTION_ROWS=500000 RETENTION_RATE=1000 BENCH_ONLY=retention npm run bench
  */
-import { TimePartitions, type TimePartitionedTable, UpstreamSettings, LogSearch, StepEventsRepo } from "@parley/core"
+import { LogSearch, StepEventsRepo, type TimePartitionedTable, TimePartitions, UpstreamSettings } from "@parley/core"
+import { partitionName, SPAN_DAYS, spanOf } from "@parley/store-pg"
 import { Context, Effect, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { performance } from "node:perf_hooks"
@@ -137,9 +138,14 @@ export const benchRetention = (options: RetentionOptions) =>
         return { rows, ms, walBytes: bytes }
       })
 
-    // Three days a week back from today: two dropped whole (`rows` and a quarter of it), the last deleted by rows.
-    const days = [today - 9 * DAY, today - 8 * DAY, today - 7 * DAY]
-    const fill = (table: TimePartitionedTable, day: number, rows: number) => {
+    // Three spans (days of log entries, weeks of step events) ending a span before today's: the first two dropped
+    // whole (`rows` and a quarter of it), the last deleted by rows.
+    const spansOf = (table: TimePartitionedTable) => {
+      const span = SPAN_DAYS[table] * DAY
+      const last = spanOf(table, today) - 2 * span
+      return [last - 2 * span, last - span, last]
+    }
+    const fill = (table: TimePartitionedTable, start: number, rows: number) => {
       const { copy, of, time } = COLUMNS[table]
       return Effect.orDie(sql.unsafe(
         `INSERT INTO ${table} (id, ${time}, ${copy})
@@ -148,27 +154,27 @@ export const benchRetention = (options: RetentionOptions) =>
            generate_series(0, ceil($4::float8 / (SELECT count(*) FROM ${table} WHERE ${of} AND ${time} >= $5))::int - 1) g
          WHERE g * t.k + t.i < $4
          ORDER BY 2`,
-        [run, new Date(day).toISOString(), DAY / rows, rows, new Date(today).toISOString()]
+        [run, new Date(start).toISOString(), (SPAN_DAYS[table] * DAY) / rows, rows, new Date(today).toISOString()]
       ))
     }
 
     const tables: Array<TableRetention> = []
     for (const table of ["workflow_step_events", "log_entries"] as const) {
-      yield* partitions.prepare(table, new Date(days[0]!).toISOString(), new Date(days[2]!).toISOString())
-      yield* fill(table, days[0]!, options.rows)
-      yield* fill(table, days[1]!, Math.floor(options.rows / 4))
-      yield* fill(table, days[2]!, options.rows)
+      const [first, second, third] = spansOf(table) as [number, number, number]
+      yield* partitions.prepare(table, new Date(first).toISOString(), new Date(third).toISOString())
+      yield* fill(table, first, options.rows)
+      yield* fill(table, second, Math.floor(options.rows / 4))
+      yield* fill(table, third, options.rows)
       yield* Effect.orDie(sql.unsafe(`VACUUM ANALYZE ${table}`))
-      const dropped = yield* measure(options.rows, partitions.retire(table, new Date(days[1]!).toISOString()))
-      const droppedQuarter = yield* measure(Math.floor(options.rows / 4), partitions.retire(table, new Date(days[2]!).toISOString()))
-      const before = new Date(days[2]! + DAY).toISOString()
+      const dropped = yield* measure(options.rows, partitions.retire(table, new Date(second).toISOString()))
+      const droppedQuarter = yield* measure(Math.floor(options.rows / 4), partitions.retire(table, new Date(third).toISOString()))
+      const before = new Date(third + SPAN_DAYS[table] * DAY).toISOString()
       const deleted = yield* measure(options.rows, Effect.gen(function*() {
         while ((yield* prune[table](before, BATCH)) === BATCH) {
           // 10,000 a statement, as the jobs did.
         }
       }))
-      const partition = `${table}_p${new Date(days[2]!).toISOString().slice(0, 10).replaceAll("-", "")}`
-      const vacuum = yield* measure(options.rows, Effect.orDie(sql.unsafe(`VACUUM ${partition}`)))
+      const vacuum = yield* measure(options.rows, Effect.orDie(sql.unsafe(`VACUUM ${partitionName(table, third)}`)))
       const perRun = table === "workflow_step_events" ? yield* eventsOfRun : yield* entriesOfRun
       tables.push({ table, rowsPerTransition: perRun / (CHAIN + 1), deleted, vacuum, dropped, droppedQuarter })
     }
@@ -179,8 +185,8 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 export const formatRetentionBench = (r: RetentionBenchResult): string => {
   const lines = [
-    `Retention of a day's rows: DELETE (10,000 a statement, then VACUUM) against DROP of the day's partition`,
-    `(durable embedded PostgreSQL, CHECKPOINT before each; ${r.options.rows.toLocaleString("en-US")} rows a day copied from a chain run)`
+    `Retention: DELETE (10,000 rows a statement, then VACUUM) against DROP of a partition (a day of log entries, a week of step events)`,
+    `(durable embedded PostgreSQL, CHECKPOINT before each; ${r.options.rows.toLocaleString("en-US")} rows a partition copied from a chain run)`
   ]
   for (const t of r.tables) {
     const perDay = t.rowsPerTransition * r.options.rate * 86_400
@@ -193,9 +199,9 @@ export const formatRetentionBench = (r: RetentionBenchResult): string => {
         `   (a day of ${t.droppedQuarter.rows.toLocaleString("en-US")}: ${t.droppedQuarter.ms.toFixed(1)} ms, ${(t.droppedQuarter.walBytes / 1024).toFixed(1)} KB WAL)`,
       `    a day at ${r.options.rate} transitions/s (${Math.round(perDay).toLocaleString("en-US")} rows): DELETE + VACUUM ~${
         ((t.deleted.ms + t.vacuum.ms) * scale(t.deleted) / 60_000).toFixed(1)
-      } min and ~${mb((t.deleted.walBytes + t.vacuum.walBytes) * scale(t.deleted))} WAL; DROP ${t.dropped.ms.toFixed(1)} ms and ${
-        (t.dropped.walBytes / 1024).toFixed(1)
-      } KB WAL`
+      } min and ~${mb((t.deleted.walBytes + t.vacuum.walBytes) * scale(t.deleted))} WAL; DROP of its partition (${
+        t.table === "log_entries" ? "the day's" : "the week's, 7 days of rows"
+      }) ~${t.dropped.ms.toFixed(0)} ms and ~${(t.dropped.walBytes / 1024).toFixed(0)} KB WAL`
     )
   }
   return lines.join("\n") + "\n"

@@ -144,9 +144,10 @@ export const layerLogSearch = Layer.effect(
       }, Effect.orDie),
 
       prune: Effect.fnUntraced(function*(before: string, limit: number) {
-        // A row's ctid is unique within its partition only (0036): the pair names it.
+        // A row's ctid is unique within its partition only (0036): the pair names it. The time bound outside
+        // too keeps the DELETE to the partitions it can touch (after retention's drops, the default one).
         const rows = yield* sql`
-          DELETE FROM log_entries WHERE (tableoid, ctid) IN (
+          DELETE FROM log_entries WHERE occurred_at < ${before}::timestamptz AND (tableoid, ctid) IN (
             SELECT tableoid, ctid FROM log_entries WHERE occurred_at < ${before}::timestamptz LIMIT ${limit}
           )
           RETURNING id`

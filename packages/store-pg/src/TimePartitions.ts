@@ -1,11 +1,12 @@
 /**
  * `TimePartitions` on PostgreSQL (migration 0036): `log_entries` and `workflow_step_events` are range-partitioned by
- * their time column, a partition a UTC day named `<table>_pYYYYMMDD`, with a default partition `<table>_default`
- * for the rows of any day without one, so an insert never fails for want of a partition. Retention drops a day's
- * partition (a catalogue change: no WAL per row, no dead tuples for autovacuum) instead of deleting its rows.
+ * their time column, in spans of `SPAN_DAYS` (UTC days; weeks start on Monday) named `<table>_pYYYYMMDD` after the
+ * span's first day, with a default partition `<table>_default` for the rows of any time without one, so an insert
+ * never fails for want of a partition. Retention drops a span's partition (a catalogue change: no WAL per row, no
+ * dead tuples for autovacuum) instead of deleting its rows.
  *
  * Both DDL statements here lock briefly and wait at most `LOCK_TIMEOUT` for their locks (a long query on the
- * table must not queue every insert behind them): the maintenance job runs again the next day, and readies two days
+ * table must not queue every insert behind them): the maintenance jobs run again the next day, and ready two days
  * ahead, so a day's attempt lost to a busy table costs nothing.
  */
 import { type TimePartitionedTable, TimePartitions } from "@parley/core"
@@ -22,21 +23,33 @@ export const PARTITION_COLUMN: { readonly [T in TimePartitionedTable]: string } 
   workflow_step_events: "created_at"
 }
 
-/** The UTC day holding `ms`, as the epoch ms of its start. */
-export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS
+/**
+ * Days a partition spans. Log entries a day: searches give a window, kept 14 days by default. Step events a week:
+ * they are kept 90 days and read by execution (no time bound), so every read visits every partition; 14 of them
+ * instead of 92 keep those reads' planning and index probes small, at the price of keeping an event up to a week
+ * past its 90 days.
+ */
+export const SPAN_DAYS: { readonly [T in TimePartitionedTable]: 1 | 7 } = { log_entries: 1, workflow_step_events: 7 }
 
-/** The partition of the day starting at `dayMs`. */
-export const partitionName = (table: TimePartitionedTable, dayMs: number): string =>
-  `${table}_p${new Date(dayMs).toISOString().slice(0, 10).replaceAll("-", "")}`
+/** The first instant (epoch ms) of the table's span holding `ms`: a UTC day, or the week from Monday. */
+export const spanOf = (table: TimePartitionedTable, ms: number): number => {
+  const day = Math.floor(ms / DAY_MS)
+  // 1970-01-05, epoch day 4, was a Monday.
+  return (SPAN_DAYS[table] === 1 ? day : day - (((day - 4) % 7) + 7) % 7) * DAY_MS
+}
+
+/** The partition of the span starting at `startMs`. */
+export const partitionName = (table: TimePartitionedTable, startMs: number): string =>
+  `${table}_p${new Date(startMs).toISOString().slice(0, 10).replaceAll("-", "")}`
 
 export const defaultPartition = (table: TimePartitionedTable): string => `${table}_default`
 
-/** The day's bounds as `FOR VALUES` takes them (DDL takes no parameters; both are ISO text made here). */
-export const dayBounds = (dayMs: number): string =>
-  `FROM ('${new Date(dayMs).toISOString()}') TO ('${new Date(dayMs + DAY_MS).toISOString()}')`
+/** The span's bounds as `FOR VALUES` takes them (DDL takes no parameters; both are ISO text made here). */
+export const spanBounds = (table: TimePartitionedTable, startMs: number): string =>
+  `FROM ('${new Date(startMs).toISOString()}') TO ('${new Date(startMs + SPAN_DAYS[table] * DAY_MS).toISOString()}')`
 
-/** The day a partition's name gives, for the names `partitionName` makes. */
-const dayOfPartition = (table: TimePartitionedTable, name: string): number | undefined => {
+/** The span start a partition's name gives, for the names `partitionName` makes. */
+const startOfPartition = (table: TimePartitionedTable, name: string): number | undefined => {
   const match = /^(\d{4})(\d{2})(\d{2})$/.exec(name.startsWith(`${table}_p`) ? name.slice(table.length + 2) : "")
   return match === null ? undefined : Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))
 }
@@ -57,14 +70,14 @@ export const layerTimePartitions = Layer.effect(
       )
 
     /**
-     * Readies one day: a table of its own, the day's rows moved in from the default partition, attached. ATTACH
+     * Readies one span: a table of its own, the span's rows moved in from the default partition, attached. ATTACH
      * locks the parent SHARE UPDATE EXCLUSIVE (inserts and reads go on) and the default partition ACCESS EXCLUSIVE,
-     * taken first here and held through the move, so no row of the day lands there meanwhile. The advisory lock
+     * taken first here and held through the move, so no row of the span lands there meanwhile. The advisory lock
      * makes hosts readying the same table take turns.
      */
-    const attachDay = (table: TimePartitionedTable, dayMs: number) =>
+    const attachSpan = (table: TimePartitionedTable, start: number) =>
       sql.withTransaction(Effect.gen(function*() {
-        const name = partitionName(table, dayMs)
+        const name = partitionName(table, start)
         yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`parley.time_partitions.${table}`}, 0))`
         if ((yield* partitionsOf(table)).some((p) => p.name === name)) return
         const column = PARTITION_COLUMN[table]
@@ -74,12 +87,12 @@ export const layerTimePartitions = Layer.effect(
         yield* sql`
           WITH moved AS (
             DELETE FROM ${sql(defaultPartition(table))}
-            WHERE ${sql(column)} >= ${new Date(dayMs).toISOString()}::timestamptz
-              AND ${sql(column)} < ${new Date(dayMs + DAY_MS).toISOString()}::timestamptz
+            WHERE ${sql(column)} >= ${new Date(start).toISOString()}::timestamptz
+              AND ${sql(column)} < ${new Date(start + SPAN_DAYS[table] * DAY_MS).toISOString()}::timestamptz
             RETURNING *
           )
           INSERT INTO ${sql(name)} SELECT * FROM moved`
-        yield* sql.unsafe(`ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES ${dayBounds(dayMs)}`)
+        yield* sql.unsafe(`ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES ${spanBounds(table, start)}`)
       }))
 
     const dropPartition = (name: string) =>
@@ -90,16 +103,17 @@ export const layerTimePartitions = Layer.effect(
 
     return TimePartitions.of({
       prepare: Effect.fnUntraced(function*(table: TimePartitionedTable, from: string, until: string) {
-        for (let day = dayOf(Date.parse(from)); day <= dayOf(Date.parse(until)); day += DAY_MS) {
-          yield* attachDay(table, day)
+        const span = SPAN_DAYS[table] * DAY_MS
+        for (let start = spanOf(table, Date.parse(from)); start <= spanOf(table, Date.parse(until)); start += span) {
+          yield* attachSpan(table, start)
         }
       }, Effect.orDie),
 
       retire: Effect.fnUntraced(function*(table: TimePartitionedTable, before: string) {
-        const cut = dayOf(Date.parse(before))
+        const cut = spanOf(table, Date.parse(before))
         for (const { name } of yield* partitionsOf(table)) {
-          const day = dayOfPartition(table, name)
-          if (day !== undefined && day + DAY_MS <= cut) yield* dropPartition(name)
+          const start = startOfPartition(table, name)
+          if (start !== undefined && start + SPAN_DAYS[table] * DAY_MS <= cut) yield* dropPartition(name)
         }
         return new Date(cut).toISOString()
       }, Effect.orDie)

@@ -73,7 +73,7 @@ describe("migration 0036 on a database with rows", () => {
         assert.isTrue(yield* (yield* ExecutionsRepo).insert(execution))
         assert.isTrue(yield* (yield* ExecutionsRepo).insert(other))
         const day = Date.UTC(2026, 10, 20)
-        const times = [day - 3 * DAY + HOUR, day - 3 * DAY + 2 * HOUR, day - DAY, day + 5 * HOUR, day + DAY - 1]
+        const times = [day - 10 * DAY + HOUR, day - 3 * DAY + HOUR, day - 3 * DAY + 2 * HOUR, day - DAY, day + 5 * HOUR, day + DAY - 1]
         const events = times.map((t, seq) => makeStepEvent(execution, { seq, created_at: iso(t) }))
         yield* (yield* StepEventsRepo).append([...events, makeStepEvent(other, { seq: 0, created_at: iso(day) })])
         yield* (yield* LogSearch).append(times.map((t) =>
@@ -94,13 +94,18 @@ describe("migration 0036 on a database with rows", () => {
         yield* migrateUpTo(36)
         assert.deepStrictEqual(yield* rowsOf("log_entries"), before.logs, "every entry, every column")
         assert.deepStrictEqual(yield* rowsOf("workflow_step_events"), before.events, "every event, every column")
-        const days = { log_entries_default: 0, log_entries_p20261117: 2, log_entries_p20261119: 1, log_entries_p20261120: 2 }
-        assert.deepStrictEqual(yield* partitionsOf("log_entries"), days)
+        // Log entries a day a partition, step events a week from Monday.
+        assert.deepStrictEqual(yield* partitionsOf("log_entries"), {
+          log_entries_default: 0,
+          log_entries_p20261110: 1,
+          log_entries_p20261117: 2,
+          log_entries_p20261119: 1,
+          log_entries_p20261120: 2
+        })
         assert.deepStrictEqual(yield* partitionsOf("workflow_step_events"), {
           workflow_step_events_default: 0,
-          workflow_step_events_p20261117: 2,
-          workflow_step_events_p20261119: 1,
-          workflow_step_events_p20261120: 3
+          workflow_step_events_p20261109: 1,
+          workflow_step_events_p20261116: 6
         })
 
         // The keys refuse what they refused: the same event again, an event of no execution.
@@ -110,39 +115,47 @@ describe("migration 0036 on a database with rows", () => {
           Exit.isFailure(yield* Effect.exit(stepEvents.append([makeStepEvent({ id: "exe_missing", project_id: project.id })]))),
           "an event of a missing execution"
         )
-        // A day without a partition lands in the default one until retention readies it, which moves it in.
-        const late = makeStepEvent(execution, { seq: 9, created_at: iso(day + 2 * DAY + HOUR) })
+        // A week without a partition lands in the default one until retention readies it, which moves it in.
+        const late = makeStepEvent(execution, { seq: 9, created_at: iso(day + 4 * DAY + HOUR) })
         yield* stepEvents.append([late])
         assert.strictEqual((yield* partitionsOf("workflow_step_events")).workflow_step_events_default, 1)
         const partitions = yield* TimePartitions
-        yield* partitions.prepare("workflow_step_events", iso(day + 2 * DAY), iso(day + 3 * DAY))
+        yield* partitions.prepare("workflow_step_events", iso(day + 4 * DAY), iso(day + 11 * DAY))
         const readied = yield* partitionsOf("workflow_step_events")
         assert.strictEqual(readied.workflow_step_events_default, 0)
-        assert.strictEqual(readied.workflow_step_events_p20261122, 1)
-        assert.strictEqual(readied.workflow_step_events_p20261123, 0)
+        assert.strictEqual(readied.workflow_step_events_p20261123, 1)
+        assert.strictEqual(readied.workflow_step_events_p20261130, 0)
 
-        // Retention drops the days wholly before its cut, and deletes the execution's events with it as before.
-        assert.strictEqual(yield* partitions.retire("workflow_step_events", iso(day + 12 * HOUR)), iso(day))
-        assert.deepStrictEqual(Object.keys(yield* partitionsOf("workflow_step_events")), [
-          "workflow_step_events_default",
-          "workflow_step_events_p20261120",
-          "workflow_step_events_p20261122",
-          "workflow_step_events_p20261123"
-        ])
-        assert.deepStrictEqual(
-          (yield* stepEvents.latest(execution.id, 10)).map((e) => e.seq),
-          [9, 4, 3]
-        )
-        yield* SqlClient.SqlClient.use((sql) => sql`DELETE FROM workflow_executions WHERE id = ${other.id}`)
-        assert.deepStrictEqual(yield* stepEvents.latest(other.id, 10), [])
-
-        // Reads keep to the partitions they can: a window of days, the day of a cursor.
+        // A search keeps to the days of its window.
         const window = yield* explain(`
           SELECT id FROM log_entries WHERE project_id = '${project.id}'
             AND occurred_at >= '${iso(day - 3 * DAY)}' AND occurred_at <= '${iso(day - 3 * DAY + 10 * HOUR)}'`)
         assert.include(window, "log_entries_p20261117")
         assert.notInclude(window, "log_entries_p20261120")
         assert.notInclude(window, "log_entries_default")
+
+        // Retention drops the spans wholly before its cut (the start of the span holding its time); deleting an
+        // execution deletes its events as before.
+        assert.strictEqual(yield* partitions.retire("workflow_step_events", iso(day + 12 * HOUR)), iso(Date.UTC(2026, 10, 16)))
+        assert.deepStrictEqual(Object.keys(yield* partitionsOf("workflow_step_events")), [
+          "workflow_step_events_default",
+          "workflow_step_events_p20261116",
+          "workflow_step_events_p20261123",
+          "workflow_step_events_p20261130"
+        ])
+        assert.deepStrictEqual((yield* stepEvents.latest(execution.id, 10)).map((e) => e.seq), [9, 5, 4, 3, 2, 1])
+        assert.strictEqual(yield* partitions.retire("log_entries", iso(day + 12 * HOUR)), iso(day))
+        assert.deepStrictEqual(Object.keys(yield* partitionsOf("log_entries")), [
+          "log_entries_default",
+          "log_entries_p20261120"
+        ])
+        // What is left for row-by-row pruning before the cut is in the default partition only.
+        const prune = yield* explain(`DELETE FROM log_entries WHERE occurred_at < '${iso(day)}' AND (tableoid, ctid) IN (
+          SELECT tableoid, ctid FROM log_entries WHERE occurred_at < '${iso(day)}' LIMIT 10000)`)
+        assert.include(prune, "log_entries_default")
+        assert.notInclude(prune, "log_entries_p20261120")
+        yield* SqlClient.SqlClient.use((sql) => sql`DELETE FROM workflow_executions WHERE id = ${other.id}`)
+        assert.deepStrictEqual(yield* stepEvents.latest(other.id, 10), [])
       }).pipe(Effect.provide(environment))
     }).pipe(Effect.scoped), 120_000)
 })

@@ -18,9 +18,9 @@
  *
  * `executions.maintenance`, daily at 00:00 UTC and once when a host starts,
  * drops step events older than 90 days (decisions 4.2: records live as long
- * as their workflow, their step logs do not): whole days at once where the
- * store keeps them a day a partition (`TimePartitions`), so an event is kept
- * between 90 and 91 days.
+ * as their workflow, their step logs do not): whole weeks at once where the
+ * store keeps them a week a partition (`TimePartitions`, PostgreSQL), so an
+ * event is kept between 90 and 97 days there.
  */
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"

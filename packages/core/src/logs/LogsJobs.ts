@@ -1,7 +1,7 @@
 /**
  * Retention of log search: `logs.maintenance`, daily at 00:00 UTC and once when a host starts, deletes the entries
  * older than `LogSettings.retentionDays` (14 by default): whole days at once where the store keeps the entries a day
- * a partition (`TimePartitions`), the rest `PRUNE_BATCH` at a time, so a large backlog goes in bounded deletes; an
+ * a partition (`TimePartitions`, PostgreSQL), the rest `PRUNE_BATCH` at a time, so a large backlog goes in bounded deletes; an
  * entry is kept between the retention and a day more.
  */
 import { Clock, Effect, Layer } from "effect"

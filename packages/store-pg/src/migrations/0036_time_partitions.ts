@@ -1,25 +1,26 @@
 /**
  * `log_entries` and `workflow_step_events` become range-partitioned by their time column (`occurred_at`,
- * `created_at`), a partition a UTC day and a default partition for a day without one (`TimePartitions.ts`), so
- * retention drops a day instead of deleting its rows (docs/scale.md "Partitioning the append-heavy tables").
+ * `created_at`), a partition a UTC day for log entries and a week for step events, and a default partition for a
+ * time without one (`TimePartitions.ts`), so retention drops a span instead of deleting its rows (docs/scale.md
+ * "Partitioning the append-heavy tables").
  *
  * Each table is rebuilt with its rows: the old one renamed, the partitioned one made in its name with a partition
- * for every day the rows cover, the rows copied, the old table dropped, then the indexes and constraints built over
+ * for every span the rows cover, the rows copied, the old table dropped, then the indexes and constraints built over
  * the partitions (once, after the copy). The retention jobs ready the coming days' partitions when a host starts.
  *
  * What changes with the partitioning:
  * - `workflow_step_events`' primary key becomes (id, created_at): a partitioned table's unique keys must hold the
- *   partition key. Nothing is lost: an event is written once with the `created_at` it was stamped with (its id is
- *   minted with it, `Engine.stamp`), so the same event written again is refused as before; no write looks an event
- *   up by id to dedupe it. Its foreign key to `workflow_executions` stays, `ON DELETE CASCADE` as before.
- * - Its B-tree on `created_at`, there only for retention's deletes, becomes a BRIN index: retention drops days now,
+ *   partition key. Nothing is lost: an event gets its id and its `created_at` once (`Engine.stamp`) and is
+ *   written with both, so the same event written again is refused as before; no write looks an event up by id to
+ *   dedupe it. Its foreign key to `workflow_executions` stays, `ON DELETE CASCADE` as before.
+ * - Its B-tree on `created_at`, there only for retention's deletes, becomes a BRIN index: retention drops weeks now,
  *   and deletes by time only the rows the default partition holds; an event written pays one B-tree fewer.
  * - `log_entries` had no key and no foreign key; its indexes are rebuilt as they were.
  */
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeRows } from "../Rows.ts"
-import { DAY_MS, dayBounds, defaultPartition, PARTITION_COLUMN, partitionName } from "../TimePartitions.ts"
+import { DAY_MS, defaultPartition, PARTITION_COLUMN, partitionName, spanBounds, spanOf } from "../TimePartitions.ts"
 
 const toDays = decodeRows("0036 days", Schema.Struct({ day: Schema.Number }))
 
@@ -34,8 +35,8 @@ export default Effect.gen(function*() {
     const days = yield* toDays(
       yield* sql.unsafe(`SELECT DISTINCT floor(extract(epoch FROM ${column}) / 86400)::int AS day FROM ${old}`)
     )
-    for (const { day } of days) {
-      yield* sql.unsafe(`CREATE TABLE ${partitionName(table, day * DAY_MS)} PARTITION OF ${table} FOR VALUES ${dayBounds(day * DAY_MS)}`)
+    for (const start of new Set(days.map(({ day }) => spanOf(table, day * DAY_MS)))) {
+      yield* sql.unsafe(`CREATE TABLE ${partitionName(table, start)} PARTITION OF ${table} FOR VALUES ${spanBounds(table, start)}`)
     }
     yield* sql.unsafe(`INSERT INTO ${table} SELECT * FROM ${old}`)
     yield* sql.unsafe(`DROP TABLE ${old}`)
