@@ -196,7 +196,7 @@ export const formatRetentionBench = (r: RetentionBenchResult): string => {
       `    DELETE ${t.deleted.rows.toLocaleString("en-US")} rows   ${t.deleted.ms.toFixed(0).padStart(7)} ms  ${mb(t.deleted.walBytes).padStart(9)} WAL` +
         `   (+ VACUUM ${t.vacuum.ms.toFixed(0)} ms, ${mb(t.vacuum.walBytes)} WAL)`,
       `    DROP   ${t.dropped.rows.toLocaleString("en-US")} rows   ${t.dropped.ms.toFixed(1).padStart(7)} ms  ${(t.dropped.walBytes / 1024).toFixed(1).padStart(6)} KB WAL` +
-        `   (a day of ${t.droppedQuarter.rows.toLocaleString("en-US")}: ${t.droppedQuarter.ms.toFixed(1)} ms, ${(t.droppedQuarter.walBytes / 1024).toFixed(1)} KB WAL)`,
+        `   (a partition of ${t.droppedQuarter.rows.toLocaleString("en-US")}: ${t.droppedQuarter.ms.toFixed(1)} ms, ${(t.droppedQuarter.walBytes / 1024).toFixed(1)} KB WAL)`,
       `    a day at ${r.options.rate} transitions/s (${Math.round(perDay).toLocaleString("en-US")} rows): DELETE + VACUUM ~${
         ((t.deleted.ms + t.vacuum.ms) * scale(t.deleted) / 60_000).toFixed(1)
       } min and ~${mb((t.deleted.walBytes + t.vacuum.walBytes) * scale(t.deleted))} WAL; DROP of its partition (${
