@@ -5,17 +5,19 @@
  * never fails for want of a partition. Retention drops a span's partition (a catalogue change: no WAL per row, no
  * dead tuples for autovacuum) instead of deleting its rows.
  *
- * Both DDL statements here lock briefly and wait at most `LOCK_TIMEOUT` for their locks (a long query on the
- * table must not queue every insert behind them): the maintenance jobs run again the next day, and ready two days
- * ahead, so a day's attempt lost to a busy table costs nothing.
+ * Both DDL statements here lock briefly and wait at most `LOCK_TIMEOUT` for their locks: while a lock request
+ * waits behind a long query on the table, every statement after it queues too, so it gives up soon instead, with a
+ * warning. The maintenance jobs run again the next day and ready two days ahead, so a span left unreadied or undropped
+ * for a day costs nothing but a day's rows in the default partition or a day's longer keeping.
  */
 import { type TimePartitionedTable, TimePartitions } from "@parley/core"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import { decodeRows } from "./Rows.ts"
 
 export const DAY_MS = 24 * 60 * 60 * 1000
-const LOCK_TIMEOUT = "5s"
+const LOCK_TIMEOUT = "1s"
 
 /** The column each table is partitioned by. */
 export const PARTITION_COLUMN: { readonly [T in TimePartitionedTable]: string } = {
@@ -53,6 +55,16 @@ const startOfPartition = (table: TimePartitionedTable, name: string): number | u
   const match = /^(\d{4})(\d{2})(\d{2})$/.exec(name.startsWith(`${table}_p`) ? name.slice(table.length + 2) : "")
   return match === null ? undefined : Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))
 }
+
+/** `effect` unless its table was too busy to lock within `LOCK_TIMEOUT`: then a warning, and the next run tries again. */
+const unlessBusy = (action: string, partition: string) => <A>(effect: Effect.Effect<A, SqlError>) =>
+  effect.pipe(Effect.catch((error) =>
+    error.reason._tag === "LockTimeoutError"
+      ? Effect.logWarning(`Time partitions: the table was busy, ${action} waits for the next maintenance`).pipe(
+        Effect.annotateLogs({ partition })
+      )
+      : Effect.fail(error)
+  ))
 
 const toNames = decodeRows("time partitions", Schema.Struct({ name: Schema.String }))
 
@@ -93,13 +105,13 @@ export const layerTimePartitions = Layer.effect(
           )
           INSERT INTO ${sql(name)} SELECT * FROM moved`
         yield* sql.unsafe(`ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES ${spanBounds(table, start)}`)
-      }))
+      })).pipe(unlessBusy("readying it", partitionName(table, start)))
 
     const dropPartition = (name: string) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql.unsafe(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
         yield* sql.unsafe(`DROP TABLE IF EXISTS ${name}`)
-      }))
+      })).pipe(unlessBusy("dropping it", name))
 
     return TimePartitions.of({
       prepare: Effect.fnUntraced(function*(table: TimePartitionedTable, from: string, until: string) {

@@ -20,8 +20,8 @@ import {
   timePartitionsConformance,
   uniqueId
 } from "@parley/core/testing/conformance"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Redacted } from "effect"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Layer, Redacted } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { migrations } from "../src/Database.ts"
 import { layerStorage } from "../src/Storage.ts"
@@ -59,7 +59,7 @@ const explain = (statement: string) =>
   )
 
 describe("migration 0036 on a database with rows", () => {
-  it.live("rebuilds both tables partitioned by day, every row kept, every key still holding", () =>
+  it.live("rebuilds both tables partitioned by time, every row kept, every key still holding", () =>
     Effect.gen(function*() {
       const url = yield* emptyDatabase
       const environment = layerStorage.pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 })))
@@ -158,4 +158,38 @@ describe("migration 0036 on a database with rows", () => {
         assert.deepStrictEqual(yield* stepEvents.latest(other.id, 10), [])
       }).pipe(Effect.provide(environment))
     }).pipe(Effect.scoped), 120_000)
+})
+
+layer(layerStorage.pipe(Layer.provideMerge(layerTestDatabase)), { excludeTestServices: true })("a busy table", (it) => {
+  it.effect("readying or dropping a partition gives up after its lock timeout, and is done once the table is free", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const partitions = yield* TimePartitions
+      const day = Date.UTC(1977, 4, 2)
+      const names = Effect.map(partitionsOf("log_entries"), Object.keys)
+      /** A reader holding the table (its partitions too) in an open transaction while `effect` runs. */
+      const whileRead = <A>(effect: Effect.Effect<A>) =>
+        Effect.gen(function*() {
+          const reading = yield* Deferred.make<void>()
+          const done = yield* Deferred.make<void>()
+          const reader = yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`SELECT count(*) FROM log_entries`
+            yield* Deferred.succeed(reading, undefined)
+            yield* Deferred.await(done)
+          })).pipe(Effect.orDie, Effect.forkChild)
+          yield* Deferred.await(reading)
+          const a = yield* effect
+          yield* Deferred.succeed(done, undefined)
+          yield* Fiber.join(reader)
+          return a
+        })
+      yield* whileRead(partitions.prepare("log_entries", iso(day), iso(day)))
+      assert.notInclude(yield* names, "log_entries_p19770502", "not readied while the table was read")
+      yield* partitions.prepare("log_entries", iso(day), iso(day))
+      assert.include(yield* names, "log_entries_p19770502")
+      assert.strictEqual(yield* whileRead(partitions.retire("log_entries", iso(day + DAY))), iso(day + DAY))
+      assert.include(yield* names, "log_entries_p19770502", "not dropped while the table was read")
+      yield* partitions.retire("log_entries", iso(day + DAY))
+      assert.notInclude(yield* names, "log_entries_p19770502")
+    }), 60_000)
 })
