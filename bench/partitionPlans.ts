@@ -3,14 +3,17 @@
  * run on `workflow_step_events` and `log_entries`, `EXPLAIN ANALYZE`d on a retention's worth of rows in their
  * partitions (step events: runs spread over 92 days, a partition a week; log entries: 15 days, a partition a day,
  * each readied two days ahead as the retention jobs do, and the default partitions), beside the same statement on an unpartitioned copy of the same rows with the indexes the tables had before
- * 0036. Printed: the partitions a statement reads, its planning and execution time (medians of 5).
+ * 0036. Printed: how long 0036 took on those rows (they are written before it), then for each statement the
+ * partitions it reads, its planning and execution time (medians of 5).
  *
  *   BENCH_ONLY=plans npm run bench
  */
 import { TimePartitions } from "@parley/core"
-import { EmbeddedPostgres, layerFromUrl, layerStorage } from "@parley/store-pg"
+import { PgClient } from "@effect/sql-pg"
+import { EmbeddedPostgres, layerStorage, migrations } from "@parley/store-pg"
 import { Context, Data, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { Migrator, SqlClient } from "effect/sql"
+import { performance } from "node:perf_hooks"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -39,16 +42,17 @@ export const benchPartitionPlans = Effect.gen(function*() {
     (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
   )
   const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
-  const context = yield* Layer.build(layerStorage.pipe(Layer.provideMerge(layerFromUrl(pg.url))))
-  const sql = Context.get(context, SqlClient.SqlClient)
+  const client = yield* Layer.build(PgClient.layer({ url: pg.url, maxConnections: 8 })).pipe(Effect.orDie)
+  const sql = Context.get(client, SqlClient.SqlClient)
   const run = (statement: string) => Effect.orDie(sql.unsafe(statement))
   const iso = (ms: number) => new Date(ms).toISOString()
   const today = Math.floor(Date.now() / DAY) * DAY
-  const partitions = Context.get(context, TimePartitions)
-  yield* partitions.prepare("workflow_step_events", iso(today - 91 * DAY), iso(today + 2 * DAY))
-  yield* partitions.prepare("log_entries", iso(today - 14 * DAY), iso(today + 2 * DAY))
+  const migrateUpTo = (last: number) =>
+    Migrator.make({})({ loader: Effect.map(migrations, (all) => all.filter(([id]) => id <= last)), table: "parley_migrations" })
+      .pipe(Effect.provideContext(client), Effect.orDie)
+  yield* migrateUpTo(35)
 
-  // A project, a workflow, its runs (one a day back to 91 days, in turn), their events and log entries.
+  // Before 0036: a project, a workflow, its runs (one a day back to 91 days, in turn), their events and log entries.
   yield* run(`INSERT INTO projects (id, name, disabled, created_at, updated_at) VALUES ('prj', 'Plans', false, now(), now())`)
   yield* run(`
     INSERT INTO workflows (id, project_id, name, slug, status, lock_version, inbound_message_read_mode, created_at,
@@ -75,6 +79,16 @@ export const benchPartitionPlans = Effect.gen(function*() {
       now(), 'info', false, 'step entered ' || i, '{}', 'step entered set' || (i % 50), ('step entered set' || (i % 50))::tsvector,
       'exe' || (i % ${RUNS})
     FROM generate_series(0, ${ENTRIES - 1}) i`)
+  // 0036 on those rows, timed: what an upgrade's downtime is made of.
+  const migrationStart = performance.now()
+  yield* migrateUpTo(36)
+  const migration = { rows: RUNS * EVENTS_A_RUN + ENTRIES, ms: performance.now() - migrationStart }
+  const context = yield* Layer.build(layerStorage.pipe(Layer.provide(Layer.succeedContext(client))))
+  const partitions = Context.get(context, TimePartitions)
+  // As the retention jobs would when a host starts.
+  yield* partitions.prepare("workflow_step_events", iso(today), iso(today + 2 * DAY))
+  yield* partitions.prepare("log_entries", iso(today), iso(today + 2 * DAY))
+
   // The same rows unpartitioned, indexed as before 0036.
   yield* run(`CREATE TABLE step_events_flat AS SELECT * FROM workflow_step_events`)
   yield* run(`ALTER TABLE step_events_flat ADD PRIMARY KEY (id)`)
@@ -150,11 +164,17 @@ export const benchPartitionPlans = Effect.gen(function*() {
       SELECT tableoid, ctid FROM log_entries WHERE occurred_at < '${iso(today - 14 * DAY)}' LIMIT 10000)`),
     unpartitioned: undefined
   })
-  return costs
+  return { migration, costs }
 }).pipe(Effect.scoped)
 
-export const formatPartitionPlans = (costs: ReadonlyArray<PlanCost>): string =>
+export const formatPartitionPlans = ({ costs, migration }: {
+  readonly costs: ReadonlyArray<PlanCost>
+  readonly migration: { readonly rows: number; readonly ms: number }
+}): string =>
   [
+    `Migration 0036 on ${migration.rows} rows (both tables): ${(migration.ms / 1000).toFixed(1)} s, ${
+      Math.round(migration.rows / (migration.ms / 1000))
+    } rows/s`,
     `Plans on the partitioned tables (${RUNS * EVENTS_A_RUN} step events over 92 days, a partition a week; ${ENTRIES} log entries over 15 days, a partition a day), medians of 5`,
     `  ${"query".padEnd(38)} ${"partitions".padStart(10)}  ${"plan ms".padStart(8)} ${"run ms".padStart(8)}   unpartitioned plan / run ms`,
     ...costs.map((c) =>
