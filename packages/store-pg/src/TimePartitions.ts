@@ -127,6 +127,9 @@ export const layerTimePartitions = Layer.effect(
           const start = startOfPartition(table, name)
           if (start !== undefined && start + SPAN_DAYS[table] * DAY_MS <= cut) yield* dropPartition(name)
         }
+        // Autovacuum analyzes each partition but never the partitioned table: its figures (joins over all the
+        // partitions use them) are gathered here, daily, from a sample.
+        yield* sql.unsafe(`ANALYZE ${table}`)
         return new Date(cut).toISOString()
       }, Effect.orDie)
     })
