@@ -16,11 +16,14 @@ import { benchLogSearch, formatLogSearchBench } from "./logsearch.ts"
 
 import { benchBroadcastApart, formatBroadcastBench } from "./broadcast.ts"
 import { benchEnvelope, envelopeOptionsFromEnv, formatEnvelope } from "./envelope.ts"
+import { benchRetention, formatRetentionBench, retentionOptionsFromEnv } from "./retention.ts"
+import { benchPartitionPlans, formatPartitionPlans } from "./partitionPlans.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /**
  * `BENCH_ONLY=executions` (comma-separated names: http, requestcost, jobqueue, functions, ingestion, webhooks, proxy,
- * executions, agent, logsearch, broadcast, envelope) or `npm run bench -- executions envelope` runs only those.
+ * executions, agent, logsearch, broadcast, retention, plans, envelope) or `npm run bench -- executions envelope` runs
+ * only those.
  */
 const only = (process.env.BENCH_ONLY?.split(",") ?? process.argv.slice(2)).map((name) => name.trim()).filter((name) => name !== "")
 const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
@@ -64,6 +67,8 @@ const program = Effect.gen(function*() {
     const modes = (["in-process", "remote"] as const).filter((mode) => (process.env.BENCH_BROADCAST_NETWORK ?? mode) === mode)
     for (const network of modes) console.log(formatBroadcastBench(yield* benchBroadcastApart({ recipients, network })))
   }
+  if (runs("retention")) console.log(formatRetentionBench(yield* benchRetention(retentionOptionsFromEnv())))
+  if (runs("plans")) console.log(formatPartitionPlans(yield* benchPartitionPlans))
   // The scale envelope (docs/scale.md): host processes of their own, so last and never by default.
   if (only.includes("envelope")) {
     for (const options of envelopeOptionsFromEnv()) console.log(formatEnvelope(yield* benchEnvelope(options)))

@@ -7,6 +7,7 @@ import { Layer } from "effect"
 import { layerMemoryTransactor, MemoryStore } from "./ports/MemoryStore.ts"
 import { layerMemoryRateLimits } from "./ports/MemoryRateLimits.ts"
 import { layerMemoryDatabaseStats } from "./ports/DatabaseStats.ts"
+import { layerMemoryTimePartitions } from "./ports/TimePartitions.ts"
 import { layerMemoryProjectsRepo } from "./projects/MemoryProjects.ts"
 import { layerMemoryProjectSecretsRepo } from "./projects/MemoryProjectSecrets.ts"
 import { layerMemoryTriggersRepo, layerMemoryWorkflowsRepo } from "./workflows/MemoryWorkflows.ts"
@@ -51,6 +52,7 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryKnowledgeSearch,
   layerMemoryRateLimits,
   layerMemoryDatabaseStats,
+  layerMemoryTimePartitions,
   layerMemorySetupLinksRepo,
   layerMemoryInboxEmbedsRepo,
   layerMemoryWorkflowEmbedsRepo,

@@ -27,6 +27,7 @@ import { layerBroadcastsRepo } from "./BroadcastsRepo.ts"
 import { layerGuardrailsRepo } from "./GuardrailsRepo.ts"
 import { layerRevisionsRepo } from "./RevisionsRepo.ts"
 import { layerWorkflowStatsRepo } from "./WorkflowStatsRepo.ts"
+import { layerTimePartitions } from "./TimePartitions.ts"
 
 export const layerStorage = Layer.mergeAll(
   layerTransactor,
@@ -56,7 +57,8 @@ export const layerStorage = Layer.mergeAll(
   layerBroadcastsRepo,
   layerGuardrailsRepo,
   layerRevisionsRepo,
-  layerWorkflowStatsRepo
+  layerWorkflowStatsRepo,
+  layerTimePartitions
 ).pipe(
   Layer.provide(PgTransactions.layer)
 )
