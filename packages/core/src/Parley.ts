@@ -43,6 +43,7 @@ import { layerExecutionsWorkers } from "./executions/ExecutionsJobs.ts"
 import { Launcher } from "./executions/Launcher.ts"
 import { WorkflowRevisions } from "./executions/lifecycle/Revisions.ts"
 import { ActiveRollouts, Rollouts } from "./executions/lifecycle/Rollouts.ts"
+import { ActiveGuardrails } from "./guardrails/ActiveGuardrails.ts"
 import { RunMigrations } from "./executions/lifecycle/RunMigration.ts"
 import { Experiments } from "./executions/lifecycle/Experiments.ts"
 import { EventTriggers } from "./executions/EventTriggers.ts"
@@ -98,7 +99,11 @@ export const layerMessagingServices = messagingServices.pipe(
   Layer.provide(layerNumberDependents),
   // Every send passes the guardrails' check, every inbound message their keywords; messaging answers their facts.
   Layer.provideMerge(
-    Layer.mergeAll(SendPolicy.layer, Guardrails.layer).pipe(Layer.provideMerge(OptOuts.layer), Layer.provide(layerSendFacts))
+    Layer.mergeAll(SendPolicy.layer, Guardrails.layer).pipe(
+      Layer.provideMerge(OptOuts.layer),
+      Layer.provideMerge(ActiveGuardrails.layer),
+      Layer.provide(layerSendFacts)
+    )
   )
 )
 

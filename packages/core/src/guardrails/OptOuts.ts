@@ -14,7 +14,8 @@ import { Transactor } from "../ports/Transactor.ts"
 import { notFound, type NotFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids, nameUuid } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import { effectiveSettings, keywordForm, type OptOutRecord, type OptOutSource, toOptOut } from "./Guardrail.ts"
+import { keywordForm, type OptOutRecord, type OptOutSource, toOptOut } from "./Guardrail.ts"
+import { ActiveGuardrails } from "./ActiveGuardrails.ts"
 import { GuardrailsRepo, type OptOutFilter } from "./GuardrailsRepo.ts"
 import { SendFacts } from "./SendFacts.ts"
 
@@ -78,6 +79,7 @@ export class OptOuts extends Context.Service<OptOuts, {
     OptOuts,
     Effect.gen(function*() {
       const repo = yield* GuardrailsRepo
+      const active = yield* ActiveGuardrails
       const facts = yield* SendFacts
       const outbox = yield* Outbox
       const tx = yield* Transactor
@@ -133,8 +135,7 @@ export class OptOuts extends Context.Service<OptOuts, {
       ) {
         const word = keywordForm(text)
         if (word.length === 0 || word.length > 40) return
-        const found = yield* repo.policyFacts(number.projectId, number.msgConfigId, recipient)
-        const settings = effectiveSettings(Option.getOrUndefined(found.project), Option.getOrUndefined(found.number))
+        const settings = yield* active.settings(number.projectId, number.msgConfigId)
         if (settings.optOutKeywords.has(word)) {
           yield* record(number.projectId, number.msgConfigId, recipient, "keyword", word, settings.optOutConfirmation)
         } else if (settings.optInKeywords.has(word)) {
