@@ -72,6 +72,7 @@ import { Broadcasts } from "./broadcasts/Broadcasts.ts"
 import { BroadcastSender, layerBroadcastsWorkers } from "./broadcasts/Sender.ts"
 import { Guardrails } from "./guardrails/Guardrails.ts"
 import { layerGuardrailsInterest, layerGuardrailsWorkers } from "./guardrails/GuardrailsJobs.ts"
+import { layerStoppedMarketingInterest, layerStoppedMarketingWorkers } from "./messaging/StoppedMarketing.ts"
 import { OptOuts } from "./guardrails/OptOuts.ts"
 import { SendPolicy } from "./guardrails/SendPolicy.ts"
 import { layerOptOutNotices, layerSendFacts } from "./messaging/GuardrailPorts.ts"
@@ -127,6 +128,8 @@ export const layerServices = Layer.mergeAll(
   VoiceAgents.layer,
   // Confirmations of opt-outs are sent by a subscriber every appending process must know of.
   layerGuardrailsInterest,
+  // So are late refusals 131050, which record opt-outs.
+  layerStoppedMarketingInterest,
   // Broadcasts send through messaging's one path (`Outbound`).
   Layer.mergeAll(Broadcasts.layer, BroadcastSender.layer).pipe(Layer.provide(layerMessagingServices))
 ).pipe(
@@ -234,6 +237,7 @@ export const layerWorkers = Layer.mergeAll(
   layerLogsWorkers,
   layerBroadcastsWorkers,
   layerGuardrailsWorkers.pipe(Layer.provide(layerOptOutNotices)),
+  layerStoppedMarketingWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))
