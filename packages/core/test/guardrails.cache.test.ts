@@ -9,6 +9,7 @@ import { ActiveGuardrails } from "../src/guardrails/ActiveGuardrails.ts"
 import { GuardrailsRepo } from "../src/guardrails/GuardrailsRepo.ts"
 import { layerMemoryStorage } from "../src/MemoryStorage.ts"
 import { givenProject } from "../src/testing/conformance/fixtures.ts"
+import { makeSettings } from "../src/testing/conformance/GuardrailsRepoConformance.ts"
 
 let reads = 0
 /** The memory repo, counting reads of settings. */
@@ -24,17 +25,7 @@ const layerCounting = Layer.effect(
     }))
 )
 
-const settings = (projectId: string, keywords: ReadonlyArray<string>) => ({
-  project_id: projectId,
-  msg_config_id: null,
-  opt_out_keywords: keywords,
-  opt_in_keywords: null,
-  opt_out_confirmation: null,
-  opt_in_confirmation: null,
-  quiet_hours: null,
-  frequency_caps: null,
-  updated_at: "2026-03-04T05:06:07.089Z"
-})
+const settings = (projectId: string, keywords: ReadonlyArray<string>) => makeSettings(projectId, { opt_out_keywords: keywords })
 
 describe("guardrail settings cache", () => {
   layer(

@@ -25,7 +25,7 @@
  * unverified and the run goes on, so its reply may be there once or not at
  * all, never twice.
  */
-import { crashHost, random, SHORT_EXECUTION_TRUST, sleep } from "./process.support.ts"
+import { crashHost, deliveredTexts, random, SHORT_EXECUTION_TRUST, sleep } from "./process.support.ts"
 
 const KEY = "pk_test_crash_0123456789abcdef0123"
 const PNID = "100000000000001"
@@ -320,23 +320,9 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
     await refresh()
 
     // What contacts received, by (contact, text).
-    const outbox = await request("GET", `/sandbox/outbox?phone_number_id=${PNID}`)
-    if (outbox.status !== 200) throw new Error(`outbox answered ${outbox.status}: ${outbox.text}`)
-    const received = new Map<string, number>()
-    for (const m of outbox.body.data as Array<{ to: string | null; type: string; envelope: { text?: { body: string } } }>) {
-      if (m.type !== "text") continue
-      const key = `${m.to}|${m.envelope.text?.body}`
-      received.set(key, (received.get(key) ?? 0) + 1)
-    }
-
-    const problems: Array<string> = []
-    let duplicates = 0
-    for (const [key, count] of received) {
-      if (count > 1) {
-        duplicates += count - 1
-        problems.push(`${key} delivered ${count} times`)
-      }
-    }
+    const delivered = await deliveredTexts(request, PNID)
+    const { received, duplicates } = delivered
+    const problems: Array<string> = [...delivered.problems]
     let stuck = 0
     let inDoubt = 0
     let inDoubtDelivered = 0

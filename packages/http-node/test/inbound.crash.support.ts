@@ -12,7 +12,7 @@
  * doubt may be missing, never doubled: decisions 10.4).
  */
 import { createHmac } from "node:crypto"
-import { crashHost, random, SHORT_EXECUTION_TRUST, sleep } from "./process.support.ts"
+import { crashHost, deliveredTexts, random, SHORT_EXECUTION_TRUST, sleep } from "./process.support.ts"
 
 const KEY = "pk_test_inbound_crash_0123456789ab"
 const PNID = "100000000000001"
@@ -251,20 +251,9 @@ export const runInboundCrash = async (options: InboundCrashOptions): Promise<Inb
         problems.push(`${id} stored ${stored.get(id) ?? 0} times`)
       }
     }
-    const outbox = await request("GET", `/sandbox/outbox?phone_number_id=${PNID}`)
-    const received = new Map<string, number>()
-    for (const m of outbox.body.data as Array<{ to: string | null; type: string; envelope: { text?: { body: string } } }>) {
-      if (m.type !== "text") continue
-      const key = `${m.to}|${m.envelope.text?.body}`
-      received.set(key, (received.get(key) ?? 0) + 1)
-    }
-    let duplicates = 0
-    for (const [key, count] of received) {
-      if (count > 1) {
-        duplicates += count - 1
-        problems.push(`${key} delivered ${count} times`)
-      }
-    }
+    const delivered = await deliveredTexts(request, PNID)
+    const { received, duplicates } = delivered
+    problems.push(...delivered.problems)
     let stuck = 0
     let inDoubt = 0
     let wrong = 0

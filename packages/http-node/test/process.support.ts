@@ -136,3 +136,30 @@ export const crashHost = async (options: {
   }
   return { ...host, base, logFile, ready, close }
 }
+
+/**
+ * What the simulated network delivered from a number, read from the host's `/sandbox/outbox`: each text's count by
+ * `<to>|<body>`, and a problem line for each delivered more than once (`duplicates`: the extra copies).
+ */
+export const deliveredTexts = async (
+  request: (method: string, path: string) => Promise<{ readonly status: number; readonly body: any; readonly text: string }>,
+  phoneNumberId: string
+) => {
+  const outbox = await request("GET", `/sandbox/outbox?phone_number_id=${phoneNumberId}`)
+  if (outbox.status !== 200) throw new Error(`outbox answered ${outbox.status}: ${outbox.text}`)
+  const received = new Map<string, number>()
+  for (const m of outbox.body.data as Array<{ to: string | null; type: string; envelope: { text?: { body: string } } }>) {
+    if (m.type !== "text") continue
+    const key = `${m.to}|${m.envelope.text?.body}`
+    received.set(key, (received.get(key) ?? 0) + 1)
+  }
+  const problems: Array<string> = []
+  let duplicates = 0
+  for (const [key, count] of received) {
+    if (count > 1) {
+      duplicates += count - 1
+      problems.push(`${key} delivered ${count} times`)
+    }
+  }
+  return { received, duplicates, problems }
+}

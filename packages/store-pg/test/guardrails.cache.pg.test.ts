@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ActiveGuardrails, GuardrailsRepo } from "@parley/core"
-import { givenProject } from "@parley/core/testing/conformance"
+import { givenProject, makeSettings } from "@parley/core/testing/conformance"
 import { layerFromUrl, layerStorage } from "@parley/store-pg"
 import { Context, Effect, Layer } from "effect"
 import { freshDatabase } from "./pg.ts"
@@ -13,17 +13,7 @@ import { freshDatabase } from "./pg.ts"
 const startHost = (url: string) =>
   Layer.build(ActiveGuardrails.layer.pipe(Layer.provideMerge(layerStorage), Layer.provideMerge(layerFromUrl(url))))
 
-const settings = (projectId: string, keywords: ReadonlyArray<string>) => ({
-  project_id: projectId,
-  msg_config_id: null,
-  opt_out_keywords: keywords,
-  opt_in_keywords: null,
-  opt_out_confirmation: null,
-  opt_in_confirmation: null,
-  quiet_hours: null,
-  frequency_caps: null,
-  updated_at: new Date().toISOString()
-})
+const settings = (projectId: string, keywords: ReadonlyArray<string>) => makeSettings(projectId, { opt_out_keywords: keywords })
 
 describe("guardrail settings cache with two hosts on one database (postgres)", () => {
   it.live("a change through one host reaches the other host's remembered settings", () =>

@@ -19,7 +19,8 @@ const makeOptOut = (projectId: string, overrides: Partial<OptOutRecord> = {}): O
   ...overrides
 })
 
-const makeSettings = (projectId: string, overrides: Partial<GuardrailSettingsRecord> = {}): GuardrailSettingsRecord => ({
+/** Settings of the project (or, with `msg_config_id`, of a number) with nothing set but `overrides`. */
+export const makeSettings = (projectId: string, overrides: Partial<GuardrailSettingsRecord> = {}): GuardrailSettingsRecord => ({
   project_id: projectId,
   msg_config_id: null,
   opt_out_keywords: null,
