@@ -31,8 +31,7 @@ import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Metric
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { MessagingLocks } from "../messaging/MessagingRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
@@ -53,7 +52,8 @@ import {
 } from "./Execution.ts"
 import { type Graph, makeGraph } from "./Graph.ts"
 import type { Secrets } from "./Interpolation.ts"
-import { batchMessageIds, batchValue, routeLock } from "./Inputs.ts"
+import { batchMessageIds, batchValue } from "./Inputs.ts"
+import { RouteLocks } from "./RouteLocks.ts"
 import { maskSecrets, shapePayload } from "./StepLog.ts"
 import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
 import type { EndReason, Spawn, StepFailed, StepOutcome } from "./Step.ts"
@@ -149,8 +149,12 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
   readonly hostId: string
   /** The graph of a revision (remembered: revisions never change). */
   readonly graph: (revisionId: string) => Effect.Effect<Graph>
-  /** Stores the revision of a definition if new; answers its id. Call inside the start's transaction. */
-  readonly pinRevision: (projectId: string, workflowId: string, definition: Definition) => Effect.Effect<string>
+  /**
+   * Stores the revision of a definition if new; answers its id. Call inside the start's transaction. `lockVersion`:
+   * the workflow's, when `definition` is its current one (its revision id is then remembered per version: hashing a
+   * definition's canonical form costs more than the rest of a start's host work).
+   */
+  readonly pinRevision: (projectId: string, workflowId: string, definition: Definition, lockVersion?: number) => Effect.Effect<string>
   /**
    * Writes a transition (compare-and-set) with its events and webhook event; false when fenced out. A run it moves
    * from another status to running is leased to this host (the caller runs it here next).
@@ -183,11 +187,11 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const ids = yield* Ids
       const outbox = yield* Outbox
       const outbound = yield* Outbound
-      const configs = yield* MessageConfigsRepo
+      const messaging = yield* Messaging
       const workflows = yield* WorkflowsRepo
       const projectSecrets = yield* ProjectSecrets
       const inputs = yield* ExecutionInputsRepo
-      const locks = yield* MessagingLocks
+      const locks = yield* RouteLocks
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
       const { crashProbability, doubtGraceMs, leaseMs } = yield* ExecutionsSettings
@@ -213,8 +217,21 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           )
         })
 
-      const pinRevision = Effect.fnUntraced(function*(projectId: string, workflowId: string, definition: Definition) {
+      /** Revision ids of current definitions by `workflowId:lockVersion` (every save of a definition bumps the version). */
+      const currentRevisions = new Map<string, string>()
+      const revisionOf = (workflowId: string, definition: Definition, lockVersion: number | undefined) => {
+        if (lockVersion === undefined) return revisionId(workflowId, definition)
+        const key = `${workflowId}:${lockVersion}`
+        const known = currentRevisions.get(key)
+        if (known !== undefined) return known
         const id = revisionId(workflowId, definition)
+        if (currentRevisions.size >= 1_000) currentRevisions.clear()
+        currentRevisions.set(key, id)
+        return id
+      }
+
+      const pinRevision = Effect.fnUntraced(function*(projectId: string, workflowId: string, definition: Definition, lockVersion?: number) {
+        const id = revisionOf(workflowId, definition, lockVersion)
         if (!graphs.has(id)) {
           const revision: WorkflowRevision = { id, workflow_id: workflowId, project_id: projectId, definition, created_at: new Date(yield* Clock.currentTimeMillis).toISOString() }
           yield* repo.putRevision(revision)
@@ -252,7 +269,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       /** A `call` node's child, inserted with its parent's checkpoint (decisions 2.3.11). */
       const spawnChild = Effect.fnUntraced(function*(spawn: Spawn, parent: ExecutionRecord, at: string) {
         const w = spawn.launch.workflow
-        const revision = yield* pinRevision(w.project_id, w.id, w.definition)
+        const revision = yield* pinRevision(w.project_id, w.id, w.definition, w.lock_version)
         const g = yield* graph(revision)
         const child = newExecution({ ...spawn.launch, parent }, { id: spawn.id, trackingId: spawn.trackingId }, at, revision, g)
         if (!(yield* repo.insert(child.record))) return false
@@ -290,7 +307,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         Effect.gen(function*() {
           const pair = endingPair(previous, transition.record)
           // The route lock before the row, in the order routing takes them.
-          if (pair !== undefined) yield* locks.lock(routeLock(pair.configId, pair.contactId))
+          if (pair !== undefined) yield* locks.lock(pair.configId, pair.contactId)
           const ok = yield* repo.checkpoint(transition.record, previous.state_version, [
             ...(transition.carried ?? []),
             ...(yield* stamp(transition.record, transition.events, secrets))
@@ -478,7 +495,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ])
           }
           // Recorded, no answer known: in doubt. Never sent again; the network's status reports may still settle it.
-          const config = yield* configs.findById(record.project_id, pending.msg_config_id)
+          const config = yield* messaging.findNumber(record.project_id, pending.msg_config_id)
           const settled = Option.isSome(config)
             ? yield* outbound.settleFromReports(config.value, m, pending.key, pending.started_at)
             : Option.none()
@@ -503,7 +520,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             { event_type: "action_failed", payload: { action: node.data.node_type, error: { message: "outcome unknown", code: "send_in_doubt" } } }
           ])
         }
-        const config = yield* configs.findById(record.project_id, pending.msg_config_id)
+        const config = yield* messaging.findNumber(record.project_id, pending.msg_config_id)
         if (Option.isNone(config) || config.value.deleted_at !== null) {
           if (pending.agent !== undefined) return agentSettled(t.iso, { error: "No sender number" })
           return T.fail(record, g, { message: "No sender number" }, t.iso)
@@ -722,7 +739,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const contactId = r.contact_id
         const kicks: Array<string> = []
         return tx.withTransaction(Effect.gen(function*() {
-          yield* locks.lock(routeLock(configId, contactId))
+          yield* locks.lock(configId, contactId)
           const queued = yield* inputs.list(configId, contactId, "queued")
           if (queued.length === 0) return asked(yield* writeIn(previous, next, secrets, kicks, spawn))
           const resumed = leased(T.resume(r, g, {

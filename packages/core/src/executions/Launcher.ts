@@ -15,13 +15,12 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { ExecutionsRepo } from "./ExecutionsRepo.ts"
-import { MessagingLocks } from "../messaging/MessagingRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import { Ids } from "../shared/Ids.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import type { ExecutionRecord } from "./Execution.ts"
-import { routeLock } from "./Inputs.ts"
+import { RouteLocks } from "./RouteLocks.ts"
 import { ActiveRollouts } from "./lifecycle/Rollouts.ts"
 import { type Launch, newExecution } from "./NewExecution.ts"
 import * as T from "./Transitions.ts"
@@ -46,7 +45,7 @@ export class Launcher extends Context.Service<Launcher, {
       const ids = yield* Ids
       const workflows = yield* WorkflowsRepo
       const repo = yield* ExecutionsRepo
-      const locks = yield* MessagingLocks
+      const locks = yield* RouteLocks
       const rollouts = yield* ActiveRollouts
 
       /** The run a pair's owner belongs to: a `call` child's outermost parent (ending it ends the child too). */
@@ -60,8 +59,8 @@ export class Launcher extends Context.Service<Launcher, {
        * owner. Answers the error the new run fails with when the pair is in handoff.
        */
       const claimPair = Effect.fnUntraced(function*(l: Launch, now: string) {
-        if (l.observer || l.parent !== undefined || l.config === null || l.contact === null) return undefined
-        yield* locks.lock(routeLock(l.config.id, l.contact.id))
+        if (l.observer || l.parent !== undefined || l.config === null || l.contact === null || l.contactMade === true) return undefined
+        yield* locks.lock(l.config.id, l.contact.id)
         for (let attempt = 0; attempt < 5; attempt++) {
           const owner = yield* repo.findRouted(l.config.id, l.contact.id)
           if (Option.isNone(owner)) return undefined
@@ -83,7 +82,7 @@ export class Launcher extends Context.Service<Launcher, {
           const staged = yield* rollouts.staged(l.workflow, l.contact?.id ?? null)
           const revision = Option.isSome(staged)
             ? staged.value
-            : yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition)
+            : yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition, l.workflow.lock_version)
           const g = yield* engine.graph(revision)
           const { events, record } = newExecution(l, { id, trackingId }, now, revision, g)
           const blocked = yield* claimPair(l, now)
