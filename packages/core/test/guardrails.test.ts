@@ -88,6 +88,8 @@ describe("guardrails", () => {
       yield* pass(500)
       const listed = yield* optOuts.list(g.principal.project.id, { phone_number: "+1 555 000 1111" }, page)
       assert.deepStrictEqual(listed.items.map((o) => [o.msg_config_id, o.source, o.keyword]), [[g.msgConfigId, "keyword", "STOP"]])
+      // A filter that names no recipient matches none: not a refusal of a parameter the contract types as a string.
+      assert.strictEqual((yield* optOuts.list(g.principal.project.id, { phone_number: "call me" }, page)).total, 0)
       assert.deepStrictEqual(yield* ada.received, [DEFAULT_OPT_OUT_CONFIRMATION])
 
       // A broadcast: Ada suppressed with the reason, Bob sent.

@@ -62,7 +62,7 @@ export class OptOuts extends Context.Service<OptOuts, {
   ) => Effect.Effect<void>
   /** The network refused a send to the recipient with 131050: recorded as its opt-out of the number. */
   readonly networkRefused: (number: { readonly projectId: string; readonly msgConfigId: string }, recipient: string) => Effect.Effect<void>
-  /** Newest first; `phone_number` as the API gives it (422 when malformed). */
+  /** Newest first; `phone_number` as the API gives it (in any written form; a malformed one matches none). */
   readonly list: (
     projectId: string,
     filter: { readonly msg_config_id?: string | undefined; readonly phone_number?: string | undefined },
@@ -188,10 +188,9 @@ export class OptOuts extends Context.Service<OptOuts, {
         filter: { readonly msg_config_id?: string | undefined; readonly phone_number?: string | undefined },
         window: ListWindow
       ) {
-        const recipient = filter.phone_number === undefined ? undefined : recipientOf(filter.phone_number)
-        if (filter.phone_number !== undefined && recipient === undefined) {
-          return yield* unprocessable("phone_number must be a phone number or a business-scoped id", [{ path: "phone_number", message: "malformed" }])
-        }
+        // A filter value that is neither a number nor a business-scoped id is no recipient: it matches none (as any
+        // filter matching nothing), rather than refusing a query parameter the contract types as any string.
+        const recipient = filter.phone_number === undefined ? undefined : recipientOf(filter.phone_number) ?? filter.phone_number
         const repoFilter: OptOutFilter = { msg_config_id: filter.msg_config_id, recipient }
         return yield* repo.listOptOuts(projectId, repoFilter, window)
       })
