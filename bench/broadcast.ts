@@ -18,8 +18,12 @@ import { Simulator } from "@parley/core/simulators"
 import { Context, Effect, Fiber, Option, References } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Inspector from "node:inspector/promises"
+import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as V8 from "node:v8"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { collect } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
@@ -57,6 +61,9 @@ export interface BroadcastBenchResult {
   readonly sendSeconds: number
   readonly idealSeconds: number
   readonly achievedRate: number
+  /** Host RSS before the recipients went in, and its peak while they did. */
+  readonly rssInsertStartMb: number
+  readonly rssInsertPeakMb: number
   readonly rssStartMb: number
   readonly rssPeakMb: number
   readonly rssEndMb: number
@@ -66,6 +73,19 @@ export interface BroadcastBenchResult {
   readonly completed: boolean
   /** CPU per send over the send (ms): the host's process, PostgreSQL's server processes, a network of its own. */
   readonly cpuPerSend: { readonly host: number; readonly postgres: number | undefined; readonly network: number | undefined }
+  /**
+   * Counts per send over the send, which do not move with the machine's load: bytes the host allocated (freed by
+   * its collections plus what the heap grew, `v8.GCProfiler`), the host's writes to PostgreSQL (round trips or
+   * pipelined batches), statements PostgreSQL ran (`pg_stat_statements`, top level, pg-boss's included) and the status
+   * reports ingested, with the statements that ran most often.
+   */
+  readonly perSend: {
+    readonly allocatedKb: number
+    readonly roundTrips: number
+    readonly statements: number
+    readonly reports: number
+    readonly top: ReadonlyArray<{ readonly calls: number; readonly query: string }>
+  }
   /** A `GET` of the completed broadcast (median ms), and the aggregate it ran before its counters were kept. */
   readonly getMs: number
   readonly recountMs: number
@@ -88,6 +108,79 @@ const latency = (samples: ReadonlyArray<number>): Latency => {
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
 
+/** PostgreSQL counts the statements it runs (`bench/statements.ts` does the same). */
+const STATEMENTS = { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "top", "pg_stat_statements.max": "5000" }
+
+/**
+ * The host's writes to PostgreSQL: to its Unix socket, the only sockets without a remote address apart from the
+ * process's own output (HTTP to the network and from the bench is TCP).
+ */
+const countDatabaseWrites = () => {
+  const write = Net.Socket.prototype.write
+  let writes = 0
+  Net.Socket.prototype.write = function(this: Net.Socket, ...args: Array<unknown>) {
+    if (this.remoteAddress === undefined && this !== (process.stdout as unknown) && this !== (process.stderr as unknown)) writes++
+    return (write as (...a: Array<unknown>) => boolean).apply(this, args)
+  } as typeof write
+  return { count: () => writes, restore: () => void (Net.Socket.prototype.write = write) }
+}
+
+/**
+ * Bytes the host allocated from `start` until `stop`: what its collections freed plus what the heap grew by.
+ * Counted, not timed: the same on a busy machine as on a quiet one.
+ */
+const allocationCounter = () => {
+  const profiler = new V8.GCProfiler()
+  const usedAtStart = V8.getHeapStatistics().used_heap_size
+  profiler.start()
+  return () => {
+    const result = profiler.stop()
+    const freed = (result?.statistics ?? []).reduce(
+      (sum, gc) => sum + Math.max(0, gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize),
+      0
+    )
+    return freed + V8.getHeapStatistics().used_heap_size - usedAtStart
+  }
+}
+
+/**
+ * With a path (`BENCH_BROADCAST_HEAP_PROFILE`), V8's sampling heap profiler over the send, written there when the
+ * returned effect runs (a `.heapprofile` for Chrome's DevTools): where the allocation per send comes from.
+ */
+const sampleAllocations = (path: string | undefined) =>
+  Effect.promise(async () => {
+    if (path === undefined || path === "") return Effect.void
+    const session = new Inspector.Session()
+    session.connect()
+    // Every allocation sampled, also what the collections freed since: the garbage is what the send costs.
+    await session.post("HeapProfiler.startSampling", {
+      samplingInterval: 32_768,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true
+    })
+    return Effect.promise(async () => {
+      const { profile } = await session.post("HeapProfiler.stopSampling")
+      Fs.writeFileSync(path, JSON.stringify(profile))
+      session.disconnect()
+    })
+  })
+
+/** RSS every 250 ms until stopped, with its peak. */
+const rssSampler = () => {
+  const start = process.memoryUsage().rss
+  let peak = start
+  const sample = () => void (peak = Math.max(peak, process.memoryUsage().rss))
+  const timer = setInterval(sample, 250)
+  return {
+    start,
+    peak: () => peak,
+    stop: () => {
+      sample()
+      clearInterval(timer)
+    }
+  }
+}
+
 /** What the heap holds after a full collection: what the host retains, apart from garbage V8 has not returned. */
 const liveHeapMb = () => {
   collect()
@@ -99,7 +192,7 @@ const startNetwork = (mode: BroadcastNetwork) =>
   Effect.gen(function*() {
     const patch = { throughputPerSecond: CEILING, messagingLimitTier: "TIER_UNLIMITED" }
     if (mode === "in-process") {
-      const { context, postgresPid, url } = yield* startBenchHost(KEY)
+      const { context, postgresPid, url } = yield* startBenchHost(KEY, { postgres: STATEMENTS })
       const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator)) as Simulator.NetworkSimulator["Service"]
       yield* simulator.updateNumber(SIM_NUMBER.phoneNumberId, patch)
       return {
@@ -112,7 +205,8 @@ const startNetwork = (mode: BroadcastNetwork) =>
     }
     const { command, pid: networkPid, port } = yield* forkNetwork(APP_SECRET)
     const { context, postgresPid, url } = yield* startBenchHost(KEY, {
-      env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: `http://127.0.0.1:${port}`, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
+      env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: `http://127.0.0.1:${port}`, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET },
+      postgres: STATEMENTS
     })
     yield* command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
     yield* command({ update: { phoneNumberId: SIM_NUMBER.phoneNumberId, patch } })
@@ -156,6 +250,9 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
     })
     const id = broadcast.data.id as string
 
+    const sql = Context.get(context, SqlClient.SqlClient)
+    yield* Effect.orDie(sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+    const insertRss = rssSampler()
     const insertStart = performance.now()
     for (let call = 0; call < options.recipients / 1000; call++) {
       const recipients = Array.from({ length: 1000 }, (_, i) => ({
@@ -165,6 +262,7 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       yield* request("POST", `/platform/v1/msg/broadcasts/${id}/recipients`, { recipients })
     }
     const insertSeconds = (performance.now() - insertStart) / 1000
+    insertRss.stop()
     console.log(`  (inserted ${options.recipients} recipients in ${insertSeconds.toFixed(1)} s; sending)`)
 
     // A send inside a conversation on the broadcast's number: a template, so no window is needed.
@@ -183,7 +281,15 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
 
     const liveStartMb = liveHeapMb()
     const rss: Array<number> = [process.memoryUsage().rss]
+    const sendRss = rssSampler()
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
+    const reportsStored = Effect.map(Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM msg_status_events`), (r) => r[0]!.n)
+    const reportsBefore = yield* reportsStored
+    yield* Effect.orDie(sql`SELECT pg_stat_statements_reset()`)
+    const writes = countDatabaseWrites()
+    yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
+    const allocated = allocationCounter()
+    const profile = yield* sampleAllocations(process.env.BENCH_BROADCAST_HEAP_PROFILE)
     const cpuBefore = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
     const sendStart = performance.now()
     yield* request("POST", `/platform/v1/msg/broadcasts/${id}/send`)
@@ -209,10 +315,25 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       if (final.status !== "sending" || sendEnd - sendStart > ideal * 10_000) break
     }
     sending = false
+    yield* Fiber.join(replies)
+    // The network reports each send after it (sent, delivered, read): the counts wait until its reports stop coming.
+    for (let last = -1, i = 0; i < 30; i++) {
+      const now = yield* reportsStored
+      if (now === last) break
+      last = now
+      yield* Effect.sleep("2 seconds")
+    }
+    // Sends made until the reports stopped (a send cut off at 10x the ideal goes on meanwhile).
+    final = (yield* request("GET", `/platform/v1/msg/broadcasts/${id}`)).data
     const cpuHost = process.cpuUsage(cpuBefore.host)
     const cpuPostgres = cpuAt(postgresPid)
     const cpuNetwork = cpuAt(networkPid)
-    const completed = final.status === "completed"
+    const allocatedBytes = allocated()
+    yield* profile
+    const roundTrips = writes.count()
+    writes.restore()
+    sendRss.stop()
+    const completed = final.status === "completed" && final.completed_at !== null
     const sentCount = Math.max(1, final.sent_count as number)
     const perSend = (before: number | undefined, after: number | undefined) =>
       before === undefined || after === undefined ? undefined : (after - before) / 1000 / sentCount
@@ -221,13 +342,17 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       postgres: perSend(cpuBefore.postgres, cpuPostgres),
       network: perSend(cpuBefore.network, cpuNetwork)
     }
-    yield* Fiber.join(replies)
+    // The bench's own reads (polls of the broadcast, counts) are left out of the statements.
+    const statementRows = yield* Effect.orDie(sql<{ calls: string; query: string }>`
+      SELECT calls::text AS calls, query FROM pg_stat_statements
+      WHERE query NOT LIKE '%pg_stat_%' AND query NOT LIKE '%count(*)::int AS n FROM msg_status_events%'
+      ORDER BY pg_stat_statements.calls DESC`)
+    const reports = (yield* reportsStored) - reportsBefore
     // The finished broadcast read: through the API, and the aggregate over its recipients' messages that the read ran
     // before the counters were kept (its SQL as it was), on the same rows.
     const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
     const gets: Array<number> = []
     for (let i = 0; i < 21; i++) gets.push(yield* timed(request("GET", `/platform/v1/msg/broadcasts/${id}`)))
-    const sql = Context.get(context, SqlClient.SqlClient)
     const recounts: Array<number> = []
     for (let i = 0; i < 3; i++) recounts.push(yield* timed(Effect.orDie(sql.unsafe(LEGACY_COUNT, [id]))))
     const liveEndMb = liveHeapMb()
@@ -240,13 +365,22 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       sendSeconds,
       idealSeconds: ideal,
       achievedRate: completed ? final.sent_count / sendSeconds : Number.NaN,
+      rssInsertStartMb: mb(insertRss.start),
+      rssInsertPeakMb: mb(insertRss.peak()),
       rssStartMb: mb(rss[0]!),
-      rssPeakMb: mb(Math.max(...rss)),
+      rssPeakMb: mb(Math.max(sendRss.peak(), ...rss)),
       rssEndMb: mb(rss[rss.length - 1]!),
       liveStartMb,
       liveEndMb,
       completed,
       cpuPerSend,
+      perSend: {
+        allocatedKb: allocatedBytes / 1024 / sentCount,
+        roundTrips: roundTrips / sentCount,
+        statements: statementRows.reduce((sum, r) => sum + Number(r.calls), 0) / sentCount,
+        reports: reports / sentCount,
+        top: statementRows.slice(0, 20).map((r) => ({ calls: Number(r.calls) / sentCount, query: r.query.replace(/\s+/g, " ").slice(0, 140) }))
+      },
       getMs: median(gets),
       recountMs: median(recounts),
       replyQuiet: latency(replyQuiet),
@@ -268,9 +402,13 @@ export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
       ? `  send: ${fixed(r.sendSeconds)} s, ideal ${fixed(r.idealSeconds, 0)} s: ratio ${fixed(r.sendSeconds / r.idealSeconds, 3)} (target <= 1.15 with the network apart)`
       : "  send: did not complete within 10x the ideal time",
     `  achieved rate ${fixed(r.achievedRate, 0)} msg/s against the number's ceiling ${CEILING}: ratio ${fixed(r.achievedRate / CEILING, 3)}`,
-    `  host RSS: start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB, end ${r.rssEndMb} MB (target peak <= 300 MB)`,
+    `  host RSS: inserting the recipients ${r.rssInsertStartMb} -> peak ${r.rssInsertPeakMb} MB; sending start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB, end ${r.rssEndMb} MB (target peak <= 300 MB)`,
     `  live heap after a full collection: start ${r.liveStartMb} MB, end ${r.liveEndMb} MB (target flat)`,
-    `  CPU per send: host ${ms(r.cpuPerSend.host)}, PostgreSQL ${ms(r.cpuPerSend.postgres)}, network ${ms(r.cpuPerSend.network)}`,
+    `  CPU per send: host ${ms(r.cpuPerSend.host)}, PostgreSQL ${ms(r.cpuPerSend.postgres)}, network ${ms(r.cpuPerSend.network)} (issue 30: ~2.4 ms in all)`,
+    `  per send, counted: host allocation ${fixed(r.perSend.allocatedKb, 0)} KB (issue 30: ~420 KB of garbage), ${fixed(r.perSend.roundTrips)} host writes to PostgreSQL, ${
+      fixed(r.perSend.statements)
+    } statements, ${fixed(r.perSend.reports, 2)} status reports; most frequent statements per send:`,
+    ...r.perSend.top.map((s) => `    ${s.calls.toFixed(2).padStart(6)}  ${s.query}`),
     `  GET of the broadcast after its send: ${fixed(r.getMs)} ms (target <= 20 ms); the recount it ran before kept counters, in SQL: ${fixed(r.recountMs)} ms`,
     `  a reply on the same number (proxied template until the network took it): quiet p50 ${fixed(r.replyQuiet.p50)} ms p99 ${
       fixed(r.replyQuiet.p99)

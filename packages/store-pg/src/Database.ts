@@ -43,6 +43,7 @@ import migration0032 from "./migrations/0032_workflow_embeds.ts"
 import migration0033 from "./migrations/0033_guardrails.ts"
 import migration0034 from "./migrations/0034_broadcast_held.ts"
 import migration0035 from "./migrations/0035_workflow_lifecycle.ts"
+import migration0038 from "./migrations/0038_broadcast_report_cost.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -119,7 +120,8 @@ export const migrations = Migrator.fromRecord({
   "0032_workflow_embeds": migration0032,
   "0033_guardrails": migration0033,
   "0034_broadcast_held": migration0034,
-  "0035_workflow_lifecycle": migration0035
+  "0035_workflow_lifecycle": migration0035,
+  "0038_broadcast_report_cost": migration0038
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */
