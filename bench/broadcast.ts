@@ -64,6 +64,9 @@ export interface BroadcastBenchResult {
   /** Host RSS before the recipients went in, and its peak while they did. */
   readonly rssInsertStartMb: number
   readonly rssInsertPeakMb: number
+  /** The heap and the memory outside it when each phase's RSS peaked. */
+  readonly rssInsertPeakParts: string
+  readonly rssPeakParts: string
   readonly rssStartMb: number
   readonly rssPeakMb: number
   readonly rssEndMb: number
@@ -169,11 +172,20 @@ const sampleAllocations = (path: string | undefined) =>
 const rssSampler = () => {
   const start = process.memoryUsage().rss
   let peak = start
-  const sample = () => void (peak = Math.max(peak, process.memoryUsage().rss))
+  let atPeak = process.memoryUsage()
+  const sample = () => {
+    const now = process.memoryUsage()
+    if (now.rss > peak) {
+      peak = now.rss
+      atPeak = now
+    }
+  }
   const timer = setInterval(sample, 250)
   return {
     start,
     peak: () => peak,
+    /** What the RSS held at its peak: V8's heap (committed and used) and memory outside it. */
+    atPeak: () => `heap ${mb(atPeak.heapTotal)} MB committed, ${mb(atPeak.heapUsed)} MB used; external ${mb(atPeak.external)} MB`,
     stop: () => {
       sample()
       clearInterval(timer)
@@ -367,6 +379,8 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       achievedRate: completed ? final.sent_count / sendSeconds : Number.NaN,
       rssInsertStartMb: mb(insertRss.start),
       rssInsertPeakMb: mb(insertRss.peak()),
+      rssInsertPeakParts: insertRss.atPeak(),
+      rssPeakParts: sendRss.atPeak(),
       rssStartMb: mb(rss[0]!),
       rssPeakMb: mb(Math.max(sendRss.peak(), ...rss)),
       rssEndMb: mb(rss[rss.length - 1]!),
@@ -402,7 +416,7 @@ export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
       ? `  send: ${fixed(r.sendSeconds)} s, ideal ${fixed(r.idealSeconds, 0)} s: ratio ${fixed(r.sendSeconds / r.idealSeconds, 3)} (target <= 1.15 with the network apart)`
       : "  send: did not complete within 10x the ideal time",
     `  achieved rate ${fixed(r.achievedRate, 0)} msg/s against the number's ceiling ${CEILING}: ratio ${fixed(r.achievedRate / CEILING, 3)}`,
-    `  host RSS: inserting the recipients ${r.rssInsertStartMb} -> peak ${r.rssInsertPeakMb} MB; sending start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB, end ${r.rssEndMb} MB (target peak <= 300 MB)`,
+    `  host RSS: inserting the recipients ${r.rssInsertStartMb} -> peak ${r.rssInsertPeakMb} MB (${r.rssInsertPeakParts}); sending start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB (${r.rssPeakParts}), end ${r.rssEndMb} MB (target peak <= 300 MB)`,
     `  live heap after a full collection: start ${r.liveStartMb} MB, end ${r.liveEndMb} MB (target flat)`,
     `  CPU per send: host ${ms(r.cpuPerSend.host)}, PostgreSQL ${ms(r.cpuPerSend.postgres)}, network ${ms(r.cpuPerSend.network)} (issue 30: ~2.4 ms in all)`,
     `  per send, counted: host allocation ${fixed(r.perSend.allocatedKb, 0)} KB (issue 30: ~420 KB of garbage), ${fixed(r.perSend.roundTrips)} host writes to PostgreSQL, ${

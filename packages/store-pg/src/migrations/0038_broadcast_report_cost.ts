@@ -6,6 +6,8 @@
  *   The update trigger now passes over that change, so a third of the reports no longer rewrite their recipient.
  * - The recipient's bits read `held_until` as a column (it exists since 0034), not through a row-to-JSON copy of the
  *   recipient on every write.
+ * - The bits are recomputed only when a column they read is written: the sender's mark before a send
+ *   (`attempted_at`) and an erasure (phone number, parameters) no longer look up the recipient's message.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -39,6 +41,11 @@ export default Effect.gen(function*() {
       NEW.counted := bits;
       RETURN NEW;
     END $$`
+  // The columns the bits read, and `counted` (set to -1 to ask for them again).
+  yield* sql`DROP TRIGGER msg_broadcast_recipients_bits ON msg_broadcast_recipients`
+  yield* sql`
+    CREATE TRIGGER msg_broadcast_recipients_bits BEFORE INSERT OR UPDATE OF status, message_id, sent_at, held_until, counted
+    ON msg_broadcast_recipients FOR EACH ROW EXECUTE FUNCTION msg_broadcast_recipient_bits()`
   // The statuses the bits tell apart: `pending` and `sent` read alike.
   yield* sql`DROP TRIGGER msg_messages_broadcast_update ON msg_messages`
   yield* sql`
