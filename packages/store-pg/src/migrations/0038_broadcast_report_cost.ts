@@ -4,6 +4,8 @@
  * - A message going from `pending` to `sent` (the network's first report of every send) moves no counter: the
  *   recipient's bits read `failed`, `delivered` and `read`, and whether the network accepted it (its network id).
  *   The update trigger now passes over that change, so a third of the reports no longer rewrite their recipient.
+ * - A broadcast message recorded before it goes out (no network id yet, `pending`) moves no counter either: its
+ *   recipient counts it once the network accepted it. The insert trigger passes over it.
  * - The recipient's bits read `held_until` as a column (it exists since 0034), not through a row-to-JSON copy of the
  *   recipient on every write.
  * - The bits are recomputed only when a column they read is written: the sender's mark before a send
@@ -54,5 +56,11 @@ export default Effect.gen(function*() {
       OLD.network_id IS DISTINCT FROM NEW.network_id OR (
         OLD.status IS DISTINCT FROM NEW.status
         AND (OLD.status NOT IN ('pending', 'sent') OR NEW.status NOT IN ('pending', 'sent')))))
+    EXECUTE FUNCTION msg_broadcast_message_changed()`
+  yield* sql`DROP TRIGGER msg_messages_broadcast_insert ON msg_messages`
+  yield* sql`
+    CREATE TRIGGER msg_messages_broadcast_insert AFTER INSERT ON msg_messages
+    FOR EACH ROW WHEN (NEW.direction = 'inbound' OR (NEW.origin = 'broadcast' AND (
+      NEW.network_id IS NOT NULL OR NEW.status NOT IN ('pending', 'sent'))))
     EXECUTE FUNCTION msg_broadcast_message_changed()`
 })
