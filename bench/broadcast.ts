@@ -76,19 +76,19 @@ export interface BroadcastBenchResult {
   readonly completed: boolean
   /** Recipients sent when the counts stopped. */
   readonly sent: number
-  /** CPU per send over the send (ms): the host's process, PostgreSQL's server processes, a network of its own. */
-  readonly cpuPerSend: { readonly host: number; readonly postgres: number | undefined; readonly network: number | undefined }
   /**
-   * Counts per send over the send, which do not move with the machine's load: bytes the host allocated (freed by
-   * its collections plus what the heap grew, `v8.GCProfiler`), the host's writes to PostgreSQL (round trips or
-   * pipelined batches), statements PostgreSQL ran (`pg_stat_statements`, top level, pg-boss's included) and the status
-   * reports ingested, with the statements that ran most often.
+   * What a send costs, over the send (from the POST to completion or the cut-off, the reports processed meanwhile
+   * included: `reports` per send), and what a status report costs, over the reports processed after it (a send cut
+   * off is stopped first). CPU in ms (the host's process, PostgreSQL's server processes, a network of its own); the
+   * rest counted, not timed, so a loaded machine moves them little: bytes the host allocated (freed by its
+   * collections plus what the heap grew by, `v8.GCProfiler`), its writes to PostgreSQL (round trips or pipelined
+   * batches), statements PostgreSQL ran (`pg_stat_statements`, top level, pg-boss's included).
    */
   readonly perSend: {
-    readonly allocatedKb: number
-    readonly roundTrips: number
-    readonly statements: number
-    readonly reports: number
+    readonly sending: PhaseCost
+    readonly perReport: PhaseCost
+    readonly reportsDrained: number
+    /** The statements that ran most often, per send made, over both phases. */
     readonly top: ReadonlyArray<{ readonly calls: number; readonly query: string }>
   }
   /** A `GET` of the completed broadcast (median ms), and the aggregate it ran before its counters were kept. */
@@ -97,6 +97,17 @@ export interface BroadcastBenchResult {
   /** A send inside a conversation on the same number (a proxied template, answered once the network took it), ms. */
   readonly replyQuiet: Latency
   readonly replyDuringBroadcast: Latency
+}
+
+export interface PhaseCost {
+  readonly host: number
+  readonly postgres: number | undefined
+  readonly network: number | undefined
+  readonly allocatedKb: number
+  readonly roundTrips: number
+  readonly statements: number
+  readonly reports: number
+  readonly sent: number
 }
 
 export interface Latency {
@@ -303,13 +314,33 @@ export const benchBroadcast = (options: {
     const sendRss = rssSampler()
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
     const reportsStored = Effect.map(Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM msg_status_events`), (r) => r[0]!.n)
-    const reportsBefore = yield* reportsStored
+    // The bench's own reads (polls of the broadcast, counts) are left out of the statements.
+    const benchOwn = sql`query NOT LIKE '%pg_stat_%' AND query NOT LIKE '%AS n FROM msg_status_events' AND query NOT LIKE '%AS n FROM msg_upstream_inbox%'`
+    const statementsRun = Effect.map(
+      Effect.orDie(sql<{ n: number }>`SELECT coalesce(sum(calls), 0)::float8 AS n FROM pg_stat_statements WHERE ${benchOwn}`),
+      (r) => r[0]!.n
+    )
     yield* Effect.orDie(sql`SELECT pg_stat_statements_reset()`)
     const writes = countDatabaseWrites()
     yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
-    const allocated = allocationCounter()
+    /** Where every counter stands, for the difference over a phase. */
+    const mark = (allocatedBytes: number) =>
+      Effect.gen(function*() {
+        const cpu = process.cpuUsage()
+        return {
+          host: (cpu.user + cpu.system) / 1000,
+          postgres: Option.getOrUndefined(Option.map(Option.fromNullishOr(cpuAt(postgresPid)), (us) => us / 1000)),
+          network: Option.getOrUndefined(Option.map(Option.fromNullishOr(cpuAt(networkPid)), (us) => us / 1000)),
+          allocatedKb: allocatedBytes / 1024,
+          roundTrips: writes.count(),
+          statements: yield* statementsRun,
+          reports: yield* reportsStored,
+          sent: (yield* request("GET", `/platform/v1/msg/broadcasts/${id}`)).data.sent_count as number
+        }
+      })
+    const atStart = yield* mark(0)
+    let allocated = allocationCounter()
     const profile = yield* sampleAllocations(process.env.BENCH_BROADCAST_HEAP_PROFILE)
-    const cpuBefore = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
     const sendStart = performance.now()
     yield* request("POST", `/platform/v1/msg/broadcasts/${id}/send`)
     // Replies on the same number while the broadcast sends: five a second, each timed until the network took it.
@@ -335,8 +366,11 @@ export const benchBroadcast = (options: {
     }
     sending = false
     yield* Fiber.join(replies)
-    // The network reports each send after it (sent, delivered, read): the counts wait until every webhook it posted
-    // is processed and no report came for 4 s (at most a minute).
+    const atEnd = yield* mark(allocated())
+    allocated = allocationCounter()
+    // A send cut off is stopped: what comes after is the network's reports of the sends made (sent, delivered, read),
+    // processed until every webhook it posted is and no report came for 4 s (at most a minute): the cost of a report.
+    if (final.status === "sending") yield* request("PATCH", `/platform/v1/msg/broadcasts/${id}`, { status: "stopped" })
     const unprocessed = Effect.map(
       Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM msg_upstream_inbox WHERE processed_at IS NULL`),
       (r) => r[0]!.n
@@ -347,31 +381,43 @@ export const benchBroadcast = (options: {
       quiet = now === last && (yield* unprocessed) === 0 ? quiet + 1 : 0
       last = now
     }
-    // Sends made until the reports stopped (a send cut off at 10x the ideal goes on meanwhile).
-    final = (yield* request("GET", `/platform/v1/msg/broadcasts/${id}`)).data
-    const cpuHost = process.cpuUsage(cpuBefore.host)
-    const cpuPostgres = cpuAt(postgresPid)
-    const cpuNetwork = cpuAt(networkPid)
-    const allocatedBytes = allocated()
+    const atDrained = yield* mark(allocated())
     yield* profile
-    const roundTrips = writes.count()
     writes.restore()
     sendRss.stop()
     const completed = final.status === "completed" && final.completed_at !== null
-    const sentCount = Math.max(1, final.sent_count as number)
-    const perSend = (before: number | undefined, after: number | undefined) =>
-      before === undefined || after === undefined ? undefined : (after - before) / 1000 / sentCount
-    const cpuPerSend = {
-      host: (cpuHost.user + cpuHost.system) / 1000 / sentCount,
-      postgres: perSend(cpuBefore.postgres, cpuPostgres),
-      network: perSend(cpuBefore.network, cpuNetwork)
+    type Mark = typeof atStart
+    const over = (from: Mark, to: Mark, per: number) => {
+      const of = (f: (m: Mark) => number | undefined) => {
+        const a = f(from)
+        const b = f(to)
+        return a === undefined || b === undefined ? undefined : (b - a) / Math.max(1, per)
+      }
+      return {
+        host: of((m) => m.host)!,
+        postgres: of((m) => m.postgres),
+        network: of((m) => m.network),
+        allocatedKb: to.allocatedKb / Math.max(1, per),
+        roundTrips: of((m) => m.roundTrips)!,
+        statements: of((m) => m.statements)!,
+        reports: of((m) => m.reports)!,
+        sent: of((m) => m.sent)!
+      } satisfies PhaseCost
     }
-    // The bench's own reads (polls of the broadcast, counts) are left out of the statements.
+    const sentCount = Math.max(1, atEnd.sent - atStart.sent)
     const statementRows = yield* Effect.orDie(sql<{ calls: string; query: string }>`
-      SELECT calls::text AS calls, query FROM pg_stat_statements
-      WHERE query NOT LIKE '%pg_stat_%' AND query NOT LIKE '%AS n FROM msg_status_events' AND query NOT LIKE '%AS n FROM msg_upstream_inbox%'
-      ORDER BY pg_stat_statements.calls DESC`)
-    const reports = (yield* reportsStored) - reportsBefore
+      SELECT calls::text AS calls, query FROM pg_stat_statements WHERE ${benchOwn} ORDER BY pg_stat_statements.calls DESC`)
+    const sendPhase = over(atStart, atEnd, sentCount)
+    const reportPhase = over(atEnd, atDrained, atDrained.reports - atEnd.reports)
+    const perSend = {
+      sending: sendPhase,
+      perReport: reportPhase,
+      reportsDrained: atDrained.reports - atEnd.reports,
+      top: statementRows.slice(0, 20).map((r) => ({
+        calls: Number(r.calls) / Math.max(1, atDrained.sent - atStart.sent),
+        query: r.query.replace(/\s+/g, " ").slice(0, 140)
+      }))
+    }
     // The finished broadcast read: through the API, and the aggregate over its recipients' messages that the read ran
     // before the counters were kept (its SQL as it was), on the same rows.
     const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -399,15 +445,8 @@ export const benchBroadcast = (options: {
       liveStartMb,
       liveEndMb,
       completed,
-      sent: final.sent_count,
-      cpuPerSend,
-      perSend: {
-        allocatedKb: allocatedBytes / 1024 / sentCount,
-        roundTrips: roundTrips / sentCount,
-        statements: statementRows.reduce((sum, r) => sum + Number(r.calls), 0) / sentCount,
-        reports: reports / sentCount,
-        top: statementRows.slice(0, 20).map((r) => ({ calls: Number(r.calls) / sentCount, query: r.query.replace(/\s+/g, " ").slice(0, 140) }))
-      },
+      sent: atEnd.sent,
+      perSend,
       getMs: median(gets),
       recountMs: median(recounts),
       replyQuiet: latency(replyQuiet),
@@ -418,6 +457,27 @@ export const benchBroadcast = (options: {
 /** NaN crosses the process boundary as null. */
 const fixed = (x: number | null | undefined, digits = 1) => (x === undefined || x === null || !Number.isFinite(x) ? "n/a" : x.toFixed(digits))
 const ms = (x: number | null | undefined) => `${fixed(x, 2)} ms`
+
+/** One phase's costs on a line. */
+const phase = (c: PhaseCost) =>
+  `CPU host ${ms(c.host)}, PostgreSQL ${ms(c.postgres)}, network ${ms(c.network)}; host allocation ${fixed(c.allocatedKb, 0)} KB, ${
+    fixed(c.roundTrips)
+  } host writes to PostgreSQL, ${fixed(c.statements)} statements`
+
+/** A send's own cost (the reports processed while sending taken out) with three reports' added. */
+const withReports = (sending: PhaseCost, report: PhaseCost): PhaseCost => {
+  const add = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a + (3 - sending.reports) * b)
+  return {
+    host: add(sending.host, report.host)!,
+    postgres: add(sending.postgres, report.postgres),
+    network: add(sending.network, report.network),
+    allocatedKb: add(sending.allocatedKb, report.allocatedKb)!,
+    roundTrips: add(sending.roundTrips, report.roundTrips)!,
+    statements: add(sending.statements, report.statements)!,
+    reports: 3,
+    sent: 1
+  }
+}
 
 export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
   [
@@ -431,10 +491,10 @@ export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
     `  achieved rate ${fixed(r.achievedRate, 0)} msg/s against the number's ceiling ${CEILING}: ratio ${fixed(r.achievedRate / CEILING, 3)}`,
     `  host RSS: inserting the recipients ${r.rssInsertStartMb} -> peak ${r.rssInsertPeakMb} MB (${r.rssInsertPeakParts}); sending start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB (${r.rssPeakParts}), end ${r.rssEndMb} MB (target peak <= 300 MB)`,
     `  live heap after a full collection: start ${r.liveStartMb} MB, end ${r.liveEndMb} MB (target flat)`,
-    `  CPU per send: host ${ms(r.cpuPerSend.host)}, PostgreSQL ${ms(r.cpuPerSend.postgres)}, network ${ms(r.cpuPerSend.network)} (issue 30: ~2.4 ms in all)`,
-    `  per send, counted: host allocation ${fixed(r.perSend.allocatedKb, 0)} KB (issue 30: ~420 KB of garbage), ${fixed(r.perSend.roundTrips)} host writes to PostgreSQL, ${
-      fixed(r.perSend.statements)
-    } statements, ${fixed(r.perSend.reports, 2)} status reports; most frequent statements per send:`,
+    `  per send, over the send (${fixed(r.perSend.sending.reports, 2)} status reports processed per send meanwhile): ${phase(r.perSend.sending)}`,
+    `  per status report, over the ${r.perSend.reportsDrained.toLocaleString("en-US")} processed after it: ${phase(r.perSend.perReport)}`,
+    `  a send with its three reports, from the two: ${phase(withReports(r.perSend.sending, r.perSend.perReport))} (issue 30: ~2.4 ms of CPU in all, ~420 KB of garbage)`,
+    "  statements run most often, per send:",
     ...r.perSend.top.map((s) => `    ${s.calls.toFixed(2).padStart(6)}  ${s.query}`),
     `  GET of the broadcast after its send: ${fixed(r.getMs)} ms (target <= 20 ms); the recount it ran before kept counters, in SQL: ${fixed(r.recountMs)} ms`,
     `  a reply on the same number (proxied template until the network took it): quiet p50 ${fixed(r.replyQuiet.p50)} ms p99 ${
