@@ -106,6 +106,9 @@ export interface PhaseCost {
   readonly allocatedKb: number
   readonly roundTrips: number
   readonly statements: number
+  /** Inside PostgreSQL, over those statements and their triggers: WAL records and buffer pages touched. */
+  readonly walRecords: number
+  readonly pages: number
   readonly reports: number
   readonly sent: number
 }
@@ -316,9 +319,14 @@ export const benchBroadcast = (options: {
     const reportsStored = Effect.map(Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM msg_status_events`), (r) => r[0]!.n)
     // The bench's own reads (polls of the broadcast, counts) are left out of the statements.
     const benchOwn = sql`query NOT LIKE '%pg_stat_%' AND query NOT LIKE '%AS n FROM msg_status_events' AND query NOT LIKE '%AS n FROM msg_upstream_inbox%'`
+    // Statements, and what they did inside PostgreSQL (triggers included): WAL records written and buffer pages
+    // touched, counts a loaded machine does not move.
     const statementsRun = Effect.map(
-      Effect.orDie(sql<{ n: number }>`SELECT coalesce(sum(calls), 0)::float8 AS n FROM pg_stat_statements WHERE ${benchOwn}`),
-      (r) => r[0]!.n
+      Effect.orDie(sql<{ n: number; wal: number; pages: number }>`
+        SELECT coalesce(sum(calls), 0)::float8 AS n, coalesce(sum(wal_records), 0)::float8 AS wal,
+          coalesce(sum(shared_blks_hit + shared_blks_read), 0)::float8 AS pages
+        FROM pg_stat_statements WHERE ${benchOwn}`),
+      (r) => r[0]!
     )
     yield* Effect.orDie(sql`SELECT pg_stat_statements_reset()`)
     const writes = countDatabaseWrites()
@@ -333,7 +341,7 @@ export const benchBroadcast = (options: {
           network: Option.getOrUndefined(Option.map(Option.fromNullishOr(cpuAt(networkPid)), (us) => us / 1000)),
           allocatedKb: allocatedBytes / 1024,
           roundTrips: writes.count(),
-          statements: yield* statementsRun,
+          ...yield* Effect.map(statementsRun, ({ n, pages, wal }) => ({ statements: n, walRecords: wal, pages })),
           reports: yield* reportsStored,
           sent: (yield* request("GET", `/platform/v1/msg/broadcasts/${id}`)).data.sent_count as number
         }
@@ -400,6 +408,8 @@ export const benchBroadcast = (options: {
         allocatedKb: to.allocatedKb / Math.max(1, per),
         roundTrips: of((m) => m.roundTrips)!,
         statements: of((m) => m.statements)!,
+        walRecords: of((m) => m.walRecords)!,
+        pages: of((m) => m.pages)!,
         reports: of((m) => m.reports)!,
         sent: of((m) => m.sent)!
       } satisfies PhaseCost
@@ -462,7 +472,7 @@ const ms = (x: number | null | undefined) => `${fixed(x, 2)} ms`
 const phase = (c: PhaseCost) =>
   `CPU host ${ms(c.host)}, PostgreSQL ${ms(c.postgres)}, network ${ms(c.network)}; host allocation ${fixed(c.allocatedKb, 0)} KB, ${
     fixed(c.roundTrips)
-  } host writes to PostgreSQL, ${fixed(c.statements)} statements`
+  } host writes to PostgreSQL, ${fixed(c.statements)} statements (${fixed(c.walRecords)} WAL records, ${fixed(c.pages, 0)} pages touched)`
 
 /** A send's own cost (the reports processed while sending taken out) with three reports' added. */
 const withReports = (sending: PhaseCost, report: PhaseCost): PhaseCost => {
@@ -474,6 +484,8 @@ const withReports = (sending: PhaseCost, report: PhaseCost): PhaseCost => {
     allocatedKb: add(sending.allocatedKb, report.allocatedKb)!,
     roundTrips: add(sending.roundTrips, report.roundTrips)!,
     statements: add(sending.statements, report.statements)!,
+    walRecords: add(sending.walRecords, report.walRecords)!,
+    pages: add(sending.pages, report.pages)!,
     reports: 3,
     sent: 1
   }
