@@ -149,8 +149,12 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
   readonly hostId: string
   /** The graph of a revision (remembered: revisions never change). */
   readonly graph: (revisionId: string) => Effect.Effect<Graph>
-  /** Stores the revision of a definition if new; answers its id. Call inside the start's transaction. */
-  readonly pinRevision: (projectId: string, workflowId: string, definition: Definition) => Effect.Effect<string>
+  /**
+   * Stores the revision of a definition if new; answers its id. Call inside the start's transaction. `lockVersion`:
+   * the workflow's, when `definition` is its current one (its revision id is then remembered per version: hashing a
+   * definition's canonical form costs more than the rest of a start's host work).
+   */
+  readonly pinRevision: (projectId: string, workflowId: string, definition: Definition, lockVersion?: number) => Effect.Effect<string>
   /**
    * Writes a transition (compare-and-set) with its events and webhook event; false when fenced out. A run it moves
    * from another status to running is leased to this host (the caller runs it here next).
@@ -213,8 +217,21 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           )
         })
 
-      const pinRevision = Effect.fnUntraced(function*(projectId: string, workflowId: string, definition: Definition) {
+      /** Revision ids of current definitions by `workflowId:lockVersion` (every save of a definition bumps the version). */
+      const currentRevisions = new Map<string, string>()
+      const revisionOf = (workflowId: string, definition: Definition, lockVersion: number | undefined) => {
+        if (lockVersion === undefined) return revisionId(workflowId, definition)
+        const key = `${workflowId}:${lockVersion}`
+        const known = currentRevisions.get(key)
+        if (known !== undefined) return known
         const id = revisionId(workflowId, definition)
+        if (currentRevisions.size >= 1_000) currentRevisions.clear()
+        currentRevisions.set(key, id)
+        return id
+      }
+
+      const pinRevision = Effect.fnUntraced(function*(projectId: string, workflowId: string, definition: Definition, lockVersion?: number) {
+        const id = revisionOf(workflowId, definition, lockVersion)
         if (!graphs.has(id)) {
           const revision: WorkflowRevision = { id, workflow_id: workflowId, project_id: projectId, definition, created_at: new Date(yield* Clock.currentTimeMillis).toISOString() }
           yield* repo.putRevision(revision)
@@ -252,7 +269,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       /** A `call` node's child, inserted with its parent's checkpoint (decisions 2.3.11). */
       const spawnChild = Effect.fnUntraced(function*(spawn: Spawn, parent: ExecutionRecord, at: string) {
         const w = spawn.launch.workflow
-        const revision = yield* pinRevision(w.project_id, w.id, w.definition)
+        const revision = yield* pinRevision(w.project_id, w.id, w.definition, w.lock_version)
         const g = yield* graph(revision)
         const child = newExecution({ ...spawn.launch, parent }, { id: spawn.id, trackingId: spawn.trackingId }, at, revision, g)
         if (!(yield* repo.insert(child.record))) return false

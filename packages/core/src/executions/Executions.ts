@@ -181,13 +181,14 @@ export class Executions extends Context.Service<Executions, {
         // One transaction with the launch (the Launcher settles the pair's current owner under its route lock:
         // superseded; handoff blocks the start); the run starts once it committed.
         const created = yield* tx.withTransaction(Effect.gen(function*() {
-          const { contact, conversation } = yield* messaging.openConversation(config, phone !== null ? { waId: phone } : { userId: recipient! })
+          const { contact, contactMade, conversation } = yield* messaging.openConversation(config, phone !== null ? { waId: phone } : { userId: recipient! })
           return yield* launcher.launch({
             workflow,
             triggerType: "api_call",
             observer: false,
             config,
             contact,
+            contactMade,
             conversationId: conversation.id,
             phone,
             recipient,

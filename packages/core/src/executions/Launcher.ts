@@ -60,7 +60,7 @@ export class Launcher extends Context.Service<Launcher, {
        * owner. Answers the error the new run fails with when the pair is in handoff.
        */
       const claimPair = Effect.fnUntraced(function*(l: Launch, now: string) {
-        if (l.observer || l.parent !== undefined || l.config === null || l.contact === null) return undefined
+        if (l.observer || l.parent !== undefined || l.config === null || l.contact === null || l.contactMade === true) return undefined
         yield* locks.lock(routeLock(l.config.id, l.contact.id))
         for (let attempt = 0; attempt < 5; attempt++) {
           const owner = yield* repo.findRouted(l.config.id, l.contact.id)
@@ -83,7 +83,7 @@ export class Launcher extends Context.Service<Launcher, {
           const staged = yield* rollouts.staged(l.workflow, l.contact?.id ?? null)
           const revision = Option.isSome(staged)
             ? staged.value
-            : yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition)
+            : yield* engine.pinRevision(l.workflow.project_id, l.workflow.id, l.workflow.definition, l.workflow.lock_version)
           const g = yield* engine.graph(revision)
           const { events, record } = newExecution(l, { id, trackingId }, now, revision, g)
           const blocked = yield* claimPair(l, now)

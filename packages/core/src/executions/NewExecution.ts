@@ -19,6 +19,11 @@ export interface Launch {
   readonly observer: boolean
   readonly config: MessageConfigRecord | null
   readonly contact: ContactRecord | null
+  /**
+   * The contact was made in the launch's own transaction (an API start for a new contact): no run can own its pair
+   * and none can take it before this commits, so the launch does not look for an owner.
+   */
+  readonly contactMade?: boolean | undefined
   readonly conversationId: string | null
   /** Contact number digits, when known. */
   readonly phone: string | null

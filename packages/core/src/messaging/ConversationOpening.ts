@@ -28,7 +28,15 @@ export interface ConversationOpening {
   readonly openConversation: (
     config: MessageConfigRecord,
     party: ConversationParty
-  ) => Effect.Effect<{ readonly contact: ContactRecord; readonly conversation: ConversationRecord }>
+  ) => Effect.Effect<{
+    readonly contact: ContactRecord
+    readonly conversation: ConversationRecord
+    /**
+     * The contact was made by this call, in the caller's transaction: nothing else can refer to it before that
+     * commits (no conversation, no run, no buffered input), so the caller may skip looking for them.
+     */
+    readonly contactMade: boolean
+  }>
 }
 
 export const makeConversationOpening = Effect.fnUntraced(function*(recording: Recording) {
@@ -46,10 +54,10 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
   const makeContact = Effect.fnUntraced(function*(projectId: string, party: ConversationParty, now: string) {
     yield* locks.lock(`contact:${projectId}:${party.waId ?? party.userId}`)
     const again = yield* findContact(projectId, party)
-    if (Option.isSome(again)) return again.value
+    if (Option.isSome(again)) return { contact: again.value, made: false }
     const made = newContact(projectId, { waId: party.waId, userId: party.userId }, yield* ids.uuid, now)
     yield* contacts.insertMany([made])
-    return made
+    return { contact: made, made: true }
   })
 
   const openConversation = Effect.fn("Messaging.openConversation")(function*(config: MessageConfigRecord, party: ConversationParty) {
@@ -57,17 +65,20 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
     const projectId = config.project_id
     const result = yield* tx.withTransaction(Effect.gen(function*() {
       const found = yield* findContact(projectId, party)
-      const c = Option.isSome(found) ? found.value : yield* makeContact(projectId, party, now)
-      yield* locks.lock(`conversation:${config.id}:${c.id}`)
-      const active = yield* conversations.findActive(config.id, c.id)
-      if (Option.isSome(active)) return { contact: c, conversation: active.value, opened: false }
+      const { contact: c, made } = Option.isSome(found) ? { contact: found.value, made: false } : yield* makeContact(projectId, party, now)
+      // A contact made just now has no conversation yet, and no one else can open one before this commits.
+      if (!made) {
+        yield* locks.lock(`conversation:${config.id}:${c.id}`)
+        const active = yield* conversations.findActive(config.id, c.id)
+        if (Option.isSome(active)) return { contact: c, conversation: active.value, opened: false, made }
+      }
       const conversation = newConversation(config, c, yield* ids.uuid, now, now)
       yield* conversations.insertMany([conversation])
       yield* domainEvent(projectId, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)
-      return { contact: c, conversation, opened: true }
+      return { contact: c, conversation, opened: true, made }
     }))
     if (result.opened) yield* arm(result.conversation)
-    return { contact: result.contact, conversation: result.conversation }
+    return { contact: result.contact, conversation: result.conversation, contactMade: result.made }
   })
 
   return { openConversation } satisfies ConversationOpening
