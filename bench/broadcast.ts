@@ -62,6 +62,8 @@ export interface BroadcastBenchResult {
   readonly idealSeconds: number
   readonly achievedRate: number
   /** Host RSS before the recipients went in, and its peak while they did. */
+  /** Bytes the host allocated per recipient inserted (the bench's own requests included: they share the process). */
+  readonly insertKbPerRecipient: number
   readonly rssInsertStartMb: number
   readonly rssInsertPeakMb: number
   /** The heap and the memory outside it when each phase's RSS peaked. */
@@ -286,6 +288,7 @@ export const benchBroadcast = (options: {
     const sql = Context.get(context, SqlClient.SqlClient)
     yield* Effect.orDie(sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
     const insertRss = rssSampler()
+    const insertAllocated = allocationCounter()
     const insertStart = performance.now()
     for (let call = 0; call < options.recipients / 1000; call++) {
       const recipients = Array.from({ length: 1000 }, (_, i) => ({
@@ -296,6 +299,7 @@ export const benchBroadcast = (options: {
     }
     const insertSeconds = (performance.now() - insertStart) / 1000
     insertRss.stop()
+    const insertKbPerRecipient = insertAllocated() / 1024 / options.recipients
     console.log(`  (inserted ${options.recipients} recipients in ${insertSeconds.toFixed(1)} s; sending)`)
 
     // A send inside a conversation on the broadcast's number: a template, so no window is needed.
@@ -445,6 +449,7 @@ export const benchBroadcast = (options: {
       sendSeconds,
       idealSeconds: ideal,
       achievedRate: completed ? final.sent_count / sendSeconds : Number.NaN,
+      insertKbPerRecipient,
       rssInsertStartMb: mb(insertRss.start),
       rssInsertPeakMb: mb(insertRss.peak()),
       rssInsertPeakParts: insertRss.atPeak(),
@@ -496,7 +501,7 @@ export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
     `Broadcast of ${r.recipients.toLocaleString("en-US")} recipients on a simulated number at ${CEILING} msg/s (Postgres storage; network ${
       r.network === "remote" ? "in a process of its own, over HTTP" : "in the host's process"
     })`,
-    `  recipient insertion, ${r.recipients / 1000} calls of 1,000: ${fixed(r.insertSeconds)} s (target < 10 s)`,
+    `  recipient insertion, ${r.recipients / 1000} calls of 1,000: ${fixed(r.insertSeconds)} s (target < 10 s), ${fixed(r.insertKbPerRecipient, 1)} KB allocated per recipient`,
     r.completed
       ? `  send: ${fixed(r.sendSeconds)} s, ideal ${fixed(r.idealSeconds, 0)} s: ratio ${fixed(r.sendSeconds / r.idealSeconds, 3)} (target <= 1.15 with the network apart)`
       : `  send: cut off before it completed (${r.sent.toLocaleString("en-US")} sent)`,
