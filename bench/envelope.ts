@@ -413,7 +413,7 @@ export const benchEnvelope = (options: EnvelopeOptions) =>
         let rows = 0
         while (true) {
           const deleted = yield* count(sql.unsafe(
-            `WITH gone AS (DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} ORDER BY ${order} LIMIT 10000) RETURNING 1)
+            `WITH gone AS (DELETE FROM ${table} WHERE (tableoid, ctid) IN (SELECT tableoid, ctid FROM ${table} ORDER BY ${order} LIMIT 10000) RETURNING 1)
              SELECT count(*) AS n FROM gone`
           ))
           if (deleted === 0) break

@@ -6,6 +6,7 @@ import { Effect, References } from "effect"
 import { benchAgent, formatAgentBench } from "./agent.ts"
 import { benchExecutions, formatExecutionsBench } from "./executions.ts"
 import { benchHttp, formatHttpBench } from "./http.ts"
+import { benchRequestCost, formatRequestCost } from "./requestCost.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
 import { benchFunctionsHttp, formatFunctionsHttpBench } from "./functionsHttp.ts"
 import { benchIngestion, formatIngestionBench } from "./ingestion.ts"
@@ -15,11 +16,14 @@ import { benchLogSearch, formatLogSearchBench } from "./logsearch.ts"
 
 import { benchBroadcastApart, formatBroadcastBench } from "./broadcast.ts"
 import { benchEnvelope, envelopeOptionsFromEnv, formatEnvelope } from "./envelope.ts"
+import { benchRetention, formatRetentionBench, retentionOptionsFromEnv } from "./retention.ts"
+import { benchPartitionPlans, formatPartitionPlans } from "./partitionPlans.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /**
- * `BENCH_ONLY=executions` (comma-separated names: http, jobqueue, functions, ingestion, webhooks, proxy, executions,
- * agent, logsearch, broadcast, envelope) or `npm run bench -- executions envelope` runs only those.
+ * `BENCH_ONLY=executions` (comma-separated names: http, requestcost, jobqueue, functions, ingestion, webhooks, proxy,
+ * executions, agent, logsearch, broadcast, retention, plans, envelope) or `npm run bench -- executions envelope` runs
+ * only those.
  */
 const only = (process.env.BENCH_ONLY?.split(",") ?? process.argv.slice(2)).map((name) => name.trim()).filter((name) => name !== "")
 const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
@@ -33,6 +37,10 @@ const program = Effect.gen(function*() {
   console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread; ${youngGeneration})\n`)
   if (runs("http")) {
     console.log(formatHttpBench(yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })))
+  }
+  // What a GET and a proxied send cost the host, counted: steadier than the rates above on a shared machine.
+  if (runs("requestcost")) {
+    console.log(formatRequestCost(yield* benchRequestCost({ n: 3000, parts: ["get", "get-unrecorded", "send"] })))
   }
   if (runs("jobqueue")) {
     console.log(formatJobQueueBench(yield* benchJobQueue()))
@@ -61,6 +69,8 @@ const program = Effect.gen(function*() {
     const maxSeconds = process.env.BENCH_BROADCAST_MAX_SECONDS === undefined ? undefined : Number(process.env.BENCH_BROADCAST_MAX_SECONDS)
     for (const network of modes) console.log(formatBroadcastBench(yield* benchBroadcastApart({ recipients, network, maxSeconds })))
   }
+  if (runs("retention")) console.log(formatRetentionBench(yield* benchRetention(retentionOptionsFromEnv())))
+  if (runs("plans")) console.log(formatPartitionPlans(yield* benchPartitionPlans))
   // The scale envelope (docs/scale.md): host processes of their own, so last and never by default.
   if (only.includes("envelope")) {
     for (const options of envelopeOptionsFromEnv()) console.log(formatEnvelope(yield* benchEnvelope(options)))

@@ -7,11 +7,13 @@ import { Layer } from "effect"
 import { layerMemoryTransactor, MemoryStore } from "./ports/MemoryStore.ts"
 import { layerMemoryRateLimits } from "./ports/MemoryRateLimits.ts"
 import { layerMemoryDatabaseStats } from "./ports/DatabaseStats.ts"
+import { layerMemoryTimePartitions } from "./ports/TimePartitions.ts"
 import { layerMemoryProjectsRepo } from "./projects/MemoryProjects.ts"
 import { layerMemoryProjectSecretsRepo } from "./projects/MemoryProjectSecrets.ts"
 import { layerMemoryTriggersRepo, layerMemoryWorkflowsRepo } from "./workflows/MemoryWorkflows.ts"
 import { layerMemoryEventsStorage } from "./events/MemoryEvents.ts"
 import { layerMemoryExecutionsStorage } from "./executions/MemoryExecutions.ts"
+import { layerMemoryRouteLocks } from "./executions/RouteLocks.ts"
 import { layerMemoryFunctionsStorage } from "./functions/MemoryFunctions.ts"
 import { layerMemoryMessagingStorage } from "./messaging/MemoryMessaging.ts"
 import { layerMemoryTemplatesRepo } from "./messaging/templates/MemoryTemplates.ts"
@@ -43,12 +45,14 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryWebhooksStorage,
   layerMemoryCustomersRepo,
   layerMemoryExecutionsStorage,
+  layerMemoryRouteLocks,
   layerMemoryTemplatesRepo,
   layerMemoryProjectSecretsRepo,
   layerMemoryProviderModelsRepo,
   layerMemoryKnowledgeSearch,
   layerMemoryRateLimits,
   layerMemoryDatabaseStats,
+  layerMemoryTimePartitions,
   layerMemorySetupLinksRepo,
   layerMemoryInboxEmbedsRepo,
   layerMemoryWorkflowEmbedsRepo,

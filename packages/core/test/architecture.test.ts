@@ -4,7 +4,9 @@
  * - `shared/` imports only itself, `ports/` only `shared/` and itself;
  * - production code never imports the test kit (`testing/`) and never a simulator (`simulators/`): only the
  *   host (http-node) chooses to run one;
- * - domain code imports no transport (no HTTP server, no Node HTTP, no SQL driver).
+ * - domain code imports no transport (no HTTP server, no Node HTTP, no SQL driver);
+ * - a capability's storage (its `*Repo.ts` modules: ports such as `ContactsRepo`, `MessagingLocks`) is its own:
+ *   another capability reaches it through its service or a narrow port it owns, wired in `Parley.ts`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
@@ -19,6 +21,8 @@ interface Import {
   /** A file of the repository, or the bare specifier of a package (`effect/http`, `node:http`). */
   readonly to: string
   readonly names: string
+  /** `import type` (or every name imported as a type): no code of the module runs. */
+  readonly typeOnly: boolean
 }
 
 const sourceFiles = (dir: string): Array<string> =>
@@ -28,6 +32,14 @@ const sourceFiles = (dir: string): Array<string> =>
     return /\.tsx?$/.test(entry.name) ? [path] : []
   })
 
+const isTypeOnly = (clause: ts.ImportClause | undefined): boolean => {
+  if (clause === undefined) return false
+  if (clause.isTypeOnly) return true
+  const bindings = clause.namedBindings
+  return clause.name === undefined && bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length > 0 &&
+    bindings.elements.every((element) => element.isTypeOnly)
+}
+
 const importsOf = (file: string): Array<Import> => {
   const text = Fs.readFileSync(file, "utf8")
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false)
@@ -36,11 +48,12 @@ const importsOf = (file: string): Array<Import> => {
     if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier !== undefined) {
       const specifier = (node.moduleSpecifier as ts.StringLiteral).text
       const names = ts.isImportDeclaration(node) ? (node.importClause?.getText(source) ?? "") : ""
-      found.push({ from: file, to: specifier.startsWith(".") ? Path.resolve(Path.dirname(file), specifier) : specifier, names })
+      const typeOnly = ts.isImportDeclaration(node) ? isTypeOnly(node.importClause) : node.isTypeOnly
+      found.push({ from: file, to: specifier.startsWith(".") ? Path.resolve(Path.dirname(file), specifier) : specifier, names, typeOnly })
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [arg] = node.arguments
       if (arg !== undefined && ts.isStringLiteral(arg)) {
-        found.push({ from: file, to: arg.text.startsWith(".") ? Path.resolve(Path.dirname(file), arg.text) : arg.text, names: "" })
+        found.push({ from: file, to: arg.text.startsWith(".") ? Path.resolve(Path.dirname(file), arg.text) : arg.text, names: "", typeOnly: false })
       }
     }
     ts.forEachChild(node, visit)
@@ -103,6 +116,49 @@ const cyclesOf = (edges: ReadonlyMap<string, ReadonlySet<string>>): Array<Array<
   return found
 }
 
+/** Folders of shared infrastructure, not capabilities: their ports are everyone's. */
+const infrastructure = new Set(["ports", "shared"])
+
+/**
+ * Storage modules another capability still reads, by importing folder (issue 28 §2: each goes when its capability
+ * gets a service method or a narrow port for it). The list only shrinks: an entry nothing imports any more fails too.
+ * `secrets/` is the exception by design: it seals the credentials of messaging's and webhooks' repositories
+ * between the services and the adapters.
+ */
+const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
+  broadcasts: ["messaging/MessagingRepo.ts", "messaging/numbers/MessageConfigsRepo.ts", "messaging/templates/TemplatesRepo.ts"],
+  embeds: ["projects/ProjectsRepo.ts"],
+  erasure: ["broadcasts/BroadcastsRepo.ts", "guardrails/GuardrailsRepo.ts", "messaging/MessagingRepo.ts"],
+  events: ["projects/ProjectsRepo.ts"],
+  executions: ["events/EventsRepo.ts", "workflows/RevisionsRepo.ts", "workflows/WorkflowsRepo.ts"],
+  inbox: [
+    "executions/ExecutionsRepo.ts",
+    "messaging/MessagingRepo.ts",
+    "messaging/numbers/MessageConfigsRepo.ts",
+    "projects/ProjectsRepo.ts",
+    "tenancy/CustomersRepo.ts"
+  ],
+  messaging: ["tenancy/CustomersRepo.ts", "tenancy/SetupLinksRepo.ts"],
+  secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
+  viewer: ["executions/ExecutionsRepo.ts", "messaging/numbers/MessageConfigsRepo.ts", "projects/ProjectsRepo.ts", "workflows/WorkflowsRepo.ts"],
+  voice: ["projects/ProjectsRepo.ts"],
+  webhooks: ["messaging/MessagingRepo.ts", "messaging/numbers/MessageConfigsRepo.ts"],
+  workflows: [
+    "ai/ProviderModelsRepo.ts",
+    "events/EventsRepo.ts",
+    "functions/FunctionsRepo.ts",
+    "messaging/numbers/MessageConfigsRepo.ts",
+    "messaging/templates/TemplatesRepo.ts"
+  ]
+}
+
+/** Imports of code (not only types) from another capability's storage module, as `folder -> module`. */
+const foreignStorageReads = imports.flatMap(({ from, to, typeOnly }) => {
+  const [a, b] = [folderOf(from), folderOf(to)]
+  if (a === undefined || b === undefined || a === b || infrastructure.has(b) || typeOnly || !/Repo\.ts$/.test(to)) return []
+  return [{ edge: `${a} -> ${Path.relative(core, to)}`, file: rel(from) }]
+})
+
 describe("import rules", () => {
   it("core's capability folders import each other without a cycle", () => {
     const edges = new Map<string, Set<string>>()
@@ -154,6 +210,20 @@ describe("import rules", () => {
       !(rel(from) === "packages/core/src/shared/PrivateAddress.ts" && to === "node:net") &&
       (transports.test(to) || (to === "effect/http" && serverSide.test(names)))
     ).map(({ from, to }) => `${rel(from)} -> ${to}`)
+    assert.deepStrictEqual(wrong, [])
+  })
+
+  it("a capability reads no other capability's storage, but through its service or a narrow port", () => {
+    const allowed = new Set(Object.entries(storageReadsToRetire).flatMap(([folder, modules]) => modules.map((m) => `${folder} -> ${m}`)))
+    const wrong = foreignStorageReads.filter(({ edge }) => !allowed.has(edge)).map(({ edge, file }) => `${file}: ${edge}`)
+    assert.deepStrictEqual(wrong, [])
+    const retired = [...allowed].filter((edge) => !foreignStorageReads.some((read) => read.edge === edge))
+    assert.deepStrictEqual(retired, [], "no longer imported: drop these from storageReadsToRetire")
+  })
+
+  it("messaging's locks stay in messaging (executions take their own RouteLocks)", () => {
+    const wrong = imports.filter(({ from, names }) => /\bMessagingLocks\b/.test(names) && folderOf(from) !== "messaging" && folderOf(from) !== undefined)
+      .map(({ from, to }) => `${rel(from)} -> ${rel(to)}`)
     assert.deepStrictEqual(wrong, [])
   })
 })

@@ -16,6 +16,7 @@ import { RunJob, TimerJob } from "../src/executions/Engine.ts"
 import { RelayJob } from "../src/outbox/Relay.ts"
 import { decodingPayload, type Job, JobPayloadInvalid, JobQueue, SlotJob } from "../src/ports/JobQueue.ts"
 import { layerMemoryJobQueue } from "../src/ports/MemoryJobQueue.ts"
+import { layerMemoryTimePartitions } from "../src/ports/TimePartitions.ts"
 
 const settle = Effect.yieldNow.pipe(Effect.repeat({ times: 20 }))
 
@@ -83,7 +84,7 @@ describe("job payloads", () => {
     const settings = Layer.succeed(LogSettings, LogSettings.of({ recordApiRequests: false, retentionDays: 14 }))
     return Effect.gen(function*() {
       const jobs = yield* JobQueue
-      yield* Layer.build(layerLogsWorkers.pipe(Layer.provide([search, settings])))
+      yield* Layer.build(layerLogsWorkers.pipe(Layer.provide([search, settings, layerMemoryTimePartitions])))
       yield* settle
       const atStart = prunes
       assert.strictEqual(atStart, 1)

@@ -77,6 +77,9 @@ describe("DELETE /msg/contacts/<identifier>", () => {
     const other = await host.request("DELETE", `${CONTACTS}/${LIN}`, { key: host.otherKey })
     assert.strictEqual(other.status, 404, other.text)
     assert.isTrue(Option.isSome(await contactOf(LIN)))
+    // The request log writes the route, never the identifier the erasure names.
+    assert.isTrue(host.logs.some((line) => line.includes("/platform/v1/msg/contacts/:identifier")))
+    assert.isFalse(host.logs.some((line) => line.includes("15550402999")))
   })
 
   it("answers 204 once queued and again while the erasure runs; the job then erases the contact", async () => {

@@ -112,9 +112,12 @@ export const layerContactErasureRepo = Layer.effect(
 
       deleteStepEvents: deletion((s, limit) =>
         Effect.map(
+          // The execution condition outside the subquery too: each partition (0036) finds its rows by its execution
+          // index; without it the delete read every partition whole (`bench/partitionPlans.ts`).
           sql`
-            DELETE FROM workflow_step_events WHERE id IN (
-              SELECT id FROM workflow_step_events WHERE execution_id IN (${executionsOf(s)}) LIMIT ${limit})
+            DELETE FROM workflow_step_events
+            WHERE execution_id IN (${executionsOf(s)}) AND (id, created_at) IN (
+              SELECT id, created_at FROM workflow_step_events WHERE execution_id IN (${executionsOf(s)}) LIMIT ${limit})
             RETURNING 1`,
           count
         )

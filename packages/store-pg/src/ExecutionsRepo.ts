@@ -398,8 +398,8 @@ export const layerStepEventsRepo = Layer.effect(
         if (limit <= 0) return 0
         const rows = yield* sql`
           WITH gone AS (
-            DELETE FROM workflow_step_events WHERE id IN (
-              SELECT id FROM workflow_step_events WHERE created_at < ${before}::timestamptz
+            DELETE FROM workflow_step_events WHERE created_at < ${before}::timestamptz AND (id, created_at) IN (
+              SELECT id, created_at FROM workflow_step_events WHERE created_at < ${before}::timestamptz
               ORDER BY created_at LIMIT ${limit}
             ) RETURNING 1
           )

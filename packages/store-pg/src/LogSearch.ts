@@ -1,5 +1,5 @@
 /**
- * `LogSearch` on PostgreSQL (migrations 0023, 0026): a batch of entries is one INSERT (one text[] parameter per
+ * `LogSearch` on PostgreSQL (migrations 0023, 0026, 0036: a partition a day, `TimePartitions.ts`): a batch of entries is one INSERT (one text[] parameter per
  * column: about half again as many rows a second as the rows as one jsonb parameter, and every API request writes
  * one), words are matched by the `tsvector` of the entry's words (GIN index), the window and the keyset pages walk
  * (project_id, occurred_at, id).
@@ -144,10 +144,12 @@ export const layerLogSearch = Layer.effect(
       }, Effect.orDie),
 
       prune: Effect.fnUntraced(function*(before: string, limit: number) {
+        // A row's ctid is unique within its partition only (0036): the pair names it. The time bound outside
+        // too keeps the DELETE to the partitions it can touch (after retention's drops, the default one).
         const rows = yield* sql`
-          DELETE FROM log_entries WHERE ctid = ANY(ARRAY(
-            SELECT ctid FROM log_entries WHERE occurred_at < ${before}::timestamptz LIMIT ${limit}
-          ))
+          DELETE FROM log_entries WHERE occurred_at < ${before}::timestamptz AND (tableoid, ctid) IN (
+            SELECT tableoid, ctid FROM log_entries WHERE occurred_at < ${before}::timestamptz LIMIT ${limit}
+          )
           RETURNING id`
         return rows.length
       }, Effect.orDie)

@@ -9,6 +9,7 @@ import { layerMessagingStorage } from "./MessagingRepo.ts"
 import { layerWebhooksStorage } from "./WebhooksRepo.ts"
 import { layerCustomersRepo } from "./CustomersRepo.ts"
 import { layerExecutionsStorage } from "./ExecutionsRepo.ts"
+import { layerRouteLocks } from "./RouteLocks.ts"
 import { layerTemplatesRepo } from "./TemplatesRepo.ts"
 import { layerProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 import { layerProviderModelsRepo } from "./ProviderModelsRepo.ts"
@@ -26,6 +27,7 @@ import { layerBroadcastsRepo } from "./BroadcastsRepo.ts"
 import { layerGuardrailsRepo } from "./GuardrailsRepo.ts"
 import { layerRevisionsRepo } from "./RevisionsRepo.ts"
 import { layerWorkflowStatsRepo } from "./WorkflowStatsRepo.ts"
+import { layerTimePartitions } from "./TimePartitions.ts"
 
 export const layerStorage = Layer.mergeAll(
   layerTransactor,
@@ -38,6 +40,7 @@ export const layerStorage = Layer.mergeAll(
   layerWebhooksStorage,
   layerCustomersRepo,
   layerExecutionsStorage,
+  layerRouteLocks,
   layerTemplatesRepo,
   layerProjectSecretsRepo,
   layerProviderModelsRepo,
@@ -54,7 +57,8 @@ export const layerStorage = Layer.mergeAll(
   layerBroadcastsRepo,
   layerGuardrailsRepo,
   layerRevisionsRepo,
-  layerWorkflowStatsRepo
+  layerWorkflowStatsRepo,
+  layerTimePartitions
 ).pipe(
   Layer.provide(PgTransactions.layer)
 )

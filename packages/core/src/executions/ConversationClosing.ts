@@ -14,11 +14,10 @@ import type { ConversationRecord } from "../messaging/Message.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import type { ConversationChange } from "../messaging/StoredConversations.ts"
 import { ExecutionsRepo } from "./ExecutionsRepo.ts"
-import { MessagingLocks } from "../messaging/MessagingRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import type { NotFound, Unprocessable } from "../shared/ApiError.ts"
 import { ExecutionEngine } from "./Engine.ts"
-import { routeLock } from "./Inputs.ts"
+import { RouteLocks } from "./RouteLocks.ts"
 import * as T from "./Transitions.ts"
 
 export class ConversationClosing extends Context.Service<ConversationClosing, {
@@ -37,13 +36,13 @@ export class ConversationClosing extends Context.Service<ConversationClosing, {
     Effect.gen(function*() {
       const messaging = yield* Messaging
       const repo = yield* ExecutionsRepo
-      const locks = yield* MessagingLocks
+      const locks = yield* RouteLocks
       const tx = yield* Transactor
       const engine = yield* ExecutionEngine
 
       /** Ends the pair's run in `handoff`, read under the route lock (routing reads the owner under it too). */
       const releaseHandoff = Effect.fnUntraced(function*(conversation: ConversationRecord) {
-        yield* locks.lock(routeLock(conversation.msg_config_id, conversation.contact_id))
+        yield* locks.lock(conversation.msg_config_id, conversation.contact_id)
         for (let attempt = 0; attempt < 5; attempt++) {
           const owner = yield* repo.findRouted(conversation.msg_config_id, conversation.contact_id)
           if (Option.isNone(owner) || owner.value.status !== "handoff") return

@@ -31,8 +31,7 @@ import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Metric
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { MessagingLocks } from "../messaging/MessagingRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
@@ -53,7 +52,8 @@ import {
 } from "./Execution.ts"
 import { type Graph, makeGraph } from "./Graph.ts"
 import type { Secrets } from "./Interpolation.ts"
-import { batchMessageIds, batchValue, routeLock } from "./Inputs.ts"
+import { batchMessageIds, batchValue } from "./Inputs.ts"
+import { RouteLocks } from "./RouteLocks.ts"
 import { maskSecrets, shapePayload } from "./StepLog.ts"
 import { callWebhook, type NodeServices, runNode } from "./Nodes.ts"
 import type { EndReason, Spawn, StepFailed, StepOutcome } from "./Step.ts"
@@ -187,11 +187,11 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const ids = yield* Ids
       const outbox = yield* Outbox
       const outbound = yield* Outbound
-      const configs = yield* MessageConfigsRepo
+      const messaging = yield* Messaging
       const workflows = yield* WorkflowsRepo
       const projectSecrets = yield* ProjectSecrets
       const inputs = yield* ExecutionInputsRepo
-      const locks = yield* MessagingLocks
+      const locks = yield* RouteLocks
       const services = yield* Effect.context<NodeServices>()
       const hostId = yield* ids.uuid
       const { crashProbability, doubtGraceMs, leaseMs } = yield* ExecutionsSettings
@@ -307,7 +307,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         Effect.gen(function*() {
           const pair = endingPair(previous, transition.record)
           // The route lock before the row, in the order routing takes them.
-          if (pair !== undefined) yield* locks.lock(routeLock(pair.configId, pair.contactId))
+          if (pair !== undefined) yield* locks.lock(pair.configId, pair.contactId)
           const ok = yield* repo.checkpoint(transition.record, previous.state_version, [
             ...(transition.carried ?? []),
             ...(yield* stamp(transition.record, transition.events, secrets))
@@ -495,7 +495,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ])
           }
           // Recorded, no answer known: in doubt. Never sent again; the network's status reports may still settle it.
-          const config = yield* configs.findById(record.project_id, pending.msg_config_id)
+          const config = yield* messaging.findNumber(record.project_id, pending.msg_config_id)
           const settled = Option.isSome(config)
             ? yield* outbound.settleFromReports(config.value, m, pending.key, pending.started_at)
             : Option.none()
@@ -520,7 +520,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             { event_type: "action_failed", payload: { action: node.data.node_type, error: { message: "outcome unknown", code: "send_in_doubt" } } }
           ])
         }
-        const config = yield* configs.findById(record.project_id, pending.msg_config_id)
+        const config = yield* messaging.findNumber(record.project_id, pending.msg_config_id)
         if (Option.isNone(config) || config.value.deleted_at !== null) {
           if (pending.agent !== undefined) return agentSettled(t.iso, { error: "No sender number" })
           return T.fail(record, g, { message: "No sender number" }, t.iso)
@@ -739,7 +739,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         const contactId = r.contact_id
         const kicks: Array<string> = []
         return tx.withTransaction(Effect.gen(function*() {
-          yield* locks.lock(routeLock(configId, contactId))
+          yield* locks.lock(configId, contactId)
           const queued = yield* inputs.list(configId, contactId, "queued")
           if (queued.length === 0) return asked(yield* writeIn(previous, next, secrets, kicks, spawn))
           const resumed = leased(T.resume(r, g, {

@@ -13,8 +13,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { EventPropertyValue } from "../events/Event.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { ContactsRepo, ConversationsRepo } from "../messaging/MessagingRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import { Launcher } from "./Launcher.ts"
@@ -46,7 +45,7 @@ export class EventTriggers extends Context.Service<EventTriggers, {
     Effect.gen(function*() {
       const triggers = yield* ActiveTriggers
       const launcher = yield* Launcher
-      const repos = yield* Effect.context<ConversationsRepo | ContactsRepo | MessageConfigsRepo | WorkflowsRepo>()
+      const repos = yield* Effect.context<Messaging | WorkflowsRepo>()
 
       const start = Effect.fn("EventTriggers.start")(function*(entry: DomainEvent) {
         const decoded = decodeRecorded(entry.payload)

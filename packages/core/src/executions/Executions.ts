@@ -5,8 +5,6 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { Messaging } from "../messaging/Messaging.ts"
-import { ConversationsRepo } from "../messaging/MessagingRepo.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
 import { ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { TriggersRepo, WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
@@ -63,8 +61,6 @@ export interface ResumeInput {
   readonly variables?: Readonly<Record<string, unknown>> | null | undefined
 }
 
-export { routeLock } from "./Inputs.ts"
-
 export class Executions extends Context.Service<Executions, {
   readonly start: (
     principal: Principal,
@@ -117,8 +113,6 @@ export class Executions extends Context.Service<Executions, {
       const workflows = yield* WorkflowsRepo
       const workflowService = yield* Workflows
       const triggers = yield* TriggersRepo
-      const configs = yield* MessageConfigsRepo
-      const conversations = yield* ConversationsRepo
       const messaging = yield* Messaging
       const engine = yield* ExecutionEngine
       const tx = yield* Transactor
@@ -139,23 +133,23 @@ export class Executions extends Context.Service<Executions, {
 
       /** Sender of an API start (decisions 2.5.1). */
       const sender = Effect.fnUntraced(function*(projectId: string, workflowId: string, input: StartInput) {
-        const own = (found: Option.Option<MessageConfigRecord>) =>
-          Option.filter(found, (c) => c.project_id === projectId && c.deleted_at === null)
         if (input.phone_number_id !== undefined && input.phone_number_id !== null) {
-          const found = own(yield* configs.findByPhoneNumberId(input.phone_number_id))
+          const found = yield* messaging.findNumberOf(projectId, input.phone_number_id)
           if (Option.isNone(found)) return yield* invalid("phone_number_id", "is not a number of this project")
           return found.value
         }
         if (input.msg_config_id !== undefined && input.msg_config_id !== null) {
-          const found = own(yield* configs.findById(projectId, String(input.msg_config_id)))
+          const found = yield* messaging.findNumber(projectId, String(input.msg_config_id))
           if (Option.isNone(found)) return yield* invalid("msg_config_id", "is not a config of this project")
           return found.value
         }
         const inbound = (yield* triggers.listByWorkflow(projectId, workflowId))
           .find((t) => t.trigger_type === "inbound_message" && t.active)
-        const byTrigger = inbound === undefined ? Option.none() : own(yield* configs.findByPhoneNumberId(String(inbound.triggerable.phone_number_id)))
+        const byTrigger = inbound === undefined
+          ? Option.none<MessageConfigRecord>()
+          : yield* messaging.findNumberOf(projectId, String(inbound.triggerable.phone_number_id))
         if (Option.isSome(byTrigger)) return byTrigger.value
-        const numbers = yield* configs.list(projectId, {}, { mode: "page", page: 1, perPage: 2 })
+        const numbers = yield* messaging.listNumbers(projectId, {}, { mode: "page", page: 1, perPage: 2 })
         if (numbers.total === 1) return numbers.items[0]!
         return yield* invalid("phone_number_id", "is required")
       })
@@ -239,7 +233,7 @@ export class Executions extends Context.Service<Executions, {
         filter: Pick<ExecutionFilter, "status">,
         window: ListWindow
       ) {
-        if (Option.isNone(yield* conversations.findById(principal.project.id, conversationId))) return yield* notFound("Conversation", conversationId)
+        if (Option.isNone(yield* messaging.findConversation(principal.project.id, conversationId))) return yield* notFound("Conversation", conversationId)
         return yield* list(principal, { status: filter.status, msg_conversation_id: conversationId }, window)
       })
 

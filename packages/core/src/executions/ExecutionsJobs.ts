@@ -18,11 +18,14 @@
  *
  * `executions.maintenance`, daily at 00:00 UTC and once when a host starts,
  * drops step events older than 90 days (decisions 4.2: records live as long
- * as their workflow, their step logs do not).
+ * as their workflow, their step logs do not): whole weeks at once where the
+ * store keeps them a week a partition (`TimePartitions`, PostgreSQL), so an
+ * event is kept between 90 and 97 days there.
  */
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { decodingPayload, JobQueue, SlotJob } from "../ports/JobQueue.ts"
+import { retainByTime, TimePartitions } from "../ports/TimePartitions.ts"
 import { ExecutionEngine, ExecutionsSettings, RUN_QUEUE, RunJob, TIMER_QUEUE, TimerJob } from "./Engine.ts"
 
 /** Daily (`SlotJob`). */
@@ -33,16 +36,11 @@ const DAY_MS = 24 * 60 * 60 * 1000
 /** Step events deleted per statement: a large backlog goes in bounded deletes. */
 const PRUNE_BATCH = 10_000
 
-/** Deletes step events older than the retention, batch after batch; answers how many. */
+/** Drops step events older than the retention; answers how many were deleted one by one. */
 export const pruneStepEvents = Effect.gen(function*() {
   const events = yield* StepEventsRepo
-  const before = new Date((yield* Clock.currentTimeMillis) - STEP_EVENTS_KEEP_MS).toISOString()
-  let pruned = 0
-  for (;;) {
-    const n = yield* events.prune(before, PRUNE_BATCH)
-    pruned += n
-    if (n < PRUNE_BATCH) return pruned
-  }
+  const before = (yield* Clock.currentTimeMillis) - STEP_EVENTS_KEEP_MS
+  return yield* retainByTime("workflow_step_events", before, events.prune, PRUNE_BATCH)
 })
 
 /** Runs looked at per sweep; a backlog larger than this drains over the next sweeps. */
@@ -72,16 +70,15 @@ export const layerExecutionsWorkers = Layer.effectDiscard(Effect.gen(function*()
   const { sweepIntervalMs } = yield* ExecutionsSettings
   yield* jobs.work(RUN_QUEUE, { concurrency: 16 }, decodingPayload(RunJob, (p) => engine.runSlice(p.id)))
   yield* jobs.work(TIMER_QUEUE, { concurrency: 16 }, decodingPayload(TimerJob, (p) => engine.fire(p)))
+  const retention = yield* Effect.context<StepEventsRepo | TimePartitions>()
   const maintenance = Effect.fn("ExecutionsJobs.maintenance")(function*(slot: number) {
     const now = yield* Clock.currentTimeMillis
     const next = Math.max(slot, Math.floor(now / DAY_MS)) + 1
     yield* jobs.enqueue(MAINTENANCE_QUEUE, { slot: next }, { runAt: next * DAY_MS, dedupeKey: `slot:${next}` })
-    const pruned = yield* pruneStepEvents
+    const pruned = yield* pruneStepEvents.pipe(Effect.provideContext(retention))
     yield* Effect.logDebug("Executions maintenance done").pipe(Effect.annotateLogs({ pruned }))
   })
-  const stepEvents = yield* StepEventsRepo
-  yield* jobs.work(MAINTENANCE_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (p) =>
-    maintenance(p.slot).pipe(Effect.provideService(StepEventsRepo, stepEvents))))
+  yield* jobs.work(MAINTENANCE_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (p) => maintenance(p.slot)))
   const today = Math.floor((yield* Clock.currentTimeMillis) / DAY_MS)
   yield* jobs.enqueue(MAINTENANCE_QUEUE, { slot: today }, { dedupeKey: `slot:${today}` })
 

@@ -8,9 +8,6 @@ import type { MessageRecord } from "../messaging/Message.ts"
 import type { ExecutionInputRecord } from "./ExecutionsRepo.ts"
 import { parseJson } from "../shared/Json.ts"
 
-/** Route key of a (number, contact) pair: routing, starts, parking and queued inputs take it. */
-export const routeLock = (msgConfigId: string, contactId: string) => `contact:route:${msgConfigId}:${contactId}`
-
 const formResponse = (text: unknown): unknown =>
   Predicate.isString(text) ? Option.getOrElse(parseJson(text), () => text) : null
 

@@ -15,13 +15,12 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { ExecutionsRepo } from "./ExecutionsRepo.ts"
-import { MessagingLocks } from "../messaging/MessagingRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import { Ids } from "../shared/Ids.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import type { ExecutionRecord } from "./Execution.ts"
-import { routeLock } from "./Inputs.ts"
+import { RouteLocks } from "./RouteLocks.ts"
 import { ActiveRollouts } from "./lifecycle/Rollouts.ts"
 import { type Launch, newExecution } from "./NewExecution.ts"
 import * as T from "./Transitions.ts"
@@ -46,7 +45,7 @@ export class Launcher extends Context.Service<Launcher, {
       const ids = yield* Ids
       const workflows = yield* WorkflowsRepo
       const repo = yield* ExecutionsRepo
-      const locks = yield* MessagingLocks
+      const locks = yield* RouteLocks
       const rollouts = yield* ActiveRollouts
 
       /** The run a pair's owner belongs to: a `call` child's outermost parent (ending it ends the child too). */
@@ -61,7 +60,7 @@ export class Launcher extends Context.Service<Launcher, {
        */
       const claimPair = Effect.fnUntraced(function*(l: Launch, now: string) {
         if (l.observer || l.parent !== undefined || l.config === null || l.contact === null || l.contactMade === true) return undefined
-        yield* locks.lock(routeLock(l.config.id, l.contact.id))
+        yield* locks.lock(l.config.id, l.contact.id)
         for (let attempt = 0; attempt < 5; attempt++) {
           const owner = yield* repo.findRouted(l.config.id, l.contact.id)
           if (Option.isNone(owner)) return undefined

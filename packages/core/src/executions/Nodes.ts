@@ -14,8 +14,6 @@ import { Events } from "../events/Events.ts"
 import { FunctionCalls } from "../functions/FunctionCalls.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import { Templates } from "../messaging/templates/Templates.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { ContactsRepo } from "../messaging/MessagingRepo.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { Launch } from "./NewExecution.ts"
@@ -23,7 +21,6 @@ import { WebhookHttp } from "../ports/WebhookHttp.ts"
 import { WebhookSettings } from "../shared/OutboundSettings.ts"
 import { ExecutionInputsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { EventDefinitionsRepo } from "../events/EventsRepo.ts"
-import { MediaRepo } from "../messaging/MessagingRepo.ts"
 import { LanguageModels } from "../ai/LanguageModels.ts"
 import { ProviderModels } from "../ai/ProviderModels.ts"
 import { McpServers } from "../ai/tools/McpServers.ts"
@@ -56,8 +53,9 @@ const callNode = Effect.fnUntraced(function*(input: StepInput) {
   const target = yield* (yield* WorkflowsRepo).findById(e.project_id, workflowId)
   if (Option.isNone(target)) return yield* fail(`Called workflow ${workflowId} not found`, "call_target_missing")
   if (target.value.status !== "active") return yield* fail(`Called workflow ${target.value.name} is not active`, "call_target_inactive")
-  const config = e.msg_config_id === null ? Option.none() : yield* (yield* MessageConfigsRepo).findById(e.project_id, e.msg_config_id)
-  const contact = e.contact_id === null ? Option.none() : yield* (yield* ContactsRepo).findById(e.project_id, e.contact_id)
+  const messaging = yield* Messaging
+  const config = e.msg_config_id === null ? Option.none() : yield* messaging.findNumber(e.project_id, e.msg_config_id)
+  const contact = e.contact_id === null ? Option.none() : yield* messaging.findContact(e.project_id, e.contact_id)
   const ids = yield* Ids
   const id = yield* ids.uuid
   const trackingId = yield* ids.uuid
@@ -199,10 +197,8 @@ const delayFor = (input: StepInput): number =>
 
 /** What the nodes read and call. */
 export type NodeServices =
-  | MessageConfigsRepo
   | EventDefinitionsRepo
   | ExecutionInputsRepo
-  | MediaRepo
   | ProviderModels
   | LanguageModels
   | McpServers
@@ -216,7 +212,6 @@ export type NodeServices =
   | WebhookHttp
   | WebhookSettings
   | WorkflowsRepo
-  | ContactsRepo
   | Ids
 
 /** Runs one node. */

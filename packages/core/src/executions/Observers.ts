@@ -11,8 +11,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { ContactRecord, ConversationRecord } from "../messaging/Message.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { ContactsRepo, ConversationsRepo } from "../messaging/MessagingRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
 import type { TriggerRecord } from "../workflows/Trigger.ts"
@@ -29,13 +28,11 @@ export interface Channel {
 
 /** A conversation with its (live) number and contact; None when any of them is gone. */
 export const channelOf = Effect.fnUntraced(function*(projectId: string, conversationId: string) {
-  const conversations = yield* ConversationsRepo
-  const configs = yield* MessageConfigsRepo
-  const contacts = yield* ContactsRepo
-  const conversation = yield* conversations.findById(projectId, conversationId)
+  const messaging = yield* Messaging
+  const conversation = yield* messaging.findConversation(projectId, conversationId)
   if (Option.isNone(conversation)) return Option.none<Channel>()
-  const config = Option.filter(yield* configs.findById(projectId, conversation.value.msg_config_id), (c) => c.deleted_at === null)
-  const contact = yield* contacts.findById(projectId, conversation.value.contact_id)
+  const config = yield* messaging.findNumber(projectId, conversation.value.msg_config_id)
+  const contact = yield* messaging.findContact(projectId, conversation.value.contact_id)
   if (Option.isNone(config) || Option.isNone(contact)) return Option.none<Channel>()
   return Option.some<Channel>({ conversation: conversation.value, config: config.value, contact: contact.value })
 })
@@ -102,7 +99,7 @@ export class Observers extends Context.Service<Observers, {
     Effect.gen(function*() {
       const triggers = yield* ActiveTriggers
       const launcher = yield* Launcher
-      const repos = yield* Effect.context<ConversationsRepo | ContactsRepo | MessageConfigsRepo | WorkflowsRepo>()
+      const repos = yield* Effect.context<Messaging | WorkflowsRepo>()
 
       const start = Effect.fn("Observers.start")(function*(entry: DomainEvent) {
         const decoded = decodeMsgEntry(entry.payload)

@@ -26,7 +26,6 @@ import { Messaging } from "../messaging/Messaging.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { type ExecutionInputRecord, ExecutionInputsRepo, ExecutionsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { MessagingLocks } from "../messaging/MessagingRepo.ts"
 import { RoutedMessages } from "./RoutedMessages.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -35,7 +34,8 @@ import type { WorkflowRecord } from "../workflows/Workflow.ts"
 import { groupBy } from "../shared/Collections.ts"
 import { takesInput } from "./Execution.ts"
 import { ExecutionEngine } from "./Engine.ts"
-import { batchMessageIds, batchValue, messageValue, routeLock } from "./Inputs.ts"
+import { batchMessageIds, batchValue, messageValue } from "./Inputs.ts"
+import { RouteLocks } from "./RouteLocks.ts"
 import { Launcher } from "./Launcher.ts"
 import { firingWorkflow } from "./Observers.ts"
 import * as T from "./Transitions.ts"
@@ -93,7 +93,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       const inputs = yield* ExecutionInputsRepo
       const messages = yield* RoutedMessages
       const workflows = yield* WorkflowsRepo
-      const locks = yield* MessagingLocks
+      const locks = yield* RouteLocks
       const tx = yield* Transactor
       const jobs = yield* JobQueue
       const engine = yield* ExecutionEngine
@@ -239,7 +239,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         const afters: Array<Effect.Effect<void>> = []
         for (const group of groupBy(recorded, (m) => m.contact_id)) {
           const contactId = group[0]!.contact_id
-          yield* locks.lock(routeLock(config.id, contactId))
+          yield* locks.lock(config.id, contactId)
           const taker = yield* taking(config, contactId)
           const window = Option.match(taker.workflow, { onNone: () => 0, onSome: windowMs })
           const fresh = group.map((m) => toInput(m, "buffered"))
@@ -275,7 +275,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
           return yield* tx.withTransaction(settle([toInput(m, "buffered")], "blocked"))
         }
         const after = yield* tx.withTransaction(Effect.gen(function*() {
-          yield* locks.lock(routeLock(m.msg_config_id, m.contact_id))
+          yield* locks.lock(m.msg_config_id, m.contact_id)
           if (!(yield* inputs.add(toInput(m, "buffered")))) return Effect.void
           const taker = yield* taking(config.value, m.contact_id)
           const window = Option.match(taker.workflow, { onNone: () => 0, onSome: windowMs })
@@ -291,7 +291,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       const release = Effect.fn("InboundRouting.release")(function*(job: DebounceJob) {
         const config = yield* messages.number(job.project_id, job.msg_config_id)
         const after = yield* tx.withTransaction(Effect.gen(function*() {
-          yield* locks.lock(routeLock(job.msg_config_id, job.contact_id))
+          yield* locks.lock(job.msg_config_id, job.contact_id)
           const batch = yield* inputs.list(job.msg_config_id, job.contact_id, "buffered")
           if (batch.length === 0) return Effect.void
           if (Option.isNone(config)) {

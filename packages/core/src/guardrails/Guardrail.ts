@@ -152,6 +152,10 @@ export const DEFAULT_OPT_IN_CONFIRMATION = "You are subscribed again. Reply STOP
 export const keywordForm = (text: string): string =>
   text.normalize("NFD").replace(/\p{M}/gu, "").toUpperCase().replace(/^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu, "").replace(/\s+/g, " ")
 
+// The defaults' forms, made once: settings are worked out for every send, and most numbers keep the defaults.
+const DEFAULT_OPT_OUT_FORMS: ReadonlySet<string> = new Set(DEFAULT_OPT_OUT_KEYWORDS.map(keywordForm))
+const DEFAULT_OPT_IN_FORMS: ReadonlySet<string> = new Set(DEFAULT_OPT_IN_KEYWORDS.map(keywordForm))
+
 /** The settings a number works under: its own fields, the project's where it has none, the defaults last. */
 export interface EffectiveSettings {
   readonly optOutKeywords: ReadonlySet<string>
@@ -168,11 +172,11 @@ export const effectiveSettings = (
 ): EffectiveSettings => {
   const pick = <K extends keyof GuardrailSettingsInput>(key: K): GuardrailSettingsInput[K] | null =>
     number?.[key] ?? project?.[key] ?? null
-  const keywords = (list: ReadonlyArray<string> | null, defaults: ReadonlyArray<string>) =>
-    new Set((list ?? defaults).map(keywordForm))
+  const keywords = (list: ReadonlyArray<string> | null, defaults: ReadonlySet<string>) =>
+    list === null ? defaults : new Set(list.map(keywordForm))
   return {
-    optOutKeywords: keywords(pick("opt_out_keywords"), DEFAULT_OPT_OUT_KEYWORDS),
-    optInKeywords: keywords(pick("opt_in_keywords"), DEFAULT_OPT_IN_KEYWORDS),
+    optOutKeywords: keywords(pick("opt_out_keywords"), DEFAULT_OPT_OUT_FORMS),
+    optInKeywords: keywords(pick("opt_in_keywords"), DEFAULT_OPT_IN_FORMS),
     optOutConfirmation: pick("opt_out_confirmation") ?? DEFAULT_OPT_OUT_CONFIRMATION,
     optInConfirmation: pick("opt_in_confirmation") ?? DEFAULT_OPT_IN_CONFIRMATION,
     quietHours: pick("quiet_hours"),

@@ -8,17 +8,19 @@
  *
  * Ingestion calls `recordInbound` and `applyStatuses`; `Outbound` calls
  * `recordOutbound`, `assignNetworkId` and `failOutbound`; the proxy calls
- * `markInboundRead` and the reads.
+ * `markInboundRead` and the reads; executions read contacts, conversations,
+ * numbers and media here (never messaging's repositories).
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { MessagesRepo } from "./MessagingRepo.ts"
+import { MediaRepo, MessagesRepo } from "./MessagingRepo.ts"
 import { type NotFound, notFound } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { type ConversationOpening, makeConversationOpening } from "./ConversationOpening.ts"
 import { type InboundRecording, makeInboundRecording } from "./InboundRecording.ts"
-import type { MessageFilter, MessageRecord } from "./Message.ts"
+import type { MessageFilter, MessageRecord, StoredMedia } from "./Message.ts"
 import { LiveNumbers } from "./numbers/LiveNumbers.ts"
-import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import type { MessageConfigFilter, MessageConfigRecord } from "./numbers/MessageConfig.ts"
+import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
 import { makeOutboundRecording, type OutboundRecording } from "./OutboundRecording.ts"
 import { makeRecording } from "./Recording.ts"
 import { makeStoredConversations, type StoredConversations } from "./StoredConversations.ts"
@@ -29,12 +31,22 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
   readonly getMessage: (projectId: string, phoneNumberId: string, id: string) => Effect.Effect<MessageRecord, NotFound>
   /** The project's live config of a network phone number id, if any. */
   readonly numberOf: (projectId: string, phoneNumberId: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
+  /** `numberOf` read from the store, not remembered: a start acts on the number as it is now. */
+  readonly findNumberOf: (projectId: string, phoneNumberId: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
+  /** The project's live config by its id, read from the store. */
+  readonly findNumber: (projectId: string, msgConfigId: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
+  /** The project's live configs, newest first by (created_at, id). */
+  readonly listNumbers: (projectId: string, filter: MessageConfigFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageConfigRecord>>
+  /** A stored copy of a message's media, with its bytes. */
+  readonly findMedia: (projectId: string, id: string) => Effect.Effect<Option.Option<StoredMedia>>
 }>()("@parley/core/messaging/Messaging") {
   static readonly layer = Layer.effect(
     Messaging,
     Effect.gen(function*() {
       const liveNumbers = yield* LiveNumbers
       const messages = yield* MessagesRepo
+      const configs = yield* MessageConfigsRepo
+      const media = yield* MediaRepo
       const recording = yield* makeRecording
 
       const numberOf = (projectId: string, phoneNumberId: string) =>
@@ -57,7 +69,12 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
         ...yield* makeConversationOpening(recording),
         listMessages: (projectId, filter, window) => messages.list(projectId, filter, window),
         getMessage,
-        numberOf
+        numberOf,
+        findNumberOf: (projectId, phoneNumberId) =>
+          Effect.map(configs.findByPhoneNumberId(phoneNumberId), Option.filter((config) => config.project_id === projectId)),
+        findNumber: configs.findById,
+        listNumbers: configs.list,
+        findMedia: media.find
       })
     })
   )

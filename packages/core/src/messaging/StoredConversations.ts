@@ -50,6 +50,8 @@ export interface StoredConversations {
     window: ListWindow
   ) => Effect.Effect<ListSlice<ConversationRecord>>
   readonly getConversation: (projectId: string, id: string) => Effect.Effect<ConversationRecord, NotFound>
+  /** By id; None when the project has none. */
+  readonly findConversation: (projectId: string, id: string) => Effect.Effect<Option.Option<ConversationRecord>>
   /**
    * `PATCH /platform/v1/msg/conversations/<id>` (decisions 2.10, 3.5): `metadata` replaced as a whole (at most
    * 16 KB serialized); `status` `ended` ends an active conversation as the inactivity end does (reason `manual`),
@@ -63,6 +65,8 @@ export interface StoredConversations {
   readonly listContacts: (projectId: string, filter: ContactFilter, window: ListWindow) => Effect.Effect<ListSlice<ContactRecord>>
   /** By contact id, phone number (any format) or business-scoped id. */
   readonly getContact: (projectId: string, identifier: string) => Effect.Effect<ContactRecord, NotFound>
+  /** By contact id only; None when the project has none. */
+  readonly findContact: (projectId: string, id: string) => Effect.Effect<Option.Option<ContactRecord>>
 }
 
 export const makeStoredConversations = Effect.fnUntraced(function*(recording: Recording) {
@@ -183,8 +187,10 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
     endIfIdle: (projectId, conversationId) => endConversation(projectId, conversationId, "inactivity", true),
     listConversations: (projectId, filter, window) => conversations.list(projectId, filter, window),
     getConversation,
+    findConversation: conversations.findById,
     updateConversation,
     listContacts: (projectId, filter, window) => contacts.list(projectId, filter, window),
-    getContact
+    getContact,
+    findContact: contacts.findById
   } satisfies StoredConversations
 })

@@ -116,7 +116,8 @@ const dispatch = (
     const method = request.method
     const base = publicUrl.endsWith("/") ? publicUrl : `${publicUrl}/`
     // The request's own absolute address (public URL, version segment and filters kept): lists link their pages here.
-    const location = new URL(url.pathname.replace(/^\/+/, "") + url.search, base)
+    // Made only by the routes that link pages, not for every send.
+    const location = () => new URL(url.pathname.replace(/^\/+/, "") + url.search, base)
     // The download link carries its own token: no API key (spec "Authentication").
     if (method === "GET" && version === undefined && segments.length === 2 && segments[0] === DOWNLOAD_SEGMENT) {
       return answer(yield* proxy.download(segments[1]!))
@@ -175,7 +176,7 @@ const dispatch = (
       const [waba, , templateId] = segments as [string, string, string | undefined]
       const q = (name: string) => url.searchParams.get(name) ?? undefined
       if (segments.length === 3 && method === "GET") return answer(yield* proxy.getTemplate(projectId, waba, templateId!, version))
-      if (segments.length === 2 && method === "GET") return answer(yield* proxy.listTemplates(projectId, waba, url.searchParams, location, version))
+      if (segments.length === 2 && method === "GET") return answer(yield* proxy.listTemplates(projectId, waba, url.searchParams, location(), version))
       if (segments.length === 2 && method === "POST") {
         const body = yield* readBody(request, MAX_SEND_BODY_BYTES)
         return answer(yield* proxy.saveTemplate(projectId, waba, q("hsm_id"), body, version))
@@ -185,14 +186,14 @@ const dispatch = (
       }
     }
     if (segments.length === 2 && segments[1] === "phone_numbers" && method === "GET") {
-      return answer(yield* proxy.accountNumbers(projectId, segments[0]!, url.searchParams, location, version))
+      return answer(yield* proxy.accountNumbers(projectId, segments[0]!, url.searchParams, location(), version))
     }
     if (segments.length === 2 && segments[1] === "subscribed_apps") {
       return answer(yield* proxy.subscribedApps(projectId, segments[0]!, method, version))
     }
     if (segments.length === 2 && segments[1] === "block_users" && (method === "GET" || method === "POST" || method === "DELETE")) {
       const body = method === "GET" ? new Uint8Array() : yield* readBody(request, MAX_SEND_BODY_BYTES)
-      return answer(yield* proxy.blockUsers(projectId, segments[0]!, method, url.searchParams, location, body, version))
+      return answer(yield* proxy.blockUsers(projectId, segments[0]!, method, url.searchParams, location(), body, version))
     }
     if (segments.length === 2 && segments[1] === "username" && (method === "GET" || method === "POST" || method === "DELETE")) {
       const body = method === "POST" ? yield* readBody(request, MAX_SEND_BODY_BYTES) : new Uint8Array()
@@ -207,21 +208,21 @@ const dispatch = (
       if (collection === "messages") {
         return answer(
           id === undefined
-            ? yield* proxy.listMessages(projectId, pnid, query, location)
+            ? yield* proxy.listMessages(projectId, pnid, query, location())
             : yield* proxy.getMessage(projectId, pnid, id, query)
         )
       }
       if (collection === "contacts") {
         return answer(
           id === undefined
-            ? yield* proxy.listContacts(projectId, pnid, query, location)
+            ? yield* proxy.listContacts(projectId, pnid, query, location())
             : yield* proxy.getContact(projectId, pnid, id)
         )
       }
       if (collection === "conversations") {
         return answer(
           id === undefined
-            ? yield* proxy.listConversations(projectId, pnid, query, location)
+            ? yield* proxy.listConversations(projectId, pnid, query, location())
             : yield* proxy.getConversation(projectId, pnid, id, query)
         )
       }
@@ -239,7 +240,7 @@ const dispatch = (
           method,
           segments.slice(1),
           url.searchParams,
-          location,
+          location(),
           body,
           request.headers["content-type"],
           version

@@ -9,8 +9,6 @@ import { Prompt } from "effect/ai"
 import { EventDefinitionsRepo } from "../../events/EventsRepo.ts"
 import { FunctionCalls } from "../../functions/FunctionCalls.ts"
 import { Messaging } from "../../messaging/Messaging.ts"
-import { MediaRepo } from "../../messaging/MessagingRepo.ts"
-import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
 import { functionCall } from "../nodes/FunctionNodes.ts"
 import type { StepInput } from "../nodes/NodeInput.ts"
 import { generateText, modelFailure, nodeModel, callSettings } from "../ai/ModelCall.ts"
@@ -130,11 +128,12 @@ const fileOf = Effect.fnUntraced(function*(input: StepInput, p: Item) {
   const messageId = toolTexts(p).message_id
   const e = input.execution
   if (messageId === undefined || e.msg_config_id === null) return Option.none<Prompt.FilePart>()
-  const config = yield* (yield* MessageConfigsRepo).findById(e.project_id, e.msg_config_id)
+  const messaging = yield* Messaging
+  const config = yield* messaging.findNumber(e.project_id, e.msg_config_id)
   if (Option.isNone(config)) return Option.none<Prompt.FilePart>()
-  const message = yield* Effect.option((yield* Messaging).getMessage(e.project_id, config.value.phone_number_id, messageId))
+  const message = yield* Effect.option(messaging.getMessage(e.project_id, config.value.phone_number_id, messageId))
   if (Option.isNone(message) || message.value.media === null) return Option.none<Prompt.FilePart>()
-  const stored = yield* (yield* MediaRepo).find(e.project_id, message.value.media.id)
+  const stored = yield* messaging.findMedia(e.project_id, message.value.media.id)
   return Option.map(stored, (m) => Prompt.makePart("file", { mediaType: m.content_type, fileName: m.filename, data: m.bytes }))
 })
 

@@ -5,7 +5,7 @@
  */
 import { Effect, Option, Predicate } from "effect"
 import { Templates } from "../../messaging/templates/Templates.ts"
-import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
+import { Messaging } from "../../messaging/Messaging.ts"
 import type { MessageConfigRecord } from "../../messaging/numbers/MessageConfig.ts"
 import { phoneDigits } from "../../messaging/numbers/MessageConfig.ts"
 import type { PendingSend } from "../Execution.ts"
@@ -18,17 +18,15 @@ import { configTexts, contextTexts, fail, type StepInput, text, value } from "./
 
 /** Sender resolution (decisions 2.3): node number, node config, the run's number, the API start's config. */
 const resolveSender = Effect.fnUntraced(function*(input: StepInput) {
-  const configs = yield* MessageConfigsRepo
+  const messaging = yield* Messaging
   const config = input.node.data.config
   const projectId = input.execution.project_id
   const phoneNumberId = configTexts(config).phone_number_id
-  const ownLive = (found: Option.Option<MessageConfigRecord>) =>
-    Option.filter(found, (c) => c.project_id === projectId && c.deleted_at === null)
-  if (phoneNumberId !== undefined) return ownLive(yield* configs.findByPhoneNumberId(phoneNumberId))
+  if (phoneNumberId !== undefined) return yield* messaging.findNumberOf(projectId, phoneNumberId)
   const msgConfigId = configTexts(config).msg_config_id
-  if (msgConfigId !== undefined) return ownLive(yield* configs.findById(projectId, msgConfigId))
+  if (msgConfigId !== undefined) return yield* messaging.findNumber(projectId, msgConfigId)
   const own = input.execution.msg_config_id ?? contextTexts(input.execution.execution_context.system).trigger_msg_config_id
-  if (own !== undefined) return ownLive(yield* configs.findById(projectId, own))
+  if (own !== undefined) return yield* messaging.findNumber(projectId, own)
   return Option.none<MessageConfigRecord>()
 })
 

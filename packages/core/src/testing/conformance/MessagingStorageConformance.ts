@@ -5,7 +5,7 @@
  * each adapter.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, type Layer, Option, Redacted } from "effect"
+import { Effect, type Layer, Option, Redacted } from "effect"
 import type {
   ContactRecord,
   ConversationRecord,
@@ -27,7 +27,7 @@ import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
 import { emptyFacts, type MessageConfigRecord } from "../../messaging/numbers/MessageConfig.ts"
-import { at, dies, givenProject, listenTo, uniqueId } from "./fixtures.ts"
+import { at, dies, givenProject, listenTo, uniqueId, waitsForHolder as waitsFor } from "./fixtures.ts"
 
 export type MessagingStoragePorts =
   | Transactor
@@ -1116,31 +1116,10 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
     })
 
     layer(storage, { excludeTestServices: true })("MessagingLocks", (it) => {
-      /**
-       * Whether a transaction taking `second` waited for one that took `first`
-       * to commit. A lock covers what the transaction stores or reads after
-       * it (a store may send it with the next statement), so each side reads
-       * once it has locked.
-       */
-      const waitsForHolder = (first: Effect.Effect<void>, second: Effect.Effect<void>) =>
-        Effect.gen(function*() {
-          const tx = yield* Transactor
-          const repo = yield* MessagesRepo
-          const read = repo.findById("no-project", "no-message")
-          const taken = yield* Deferred.make<void>()
-          let committed = false
-          const holder = yield* Effect.forkChild(tx.withTransaction(Effect.gen(function*() {
-            yield* first
-            yield* read
-            yield* Deferred.succeed(taken, undefined)
-            yield* Effect.sleep("150 millis")
-            committed = true
-          })))
-          yield* Deferred.await(taken)
-          const seen = yield* tx.withTransaction(Effect.andThen(second, Effect.andThen(read, Effect.sync(() => committed))))
-          yield* Fiber.join(holder)
-          return seen
-        })
+      const read = Effect.gen(function*() {
+        return yield* (yield* MessagesRepo).findById("no-project", "no-message")
+      })
+      const waitsForHolder = (first: Effect.Effect<void>, second: Effect.Effect<void>) => waitsFor(first, second, read)
 
       it.effect("holds a key until the transaction that took it ends", () =>
         Effect.gen(function*() {

@@ -1,6 +1,7 @@
 /** Records for the storage conformance suites: unique ids per call, so tests sharing one store never meet. */
 import { assert } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Queue, Stream } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Queue, Stream } from "effect"
+import { Transactor } from "../../ports/Transactor.ts"
 import { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import type { ApiKey, Project } from "../../projects/Project.ts"
 import type { TriggerRecord } from "../../workflows/Trigger.ts"
@@ -97,4 +98,31 @@ export const givenProject = (overrides: Partial<Project> = {}) =>
 export const dies = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.exit(effect), (exit) => {
     assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause) && !Cause.hasFails(exit.cause), "expected a defect")
+  })
+
+/**
+ * Whether a transaction taking a lock with `second` waited for one that took it with `first` to commit. A lock
+ * covers what the transaction reads or stores after it (a store may send it with the next statement), so each side
+ * reads (`read`, any statement) once it has locked.
+ */
+export const waitsForHolder = <R1, R2, R3>(
+  first: Effect.Effect<void, never, R1>,
+  second: Effect.Effect<void, never, R2>,
+  read: Effect.Effect<unknown, never, R3>
+) =>
+  Effect.gen(function*() {
+    const tx = yield* Transactor
+    const taken = yield* Deferred.make<void>()
+    let committed = false
+    const holder = yield* Effect.forkChild(tx.withTransaction(Effect.gen(function*() {
+      yield* first
+      yield* read
+      yield* Deferred.succeed(taken, undefined)
+      yield* Effect.sleep("150 millis")
+      committed = true
+    })))
+    yield* Deferred.await(taken)
+    const seen = yield* tx.withTransaction(Effect.andThen(second, Effect.andThen(read, Effect.sync(() => committed))))
+    yield* Fiber.join(holder)
+    return seen
   })

@@ -1,0 +1,4 @@
+import { routeLocksConformance } from "../src/testing/conformance/index.ts"
+import { layerMemoryStorage } from "../src/testing/index.ts"
+
+routeLocksConformance("route locks (memory)", layerMemoryStorage)
