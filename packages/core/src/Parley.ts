@@ -43,6 +43,7 @@ import { layerExecutionsWorkers } from "./executions/ExecutionsJobs.ts"
 import { Launcher } from "./executions/Launcher.ts"
 import { WorkflowRevisions } from "./executions/lifecycle/Revisions.ts"
 import { ActiveRollouts, Rollouts } from "./executions/lifecycle/Rollouts.ts"
+import { ActiveGuardrails } from "./guardrails/ActiveGuardrails.ts"
 import { RunMigrations } from "./executions/lifecycle/RunMigration.ts"
 import { Experiments } from "./executions/lifecycle/Experiments.ts"
 import { EventTriggers } from "./executions/EventTriggers.ts"
@@ -71,6 +72,7 @@ import { Broadcasts } from "./broadcasts/Broadcasts.ts"
 import { BroadcastSender, layerBroadcastsWorkers } from "./broadcasts/Sender.ts"
 import { Guardrails } from "./guardrails/Guardrails.ts"
 import { layerGuardrailsInterest, layerGuardrailsWorkers } from "./guardrails/GuardrailsJobs.ts"
+import { layerStoppedMarketingInterest, layerStoppedMarketingWorkers } from "./messaging/StoppedMarketing.ts"
 import { OptOuts } from "./guardrails/OptOuts.ts"
 import { SendPolicy } from "./guardrails/SendPolicy.ts"
 import { layerOptOutNotices, layerSendFacts } from "./messaging/GuardrailPorts.ts"
@@ -98,7 +100,11 @@ export const layerMessagingServices = messagingServices.pipe(
   Layer.provide(layerNumberDependents),
   // Every send passes the guardrails' check, every inbound message their keywords; messaging answers their facts.
   Layer.provideMerge(
-    Layer.mergeAll(SendPolicy.layer, Guardrails.layer).pipe(Layer.provideMerge(OptOuts.layer), Layer.provide(layerSendFacts))
+    Layer.mergeAll(SendPolicy.layer, Guardrails.layer).pipe(
+      Layer.provideMerge(OptOuts.layer),
+      Layer.provideMerge(ActiveGuardrails.layer),
+      Layer.provide(layerSendFacts)
+    )
   )
 )
 
@@ -122,6 +128,8 @@ export const layerServices = Layer.mergeAll(
   VoiceAgents.layer,
   // Confirmations of opt-outs are sent by a subscriber every appending process must know of.
   layerGuardrailsInterest,
+  // So are late refusals 131050, which record opt-outs.
+  layerStoppedMarketingInterest,
   // Broadcasts send through messaging's one path (`Outbound`).
   Layer.mergeAll(Broadcasts.layer, BroadcastSender.layer).pipe(Layer.provide(layerMessagingServices))
 ).pipe(
@@ -229,6 +237,7 @@ export const layerWorkers = Layer.mergeAll(
   layerLogsWorkers,
   layerBroadcastsWorkers,
   layerGuardrailsWorkers.pipe(Layer.provide(layerOptOutNotices)),
+  layerStoppedMarketingWorkers,
   // The consumers of domain events subscribe first; then the relay starts taking the outbox for them.
   layerOutboxRelay.pipe(Layer.provide(Layer.mergeAll(layerWebhooksWorkers(), layerRoutingWorkers)))
 ).pipe(Layer.provide(DomainEventSubscribers.layer))

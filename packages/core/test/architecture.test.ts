@@ -135,12 +135,11 @@ const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
     "executions/ExecutionsRepo.ts",
     "messaging/MessagingRepo.ts",
     "messaging/numbers/MessageConfigsRepo.ts",
-    "projects/ProjectsRepo.ts",
     "tenancy/CustomersRepo.ts"
   ],
   messaging: ["tenancy/CustomersRepo.ts", "tenancy/SetupLinksRepo.ts"],
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
-  viewer: ["executions/ExecutionsRepo.ts", "messaging/numbers/MessageConfigsRepo.ts", "projects/ProjectsRepo.ts", "workflows/WorkflowsRepo.ts"],
+  viewer: ["executions/ExecutionsRepo.ts", "messaging/numbers/MessageConfigsRepo.ts", "workflows/WorkflowsRepo.ts"],
   voice: ["projects/ProjectsRepo.ts"],
   webhooks: ["messaging/MessagingRepo.ts", "messaging/numbers/MessageConfigsRepo.ts"],
   workflows: [

@@ -16,6 +16,7 @@ import { Guardrails } from "../src/guardrails/Guardrails.ts"
 import { OptOuts } from "../src/guardrails/OptOuts.ts"
 import { SendPolicy, sendRequest } from "../src/guardrails/SendPolicy.ts"
 import { MessageConfigsRepo } from "../src/messaging/numbers/MessageConfigsRepo.ts"
+import { Messaging } from "../src/messaging/Messaging.ts"
 import { Outbound } from "../src/messaging/Outbound.ts"
 import { Templates } from "../src/messaging/templates/Templates.ts"
 import { MessagingNetwork } from "../src/network/MessagingNetwork.ts"
@@ -87,6 +88,8 @@ describe("guardrails", () => {
       yield* pass(500)
       const listed = yield* optOuts.list(g.principal.project.id, { phone_number: "+1 555 000 1111" }, page)
       assert.deepStrictEqual(listed.items.map((o) => [o.msg_config_id, o.source, o.keyword]), [[g.msgConfigId, "keyword", "STOP"]])
+      // A filter that names no recipient matches none: not a refusal of a parameter the contract types as a string.
+      assert.strictEqual((yield* optOuts.list(g.principal.project.id, { phone_number: "call me" }, page)).total, 0)
       assert.deepStrictEqual(yield* ada.received, [DEFAULT_OPT_OUT_CONFIRMATION])
 
       // A broadcast: Ada suppressed with the reason, Bob sent.
@@ -277,6 +280,46 @@ describe("guardrails", () => {
       assert.deepStrictEqual(listed.items.map((o) => [o.recipient, o.msg_config_id, o.source]), [["15550004444", g.msgConfigId, "network"]])
       const withheld = yield* policy.check(request)
       assert.deepStrictEqual(Option.map(withheld, (w) => w.reason), Option.some("opted_out"))
+    }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
+
+  it.effect("a late 131050 in a failed status report records the opt-out once, as the synchronous refusal does", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const to = "15550006666"
+      const envelope = {
+        messaging_product: "whatsapp",
+        to,
+        type: "template",
+        template: { name: "spring_sale", language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "Ada" }] }] }
+      }
+      const sent = yield* (yield* Outbound).send(g.config, envelope, { origin: "api" })
+      assert.strictEqual(sent._tag, "Accepted", JSON.stringify(sent))
+      const networkId = (sent as { readonly networkId: string | undefined }).networkId!
+      const stored = yield* OptOuts
+      const optOuts = () => Effect.map(stored.list(g.principal.project.id, {}, page), (l) => l.items.map((o) => [o.recipient, o.msg_config_id, o.source]))
+      assert.deepStrictEqual(yield* optOuts(), [])
+
+      // The network accepted the send, then reports it failed: the user stopped marketing messages.
+      const seconds = String(Math.floor((yield* Clock.currentTimeMillis) / 1000))
+      const report = (code: number) => ({
+        id: networkId,
+        status: "failed",
+        timestamp: seconds,
+        recipient_id: to,
+        errors: [{ code, title: "Message failed", message: "Message failed" }]
+      })
+      const messaging = yield* Messaging
+      yield* messaging.applyStatuses(g.config, [report(131050)])
+      yield* settle
+      yield* pass(500)
+      assert.deepStrictEqual(yield* optOuts(), [[to, g.msgConfigId, "network"]])
+
+      // The same report again, and the synchronous refusal of a later send: still one opt-out.
+      yield* messaging.applyStatuses(g.config, [report(131050)])
+      yield* (yield* SendPolicy).refused(sendRequest(g.config, envelope, { origin: "api" }, { waId: to, userId: undefined }), 131050)
+      yield* settle
+      yield* pass(500)
+      assert.deepStrictEqual(yield* optOuts(), [[to, g.msgConfigId, "network"]])
     }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
 
   it.effect("a number's own keywords and confirmation replace the project's; a weekly project-wide cap skips the third marketing send", () =>

@@ -25,13 +25,8 @@
  * unverified and the run goes on, so its reply may be there once or not at
  * all, never twice.
  */
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { freePort, hostLives, random, sleep } from "./process.support.ts"
+import { crashHost, deliveredTexts, random, SHORT_EXECUTION_TRUST, sleep } from "./process.support.ts"
 
-const ROOT = Path.resolve(import.meta.dirname, "../../..")
-const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
 const KEY = "pk_test_crash_0123456789abcdef0123"
 const PNID = "100000000000001"
 
@@ -143,45 +138,20 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31)
   const rand = random(seed)
   const log = options.log ?? (() => {})
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const logFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-crash-")), "hosts.log")
-  const out = Fs.openSync(logFile, "a")
-
-  const env = {
-    ...process.env,
-    DATABASE_URL: options.databaseUrl,
-    HOST: "127.0.0.1",
-    PORT: String(port),
-    PARLEY_API_KEY: KEY,
-    PARLEY_UPSTREAM: "simulator",
-    // Fixed, so a status report signed by one life of the host is accepted by the next.
-    PARLEY_UPSTREAM_APP_SECRET: "crash-test-app-secret",
-    PARLEY_LOG_LEVEL: "Warn",
-    // Short trust periods, so recovery happens within the test (defaults: 60 s, 60 s, 15 s).
-    PARLEY_EXECUTION_LEASE_MS: "1500",
-    PARLEY_SEND_DOUBT_GRACE_MS: "6000",
-    PARLEY_EXECUTION_SWEEP_MS: "300",
-    // The driver polls the lists many times a second, far past the per-key limit of a minute.
-    PARLEY_RATE_LIMIT_PER_MINUTE: "1000000"
-  }
-
-  const host = hostLives({ main: MAIN, root: ROOT, base, key: KEY, env, out })
-  const { exited, kill, request } = host
+  const host = await crashHost({
+    name: "crash",
+    databaseUrl: options.databaseUrl,
+    key: KEY,
+    env: {
+      // Fixed, so a status report signed by one life of the host is accepted by the next.
+      PARLEY_UPSTREAM_APP_SECRET: "crash-test-app-secret",
+      PARLEY_LOG_LEVEL: "Warn",
+      ...SHORT_EXECUTION_TRUST
+    }
+  })
+  const { logFile, exited, kill, ready, request } = host
   const spawn = (crashProbability = 0) => host.spawn({ PARLEY_TEST_CRASH_PROBABILITY: String(crashProbability) })
 
-  /** True once the host answers; false when it died first (a crash point it hit itself, in a kill life). */
-  const ready = async (ms: number) => {
-    const deadline = Date.now() + ms
-    while (Date.now() < deadline) {
-      if (exited()) return false
-      // Ready: bootstrapped (the key works) and the database answers.
-      const ok = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)
-      if (ok) return true
-      await sleep(25)
-    }
-    throw new Error(`the host did not start within ${ms} ms; see ${logFile}`)
-  }
   const started = async () => {
     if (!(await ready(60_000))) throw new Error(`the host exited during start; see ${logFile}`)
   }
@@ -350,23 +320,9 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
     await refresh()
 
     // What contacts received, by (contact, text).
-    const outbox = await request("GET", `/sandbox/outbox?phone_number_id=${PNID}`)
-    if (outbox.status !== 200) throw new Error(`outbox answered ${outbox.status}: ${outbox.text}`)
-    const received = new Map<string, number>()
-    for (const m of outbox.body.data as Array<{ to: string | null; type: string; envelope: { text?: { body: string } } }>) {
-      if (m.type !== "text") continue
-      const key = `${m.to}|${m.envelope.text?.body}`
-      received.set(key, (received.get(key) ?? 0) + 1)
-    }
-
-    const problems: Array<string> = []
-    let duplicates = 0
-    for (const [key, count] of received) {
-      if (count > 1) {
-        duplicates += count - 1
-        problems.push(`${key} delivered ${count} times`)
-      }
-    }
+    const delivered = await deliveredTexts(request, PNID)
+    const { received, duplicates } = delivered
+    const problems: Array<string> = [...delivered.problems]
     let stuck = 0
     let inDoubt = 0
     let inDoubtDelivered = 0
@@ -420,7 +376,6 @@ export const runCrash = async (options: CrashOptions): Promise<CrashReport> => {
     }
   } finally {
     // A graceful stop of the last life; a kill if the run failed midway.
-    await host.stop()
-    Fs.closeSync(out)
+    await host.close()
   }
 }

@@ -12,13 +12,8 @@
  * doubt may be missing, never doubled: decisions 10.4).
  */
 import { createHmac } from "node:crypto"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { freePort, hostLives, random, sleep } from "./process.support.ts"
+import { crashHost, deliveredTexts, random, SHORT_EXECUTION_TRUST, sleep } from "./process.support.ts"
 
-const ROOT = Path.resolve(import.meta.dirname, "../../..")
-const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
 const KEY = "pk_test_inbound_crash_0123456789ab"
 const PNID = "100000000000001"
 const APP_SECRET = "inbound-crash-app-secret"
@@ -93,36 +88,13 @@ export const runInboundCrash = async (options: InboundCrashOptions): Promise<Inb
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31)
   const rand = random(seed)
   const log = options.log ?? (() => {})
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const logFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-inbound-crash-")), "hosts.log")
-  const out = Fs.openSync(logFile, "a")
-  const env = {
-    ...process.env,
-    DATABASE_URL: options.databaseUrl,
-    HOST: "127.0.0.1",
-    PORT: String(port),
-    PARLEY_API_KEY: KEY,
-    PARLEY_UPSTREAM: "simulator",
-    PARLEY_UPSTREAM_APP_SECRET: APP_SECRET,
-    PARLEY_LOG_LEVEL: "Warn",
-    PARLEY_EXECUTION_LEASE_MS: "1500",
-    PARLEY_SEND_DOUBT_GRACE_MS: "6000",
-    PARLEY_EXECUTION_SWEEP_MS: "300",
-    PARLEY_RATE_LIMIT_PER_MINUTE: "1000000"
-  }
-  const host = hostLives({ main: MAIN, root: ROOT, base, key: KEY, env, out })
-  const { exited, kill, request } = host
-
-  const ready = async (ms: number) => {
-    const deadline = Date.now() + ms
-    while (Date.now() < deadline) {
-      if (exited()) return false
-      if (await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)) return true
-      await sleep(25)
-    }
-    throw new Error(`the host did not start within ${ms} ms; see ${logFile}`)
-  }
+  const host = await crashHost({
+    name: "inbound-crash",
+    databaseUrl: options.databaseUrl,
+    key: KEY,
+    env: { PARLEY_UPSTREAM_APP_SECRET: APP_SECRET, PARLEY_LOG_LEVEL: "Warn", ...SHORT_EXECUTION_TRUST }
+  })
+  const { base, logFile, exited, kill, ready, request } = host
 
   /** One POST as the network makes it: true when the host acknowledged it (200). */
   const post = async (body: string) => {
@@ -279,20 +251,9 @@ export const runInboundCrash = async (options: InboundCrashOptions): Promise<Inb
         problems.push(`${id} stored ${stored.get(id) ?? 0} times`)
       }
     }
-    const outbox = await request("GET", `/sandbox/outbox?phone_number_id=${PNID}`)
-    const received = new Map<string, number>()
-    for (const m of outbox.body.data as Array<{ to: string | null; type: string; envelope: { text?: { body: string } } }>) {
-      if (m.type !== "text") continue
-      const key = `${m.to}|${m.envelope.text?.body}`
-      received.set(key, (received.get(key) ?? 0) + 1)
-    }
-    let duplicates = 0
-    for (const [key, count] of received) {
-      if (count > 1) {
-        duplicates += count - 1
-        problems.push(`${key} delivered ${count} times`)
-      }
-    }
+    const delivered = await deliveredTexts(request, PNID)
+    const { received, duplicates } = delivered
+    problems.push(...delivered.problems)
     let stuck = 0
     let inDoubt = 0
     let wrong = 0
@@ -331,7 +292,6 @@ export const runInboundCrash = async (options: InboundCrashOptions): Promise<Inb
       logFile
     }
   } finally {
-    await host.stop()
-    Fs.closeSync(out)
+    await host.close()
   }
 }

@@ -89,8 +89,15 @@ export const lifecycleOverHttp = (storage: string, ports: Effect.Effect<Layer.La
 
       // The typed client reads the same contract.
       const client = createParleyClient({ baseUrl: host.url, apiKey: host.key })
-      const listed = (await client.workflowLifecycle.listRevisions({ params: { id } })).data
+      const listed = (await client.workflowLifecycle.listRevisions({ params: { id }, query: {} })).body.data
       assert.strictEqual(listed.length, 3)
+      // Paged as every list: one at a time, following `paging.next`.
+      const firstPage = await client.workflowLifecycle.listRevisions({ params: { id }, query: { limit: "1" } })
+      assert.deepStrictEqual(firstPage.body.data.map((r) => r.id), [listed[0]!.id])
+      assert.isTrue("paging" in firstPage.body && firstPage.body.paging.next !== null)
+      const pageTwo = await client.workflowLifecycle.listRevisions({ params: { id }, query: { page: "2", per_page: "2" } })
+      assert.deepStrictEqual(pageTwo.body.data.map((r) => r.id), [listed[2]!.id])
+      assert.isTrue("meta" in pageTwo.body && pageTwo.body.meta.total_count === 3)
       const [r3, second, first] = listed
       assert.deepStrictEqual([second!.id, first!.id], [r2, r1])
       assert.deepStrictEqual(listed.map((r) => r.current), [true, false, false])

@@ -36,6 +36,8 @@ export interface MessagingHost {
       readonly raw?: Uint8Array | string
       readonly key?: string | null
       readonly headers?: Record<string, string>
+      /** Gives up on the request (its promise rejects) when this fires. */
+      readonly signal?: AbortSignal
     }
   ) => Promise<{ readonly status: number; readonly body: any; readonly headers: Headers; readonly text: string }>
 }
@@ -103,7 +105,8 @@ export const startMessagingHost = <E>(ports: Layer.Layer<any, E, never>, config:
         const response = await fetch(`${url}${path}`, {
           method,
           headers,
-          ...(body !== undefined ? { body: body as BodyInit } : {})
+          ...(body !== undefined ? { body: body as BodyInit } : {}),
+          ...(options.signal !== undefined ? { signal: options.signal } : {})
         })
         const text = await response.text()
         answers.push(text)

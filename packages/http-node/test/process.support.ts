@@ -2,6 +2,11 @@
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+const ROOT = Path.resolve(import.meta.dirname, "../../..")
+const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
 
 /** Mulberry32: small, seedable, good enough to spread kill points. */
 export const random = (seed: number) => () => {
@@ -76,4 +81,85 @@ export const hostLives = (options: {
     return { status: res.status, body: text.length > 0 ? JSON.parse(text) : undefined, text }
   }
   return { spawn, exited, kill, stop, request, lives: () => lives }
+}
+
+/**
+ * The engine's trust periods shortened, so recovery happens within a crash test (defaults: 60 s, 60 s, 15 s), and a
+ * rate limit the drivers' polling (many times a second) never reaches.
+ */
+export const SHORT_EXECUTION_TRUST = {
+  PARLEY_EXECUTION_LEASE_MS: "1500",
+  PARLEY_SEND_DOUBT_GRACE_MS: "6000",
+  PARLEY_EXECUTION_SWEEP_MS: "300",
+  PARLEY_RATE_LIMIT_PER_MINUTE: "1000000"
+}
+
+/**
+ * The lives of `npm start`'s host for a crash test: on a free loopback port, over `databaseUrl`, with the simulated
+ * network and `key`, `env` over that; their output in a fresh log file named in every failure. `close` ends the
+ * last life (gracefully when it still runs) and the log.
+ */
+export const crashHost = async (options: {
+  /** Names the log's folder (`parley-<name>-`). */
+  readonly name: string
+  readonly databaseUrl: string
+  readonly key: string
+  readonly env: NodeJS.ProcessEnv
+}) => {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const logFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), `parley-${options.name}-`)), "hosts.log")
+  const out = Fs.openSync(logFile, "a")
+  const env = {
+    ...process.env,
+    DATABASE_URL: options.databaseUrl,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    PARLEY_API_KEY: options.key,
+    PARLEY_UPSTREAM: "simulator",
+    ...options.env
+  }
+  const host = hostLives({ main: MAIN, root: ROOT, base, key: options.key, env, out })
+  /** True once the host is ready (bootstrapped, its database answering); false when it died first; throws after `ms`. */
+  const ready = async (ms: number) => {
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline) {
+      if (host.exited()) return false
+      if (await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)) return true
+      await sleep(25)
+    }
+    throw new Error(`the host did not start within ${ms} ms; see ${logFile}`)
+  }
+  const close = async () => {
+    await host.stop()
+    Fs.closeSync(out)
+  }
+  return { ...host, base, logFile, ready, close }
+}
+
+/**
+ * What the simulated network delivered from a number, read from the host's `/sandbox/outbox`: each text's count by
+ * `<to>|<body>`, and a problem line for each delivered more than once (`duplicates`: the extra copies).
+ */
+export const deliveredTexts = async (
+  request: (method: string, path: string) => Promise<{ readonly status: number; readonly body: any; readonly text: string }>,
+  phoneNumberId: string
+) => {
+  const outbox = await request("GET", `/sandbox/outbox?phone_number_id=${phoneNumberId}`)
+  if (outbox.status !== 200) throw new Error(`outbox answered ${outbox.status}: ${outbox.text}`)
+  const received = new Map<string, number>()
+  for (const m of outbox.body.data as Array<{ to: string | null; type: string; envelope: { text?: { body: string } } }>) {
+    if (m.type !== "text") continue
+    const key = `${m.to}|${m.envelope.text?.body}`
+    received.set(key, (received.get(key) ?? 0) + 1)
+  }
+  const problems: Array<string> = []
+  let duplicates = 0
+  for (const [key, count] of received) {
+    if (count > 1) {
+      duplicates += count - 1
+      problems.push(`${key} delivered ${count} times`)
+    }
+  }
+  return { received, duplicates, problems }
 }

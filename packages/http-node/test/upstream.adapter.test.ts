@@ -237,6 +237,28 @@ describe("Cloud API adapter on the wire", () => {
         yield* network.getPhoneNumber(access, "1", { fields: ["id"] })
         assert.strictEqual(recorder.requests[0]!.url, "/v24.0/1?fields=id")
       })))
+
+  it.live("sends the network a traceparent only when PARLEY_TRACE_PROPAGATION=true, as functions and webhooks get one", () =>
+    withRecorder(() => ({ status: 200, body: `{"id":"1"}` }), (recorder) =>
+      Effect.gen(function*() {
+        const callWith = (env: Record<string, string>) =>
+          Effect.gen(function*() {
+            const network = yield* CloudApi.make({ baseUrl: recorder.url }).pipe(
+              Effect.provide(FetchHttpClient.layer),
+              Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
+            )
+            // Inside a request's span, as every send is.
+            yield* network.getPhoneNumber(access, "1").pipe(Effect.withSpan("caller"))
+            return recorder.requests.at(-1)!.headers
+          })
+        const off = yield* callWith({})
+        assert.strictEqual(off["traceparent"], undefined)
+        assert.strictEqual(off["b3"], undefined)
+        const disabled = yield* callWith({ PARLEY_TRACE_PROPAGATION: "false" })
+        assert.strictEqual(disabled["traceparent"], undefined)
+        const on = yield* callWith({ PARLEY_TRACE_PROPAGATION: "true" })
+        assert.match(on["traceparent"] ?? "", /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
+      })))
 })
 
 describe("HTTP webhook sink", () => {

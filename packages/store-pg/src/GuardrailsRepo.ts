@@ -11,7 +11,11 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, IsoFromDate, jsonb, listNewestFirst } from "./Rows.ts"
+import { PgClient } from "@effect/sql-pg"
+import { changeSignals, decodeRows, IsoFromDate, jsonb, listNewestFirst } from "./Rows.ts"
+
+/** Settings changes, NOTIFY'd with the write (delivered at its commit) to every host's settings cache. */
+const CHANGES_CHANNEL = "parley_guardrail_settings"
 
 const OptOutRow = Schema.Struct({
   id: Schema.String,
@@ -53,7 +57,6 @@ const IsoFromJson = Schema.String.pipe(
   Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s: string) => new Date(s).toISOString(), encode: (s: string) => s }))
 )
 const FactsRow = Schema.Struct({
-  settings: Schema.Array(Schema.Struct({ ...SettingsRow.fields, updated_at: IsoFromJson })),
   opt_out: Schema.NullOr(Schema.Struct({ ...OptOutRow.fields, created_at: IsoFromJson })),
   zone: Schema.NullOr(Schema.String)
 })
@@ -65,28 +68,20 @@ export const layerGuardrailsRepo = Layer.effect(
   GuardrailsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
     const scope = (msgConfigId: string | null) => msgConfigId ?? ""
 
     return GuardrailsRepo.of({
-      policyFacts: Effect.fnUntraced(function*(projectId: string, msgConfigId: string, recipient: string) {
-        // One round trip for every send: both settings rows, the opt-out (the number's first, else the project's) and
-        // the contact's zone, as JSON.
+      recipientFacts: Effect.fnUntraced(function*(projectId: string, msgConfigId: string, recipient: string) {
+        // One round trip for every send: the opt-out (the number's first, else the project's) and the contact's zone.
         const rows = yield* sql`
           SELECT
-            (SELECT coalesce(json_agg(s), '[]'::json) FROM guardrail_settings s
-              WHERE s.project_id = ${projectId} AND coalesce(s.msg_config_id, '') IN ('', ${msgConfigId})) AS settings,
             (SELECT row_to_json(o) FROM guardrail_opt_outs o
               WHERE o.project_id = ${projectId} AND o.recipient = ${recipient} AND coalesce(o.msg_config_id, '') IN ('', ${msgConfigId})
               ORDER BY o.msg_config_id NULLS LAST LIMIT 1) AS opt_out,
             (SELECT z.time_zone FROM guardrail_contact_zones z WHERE z.project_id = ${projectId} AND z.recipient = ${recipient}) AS zone`
         const [found] = yield* decodeRows(FactsRow)(rows)
-        const settings = found!.settings.map(toSettingsRecord)
-        return {
-          project: Option.fromNullishOr(settings.find((r) => r.msg_config_id === null)),
-          number: Option.fromNullishOr(settings.find((r) => r.msg_config_id === msgConfigId)),
-          optOut: Option.fromNullishOr(found!.opt_out),
-          zone: Option.fromNullishOr(found!.zone)
-        }
+        return { optOut: Option.fromNullishOr(found!.opt_out), zone: Option.fromNullishOr(found!.zone) }
       }, Effect.orDie),
       insertOptOut: Effect.fnUntraced(function*(o: OptOutRecord) {
         return yield* firstOptOut(yield* sql`
@@ -137,7 +132,9 @@ export const layerGuardrailsRepo = Layer.effect(
           VALUES (${s.project_id}, ${s.msg_config_id}, ${jsonb(settings)}::jsonb, ${s.updated_at})
           ON CONFLICT (project_id, (coalesce(msg_config_id, '')))
           DO UPDATE SET settings = EXCLUDED.settings, updated_at = EXCLUDED.updated_at`
+        yield* sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`
       }, Effect.orDie),
+      changes: changeSignals(pg, CHANGES_CHANNEL),
       putZone: Effect.fnUntraced(function*(z) {
         yield* sql`
           INSERT INTO guardrail_contact_zones (project_id, recipient, time_zone, updated_at)

@@ -7,6 +7,7 @@ import {
   Actor,
   Definition,
   RevisionsRepo,
+  type ListWindow,
   type RevisionSummaryRecord,
   type RolloutRecord,
   SaveAction,
@@ -15,8 +16,8 @@ import {
 } from "@parley/core"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
-import { changeSignals, decodeRows, IsoFromDate, jsonb } from "./Rows.ts"
+import { SqlClient, type Statement } from "effect/sql"
+import { changeSignals, decodeCount, decodeRows, IsoFromDate, jsonb } from "./Rows.ts"
 
 /** Rollout changes, NOTIFY'd with the write (delivered at its commit) to every host's rollout cache. */
 const CHANGES_CHANNEL = "parley_rollouts"
@@ -61,8 +62,20 @@ export const layerRevisionsRepo = Layer.effect(
     const pg = yield* PgClient.PgClient
     const signal = sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`
 
-    /** The graphs matching `where` with their counts, newest first, and the latest saves of each. */
-    const summaries = Effect.fnUntraced(function*(projectId: string, workflowId: string, only: string | null) {
+    /**
+     * The graphs of the workflow with their counts, newest first, and the latest saves of each: one (`only`), or a
+     * window's worth (`where` its cursor bounds, `order` and `limit`/`offset` its page).
+     */
+    const summaries = Effect.fnUntraced(function*(
+      projectId: string,
+      workflowId: string,
+      select: { readonly only: string } | {
+        readonly where: ReadonlyArray<Statement.Fragment>
+        readonly order: Statement.Fragment
+        readonly limit: number
+        readonly offset: number
+      }
+    ) {
       const graphs = yield* decodeGraphs(yield* sql`
         WITH runs AS (
           SELECT revision_id, count(*)::int AS execution_count,
@@ -81,9 +94,12 @@ export const layerRevisionsRepo = Layer.effect(
         FROM workflow_revisions r
         LEFT JOIN saves s ON s.revision_id = r.id
         LEFT JOIN runs x ON x.revision_id = r.id
-        WHERE r.project_id = ${projectId} AND r.workflow_id = ${workflowId}
-          ${only === null ? sql`` : sql`AND r.id = ${only}`}
-        ORDER BY r.created_at DESC, r.id DESC`)
+        WHERE ${sql.and([
+        sql`r.project_id = ${projectId}`,
+        sql`r.workflow_id = ${workflowId}`,
+        ...("only" in select ? [sql`r.id = ${select.only}`] : select.where)
+      ])}
+        ${"only" in select ? sql`` : sql`ORDER BY ${select.order} LIMIT ${select.limit} OFFSET ${select.offset}`}`)
       if (graphs.length === 0) return []
       const saves = yield* decodeSaves(yield* sql`
         SELECT s.* FROM unnest(${graphs.map((g) => g.id)}::text[]) AS g(id)
@@ -111,11 +127,28 @@ export const layerRevisionsRepo = Layer.effect(
           VALUES (${save.id}, ${save.project_id}, ${save.workflow_id}, ${save.revision_id}, ${save.action},
                   ${jsonb(save.saved_by)}, ${save.saved_at})`
       }, Effect.orDie),
-      list: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
-        return yield* summaries(projectId, workflowId, null)
+      list: Effect.fnUntraced(function*(projectId: string, workflowId: string, window: ListWindow) {
+        const newestFirst = sql`r.created_at DESC, r.id DESC`
+        if (window.mode === "page") {
+          const [{ total }] = yield* decodeCount(yield* sql`
+            SELECT count(*)::int AS total FROM workflow_revisions WHERE project_id = ${projectId} AND workflow_id = ${workflowId}`)
+          const offset = (window.page - 1) * window.perPage
+          const items = yield* summaries(projectId, workflowId, { where: [], order: newestFirst, limit: window.perPage, offset })
+          return { items, hasMore: offset + items.length < total, total }
+        }
+        const { after, before, limit } = window
+        const where = [
+          ...(after !== undefined ? [sql`(r.created_at, r.id) < (${after.sortKey}::timestamptz, ${after.id})`] : []),
+          ...(before !== undefined ? [sql`(r.created_at, r.id) > (${before.sortKey}::timestamptz, ${before.id})`] : [])
+        ]
+        // Travelling towards newer graphs, read upwards from the key and turn the page round.
+        const order = before !== undefined ? sql`r.created_at ASC, r.id ASC` : newestFirst
+        const found = yield* summaries(projectId, workflowId, { where, order, limit: limit + 1, offset: 0 })
+        const page = found.slice(0, limit)
+        return { items: before !== undefined ? page.reverse() : page, hasMore: found.length > limit, total: 0 }
       }, Effect.orDie),
       get: Effect.fnUntraced(function*(projectId: string, workflowId: string, revisionId: string) {
-        const [summary] = yield* summaries(projectId, workflowId, revisionId)
+        const [summary] = yield* summaries(projectId, workflowId, { only: revisionId })
         if (summary === undefined) return Option.none()
         const [row] = yield* decodeDefinitions(yield* sql`SELECT definition FROM workflow_revisions WHERE id = ${revisionId}`)
         return row === undefined ? Option.none() : Option.some({ ...summary, definition: row.definition })

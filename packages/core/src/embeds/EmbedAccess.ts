@@ -4,12 +4,11 @@
  * the check that opens a token (active, unexpired, its project enabled), recording its use at most once a minute.
  */
 import { Clock, Effect, Option } from "effect"
-import { hashKey, type Principal } from "../projects/Projects.ts"
+import { hashKey } from "../projects/Projects.ts"
 import type { Project } from "../projects/Project.ts"
 import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
-import { notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
-import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import { nowIso, toIso } from "../shared/Time.ts"
+import { type Unprocessable, unprocessable } from "../shared/ApiError.ts"
+import { toIso } from "../shared/Time.ts"
 
 export const EMBED_MODES = ["system", "light", "dark"] as const
 export type EmbedMode = (typeof EMBED_MODES)[number]
@@ -70,34 +69,6 @@ export const embedFieldChecks = (envelope: string) => {
   }
 
   return { fieldError, checkName, checkOrigins, checkExpiry }
-}
-
-/** The record keeping every embed repo shares: found in the caller's project, saved, revoked for good. */
-export const embedRecords = <R extends EmbedAccessFields & { readonly updated_at: string }, F>(
-  repo: {
-    readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<R>>
-    readonly list: (projectId: string, filter: F, window: ListWindow) => Effect.Effect<ListSlice<R>>
-    readonly update: (embed: R) => Effect.Effect<Option.Option<R>>
-  },
-  resource: string
-) => {
-  const gone = (id: string) => () => Effect.fail(notFound(resource, id))
-  const find = (projectId: string, id: string) =>
-    Effect.flatMap(repo.findById(projectId, id), Option.match({ onNone: gone(id), onSome: Effect.succeed }))
-  return {
-    find,
-    /** Writes the edited record; 404 when it went meanwhile. */
-    save: (next: R) => Effect.flatMap(repo.update(next), Option.match({ onNone: gone(next.id), onSome: Effect.succeed })),
-    list: (principal: Principal, filter: F, window: ListWindow) => repo.list(principal.project.id, filter, window),
-    get: (principal: Principal, id: string) => find(principal.project.id, id),
-    /** `revoked` at once and for good; revoking a revoked embed changes nothing. */
-    revoke: (principal: Principal, id: string) =>
-      Effect.gen(function*() {
-        const current = yield* find(principal.project.id, id)
-        if (current.status === "revoked") return
-        yield* repo.update({ ...current, status: "revoked", updated_at: yield* nowIso })
-      })
-  }
 }
 
 /**

@@ -6,6 +6,7 @@ import { Clock, Context, Effect, Layer } from "effect"
 import type { NotFound, Unprocessable } from "../shared/ApiError.ts"
 import { notFound, unprocessable } from "../shared/ApiError.ts"
 import { type GuardrailSettingsInput, type GuardrailSettingsRecord } from "./Guardrail.ts"
+import { ActiveGuardrails } from "./ActiveGuardrails.ts"
 import { GuardrailsRepo } from "./GuardrailsRepo.ts"
 import { recipientOf } from "./OptOuts.ts"
 import { isTimeZone } from "./QuietHours.ts"
@@ -27,6 +28,7 @@ export class Guardrails extends Context.Service<Guardrails, {
     Guardrails,
     Effect.gen(function*() {
       const repo = yield* GuardrailsRepo
+      const active = yield* ActiveGuardrails
       const facts = yield* SendFacts
       const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
@@ -55,6 +57,7 @@ export class Guardrails extends Context.Service<Guardrails, {
         }
         const record: GuardrailSettingsRecord = { ...input, project_id: projectId, msg_config_id: msgConfigId, updated_at: yield* now }
         yield* repo.putSettings(record)
+        yield* active.forget
         return record
       })
 

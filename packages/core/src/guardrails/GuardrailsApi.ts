@@ -20,7 +20,7 @@ export class GuardrailsApi extends HttpApiGroup.make("guardrails")
       },
       success: PageResponse(OptOut),
       error: Unprocessable
-    }).annotateMerge(operation("List opt-outs", "The project's opt-outs, newest first, filtered by `msg_config_id` (that number's own) and `phone_number`; page paging.")),
+    }).annotateMerge(operation("List opt-outs", "The project's opt-outs, newest first, filtered by `msg_config_id` (that number's own) and `phone_number` (in any written form; a value that is neither a phone number nor a business-scoped id matches none); page paging.")),
     HttpApiEndpoint.post("addOptOut", "/msg/opt_outs", {
       payload: Schema.Struct({ opt_out: OptOutCreateInput }),
       success: data(OptOut).pipe(HttpApiSchema.status(201)),

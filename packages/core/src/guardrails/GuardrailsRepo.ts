@@ -2,7 +2,7 @@
  * Storage of guardrails (issue 32 §1, §2), scoped by project: opt-outs, the settings of the project and of each
  * number, contacts' own time zones, and the marketing templates let through (what frequency caps count).
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option, type Stream } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { ContactZoneRecord, GuardrailSettingsRecord, MarketingSendRecord, OptOutRecord } from "./Guardrail.ts"
 
@@ -12,10 +12,8 @@ export interface OptOutFilter {
   readonly recipient?: string | undefined
 }
 
-/** What one send's check needs, read at once. */
-export interface PolicyFacts {
-  readonly project: Option.Option<GuardrailSettingsRecord>
-  readonly number: Option.Option<GuardrailSettingsRecord>
+/** What one send's check needs of its recipient, read at once (the settings are remembered: `ActiveGuardrails`). */
+export interface RecipientFacts {
   /** The recipient's opt-out of this number, else its project-wide one. */
   readonly optOut: Option.Option<OptOutRecord>
   /** The recipient's own time zone, when set. */
@@ -23,7 +21,7 @@ export interface PolicyFacts {
 }
 
 export class GuardrailsRepo extends Context.Service<GuardrailsRepo, {
-  readonly policyFacts: (projectId: string, msgConfigId: string, recipient: string) => Effect.Effect<PolicyFacts>
+  readonly recipientFacts: (projectId: string, msgConfigId: string, recipient: string) => Effect.Effect<RecipientFacts>
 
   /** Inserts the opt-out unless the recipient has one of the same scope (number, or the project's): None then. */
   readonly insertOptOut: (optOut: OptOutRecord) => Effect.Effect<Option.Option<OptOutRecord>>
@@ -38,8 +36,10 @@ export class GuardrailsRepo extends Context.Service<GuardrailsRepo, {
   readonly findSettings: (projectId: string, msgConfigId: string | null) => Effect.Effect<Option.Option<GuardrailSettingsRecord>>
   /** The project's and every number's settings. */
   readonly listSettings: (projectId: string) => Effect.Effect<ReadonlyArray<GuardrailSettingsRecord>>
-  /** Inserts or replaces the settings of the record's scope. */
+  /** Inserts or replaces the settings of the record's scope; signals `changes` once done. */
   readonly putSettings: (settings: GuardrailSettingsRecord) => Effect.Effect<void>
+  /** A signal per settings change of any process sharing the store (and one on connecting). */
+  readonly changes: Stream.Stream<void>
 
   /** Sets (or replaces) a contact's own time zone. */
   readonly putZone: (zone: ContactZoneRecord) => Effect.Effect<void>

@@ -1,5 +1,5 @@
 /** `GuardrailsRepo` in memory, with the keys the Postgres schema enforces. */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import type { ContactZoneRecord, GuardrailSettingsRecord, MarketingSendRecord, OptOutRecord } from "./Guardrail.ts"
 import { type OptOutFilter, GuardrailsRepo } from "./GuardrailsRepo.ts"
 import type { Project } from "../projects/Project.ts"
@@ -31,11 +31,10 @@ export const layerMemoryGuardrailsRepo = Layer.effect(
   GuardrailsRepo,
   Effect.gen(function*() {
     const store = yield* MemoryStore
+    const changes = yield* PubSub.unbounded<void>()
     return GuardrailsRepo.of({
-      policyFacts: Effect.fn("GuardrailsRepo.policyFacts")((projectId: string, msgConfigId: string, recipient: string) =>
+      recipientFacts: Effect.fn("GuardrailsRepo.recipientFacts")((projectId: string, msgConfigId: string, recipient: string) =>
         store.run((db) => ({
-          project: Option.fromNullishOr(db.get(Settings, settingsKey(projectId, null))),
-          number: Option.fromNullishOr(db.get(Settings, settingsKey(projectId, msgConfigId))),
           optOut: Option.fromNullishOr(optOutOf(db, projectId, msgConfigId, recipient) ?? optOutOf(db, projectId, null, recipient)),
           zone: Option.map(Option.fromNullishOr(db.get(Zones, zoneKey(projectId, recipient))), (z) => z.time_zone)
         }))
@@ -95,8 +94,9 @@ export const layerMemoryGuardrailsRepo = Layer.effect(
         store.run((db) => {
           requireProject(db, settings.project_id)
           db.put(Settings, settingsKey(settings.project_id, settings.msg_config_id), json({ ...settings, updated_at: timestamp(settings.updated_at) }))
-        })
+        }).pipe(Effect.tap(() => PubSub.publish(changes, undefined)))
       ),
+      changes: Stream.fromPubSub(changes),
       putZone: Effect.fn("GuardrailsRepo.putZone")((zone: ContactZoneRecord) =>
         store.run((db) => {
           requireProject(db, zone.project_id)

@@ -14,7 +14,8 @@ import { Transactor } from "../ports/Transactor.ts"
 import { notFound, type NotFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids, nameUuid } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
-import { effectiveSettings, keywordForm, type OptOutRecord, type OptOutSource, toOptOut } from "./Guardrail.ts"
+import { keywordForm, type OptOutRecord, type OptOutSource, toOptOut } from "./Guardrail.ts"
+import { ActiveGuardrails } from "./ActiveGuardrails.ts"
 import { GuardrailsRepo, type OptOutFilter } from "./GuardrailsRepo.ts"
 import { SendFacts } from "./SendFacts.ts"
 
@@ -61,7 +62,7 @@ export class OptOuts extends Context.Service<OptOuts, {
   ) => Effect.Effect<void>
   /** The network refused a send to the recipient with 131050: recorded as its opt-out of the number. */
   readonly networkRefused: (number: { readonly projectId: string; readonly msgConfigId: string }, recipient: string) => Effect.Effect<void>
-  /** Newest first; `phone_number` as the API gives it (422 when malformed). */
+  /** Newest first; `phone_number` as the API gives it (in any written form; a malformed one matches none). */
   readonly list: (
     projectId: string,
     filter: { readonly msg_config_id?: string | undefined; readonly phone_number?: string | undefined },
@@ -78,6 +79,7 @@ export class OptOuts extends Context.Service<OptOuts, {
     OptOuts,
     Effect.gen(function*() {
       const repo = yield* GuardrailsRepo
+      const active = yield* ActiveGuardrails
       const facts = yield* SendFacts
       const outbox = yield* Outbox
       const tx = yield* Transactor
@@ -133,8 +135,7 @@ export class OptOuts extends Context.Service<OptOuts, {
       ) {
         const word = keywordForm(text)
         if (word.length === 0 || word.length > 40) return
-        const found = yield* repo.policyFacts(number.projectId, number.msgConfigId, recipient)
-        const settings = effectiveSettings(Option.getOrUndefined(found.project), Option.getOrUndefined(found.number))
+        const settings = yield* active.settings(number.projectId, number.msgConfigId)
         if (settings.optOutKeywords.has(word)) {
           yield* record(number.projectId, number.msgConfigId, recipient, "keyword", word, settings.optOutConfirmation)
         } else if (settings.optInKeywords.has(word)) {
@@ -187,10 +188,9 @@ export class OptOuts extends Context.Service<OptOuts, {
         filter: { readonly msg_config_id?: string | undefined; readonly phone_number?: string | undefined },
         window: ListWindow
       ) {
-        const recipient = filter.phone_number === undefined ? undefined : recipientOf(filter.phone_number)
-        if (filter.phone_number !== undefined && recipient === undefined) {
-          return yield* unprocessable("phone_number must be a phone number or a business-scoped id", [{ path: "phone_number", message: "malformed" }])
-        }
+        // A filter value that is neither a number nor a business-scoped id is no recipient: it matches none (as any
+        // filter matching nothing), rather than refusing a query parameter the contract types as any string.
+        const recipient = filter.phone_number === undefined ? undefined : recipientOf(filter.phone_number) ?? filter.phone_number
         const repoFilter: OptOutFilter = { msg_config_id: filter.msg_config_id, recipient }
         return yield* repo.listOptOuts(projectId, repoFilter, window)
       })

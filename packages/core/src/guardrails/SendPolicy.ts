@@ -13,7 +13,8 @@
  * A template the mirror does not know counts as marketing: the stricter reading.
  */
 import { Clock, Context, Effect, Layer, Option, Predicate } from "effect"
-import { effectiveSettings, type Withheld } from "./Guardrail.ts"
+import { ActiveGuardrails } from "./ActiveGuardrails.ts"
+import type { Withheld } from "./Guardrail.ts"
 import { GuardrailsRepo } from "./GuardrailsRepo.ts"
 import { OptOuts } from "./OptOuts.ts"
 import { quietUntil, recipientZone } from "./QuietHours.ts"
@@ -69,6 +70,7 @@ export class SendPolicy extends Context.Service<SendPolicy, {
     SendPolicy,
     Effect.gen(function*() {
       const repo = yield* GuardrailsRepo
+      const active = yield* ActiveGuardrails
       const facts = yield* SendFacts
       const optOuts = yield* OptOuts
       const ids = yield* Ids
@@ -77,8 +79,8 @@ export class SendPolicy extends Context.Service<SendPolicy, {
         const recipient = request.waId ?? request.userId
         if (recipient === undefined) return Option.none<Withheld>()
         const { number } = request
-        const found = yield* repo.policyFacts(number.projectId, number.msgConfigId, recipient)
-        const settings = effectiveSettings(Option.getOrUndefined(found.project), Option.getOrUndefined(found.number))
+        const settings = yield* active.settings(number.projectId, number.msgConfigId)
+        const found = yield* repo.recipientFacts(number.projectId, number.msgConfigId, recipient)
         if (Option.isNone(found.optOut) && settings.quietHours === null && settings.frequencyCaps === null) return Option.none<Withheld>()
 
         const category = request.template === undefined

@@ -11,6 +11,7 @@
  */
 import { Config, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { parseJson } from "../shared/Json.ts"
+import { TracePropagation } from "../shared/Telemetry.ts"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import {
   type MediaFile,
@@ -108,6 +109,8 @@ const classify = <A>(
 export const make = (options: CloudApiOptions) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
+    // The network sees Parley's trace context (`traceparent`, `b3`) only when the operator enables propagation.
+    const propagate = yield* TracePropagation
     const base = options.baseUrl.replace(/\/+$/, "")
     const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.seconds(30))
 
@@ -152,6 +155,7 @@ export const make = (options: CloudApiOptions) =>
         Effect.catchTag("HttpClientError", (error) =>
           Effect.fail(new NetworkUnavailable({ reason: "Transport", detail: error.message }))),
         Effect.flatMap(({ body, contentType, status }) => classify(status, contentType, body, decode)),
+        Effect.provideService(HttpClient.TracerPropagationEnabled, propagate),
         Effect.withSpan(span)
       )
 

@@ -5,7 +5,8 @@
  */
 import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import { cascadeOnRemove, MemoryStore, memoryTable, type MemoryTables } from "../ports/MemoryStore.ts"
-import { compareKeys, json, timestamp, violation } from "../ports/MemoryRows.ts"
+import { compareKeys, json, sliceWindow, timestamp, violation } from "../ports/MemoryRows.ts"
+import type { ListWindow } from "../shared/Pagination.ts"
 import { WorkflowRows } from "./MemoryWorkflows.ts"
 import { type RevisionSummaryRecord, type RolloutRecord, SAVES_SHOWN, type SaveRecord } from "./Revision.ts"
 import { RevisionsRepo } from "./RevisionsRepo.ts"
@@ -78,12 +79,13 @@ export const layerMemoryRevisionsRepo = Layer.effect(
           db.put(Saves, save.id, { ...save, saved_by: json(save.saved_by), saved_at: timestamp(save.saved_at) })
         })
       ),
-      list: Effect.fn("RevisionsRepo.list")((projectId: string, workflowId: string) =>
-        store.run((db) =>
-          graphsOf(db, projectId, workflowId)
+      list: Effect.fn("RevisionsRepo.list")((projectId: string, workflowId: string, window: ListWindow) =>
+        store.run((db) => {
+          const newestFirst = graphsOf(db, projectId, workflowId)
             .sort((a, b) => compareKeys({ sortKey: b.created_at, id: b.id }, { sortKey: a.created_at, id: a.id }))
-            .map((g) => summary(db, g))
-        )
+          const slice = sliceWindow(newestFirst, window)
+          return { ...slice, items: slice.items.map((g) => summary(db, g)) }
+        })
       ),
       get: Effect.fn("RevisionsRepo.get")((projectId: string, workflowId: string, revisionId: string) =>
         store.run((db) => {

@@ -3,6 +3,7 @@
  * runs are pinned to), every save of a definition, and the staged rollout. Always scoped by project and workflow.
  */
 import { Context, type Effect, type Option, type Stream } from "effect"
+import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { RevisionSummaryRecord, RolloutRecord, SaveRecord } from "./Revision.ts"
 import type { Definition } from "./Workflow.ts"
 
@@ -11,9 +12,9 @@ export class RevisionsRepo extends Context.Service<RevisionsRepo, {
   readonly recordSave: (save: SaveRecord, definition: Definition) => Effect.Effect<void>
   /**
    * The workflow's revisions, newest first by (created_at, id): every graph saved or run, with its latest saves and
-   * how many runs started on it (and wait now).
+   * how many runs started on it (and wait now); the window's part of them.
    */
-  readonly list: (projectId: string, workflowId: string) => Effect.Effect<ReadonlyArray<RevisionSummaryRecord>>
+  readonly list: (projectId: string, workflowId: string, window: ListWindow) => Effect.Effect<ListSlice<RevisionSummaryRecord>>
   readonly get: (
     projectId: string,
     workflowId: string,

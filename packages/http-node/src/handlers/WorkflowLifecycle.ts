@@ -1,16 +1,20 @@
 /** A workflow's revisions, rollout, run migrations, experiments and drop-off: decode → lifecycle services → encode. */
 import {
+  createdCursorKeyOf,
   CurrentPrincipal,
   Experiments,
   ParleyApi,
+  resolveWindow,
   Rollouts,
   RunMigrations,
+  toListBody,
   toRollout,
   toWorkflow,
   WorkflowRevisions
 } from "@parley/core"
-import { Effect, Option } from "effect"
+import { Effect, identity, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { locationOf } from "./Lists.ts"
 
 export const WorkflowLifecycleHandlers = HttpApiBuilder.group(
   ParleyApi,
@@ -21,9 +25,11 @@ export const WorkflowLifecycleHandlers = HttpApiBuilder.group(
     const migrations = yield* RunMigrations
     const experiments = yield* Experiments
     return handlers
-      .handle("listRevisions", ({ params }) =>
+      .handle("listRevisions", ({ params, query, request }) =>
         Effect.gen(function*() {
-          return { data: yield* revisions.list(yield* CurrentPrincipal, params.id) }
+          const window = yield* resolveWindow(query)
+          const slice = yield* revisions.list(yield* CurrentPrincipal, params.id, window)
+          return toListBody(window, slice, createdCursorKeyOf, identity, yield* locationOf(request))
         }))
       .handle("saveRevision", ({ params, payload }) =>
         Effect.gen(function*() {

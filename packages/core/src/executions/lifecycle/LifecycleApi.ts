@@ -8,6 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { Authentication } from "../../http/Middleware.ts"
 import { operation } from "../../http/Operation.ts"
 import { Conflict, NotFound, Unprocessable } from "../../shared/ApiError.ts"
+import { ListResponse, PagingQuery } from "../../shared/Pagination.ts"
 import { RevisionComparison, RevisionDetail, RevisionSummary, Rollout } from "../../workflows/Revision.ts"
 import { DefinitionInput, Workflow } from "../../workflows/Workflow.ts"
 import { Experiment, NodeDropOff } from "./Experiments.ts"
@@ -22,12 +23,14 @@ export class WorkflowLifecycleApi extends HttpApiGroup.make("workflowLifecycle")
   .add(
     HttpApiEndpoint.get("listRevisions", "/workflows/:id/revisions", {
       params: IdParams,
-      success: data(Schema.Array(RevisionSummary)),
+      query: PagingQuery,
+      success: ListResponse(RevisionSummary),
       error: NotFound
     }).annotateMerge(operation(
       "List a workflow's revisions",
       "Every graph of the workflow, newest first: the ones saved (with who saved them, when and how) and the ones " +
-        "runs were started on, each with how many runs started on it and how many wait on it now."
+        "runs were started on, each with how many runs started on it and how many wait on it now. Paging as every " +
+        "list: cursor mode by default (`limit`, `before`, `after`), page mode with `page`/`per_page`."
     )),
     HttpApiEndpoint.post("saveRevision", "/workflows/:id/revisions", {
       params: IdParams,

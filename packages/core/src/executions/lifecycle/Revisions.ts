@@ -4,6 +4,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../../projects/Projects.ts"
+import type { ListSlice, ListWindow } from "../../shared/Pagination.ts"
 import { type Conflict, type NotFound, notFound, type Unprocessable } from "../../shared/ApiError.ts"
 import {
   compareDefinitions,
@@ -38,8 +39,42 @@ const unrecorded = (w: WorkflowRecord): RevisionSummaryRecord => ({
   waiting_count: 0
 })
 
+/**
+ * The window over `newest` followed by the stored list (`list`): the current graph of a workflow saved before
+ * revisions were recorded is newer than anything stored (its time is the workflow's last change).
+ */
+const withNewest = Effect.fnUntraced(function*(
+  newest: RevisionSummaryRecord,
+  window: ListWindow,
+  list: (window: ListWindow) => Effect.Effect<ListSlice<RevisionSummaryRecord>>
+) {
+  if (window.mode === "page") {
+    // One place later than stored: page p holds stored items from (p-1)·n-1, so it spans two stored pages.
+    const { page, perPage } = window
+    const here = yield* list(window)
+    if (page === 1) return { items: [newest, ...here.items].slice(0, perPage), hasMore: here.total + 1 > perPage, total: here.total + 1 }
+    const before = yield* list({ mode: "page", page: page - 1, perPage })
+    const items = [...before.items.slice(-1), ...here.items].slice(0, perPage)
+    return { items, hasMore: (page - 1) * perPage + items.length < here.total + 1, total: here.total + 1 }
+  }
+  if (window.after !== undefined) return yield* list(window)
+  const stored = yield* list(window)
+  // From the newest (no key), or towards newer graphs and none left there: the newest leads the page.
+  if (window.before === undefined) {
+    return { items: [newest, ...stored.items].slice(0, window.limit), hasMore: stored.hasMore || stored.items.length === window.limit, total: 0 }
+  }
+  const key = window.before
+  const newer = Date.parse(newest.created_at) - Date.parse(key.sortKey) || (newest.id > key.id ? 1 : newest.id < key.id ? -1 : 0)
+  if (stored.hasMore || newer <= 0) return stored
+  const items = [newest, ...stored.items]
+  return items.length > window.limit
+    ? { items: items.slice(-window.limit), hasMore: true, total: 0 }
+    : { items, hasMore: false, total: 0 }
+})
+
 export class WorkflowRevisions extends Context.Service<WorkflowRevisions, {
-  readonly list: (principal: Principal, workflowId: string) => Effect.Effect<ReadonlyArray<RevisionSummary>, NotFound>
+  /** Newest first by (created_at, id), the window's part. */
+  readonly list: (principal: Principal, workflowId: string, window: ListWindow) => Effect.Effect<ListSlice<RevisionSummary>, NotFound>
   readonly get: (principal: Principal, workflowId: string, revisionId: string) => Effect.Effect<RevisionDetail, NotFound>
   readonly compare: (
     principal: Principal,
@@ -73,12 +108,13 @@ export class WorkflowRevisions extends Context.Service<WorkflowRevisions, {
       })
 
       return WorkflowRevisions.of({
-        list: Effect.fn("WorkflowRevisions.list")(function*(principal: Principal, workflowId: string) {
+        list: Effect.fn("WorkflowRevisions.list")(function*(principal: Principal, workflowId: string, window: ListWindow) {
           const workflow = yield* workflows.get(principal, workflowId)
           const currentId = revisionId(workflow.id, workflow.definition)
-          const stored = yield* repo.list(workflow.project_id, workflow.id)
-          const all = stored.some((r) => r.id === currentId) ? stored : [unrecorded(workflow), ...stored]
-          return all.map((r) => toSummary(r, currentId))
+          const list = (w: ListWindow) => repo.list(workflow.project_id, workflow.id, w)
+          const recorded = Option.isSome(yield* repo.get(workflow.project_id, workflow.id, currentId))
+          const slice = recorded ? yield* list(window) : yield* withNewest(unrecorded(workflow), window, list)
+          return { ...slice, items: slice.items.map((r) => toSummary(r, currentId)) }
         }),
         get,
         compare: Effect.fn("WorkflowRevisions.compare")(function*(principal: Principal, workflowId: string, from: string, to: string) {

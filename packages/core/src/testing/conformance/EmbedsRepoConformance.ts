@@ -4,24 +4,15 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
-import type { StoredEmbed } from "../../embeds/MemoryEmbeds.ts"
+import type { EmbedRecordOf } from "../../embeds/Embed.ts"
+import type { EmbedsRepo } from "../../embeds/EmbedsRepo.ts"
 import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
-import type { ListSlice, ListWindow } from "../../shared/Pagination.ts"
 import { at, givenProject, uniqueId } from "./fixtures.ts"
 
-export interface EmbedsRepo<R, F> {
-  readonly insert: (embed: R) => Effect.Effect<void>
-  readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<R>>
-  readonly findByTokenHash: (tokenHash: string) => Effect.Effect<Option.Option<R>>
-  readonly list: (projectId: string, filter: F, window: ListWindow) => Effect.Effect<ListSlice<R>>
-  readonly update: (embed: R) => Effect.Effect<Option.Option<R>>
-  readonly touch: (id: string, at: string) => Effect.Effect<void>
-}
-
-export interface EmbedsRepoCase<R extends StoredEmbed, F, I> {
+export interface EmbedsRepoCase<R extends EmbedRecordOf<string>, F, I> {
   readonly repo: Effect.Effect<EmbedsRepo<R, F>, never, I>
-  /** An active project-wide embed with these fields over the defaults. */
-  readonly make: (projectId: string, overrides?: Partial<R>) => R
+  /** The kind's own fields of an embed made for a test (the shared ones are an active project-wide embed's). */
+  readonly own: Omit<R, keyof EmbedRecordOf<string>>
   /** Fields set on the first stored embed beyond the defaults (a narrower scope, origins, ...). */
   readonly rich: Partial<R>
   /** Every field an update may change, changed. */
@@ -36,13 +27,33 @@ export interface EmbedsRepoCase<R extends StoredEmbed, F, I> {
   }
 }
 
-export const embedsRepoConformance = <R extends StoredEmbed, F, I, E>(
+/** An active project-wide embed of the project. */
+const sharedFields = (projectId: string): EmbedRecordOf<"project"> => ({
+  id: uniqueId("emb"),
+  project_id: projectId,
+  name: "Support",
+  scope_type: "project",
+  scope_id: null,
+  scope_name: "Acme",
+  status: "active",
+  allowed_origins: [],
+  default_mode: "system",
+  language: "en",
+  expires_at: null,
+  last_used_at: null,
+  token_hash: uniqueId("hash"),
+  created_at: at(0),
+  updated_at: at(0)
+})
+
+export const embedsRepoConformance = <R extends EmbedRecordOf<string>, F, I, E>(
   name: string,
   storage: Layer.Layer<I | ProjectsRepo, E>,
   c: EmbedsRepoCase<R, F, I>
 ): void =>
   layer(storage, { excludeTestServices: true })(name, (it) => {
-    const make = (projectId: string, overrides: Partial<R> = {}) => c.make(projectId, overrides)
+    const make = (projectId: string, overrides: Partial<EmbedRecordOf<string>> | Partial<R> = {}): R =>
+      ({ ...sharedFields(projectId), ...c.own, ...overrides }) as R
 
     it.effect("stores an embed, finds it by id within its project and by token hash", () =>
       Effect.gen(function*() {
@@ -63,7 +74,7 @@ export const embedsRepoConformance = <R extends StoredEmbed, F, I, E>(
         const p = yield* givenProject()
         const first = make(p.id)
         yield* repo.insert(first)
-        const exit = yield* Effect.exit(repo.insert(make(p.id, { token_hash: first.token_hash } as Partial<R>)))
+        const exit = yield* Effect.exit(repo.insert(make(p.id, { token_hash: first.token_hash })))
         assert.isTrue(exit._tag === "Failure")
         assert.deepStrictEqual(yield* repo.findByTokenHash(first.token_hash), Option.some(first))
       }))
@@ -101,7 +112,7 @@ export const embedsRepoConformance = <R extends StoredEmbed, F, I, E>(
         const p = yield* givenProject()
         const e1 = make(p.id, { ...c.listed.first, created_at: at(1), updated_at: at(1) })
         const e2 = make(p.id, { ...c.listed.second, created_at: at(2), updated_at: at(2) })
-        const e3 = make(p.id, { created_at: at(3), updated_at: at(3), status: "revoked" } as Partial<R>)
+        const e3 = make(p.id, { created_at: at(3), updated_at: at(3), status: "revoked" })
         for (const e of [e1, e2, e3]) yield* repo.insert(e)
         const all = (filter: F) => repo.list(p.id, filter, { mode: "page", page: 1, perPage: 10 })
         const page = yield* repo.list(p.id, {} as F, { mode: "page", page: 1, perPage: 2 })

@@ -5,7 +5,7 @@ import type { GuardrailSettingsRecord, OptOutRecord } from "../../guardrails/Gua
 import { GuardrailsRepo } from "../../guardrails/GuardrailsRepo.ts"
 import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
 import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
-import { at, givenProject, uniqueId } from "./fixtures.ts"
+import { at, givenProject, listenTo, uniqueId } from "./fixtures.ts"
 import { makeConfig } from "./MessagingStorageConformance.ts"
 
 const makeOptOut = (projectId: string, overrides: Partial<OptOutRecord> = {}): OptOutRecord => ({
@@ -19,7 +19,8 @@ const makeOptOut = (projectId: string, overrides: Partial<OptOutRecord> = {}): O
   ...overrides
 })
 
-const makeSettings = (projectId: string, overrides: Partial<GuardrailSettingsRecord> = {}): GuardrailSettingsRecord => ({
+/** Settings of the project (or, with `msg_config_id`, of a number) with nothing set but `overrides`. */
+export const makeSettings = (projectId: string, overrides: Partial<GuardrailSettingsRecord> = {}): GuardrailSettingsRecord => ({
   project_id: projectId,
   msg_config_id: null,
   opt_out_keywords: null,
@@ -61,10 +62,10 @@ export const guardrailsRepoConformance = <E>(
         assert.isTrue(Option.isNone(yield* repo.insertOptOut(makeOptOut(p.id, { msg_config_id: a.id }))))
         assert.isTrue(Option.isNone(yield* repo.insertOptOut(makeOptOut(p.id))))
 
-        assert.deepStrictEqual((yield* repo.policyFacts(p.id, a.id, onA.recipient)).optOut, Option.some(onA))
-        assert.deepStrictEqual((yield* repo.policyFacts(p.id, b.id, onA.recipient)).optOut, Option.some(projectWide))
-        assert.isTrue(Option.isNone((yield* repo.policyFacts(p.id, a.id, "15550002222")).optOut))
-        assert.isTrue(Option.isNone((yield* repo.policyFacts(other.id, a.id, onA.recipient)).optOut))
+        assert.deepStrictEqual((yield* repo.recipientFacts(p.id, a.id, onA.recipient)).optOut, Option.some(onA))
+        assert.deepStrictEqual((yield* repo.recipientFacts(p.id, b.id, onA.recipient)).optOut, Option.some(projectWide))
+        assert.isTrue(Option.isNone((yield* repo.recipientFacts(p.id, a.id, "15550002222")).optOut))
+        assert.isTrue(Option.isNone((yield* repo.recipientFacts(other.id, a.id, onA.recipient)).optOut))
 
         const listed = yield* repo.listOptOuts(p.id, {}, page)
         assert.deepStrictEqual(listed.items.map((o) => o.id), [onA.id, projectWide.id])
@@ -94,15 +95,25 @@ export const guardrailsRepoConformance = <E>(
         const number = makeSettings(p.id, { msg_config_id: a.id, opt_out_confirmation: "Bye", updated_at: at(5) })
         yield* repo.putSettings(project)
         yield* repo.putSettings(number)
-        const facts = yield* repo.policyFacts(p.id, a.id, "15550001111")
-        assert.deepStrictEqual(facts.project, Option.some(project))
-        assert.deepStrictEqual(facts.number, Option.some(number))
         assert.deepStrictEqual(yield* repo.listSettings(p.id), [project, number])
         const replaced = { ...project, quiet_hours: null, updated_at: at(9) }
         yield* repo.putSettings(replaced)
         assert.deepStrictEqual(yield* repo.findSettings(p.id, null), Option.some(replaced))
         assert.deepStrictEqual(yield* repo.findSettings(p.id, a.id), Option.some(number))
-        assert.isTrue(Option.isNone((yield* repo.policyFacts(p.id, (yield* givenNumber(p.id)).id, "1555")).number))
+        assert.isTrue(Option.isNone(yield* repo.findSettings(p.id, (yield* givenNumber(p.id)).id)))
+      }))
+
+    it.effect("signals each settings change once it is done", () =>
+      Effect.gen(function*() {
+        const repo = yield* GuardrailsRepo
+        const p = yield* givenProject()
+        const a = yield* givenNumber(p.id)
+        const signals = yield* listenTo(repo.changes)
+        yield* repo.putSettings(makeSettings(p.id, { opt_out_keywords: ["PARA"] }))
+        yield* signals.next
+        yield* repo.putSettings(makeSettings(p.id, { msg_config_id: a.id, quiet_hours: null, updated_at: at(3) }))
+        yield* signals.next
+        yield* signals.stop
       }))
 
     it.effect("keeps a contact's own time zone until it is cleared", () =>
@@ -112,10 +123,10 @@ export const guardrailsRepoConformance = <E>(
         const a = yield* givenNumber(p.id)
         yield* repo.putZone({ project_id: p.id, recipient: "15550001111", time_zone: "Asia/Tokyo", updated_at: at(0) })
         yield* repo.putZone({ project_id: p.id, recipient: "15550001111", time_zone: "Europe/Lisbon", updated_at: at(1) })
-        assert.deepStrictEqual((yield* repo.policyFacts(p.id, a.id, "15550001111")).zone, Option.some("Europe/Lisbon"))
+        assert.deepStrictEqual((yield* repo.recipientFacts(p.id, a.id, "15550001111")).zone, Option.some("Europe/Lisbon"))
         assert.isTrue(yield* repo.deleteZone(p.id, "15550001111"))
         assert.isFalse(yield* repo.deleteZone(p.id, "15550001111"))
-        assert.isTrue(Option.isNone((yield* repo.policyFacts(p.id, a.id, "15550001111")).zone))
+        assert.isTrue(Option.isNone((yield* repo.recipientFacts(p.id, a.id, "15550001111")).zone))
       }))
 
     it.effect("counts marketing sends per key, number or project, since a time, and prunes old ones", () =>
@@ -151,7 +162,7 @@ export const guardrailsRepoConformance = <E>(
         yield* repo.recordMarketing({ project_id: p.id, msg_config_id: a.id, recipient: "15550001111", key: "k", sent_at: at(0) }, at(-1))
         assert.strictEqual(yield* repo.eraseRecipient(p.id, "15550001111"), 4)
         assert.strictEqual(yield* repo.eraseRecipient(p.id, "15550001111"), 0)
-        const facts = yield* repo.policyFacts(p.id, a.id, "15550001111")
+        const facts = yield* repo.recipientFacts(p.id, a.id, "15550001111")
         assert.isTrue(Option.isNone(facts.optOut) && Option.isNone(facts.zone))
         assert.strictEqual(yield* repo.countMarketing(p.id, null, "15550001111", at(-10)), 0)
         assert.strictEqual((yield* repo.listOptOuts(p.id, {}, page)).total, 1)

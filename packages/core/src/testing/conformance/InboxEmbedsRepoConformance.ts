@@ -4,33 +4,11 @@ import type { InboxEmbedFilter, InboxEmbedRecord } from "../../inbox/InboxEmbed.
 import { InboxEmbedsRepo } from "../../inbox/InboxEmbedsRepo.ts"
 import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { embedsRepoConformance } from "./EmbedsRepoConformance.ts"
-import { at, uniqueId } from "./fixtures.ts"
-
-const makeEmbed = (projectId: string, overrides: Partial<InboxEmbedRecord> = {}): InboxEmbedRecord => ({
-  id: uniqueId("emb"),
-  project_id: projectId,
-  name: "Support",
-  scope_type: "project",
-  scope_id: null,
-  scope_name: "Acme",
-  assigned_user_id: null,
-  assigned_user_name: null,
-  status: "active",
-  allowed_origins: [],
-  default_mode: "system",
-  language: "en",
-  expires_at: null,
-  last_used_at: null,
-  token_hash: uniqueId("hash"),
-  created_at: at(0),
-  updated_at: at(0),
-  ...overrides
-})
 
 export const inboxEmbedsRepoConformance = <E>(name: string, storage: Layer.Layer<InboxEmbedsRepo | ProjectsRepo, E>): void =>
   embedsRepoConformance<InboxEmbedRecord, InboxEmbedFilter, InboxEmbedsRepo, E>(name, storage, {
     repo: Effect.service(InboxEmbedsRepo),
-    make: makeEmbed,
+    own: { assigned_user_id: null, assigned_user_name: null },
     rich: {
       scope_type: "customer",
       scope_id: "cus_1",

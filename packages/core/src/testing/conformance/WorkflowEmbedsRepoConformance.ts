@@ -4,32 +4,11 @@ import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import type { WorkflowEmbedFilter, WorkflowEmbedRecord } from "../../viewer/WorkflowEmbed.ts"
 import { WorkflowEmbedsRepo } from "../../viewer/WorkflowEmbedsRepo.ts"
 import { embedsRepoConformance } from "./EmbedsRepoConformance.ts"
-import { at, uniqueId } from "./fixtures.ts"
-
-const makeEmbed = (projectId: string, overrides: Partial<WorkflowEmbedRecord> = {}): WorkflowEmbedRecord => ({
-  id: uniqueId("wemb"),
-  project_id: projectId,
-  name: "Order bot",
-  scope_type: "project",
-  scope_id: null,
-  scope_name: "Acme",
-  access: "view",
-  status: "active",
-  allowed_origins: [],
-  default_mode: "system",
-  language: "en",
-  expires_at: null,
-  last_used_at: null,
-  token_hash: uniqueId("hash"),
-  created_at: at(0),
-  updated_at: at(0),
-  ...overrides
-})
 
 export const workflowEmbedsRepoConformance = <E>(name: string, storage: Layer.Layer<WorkflowEmbedsRepo | ProjectsRepo, E>): void =>
   embedsRepoConformance<WorkflowEmbedRecord, WorkflowEmbedFilter, WorkflowEmbedsRepo, E>(name, storage, {
     repo: Effect.service(WorkflowEmbedsRepo),
-    make: makeEmbed,
+    own: { access: "view" },
     rich: {
       scope_type: "workflow",
       scope_id: "wf_1",

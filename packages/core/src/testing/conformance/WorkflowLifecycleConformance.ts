@@ -16,6 +16,7 @@ import type { Definition } from "../../workflows/Workflow.ts"
 import { WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import { makeExecution, makeRevision, makeStepEvent } from "./ExecutionsStorageConformance.ts"
 import { at, givenProject, listenTo, makeWorkflow, uniqueId } from "./fixtures.ts"
+import type { ListWindow } from "../../shared/Pagination.ts"
 
 export type WorkflowLifecyclePorts =
   | ProjectsRepo
@@ -37,6 +38,9 @@ const givenWorkflow = Effect.gen(function*() {
   yield* (yield* WorkflowsRepo).insert(workflow)
   return workflow
 })
+
+/** Every revision at once (the tests below hold fewer than this). */
+const all: ListWindow = { mode: "page", page: 1, perPage: 100 }
 
 const save = (workflow: { readonly id: string; readonly project_id: string }, revision_id: string, ms: number, action: SaveRecord["action"] = "update"): SaveRecord => ({
   id: uniqueId("save"),
@@ -70,7 +74,7 @@ export const workflowLifecycleConformance = <E>(name: string, storage: Layer.Lay
         ]
         for (const r of runs) yield* executions.insert(r)
 
-        const listed = yield* repo.list(workflow.project_id, workflow.id)
+        const listed = (yield* repo.list(workflow.project_id, workflow.id, all)).items
         assert.deepStrictEqual(listed, [
           { id: pinned.id, workflow_id: workflow.id, created_at: at(2000), saves: [], save_count: 0, execution_count: 1, waiting_count: 1 },
           { id: first.revision_id, workflow_id: workflow.id, created_at: at(1000), saves: [again, first], save_count: 2, execution_count: 2, waiting_count: 1 }
@@ -81,7 +85,33 @@ export const workflowLifecycleConformance = <E>(name: string, storage: Layer.Lay
         // Another project's or workflow's view finds nothing.
         const other = yield* givenWorkflow
         assert.isTrue(Option.isNone(yield* repo.get(other.project_id, other.id, first.revision_id)))
-        assert.deepStrictEqual(yield* repo.list(other.project_id, other.id), [])
+        assert.deepStrictEqual((yield* repo.list(other.project_id, other.id, all)).items, [])
+      }))
+
+    it.effect("lists a window of the revisions, newest first, in both paging modes", () =>
+      Effect.gen(function*() {
+        const repo = yield* RevisionsRepo
+        const workflow = yield* givenWorkflow
+        const ids = Array.from({ length: 5 }, (_, i) => `${workflow.id}:g${i}`)
+        for (const [i, id] of ids.entries()) yield* repo.recordSave(save(workflow, id, i * 1000), graph(`g${i}`))
+        const newestFirst = [...ids].reverse()
+        const idsOf = (slice: { readonly items: ReadonlyArray<{ readonly id: string }> }) => slice.items.map((r) => r.id)
+        const list = (window: ListWindow) => repo.list(workflow.project_id, workflow.id, window)
+
+        const page2 = yield* list({ mode: "page", page: 2, perPage: 2 })
+        assert.deepStrictEqual([idsOf(page2), page2.total, page2.hasMore], [newestFirst.slice(2, 4), 5, true])
+        const page3 = yield* list({ mode: "page", page: 3, perPage: 2 })
+        assert.deepStrictEqual([idsOf(page3), page3.hasMore], [newestFirst.slice(4), false])
+
+        const first = yield* list({ mode: "cursor", limit: 2 })
+        assert.deepStrictEqual([idsOf(first), first.hasMore], [newestFirst.slice(0, 2), true])
+        const key = (i: number) => ({ sortKey: at(i * 1000), id: ids[i]! })
+        const older = yield* list({ mode: "cursor", limit: 2, after: key(3) })
+        assert.deepStrictEqual([idsOf(older), older.hasMore], [newestFirst.slice(2, 4), true])
+        const newer = yield* list({ mode: "cursor", limit: 2, before: key(1) })
+        assert.deepStrictEqual([idsOf(newer), newer.hasMore], [newestFirst.slice(1, 3), true])
+        const newest = yield* list({ mode: "cursor", limit: 2, before: key(3) })
+        assert.deepStrictEqual([idsOf(newest), newest.hasMore], [newestFirst.slice(0, 1), false])
       }))
 
     it.effect("lists at most 20 saves of a revision, with the count of all", () =>
@@ -91,7 +121,7 @@ export const workflowLifecycleConformance = <E>(name: string, storage: Layer.Lay
         const revision = `${workflow.id}:busy`
         const saves = Array.from({ length: 23 }, (_, i) => save(workflow, revision, i * 10))
         for (const s of saves) yield* repo.recordSave(s, graph("busy"))
-        const [listed] = yield* repo.list(workflow.project_id, workflow.id)
+        const [listed] = (yield* repo.list(workflow.project_id, workflow.id, all)).items
         assert.strictEqual(listed!.save_count, 23)
         assert.deepStrictEqual(listed!.saves, saves.slice(3).reverse())
       }))
@@ -155,7 +185,7 @@ export const workflowLifecycleConformance = <E>(name: string, storage: Layer.Lay
           started_at: at(1)
         })
         yield* (yield* WorkflowsRepo).delete(workflow.project_id, workflow.id)
-        assert.deepStrictEqual(yield* repo.list(workflow.project_id, workflow.id), [])
+        assert.deepStrictEqual((yield* repo.list(workflow.project_id, workflow.id, all)).items, [])
         assert.isTrue(Option.isNone(yield* repo.getRollout(workflow.project_id, workflow.id)))
       }))
 
