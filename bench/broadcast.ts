@@ -18,8 +18,12 @@ import { Simulator } from "@parley/core/simulators"
 import { Context, Effect, Fiber, Option, References } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Inspector from "node:inspector/promises"
+import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as V8 from "node:v8"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { collect } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
@@ -57,6 +61,14 @@ export interface BroadcastBenchResult {
   readonly sendSeconds: number
   readonly idealSeconds: number
   readonly achievedRate: number
+  /** Host RSS before the recipients went in, and its peak while they did. */
+  /** Bytes the host allocated per recipient inserted (the bench's own requests included: they share the process). */
+  readonly insertKbPerRecipient: number
+  readonly rssInsertStartMb: number
+  readonly rssInsertPeakMb: number
+  /** The heap and the memory outside it when each phase's RSS peaked. */
+  readonly rssInsertPeakParts: string
+  readonly rssPeakParts: string
   readonly rssStartMb: number
   readonly rssPeakMb: number
   readonly rssEndMb: number
@@ -64,14 +76,43 @@ export interface BroadcastBenchResult {
   readonly liveStartMb: number
   readonly liveEndMb: number
   readonly completed: boolean
-  /** CPU per send over the send (ms): the host's process, PostgreSQL's server processes, a network of its own. */
-  readonly cpuPerSend: { readonly host: number; readonly postgres: number | undefined; readonly network: number | undefined }
+  /** Recipients sent when the counts stopped. */
+  readonly sent: number
+  /**
+   * What a send costs, over the send (from the POST to completion or the cut-off, the reports processed meanwhile
+   * included: `reports` per send), and what a status report costs, over the reports processed after it (a send cut
+   * off is stopped first). CPU in ms (the host's process, PostgreSQL's server processes, a network of its own); the
+   * rest counted, not timed, so a loaded machine moves them little: bytes the host allocated (freed by its
+   * collections plus what the heap grew by, `v8.GCProfiler`), its writes to PostgreSQL (round trips or pipelined
+   * batches), statements PostgreSQL ran (`pg_stat_statements`, top level, pg-boss's included).
+   */
+  readonly perSend: {
+    readonly sending: PhaseCost
+    readonly perReport: PhaseCost
+    readonly reportsDrained: number
+    /** The statements that ran most often, per send made, over both phases. */
+    readonly top: ReadonlyArray<{ readonly calls: number; readonly query: string }>
+  }
   /** A `GET` of the completed broadcast (median ms), and the aggregate it ran before its counters were kept. */
   readonly getMs: number
   readonly recountMs: number
   /** A send inside a conversation on the same number (a proxied template, answered once the network took it), ms. */
   readonly replyQuiet: Latency
   readonly replyDuringBroadcast: Latency
+}
+
+export interface PhaseCost {
+  readonly host: number
+  readonly postgres: number | undefined
+  readonly network: number | undefined
+  readonly allocatedKb: number
+  readonly roundTrips: number
+  readonly statements: number
+  /** Inside PostgreSQL, over those statements and their triggers: WAL records and buffer pages touched. */
+  readonly walRecords: number
+  readonly pages: number
+  readonly reports: number
+  readonly sent: number
 }
 
 export interface Latency {
@@ -88,6 +129,88 @@ const latency = (samples: ReadonlyArray<number>): Latency => {
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
 
+/** PostgreSQL counts the statements it runs (`bench/statements.ts` does the same). */
+const STATEMENTS = { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "top", "pg_stat_statements.max": "5000" }
+
+/**
+ * The host's writes to PostgreSQL: to its Unix socket, the only sockets without a remote address apart from the
+ * process's own output (HTTP to the network and from the bench is TCP).
+ */
+const countDatabaseWrites = () => {
+  const write = Net.Socket.prototype.write
+  let writes = 0
+  Net.Socket.prototype.write = function(this: Net.Socket, ...args: Array<unknown>) {
+    if (this.remoteAddress === undefined && this !== (process.stdout as unknown) && this !== (process.stderr as unknown)) writes++
+    return (write as (...a: Array<unknown>) => boolean).apply(this, args)
+  } as typeof write
+  return { count: () => writes, restore: () => void (Net.Socket.prototype.write = write) }
+}
+
+/**
+ * Bytes the host allocated from `start` until `stop`: what its collections freed plus what the heap grew by.
+ * Counted, not timed: the same on a busy machine as on a quiet one.
+ */
+const allocationCounter = () => {
+  const profiler = new V8.GCProfiler()
+  const usedAtStart = V8.getHeapStatistics().used_heap_size
+  profiler.start()
+  return () => {
+    const result = profiler.stop()
+    const freed = (result?.statistics ?? []).reduce(
+      (sum, gc) => sum + Math.max(0, gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize),
+      0
+    )
+    return freed + V8.getHeapStatistics().used_heap_size - usedAtStart
+  }
+}
+
+/**
+ * With a path (`BENCH_BROADCAST_HEAP_PROFILE`), V8's sampling heap profiler over the send, written there when the
+ * returned effect runs (a `.heapprofile` for Chrome's DevTools): where the allocation per send comes from.
+ */
+const sampleAllocations = (path: string | undefined) =>
+  Effect.promise(async () => {
+    if (path === undefined || path === "") return Effect.void
+    const session = new Inspector.Session()
+    session.connect()
+    // Every allocation sampled, also what the collections freed since: the garbage is what the send costs.
+    await session.post("HeapProfiler.startSampling", {
+      samplingInterval: 32_768,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true
+    })
+    return Effect.promise(async () => {
+      const { profile } = await session.post("HeapProfiler.stopSampling")
+      Fs.writeFileSync(path, JSON.stringify(profile))
+      session.disconnect()
+    })
+  })
+
+/** RSS every 250 ms until stopped, with its peak. */
+const rssSampler = () => {
+  const start = process.memoryUsage().rss
+  let peak = start
+  let atPeak = process.memoryUsage()
+  const sample = () => {
+    const now = process.memoryUsage()
+    if (now.rss > peak) {
+      peak = now.rss
+      atPeak = now
+    }
+  }
+  const timer = setInterval(sample, 250)
+  return {
+    start,
+    peak: () => peak,
+    /** What the RSS held at its peak: V8's heap (committed and used) and memory outside it. */
+    atPeak: () => `heap ${mb(atPeak.heapTotal)} MB committed, ${mb(atPeak.heapUsed)} MB used; external ${mb(atPeak.external)} MB`,
+    stop: () => {
+      sample()
+      clearInterval(timer)
+    }
+  }
+}
+
 /** What the heap holds after a full collection: what the host retains, apart from garbage V8 has not returned. */
 const liveHeapMb = () => {
   collect()
@@ -99,7 +222,7 @@ const startNetwork = (mode: BroadcastNetwork) =>
   Effect.gen(function*() {
     const patch = { throughputPerSecond: CEILING, messagingLimitTier: "TIER_UNLIMITED" }
     if (mode === "in-process") {
-      const { context, postgresPid, url } = yield* startBenchHost(KEY)
+      const { context, postgresPid, url } = yield* startBenchHost(KEY, { postgres: STATEMENTS })
       const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator)) as Simulator.NetworkSimulator["Service"]
       yield* simulator.updateNumber(SIM_NUMBER.phoneNumberId, patch)
       return {
@@ -112,14 +235,20 @@ const startNetwork = (mode: BroadcastNetwork) =>
     }
     const { command, pid: networkPid, port } = yield* forkNetwork(APP_SECRET)
     const { context, postgresPid, url } = yield* startBenchHost(KEY, {
-      env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: `http://127.0.0.1:${port}`, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
+      env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: `http://127.0.0.1:${port}`, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET },
+      postgres: STATEMENTS
     })
     yield* command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
     yield* command({ update: { phoneNumberId: SIM_NUMBER.phoneNumberId, patch } })
     return { url, context, postgresPid, networkPid, approve: (templateId: string) => command({ approve: templateId }) }
   })
 
-export const benchBroadcast = (options: { readonly recipients: number; readonly network?: BroadcastNetwork | undefined }) =>
+export const benchBroadcast = (options: {
+  readonly recipients: number
+  readonly network?: BroadcastNetwork | undefined
+  /** When the send is cut off, in seconds; by default 10x the ideal. */
+  readonly maxSeconds?: number | undefined
+}) =>
   Effect.gen(function*() {
     const network = options.network ?? "in-process"
     const { approve, context, networkPid, postgresPid, url } = yield* startNetwork(network)
@@ -156,6 +285,10 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
     })
     const id = broadcast.data.id as string
 
+    const sql = Context.get(context, SqlClient.SqlClient)
+    yield* Effect.orDie(sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+    const insertRss = rssSampler()
+    const insertAllocated = allocationCounter()
     const insertStart = performance.now()
     for (let call = 0; call < options.recipients / 1000; call++) {
       const recipients = Array.from({ length: 1000 }, (_, i) => ({
@@ -165,6 +298,8 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       yield* request("POST", `/platform/v1/msg/broadcasts/${id}/recipients`, { recipients })
     }
     const insertSeconds = (performance.now() - insertStart) / 1000
+    insertRss.stop()
+    const insertKbPerRecipient = insertAllocated() / 1024 / options.recipients
     console.log(`  (inserted ${options.recipients} recipients in ${insertSeconds.toFixed(1)} s; sending)`)
 
     // A send inside a conversation on the broadcast's number: a template, so no window is needed.
@@ -183,8 +318,41 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
 
     const liveStartMb = liveHeapMb()
     const rss: Array<number> = [process.memoryUsage().rss]
+    const sendRss = rssSampler()
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
-    const cpuBefore = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
+    const reportsStored = Effect.map(Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM msg_status_events`), (r) => r[0]!.n)
+    // The bench's own reads (polls of the broadcast, counts) are left out of the statements.
+    const benchOwn = sql`query NOT LIKE '%pg_stat_%' AND query NOT LIKE '%AS n FROM msg_status_events' AND query NOT LIKE '%AS n FROM msg_upstream_inbox%'`
+    // Statements, and what they did inside PostgreSQL (triggers included): WAL records written and buffer pages
+    // touched, counts a loaded machine does not move.
+    const statementsRun = Effect.map(
+      Effect.orDie(sql<{ n: number; wal: number; pages: number }>`
+        SELECT coalesce(sum(calls), 0)::float8 AS n, coalesce(sum(wal_records), 0)::float8 AS wal,
+          coalesce(sum(shared_blks_hit + shared_blks_read), 0)::float8 AS pages
+        FROM pg_stat_statements WHERE ${benchOwn}`),
+      (r) => r[0]!
+    )
+    yield* Effect.orDie(sql`SELECT pg_stat_statements_reset()`)
+    const writes = countDatabaseWrites()
+    yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
+    /** Where every counter stands, for the difference over a phase. */
+    const mark = (allocatedBytes: number) =>
+      Effect.gen(function*() {
+        const cpu = process.cpuUsage()
+        return {
+          host: (cpu.user + cpu.system) / 1000,
+          postgres: Option.getOrUndefined(Option.map(Option.fromNullishOr(cpuAt(postgresPid)), (us) => us / 1000)),
+          network: Option.getOrUndefined(Option.map(Option.fromNullishOr(cpuAt(networkPid)), (us) => us / 1000)),
+          allocatedKb: allocatedBytes / 1024,
+          roundTrips: writes.count(),
+          ...yield* Effect.map(statementsRun, ({ n, pages, wal }) => ({ statements: n, walRecords: wal, pages })),
+          reports: yield* reportsStored,
+          sent: (yield* request("GET", `/platform/v1/msg/broadcasts/${id}`)).data.sent_count as number
+        }
+      })
+    const atStart = yield* mark(0)
+    let allocated = allocationCounter()
+    const profile = yield* sampleAllocations(process.env.BENCH_BROADCAST_HEAP_PROFILE)
     const sendStart = performance.now()
     yield* request("POST", `/platform/v1/msg/broadcasts/${id}/send`)
     // Replies on the same number while the broadcast sends: five a second, each timed until the network took it.
@@ -206,28 +374,69 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       final = (yield* request("GET", `/platform/v1/msg/broadcasts/${id}`)).data
       sendEnd = performance.now()
       if (poll % 5 === 0) console.log(`  (${((sendEnd - sendStart) / 1000).toFixed(0)} s: ${final.sent_count} sent, RSS ${mb(rss[rss.length - 1]!)} MB)`)
-      if (final.status !== "sending" || sendEnd - sendStart > ideal * 10_000) break
+      if (final.status !== "sending" || sendEnd - sendStart > (options.maxSeconds ?? ideal * 10) * 1000) break
     }
     sending = false
-    const cpuHost = process.cpuUsage(cpuBefore.host)
-    const cpuPostgres = cpuAt(postgresPid)
-    const cpuNetwork = cpuAt(networkPid)
-    const completed = final.status === "completed"
-    const sentCount = Math.max(1, final.sent_count as number)
-    const perSend = (before: number | undefined, after: number | undefined) =>
-      before === undefined || after === undefined ? undefined : (after - before) / 1000 / sentCount
-    const cpuPerSend = {
-      host: (cpuHost.user + cpuHost.system) / 1000 / sentCount,
-      postgres: perSend(cpuBefore.postgres, cpuPostgres),
-      network: perSend(cpuBefore.network, cpuNetwork)
-    }
     yield* Fiber.join(replies)
+    const atEnd = yield* mark(allocated())
+    allocated = allocationCounter()
+    // A send cut off is stopped: what comes after is the network's reports of the sends made (sent, delivered, read),
+    // processed until every webhook it posted is and no report came for 4 s (at most a minute): the cost of a report.
+    if (final.status === "sending") yield* request("PATCH", `/platform/v1/msg/broadcasts/${id}`, { status: "stopped" })
+    const unprocessed = Effect.map(
+      Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM msg_upstream_inbox WHERE processed_at IS NULL`),
+      (r) => r[0]!.n
+    )
+    for (let last = -1, quiet = 0, i = 0; i < 30 && quiet < 2; i++) {
+      yield* Effect.sleep("2 seconds")
+      const now = yield* reportsStored
+      quiet = now === last && (yield* unprocessed) === 0 ? quiet + 1 : 0
+      last = now
+    }
+    const atDrained = yield* mark(allocated())
+    yield* profile
+    writes.restore()
+    sendRss.stop()
+    const completed = final.status === "completed" && final.completed_at !== null
+    type Mark = typeof atStart
+    const over = (from: Mark, to: Mark, per: number) => {
+      const of = (f: (m: Mark) => number | undefined) => {
+        const a = f(from)
+        const b = f(to)
+        return a === undefined || b === undefined ? undefined : (b - a) / Math.max(1, per)
+      }
+      return {
+        host: of((m) => m.host)!,
+        postgres: of((m) => m.postgres),
+        network: of((m) => m.network),
+        allocatedKb: to.allocatedKb / Math.max(1, per),
+        roundTrips: of((m) => m.roundTrips)!,
+        statements: of((m) => m.statements)!,
+        walRecords: of((m) => m.walRecords)!,
+        pages: of((m) => m.pages)!,
+        reports: of((m) => m.reports)!,
+        sent: of((m) => m.sent)!
+      } satisfies PhaseCost
+    }
+    const sentCount = Math.max(1, atEnd.sent - atStart.sent)
+    const statementRows = yield* Effect.orDie(sql<{ calls: string; query: string }>`
+      SELECT calls::text AS calls, query FROM pg_stat_statements WHERE ${benchOwn} ORDER BY pg_stat_statements.calls DESC`)
+    const sendPhase = over(atStart, atEnd, sentCount)
+    const reportPhase = over(atEnd, atDrained, atDrained.reports - atEnd.reports)
+    const perSend = {
+      sending: sendPhase,
+      perReport: reportPhase,
+      reportsDrained: atDrained.reports - atEnd.reports,
+      top: statementRows.slice(0, 20).map((r) => ({
+        calls: Number(r.calls) / Math.max(1, atDrained.sent - atStart.sent),
+        query: r.query.replace(/\s+/g, " ").slice(0, 140)
+      }))
+    }
     // The finished broadcast read: through the API, and the aggregate over its recipients' messages that the read ran
     // before the counters were kept (its SQL as it was), on the same rows.
     const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
     const gets: Array<number> = []
     for (let i = 0; i < 21; i++) gets.push(yield* timed(request("GET", `/platform/v1/msg/broadcasts/${id}`)))
-    const sql = Context.get(context, SqlClient.SqlClient)
     const recounts: Array<number> = []
     for (let i = 0; i < 3; i++) recounts.push(yield* timed(Effect.orDie(sql.unsafe(LEGACY_COUNT, [id]))))
     const liveEndMb = liveHeapMb()
@@ -240,13 +449,19 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
       sendSeconds,
       idealSeconds: ideal,
       achievedRate: completed ? final.sent_count / sendSeconds : Number.NaN,
+      insertKbPerRecipient,
+      rssInsertStartMb: mb(insertRss.start),
+      rssInsertPeakMb: mb(insertRss.peak()),
+      rssInsertPeakParts: insertRss.atPeak(),
+      rssPeakParts: sendRss.atPeak(),
       rssStartMb: mb(rss[0]!),
-      rssPeakMb: mb(Math.max(...rss)),
+      rssPeakMb: mb(Math.max(sendRss.peak(), ...rss)),
       rssEndMb: mb(rss[rss.length - 1]!),
       liveStartMb,
       liveEndMb,
       completed,
-      cpuPerSend,
+      sent: atEnd.sent,
+      perSend,
       getMs: median(gets),
       recountMs: median(recounts),
       replyQuiet: latency(replyQuiet),
@@ -258,19 +473,46 @@ export const benchBroadcast = (options: { readonly recipients: number; readonly 
 const fixed = (x: number | null | undefined, digits = 1) => (x === undefined || x === null || !Number.isFinite(x) ? "n/a" : x.toFixed(digits))
 const ms = (x: number | null | undefined) => `${fixed(x, 2)} ms`
 
+/** One phase's costs on a line. */
+const phase = (c: PhaseCost) =>
+  `CPU host ${ms(c.host)}, PostgreSQL ${ms(c.postgres)}, network ${ms(c.network)}; host allocation ${fixed(c.allocatedKb, 0)} KB, ${
+    fixed(c.roundTrips)
+  } host writes to PostgreSQL, ${fixed(c.statements)} statements (${fixed(c.walRecords)} WAL records, ${fixed(c.pages, 0)} pages touched)`
+
+/** A send's own cost (the reports processed while sending taken out) with three reports' added. */
+const withReports = (sending: PhaseCost, report: PhaseCost): PhaseCost => {
+  const add = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a + (3 - sending.reports) * b)
+  return {
+    host: add(sending.host, report.host)!,
+    postgres: add(sending.postgres, report.postgres),
+    network: add(sending.network, report.network),
+    allocatedKb: add(sending.allocatedKb, report.allocatedKb)!,
+    roundTrips: add(sending.roundTrips, report.roundTrips)!,
+    statements: add(sending.statements, report.statements)!,
+    walRecords: add(sending.walRecords, report.walRecords)!,
+    pages: add(sending.pages, report.pages)!,
+    reports: 3,
+    sent: 1
+  }
+}
+
 export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
   [
     `Broadcast of ${r.recipients.toLocaleString("en-US")} recipients on a simulated number at ${CEILING} msg/s (Postgres storage; network ${
       r.network === "remote" ? "in a process of its own, over HTTP" : "in the host's process"
     })`,
-    `  recipient insertion, ${r.recipients / 1000} calls of 1,000: ${fixed(r.insertSeconds)} s (target < 10 s)`,
+    `  recipient insertion, ${r.recipients / 1000} calls of 1,000: ${fixed(r.insertSeconds)} s (target < 10 s), ${fixed(r.insertKbPerRecipient, 1)} KB allocated per recipient`,
     r.completed
       ? `  send: ${fixed(r.sendSeconds)} s, ideal ${fixed(r.idealSeconds, 0)} s: ratio ${fixed(r.sendSeconds / r.idealSeconds, 3)} (target <= 1.15 with the network apart)`
-      : "  send: did not complete within 10x the ideal time",
+      : `  send: cut off before it completed (${r.sent.toLocaleString("en-US")} sent)`,
     `  achieved rate ${fixed(r.achievedRate, 0)} msg/s against the number's ceiling ${CEILING}: ratio ${fixed(r.achievedRate / CEILING, 3)}`,
-    `  host RSS: start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB, end ${r.rssEndMb} MB (target peak <= 300 MB)`,
+    `  host RSS: inserting the recipients ${r.rssInsertStartMb} -> peak ${r.rssInsertPeakMb} MB (${r.rssInsertPeakParts}); sending start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB (${r.rssPeakParts}), end ${r.rssEndMb} MB (target peak <= 300 MB)`,
     `  live heap after a full collection: start ${r.liveStartMb} MB, end ${r.liveEndMb} MB (target flat)`,
-    `  CPU per send: host ${ms(r.cpuPerSend.host)}, PostgreSQL ${ms(r.cpuPerSend.postgres)}, network ${ms(r.cpuPerSend.network)}`,
+    `  per send, over the send (${fixed(r.perSend.sending.reports, 2)} status reports processed per send meanwhile): ${phase(r.perSend.sending)}`,
+    `  per status report, over the ${r.perSend.reportsDrained.toLocaleString("en-US")} processed after it: ${phase(r.perSend.perReport)}`,
+    `  a send with its three reports, from the two: ${phase(withReports(r.perSend.sending, r.perSend.perReport))} (issue 30: ~2.4 ms of CPU in all, ~420 KB of garbage)`,
+    "  statements run most often, per send:",
+    ...r.perSend.top.map((s) => `    ${s.calls.toFixed(2).padStart(6)}  ${s.query}`),
     `  GET of the broadcast after its send: ${fixed(r.getMs)} ms (target <= 20 ms); the recount it ran before kept counters, in SQL: ${fixed(r.recountMs)} ms`,
     `  a reply on the same number (proxied template until the network took it): quiet p50 ${fixed(r.replyQuiet.p50)} ms p99 ${
       fixed(r.replyQuiet.p99)

@@ -326,13 +326,18 @@ export const layerBroadcastsRepo = Layer.effect(
           error_message: o.error_message,
           error_details: o.error_details
         }))
+        // The recipients' row locks in id order, as status reports take them (`MessagesRepo.setStatuses`): the
+        // reports of the batch's messages arrive while it settles.
         yield* sql`
+          WITH locked AS (
+            SELECT 1 FROM msg_broadcast_recipients WHERE id = ANY(${rows.map((o) => o.id)}) ORDER BY id FOR UPDATE
+          )
           UPDATE msg_broadcast_recipients t SET status = o.status,
             sent_at = CASE WHEN o.status = 'sent' THEN o.at END,
             failed_at = CASE WHEN o.status = 'sent' THEN NULL ELSE o.at END,
             error_message = o.error_message, error_details = o.error_details, updated_at = o.at
           FROM ${jsonRows(sql, rows)} AS o(id text, status text, at timestamptz, error_message text, error_details jsonb)
-          WHERE t.id = o.id AND t.broadcast_id = ${broadcastId} AND t.status = 'pending'`
+          WHERE t.id = o.id AND t.broadcast_id = ${broadcastId} AND t.status = 'pending' AND (SELECT count(*) FROM locked) >= 0`
         // Status reports add a row of differences each: folded as the sender goes, so a read after a long silence
         // still sums few.
         const parts = yield* sql`SELECT count(*)::int AS n FROM msg_broadcast_counts WHERE broadcast_id = ${broadcastId}`

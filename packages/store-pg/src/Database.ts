@@ -44,6 +44,7 @@ import migration0033 from "./migrations/0033_guardrails.ts"
 import migration0034 from "./migrations/0034_broadcast_held.ts"
 import migration0035 from "./migrations/0035_workflow_lifecycle.ts"
 import migration0036 from "./migrations/0036_time_partitions.ts"
+import migration0038 from "./migrations/0038_broadcast_report_cost.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -121,7 +122,8 @@ export const migrations = Migrator.fromRecord({
   "0033_guardrails": migration0033,
   "0034_broadcast_held": migration0034,
   "0035_workflow_lifecycle": migration0035,
-  "0036_time_partitions": migration0036
+  "0036_time_partitions": migration0036,
+  "0038_broadcast_report_cost": migration0038
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

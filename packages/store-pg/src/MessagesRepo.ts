@@ -205,11 +205,19 @@ export const layerMessagesRepo = Layer.effect(
       setStatuses: Effect.fnUntraced(
         function*(updates: Parameters<MessagesRepo["Service"]["setStatuses"]>[0]) {
           if (updates.length === 0) return
+          const last = lastOfEach(updates)
+          // A broadcast message's new status rewrites its recipient (the counters' triggers, migration 0030), row by
+          // row in the update's order, while the broadcast's sender settles many recipients at once: both take the
+          // recipients' row locks in id order first (the `locked` init plan runs before any row is updated), so
+          // they wait for each other instead of deadlocking.
           yield* later(sql`
+            WITH locked AS (
+              SELECT 1 FROM msg_broadcast_recipients WHERE message_id = ANY(${last.map((u) => u.id)}) ORDER BY id FOR UPDATE
+            )
             UPDATE msg_messages AS m SET status = v.status, statuses = v.statuses, updated_at = v.updated_at
-            FROM (VALUES ${sql.csv(lastOfEach(updates).map((u) => sql`(${u.project_id}, ${u.id}, ${u.status},
+            FROM (VALUES ${sql.csv(last.map((u) => sql`(${u.project_id}, ${u.id}, ${u.status},
               ${jsonb(u.statuses)}::jsonb, ${u.updated_at}::timestamptz)`))}) AS v (project_id, id, status, statuses, updated_at)
-            WHERE m.project_id = v.project_id AND m.id = v.id`)
+            WHERE m.project_id = v.project_id AND m.id = v.id AND (SELECT count(*) FROM locked) >= 0`)
         },
         Effect.orDie
       ),
