@@ -15,9 +15,13 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeFirst, decodeRows, IsoFromDate, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
+import { decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, listNewestFirst, mapUnique } from "./Rows.ts"
 
-/** A row of `workflows`: the stored workflow, its graph decoded with the domain's `Definition`, times as ISO text. */
+/**
+ * A row of `workflows`: the stored workflow, times as ISO text. The graph is a jsonb column checked for its kind only:
+ * it was validated when saved, and every start reads the workflow (a 51-node graph decoded node by node cost a start
+ * more host CPU than the rest of its row).
+ */
 const WorkflowRow = Schema.Struct({
   id: Schema.String,
   project_id: Schema.String,
@@ -34,7 +38,7 @@ const WorkflowRow = Schema.Struct({
   execution_count: Schema.Number,
   last_executed_at: Schema.NullOr(IsoFromDate),
   created_by: Actor,
-  definition: Definition
+  definition: JsonObject<Definition>()
 })
 const firstWorkflow: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<WorkflowRecord>> = decodeFirst(
   "workflows",
