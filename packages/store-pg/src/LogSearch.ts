@@ -66,8 +66,20 @@ const COLUMNS: ReadonlyArray<Column<LogEntryRecord>> = [
  */
 const indexable = (word: string): boolean => word.length <= 682 || Buffer.byteLength(word) < 2047
 
-/** A run of characters long enough to hold a word `indexable` may refuse. */
-const LONG_RUN = /[^ ]{683}/
+/**
+ * Whether the text holds a word long enough that `indexable` may refuse it (683 characters or more). Jumps from
+ * space to space: the regular expression `/[^ ]{683}/` it replaces was ~4 % of a busy host's CPU on long step logs.
+ */
+const hasLongWord = (text: string): boolean => {
+  if (text.length < 683) return false
+  for (let start = 0; ;) {
+    const space = text.indexOf(" ", start)
+    const end = space === -1 ? text.length : space
+    if (end - start >= 683) return true
+    if (space === -1) return false
+    start = space + 1
+  }
+}
 
 /**
  * The `tsvector` of an entry in its input syntax: the words of `search_text`, which are runs of letters and digits
@@ -77,7 +89,7 @@ const LONG_RUN = /[^ ]{683}/
  * the host about as much as building the entry).
  */
 const lexemes = (searchText: string): string =>
-  LONG_RUN.test(searchText) ? searchText.split(" ").filter(indexable).join(" ") : searchText
+  hasLongWord(searchText) ? searchText.split(" ").filter(indexable).join(" ") : searchText
 
 /** The stored columns and the `search` vector: what an INSERT writes. */
 const WRITTEN: ReadonlyArray<Column<LogEntryRecord>> = [...COLUMNS, ["search", "tsvector", (e) => lexemes(e.search_text)]]
