@@ -114,7 +114,8 @@ export const makeWebhooks = (options: WebhooksOptions) => {
       yield* sleepUntil(at)
       const template = state.templates.get(templateId)
       if (template === undefined || template.deleted || template.generation !== generation) return
-      refreshTemplate(template, now())
+      // A timer may wake a millisecond before the wall clock reaches `at`: the review is over at `at` regardless.
+      refreshTemplate(template, Math.max(now(), at))
       yield* post(template.businessAccountId, templateEvent(template, template.status))
     })
 

@@ -264,7 +264,12 @@ export const simulatorStoreConformance = <E>(name: string, store: Layer.Layer<Si
         yield* second.sim.setSink((raw) => Queue.offer(webhooks, decode(raw)))
         const seen: Array<string> = []
         while (!(seen.includes(`delivered ${sent.json.messages[0].id}`) && seen.includes(`APPROVED ${template.json.id}`))) {
-          const payload = yield* Queue.take(webhooks).pipe(Effect.timeout(Duration.seconds(5)))
+          const payload = yield* Queue.take(webhooks).pipe(
+            Effect.timeoutOrElse({
+              duration: Duration.seconds(5),
+              orElse: () => Effect.die(new Error(`no webhook in 5 s; seen so far: ${seen.join(", ") || "nothing"}`))
+            })
+          )
           for (const change of payload.entry.flatMap((e: any) => e.changes)) {
             for (const status of change.value.statuses ?? []) seen.push(`${status.status} ${status.id}`)
             if (change.field === "message_template_status_update") {
