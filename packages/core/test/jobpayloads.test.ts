@@ -10,7 +10,7 @@ import { LOGS_MAINTENANCE_QUEUE, layerLogsWorkers } from "../src/logs/LogsJobs.t
 import { LogSettings } from "../src/logs/LogRecorder.ts"
 import { LogSearch } from "../src/logs/LogSearch.ts"
 import { AttemptJob, FlushJob } from "../src/webhooks/Deliveries.ts"
-import { ForwardJob, InactivityJob, InboxJob, NumberRefreshJob } from "../src/messaging/Queues.ts"
+import { ForwardJob, InboxJob, NumberRefreshJob } from "../src/messaging/Queues.ts"
 import { SendJob } from "../src/broadcasts/Broadcasts.ts"
 import { RunJob, TimerJob } from "../src/executions/Engine.ts"
 import { RelayJob } from "../src/outbox/Relay.ts"
@@ -104,8 +104,6 @@ describe("job payloads", () => {
     refuses(InboxJob, {})
     accepts(ForwardJob, { inbox_id: "i", msg_config_id: "c" })
     refuses(ForwardJob, { inbox_id: "i" })
-    accepts(InactivityJob, { project_id: "p", conversation_id: "c" })
-    refuses(InactivityJob, { project_id: "p", conversation_id: 1 })
     accepts(NumberRefreshJob, { msg_config_id: "c" })
     refuses(NumberRefreshJob, null)
     accepts(AttemptJob, { project_id: "p", delivery_id: "d", attempt: 1 })

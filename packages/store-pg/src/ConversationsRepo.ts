@@ -240,8 +240,10 @@ export const layerConversationsRepo = Layer.effect(
     const insertMany = Effect.fnUntraced(function*(conversations: ReadonlyArray<ConversationRecord>) {
       if (conversations.length === 0) return
       const names = columnNames(sql, CONVERSATION_COLUMNS)
+      // `idle_from` (0039): where the idle sweep starts looking, the conversation's first activity.
       yield* later(sql`
-        INSERT INTO msg_conversations (${names}) SELECT ${names} FROM ${columnRows(sql, conversations, CONVERSATION_COLUMNS)}`)
+        INSERT INTO msg_conversations (${names}, idle_from)
+        SELECT ${names}, last_active_at FROM ${columnRows(sql, conversations, CONVERSATION_COLUMNS)}`)
     }, Effect.orDie)
 
     const findByIds = Effect.fnUntraced(function*(projectId: string, ids: ReadonlyArray<string>) {
@@ -282,7 +284,9 @@ export const layerConversationsRepo = Layer.effect(
           last_active_at = v.last_active_at, metadata = v.metadata, assigned_user_id = v.assigned_user_id,
           messages_count = v.messages_count, last_message_id = v.last_message_id, last_message_type = v.last_message_type,
           last_message_timestamp = v.last_message_timestamp, last_message_text = v.last_message_text,
-          last_inbound_at = v.last_inbound_at, last_outbound_at = v.last_outbound_at, updated_at = v.updated_at
+          last_inbound_at = v.last_inbound_at, last_outbound_at = v.last_outbound_at, updated_at = v.updated_at,
+          -- Unchanged but for a conversation ended before 0039 and reopened: an unchanged value keeps the update HOT.
+          idle_from = COALESCE(c.idle_from, v.last_active_at)
         FROM (VALUES ${sql.csv(lastOfEach(conversations).map((c) => sql`(${c.id}, ${c.project_id}, ${c.phone_number},
           ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id}, ${c.username}, ${c.contact_name},
           ${c.status}, ${c.end_reason}, ${c.ended_at}::timestamptz, ${c.last_active_at}::timestamptz,
@@ -341,12 +345,27 @@ export const layerConversationsRepo = Layer.effect(
         Effect.orDie
       ),
 
+      // Walks `idle_from` (0039), never later than `last_active_at`: a conversation found there that spoke since is
+      // moved up to its last activity, and the walk goes on while a whole batch had moved.
       listIdle: Effect.fnUntraced(function*(before: string, limit: number) {
-        return yield* toConversations(
-          yield* sql`
-          SELECT * FROM msg_conversations WHERE status = 'active' AND last_active_at < ${before}::timestamptz
-          ORDER BY last_active_at, id LIMIT ${limit}`
-        )
+        const cutoff = Date.parse(before)
+        while (true) {
+          const due = yield* toConversations(
+            yield* sql`
+            SELECT * FROM msg_conversations WHERE status = 'active' AND idle_from < ${before}::timestamptz
+            ORDER BY idle_from, id LIMIT ${limit}`
+          )
+          const moved = due.filter((c) => Date.parse(c.last_active_at) >= cutoff)
+          if (moved.length > 0) {
+            yield* sql`
+              UPDATE msg_conversations AS c SET idle_from = c.last_active_at
+              WHERE c.id = ANY(${moved.map((c) => c.id)}) AND c.status = 'active'`
+          }
+          const idle = due.filter((c) => Date.parse(c.last_active_at) < cutoff)
+          if (idle.length > 0 || due.length < limit) {
+            return idle.sort((a, b) => Date.parse(a.last_active_at) - Date.parse(b.last_active_at) || (a.id < b.id ? -1 : 1))
+          }
+        }
       }, Effect.orDie)
     })
   })

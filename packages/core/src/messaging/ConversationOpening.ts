@@ -23,7 +23,7 @@ export type ConversationParty = { readonly waId: string; readonly userId?: undef
 export interface ConversationOpening {
   /**
    * The contact (made when new) and its active conversation on the number (opened when it has none: `active`, no
-   * messages yet, `msg.conversation.created` sent, its inactivity timer armed).
+   * messages yet, `msg.conversation.created` sent).
    */
   readonly openConversation: (
     config: MessageConfigRecord,
@@ -45,7 +45,7 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
   const locks = yield* MessagingLocks
   const tx = yield* Transactor
   const ids = yield* Ids
-  const { arm, domainEvent } = recording
+  const { domainEvent } = recording
 
   /**
    * Under the lock recording takes for a new contact: the contact found, else made, in one statement (no look
@@ -70,7 +70,6 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
       const conversation = newConversation(config, c, yield* ids.uuid, now, now)
       yield* conversations.insertMany([conversation])
       yield* domainEvent(projectId, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)
-      yield* arm(conversation, { withinTransaction: true })
       return { contact: c, conversation, opened: true, made }
     }))
     return { contact: result.contact, conversation: result.conversation, contactMade: result.made }

@@ -73,7 +73,7 @@ export interface InboundInput {
 }
 
 export type InboundOutcome =
-  | { readonly _tag: "Recorded"; readonly message: MessageRecord; readonly conversation: ConversationRecord; readonly newConversation: boolean }
+  | { readonly _tag: "Recorded"; readonly message: MessageRecord; readonly conversation: ConversationRecord }
   | { readonly _tag: "Duplicate" }
   /** Neither a phone number nor a business-scoped id names the sender, or the message has no id. */
   | { readonly _tag: "Unaddressable" }
@@ -150,7 +150,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   const publicUrl = yield* PublicUrl
   const routers = yield* InboundRouter
   const network = yield* MessagingNetwork
-  const { arm, conversationsById, domainEvent, statusEvents } = recording
+  const { conversationsById, domainEvent, statusEvents } = recording
   const optOuts = yield* OptOuts
 
   /** The contact by phone number, then by business-scoped id (read only, one statement). */
@@ -310,7 +310,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
         now
       )
       yield* domainEvent(config.project_id, MSG_CONVERSATION_ACTIVITY, conversationActivityPayload(message, activeAt), now)
-      return { _tag: "Recorded", message, conversation: counted, newConversation: created } as InboundOutcome
+      return { _tag: "Recorded", message, conversation: counted } as InboundOutcome
     })
   })
 
@@ -325,8 +325,6 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
       const outcomes: Array<InboundOutcome> = []
       const checks: Array<Effect.Effect<void>> = []
       for (const input of inputs) outcomes.push(yield* recordIn(config, input, checks))
-      // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
-      for (const o of outcomes) if (o._tag === "Recorded" && o.newConversation) yield* arm(o.conversation, { withinTransaction: true })
       // Recorded `blocked` (the number processes no inbound messages): nothing to route.
       const pending = outcomes.flatMap((o) => o._tag === "Recorded" && o.message.processing_status === "pending" ? [o.message] : [])
       const routed = Option.isSome(router) && pending.length > 0 ? router.value(config, pending) : Effect.succeed(Effect.void)

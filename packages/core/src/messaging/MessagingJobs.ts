@@ -4,13 +4,13 @@
  * - `messaging.upstream-inbox`: processes one acknowledged upstream POST.
  * - `messaging.upstream-forward`: sends a raw POST, unchanged and with its
  *   original `X-Hub-Signature-256`, to a config's `webhook_destination_url`.
- * - `messaging.conversation-inactivity`: ends a conversation 24 hours after
- *   its last message (re-armed by every message).
+ * - `messaging.idle-sweep`, every minute: ends the conversations 24 hours
+ *   after their last message.
  * - `messaging.number-refresh`: reads a number's facts again.
  * - `messaging.maintenance`, every 10 minutes (once when a host starts):
- *   queues again inbox entries whose job was lost, ends conversations whose
- *   timer was lost, drops processed inbox entries after 7 days, releases the
- *   numbers the service provisioned that had no message for 30 days.
+ *   queues again inbox entries whose job was lost, drops processed inbox
+ *   entries after 7 days, releases the numbers the service provisioned that
+ *   had no message for 30 days.
  *
  * In simulator mode it also makes ingestion the simulator's webhook sink, for
  * as long as the layer lives.
@@ -24,11 +24,9 @@ import { MessageConfigs } from "./numbers/MessageConfigs.ts"
 import { UpstreamIngestion } from "./Ingestion.ts"
 import { Messaging } from "./Messaging.ts"
 import {
-  armInactivity,
   CONVERSATION_IDLE_MS,
-  CONVERSATION_INACTIVITY_QUEUE,
+  CONVERSATION_IDLE_SWEEP_QUEUE,
   ForwardJob,
-  InactivityJob,
   InboxJob,
   MESSAGING_MAINTENANCE_QUEUE,
   NUMBER_REFRESH_QUEUE,
@@ -41,6 +39,10 @@ import { UpstreamSettings } from "./Upstream.ts"
 import { HubSignatureHeader } from "../network/Webhook.ts"
 
 const MAINTENANCE_EVERY_MS = 10 * 60 * 1000
+/** How late after its 24 hours of silence a conversation ends, at most (plus the queue's own delay). */
+const IDLE_SWEEP_EVERY_MS = 60 * 1000
+/** The most conversations one sweep ends; the rest wait for the next minute, which carries on. */
+const IDLE_SWEEP_MAX = 20 * 500
 /** An inbox entry still unprocessed this long after it arrived lost its job. */
 const INBOX_STALE_MS = 2 * 60 * 1000
 const INBOX_KEEP_MS = 7 * 24 * 60 * 60 * 1000
@@ -90,11 +92,31 @@ export const layerMessagingWorkers = Layer.effectDiscard(Effect.gen(function*() 
     )
   })
 
-  const inactivity = Effect.fn("MessagingJobs.inactivity")(function*(job: InactivityJob) {
-    const outcome = yield* messaging.endIfIdle(job.project_id, job.conversation_id)
-    if (Option.isNone(outcome) || outcome.value.status !== "active") return
-    // Fired before its time (a newer message moved it): wait for the newer one's turn.
-    yield* armInactivity(jobs, outcome.value, `inactivity:${outcome.value.id}:${Date.parse(outcome.value.last_active_at)}`)
+  // One sweep a minute across hosts (the slot is its dedupe key), not one timer per conversation: a conversation
+  // opens with no job to insert, and ends at most a minute after its 24 hours.
+  const idleSweep = Effect.fn("MessagingJobs.idleSweep")(function*(slot: number) {
+    const now = yield* Clock.currentTimeMillis
+    const next = Math.max(slot, Math.floor(now / IDLE_SWEEP_EVERY_MS)) + 1
+    yield* jobs.enqueue(CONVERSATION_IDLE_SWEEP_QUEUE, { slot: next }, {
+      runAt: next * IDLE_SWEEP_EVERY_MS,
+      dedupeKey: `minute:${next}`
+    })
+    const silentSince = new Date(now - CONVERSATION_IDLE_MS).toISOString()
+    let ended = 0
+    let seen = 0
+    while (seen < IDLE_SWEEP_MAX) {
+      const idle = yield* conversations.listIdle(silentSince, BATCH)
+      if (idle.length === 0) break
+      seen += idle.length
+      const endedBefore = ended
+      for (const conversation of idle) {
+        const outcome = yield* messaging.endIfIdle(conversation.project_id, conversation.id)
+        if (Option.isSome(outcome) && outcome.value.status === "ended") ended++
+      }
+      // A batch none of which ended (each spoke after it was listed) would come back as it was: the next minute sees.
+      if (ended === endedBefore) break
+    }
+    if (ended > 0) yield* Effect.logDebug("Idle conversations ended").pipe(Effect.annotateLogs({ ended }))
   })
 
   const maintenance = Effect.fn("MessagingJobs.maintenance")(function*(slot: number) {
@@ -106,15 +128,10 @@ export const layerMessagingWorkers = Layer.effectDiscard(Effect.gen(function*() 
     })
     const stale = yield* inbox.listUnprocessed(new Date(now - INBOX_STALE_MS).toISOString(), BATCH)
     for (const entry of stale) yield* requestInboxProcessing(jobs, entry.id)
-    let ended = 0
-    for (const idle of yield* conversations.listIdle(new Date(now - CONVERSATION_IDLE_MS).toISOString(), BATCH)) {
-      const outcome = yield* messaging.endIfIdle(idle.project_id, idle.id)
-      if (Option.isSome(outcome) && outcome.value.status === "ended") ended++
-    }
     const pruned = yield* inbox.prune(new Date(now - INBOX_KEEP_MS).toISOString())
     const released = yield* numbers.releaseIdle
     yield* Effect.logDebug("Messaging maintenance done").pipe(
-      Effect.annotateLogs({ requeued: stale.length, ended, pruned, released })
+      Effect.annotateLogs({ requeued: stale.length, pruned, released })
     )
   })
 
@@ -123,15 +140,18 @@ export const layerMessagingWorkers = Layer.effectDiscard(Effect.gen(function*() 
     // The last attempt closes the entry whatever failed, so one poisoned update never blocks it forever.
     ingestion.process(payload.inbox_id, { final: job.attempt >= 5 }).pipe(Effect.asVoid)))
   yield* jobs.work(UPSTREAM_FORWARD_QUEUE, { concurrency: 4 }, decodingPayload(ForwardJob, forward))
-  yield* jobs.work(CONVERSATION_INACTIVITY_QUEUE, { concurrency: 4 }, decodingPayload(InactivityJob, inactivity))
   yield* jobs.work(NUMBER_REFRESH_QUEUE, { concurrency: 2 }, decodingPayload(NumberRefreshJob, (payload) =>
     Effect.flatMap(configs.findLiveById(payload.msg_config_id), Option.match({
       onNone: () => Effect.void,
       onSome: (config) => Effect.asVoid(numbers.refreshFacts(config))
     }))))
   yield* jobs.work(MESSAGING_MAINTENANCE_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (payload) => maintenance(payload.slot)))
-  const current = Math.floor((yield* Clock.currentTimeMillis) / MAINTENANCE_EVERY_MS)
+  yield* jobs.work(CONVERSATION_IDLE_SWEEP_QUEUE, { concurrency: 1 }, decodingPayload(SlotJob, (payload) => idleSweep(payload.slot)))
+  const startedAt = yield* Clock.currentTimeMillis
+  const current = Math.floor(startedAt / MAINTENANCE_EVERY_MS)
   yield* jobs.enqueue(MESSAGING_MAINTENANCE_QUEUE, { slot: current }, { dedupeKey: `slot:${current}` })
+  const minute = Math.floor(startedAt / IDLE_SWEEP_EVERY_MS)
+  yield* jobs.enqueue(CONVERSATION_IDLE_SWEEP_QUEUE, { slot: minute }, { dedupeKey: `minute:${minute}` })
 
   // The simulated network posts its webhooks through the same path as the real one, signature check included.
   if (Option.isSome(settings.simulator)) {

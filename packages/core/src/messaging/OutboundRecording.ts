@@ -84,7 +84,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   const outbox = yield* Outbox
   const tx = yield* Transactor
   const ids = yield* Ids
-  const { applyToMessage, arm, conversationsById, makeEvent, statusEvents } = recording
+  const { applyToMessage, conversationsById, makeEvent, statusEvents } = recording
 
   /** An outbound record waiting for its transaction. */
   interface PendingOutbound {
@@ -107,7 +107,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   const recordOutboundBatch = (batch: ReadonlyArray<PendingOutbound>) =>
     Effect.gen(function*() {
       const contactKey = (p: PendingOutbound) => `${p.config.project_id}:${p.waId ?? p.userId}`
-      const result = yield* tx.withTransaction(Effect.gen(function*() {
+      return yield* tx.withTransaction(Effect.gen(function*() {
         yield* locks.lockAll(batch.flatMap((p) =>
           p.input.network_id === undefined ? [] : [`message:${p.config.phone_number_id}:${p.input.network_id}`]
         ))
@@ -226,21 +226,14 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         }
         yield* messages.setStatuses(moved)
         yield* outbox.appendMany(events)
-        return {
-          opened,
-          outcomes: batch.map((p, i): Exit.Exit<OutboundRecorded, Unprocessable> =>
-            stored[i]
-              ? Exit.succeed({
-                message: recorded.get(p.messageId)!,
-                conversation: conversationOf.get(pairKey(p.config.id, contactFor(p).id))!
-              })
-              : Exit.fail(unprocessable(`A message with id ${p.input.network_id} is already recorded`)))
-        }
+        return batch.map((p, i): Exit.Exit<OutboundRecorded, Unprocessable> =>
+          stored[i]
+            ? Exit.succeed({
+              message: recorded.get(p.messageId)!,
+              conversation: conversationOf.get(pairKey(p.config.id, contactFor(p).id))!
+            })
+            : Exit.fail(unprocessable(`A message with id ${p.input.network_id} is already recorded`)))
       }))
-      // One timer per conversation, armed when it opens: a timer that fires early re-arms itself (MessagingJobs).
-      // Side by side, so the queue inserts the batch's timers together rather than one statement each.
-      yield* Effect.forEach(result.opened, (c) => arm(c), { discard: true, concurrency: "unbounded" })
-      return result.outcomes
     })
 
   const submitOutbound = yield* GroupCommit.make<PendingOutbound, OutboundRecorded, Unprocessable>({

@@ -21,7 +21,6 @@ import {
   type MessageRecord,
   type MessageStatus
 } from "./Message.ts"
-import { armInactivity } from "./Queues.ts"
 
 export type Json = Record<string, unknown>
 
@@ -190,7 +189,6 @@ export const makeRecording = Effect.gen(function*() {
   const messages = yield* MessagesRepo
   const outbox = yield* Outbox
   const ids = yield* Ids
-  const jobs = yield* JobQueue
   const publicUrl = yield* PublicUrl
 
   const makeEvent = (projectId: string, type: string, payload: unknown, at: string) =>
@@ -198,14 +196,6 @@ export const makeRecording = Effect.gen(function*() {
   const domainEvent = (projectId: string, type: string, payload: unknown, at: string) =>
     Effect.flatMap(makeEvent(projectId, type, payload, at), outbox.append)
 
-  /**
-   * Arms the inactivity end: in the transaction that opens the conversation (`withinTransaction`, where the store
-   * can hold the job there), else after its commit; a lost timer is caught by the maintenance sweep.
-   */
-  const arm = (conversation: ConversationRecord, options?: { readonly withinTransaction?: boolean }) =>
-    armInactivity(jobs, conversation, undefined, options?.withinTransaction).pipe(
-      Effect.catchCause((cause) => Effect.logWarning("Could not arm a conversation's inactivity timer", cause))
-    )
 
 
   /** The `msg.message.<status>` domain events of status changes, each with its message's conversation. */
@@ -245,7 +235,7 @@ export const makeRecording = Effect.gen(function*() {
     })
 
 
-  return { makeEvent, domainEvent, arm, statusEvents, conversationsById, applyToMessage }
+  return { makeEvent, domainEvent, statusEvents, conversationsById, applyToMessage }
 })
 
 export type Recording = Effect.Success<typeof makeRecording>

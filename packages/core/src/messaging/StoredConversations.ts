@@ -4,7 +4,6 @@
  * update of a conversation's status and metadata.
  */
 import { Clock, Effect, Option } from "effect"
-import { JobQueue } from "../ports/JobQueue.ts"
 import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
 import { ContactsRepo, ConversationsRepo, MessagingLocks } from "./MessagingRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -20,7 +19,7 @@ import {
   type ConversationRecord,
   type ConversationStatus
 } from "./Message.ts"
-import { armInactivity, CONVERSATION_IDLE_MS } from "./Queues.ts"
+import { CONVERSATION_IDLE_MS } from "./Queues.ts"
 import { iso, type Recording } from "./Recording.ts"
 
 /** What a Platform API PATCH may change on a conversation; absent keys stay as they are. */
@@ -75,7 +74,6 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
   const conversations = yield* ConversationsRepo
   const locks = yield* MessagingLocks
   const tx = yield* Transactor
-  const jobs = yield* JobQueue
   const { domainEvent } = recording
 
   const endConversation = Effect.fn("Messaging.endConversation")(
@@ -119,7 +117,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
         }
       }
       const now = iso(yield* Clock.currentTimeMillis)
-      const outcome = yield* tx.withTransaction(Effect.gen(function*() {
+      return yield* tx.withTransaction(Effect.gen(function*() {
         const first = yield* conversations.findById(projectId, id)
         if (Option.isNone(first)) return yield* notFound("Conversation", id)
         yield* locks.lock(`conversation:${first.value.msg_config_id}:${first.value.contact_id}`)
@@ -129,7 +127,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
           ? found.value
           : { ...found.value, metadata: change.metadata, updated_at: now }
         if (change.status === "ended" && current.status === "active") {
-          return { conversation: yield* endLocked(current, "manual", now), reopened: false }
+          return yield* endLocked(current, "manual", now)
         }
         if (change.status === "active" && current.status === "ended") {
           const newer = yield* conversations.findActive(current.msg_config_id, current.contact_id)
@@ -148,19 +146,11 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
             updated_at: now
           }
           yield* conversations.update(reopened)
-          return { conversation: reopened, reopened: true }
+          return reopened
         }
         if (current !== found.value) yield* conversations.update(current)
-        return { conversation: current, reopened: false }
+        return current
       }))
-      if (outcome.reopened) {
-        yield* armInactivity(
-          jobs,
-          outcome.conversation,
-          `inactivity:${outcome.conversation.id}:${Date.parse(outcome.conversation.last_active_at)}`
-        ).pipe(Effect.catchCause((cause) => Effect.logWarning("Could not arm a conversation's inactivity timer", cause)))
-      }
-      return outcome.conversation
     }
   )
 

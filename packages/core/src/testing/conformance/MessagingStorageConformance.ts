@@ -545,6 +545,40 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual(ids((yield* repo.listIdle(at(30), 1000)).filter((c) => c.project_id === project.id)), ids([conversation]))
         }))
 
+      it.effect("finds the idle conversations behind a whole batch that spoke since it was last looked at", () =>
+        Effect.gen(function*() {
+          const repo = yield* ConversationsRepo
+          const { config, project } = yield* givenConversation
+          // Long before every other test's records, so that no other conversation is idle this early.
+          const t = (ms: number) => at(-1_000_000_000_000 + ms)
+          const open = (activeAt: string) =>
+            Effect.gen(function*() {
+              const contact = makeContact(project.id)
+              yield* (yield* ContactsRepo).insert(contact)
+              const conversation = makeConversation(config, contact, { last_active_at: activeAt, created_at: activeAt })
+              yield* repo.insert(conversation)
+              return conversation
+            })
+          const spoke = []
+          for (let i = 0; i < 3; i++) {
+            const c = yield* open(t(0))
+            const moved = { ...c, last_active_at: t(100), messages_count: 1 }
+            yield* repo.update(moved)
+            spoke.push(moved)
+          }
+          const silent = yield* open(t(10))
+          // A batch of two finds only conversations that spoke since: the idle one behind them is still found.
+          assert.deepStrictEqual(ids(yield* repo.listIdle(t(50), 2)), ids([silent]))
+          assert.deepStrictEqual(ids(yield* repo.listIdle(t(50), 2)), ids([silent]), "asked again, the same answer")
+          const later = yield* repo.listIdle(t(200), 10)
+          assert.deepStrictEqual(ids(later), ids([silent, ...[...spoke].sort((a, b) => (a.id < b.id ? -1 : 1))]), "stalest first")
+          // An ended conversation is never idle, nor is one reopened since.
+          yield* repo.update({ ...silent, status: "ended", end_reason: "manual", ended_at: t(20) })
+          assert.deepStrictEqual(ids(yield* repo.listIdle(t(50), 10)), [])
+          yield* repo.update({ ...silent, last_active_at: t(300) })
+          assert.deepStrictEqual(ids(yield* repo.listIdle(t(301), 10)).includes(silent.id), true)
+        }))
+
       it.effect("inserts several conversations in one step and finds them by ids and by (number, contact)", () =>
         Effect.gen(function*() {
           const repo = yield* ConversationsRepo
