@@ -182,8 +182,6 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
   readonly kick: (id: string, options?: KickOptions) => Effect.Effect<void>
   /** Runs one slice in the calling fiber. */
   readonly runSlice: (id: string) => Effect.Effect<void>
-  /** Arms the timer of the record's wait, if it has one. */
-  readonly armTimer: (record: ExecutionRecord) => Effect.Effect<void>
   /** A timer job fired. */
   readonly fire: (job: TimerJob) => Effect.Effect<void>
   /** Waits until no slice runs in this process (tests, shutdown). */
@@ -422,11 +420,16 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           return true
         })
 
-      const armTimer = (record: ExecutionRecord) => {
+      /** `withinTransaction`: the timer commits with the checkpoint that waits (on PostgreSQL, no round trip of its own). */
+      const armTimer = (record: ExecutionRecord, withinTransaction?: boolean) => {
         const wait = record.wait
         if (wait === null || wait.due_at === null) return Effect.void
         const job: TimerJob = { id: record.id, seq: wait.seq }
-        return jobs.enqueue(TIMER_QUEUE, job, { runAt: Date.parse(wait.due_at), dedupeKey: `timer:${record.id}:${wait.seq}` }).pipe(Effect.asVoid)
+        return jobs.enqueue(TIMER_QUEUE, job, {
+          runAt: Date.parse(wait.due_at),
+          dedupeKey: `timer:${record.id}:${wait.seq}`,
+          withinTransaction
+        }).pipe(Effect.asVoid)
       }
 
       const now = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: new Date(ms).toISOString() }))
@@ -751,11 +754,15 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           return Effect.map(tx.withTransaction(Effect.gen(function*() {
             const ok = yield* writeIn(previous, next, secrets, [], spawn)
             if (ok) yield* inputs.take(take)
+            if (ok) yield* armTimer(r, true)
             return ok
           })), asked)
         }
         if (!parks || r.msg_config_id === null || r.contact_id === null) {
-          return Effect.map(writeWith(previous, next, secrets, spawn), asked)
+          return Effect.map(
+            Effect.tap(writeWith(previous, next, secrets, spawn), (ok) => (ok ? armTimer(r) : Effect.void)),
+            asked
+          )
         }
         const configId = r.msg_config_id
         const contactId = r.contact_id
@@ -763,7 +770,11 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         return tx.withTransaction(Effect.gen(function*() {
           yield* locks.lock(configId, contactId)
           const queued = yield* inputs.list(configId, contactId, "queued")
-          if (queued.length === 0) return asked(yield* writeIn(previous, next, secrets, kicks, spawn))
+          if (queued.length === 0) {
+            const ok = yield* writeIn(previous, next, secrets, kicks, spawn)
+            if (ok) yield* armTimer(r, true)
+            return asked(ok)
+          }
           const resumed = leased(T.resume(r, g, {
             value: batchValue(queued),
             reason: "user_input",
@@ -861,7 +872,6 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           carried = []
           // An agent's own steps are bounded by its max_iterations (decisions 10.6), not by the step limit.
           if (record.agent !== null && record.current_node === stepNode) steps--
-          if (record.wait !== null && record.wait.due_at !== null) yield* armTimer(record)
         }
       }, (effect) => effect.pipe(Effect.catchTag("Fenced", () => Effect.void)))
 
@@ -928,7 +938,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
 
       const idle: Effect.Effect<void> = FiberSet.awaitEmpty(fibers)
 
-      return ExecutionEngine.of({ hostId, graph, pinRevision, write, insert, kick, runSlice: (id) => runSlice(id), armTimer, fire, idle })
+      return ExecutionEngine.of({ hostId, graph, pinRevision, write, insert, kick, runSlice: (id) => runSlice(id), fire, idle })
     })
   )
 }
