@@ -14,10 +14,10 @@ describe("step event retention", () => {
     Effect.gen(function*() {
       const { principal } = yield* sandboxProject("Acme")
       const workflow = yield* (yield* Workflows).create(principal, { name: "Kept" })
-      const execution = makeExecution(workflow)
-      assert.isTrue(yield* (yield* ExecutionsRepo).insert(execution))
       const now = yield* Clock.currentTimeMillis
       const at = (ms: number) => new Date(ms).toISOString()
+      const execution = makeExecution(workflow, { started_at: at(now - 200 * DAY), last_event_at: at(now - 200 * DAY) })
+      assert.isTrue(yield* (yield* ExecutionsRepo).insert(execution))
       const events = yield* StepEventsRepo
       yield* events.append([
         makeStepEvent(execution, { seq: 1, created_at: at(now - 200 * DAY) }),
@@ -26,7 +26,7 @@ describe("step event retention", () => {
         makeStepEvent(execution, { seq: 4, created_at: at(now) })
       ])
       assert.strictEqual(yield* pruneStepEvents, 2)
-      assert.deepStrictEqual((yield* events.latest(execution.id, 10)).map((e) => e.seq).sort(), [3, 4])
+      assert.deepStrictEqual((yield* events.latest(execution, 10)).map((e) => e.seq).sort(), [3, 4])
       assert.strictEqual(yield* pruneStepEvents, 0, "nothing left to prune")
       assert.isTrue((yield* (yield* ExecutionsRepo).get(execution.id))._tag === "Some", "the record stays with its workflow")
     }).pipe(Effect.provide(layerMemoryParley)))

@@ -16,6 +16,8 @@ import {
   type StepEventFilter,
   type StepEventRecord,
   StepEventsRepo,
+  type StepEventsOf,
+  stepEventsSince,
   TriggerType,
   WaitingReason,
   type WorkflowRevision
@@ -324,9 +326,17 @@ export const layerStepEventsRepo = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const later = deferred(sql)
 
-    const where = (projectId: string, executionId: string, filter: StepEventFilter) =>
+    /**
+     * A run's events: its id, and no older than the run (`stepEventsSince`). The bound on `created_at` lets the
+     * planner leave out the weekly partitions (0036) from before the run; without it every read plans and probes
+     * them all, as many as retention keeps.
+     */
+    const ofRun = (run: StepEventsOf) =>
+      sql`execution_id = ${run.id} AND created_at >= ${stepEventsSince(run)}::timestamptz`
+
+    const where = (projectId: string, run: StepEventsOf, filter: StepEventFilter) =>
       sql.and([
-        sql`execution_id = ${executionId}`,
+        ofRun(run),
         sql`project_id = ${projectId}`,
         ...(filter.event_types !== undefined && filter.event_types.length > 0
           ? [sql`event_type = ANY(${filter.event_types}::text[])`]
@@ -334,18 +344,18 @@ export const layerStepEventsRepo = Layer.effect(
       ])
 
     /** (created_at, seq, id) of the cursor's event; its seq is looked up, as the cursor carries only the id. */
-    const position = (executionId: string, key: { readonly sortKey: string; readonly id: string }) =>
+    const position = (run: StepEventsOf, key: { readonly sortKey: string; readonly id: string }) =>
       sql`(${key.sortKey}::timestamptz, coalesce(
-        (SELECT seq FROM workflow_step_events WHERE id = ${key.id} AND execution_id = ${executionId}), ${SEQ_MIN}::int
+        (SELECT seq FROM workflow_step_events WHERE id = ${key.id} AND ${ofRun(run)}), ${SEQ_MIN}::int
       ), ${key.id}::text)`
 
-    const listCursor = (projectId: string, executionId: string, filter: StepEventFilter, window: Cursor) =>
+    const listCursor = (projectId: string, run: StepEventsOf, filter: StepEventFilter, window: Cursor) =>
       Effect.gen(function*() {
         const { after, before, limit } = window
         const conditions = [
-          where(projectId, executionId, filter),
-          ...(after !== undefined ? [sql`(created_at, seq, id) < ${position(executionId, after)}`] : []),
-          ...(before !== undefined ? [sql`(created_at, seq, id) > ${position(executionId, before)}`] : [])
+          where(projectId, run, filter),
+          ...(after !== undefined ? [sql`(created_at, seq, id) < ${position(run, after)}`] : []),
+          ...(before !== undefined ? [sql`(created_at, seq, id) > ${position(run, before)}`] : [])
         ]
         const order = before !== undefined ? sql`created_at ASC, seq ASC, id ASC` : sql`created_at DESC, seq DESC, id DESC`
         const rows = yield* sql`
@@ -354,16 +364,16 @@ export const layerStepEventsRepo = Layer.effect(
         return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
       })
 
-    const listPage = (projectId: string, executionId: string, filter: StepEventFilter, page: number, perPage: number) =>
+    const listPage = (projectId: string, run: StepEventsOf, filter: StepEventFilter, page: number, perPage: number) =>
       Effect.gen(function*() {
         const offset = (page - 1) * perPage
         const [{ total }] = yield* decodeCount(
           yield* sql`
-          SELECT count(*)::int AS total FROM workflow_step_events WHERE ${where(projectId, executionId, filter)}`
+          SELECT count(*)::int AS total FROM workflow_step_events WHERE ${where(projectId, run, filter)}`
         )
         const items = yield* toStepEvents(
           yield* sql`
-          SELECT * FROM workflow_step_events WHERE ${where(projectId, executionId, filter)}
+          SELECT * FROM workflow_step_events WHERE ${where(projectId, run, filter)}
           ORDER BY created_at DESC, seq DESC, id DESC LIMIT ${perPage} OFFSET ${offset}`
         )
         return { items, hasMore: offset + items.length < total, total }
@@ -376,10 +386,10 @@ export const layerStepEventsRepo = Layer.effect(
       }, Effect.orDie),
 
       list: Effect.fnUntraced(
-        function*(projectId: string, executionId: string, filter: StepEventFilter, window: ListWindow) {
+        function*(projectId: string, run: StepEventsOf, filter: StepEventFilter, window: ListWindow) {
           return yield* window.mode === "page"
-            ? listPage(projectId, executionId, filter, window.page, window.perPage)
-            : listCursor(projectId, executionId, filter, window)
+            ? listPage(projectId, run, filter, window.page, window.perPage)
+            : listCursor(projectId, run, filter, window)
         },
         Effect.orDie
       ),
@@ -390,11 +400,11 @@ export const layerStepEventsRepo = Layer.effect(
         )
       }, Effect.orDie),
 
-      latest: Effect.fnUntraced(function*(executionId: string, limit: number) {
+      latest: Effect.fnUntraced(function*(run: StepEventsOf, limit: number) {
         if (limit <= 0) return []
         return yield* toStepEvents(
           yield* sql`
-          SELECT * FROM workflow_step_events WHERE execution_id = ${executionId}
+          SELECT * FROM workflow_step_events WHERE ${ofRun(run)}
           ORDER BY created_at DESC, seq DESC, id DESC LIMIT ${limit}`
         )
       }, Effect.orDie),

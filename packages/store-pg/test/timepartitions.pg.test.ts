@@ -143,7 +143,7 @@ describe("migration 0036 on a database with rows", () => {
           "workflow_step_events_p20261123",
           "workflow_step_events_p20261130"
         ])
-        assert.deepStrictEqual((yield* stepEvents.latest(execution.id, 10)).map((e) => e.seq), [9, 5, 4, 3, 2, 1])
+        assert.deepStrictEqual((yield* stepEvents.latest(execution, 10)).map((e) => e.seq), [9, 5, 4, 3, 2, 1])
         yield* (yield* LogSearch).append(Array.from({ length: 5 }, () =>
           logEntry({
             id: uniqueId("log"),
@@ -174,7 +174,7 @@ describe("migration 0036 on a database with rows", () => {
         assert.include(prune, "log_entries_default")
         assert.notInclude(prune, "log_entries_p20261120")
         yield* SqlClient.SqlClient.use((sql) => sql`DELETE FROM workflow_executions WHERE id = ${other.id}`)
-        assert.deepStrictEqual(yield* stepEvents.latest(other.id, 10), [])
+        assert.deepStrictEqual(yield* stepEvents.latest(other, 10), [])
       }).pipe(Effect.provide(environment))
     }).pipe(Effect.scoped), 120_000)
 })

@@ -211,7 +211,7 @@ export class Executions extends Context.Service<Executions, {
       const get = Effect.fn("Executions.get")(function*(principal: Principal, id: string) {
         const e = yield* findExecution(principal.project.id, id)
         const g = yield* engine.graph(e.revision_id)
-        const latest = yield* steps.latest(e.id, 100)
+        const latest = yield* steps.latest(e, 100)
         return toDetail(e, g.definition, yield* statusOf(e.project_id, e.workflow_id), latest)
       })
 
@@ -310,7 +310,7 @@ export class Executions extends Context.Service<Executions, {
 
       const events = Effect.fn("Executions.events")(function*(principal: Principal, id: string, filter: StepEventFilter, window: ListWindow) {
         const e = yield* findExecution(principal.project.id, id)
-        return yield* steps.list(principal.project.id, e.id, filter, window)
+        return yield* steps.list(principal.project.id, e, filter, window)
       })
 
       const event = Effect.fn("Executions.event")(function*(principal: Principal, id: string) {

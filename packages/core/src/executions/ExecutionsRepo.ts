@@ -73,18 +73,35 @@ export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
   readonly getRevision: (id: string) => Effect.Effect<Option.Option<WorkflowRevision>>
 }>()("@parley/core/ports/ExecutionsRepo") {}
 
+/**
+ * How long before its run's `started_at` a step event may be stamped. The engine stamps an event with the
+ * `last_event_at` of the record it writes, never before the run started, but on the clock of whichever host moves
+ * the run, and hosts' clocks drift: a day is far more than any skew a host keeps running with, and costs at most one
+ * more week's partition (0036) read for a run started on a Monday.
+ */
+export const STEP_EVENT_SKEW_MS = 24 * 60 * 60 * 1000
+
+/** The run whose events a read asks for: its id and when it started, which bounds its events in time. */
+export type StepEventsOf = Pick<ExecutionRecord, "id" | "started_at">
+
+/** The earliest `created_at` (ISO 8601) an event of `run` can have. */
+export const stepEventsSince = (run: StepEventsOf): string => new Date(Date.parse(run.started_at) - STEP_EVENT_SKEW_MS).toISOString()
+
 export class StepEventsRepo extends Context.Service<StepEventsRepo, {
   readonly append: (events: ReadonlyArray<StepEventRecord>) => Effect.Effect<void>
-  /** Newest first by (created_at, seq). */
+  /**
+   * Newest first by (created_at, seq). Reads by run see only events created since `stepEventsSince(run)`: on
+   * PostgreSQL that bound is what lets the planner skip the weekly partitions older than the run.
+   */
   readonly list: (
     projectId: string,
-    executionId: string,
+    run: StepEventsOf,
     filter: StepEventFilter,
     window: ListWindow
   ) => Effect.Effect<ListSlice<StepEventRecord>>
   readonly find: (projectId: string, id: string) => Effect.Effect<Option.Option<StepEventRecord>>
-  /** The execution's `limit` latest events, newest first. */
-  readonly latest: (executionId: string, limit: number) => Effect.Effect<ReadonlyArray<StepEventRecord>>
+  /** The run's `limit` latest events, newest first (bounded in time as `list`). */
+  readonly latest: (run: StepEventsOf, limit: number) => Effect.Effect<ReadonlyArray<StepEventRecord>>
   /** Drops events created before `before`, at most `limit`; answers how many went. */
   readonly prune: (before: string, limit: number) => Effect.Effect<number>
 }>()("@parley/core/ports/StepEventsRepo") {}

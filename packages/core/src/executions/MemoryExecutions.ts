@@ -23,7 +23,9 @@ import {
   ExecutionInputsRepo,
   ExecutionsRepo,
   type LiveCount,
-  StepEventsRepo
+  StepEventsRepo,
+  type StepEventsOf,
+  stepEventsSince
 } from "./ExecutionsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListWindow } from "../shared/Pagination.ts"
@@ -276,9 +278,18 @@ export const layerMemoryExecutionsRepo = Layer.effect(
   })
 )
 
-const matchesEvent = (projectId: string, executionId: string, filter: StepEventFilter) => (e: StepEventRecord) =>
-  e.project_id === projectId && e.execution_id === executionId &&
-  (filter.event_types === undefined || filter.event_types.length === 0 || filter.event_types.includes(e.event_type))
+/** The run's events within the port's bound in time, as PostgreSQL's partitions read them. */
+const ofRun = (run: StepEventsOf) => {
+  const since = instant(stepEventsSince(run))
+  return (e: StepEventRecord) => e.execution_id === run.id && instant(e.created_at) >= since
+}
+
+const matchesEvent = (projectId: string, run: StepEventsOf, filter: StepEventFilter) => {
+  const inRun = ofRun(run)
+  return (e: StepEventRecord) =>
+    e.project_id === projectId && inRun(e) &&
+    (filter.event_types === undefined || filter.event_types.length === 0 || filter.event_types.includes(e.event_type))
+}
 
 export const layerMemoryStepEventsRepo = Layer.effect(
   StepEventsRepo,
@@ -293,15 +304,16 @@ export const layerMemoryStepEventsRepo = Layer.effect(
         })
       ),
       list: Effect.fn("StepEventsRepo.list")(
-        (projectId: string, executionId: string, filter: StepEventFilter, window: ListWindow) =>
+        (projectId: string, run: StepEventsOf, filter: StepEventFilter, window: ListWindow) =>
           store.run((db) => {
+            const executionId = run.id
             // A cursor names an event by id; its seq places it among events of the same instant.
             const seqOf = (key: CursorKey) => {
               const event = db.get(StepEvents, key.id)
               return event !== undefined && event.execution_id === executionId ? event.seq : SEQ_MIN
             }
             return sliceWindowBy(
-              newestEventsFirst(db.all(StepEvents).filter(matchesEvent(projectId, executionId, filter))),
+              newestEventsFirst(db.all(StepEvents).filter(matchesEvent(projectId, run, filter))),
               window,
               (row, key) => instant(row.created_at) - instant(key.sortKey) || row.seq - seqOf(key) || byteOrder(row.id, key.id)
             )
@@ -310,8 +322,8 @@ export const layerMemoryStepEventsRepo = Layer.effect(
       find: Effect.fn("StepEventsRepo.find")((projectId: string, id: string) =>
         store.run((db) => Option.filter(Option.fromNullishOr(db.get(StepEvents, id)), (e) => e.project_id === projectId))
       ),
-      latest: Effect.fn("StepEventsRepo.latest")((executionId: string, limit: number) =>
-        store.run((db) => newestEventsFirst(db.all(StepEvents).filter((e) => e.execution_id === executionId)).slice(0, Math.max(limit, 0)))
+      latest: Effect.fn("StepEventsRepo.latest")((run: StepEventsOf, limit: number) =>
+        store.run((db) => newestEventsFirst(db.all(StepEvents).filter(ofRun(run))).slice(0, Math.max(limit, 0)))
       ),
       prune: Effect.fn("StepEventsRepo.prune")((before: string, limit: number) =>
         store.run((db) => {

@@ -160,8 +160,8 @@ export class Inbox extends Context.Service<Inbox, {
         }).pipe(Effect.map((slice) => slice.total))
 
       /** A handoff node's `context_data` (2.3.12): carried by the step log's latest `execution_handoff`. */
-      const contextDataOf = (executionId: string) =>
-        stepEvents.latest(executionId, HANDOFF_EVENTS).pipe(Effect.map((events) =>
+      const contextDataOf = (execution: ExecutionRecord) =>
+        stepEvents.latest(execution, HANDOFF_EVENTS).pipe(Effect.map((events) =>
           events.find((e) => e.event_type === "execution_handoff")?.payload["context_data"] ?? null
         ))
 
@@ -169,7 +169,7 @@ export class Inbox extends Context.Service<Inbox, {
         const nowMs = yield* Clock.currentTimeMillis
         const execution = handoff ?? (yield* handoffOf(c.project_id, c.id))
         const contextData = Option.isSome(execution) && execution.value.handoff?.source === "action_step"
-          ? yield* contextDataOf(execution.value.id)
+          ? yield* contextDataOf(execution.value)
           : null
         return {
           id: c.id,

@@ -169,7 +169,7 @@ export class Viewer extends Context.Service<Viewer, {
         const execution = yield* executions.get(principalOf(session), record.id)
         const revision = yield* executionsRepo.getRevision(record.revision_id)
         if (Option.isNone(revision)) return yield* notFound("Workflow execution", id)
-        const listed = yield* steps.list(session.project.id, record.id, {}, { mode: "page", page: 1, perPage: RUN_EVENTS_MAX })
+        const listed = yield* steps.list(session.project.id, record, {}, { mode: "page", page: 1, perPage: RUN_EVENTS_MAX })
         // The latest events, put back in the order they happened.
         const events = [...listed.items].sort((a, b) => a.seq - b.seq)
         return {

@@ -18,7 +18,7 @@ export const functionCall = Effect.fnUntraced(function*(input: StepInput, functi
   const events = yield* StepEventsRepo
   const messaging = yield* Messaging
   const e = input.execution
-  const recent = yield* events.latest(e.id, 10)
+  const recent = yield* events.latest(e, 10)
   const conversation = e.msg_conversation_id === null
     ? undefined
     : yield* messaging.getConversation(e.project_id, e.msg_conversation_id).pipe(Effect.option)

@@ -15,13 +15,17 @@ import {
   type ExecutionInputRecord,
   ExecutionInputsRepo,
   ExecutionsRepo,
-  StepEventsRepo
+  STEP_EVENT_SKEW_MS,
+  StepEventsRepo,
+  stepEventsSince
 } from "../../executions/ExecutionsRepo.ts"
 import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
 import type { WorkflowRecord } from "../../workflows/Workflow.ts"
+
+const HOUR = 60 * 60 * 1000
 import { at, dies, givenProject, makeWorkflow, uniqueId } from "./fixtures.ts"
 
 export type ExecutionsStoragePorts =
@@ -339,7 +343,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           const next: ExecutionRecord = { ...execution, current_node: "next", last_event_at: at(10), step_seq: 1, state_version: 1 }
           assert.isTrue(yield* repo.checkpoint(next, 0, [first, second]))
           assert.deepStrictEqual(yield* repo.get(execution.id), Option.some(next))
-          assert.deepStrictEqual(yield* events.latest(execution.id, 10), [second, first])
+          assert.deepStrictEqual(yield* events.latest(execution, 10), [second, first])
           // A stale writer: neither its record nor its events.
           const stale = makeStepEvent(execution, { seq: 1000, created_at: at(20) })
           assert.isFalse(yield* repo.checkpoint({ ...execution, status: "failed", state_version: 1 }, 0, [stale]))
@@ -666,17 +670,18 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
     })
 
     layer(storage, { excludeTestServices: true })("StepEventsRepo", (it) => {
-      const givenExecution = Effect.gen(function*() {
-        const workflow = yield* givenWorkflow()
-        const execution = makeExecution(workflow)
-        yield* given(execution)
-        return execution
-      })
+      const givenExecution = (overrides: Partial<ExecutionRecord> = {}) =>
+        Effect.gen(function*() {
+          const workflow = yield* givenWorkflow()
+          const execution = makeExecution(workflow, overrides)
+          yield* given(execution)
+          return execution
+        })
 
       it.effect("appends events and finds each exactly as given, in its project only", () =>
         Effect.gen(function*() {
           const repo = yield* StepEventsRepo
-          const execution = yield* givenExecution
+          const execution = yield* givenExecution()
           const event = makeStepEvent(execution, {
             seq: 3,
             event_type: "action_performed",
@@ -702,7 +707,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
       it.effect("refuses a batch with an event of no execution or a repeated id, writing none of it", () =>
         Effect.gen(function*() {
           const repo = yield* StepEventsRepo
-          const execution = yield* givenExecution
+          const execution = yield* givenExecution()
           const good = makeStepEvent(execution)
           yield* dies(repo.append([good, makeStepEvent({ ...execution, id: uniqueId("exe") })]))
           assert.deepStrictEqual(yield* repo.find(execution.project_id, good.id), Option.none())
@@ -715,7 +720,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
       /** Events of a fresh execution, newest first; two share an instant where seq (not id) decides. */
       const givenTimeline = Effect.gen(function*() {
         const repo = yield* StepEventsRepo
-        const execution = yield* givenExecution
+        const execution = yield* givenExecution()
         const stem = uniqueId("evt")
         const make = (suffix: string, seq: number, ms: number, eventType: string) =>
           makeStepEvent(execution, { id: `${stem}-${suffix}`, seq, created_at: at(ms), event_type: eventType })
@@ -727,7 +732,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
         const e5 = make("e", 4, 3000, "execution_ended")
         yield* repo.append([e3, e5, e1])
         yield* repo.append([e4, e2])
-        const neighbour = yield* givenExecution
+        const neighbour = yield* givenExecution()
         yield* repo.append([makeStepEvent(neighbour, { created_at: at(2500) })])
         return { execution, newestFirst: [e5, e4, e3, e2, e1] as const }
       })
@@ -739,7 +744,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           const [e5, e4, e3, e2, e1] = newestFirst
           const list = (eventTypes?: ReadonlyArray<string>) =>
             Effect.map(
-              repo.list(execution.project_id, execution.id, { event_types: eventTypes }, cursor(20)),
+              repo.list(execution.project_id, execution, { event_types: eventTypes }, cursor(20)),
               (s) => ids(s.items)
             )
           assert.deepStrictEqual(yield* list(), ids(newestFirst))
@@ -749,10 +754,10 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           assert.deepStrictEqual(yield* list(["step_completed", "nothing_like_it"]), ids([e3]))
           assert.deepStrictEqual(yield* list(["nothing_like_it"]), [])
           const other = yield* givenProject()
-          assert.deepStrictEqual((yield* repo.list(other.id, execution.id, {}, cursor(20))).items, [])
-          assert.deepStrictEqual(ids(yield* repo.latest(execution.id, 3)), ids([e5, e4, e3]))
-          assert.deepStrictEqual(ids(yield* repo.latest(execution.id, 100)), ids(newestFirst))
-          assert.deepStrictEqual(yield* repo.latest(uniqueId("exe"), 100), [])
+          assert.deepStrictEqual((yield* repo.list(other.id, execution, {}, cursor(20))).items, [])
+          assert.deepStrictEqual(ids(yield* repo.latest(execution, 3)), ids([e5, e4, e3]))
+          assert.deepStrictEqual(ids(yield* repo.latest(execution, 100)), ids(newestFirst))
+          assert.deepStrictEqual(yield* repo.latest({ id: uniqueId("exe"), started_at: at(0) }, 100), [])
         }))
 
       it.effect("windows an execution's events by cursor both ways and by page", () =>
@@ -762,7 +767,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           const [e5, e4, e3, e2, e1] = newestFirst
           const list = (window: ListWindow, eventTypes?: ReadonlyArray<string>) =>
             Effect.map(
-              repo.list(execution.project_id, execution.id, { event_types: eventTypes }, window),
+              repo.list(execution.project_id, execution, { event_types: eventTypes }, window),
               (s) => [ids(s.items), window.mode === "page" ? s.total : s.hasMore] as const
             )
           assert.deepStrictEqual(yield* list(cursor(2)), [ids([e5, e4]), true])
@@ -785,10 +790,35 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           const { execution, newestFirst } = yield* givenTimeline
           const [e5, e4, e3, e2, e1] = newestFirst
           const gone = { sortKey: at(2000), id: uniqueId("evt") }
-          const older = yield* repo.list(execution.project_id, execution.id, {}, { mode: "cursor", limit: 10, after: gone })
+          const older = yield* repo.list(execution.project_id, execution, {}, { mode: "cursor", limit: 10, after: gone })
           assert.deepStrictEqual(ids(older.items), ids([e1]))
-          const newer = yield* repo.list(execution.project_id, execution.id, {}, { mode: "cursor", limit: 10, before: gone })
+          const newer = yield* repo.list(execution.project_id, execution, {}, { mode: "cursor", limit: 10, before: gone })
           assert.deepStrictEqual(ids(newer.items), ids([e5, e4, e3, e2]))
+        }))
+
+      it.effect("reads a run's events stamped up to a day before it started (hosts' clocks drift), none before", () =>
+        Effect.gen(function*() {
+          const repo = yield* StepEventsRepo
+          const started = 3 * STEP_EVENT_SKEW_MS
+          const execution = yield* givenExecution({ started_at: at(started), last_event_at: at(started) })
+          assert.strictEqual(stepEventsSince(execution), at(started - STEP_EVENT_SKEW_MS))
+          const make = (seq: number, ms: number) => makeStepEvent(execution, { seq, created_at: at(ms) })
+          const skewed = make(1, started - STEP_EVENT_SKEW_MS)
+          const earlier = make(2, started - HOUR)
+          const later = make(3, started + 8 * STEP_EVENT_SKEW_MS)
+          const tooEarly = make(0, started - STEP_EVENT_SKEW_MS - 1)
+          yield* repo.append([tooEarly, skewed, earlier, later])
+          const newestFirst = ids([later, earlier, skewed])
+          assert.deepStrictEqual(ids(yield* repo.latest(execution, 10)), newestFirst)
+          assert.deepStrictEqual(ids((yield* repo.list(execution.project_id, execution, {}, cursor(10))).items), newestFirst)
+          const paged = yield* repo.list(execution.project_id, execution, {}, page(1, 2))
+          assert.deepStrictEqual([ids(paged.items), paged.total], [ids([later, earlier]), 3])
+          const after = yield* repo.list(execution.project_id, execution, {}, { mode: "cursor", limit: 10, after: eventKeyOf(earlier) })
+          assert.deepStrictEqual(ids(after.items), ids([skewed]))
+          const before = yield* repo.list(execution.project_id, execution, {}, { mode: "cursor", limit: 10, before: eventKeyOf(skewed) })
+          assert.deepStrictEqual(ids(before.items), ids([later, earlier]))
+          // Still found by id: `find` names no run.
+          assert.deepStrictEqual(yield* repo.find(execution.project_id, tooEarly.id), Option.some(tooEarly))
         }))
 
       it.effect("is seen by the rest of its transaction and goes with its rollback", () =>
@@ -796,7 +826,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           const repo = yield* StepEventsRepo
           const executions = yield* ExecutionsRepo
           const { withTransaction } = yield* Transactor
-          const execution = yield* givenExecution
+          const execution = yield* givenExecution()
           const checkpoint = (seq: number) =>
             Effect.gen(function*() {
               const event = makeStepEvent(execution, { seq, created_at: at(seq) })
@@ -806,20 +836,20 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
             })
           const kept = yield* withTransaction(Effect.gen(function*() {
             const event = yield* checkpoint(1)
-            assert.deepStrictEqual(ids(yield* repo.latest(execution.id, 10)), [event.id])
+            assert.deepStrictEqual(ids(yield* repo.latest(execution, 10)), [event.id])
             return event
           }))
           const lost = yield* Effect.flip(withTransaction(Effect.flatMap(checkpoint(2), () => Effect.fail(new Boom()))))
           assert.instanceOf(lost, Boom)
-          assert.deepStrictEqual(ids(yield* repo.latest(execution.id, 10)), [kept.id])
+          assert.deepStrictEqual(ids(yield* repo.latest(execution, 10)), [kept.id])
           assert.deepStrictEqual(Option.map(yield* executions.get(execution.id), (e) => e.state_version), Option.some(1))
         }))
 
       it.effect("prunes events created before a time, at most a given number at once", () =>
         Effect.gen(function*() {
           const repo = yield* StepEventsRepo
-          const execution = yield* givenExecution
           const t = inEra(1998)
+          const execution = yield* givenExecution({ started_at: t(0), last_event_at: t(0) })
           const old = [1, 2, 3].map((n) => makeStepEvent(execution, { seq: n, created_at: t(n * 1000) }))
           const boundary = makeStepEvent(execution, { seq: 4, created_at: t(10_000) })
           const recent = makeStepEvent(execution, { seq: 5, created_at: t(20_000) })
@@ -827,7 +857,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           assert.strictEqual(yield* repo.prune(t(10_000), 2), 2)
           assert.strictEqual(yield* repo.prune(t(10_000), 2), 1)
           assert.strictEqual(yield* repo.prune(t(10_000), 2), 0)
-          assert.deepStrictEqual(ids(yield* repo.latest(execution.id, 10)), ids([recent, boundary]))
+          assert.deepStrictEqual(ids(yield* repo.latest(execution, 10)), ids([recent, boundary]))
         }))
     })
 

@@ -98,10 +98,10 @@ export const timePartitionsConformance = <E>(name: string, storage: Layer.Layer<
           const project = yield* givenProject()
           const workflow = makeWorkflow(project.id)
           yield* (yield* WorkflowsRepo).insert(workflow)
-          const execution = makeExecution(workflow)
-          assert.isTrue(yield* (yield* ExecutionsRepo).insert(execution))
           const day = Date.UTC(1985, 1, 2)
           const times = [day - 40 * DAY, day - 9 * DAY, day - 5 * DAY, day - DAY + HOUR, day + HOUR, day + 10 * HOUR, day + DAY]
+          const execution = makeExecution(workflow, { started_at: iso(times[0]!), last_event_at: iso(times[0]!) })
+          assert.isTrue(yield* (yield* ExecutionsRepo).insert(execution))
           yield* events.append(times.map((t, seq) => makeStepEvent(execution, { seq, created_at: iso(t) })))
           yield* (yield* TimePartitions).prepare("workflow_step_events", iso(day - 10 * DAY), iso(day + DAY))
           const before = day + 10 * HOUR
@@ -109,7 +109,7 @@ export const timePartitionsConformance = <E>(name: string, storage: Layer.Layer<
           const cut = Date.parse(yield* (yield* TimePartitions).retire("workflow_step_events", iso(before)))
           assert.isTrue(cut <= before, `cut ${iso(cut)} for ${iso(before)}`)
           yield* retainByTime("workflow_step_events", before, events.prune, 1)
-          const left = (yield* events.latest(execution.id, 10)).map((e) => Date.parse(e.created_at))
+          const left = (yield* events.latest(execution, 10)).map((e) => Date.parse(e.created_at))
           assert.deepStrictEqual(left, times.filter((t) => t >= cut).sort((a, b) => b - a))
           assert.includeMembers(left, [day + 10 * HOUR, day + DAY])
         }))

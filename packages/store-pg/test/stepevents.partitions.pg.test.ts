@@ -1,0 +1,95 @@
+/**
+ * Reads of one run's step events plan only the weekly partitions (0036) the run can have written: every statement
+ * `StepEventsRepo` runs for `latest` and `list` (page count and rows, cursors both ways with their lookup), captured
+ * as it goes to PostgreSQL and `EXPLAIN`ed with its parameters, names no partition of a week before the run's.
+ */
+import { ExecutionsRepo, StepEventsRepo, TimePartitions, WorkflowsRepo } from "@parley/core"
+import { givenProject, makeExecution, makeStepEvent, makeWorkflow } from "@parley/core/testing/conformance"
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer, Schema } from "effect"
+import { SqlClient, Statement } from "effect/sql"
+import { decodeRows } from "../src/Rows.ts"
+import { layerStorage } from "../src/Storage.ts"
+import { partitionName, spanOf } from "../src/TimePartitions.ts"
+import { layerTestDatabase } from "./pg.ts"
+
+const DAY = 24 * 60 * 60 * 1000
+const WEEK = 7 * DAY
+const iso = (ms: number) => new Date(ms).toISOString()
+const toPlanLines = decodeRows("plan", Schema.Struct({ "QUERY PLAN": Schema.String }))
+
+/** The statements on `workflow_step_events` that `effect` runs, compiled as they were sent, and its result. */
+const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
+    const result = yield* effect.pipe(Effect.provideService(Statement.CurrentTransformer, (statement) =>
+      Effect.sync(() => {
+        const compiled = statement.compile()
+        if (compiled[0].includes("workflow_step_events")) statements.push(compiled)
+        return statement
+      })))
+    return { result, statements }
+  })
+
+/** The step event partitions the plan of `statement` (with its parameters, as a custom plan) names. */
+const partitionsPlanned = ([text, params]: readonly [string, ReadonlyArray<unknown>]) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const lines = yield* toPlanLines(yield* sql.unsafe(`EXPLAIN (COSTS OFF) ${text}`, params))
+    return new Set(lines.flatMap((l) => [...l["QUERY PLAN"].matchAll(/\bworkflow_step_events_(p\d{8}|default)\b/g)].map((m) => m[0])))
+  })
+
+layer(layerStorage.pipe(Layer.provideMerge(layerTestDatabase)), { excludeTestServices: true })("step events by run (postgres)", (it) => {
+  it.effect("plans no weekly partition from before the run", () =>
+    Effect.gen(function*() {
+      const events = yield* StepEventsRepo
+      const project = yield* givenProject()
+      const workflow = makeWorkflow(project.id)
+      yield* (yield* WorkflowsRepo).insert(workflow)
+      // Ten weeks of partitions; the run starts on the Monday of the sixth, an hour after midnight, so the day its
+      // events may be stamped before it (clock skew) reaches into the fifth week, and no further.
+      const first = spanOf("workflow_step_events", Date.UTC(2027, 0, 6))
+      yield* (yield* TimePartitions).prepare("workflow_step_events", iso(first), iso(first + 9 * WEEK))
+      const week = (n: number) => partitionName("workflow_step_events", first + n * WEEK)
+      const started = first + 5 * WEEK + 60 * 60 * 1000
+      const run = makeExecution(workflow, { started_at: iso(started), last_event_at: iso(started) })
+      const older = makeExecution(workflow, { started_at: iso(first), last_event_at: iso(first) })
+      for (const e of [run, older]) assert.isTrue(yield* (yield* ExecutionsRepo).insert(e))
+      const mine = [0, 1, 2, 3].map((n) => makeStepEvent(run, { seq: n, created_at: iso(started + n * 3 * DAY) }))
+      yield* events.append([
+        ...mine,
+        ...[0, 1, 2, 3, 4, 5].map((n) => makeStepEvent(older, { seq: n, created_at: iso(first + n * WEEK) }))
+      ])
+
+      let statements = 0
+      /** `read`'s answer, once each statement it sent was checked to plan none of the weeks before the run's. */
+      const checked = <A>(read: Effect.Effect<A>) =>
+        Effect.gen(function*() {
+          const { result, statements: sent } = yield* captured(read)
+          for (const statement of sent) {
+            statements++
+            const planned = yield* partitionsPlanned(statement)
+            assert.isTrue(planned.has(week(5)), `the run's first week in ${statement[0]}`)
+            for (const n of [0, 1, 2, 3]) assert.isFalse(planned.has(week(n)), `week ${n} in ${statement[0]}`)
+          }
+          return result
+        })
+      const ids = (xs: ReadonlyArray<{ readonly id: string }>) => xs.map((x) => x.id)
+      assert.deepStrictEqual(ids(yield* checked(events.latest(run, 10))), ids([...mine].reverse()))
+      assert.deepStrictEqual(
+        yield* checked(events.list(project.id, run, {}, { mode: "page", page: 1, perPage: 2 })),
+        { items: [mine[3]!, mine[2]!], hasMore: true, total: 4 }
+      )
+      yield* checked(events.list(project.id, run, { event_types: ["step_entered"] }, { mode: "cursor", limit: 2 }))
+      const after = yield* checked(
+        events.list(project.id, run, {}, { mode: "cursor", limit: 2, after: { sortKey: mine[2]!.created_at, id: mine[2]!.id } })
+      )
+      assert.deepStrictEqual(ids(after.items), ids([mine[1]!, mine[0]!]))
+      const before = yield* checked(
+        events.list(project.id, run, {}, { mode: "cursor", limit: 2, before: { sortKey: mine[1]!.created_at, id: mine[1]!.id } })
+      )
+      assert.deepStrictEqual(ids(before.items), ids([mine[3]!, mine[2]!]))
+      // latest, the page's count and rows, a page, two cursors (each with its lookup inside).
+      assert.strictEqual(statements, 6)
+    }))
+})
