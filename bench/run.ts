@@ -18,11 +18,12 @@ import { benchBroadcastApart, formatBroadcastBench } from "./broadcast.ts"
 import { benchEnvelope, envelopeOptionsFromEnv, formatEnvelope } from "./envelope.ts"
 import { benchRetention, formatRetentionBench, retentionOptionsFromEnv } from "./retention.ts"
 import { benchPartitionPlans, formatPartitionPlans } from "./partitionPlans.ts"
+import { benchStepEventPlans, formatStepEventPlans } from "./stepEventPlans.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /**
  * `BENCH_ONLY=executions` (comma-separated names: http, requestcost, jobqueue, functions, ingestion, webhooks, proxy,
- * executions, agent, logsearch, broadcast, retention, plans, envelope) or `npm run bench -- executions envelope` runs
+ * executions, agent, logsearch, broadcast, retention, plans, stepevents, envelope) or `npm run bench -- executions envelope` runs
  * only those.
  */
 const only = (process.env.BENCH_ONLY?.split(",") ?? process.argv.slice(2)).map((name) => name.trim()).filter((name) => name !== "")
@@ -71,6 +72,9 @@ const program = Effect.gen(function*() {
   }
   if (runs("retention")) console.log(formatRetentionBench(yield* benchRetention(retentionOptionsFromEnv())))
   if (runs("plans")) console.log(formatPartitionPlans(yield* benchPartitionPlans))
+  if (runs("stepevents")) {
+    console.log(formatStepEventPlans(yield* benchStepEventPlans({ weeks: Number(process.env.STEP_EVENT_WEEKS ?? 52) })))
+  }
   // The scale envelope (docs/scale.md): host processes of their own, so last and never by default.
   if (only.includes("envelope")) {
     for (const options of envelopeOptionsFromEnv()) console.log(formatEnvelope(yield* benchEnvelope(options)))
