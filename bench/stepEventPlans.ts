@@ -7,12 +7,22 @@
  * with that bound made `-infinity`, which reaches every partition as the statements did before the bound (the
  * baseline, same run). Then the whole call, as the repository runs it (prepared statements, plan cache and all):
  * `latest(run, 100)` (what the GET reads) for the run, against the same call for the run as if it had started before
- * every partition.
+ * every partition. Last, the statements that join runs to their events (a workflow's node flow and split counts, a
+ * contact's events erased, in a rolled back transaction) for a workflow and a contact whose runs started this week,
+ * against the same text with the day of skew made a century (every partition in reach).
  *
  *   BENCH_ONLY=stepevents npm run bench          (STEP_EVENT_WEEKS, default 52)
  */
 import { PgClient } from "@effect/sql-pg"
-import { StepEventsRepo, type StepEventsOf, stepEventsSince, TimePartitions } from "@parley/core"
+import {
+  ContactErasureRepo,
+  STEP_EVENT_SKEW_MS,
+  StepEventsRepo,
+  type StepEventsOf,
+  stepEventsSince,
+  TimePartitions,
+  WorkflowStatsRepo
+} from "@parley/core"
 import { EmbeddedPostgres, layerStorage, migrate } from "@parley/store-pg"
 import { Context, Data, Effect, Layer } from "effect"
 import { SqlClient, Statement } from "effect/sql"
@@ -28,10 +38,18 @@ const EVENTS_A_RUN = 30
 const SAMPLES = 9
 const CALLS = 1_000
 
+export interface PlanFigures {
+  /** Partitions the plan names (planned and locked), and those whose scans ran. */
+  readonly partitions: number
+  readonly scanned: number
+  readonly planningMs: number
+  readonly executionMs: number
+}
+
 export interface StatementPlan {
   readonly read: string
-  readonly bounded: { readonly partitions: number; readonly planningMs: number; readonly executionMs: number }
-  readonly unbounded: { readonly partitions: number; readonly planningMs: number; readonly executionMs: number }
+  readonly bounded: PlanFigures
+  readonly unbounded: PlanFigures
 }
 
 export interface StepEventPlans {
@@ -111,16 +129,23 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
       )).pipe(Effect.catch((e) => e instanceof RolledBack ? Effect.succeed(e.lines) : Effect.die(e)))
     const timed = (text: string, params: ReadonlyArray<unknown>) =>
       Effect.gen(function*() {
-        const samples: Array<{ planning: number; execution: number; partitions: number }> = []
+        const samples: Array<{ planning: number; execution: number; partitions: number; scanned: number }> = []
         for (let i = 0; i < SAMPLES; i++) {
           const lines = yield* explained(text, params)
           const time = (label: string) => Number(/([\d.]+) ms/.exec(lines.find((l) => l.startsWith(label)) ?? "")?.[1] ?? NaN)
           // The partitions the plan holds, run or not (what was planned and locked).
-          const partitions = new Set(lines.flatMap((l) => [...l.matchAll(/\bworkflow_step_events_(p\d{8}|default)\b/g)].map((m) => m[0])))
-          samples.push({ planning: time("Planning Time"), execution: time("Execution Time"), partitions: partitions.size })
+          const named = (ls: ReadonlyArray<string>) =>
+            new Set(ls.flatMap((l) => [...l.matchAll(/\bworkflow_step_events_(p\d{8}|default)\b/g)].map((m) => m[0])))
+          samples.push({
+            planning: time("Planning Time"),
+            execution: time("Execution Time"),
+            partitions: named(lines).size,
+            scanned: named(lines.filter((l) => / on workflow_step_events_/.test(l) && !/never executed/.test(l))).size
+          })
         }
         return {
           partitions: samples[0]!.partitions,
+          scanned: samples[0]!.scanned,
           planningMs: median(samples.map((s) => s.planning)),
           executionMs: median(samples.map((s) => s.execution))
         }
@@ -139,6 +164,42 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
           read,
           bounded: yield* timed(text, params),
           unbounded: yield* timed(text, params.map((p) => (p === since ? "-infinity" : p)))
+        })
+      }
+    }
+
+    // Joins of runs to their events, for a workflow and a contact of this week.
+    yield* run(`
+      INSERT INTO workflows (id, project_id, name, slug, status, lock_version, inbound_message_read_mode, created_at,
+        updated_at, created_by, definition)
+      VALUES ('fresh', 'prj', 'Fresh', 'fresh', 'active', 0, 'disabled', now(), now(), '{}', '{"nodes":[],"edges":[]}')`)
+    yield* run(`UPDATE workflow_executions SET workflow_id = 'fresh', contact_id = 'contact' WHERE started_at > now() - interval '3 days'`)
+    yield* run(`ANALYZE workflow_executions`)
+    const stats = Context.get(context, WorkflowStatsRepo)
+    const erasure = Context.get(context, ContactErasureRepo)
+    const skew = `interval '${STEP_EVENT_SKEW_MS} milliseconds'`
+    const joins: ReadonlyArray<readonly [string, Effect.Effect<unknown>]> = [
+      ["a workflow's node flow", stats.nodeFlow("prj", "fresh")],
+      ["a workflow's split counts", stats.splitCounts("prj", "fresh", "set1", { type: "node", node_id: "set3" })],
+      [
+        "a contact's events erased",
+        sql.withTransaction(Effect.andThen(
+          erasure.deleteStepEvents({
+            project_id: "prj",
+            contact_id: "contact",
+            target: { wa_id: null, business_scoped_user_id: null, parent_business_scoped_user_id: null }
+          }, 1000),
+          Effect.fail(new RolledBack({ lines: [] }))
+        )).pipe(Effect.ignore)
+      ]
+    ]
+    for (const [read, effect] of joins) {
+      for (const [text, params] of yield* captured(effect)) {
+        if (!text.includes("workflow_step_events")) continue
+        plans.push({
+          read,
+          bounded: yield* timed(text, params),
+          unbounded: yield* timed(text.replaceAll(skew, "interval '100 years'"), params)
         })
       }
     }
@@ -164,11 +225,13 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
 export const formatStepEventPlans = (r: StepEventPlans): string =>
   [
     `Step events of one run with ${r.partitions} partitions (${r.weeks} weeks back, ${r.events} events), medians of ${SAMPLES}`,
-    `  ${"statement of".padEnd(36)} bounded: ${"partitions".padStart(10)} ${"plan ms".padStart(8)} ${"run ms".padStart(7)}   baseline (unbounded): partitions, plan / run ms`,
+    `  ${"statement of".padEnd(36)} bounded: ${"planned/ran".padStart(10)} ${"plan ms".padStart(8)} ${"run ms".padStart(7)}   baseline (unbounded): planned/ran, plan / run ms`,
     ...r.plans.map((p) =>
-      `  ${p.read.padEnd(36)}          ${String(p.bounded.partitions).padStart(10)} ${p.bounded.planningMs.toFixed(3).padStart(8)} ${
-        p.bounded.executionMs.toFixed(3).padStart(7)
-      }   ${p.unbounded.partitions}, ${p.unbounded.planningMs.toFixed(3)} / ${p.unbounded.executionMs.toFixed(3)}`
+      `  ${p.read.padEnd(36)}          ${`${p.bounded.partitions}/${p.bounded.scanned}`.padStart(10)} ${
+        p.bounded.planningMs.toFixed(3).padStart(8)
+      } ${p.bounded.executionMs.toFixed(3).padStart(7)}   ${p.unbounded.partitions}/${p.unbounded.scanned}, ${
+        p.unbounded.planningMs.toFixed(3)
+      } / ${p.unbounded.executionMs.toFixed(3)}`
     ),
     `  latest(run, 100) as the repository runs it, ${CALLS} calls each: ${r.call.boundedUs.toFixed(0)} µs a call, against ${
       r.call.unboundedUs.toFixed(0)

@@ -13,6 +13,7 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { stepEventsSinceStart } from "./ExecutionsRepo.ts"
 import { decodeFirst, decodeRows, IsoFromDate, jsonb } from "./Rows.ts"
 
 /** A row of `contact_erasures`, times as ISO text. */
@@ -110,18 +111,24 @@ export const layerContactErasureRepo = Layer.effect(
         )
       }, Effect.orDie),
 
-      deleteStepEvents: deletion((s, limit) =>
-        Effect.map(
+      deleteStepEvents: deletion((s, limit) => {
+        // No event of the contact's runs is older than their first start: the executor skips the weekly partitions
+        // (0036) from before it. An event outside it (none is: `stepEventsSince`) would still go with its run.
+        const since = sql`(
+          SELECT ${stepEventsSinceStart(sql, sql.literal("min(started_at)"))} FROM workflow_executions
+          WHERE id IN (${executionsOf(s)}))`
+        return Effect.map(
           // The execution condition outside the subquery too: each partition (0036) finds its rows by its execution
           // index; without it the delete read every partition whole (`bench/partitionPlans.ts`).
           sql`
             DELETE FROM workflow_step_events
-            WHERE execution_id IN (${executionsOf(s)}) AND (id, created_at) IN (
-              SELECT id, created_at FROM workflow_step_events WHERE execution_id IN (${executionsOf(s)}) LIMIT ${limit})
+            WHERE execution_id IN (${executionsOf(s)}) AND created_at >= ${since} AND (id, created_at) IN (
+              SELECT id, created_at FROM workflow_step_events
+              WHERE execution_id IN (${executionsOf(s)}) AND created_at >= ${since} LIMIT ${limit})
             RETURNING 1`,
           count
         )
-      ),
+      }),
       deleteExecutions: deletion((s, limit) =>
         Effect.gen(function*() {
           const inputs = yield* sql`

@@ -16,6 +16,7 @@ import {
   type StepEventFilter,
   type StepEventRecord,
   StepEventsRepo,
+  STEP_EVENT_SKEW_MS,
   type StepEventsOf,
   stepEventsSince,
   TriggerType,
@@ -144,6 +145,13 @@ const insertEvents = (sql: SqlClient.SqlClient, events: ReadonlyArray<StepEventR
     FROM ${jsonRows(sql, events)} AS r(id text, project_id text, execution_id text, seq integer, event_type text,
       direction text, edge_label text, created_at timestamptz, payload jsonb, step jsonb)
     ${condition}`
+
+/**
+ * The earliest `created_at` of the step events of a run started at `started` (a timestamptz expression), as
+ * `stepEventsSince` puts it: for the statements that join runs to their events in SQL.
+ */
+export const stepEventsSinceStart = (sql: SqlClient.SqlClient, started: Statement.Fragment) =>
+  sql`(${started} - ${sql.literal(`interval '${STEP_EVENT_SKEW_MS} milliseconds'`)})`
 
 /** Where a cursor whose event is gone (pruned) stands: before every event of its instant. */
 const SEQ_MIN = -2147483648

@@ -1,11 +1,14 @@
 /**
  * `WorkflowStatsRepo` on PostgreSQL: one aggregate query over a workflow's runs (by their workflow index) and their
  * step events (by execution), nothing loaded into memory. Step seq orders a run's events (state version × 1000 +
- * index), so "after the assignment" is `seq >` the assignment's.
+ * index), so "after the assignment" is `seq >` the assignment's. Each run's events are read from its start on
+ * (`stepEventsSince`), and all of them from the workflow's first run's: PostgreSQL skips the weekly partitions (0036)
+ * from before the workflow ran.
  */
 import { type SplitGoal, WorkflowStatsRepo } from "@parley/core"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { stepEventsSinceStart } from "./ExecutionsRepo.ts"
 import { decodeRows } from "./Rows.ts"
 
 const decodeBranches = decodeRows(Schema.Struct({ branch: Schema.String, entries: Schema.Int, conversions: Schema.Int }))
@@ -20,6 +23,10 @@ export const layerWorkflowStatsRepo = Layer.effect(
   WorkflowStatsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const since = (started: string) => stepEventsSinceStart(sql, sql.literal(started))
+    /** No event of the workflow's runs is older: a value the executor prunes the partitions by. */
+    const workflowSince = (projectId: string, workflowId: string) =>
+      sql`(SELECT ${since("min(started_at)")} FROM workflow_executions WHERE project_id = ${projectId} AND workflow_id = ${workflowId})`
 
     const reached = (projectId: string, goal: SplitGoal | null) => {
       if (goal === null) return sql`false`
@@ -34,7 +41,8 @@ export const layerWorkflowStatsRepo = Layer.effect(
         : sql`g.event_type = 'user_input_received'`
       return sql`EXISTS (
         SELECT 1 FROM workflow_step_events g
-        WHERE g.execution_id = entries.execution_id AND g.seq > entries.seq AND ${later})`
+        WHERE g.execution_id = entries.execution_id AND g.created_at >= ${since("entries.started_at")}
+          AND g.seq > entries.seq AND ${later})`
     }
 
     return WorkflowStatsRepo.of({
@@ -42,10 +50,11 @@ export const layerWorkflowStatsRepo = Layer.effect(
         return yield* decodeBranches(yield* sql`
           WITH entries AS (
             SELECT DISTINCT ON (e.execution_id)
-              e.execution_id, e.seq, e.created_at, e.payload->>'branch' AS branch, x.msg_conversation_id
+              e.execution_id, e.seq, e.created_at, x.started_at, e.payload->>'branch' AS branch, x.msg_conversation_id
             FROM workflow_executions x
-            JOIN workflow_step_events e ON e.execution_id = x.id
+            JOIN workflow_step_events e ON e.execution_id = x.id AND e.created_at >= ${since("x.started_at")}
             WHERE x.project_id = ${projectId} AND x.workflow_id = ${workflowId}
+              AND e.created_at >= ${workflowSince(projectId, workflowId)}
               AND e.event_type = 'split_assigned' AND e.step->>'identifier' = ${nodeId}
             ORDER BY e.execution_id, e.seq
           )
@@ -60,8 +69,9 @@ export const layerWorkflowStatsRepo = Layer.effect(
                    (count(DISTINCT e.execution_id) FILTER (WHERE e.event_type = 'step_entered'))::int AS entered,
                    (count(DISTINCT e.execution_id) FILTER (WHERE e.event_type = 'step_completed'))::int AS left_count
             FROM workflow_executions x
-            JOIN workflow_step_events e ON e.execution_id = x.id
+            JOIN workflow_step_events e ON e.execution_id = x.id AND e.created_at >= ${since("x.started_at")}
             WHERE x.project_id = ${projectId} AND x.workflow_id = ${workflowId}
+              AND e.created_at >= ${workflowSince(projectId, workflowId)}
               AND e.event_type IN ('step_entered', 'step_completed') AND e.step IS NOT NULL
             GROUP BY 1
           ), waiting AS (
