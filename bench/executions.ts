@@ -32,7 +32,7 @@
  * `EXEC_DURABLE=false` a throwaway database (fsync and synchronous_commit off)
  * instead of a durable one.
  */
-import { ExecutionEngine, Executions, type Principal, UpstreamIngestion, UpstreamSettings } from "@parley/core"
+import { ExecutionEngine, Executions, type Principal, TimePartitions, UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
 import { Context, Effect, Option, Redacted, References } from "effect"
 import { SqlClient } from "effect/sql"
@@ -244,6 +244,8 @@ export const benchExecutions = (options: {
   readonly parts?: ReadonlyArray<ExecutionsPart> | undefined
   /** Default true: PostgreSQL with its default fsync and synchronous_commit, as `npm start` runs it. */
   readonly durable?: boolean | undefined
+  /** Weeks of step event partitions (0036) readied back from today first, as a long retention keeps them; default none. */
+  readonly stepEventWeeks?: number | undefined
 }) =>
   Effect.gen(function*() {
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
@@ -262,6 +264,14 @@ export const benchExecutions = (options: {
     const executions = Context.get(context, Executions)
     const principal: Principal = { project, apiKey: { id: "bench", name: "bench" } }
     const pnid = number.phoneNumberId
+    const weeks = options.stepEventWeeks ?? 0
+    if (weeks > 0) {
+      yield* Context.get(context, TimePartitions).prepare(
+        "workflow_step_events",
+        new Date(Date.now() - weeks * 7 * 24 * 60 * 60 * 1000).toISOString(),
+        new Date().toISOString()
+      )
+    }
 
     const connected = yield* call("POST", "/platform/v1/msg/phone_numbers", {
       msg_config: { phone_number_id: pnid, business_account_id: number.businessAccountId, access_token: Redacted.value(number.accessToken) }
@@ -787,6 +797,8 @@ if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLTo
     concurrency: Number(process.env.EXEC_CONCURRENCY ?? DEFAULT_CONCURRENCY),
     // EXEC_PARTS=steps,first,waiting (default all).
     durable: process.env.EXEC_DURABLE !== "false",
+    // EXEC_STEP_EVENT_WEEKS=52: a year of weekly step event partitions present.
+    stepEventWeeks: Number(process.env.EXEC_STEP_EVENT_WEEKS ?? 0),
     parts: process.env.EXEC_PARTS?.split(",").filter((p): p is ExecutionsPart => p === "steps" || p === "first" || p === "waiting" || p === "inbound")
   }).pipe(
     Effect.map((r) => console.log(formatExecutionsBench(r))),
