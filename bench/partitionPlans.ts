@@ -4,7 +4,8 @@
  * partitions (step events: runs spread over 92 days, a partition a week; log entries: 15 days, a partition a day,
  * each readied two days ahead as the retention jobs do, and the default partitions), beside the same statement on an unpartitioned copy of the same rows with the indexes the tables had before
  * 0036. Printed: how long 0036 took on those rows (they are written before it), then for each statement the
- * partitions it reads, its planning and execution time (medians of 5).
+ * partitions it reads, its planning and execution time (medians of 5). The step event statements are as they were
+ * before reads of one run were bounded by its start: `bench/stepEventPlans.ts` measures the bounded ones.
  *
  *   BENCH_ONLY=plans npm run bench
  */

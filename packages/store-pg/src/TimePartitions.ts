@@ -27,9 +27,9 @@ export const PARTITION_COLUMN: { readonly [T in TimePartitionedTable]: string } 
 
 /**
  * Days a partition spans. Log entries a day: searches give a window, kept 14 days by default. Step events a week:
- * they are kept 90 days and read by execution (no time bound), so every read visits every partition; 14 of them
- * instead of 92 keep those reads' planning and index probes small, at the price of keeping an event up to a week
- * past its 90 days.
+ * they are kept 90 days and read by execution, from the run's start on (`stepEventsSince`), so a read visits the
+ * weeks since its run started; the joins over many runs (stats, erasure) still plan every partition, and 14 of them
+ * instead of 92 keep that small, at the price of keeping an event up to a week past its 90 days.
  */
 export const SPAN_DAYS: { readonly [T in TimePartitionedTable]: 1 | 7 } = { log_entries: 1, workflow_step_events: 7 }
 
