@@ -306,11 +306,11 @@ export const layerMemoryStepEventsRepo = Layer.effect(
       list: Effect.fn("StepEventsRepo.list")(
         (projectId: string, run: StepEventsOf, filter: StepEventFilter, window: ListWindow) =>
           store.run((db) => {
-            const executionId = run.id
+            const inRun = ofRun(run)
             // A cursor names an event by id; its seq places it among events of the same instant.
             const seqOf = (key: CursorKey) => {
               const event = db.get(StepEvents, key.id)
-              return event !== undefined && event.execution_id === executionId ? event.seq : SEQ_MIN
+              return event !== undefined && inRun(event) ? event.seq : SEQ_MIN
             }
             return sliceWindowBy(
               newestEventsFirst(db.all(StepEvents).filter(matchesEvent(projectId, run, filter))),
