@@ -13,6 +13,7 @@ import { McpServers } from "./ai/tools/McpServers.ts"
 import { layerDefinitionReferences } from "./workflows/References.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
+import { StoredWorkflows } from "./workflows/StoredWorkflows.ts"
 import { layerFunctionReferrers } from "./workflows/FunctionReferrers.ts"
 import { layerConversationLookup } from "./messaging/ConversationLookup.ts"
 import { EventPlans } from "./events/EventPlans.ts"
@@ -114,6 +115,8 @@ export const layerServices = Layer.mergeAll(
   ProviderModels.layer,
   Workflows.layer.pipe(Layer.provide(Triggers.layer), Layer.provideMerge(References)),
   Triggers.layer.pipe(Layer.provide(References)),
+  // What executions read of the stored workflows and triggers (never workflows' repositories).
+  StoredWorkflows.layer,
   Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),
   layerMessagingServices,
   Functions.layer.pipe(
