@@ -14,6 +14,7 @@ import { layerDefinitionReferences } from "./workflows/References.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
 import { StoredWorkflows } from "./workflows/StoredWorkflows.ts"
+import { StoredRevisions } from "./workflows/StoredRevisions.ts"
 import { layerFunctionReferrers } from "./workflows/FunctionReferrers.ts"
 import { layerConversationLookup } from "./messaging/ConversationLookup.ts"
 import { EventPlans } from "./events/EventPlans.ts"
@@ -115,8 +116,9 @@ export const layerServices = Layer.mergeAll(
   ProviderModels.layer,
   Workflows.layer.pipe(Layer.provide(Triggers.layer), Layer.provideMerge(References)),
   Triggers.layer.pipe(Layer.provide(References)),
-  // What executions read of the stored workflows and triggers (never workflows' repositories).
+  // What executions read of the stored workflows, triggers and revisions (never workflows' repositories).
   StoredWorkflows.layer,
+  StoredRevisions.layer,
   Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),
   layerMessagingServices,
   Functions.layer.pipe(

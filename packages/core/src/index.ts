@@ -167,6 +167,7 @@ export * from "./executions/RouteLocks.ts"
 // A workflow's lifecycle: revisions, rollouts, run migrations, experiments (issue 32 §3, §4).
 export * from "./workflows/Revision.ts"
 export * from "./workflows/RevisionsRepo.ts"
+export * from "./workflows/StoredRevisions.ts"
 export * from "./executions/lifecycle/LifecycleApi.ts"
 export * from "./executions/lifecycle/Revisions.ts"
 export * from "./executions/lifecycle/Rollouts.ts"
