@@ -130,7 +130,6 @@ const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
   embeds: ["projects/ProjectsRepo.ts"],
   erasure: ["broadcasts/BroadcastsRepo.ts", "guardrails/GuardrailsRepo.ts", "messaging/MessagingRepo.ts"],
   events: ["projects/ProjectsRepo.ts"],
-  executions: ["events/EventsRepo.ts"],
   inbox: [
     "executions/ExecutionsRepo.ts",
     "messaging/MessagingRepo.ts",

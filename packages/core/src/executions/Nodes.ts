@@ -20,7 +20,6 @@ import type { Launch } from "./NewExecution.ts"
 import { WebhookHttp } from "../ports/WebhookHttp.ts"
 import { WebhookSettings } from "../shared/OutboundSettings.ts"
 import { ExecutionInputsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
-import { EventDefinitionsRepo } from "../events/EventsRepo.ts"
 import { LanguageModels } from "../ai/LanguageModels.ts"
 import { ProviderModels } from "../ai/ProviderModels.ts"
 import { McpServers } from "../ai/tools/McpServers.ts"
@@ -197,7 +196,6 @@ const delayFor = (input: StepInput): number =>
 
 /** What the nodes read and call. */
 export type NodeServices =
-  | EventDefinitionsRepo
   | ExecutionInputsRepo
   | ProviderModels
   | LanguageModels
