@@ -140,7 +140,6 @@ const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
   viewer: ["executions/ExecutionsRepo.ts", "messaging/numbers/MessageConfigsRepo.ts", "workflows/WorkflowsRepo.ts"],
   voice: ["projects/ProjectsRepo.ts"],
-  webhooks: ["messaging/MessagingRepo.ts", "messaging/numbers/MessageConfigsRepo.ts"],
   workflows: [
     "ai/ProviderModelsRepo.ts",
     "events/EventsRepo.ts",
