@@ -126,7 +126,6 @@ const infrastructure = new Set(["ports", "shared"])
  * between the services and the adapters.
  */
 const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
-  broadcasts: ["messaging/MessagingRepo.ts", "messaging/numbers/MessageConfigsRepo.ts", "messaging/templates/TemplatesRepo.ts"],
   embeds: ["projects/ProjectsRepo.ts"],
   erasure: ["broadcasts/BroadcastsRepo.ts", "guardrails/GuardrailsRepo.ts", "messaging/MessagingRepo.ts"],
   events: ["projects/ProjectsRepo.ts"],

@@ -37,6 +37,8 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
   readonly findNumber: (projectId: string, msgConfigId: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
   /** The project's live configs, newest first by (created_at, id). */
   readonly listNumbers: (projectId: string, filter: MessageConfigFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageConfigRecord>>
+  /** Every config of a network business account, of any project, disconnected ones too (they share its limits). */
+  readonly numbersOfAccount: (businessAccountId: string) => Effect.Effect<ReadonlyArray<MessageConfigRecord>>
   /** A stored copy of a message's media, with its bytes. */
   readonly findMedia: (projectId: string, id: string) => Effect.Effect<Option.Option<StoredMedia>>
 }>()("@parley/core/messaging/Messaging") {
@@ -74,6 +76,7 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
           Effect.map(configs.findByPhoneNumberId(phoneNumberId), Option.filter((config) => config.project_id === projectId)),
         findNumber: configs.findById,
         listNumbers: configs.list,
+        numbersOfAccount: configs.listByBusinessAccount,
         findMedia: media.find
       })
     })
