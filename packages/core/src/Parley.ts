@@ -128,7 +128,7 @@ export const layerServices = Layer.mergeAll(
     Layer.provideMerge(FunctionInvocationLog.layer)
   ),
   InboxEmbeds.layer,
-  WorkflowEmbeds.layer,
+  WorkflowEmbeds.layer.pipe(Layer.provide(StoredWorkflows.layer)),
   ContactErasures.layer,
   VoiceAgents.layer,
   // Confirmations of opt-outs are sent by a subscriber every appending process must know of.

@@ -137,7 +137,7 @@ const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
   ],
   messaging: ["tenancy/CustomersRepo.ts", "tenancy/SetupLinksRepo.ts"],
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
-  viewer: ["executions/ExecutionsRepo.ts", "messaging/numbers/MessageConfigsRepo.ts", "workflows/WorkflowsRepo.ts"],
+  viewer: ["executions/ExecutionsRepo.ts"],
   voice: ["projects/ProjectsRepo.ts"],
   workflows: [
     "ai/ProviderModelsRepo.ts",
