@@ -10,7 +10,11 @@ import { Projects } from "./projects/Projects.ts"
 import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
 import { ProviderModels } from "./ai/ProviderModels.ts"
 import { McpServers } from "./ai/tools/McpServers.ts"
-import { layerDefinitionReferences } from "./workflows/References.ts"
+import { DefinitionReferences } from "./workflows/References.ts"
+import { ProviderModelsRepo } from "./ai/ProviderModelsRepo.ts"
+import { EventDefinitionsRepo } from "./events/EventsRepo.ts"
+import { FunctionsRepo } from "./functions/FunctionsRepo.ts"
+import { TemplatesRepo } from "./messaging/templates/TemplatesRepo.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
 import { StoredWorkflows } from "./workflows/StoredWorkflows.ts"
@@ -23,7 +27,7 @@ import { layerEventsWorkers } from "./events/EventsJobs.ts"
 import { layerMessagingWorkers } from "./messaging/MessagingJobs.ts"
 import { layerMessagingServices as messagingServices } from "./messaging/Services.ts"
 import { removeNumberTriggers } from "./workflows/NumberTriggers.ts"
-import { TriggersRepo } from "./workflows/WorkflowsRepo.ts"
+import { TriggersRepo, WorkflowsRepo } from "./workflows/WorkflowsRepo.ts"
 import { NumberDependents } from "./messaging/numbers/NumberDependents.ts"
 import { WebhooksRepo } from "./webhooks/WebhooksRepo.ts"
 import { FunctionCalls } from "./functions/FunctionCalls.ts"
@@ -78,6 +82,46 @@ import { layerStoppedMarketingInterest, layerStoppedMarketingWorkers } from "./m
 import { OptOuts } from "./guardrails/OptOuts.ts"
 import { SendPolicy } from "./guardrails/SendPolicy.ts"
 import { layerOptOutNotices, layerSendFacts } from "./messaging/GuardrailPorts.ts"
+
+/** Workflows' `DefinitionReferences`, answered from the stores of the capabilities that own each kind. */
+export const layerDefinitionReferences = Layer.effect(
+  DefinitionReferences,
+  Effect.gen(function*() {
+    const workflows = yield* WorkflowsRepo
+    const eventDefinitions = yield* EventDefinitionsRepo
+    const numbers = yield* MessageConfigsRepo
+    const functions = yield* FunctionsRepo
+    const templates = yield* TemplatesRepo
+    const models = yield* ProviderModelsRepo
+    // `provider_model_name` is checked as a reference too: an id first, else a name.
+    const providerModel = (idOrName: string) =>
+      Effect.flatMap(models.findById(idOrName), (byId) => Option.isSome(byId) ? Effect.succeed(byId) : models.findByName(idOrName))
+    return DefinitionReferences.of({
+      providerModel,
+      lookup: (projectId, kind, id) =>
+        kind === "workflow"
+          ? Effect.map(workflows.findById(projectId, id), Option.map((w) => w.name))
+          : kind === "function"
+          ? Effect.map(functions.findById(projectId, id), Option.map((f) => f.name))
+          : kind === "event_definition"
+          // A definition pending deletion is already gone for its project.
+          ? Effect.map(eventDefinitions.findById(projectId, id), Option.flatMap((d) =>
+            d.deletion_requested_at === null ? Option.some(d.name) : Option.none()))
+          : kind === "phone_number"
+          // A number of the project (network id), by the name contacts see.
+          ? Effect.map(numbers.findByPhoneNumberId(id), Option.flatMap((c) =>
+            c.project_id === projectId ? Option.some(c.display_name) : Option.none()))
+          : kind === "msg_config"
+          ? Effect.map(numbers.findById(projectId, id), Option.map((c) => c.name))
+          : kind === "template"
+          // The service's mirror (decisions 4.8.1); approval is checked at run time.
+          ? Effect.map(templates.findById(projectId, id), Option.map((t) => t.name))
+          : kind === "provider_model"
+          ? Effect.map(providerModel(id), Option.map((m) => m.name))
+          : Effect.succeed(Option.none())
+    })
+  })
+)
 
 const References = layerDefinitionReferences
 

@@ -138,14 +138,7 @@ const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
   messaging: ["tenancy/CustomersRepo.ts", "tenancy/SetupLinksRepo.ts"],
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
   viewer: ["executions/ExecutionsRepo.ts"],
-  voice: ["projects/ProjectsRepo.ts"],
-  workflows: [
-    "ai/ProviderModelsRepo.ts",
-    "events/EventsRepo.ts",
-    "functions/FunctionsRepo.ts",
-    "messaging/numbers/MessageConfigsRepo.ts",
-    "messaging/templates/TemplatesRepo.ts"
-  ]
+  voice: ["projects/ProjectsRepo.ts"]
 }
 
 /** Imports of code (not only types) from another capability's storage module, as `folder -> module`. */
