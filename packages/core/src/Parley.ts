@@ -171,7 +171,8 @@ export const layerServices = Layer.mergeAll(
     Layer.provideMerge(ProjectSecrets.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
   ),
-  InboxEmbeds.layer,
+  // Inbox scopes name a customer or a number: their names come from messaging's services.
+  InboxEmbeds.layer.pipe(Layer.provide(layerMessagingServices)),
   WorkflowEmbeds.layer.pipe(Layer.provide(StoredWorkflows.layer)),
   ContactErasures.layer,
   VoiceAgents.layer,

@@ -129,12 +129,7 @@ const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
   embeds: ["projects/ProjectsRepo.ts"],
   erasure: ["broadcasts/BroadcastsRepo.ts", "guardrails/GuardrailsRepo.ts", "messaging/MessagingRepo.ts"],
   events: ["projects/ProjectsRepo.ts"],
-  inbox: [
-    "executions/ExecutionsRepo.ts",
-    "messaging/MessagingRepo.ts",
-    "messaging/numbers/MessageConfigsRepo.ts",
-    "tenancy/CustomersRepo.ts"
-  ],
+  inbox: ["executions/ExecutionsRepo.ts"],
   messaging: ["tenancy/CustomersRepo.ts", "tenancy/SetupLinksRepo.ts"],
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
   viewer: ["executions/ExecutionsRepo.ts"],

@@ -27,6 +27,8 @@ import { makeStoredConversations, type StoredConversations } from "./StoredConve
 
 export class Messaging extends Context.Service<Messaging, InboundRecording & OutboundRecording & StoredConversations & ConversationOpening & {
   readonly listMessages: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
+  /** By Parley's id only, if the project has it. */
+  readonly findMessage: (projectId: string, id: string) => Effect.Effect<Option.Option<MessageRecord>>
   /** By Parley's id or the network's. */
   readonly getMessage: (projectId: string, phoneNumberId: string, id: string) => Effect.Effect<MessageRecord, NotFound>
   /** The project's live config of a network phone number id, if any. */
@@ -70,6 +72,7 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
         ...yield* makeStoredConversations(recording),
         ...yield* makeConversationOpening(recording),
         listMessages: (projectId, filter, window) => messages.list(projectId, filter, window),
+        findMessage: messages.findById,
         getMessage,
         numberOf,
         findNumberOf: (projectId, phoneNumberId) =>
