@@ -130,7 +130,6 @@ const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
   erasure: ["broadcasts/BroadcastsRepo.ts", "guardrails/GuardrailsRepo.ts", "messaging/MessagingRepo.ts"],
   events: ["projects/ProjectsRepo.ts"],
   inbox: ["executions/ExecutionsRepo.ts"],
-  messaging: ["tenancy/CustomersRepo.ts", "tenancy/SetupLinksRepo.ts"],
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
   viewer: ["executions/ExecutionsRepo.ts"],
   voice: ["projects/ProjectsRepo.ts"]
