@@ -66,6 +66,9 @@ import { ConversationClosing } from "./executions/ConversationClosing.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
 import { WorkflowEmbeds } from "./viewer/WorkflowEmbeds.ts"
 import { ContactErasures } from "./erasure/ContactErasures.ts"
+import { ContactHoldings } from "./erasure/ContactHoldings.ts"
+import { BroadcastsRepo } from "./broadcasts/BroadcastsRepo.ts"
+import { GuardrailsRepo } from "./guardrails/GuardrailsRepo.ts"
 import { layerContactErasureWorkers } from "./erasure/ContactErasureJobs.ts"
 import { VoiceAgents } from "./voice/VoiceAgent.ts"
 import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
@@ -125,6 +128,23 @@ export const layerDefinitionReferences = Layer.effect(
 
 const References = layerDefinitionReferences
 
+/** Erasure's `ContactHoldings`, answered from the stores of messaging (contacts), broadcasts and guardrails. */
+export const layerContactHoldings = Layer.effect(
+  ContactHoldings,
+  Effect.gen(function*() {
+    const contacts = yield* ContactsRepo
+    const broadcasts = yield* BroadcastsRepo
+    const guardrails = yield* GuardrailsRepo
+    return ContactHoldings.of({
+      contactById: contacts.findById,
+      contactByUserId: contacts.findByUserId,
+      contactByWaId: contacts.findByWaId,
+      anonymiseBroadcastRecipients: broadcasts.anonymiseRecipients,
+      eraseGuardrails: guardrails.eraseRecipient
+    })
+  })
+)
+
 /** What goes with a disconnected number: its webhooks (webhooks) and its triggers (workflows). */
 const layerNumberDependents = Layer.effect(
   NumberDependents,
@@ -174,7 +194,7 @@ export const layerServices = Layer.mergeAll(
   // Inbox scopes name a customer or a number: their names come from messaging's services.
   InboxEmbeds.layer.pipe(Layer.provide(layerMessagingServices)),
   WorkflowEmbeds.layer.pipe(Layer.provide(StoredWorkflows.layer)),
-  ContactErasures.layer,
+  ContactErasures.layer.pipe(Layer.provide(layerContactHoldings)),
   VoiceAgents.layer,
   // Confirmations of opt-outs are sent by a subscriber every appending process must know of.
   layerGuardrailsInterest,

@@ -127,7 +127,6 @@ const infrastructure = new Set(["ports", "shared"])
  */
 const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
   embeds: ["projects/ProjectsRepo.ts"],
-  erasure: ["broadcasts/BroadcastsRepo.ts", "guardrails/GuardrailsRepo.ts", "messaging/MessagingRepo.ts"],
   events: ["projects/ProjectsRepo.ts"],
   inbox: ["executions/ExecutionsRepo.ts"],
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
