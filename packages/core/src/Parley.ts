@@ -192,8 +192,8 @@ export const layerServices = Layer.mergeAll(
     Layer.provideMerge(FunctionInvocationLog.layer)
   ),
   // Inbox scopes name a customer or a number: their names come from messaging's services.
-  InboxEmbeds.layer.pipe(Layer.provide(layerMessagingServices)),
-  WorkflowEmbeds.layer.pipe(Layer.provide(StoredWorkflows.layer)),
+  InboxEmbeds.layer.pipe(Layer.provide(layerMessagingServices), Layer.provide(Projects.layer)),
+  WorkflowEmbeds.layer.pipe(Layer.provide(StoredWorkflows.layer), Layer.provide(Projects.layer)),
   ContactErasures.layer.pipe(Layer.provide(layerContactHoldings)),
   VoiceAgents.layer,
   // Confirmations of opt-outs are sent by a subscriber every appending process must know of.
