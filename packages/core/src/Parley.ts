@@ -195,7 +195,7 @@ export const layerServices = Layer.mergeAll(
   InboxEmbeds.layer.pipe(Layer.provide(layerMessagingServices), Layer.provide(Projects.layer)),
   WorkflowEmbeds.layer.pipe(Layer.provide(StoredWorkflows.layer), Layer.provide(Projects.layer)),
   ContactErasures.layer.pipe(Layer.provide(layerContactHoldings)),
-  VoiceAgents.layer,
+  VoiceAgents.layer.pipe(Layer.provide(Projects.layer)),
   // Confirmations of opt-outs are sent by a subscriber every appending process must know of.
   layerGuardrailsInterest,
   // So are late refusals 131050, which record opt-outs.

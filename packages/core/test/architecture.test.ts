@@ -129,8 +129,7 @@ const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
   events: ["projects/ProjectsRepo.ts"],
   inbox: ["executions/ExecutionsRepo.ts"],
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
-  viewer: ["executions/ExecutionsRepo.ts"],
-  voice: ["projects/ProjectsRepo.ts"]
+  viewer: ["executions/ExecutionsRepo.ts"]
 }
 
 /** Imports of code (not only types) from another capability's storage module, as `folder -> module`. */
