@@ -183,7 +183,7 @@ export const layerServices = Layer.mergeAll(
   // What executions read of the stored workflows, triggers and revisions (never workflows' repositories).
   StoredWorkflows.layer,
   StoredRevisions.layer,
-  Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),
+  Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer), Layer.provide(Projects.layer)),
   layerMessagingServices,
   Functions.layer.pipe(
     // A function a workflow calls is not deleted: workflows answer which do.

@@ -126,7 +126,6 @@ const infrastructure = new Set(["ports", "shared"])
  * between the services and the adapters.
  */
 const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
-  events: ["projects/ProjectsRepo.ts"],
   inbox: ["executions/ExecutionsRepo.ts"],
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
   viewer: ["executions/ExecutionsRepo.ts"]

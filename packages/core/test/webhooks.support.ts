@@ -35,7 +35,7 @@ export const webhooksEnvironment = <A, E, R>(
 ) => {
   const Services = Layer.mergeAll(Webhooks.layer, layerWebhooksInterest, Events.layer, Projects.layer, MessagingServices, more).pipe(
     Layer.provideMerge(WebhookDeliveries.layer),
-    Layer.provideMerge(EventPlans.layer),
+    Layer.provideMerge(EventPlans.layer.pipe(Layer.provideMerge(Projects.layer))),
     Layer.provide(Layer.succeed(DefinitionReferences, DefinitionReferences.of({ lookup, providerModel: () => Effect.succeed(Option.none()) }))),
     Layer.provide(Layer.succeed(ConversationLookup, ConversationLookup.of({ exists: () => Effect.succeed(true) }))),
     Layer.provideMerge(WebhookSettings.layer({ allowPrivateUrls: false })),
