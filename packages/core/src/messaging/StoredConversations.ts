@@ -50,6 +50,8 @@ export interface StoredConversations {
   readonly getConversation: (projectId: string, id: string) => Effect.Effect<ConversationRecord, NotFound>
   /** By id; None when the project has none. */
   readonly findConversation: (projectId: string, id: string) => Effect.Effect<Option.Option<ConversationRecord>>
+  /** The project's conversations among `ids` (those that exist), in one read. */
+  readonly findConversations: (projectId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ConversationRecord>>
   /**
    * `PATCH /platform/v1/msg/conversations/<id>` (decisions 2.10, 3.5): `metadata` replaced as a whole (at most
    * 16 KB serialized); `status` `ended` ends an active conversation as the inactivity end does (reason `manual`),
@@ -169,6 +171,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
     listConversations: (projectId, filter, window) => conversations.list(projectId, filter, window),
     getConversation,
     findConversation: conversations.findById,
+    findConversations: conversations.findByIds,
     updateConversation,
     listContacts: (projectId, filter, window) => contacts.list(projectId, filter, window),
     getContact,
