@@ -161,7 +161,7 @@ export class Executions extends Context.Service<Executions, {
         // One transaction with the launch (the Launcher settles the pair's current owner under its route lock:
         // superseded; handoff blocks the start); the run starts once it committed. The workflow and the sender are
         // read in it too, side by side: one round trip with its BEGIN (their refusals keep their order).
-        const { created, workflow } = yield* tx.withTransaction(Effect.gen(function*() {
+        const { config, created, workflow } = yield* tx.withTransaction(Effect.gen(function*() {
           const [found, senderResult] = yield* Effect.all([
             workflows.findById(projectId, workflowId),
             Effect.result(sender(projectId, workflowId, input))
@@ -180,7 +180,12 @@ export class Executions extends Context.Service<Executions, {
           if (senderResult._tag === "Failure") return yield* Effect.fail(senderResult.failure)
           const config = senderResult.success
           const now = new Date(yield* Clock.currentTimeMillis).toISOString()
-          const { contact, contactMade, conversation } = yield* messaging.openConversation(config, phone !== null ? { waId: phone } : { userId: recipient! })
+          // The pair's owner is settled beside the look for the conversation (one round trip for both).
+          const { beside: blocked, contact, contactMade, conversation } = yield* messaging.openConversation(
+            config,
+            phone !== null ? { waId: phone } : { userId: recipient! },
+            (contact) => launcher.claim(config, contact)
+          )
           const created = yield* launcher.launch({
             workflow,
             triggerType: "api_call",
@@ -196,12 +201,14 @@ export class Executions extends Context.Service<Executions, {
             initialData: input.initial_data,
             metadata: { request: { ip: request.ip, user_agent: request.user_agent, timestamp: now } },
             system: { trigger_msg_config_id: config.id },
-            dedupeKey: null
+            dedupeKey: null,
+            claimed: true,
+            failWith: blocked
           }, { kick: false })
-          return { created, workflow }
+          return { created, workflow, config }
         }))
         if (Option.isSome(created) && created.value.status === "running") {
-          yield* engine.kick(created.value.id, { leased: true, committed: true })
+          yield* engine.kick(created.value.id, { leased: true, committed: true, sender: config })
         }
         // Ids are new and start requests carry no dedupe key: the insert always lands.
         const record = Option.getOrThrow(created)

@@ -25,9 +25,14 @@ export interface ConversationOpening {
    * The contact (made when new) and its active conversation on the number (opened when it has none: `active`, no
    * messages yet, `msg.conversation.created` sent).
    */
-  readonly openConversation: (
+  readonly openConversation: <A = undefined>(
     config: MessageConfigRecord,
-    party: ConversationParty
+    party: ConversationParty,
+    /**
+     * A read of the caller's about a stored contact, made beside the look for its active conversation (one round
+     * trip for both), under the conversation's lock. It writes nothing itself but in a savepoint of its own.
+     */
+    beside?: (contact: ContactRecord) => Effect.Effect<A>
   ) => Effect.Effect<{
     readonly contact: ContactRecord
     readonly conversation: ConversationRecord
@@ -36,6 +41,8 @@ export interface ConversationOpening {
      * commits (no conversation, no run, no buffered input), so the caller may skip looking for them.
      */
     readonly contactMade: boolean
+    /** What `beside` answered; undefined when the contact was made (nothing can refer to it yet). */
+    readonly beside: A | undefined
   }>
 }
 
@@ -56,23 +63,33 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
     return yield* contacts.findOrInsert(newContact(projectId, { waId: party.waId, userId: party.userId }, yield* ids.uuid, now))
   })
 
-  const openConversation = Effect.fn("Messaging.openConversation")(function*(config: MessageConfigRecord, party: ConversationParty) {
+  const openConversation = Effect.fn("Messaging.openConversation")(function*<A = undefined>(
+    config: MessageConfigRecord,
+    party: ConversationParty,
+    beside?: (contact: ContactRecord) => Effect.Effect<A>
+  ) {
     const now = iso(yield* Clock.currentTimeMillis)
     const projectId = config.project_id
     const result = yield* tx.withTransaction(Effect.gen(function*() {
       const { contact: c, made } = yield* findOrMakeContact(projectId, party, now)
       // A contact made just now has no conversation yet, and no one else can open one before this commits.
+      let answered: A | undefined
       if (!made) {
+        // The lock first, then both reads at once: whatever locks `beside` takes come after it.
         yield* locks.lock(`conversation:${config.id}:${c.id}`)
-        const active = yield* conversations.findActive(config.id, c.id)
-        if (Option.isSome(active)) return { contact: c, conversation: active.value, opened: false, made }
+        const [active, other] = yield* Effect.all([
+          conversations.findActive(config.id, c.id),
+          beside === undefined ? Effect.undefined : beside(c)
+        ], { concurrency: 2 })
+        answered = other
+        if (Option.isSome(active)) return { contact: c, conversation: active.value, opened: false, made, answered }
       }
       const conversation = newConversation(config, c, yield* ids.uuid, now, now)
       yield* conversations.insertMany([conversation])
       yield* domainEvent(projectId, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)
-      return { contact: c, conversation, opened: true, made }
+      return { contact: c, conversation, opened: true, made, answered }
     }))
-    return { contact: result.contact, conversation: result.conversation, contactMade: result.made }
+    return { contact: result.contact, conversation: result.conversation, contactMade: result.made, beside: result.answered }
   })
 
   return { openConversation } satisfies ConversationOpening
