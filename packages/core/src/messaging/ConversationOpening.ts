@@ -20,7 +20,23 @@ import { iso, newContact, newConversation, type Recording } from "./Recording.ts
 /** Who the conversation is with: a phone number's digits, else a business-scoped user id. */
 export type ConversationParty = { readonly waId: string; readonly userId?: undefined } | { readonly waId?: undefined; readonly userId: string }
 
+/** A contact found or made (`findOrMakeContact`), and whether it was made. */
+export interface ContactFound {
+  readonly contact: ContactRecord
+  /**
+   * The contact was made by this call, in the caller's transaction: nothing else can refer to it before that
+   * commits (no conversation, no run, no buffered input), so the caller may skip looking for them.
+   */
+  readonly made: boolean
+}
+
 export interface ConversationOpening {
+  /**
+   * In the caller's transaction, under the lock recording takes for a new contact: the contact found, else made, in
+   * one statement. For a caller that reads other things beside it (an API start: its workflow and sender), then
+   * passes it to `openConversation`.
+   */
+  readonly findOrMakeContact: (projectId: string, party: ConversationParty) => Effect.Effect<ContactFound>
   /**
    * The contact (made when new) and its active conversation on the number (opened when it has none: `active`, no
    * messages yet, `msg.conversation.created` sent).
@@ -28,11 +44,15 @@ export interface ConversationOpening {
   readonly openConversation: <A = undefined>(
     config: MessageConfigRecord,
     party: ConversationParty,
-    /**
-     * A read of the caller's about a stored contact, made beside the look for its active conversation (one round
-     * trip for both), under the conversation's lock. It writes nothing itself but in a savepoint of its own.
-     */
-    beside?: (contact: ContactRecord) => Effect.Effect<A>
+    options?: {
+      /** The party's contact, found in the caller's transaction already (`findOrMakeContact`). */
+      readonly found?: ContactFound | undefined
+      /**
+       * A read of the caller's about a stored contact, made beside the look for its active conversation (one round
+       * trip for both), under the conversation's lock. It writes nothing itself but in a savepoint of its own.
+       */
+      readonly beside?: ((contact: ContactRecord) => Effect.Effect<A>) | undefined
+    }
   ) => Effect.Effect<{
     readonly contact: ContactRecord
     readonly conversation: ConversationRecord
@@ -58,20 +78,23 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
    * Under the lock recording takes for a new contact: the contact found, else made, in one statement (no look
    * without the lock first: that cost a statement and a round trip for every new contact).
    */
-  const findOrMakeContact = Effect.fnUntraced(function*(projectId: string, party: ConversationParty, now: string) {
+  const findOrMakeContact = Effect.fnUntraced(function*(projectId: string, party: ConversationParty) {
+    const now = iso(yield* Clock.currentTimeMillis)
     yield* locks.lock(`contact:${projectId}:${party.waId ?? party.userId}`)
-    return yield* contacts.findOrInsert(newContact(projectId, { waId: party.waId, userId: party.userId }, yield* ids.uuid, now))
+    const { contact, made } = yield* contacts.findOrInsert(newContact(projectId, { waId: party.waId, userId: party.userId }, yield* ids.uuid, now))
+    return { contact, made } satisfies ContactFound
   })
 
   const openConversation = Effect.fn("Messaging.openConversation")(function*<A = undefined>(
     config: MessageConfigRecord,
     party: ConversationParty,
-    beside?: (contact: ContactRecord) => Effect.Effect<A>
+    options?: { readonly found?: ContactFound | undefined; readonly beside?: ((contact: ContactRecord) => Effect.Effect<A>) | undefined }
   ) {
+    const beside = options?.beside
     const now = iso(yield* Clock.currentTimeMillis)
     const projectId = config.project_id
     const result = yield* tx.withTransaction(Effect.gen(function*() {
-      const { contact: c, made } = yield* findOrMakeContact(projectId, party, now)
+      const { contact: c, made } = options?.found ?? (yield* findOrMakeContact(projectId, party))
       // A contact made just now has no conversation yet, and no one else can open one before this commits.
       let answered: A | undefined
       if (!made) {
@@ -92,5 +115,5 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
     return { contact: result.contact, conversation: result.conversation, contactMade: result.made, beside: result.answered }
   })
 
-  return { openConversation } satisfies ConversationOpening
+  return { findOrMakeContact, openConversation } satisfies ConversationOpening
 })
