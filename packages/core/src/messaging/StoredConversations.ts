@@ -10,7 +10,6 @@ import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { phoneDigits } from "./numbers/MessageConfig.ts"
-import { conversationEventPayload, MSG_CONVERSATION_ENDED } from "./DomainEvents.ts"
 import {
   type ContactFilter,
   type ContactRecord,
@@ -74,7 +73,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
   const conversations = yield* ConversationsRepo
   const locks = yield* MessagingLocks
   const tx = yield* Transactor
-  const { domainEvent } = recording
+  const { end } = recording
 
   const endConversation = Effect.fn("Messaging.endConversation")(
     function*(projectId: string, conversationId: string, reason: ConversationEndReason, onlyIdle = false) {
@@ -96,15 +95,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
 
   /** Ends an active conversation read under its lock, inside a transaction: the record and `msg.conversation.ended`. */
   const endLocked = (current: ConversationRecord, reason: ConversationEndReason, now: string) =>
-    Effect.gen(function*() {
-      const ended: ConversationRecord = { ...current, status: "ended", end_reason: reason, ended_at: now, updated_at: now }
-      yield* conversations.update(ended)
-      const config = yield* configs.findLiveById(current.msg_config_id)
-      if (Option.isSome(config)) {
-        yield* domainEvent(current.project_id, MSG_CONVERSATION_ENDED, conversationEventPayload(config.value, ended, reason), now)
-      }
-      return ended
-    })
+    Effect.flatMap(configs.findLiveById(current.msg_config_id), (config) => end(current, reason, now, Option.getOrUndefined(config)))
 
   const updateConversation = Effect.fn("Messaging.updateConversation")(
     function*(projectId: string, id: string, change: ConversationChange) {
