@@ -156,6 +156,29 @@ describe("messaging (postgres)", () => {
     assert.deepStrictEqual(events.map((e) => e.type), ["msg.message.sent", "msg.message.delivered", "msg.message.read"])
   })
 
+  it("records a send on its caller's guess of the contact, and under the real contact when the guess is wrong", async () => {
+    const messaging = Context.get(context, Messaging)
+    const from = "15550008006"
+    await run(simulator().inbound(config.phone_number_id, { from, message: { type: "text", text: { body: "hi" } } }))
+    const contactOf = async (waId: string) => (await run(messaging.listContacts(projectId, { wa_id: waId }, { mode: "cursor", limit: 1 }))).items[0]
+    await eventually("contact stored", async () => (await contactOf(from)) !== undefined)
+    const contact = (await contactOf(from))!
+    const envelope = (to: string) => ({ messaging_product: "whatsapp", to, type: "text", text: { body: "reply" } })
+    const guessed = await run(messaging.recordOutbound(config, { envelope: envelope(from), contact_id: contact.id }))
+    assert.strictEqual(guessed.message.contact_id, contact.id)
+    // A wrong guess (another contact, or one not stored yet) is undone and recorded again without it.
+    const other = "00000000-0000-4000-8000-000000000006"
+    const wrong = await run(messaging.recordOutbound(config, { envelope: envelope(from), contact_id: other }))
+    assert.strictEqual(wrong.message.contact_id, contact.id)
+    assert.strictEqual(wrong.conversation.id, guessed.conversation.id)
+    const fresh = await run(messaging.recordOutbound(config, { envelope: envelope("15550008007"), contact_id: contact.id }))
+    const made = (await contactOf("15550008007"))!
+    assert.strictEqual(fresh.message.contact_id, made.id)
+    assert.notStrictEqual(made.id, contact.id)
+    const conversation = await run(messaging.getConversation(projectId, guessed.conversation.id))
+    assert.strictEqual(conversation.messages_count, 3)
+  })
+
   it("keeps inbound media in the database byte for byte", async () => {
     const bytes = new Uint8Array(250_000)
     for (let offset = 0; offset < bytes.length; offset += 65_536) {

@@ -16,6 +16,7 @@ import {
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, listNewestFirst, mapUnique } from "./Rows.ts"
+import { deferred } from "./Transactor.ts"
 
 /**
  * A row of `workflows`: the stored workflow, times as ISO text. The graph is a jsonb column checked for its kind only:
@@ -78,6 +79,7 @@ export const layerWorkflowsRepo = Layer.effect(
   WorkflowsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
 
     const where = (projectId: string, filter: WorkflowFilter) =>
       sql.and([
@@ -136,10 +138,11 @@ export const layerWorkflowsRepo = Layer.effect(
       }, Effect.orDie),
 
       countExecution: Effect.fnUntraced(function*(projectId: string, id: string, at: string) {
-        yield* sql`
+        // Nobody reads its answer: in a start's transaction it goes out with the commit.
+        yield* later(sql`
           UPDATE workflows SET execution_count = execution_count + 1,
             last_executed_at = greatest(last_executed_at, ${at}::timestamptz)
-          WHERE project_id = ${projectId} AND id = ${id}`
+          WHERE project_id = ${projectId} AND id = ${id}`)
       }, Effect.orDie)
     })
   })

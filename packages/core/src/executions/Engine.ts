@@ -31,7 +31,7 @@ import { Clock, Config, Context, Data, Deferred, Effect, FiberSet, Layer, Metric
 import { Outbound } from "../messaging/Outbound.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
-import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
+import { type MessageConfigRecord, phoneDigits } from "../messaging/numbers/MessageConfig.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -124,6 +124,11 @@ export interface KickOptions {
    * reading it back (a round trip per start and resume).
    */
   readonly committed?: boolean | undefined
+  /**
+   * The run's number as its starter read it a moment ago (with `committed`): the slice's first step sends from it
+   * without reading it again (a round trip before an API start's first send).
+   */
+  readonly sender?: MessageConfigRecord | null | undefined
 }
 
 /** Records written by `write`/`insert` a moment ago, kept for the kick that follows their commit (a bound on memory). */
@@ -550,9 +555,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           if (pending.agent !== undefined) return agentSettled(t.iso, { error: "No sender number" })
           return T.fail(record, g, { message: "No sender number" }, t.iso)
         }
+        // To the run's own contact (its phone number in the context): recording reads its conversation beside it.
+        const phone = record.execution_context.context["phone_number"]
+        const ownContact = typeof phone === "string" && phoneDigits(phone) === pending.to ? record.contact_id ?? undefined : undefined
         const outcome = yield* outbound.send(config.value, pending.envelope as Record<string, unknown>, {
           origin: "workflow",
-          messageId: pending.message_id
+          messageId: pending.message_id,
+          contactId: ownContact
         })
         yield* crashPoint
         const after = yield* now
@@ -668,7 +677,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       })
 
       /** One step of a claimed, running record: the transition to write. `fresh`: the pending key this slice recorded. */
-      const step = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, fresh: Fresh | undefined) {
+      const step = Effect.fnUntraced(function*(record: ExecutionRecord, g: Graph, fresh: Fresh | undefined, sender: MessageConfigRecord | undefined) {
         const t = yield* now
         if (record.pending !== null) {
           if (record.pending.kind === "webhook") return yield* performWebhook(record, g, t, record.pending, fresh?.key)
@@ -687,7 +696,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           node,
           secrets: secrets.success,
           now: t.iso,
-          afterDelay
+          afterDelay,
+          sender
         }).pipe(
           Effect.catchTag("StepFailed", failedStep(record))
         )
@@ -793,9 +803,9 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       }
 
       /** `step` in a span of its own (node id and type, the status it left), its duration in the histogram by node type. */
-      const observedStep = (record: ExecutionRecord, g: Graph, fresh: Fresh | undefined, startMs: number) => {
+      const observedStep = (record: ExecutionRecord, g: Graph, fresh: Fresh | undefined, startMs: number, sender: MessageConfigRecord | undefined) => {
         const nodeType = (record.current_node === null ? undefined : g.node(record.current_node)?.data.node_type) ?? "none"
-        return step(record, g, fresh).pipe(
+        return step(record, g, fresh, sender).pipe(
           Effect.tap((result) =>
             Effect.flatMap(Clock.currentTimeMillis, (ms) =>
               Effect.andThen(
@@ -813,10 +823,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       // `known`: the record its kick's caller committed (no read back).
       // The nodes' services are provided once per slice: per step, merging them into the fiber's context copied it
       // (about 5% of the host's CPU per step of a chain of `set_variable`).
-      const slice = (id: string, links: ReadonlyArray<Tracer.SpanLink>, known: ExecutionRecord | undefined) =>
-        Effect.withSpan(Effect.provideContext(sliceOf(id, known), services), "ExecutionEngine.runSlice", { root: true, links, captureStackTrace: false })
+      const slice = (id: string, links: ReadonlyArray<Tracer.SpanLink>, known: ExecutionRecord | undefined, sender: MessageConfigRecord | undefined) =>
+        Effect.withSpan(Effect.provideContext(sliceOf(id, known, sender), services), "ExecutionEngine.runSlice", { root: true, links, captureStackTrace: false })
 
-      const sliceOf = Effect.fnUntraced(function*(id: string, known: ExecutionRecord | undefined) {
+      const sliceOf = Effect.fnUntraced(function*(id: string, known: ExecutionRecord | undefined, knownSender: MessageConfigRecord | undefined) {
         const found = known !== undefined ? Option.some(known) : yield* repo.get(id)
         if (Option.isNone(found)) return
         const claimed = yield* claim(found.value)
@@ -824,6 +834,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         let record = claimed.value
         yield* ExecutionTelemetry.annotateExecution(record)
         let fresh: Fresh | undefined
+        // Only until the slice's first checkpoint: what its starter read is not kept for long.
+        let sender = known === undefined ? undefined : knownSender
         // The last record written, and the stamped events of the steps taken since (`carries`).
         let durable = record
         let carried: Array<StepEventRecord> = []
@@ -848,7 +860,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const stepNode = record.current_node
           const result: StepResult = steps >= STEP_LIMIT
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
-            : yield* observedStep(record, g, fresh, t.ms)
+            : yield* observedStep(record, g, fresh, t.ms, sender)
           const { secrets, spawn, take, transition } = result
           const moved = leased(transition, t.ms)
           if (steps < STEP_LIMIT && carries(record, g, moved, spawn)) {
@@ -864,6 +876,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           }
           const written = yield* writeStep(durable, { ...moved, carried }, g, secrets, t.ms, spawn, take)
           if (Option.isNone(written)) return yield* Effect.fail(new Fenced())
+          sender = undefined
           yield* crashPoint
           const next = written.value
           // A pending action this slice recorded is this slice's to perform, right away.
@@ -879,7 +892,12 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       // its job both land here). A second caller asks the running slice to go round once more and waits for it, so a
       // job completes only once the work it stands for is done.
       const active = new Map<string, { again: boolean; readonly done: Deferred.Deferred<void> }>()
-      const runSlice = (id: string, links: ReadonlyArray<Tracer.SpanLink> = [], known?: ExecutionRecord): Effect.Effect<void> =>
+      const runSlice = (
+        id: string,
+        links: ReadonlyArray<Tracer.SpanLink> = [],
+        known?: ExecutionRecord,
+        knownSender?: MessageConfigRecord
+      ): Effect.Effect<void> =>
         Effect.suspend(() => {
           const running = active.get(id)
           if (running !== undefined) {
@@ -893,7 +911,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             entry.again = false
             const from = first
             first = undefined
-            return Effect.andThen(slice(id, links, from), Effect.suspend(() => (entry.again ? loop : Effect.void)))
+            return Effect.andThen(slice(id, links, from, from === undefined ? undefined : knownSender), Effect.suspend(() => (entry.again ? loop : Effect.void)))
           })
           return loop.pipe(Effect.ensuring(Effect.suspend(() => {
             active.delete(id)
@@ -910,7 +928,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
           const caller = yield* Effect.option(Effect.currentSpan)
           const links = Option.isSome(caller) ? [ExecutionTelemetry.triggerLink(caller.value)] : []
           forkSlice(
-            runSlice(id, links, options?.committed === true ? known : undefined).pipe(
+            runSlice(id, links, options?.committed === true ? known : undefined, options?.sender ?? undefined).pipe(
               Effect.catchCause((cause) => Effect.logError("An execution slice failed", cause))
             )
           )

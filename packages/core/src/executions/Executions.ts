@@ -159,27 +159,35 @@ export class Executions extends Context.Service<Executions, {
         // opened, so routing finds the run by its pair, an agent reads the history and payloads name the conversation.
         // One transaction with the launch (the Launcher settles the pair's current owner under its route lock:
         // superseded; handoff blocks the start); the run starts once it committed. The workflow and the sender are
-        // read in it too, side by side: one round trip with its BEGIN (their refusals keep their order).
-        const { created, workflow } = yield* tx.withTransaction(Effect.gen(function*() {
-          const [found, senderResult] = yield* Effect.all([
+        // read in it too, side by side: one round trip with its BEGIN, the contact's lock and statement with them (their
+        // refusals keep their order; a refused start rolls the contact back).
+        const phone = input.phone_number === undefined || input.phone_number === null ? null : phoneDigits(input.phone_number)
+        const validPhone = phone !== null && phone.length >= 6 && phone.length <= 15
+        const recipient = input.recipient ?? null
+        const party = validPhone ? { waId: phone } : phone === null && recipient !== null ? { userId: recipient } : undefined
+        const { config, created, workflow } = yield* tx.withTransaction(Effect.gen(function*() {
+          const [found, senderResult, contactFound] = yield* Effect.all([
             workflows.findById(projectId, workflowId),
-            Effect.result(sender(projectId, workflowId, input))
-          ], { concurrency: 2 })
+            Effect.result(sender(projectId, workflowId, input)),
+            party === undefined ? Effect.undefined : messaging.findOrMakeContact(projectId, party)
+          ], { concurrency: 3 })
           if (Option.isNone(found)) return yield* notFound("Workflow", workflowId)
           const workflow = found.value
           if (workflow.status !== "active") return yield* unprocessable("Workflow is not active")
-          const phone = input.phone_number === undefined || input.phone_number === null ? null : phoneDigits(input.phone_number)
-          if (phone !== null && (phone.length < 6 || phone.length > 15)) {
+          if (phone !== null && !validPhone) {
             return yield* unprocessable("phone_number is not a valid phone number", [{ path: "workflow_execution.phone_number", message: "is invalid" }])
           }
-          const recipient = input.recipient ?? null
-          if (phone === null && recipient === null) {
+          if (party === undefined || contactFound === undefined) {
             return yield* unprocessable("phone_number is required", [{ path: "workflow_execution.phone_number", message: "is required" }])
           }
           if (senderResult._tag === "Failure") return yield* Effect.fail(senderResult.failure)
           const config = senderResult.success
           const now = new Date(yield* Clock.currentTimeMillis).toISOString()
-          const { contact, contactMade, conversation } = yield* messaging.openConversation(config, phone !== null ? { waId: phone } : { userId: recipient! })
+          // The pair's owner is settled beside the look for the conversation (one round trip for both).
+          const { beside: blocked, contact, contactMade, conversation } = yield* messaging.openConversation(config, party, {
+            found: contactFound,
+            beside: (contact) => launcher.claim(config, contact)
+          })
           const created = yield* launcher.launch({
             workflow,
             triggerType: "api_call",
@@ -195,12 +203,14 @@ export class Executions extends Context.Service<Executions, {
             initialData: input.initial_data,
             metadata: { request: { ip: request.ip, user_agent: request.user_agent, timestamp: now } },
             system: { trigger_msg_config_id: config.id },
-            dedupeKey: null
+            dedupeKey: null,
+            claimed: true,
+            failWith: blocked
           }, { kick: false })
-          return { created, workflow }
+          return { created, workflow, config }
         }))
         if (Option.isSome(created) && created.value.status === "running") {
-          yield* engine.kick(created.value.id, { leased: true, committed: true })
+          yield* engine.kick(created.value.id, { leased: true, committed: true, sender: config })
         }
         // Ids are new and start requests carry no dedupe key: the insert always lands.
         const record = Option.getOrThrow(created)

@@ -20,6 +20,8 @@ import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import { Ids } from "../shared/Ids.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import type { ExecutionRecord } from "./Execution.ts"
+import type { ContactRecord } from "../messaging/Message.ts"
+import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { RouteLocks } from "./RouteLocks.ts"
 import { ActiveRollouts } from "./lifecycle/Rollouts.ts"
 import { type Launch, newExecution } from "./NewExecution.ts"
@@ -32,10 +34,16 @@ class AlreadyStarted extends Data.TaggedError("AlreadyStarted")<{ readonly dedup
 
 export class Launcher extends Context.Service<Launcher, {
   /**
-   * Creates and runs an execution; None when its dedupe key already started one. With `kick: false` the caller runs
-   * it once its own transaction, around the launch's, committed (`ExecutionEngine.kick` with `committed`).
+   * Creates and runs an execution; None when its dedupe key already started one. With `kick: false` the launch runs
+   * inside the caller's transaction, and the caller runs it once that committed (`ExecutionEngine.kick` with
+   * `committed`).
    */
   readonly launch: (launch: Launch, options?: { readonly kick?: boolean | undefined }) => Effect.Effect<Option.Option<ExecutionRecord>>
+  /**
+   * Inside the caller's transaction, for the launch it makes next there (`Launch.claimed`): takes the pair's route lock
+   * and settles its current owner. Answers the error the new run fails with when the pair is in handoff.
+   */
+  readonly claim: (config: MessageConfigRecord, contact: ContactRecord) => Effect.Effect<string | undefined>
 }>()("@parley/core/executions/Launcher") {
   static readonly layer = Layer.effect(
     Launcher,
@@ -58,8 +66,13 @@ export class Launcher extends Context.Service<Launcher, {
        * Inside the launch's transaction, before the insert: takes the pair's route lock and settles its current
        * owner. Answers the error the new run fails with when the pair is in handoff.
        */
-      const claimPair = Effect.fnUntraced(function*(l: Launch, now: string) {
-        if (l.observer || l.parent !== undefined || l.config === null || l.contact === null || l.contactMade === true) return undefined
+      const claimPair = Effect.fnUntraced(function*(
+        l: Pick<Launch, "observer" | "parent" | "config" | "contact" | "contactMade" | "claimed">,
+        now: string
+      ) {
+        if (l.observer || l.parent !== undefined || l.config === null || l.contact === null || l.contactMade === true || l.claimed === true) {
+          return undefined
+        }
         yield* locks.lock(l.config.id, l.contact.id)
         for (let attempt = 0; attempt < 5; attempt++) {
           const owner = yield* repo.findRouted(l.config.id, l.contact.id)
@@ -77,7 +90,7 @@ export class Launcher extends Context.Service<Launcher, {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const id = yield* ids.uuid
         const trackingId = yield* ids.uuid
-        return yield* tx.withTransaction(Effect.gen(function*() {
+        const writes = Effect.gen(function*() {
           // A staged rollout may start this contact on another (stored) revision (issue 32 §3).
           const staged = yield* rollouts.staged(l.workflow, l.contact?.id ?? null)
           const revision = Option.isSome(staged)
@@ -95,17 +108,25 @@ export class Launcher extends Context.Service<Launcher, {
             return Option.some(failed.record)
           }
           return Option.some(record)
-        })).pipe(
+        })
+        // In the caller's transaction with nothing to undo alone (without a dedupe key no other start can meet it), the
+        // launch takes no savepoint: releasing one waits for the deferred insert, a round trip of its own.
+        const inCaller = options?.kick === false && l.dedupeKey === null
+        return yield* (inCaller ? writes : tx.withTransaction(writes)).pipe(
           Effect.catchTag("AlreadyStarted", () => Effect.succeed(Option.none<ExecutionRecord>())),
           Effect.tap((created) =>
             options?.kick !== false && Option.isSome(created) && created.value.status === "running"
-              ? engine.kick(created.value.id, { leased: true, committed: true })
+              ? engine.kick(created.value.id, { leased: true, committed: true, sender: l.config })
               : Effect.void
           )
         )
       })
 
-      return Launcher.of({ launch })
+      const claim = (config: MessageConfigRecord, contact: ContactRecord) =>
+        Effect.flatMap(Clock.currentTimeMillis, (ms) =>
+          claimPair({ observer: false, parent: undefined, config, contact, contactMade: false, claimed: false }, new Date(ms).toISOString()))
+
+      return Launcher.of({ launch, claim })
     })
   )
 }

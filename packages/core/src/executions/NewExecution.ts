@@ -39,6 +39,11 @@ export interface Launch {
   readonly firstInput?: { readonly value: unknown; readonly messageIds: ReadonlyArray<string> } | undefined
   /** Set: the run fails at once with this error (`Conversation is in handoff`). */
   readonly failWith?: string | undefined
+  /**
+   * The caller settled the pair's owner already, in the launch's transaction (`Launcher.claim`): the launch does not
+   * again. A handoff that blocks the run is then in `failWith`.
+   */
+  readonly claimed?: boolean | undefined
 }
 
 /** Keys of `context` the service owns: a start request's `context` cannot overwrite them (decisions 2.4.2). */

@@ -20,14 +20,39 @@ import { iso, newContact, newConversation, type Recording, silentBy } from "./Re
 /** Who the conversation is with: a phone number's digits, else a business-scoped user id. */
 export type ConversationParty = { readonly waId: string; readonly userId?: undefined } | { readonly waId?: undefined; readonly userId: string }
 
+/** A contact found or made (`findOrMakeContact`), and whether it was made. */
+export interface ContactFound {
+  readonly contact: ContactRecord
+  /**
+   * The contact was made by this call, in the caller's transaction: nothing else can refer to it before that
+   * commits (no conversation, no run, no buffered input), so the caller may skip looking for them.
+   */
+  readonly made: boolean
+}
+
 export interface ConversationOpening {
+  /**
+   * In the caller's transaction, under the lock recording takes for a new contact: the contact found, else made, in
+   * one statement. For a caller that reads other things beside it (an API start: its workflow and sender), then
+   * passes it to `openConversation`.
+   */
+  readonly findOrMakeContact: (projectId: string, party: ConversationParty) => Effect.Effect<ContactFound>
   /**
    * The contact (made when new) and its active conversation on the number (opened when it has none: `active`, no
    * messages yet, `msg.conversation.created` sent).
    */
-  readonly openConversation: (
+  readonly openConversation: <A = undefined>(
     config: MessageConfigRecord,
-    party: ConversationParty
+    party: ConversationParty,
+    options?: {
+      /** The party's contact, found in the caller's transaction already (`findOrMakeContact`). */
+      readonly found?: ContactFound | undefined
+      /**
+       * A read of the caller's about a stored contact, made beside the look for its active conversation (one round
+       * trip for both), under the conversation's lock. It writes nothing itself but in a savepoint of its own.
+       */
+      readonly beside?: ((contact: ContactRecord) => Effect.Effect<A>) | undefined
+    }
   ) => Effect.Effect<{
     readonly contact: ContactRecord
     readonly conversation: ConversationRecord
@@ -36,6 +61,8 @@ export interface ConversationOpening {
      * commits (no conversation, no run, no buffered input), so the caller may skip looking for them.
      */
     readonly contactMade: boolean
+    /** What `beside` answered; undefined when the contact was made (nothing can refer to it yet). */
+    readonly beside: A | undefined
   }>
 }
 
@@ -51,32 +78,45 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
    * Under the lock recording takes for a new contact: the contact found, else made, in one statement (no look
    * without the lock first: that cost a statement and a round trip for every new contact).
    */
-  const findOrMakeContact = Effect.fnUntraced(function*(projectId: string, party: ConversationParty, now: string) {
+  const findOrMakeContact = Effect.fnUntraced(function*(projectId: string, party: ConversationParty) {
+    const now = iso(yield* Clock.currentTimeMillis)
     yield* locks.lock(`contact:${projectId}:${party.waId ?? party.userId}`)
-    return yield* contacts.findOrInsert(newContact(projectId, { waId: party.waId, userId: party.userId }, yield* ids.uuid, now))
+    const { contact, made } = yield* contacts.findOrInsert(newContact(projectId, { waId: party.waId, userId: party.userId }, yield* ids.uuid, now))
+    return { contact, made } satisfies ContactFound
   })
 
-  const openConversation = Effect.fn("Messaging.openConversation")(function*(config: MessageConfigRecord, party: ConversationParty) {
+  const openConversation = Effect.fn("Messaging.openConversation")(function*<A = undefined>(
+    config: MessageConfigRecord,
+    party: ConversationParty,
+    options?: { readonly found?: ContactFound | undefined; readonly beside?: ((contact: ContactRecord) => Effect.Effect<A>) | undefined }
+  ) {
+    const beside = options?.beside
     const now = iso(yield* Clock.currentTimeMillis)
     const projectId = config.project_id
     const result = yield* tx.withTransaction(Effect.gen(function*() {
-      const { contact: c, made } = yield* findOrMakeContact(projectId, party, now)
+      const { contact: c, made } = options?.found ?? (yield* findOrMakeContact(projectId, party))
       // A contact made just now has no conversation yet, and no one else can open one before this commits.
+      let answered: A | undefined
       if (!made) {
+        // The lock first, then both reads at once: whatever locks `beside` takes come after it.
         yield* locks.lock(`conversation:${config.id}:${c.id}`)
-        const active = yield* conversations.findActive(config.id, c.id)
+        const [active, other] = yield* Effect.all([
+          conversations.findActive(config.id, c.id),
+          beside === undefined ? Effect.undefined : beside(c)
+        ], { concurrency: 2 })
+        answered = other
         if (Option.isSome(active)) {
-          if (!silentBy(active.value, now)) return { contact: c, conversation: active.value, opened: false, made }
+          if (!silentBy(active.value, now)) return { contact: c, conversation: active.value, opened: false, made, answered }
           yield* end(active.value, "inactivity", now, config)
         }
       }
       const conversation = newConversation(config, c, yield* ids.uuid, now, now)
       yield* conversations.insertMany([conversation])
       yield* domainEvent(projectId, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)
-      return { contact: c, conversation, opened: true, made }
+      return { contact: c, conversation, opened: true, made, answered }
     }))
-    return { contact: result.contact, conversation: result.conversation, contactMade: result.made }
+    return { contact: result.contact, conversation: result.conversation, contactMade: result.made, beside: result.answered }
   })
 
-  return { openConversation } satisfies ConversationOpening
+  return { findOrMakeContact, openConversation } satisfies ConversationOpening
 })

@@ -72,6 +72,8 @@ export interface OutboundOptions {
   readonly sentBy?: SentBy | undefined
   /** An opt-out's own confirmation: the guardrails do not hold it back. */
   readonly confirmsOptOut?: boolean | undefined
+  /** The contact the caller expects the recipient to be (`OutboundInput.contact_id`). */
+  readonly contactId?: string | undefined
 }
 
 /** The 24-hour customer-service window (decisions 7.5). */
@@ -211,7 +213,13 @@ export class Outbound extends Context.Service<Outbound, {
         }
         // Recorded before it goes out (decisions 4.10); an envelope without a recipient is not recorded, the network
         // refuses it. Records and network ids of concurrent sends share their transactions.
-        const recorded = yield* messaging.recordOutbound(config, { envelope, origin: options.origin, id: options.messageId, sent_by: options.sentBy }).pipe(
+        const recorded = yield* messaging.recordOutbound(config, {
+          envelope,
+          origin: options.origin,
+          id: options.messageId,
+          sent_by: options.sentBy,
+          contact_id: options.contactId
+        }).pipe(
           Effect.map(({ message }) => Option.some(message)),
           Effect.catchTag("Unprocessable", () => Effect.succeed(Option.none<MessageRecord>()))
         )

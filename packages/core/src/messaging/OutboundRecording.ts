@@ -4,7 +4,7 @@
  * there is none), then given its network id or marked `failed`. Records and
  * ids of concurrent sends share their transactions (`GroupCommit`).
  */
-import { Clock, Effect, Exit, Option } from "effect"
+import { Clock, Data, Effect, Exit, Option } from "effect"
 import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
 import { ContactsRepo, ConversationsRepo, MessagesRepo, MessagingLocks } from "./MessagingRepo.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
@@ -47,6 +47,11 @@ export interface OutboundInput {
   readonly origin?: MessageOrigin | undefined
   /** Kept in `ext_data.sent_by`. */
   readonly sent_by?: SentBy | undefined
+  /**
+   * The contact the caller expects the recipient to be (a run knows its own): its conversation is read beside the
+   * contact instead of after it, one round trip fewer. A wrong guess costs a retry, never a wrong record.
+   */
+  readonly contact_id?: string | undefined
 }
 
 const withSentBy = <A extends { readonly ext_data: Readonly<Record<string, unknown>> }>(fields: A, sentBy: SentBy | undefined): A =>
@@ -87,6 +92,9 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   const ids = yield* Ids
   const { applyToMessage, conversationsById, end, makeEvent, statusEvents } = recording
 
+  /** A batch recorded on its callers' guesses of their contacts found another contact: it is recorded again without. */
+  class ContactGuessMissed extends Data.TaggedError("ContactGuessMissed") {}
+
   /** An outbound record waiting for its transaction. */
   interface PendingOutbound {
     readonly config: MessageConfigRecord
@@ -105,7 +113,16 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
    * conversations counted, status reports that overtook a send applied,
    * and every domain event appended at once.
    */
-  const recordOutboundBatch = (batch: ReadonlyArray<PendingOutbound>) =>
+  const recordOutboundBatch = (batch: ReadonlyArray<PendingOutbound>) => {
+    // Nothing guessed, no guess can miss.
+    const plain = Effect.orDie(recordBatch(batch, false))
+    // With every caller's contact known (a run's send to its contact), contacts and conversations are read in one step.
+    return batch.every((p) => p.input.contact_id !== undefined && p.waId !== undefined)
+      ? recordBatch(batch, true).pipe(Effect.catchTag("ContactGuessMissed", () => plain))
+      : plain
+  }
+
+  const recordBatch = (batch: ReadonlyArray<PendingOutbound>, guessed: boolean) =>
     Effect.gen(function*() {
       const contactKey = (p: PendingOutbound) => `${p.config.project_id}:${p.waId ?? p.userId}`
       return yield* tx.withTransaction(Effect.gen(function*() {
@@ -120,9 +137,23 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
               for (const c of found) contactOf.set(`${projectId}:${c.wa_id}`, c)
             })
           }, { discard: true })
+        const pairKey = (msgConfigId: string, contactId: string) => `${msgConfigId}:${contactId}`
+        // Guessed contacts: their conversations locked and read beside the contacts (the same round trip); a contact
+        // found to differ from its guess (or missing) undoes the transaction, and the batch is recorded without guesses.
+        const guessedActive = guessed
+          ? yield* Effect.gen(function*() {
+            yield* locks.lockAll(batch.map((p) => `conversation:${pairKey(p.config.id, p.input.contact_id!)}`))
+            const [, found] = yield* Effect.all([
+              findByPhone(batch),
+              conversations.findActiveMany(batch.map((p) => ({ msgConfigId: p.config.id, contactId: p.input.contact_id! })))
+            ], { concurrency: 2 })
+            if (batch.some((p) => contactOf.get(contactKey(p))?.id !== p.input.contact_id)) return yield* new ContactGuessMissed()
+            return found
+          })
+          : undefined
         // A stored contact keeps its id and phone number: found ones need no lock. Missing ones are looked up
         // again under their locks (another writer may have just made them), then made.
-        yield* findByPhone(batch)
+        if (!guessed) yield* findByPhone(batch)
         const missing = batch.filter((p) => !contactOf.has(contactKey(p)))
         if (missing.length > 0) {
           yield* locks.lockAll(missing.map((p) => `contact:${contactKey(p)}`))
@@ -144,11 +175,10 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         }
 
         const contactFor = (p: PendingOutbound) => contactOf.get(contactKey(p))!
-        const pairKey = (msgConfigId: string, contactId: string) => `${msgConfigId}:${contactId}`
-        yield* locks.lockAll(batch.map((p) => `conversation:${pairKey(p.config.id, contactFor(p).id)}`))
-        const active = yield* conversations.findActiveMany(
-          batch.map((p) => ({ msgConfigId: p.config.id, contactId: contactFor(p).id }))
-        )
+        const active = guessedActive ?? (yield* Effect.andThen(
+          locks.lockAll(batch.map((p) => `conversation:${pairKey(p.config.id, contactFor(p).id)}`)),
+          conversations.findActiveMany(batch.map((p) => ({ msgConfigId: p.config.id, contactId: contactFor(p).id })))
+        ))
         const conversationOf = new Map(active.map((c) => [pairKey(c.msg_config_id, c.contact_id), c]))
         const opened: Array<ConversationRecord> = []
         const events: Array<DomainEvent> = []

@@ -2,6 +2,7 @@
 import { Effect, Schema } from "effect"
 import { OptionalFinite, OptionalText } from "../../shared/Json.ts"
 import type { Node } from "../../workflows/Workflow.ts"
+import type { MessageConfigRecord } from "../../messaging/numbers/MessageConfig.ts"
 import type { ExecutionContext, ExecutionRecord } from "../Execution.ts"
 import type { Graph } from "../Graph.ts"
 import { interpolateText, interpolateValue, type Secrets } from "../Interpolation.ts"
@@ -15,6 +16,8 @@ export interface StepInput {
   readonly now: string
   /** `send_text` whose delay already passed. */
   readonly afterDelay: boolean
+  /** The run's number as its starter read it a moment ago (`KickOptions.sender`), for a send from it. */
+  readonly sender?: MessageConfigRecord | undefined
 }
 
 /** The optional text fields node configs hold (the validator checked their shape on save), each absent when empty. */

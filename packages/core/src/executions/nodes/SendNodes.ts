@@ -26,7 +26,9 @@ const resolveSender = Effect.fnUntraced(function*(input: StepInput) {
   const msgConfigId = configTexts(config).msg_config_id
   if (msgConfigId !== undefined) return yield* messaging.findNumber(projectId, msgConfigId)
   const own = input.execution.msg_config_id ?? contextTexts(input.execution.execution_context.system).trigger_msg_config_id
-  if (own !== undefined) return yield* messaging.findNumber(projectId, own)
+  if (own !== undefined) {
+    return input.sender?.id === own && input.sender.project_id === projectId ? Option.some(input.sender) : yield* messaging.findNumber(projectId, own)
+  }
   return Option.none<MessageConfigRecord>()
 })
 
