@@ -10,9 +10,15 @@ import { Projects } from "./projects/Projects.ts"
 import { ProjectSecrets } from "./projects/ProjectSecrets.ts"
 import { ProviderModels } from "./ai/ProviderModels.ts"
 import { McpServers } from "./ai/tools/McpServers.ts"
-import { layerDefinitionReferences } from "./workflows/References.ts"
+import { DefinitionReferences } from "./workflows/References.ts"
+import { ProviderModelsRepo } from "./ai/ProviderModelsRepo.ts"
+import { EventDefinitionsRepo } from "./events/EventsRepo.ts"
+import { FunctionsRepo } from "./functions/FunctionsRepo.ts"
+import { TemplatesRepo } from "./messaging/templates/TemplatesRepo.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
+import { StoredWorkflows } from "./workflows/StoredWorkflows.ts"
+import { StoredRevisions } from "./workflows/StoredRevisions.ts"
 import { layerFunctionReferrers } from "./workflows/FunctionReferrers.ts"
 import { layerConversationLookup } from "./messaging/ConversationLookup.ts"
 import { EventPlans } from "./events/EventPlans.ts"
@@ -21,7 +27,7 @@ import { layerEventsWorkers } from "./events/EventsJobs.ts"
 import { layerMessagingWorkers } from "./messaging/MessagingJobs.ts"
 import { layerMessagingServices as messagingServices } from "./messaging/Services.ts"
 import { removeNumberTriggers } from "./workflows/NumberTriggers.ts"
-import { TriggersRepo } from "./workflows/WorkflowsRepo.ts"
+import { TriggersRepo, WorkflowsRepo } from "./workflows/WorkflowsRepo.ts"
 import { NumberDependents } from "./messaging/numbers/NumberDependents.ts"
 import { WebhooksRepo } from "./webhooks/WebhooksRepo.ts"
 import { FunctionCalls } from "./functions/FunctionCalls.ts"
@@ -60,6 +66,9 @@ import { ConversationClosing } from "./executions/ConversationClosing.ts"
 import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
 import { WorkflowEmbeds } from "./viewer/WorkflowEmbeds.ts"
 import { ContactErasures } from "./erasure/ContactErasures.ts"
+import { ContactHoldings } from "./erasure/ContactHoldings.ts"
+import { BroadcastsRepo } from "./broadcasts/BroadcastsRepo.ts"
+import { GuardrailsRepo } from "./guardrails/GuardrailsRepo.ts"
 import { layerContactErasureWorkers } from "./erasure/ContactErasureJobs.ts"
 import { VoiceAgents } from "./voice/VoiceAgent.ts"
 import { LogRecorder, LogSettings } from "./logs/LogRecorder.ts"
@@ -77,7 +86,64 @@ import { OptOuts } from "./guardrails/OptOuts.ts"
 import { SendPolicy } from "./guardrails/SendPolicy.ts"
 import { layerOptOutNotices, layerSendFacts } from "./messaging/GuardrailPorts.ts"
 
+/** Workflows' `DefinitionReferences`, answered from the stores of the capabilities that own each kind. */
+export const layerDefinitionReferences = Layer.effect(
+  DefinitionReferences,
+  Effect.gen(function*() {
+    const workflows = yield* WorkflowsRepo
+    const eventDefinitions = yield* EventDefinitionsRepo
+    const numbers = yield* MessageConfigsRepo
+    const functions = yield* FunctionsRepo
+    const templates = yield* TemplatesRepo
+    const models = yield* ProviderModelsRepo
+    // `provider_model_name` is checked as a reference too: an id first, else a name.
+    const providerModel = (idOrName: string) =>
+      Effect.flatMap(models.findById(idOrName), (byId) => Option.isSome(byId) ? Effect.succeed(byId) : models.findByName(idOrName))
+    return DefinitionReferences.of({
+      providerModel,
+      lookup: (projectId, kind, id) =>
+        kind === "workflow"
+          ? Effect.map(workflows.findById(projectId, id), Option.map((w) => w.name))
+          : kind === "function"
+          ? Effect.map(functions.findById(projectId, id), Option.map((f) => f.name))
+          : kind === "event_definition"
+          // A definition pending deletion is already gone for its project.
+          ? Effect.map(eventDefinitions.findById(projectId, id), Option.flatMap((d) =>
+            d.deletion_requested_at === null ? Option.some(d.name) : Option.none()))
+          : kind === "phone_number"
+          // A number of the project (network id), by the name contacts see.
+          ? Effect.map(numbers.findByPhoneNumberId(id), Option.flatMap((c) =>
+            c.project_id === projectId ? Option.some(c.display_name) : Option.none()))
+          : kind === "msg_config"
+          ? Effect.map(numbers.findById(projectId, id), Option.map((c) => c.name))
+          : kind === "template"
+          // The service's mirror (decisions 4.8.1); approval is checked at run time.
+          ? Effect.map(templates.findById(projectId, id), Option.map((t) => t.name))
+          : kind === "provider_model"
+          ? Effect.map(providerModel(id), Option.map((m) => m.name))
+          : Effect.succeed(Option.none())
+    })
+  })
+)
+
 const References = layerDefinitionReferences
+
+/** Erasure's `ContactHoldings`, answered from the stores of messaging (contacts), broadcasts and guardrails. */
+export const layerContactHoldings = Layer.effect(
+  ContactHoldings,
+  Effect.gen(function*() {
+    const contacts = yield* ContactsRepo
+    const broadcasts = yield* BroadcastsRepo
+    const guardrails = yield* GuardrailsRepo
+    return ContactHoldings.of({
+      contactById: contacts.findById,
+      contactByUserId: contacts.findByUserId,
+      contactByWaId: contacts.findByWaId,
+      anonymiseBroadcastRecipients: broadcasts.anonymiseRecipients,
+      eraseGuardrails: guardrails.eraseRecipient
+    })
+  })
+)
 
 /** What goes with a disconnected number: its webhooks (webhooks) and its triggers (workflows). */
 const layerNumberDependents = Layer.effect(
@@ -114,7 +180,10 @@ export const layerServices = Layer.mergeAll(
   ProviderModels.layer,
   Workflows.layer.pipe(Layer.provide(Triggers.layer), Layer.provideMerge(References)),
   Triggers.layer.pipe(Layer.provide(References)),
-  Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer)),
+  // What executions read of the stored workflows, triggers and revisions (never workflows' repositories).
+  StoredWorkflows.layer,
+  StoredRevisions.layer,
+  Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer), Layer.provide(Projects.layer)),
   layerMessagingServices,
   Functions.layer.pipe(
     // A function a workflow calls is not deleted: workflows answer which do.
@@ -122,10 +191,11 @@ export const layerServices = Layer.mergeAll(
     Layer.provideMerge(ProjectSecrets.layer),
     Layer.provideMerge(FunctionInvocationLog.layer)
   ),
-  InboxEmbeds.layer,
-  WorkflowEmbeds.layer,
-  ContactErasures.layer,
-  VoiceAgents.layer,
+  // Inbox scopes name a customer or a number: their names come from messaging's services.
+  InboxEmbeds.layer.pipe(Layer.provide(layerMessagingServices), Layer.provide(Projects.layer)),
+  WorkflowEmbeds.layer.pipe(Layer.provide(StoredWorkflows.layer), Layer.provide(Projects.layer)),
+  ContactErasures.layer.pipe(Layer.provide(layerContactHoldings)),
+  VoiceAgents.layer.pipe(Layer.provide(Projects.layer)),
   // Confirmations of opt-outs are sent by a subscriber every appending process must know of.
   layerGuardrailsInterest,
   // So are late refusals 131050, which record opt-outs.

@@ -126,29 +126,9 @@ const infrastructure = new Set(["ports", "shared"])
  * between the services and the adapters.
  */
 const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
-  broadcasts: ["messaging/MessagingRepo.ts", "messaging/numbers/MessageConfigsRepo.ts", "messaging/templates/TemplatesRepo.ts"],
-  embeds: ["projects/ProjectsRepo.ts"],
-  erasure: ["broadcasts/BroadcastsRepo.ts", "guardrails/GuardrailsRepo.ts", "messaging/MessagingRepo.ts"],
-  events: ["projects/ProjectsRepo.ts"],
-  executions: ["events/EventsRepo.ts", "workflows/RevisionsRepo.ts", "workflows/WorkflowsRepo.ts"],
-  inbox: [
-    "executions/ExecutionsRepo.ts",
-    "messaging/MessagingRepo.ts",
-    "messaging/numbers/MessageConfigsRepo.ts",
-    "tenancy/CustomersRepo.ts"
-  ],
-  messaging: ["tenancy/CustomersRepo.ts", "tenancy/SetupLinksRepo.ts"],
+  inbox: ["executions/ExecutionsRepo.ts"],
   secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
-  viewer: ["executions/ExecutionsRepo.ts", "messaging/numbers/MessageConfigsRepo.ts", "workflows/WorkflowsRepo.ts"],
-  voice: ["projects/ProjectsRepo.ts"],
-  webhooks: ["messaging/MessagingRepo.ts", "messaging/numbers/MessageConfigsRepo.ts"],
-  workflows: [
-    "ai/ProviderModelsRepo.ts",
-    "events/EventsRepo.ts",
-    "functions/FunctionsRepo.ts",
-    "messaging/numbers/MessageConfigsRepo.ts",
-    "messaging/templates/TemplatesRepo.ts"
-  ]
+  viewer: ["executions/ExecutionsRepo.ts"]
 }
 
 /** Imports of code (not only types) from another capability's storage module, as `folder -> module`. */

@@ -9,6 +9,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Logger, Option } from "effect"
 import { CONTACT_ERASURE_QUEUE, ContactErasures, erasureSteps } from "../src/erasure/ContactErasures.ts"
 import { LogRecorder } from "../src/logs/LogRecorder.ts"
+import { layerContactHoldings } from "../src/Parley.ts"
 import { ContactErasureRepo } from "../src/erasure/ContactErasureRepo.ts"
 import { LogSearch } from "../src/logs/LogSearch.ts"
 import { type EnqueueOptions, JobQueue } from "../src/ports/JobQueue.ts"
@@ -45,6 +46,7 @@ const layerFlakyRepo = Layer.effect(
 )
 
 const Env = ContactErasures.layer.pipe(
+  Layer.provideMerge(layerContactHoldings),
   Layer.provideMerge(LogRecorder.layer),
   Layer.provideMerge(layerFlakyRepo),
   Layer.provideMerge(Layer.mergeAll(layerRecordingQueue, Ids.layerSequential)),

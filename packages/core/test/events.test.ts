@@ -17,7 +17,8 @@ import { EventDefinitionsRepo, EventsRepo } from "../src/events/EventsRepo.ts"
 import { Outbox } from "../src/ports/Outbox.ts"
 import { type Principal, Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
-import { DefinitionReferences, layerDefinitionReferences } from "../src/workflows/References.ts"
+import { layerDefinitionReferences } from "../src/Parley.ts"
+import { DefinitionReferences } from "../src/workflows/References.ts"
 import { layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
 
 const KNOWN_CONVERSATION = "5f0c6a4e-2b1d-4c3e-9f8a-7b6c5d4e3f2a"
@@ -25,8 +26,9 @@ const KNOWN_CONVERSATION = "5f0c6a4e-2b1d-4c3e-9f8a-7b6c5d4e3f2a"
 const Ports = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layerSequential)
 
 /** The services over fresh memory ports; a conversation lookup that knows one conversation. */
-const Services = Layer.mergeAll(Events.layer, Projects.layer).pipe(
+const Services = Events.layer.pipe(
   Layer.provideMerge(EventPlans.layer),
+  Layer.provideMerge(Projects.layer),
   Layer.provide(Layer.succeed(
     ConversationLookup,
     ConversationLookup.of({ exists: (_projectId, id) => Effect.succeed(id === KNOWN_CONVERSATION) })

@@ -6,7 +6,7 @@
  * overtake the send or arrive out of order, and the 24-hour conversation end.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import {
   MSG_CONVERSATION_CREATED,
@@ -430,6 +430,49 @@ describe("ingestion and stored messages", () => {
       yield* settle
       const next = yield* messaging.getMessage(project.id, config.phone_number_id, third.id)
       assert.notStrictEqual(next.conversation_id, conversationId)
+    }))
+
+  scenario("a message 24 hours after the last one opens a new conversation before the sweep ends the old one", () =>
+    Effect.gen(function*() {
+      const { config, project, simulator } = yield* given
+      const messaging = yield* Messaging
+      const first = yield* simulator.inbound(config.phone_number_id, { from: "15550004646", message: { type: "text", text: { body: "1" } } })
+      yield* settle
+      const old = (yield* messaging.getMessage(project.id, config.phone_number_id, first.id)).conversation_id
+      yield* written
+      // To the millisecond: the sweeps so far found nothing silent for longer than 24 hours.
+      const since = Date.parse((yield* messaging.getConversation(project.id, old)).last_active_at)
+      yield* advance(since + 24 * HOUR - (yield* Clock.currentTimeMillis))
+      assert.strictEqual((yield* messaging.getConversation(project.id, old)).status, "active", "the sweep has not ended it")
+      const second = yield* simulator.inbound(config.phone_number_id, { from: "15550004646", message: { type: "text", text: { body: "2" } } })
+      yield* settle
+      const next = (yield* messaging.getMessage(project.id, config.phone_number_id, second.id)).conversation_id
+      assert.notStrictEqual(next, old)
+      const ended = yield* messaging.getConversation(project.id, old)
+      assert.strictEqual(ended.status, "ended")
+      assert.strictEqual(ended.end_reason, "inactivity")
+      assert.strictEqual(ended.messages_count, 1)
+      const kinds = (yield* written).filter((e) => e.type === MSG_CONVERSATION_ENDED || e.type === MSG_CONVERSATION_CREATED)
+      assert.deepStrictEqual(kinds.map((e) => [e.type, (e.payload as any).data.conversation.id]), [
+        [MSG_CONVERSATION_ENDED, old],
+        [MSG_CONVERSATION_CREATED, next]
+      ])
+    }))
+
+  scenario("a send recorded 24 hours after the last message opens a new conversation too", () =>
+    Effect.gen(function*() {
+      const { config, project } = yield* given
+      const messaging = yield* Messaging
+      const envelope = (body: string) => ({ messaging_product: "whatsapp", to: "15550004747", type: "text", text: { body } })
+      const { conversation: old } = yield* messaging.recordOutbound(config, { envelope: envelope("1") })
+      yield* written
+      yield* advance(Date.parse(old.last_active_at) + 24 * HOUR - (yield* Clock.currentTimeMillis))
+      assert.strictEqual((yield* messaging.getConversation(project.id, old.id)).status, "active", "the sweep has not ended it")
+      const { conversation: next } = yield* messaging.recordOutbound(config, { envelope: envelope("2") })
+      assert.notStrictEqual(next.id, old.id)
+      assert.strictEqual((yield* messaging.getConversation(project.id, old.id)).end_reason, "inactivity")
+      const kinds = (yield* written).filter((e) => e.type === MSG_CONVERSATION_ENDED || e.type === MSG_CONVERSATION_CREATED)
+      assert.deepStrictEqual(kinds.map((e) => e.type), [MSG_CONVERSATION_ENDED, MSG_CONVERSATION_CREATED])
     }))
 
   scenario("a manual end writes msg.conversation.ended with reason manual; reopening re-arms the 24-hour end", () =>

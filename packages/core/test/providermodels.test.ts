@@ -4,7 +4,7 @@ import { ProviderModels } from "../src/ai/ProviderModels.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { layerMemoryStorage } from "../src/testing/index.ts"
 import { validateDefinition } from "../src/workflows/Definition.ts"
-import { layerDefinitionReferences } from "../src/workflows/References.ts"
+import { layerDefinitionReferences } from "../src/Parley.ts"
 
 const Env = Layer.mergeAll(ProviderModels.layer, layerDefinitionReferences).pipe(
   Layer.provideMerge(Ids.layerSequential),

@@ -1,12 +1,13 @@
 /** The rules of declaring voice agents (spec "Voice agent"): fields checked and trimmed, the project must exist. */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { Projects } from "../src/projects/Projects.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { givenProject } from "../src/testing/conformance/index.ts"
 import { layerMemoryStorage } from "../src/testing/index.ts"
 import { MaxVoiceAgentFieldLength, VoiceAgents } from "../src/voice/VoiceAgent.ts"
 
-const Env = VoiceAgents.layer.pipe(Layer.provideMerge(Ids.layerSequential), Layer.provideMerge(Layer.fresh(layerMemoryStorage)))
+const Env = VoiceAgents.layer.pipe(Layer.provide(Projects.layer), Layer.provideMerge(Ids.layerSequential), Layer.provideMerge(Layer.fresh(layerMemoryStorage)))
 
 describe("VoiceAgents", () => {
   layer(Env)("declare", (it) => {

@@ -11,7 +11,6 @@ import { TestClock } from "effect/testing"
 import { v2Conversation } from "../src/messaging/DomainEvents.ts"
 import type { MessageRecord } from "../src/messaging/Message.ts"
 import { Messaging } from "../src/messaging/Messaging.ts"
-import { layerMessagingServices } from "../src/Parley.ts"
 import { type Principal, Projects } from "../src/projects/Projects.ts"
 import { configRef, type MessageConfigRecord } from "../src/messaging/numbers/MessageConfig.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
@@ -20,7 +19,6 @@ import { WebhookDeliveries } from "../src/webhooks/Deliveries.ts"
 import type { WebhookInput } from "../src/webhooks/Webhook.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { webhooksEnvironment } from "./webhooks.support.ts"
-import { SimulatedUpstream } from "../src/simulators/index.ts"
 
 const START = Date.UTC(2026, 2, 4, 12, 0, 0)
 const MINUTE = 60_000
@@ -29,7 +27,7 @@ const CONTACT = "15550001111"
 /** Every phone number id is one of the project's (the simulated number's id is the config's). */
 const Env = webhooksEnvironment(
   (_projectId, kind) => Effect.succeed(kind === "phone_number" ? Option.some("+1 555") : Option.none()),
-  layerMessagingServices.pipe(Layer.provideMerge(SimulatedUpstream.layerSimulatorConfig))
+  Layer.empty
 )
 
 const run = <A, E>(body: Effect.Effect<A, E, Layer.Success<typeof Env>>) =>

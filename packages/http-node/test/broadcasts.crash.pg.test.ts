@@ -15,14 +15,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { emptyDatabase } from "../../store-pg/test/pg.ts"
-import { freePort, hostLives, sleep } from "./process.support.ts"
+import { crashHost, sleep } from "./process.support.ts"
 
-const ROOT = Path.resolve(import.meta.dirname, "../../..")
-const MAIN = Path.join(ROOT, "packages/http-node/src/main.ts")
 const KEY = "pk_test_broadcast_crash_0123456789abc"
 const PNID = "100000000000001"
 const RECIPIENTS = Number(process.env.PARLEY_BROADCAST_CHAOS_RECIPIENTS ?? 300)
@@ -58,34 +53,24 @@ const recount = (recipients: ReadonlyArray<Recipient>) => ({
 
 
 const crashRun = async (databaseUrl: string) => {
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const logFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-broadcast-crash-")), "hosts.log")
-  const out = Fs.openSync(logFile, "a")
-  const env = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    HOST: "127.0.0.1",
-    PORT: String(port),
-    PARLEY_API_KEY: KEY,
-    PARLEY_UPSTREAM: "simulator",
-    PARLEY_UPSTREAM_APP_SECRET: "broadcast-crash-app-secret",
-    PARLEY_LOG_LEVEL: "Info",
-    // Short trust periods, so a dead host's broadcast is taken over within the test (defaults: 30 s, 15 s, 60 s).
-    PARLEY_BROADCAST_LEASE_MS: "1500",
-    PARLEY_BROADCAST_SWEEP_MS: "300",
-    // Long enough for the reports the network still owed to arrive after a restart on a loaded machine.
-    PARLEY_BROADCAST_DOUBT_GRACE_MS: "10000",
-    PARLEY_BROADCAST_PROGRESS_MS: "1000"
-  }
-  const { spawn, kill, stop, request, lives } = hostLives({ main: MAIN, root: ROOT, base, key: KEY, env, out })
-  const started = async () => {
-    const deadline = Date.now() + 60_000
-    while (Date.now() < deadline) {
-      if (await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)) return
-      await sleep(25)
+  const host = await crashHost({
+    name: "broadcast-crash",
+    databaseUrl,
+    key: KEY,
+    env: {
+      PARLEY_UPSTREAM_APP_SECRET: "broadcast-crash-app-secret",
+      PARLEY_LOG_LEVEL: "Info",
+      // Short trust periods, so a dead host's broadcast is taken over within the test (defaults: 30 s, 15 s, 60 s).
+      PARLEY_BROADCAST_LEASE_MS: "1500",
+      PARLEY_BROADCAST_SWEEP_MS: "300",
+      // Long enough for the reports the network still owed to arrive after a restart on a loaded machine.
+      PARLEY_BROADCAST_DOUBT_GRACE_MS: "10000",
+      PARLEY_BROADCAST_PROGRESS_MS: "1000"
     }
-    throw new Error(`the host did not start; see ${logFile}`)
+  })
+  const { kill, lives, logFile, request, spawn } = host
+  const started = async () => {
+    if (!(await host.ready(60_000))) throw new Error(`the host died while starting; see ${logFile}`)
   }
   const until = async (what: string, check: () => Promise<boolean>, ms: number) => {
     const deadline = Date.now() + ms
@@ -170,8 +155,7 @@ const crashRun = async (databaseUrl: string) => {
     }
     return { final, received, recipients, recounted, lives: lives(), logFile }
   } finally {
-    await stop()
-    Fs.closeSync(out)
+    await host.close()
   }
 }
 

@@ -34,7 +34,7 @@ beforeAll(async () => {
     const environment = ConfigProvider.fromEnv({ env: { ...process.env, PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS: "true" } })
     host = yield* startHost(Layer.succeedContext(Context.add(ports, ConfigProvider.ConfigProvider, environment)))
     const services = yield* Layer.build(
-      Layer.mergeAll(EventPlans.layer, Projects.layer).pipe(Layer.provide(Layer.succeedContext(ports)))
+      EventPlans.layer.pipe(Layer.provideMerge(Projects.layer), Layer.provide(Layer.succeedContext(ports)))
     )
     plans = Context.get(services, EventPlans)
     projectB = (yield* Context.get(services, Projects).authenticate(host.otherKey)).project.id

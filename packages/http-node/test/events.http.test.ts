@@ -20,7 +20,7 @@ beforeAll(async () => {
     const ports = yield* Layer.build(Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer))
     host = yield* startHost(Layer.succeedContext(ports))
     const services = yield* Layer.build(
-      Layer.mergeAll(EventPlans.layer, Projects.layer).pipe(Layer.provide(Layer.succeedContext(ports)))
+      EventPlans.layer.pipe(Layer.provideMerge(Projects.layer), Layer.provide(Layer.succeedContext(ports)))
     )
     plans = Context.get(services, EventPlans)
     definitionsRepo = Context.get(ports, EventDefinitionsRepo)

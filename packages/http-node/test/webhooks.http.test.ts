@@ -109,7 +109,7 @@ beforeAll(async () => {
       Layer.succeedContext(Context.add(strictPorts, ConfigProvider.ConfigProvider, environment("false")))
     )
     const services = yield* Layer.build(
-      Layer.mergeAll(EventPlans.layer, Projects.layer).pipe(Layer.provide(Layer.succeedContext(ports)))
+      EventPlans.layer.pipe(Layer.provideMerge(Projects.layer), Layer.provide(Layer.succeedContext(ports)))
     )
     plans = Context.get(services, EventPlans)
     outbox = Context.get(ports, Outbox)

@@ -12,7 +12,8 @@ import {
   ContactErasures,
   Ids,
   layerContactErasureWorkers,
-  LogRecorder
+  LogRecorder,
+  Parley
 } from "@parley/core"
 import { layerMemoryJobQueue } from "@parley/core/testing"
 import { givenContactRows, givenProject, makeContact, uniqueId } from "@parley/core/testing/conformance"
@@ -47,6 +48,7 @@ const erasureOf = (id: string) =>
 
 layer(
   ContactErasures.layer.pipe(
+    Layer.provide(Parley.layerContactHoldings),
     Layer.provideMerge(LogRecorder.layer),
     Layer.provideMerge(layerFlakyRepo),
     Layer.provideMerge(Layer.mergeAll(layerStorage, layerMemoryJobQueue, Ids.layer)),
@@ -105,7 +107,7 @@ layer(
 
 layer(
   layerContactErasureWorkers.pipe(
-    Layer.provideMerge(ContactErasures.layer),
+    Layer.provideMerge(ContactErasures.layer.pipe(Layer.provide(Parley.layerContactHoldings))),
     Layer.provideMerge(LogRecorder.layer),
     Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue({ pollingIntervalSeconds: 0.2 }), Ids.layer)),
     Layer.provideMerge(layerTestDatabase)

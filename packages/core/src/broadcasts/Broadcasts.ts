@@ -17,9 +17,8 @@ import { type MessageConfigRecord, phoneDigits } from "../messaging/numbers/Mess
 import type { TemplateRecord } from "../messaging/templates/Template.ts"
 import { BroadcastsRepo } from "./BroadcastsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { ContactsRepo } from "../messaging/MessagingRepo.ts"
-import { TemplatesRepo } from "../messaging/templates/TemplatesRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
+import { Templates } from "../messaging/templates/Templates.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
@@ -94,9 +93,8 @@ export class Broadcasts extends Context.Service<Broadcasts, {
     Broadcasts,
     Effect.gen(function*() {
       const repo = yield* BroadcastsRepo
-      const configs = yield* MessageConfigsRepo
-      const templates = yield* TemplatesRepo
-      const contacts = yield* ContactsRepo
+      const messaging = yield* Messaging
+      const templates = yield* Templates
       const jobs = yield* JobQueue
       const ids = yield* Ids
 
@@ -129,9 +127,9 @@ export class Broadcasts extends Context.Service<Broadcasts, {
 
       const ownConfig = Effect.fnUntraced(function*(projectId: string, input: MsgBroadcastCreateInput) {
         const found: Option.Option<MessageConfigRecord> = input.msg_config_id !== undefined
-          ? yield* configs.findById(projectId, input.msg_config_id)
+          ? yield* messaging.findNumber(projectId, input.msg_config_id)
           : input.phone_number_id !== undefined
-          ? yield* configs.findByPhoneNumberId(input.phone_number_id)
+          ? yield* messaging.findNumberOf(projectId, input.phone_number_id)
           : Option.none()
         const field = input.msg_config_id !== undefined ? "msg_config_id" : "phone_number_id"
         if (input.msg_config_id === undefined && input.phone_number_id === undefined) {
@@ -149,7 +147,7 @@ export class Broadcasts extends Context.Service<Broadcasts, {
         const projectId = principal.project.id
         if (input.name.trim().length === 0) return yield* unprocessable("name must not be blank", [{ path: "name", message: "blank" }])
         const config = yield* ownConfig(projectId, input)
-        const template = yield* templates.findById(projectId, input.msg_template_id)
+        const template = yield* templates.find(projectId, input.msg_template_id)
         if (Option.isNone(template) || template.value.business_account_id !== config.business_account_id) {
           return yield* unprocessable("Template not linked to number", [{ path: "msg_template_id", message: "not a template of the number's business account" }])
         }
@@ -279,7 +277,7 @@ export class Broadcasts extends Context.Service<Broadcasts, {
           phone = phoneDigits(input.phone_number)
           if (!/^[+\d\s\-()]+$/.test(input.phone_number) || !plausiblePhone(phone)) return yield* refuse("phone_number is not a phone number")
         } else if (input.contact_id !== undefined) {
-          const contact = yield* contacts.findById(b.project_id, input.contact_id)
+          const contact = yield* messaging.findContact(b.project_id, input.contact_id)
           if (Option.isNone(contact)) return yield* refuse("contact_id does not name a contact of the project")
           if (contact.value.wa_id === null) return yield* refuse("the contact has no phone number")
           phone = contact.value.wa_id
@@ -318,7 +316,7 @@ export class Broadcasts extends Context.Service<Broadcasts, {
           return yield* unprocessable(`recipients must hold 1 to ${MAX_RECIPIENTS_PER_CALL.toLocaleString("en-US")} items; ${items.length} given`, [{ path: "recipients", message: "1 to 1000 items" }])
         }
         // Parameters are checked against the template as the mirror has it now.
-        const template = yield* templates.findById(b.project_id, b.msg_template_id)
+        const template = yield* templates.find(b.project_id, b.msg_template_id)
         if (Option.isNone(template)) return yield* unprocessable("The broadcast's template is no longer known")
         const now = iso(yield* Clock.currentTimeMillis)
         const checked = yield* Effect.forEach(items, (item, i) => recipientOf(b, template.value, item, i, now), { concurrency: 8 })

@@ -39,7 +39,7 @@ import { Templates } from "../messaging/templates/Templates.ts"
 import { SendPace } from "../messaging/numbers/SendPace.ts"
 import { BroadcastsRepo, type RecipientOutcome, type RecipientRetry } from "./BroadcastsRepo.ts"
 import { decodingPayload, JobQueue } from "../ports/JobQueue.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
 import { MessagingNetwork } from "../network/MessagingNetwork.ts"
 import { Ids } from "../shared/Ids.ts"
 import { type BroadcastRecord, type RecipientRecord, recipientMessageId, recipientSendKey, type StopReason } from "./Broadcast.ts"
@@ -132,7 +132,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
     Effect.gen(function*() {
       const settings = yield* settingsFromConfig
       const repo = yield* BroadcastsRepo
-      const configsRepo = yield* MessageConfigsRepo
+      const messaging = yield* Messaging
       const configs = yield* MessageConfigs
       const templates = yield* Templates
       const outbound = yield* Outbound
@@ -154,7 +154,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
 
       /** The number and template to send with now, or why the broadcast cannot go on. */
       const readiness = Effect.fnUntraced(function*(b: BroadcastRecord) {
-        const found = yield* configsRepo.findById(b.project_id, b.msg_config_id)
+        const found = yield* messaging.findNumber(b.project_id, b.msg_config_id)
         if (Option.isNone(found) || found.value.deleted_at !== null) return "number_disconnected" as const
         const config = yield* configs.refreshFacts(found.value)
         if (config.facts.status === "DISCONNECTED") return "number_disconnected" as const
@@ -330,7 +330,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
           // The tier as last read (at the start and every 10 s): a raised limit frees the held recipients.
           const limit = messagingLimitOf(config.facts.throughput_tier)
           if (limit !== undefined) {
-            const configIds = (yield* configsRepo.listByBusinessAccount(config.business_account_id)).map((c) => c.id)
+            const configIds = (yield* messaging.numbersOfAccount(config.business_account_id)).map((c) => c.id)
             size = Math.min(size, limit - (yield* repo.contactsReachedSince(configIds, iso(now - DAY_MS))))
           }
           const batch = size > 0 ? yield* repo.pendingBatch(id, iso(now), size) : []

@@ -4,9 +4,8 @@
  * the check that opens a token (active, unexpired, its project enabled), recording its use at most once a minute.
  */
 import { Clock, Effect, Option } from "effect"
-import { hashKey } from "../projects/Projects.ts"
+import { hashKey, Projects } from "../projects/Projects.ts"
 import type { Project } from "../projects/Project.ts"
-import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
 import { type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { toIso } from "../shared/Time.ts"
 
@@ -82,14 +81,14 @@ export const openEmbed = <R extends EmbedAccessFields>(
     readonly findByTokenHash: (hash: string) => Effect.Effect<Option.Option<R>>
     readonly touch: (id: string, at: string) => Effect.Effect<void>
   }
-): Effect.Effect<Option.Option<{ readonly embed: R; readonly project: Project }>, never, ProjectsRepo> => Effect.gen(function*() {
+): Effect.Effect<Option.Option<{ readonly embed: R; readonly project: Project }>, never, Projects> => Effect.gen(function*() {
   if (!token.startsWith(`${prefix}_`)) return Option.none()
   const found = yield* store.findByTokenHash(yield* hashKey(token))
   if (Option.isNone(found) || found.value.status !== "active") return Option.none()
   const embed = found.value
   const nowMs = yield* Clock.currentTimeMillis
   if (embed.expires_at !== null && Date.parse(embed.expires_at) <= nowMs) return Option.none()
-  const project = yield* (yield* ProjectsRepo).findById(embed.project_id)
+  const project = yield* (yield* Projects).find(embed.project_id)
   if (Option.isNone(project) || project.value.disabled) return Option.none()
   if (embed.last_used_at === null || Date.parse(embed.last_used_at) + LAST_USED_RESOLUTION_MS <= nowMs) {
     yield* store.touch(embed.id, new Date(nowMs).toISOString())

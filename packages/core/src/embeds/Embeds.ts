@@ -5,8 +5,7 @@
  */
 import { Effect, Option } from "effect"
 import type { Project } from "../projects/Project.ts"
-import { hashKey, type Principal } from "../projects/Projects.ts"
-import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
+import { hashKey, type Principal, Projects } from "../projects/Projects.ts"
 import { type NotFound, notFound, Unauthorized, type Unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
@@ -86,7 +85,7 @@ export const makeEmbeds = <S extends string, Own, C extends EmbedCreateInputOf<S
 ) =>
   Effect.gen(function*() {
     type R = EmbedRecordOf<S> & Own
-    const projects = yield* ProjectsRepo
+    const projects = yield* Projects
     const ids = yield* Ids
     const { fieldError, checkName, checkOrigins, checkExpiry } = embedFieldChecks(kind.envelope)
     const invalidToken = () => new Unauthorized({ error: kind.invalidToken })
@@ -156,7 +155,7 @@ export const makeEmbeds = <S extends string, Own, C extends EmbedCreateInputOf<S
     })
 
     const authenticate = Effect.fn(`${kind.service}.authenticate`)(function*(token: string) {
-      const opened = yield* openEmbed(token, kind.tokenPrefix, repo).pipe(Effect.provideService(ProjectsRepo, projects))
+      const opened = yield* openEmbed(token, kind.tokenPrefix, repo).pipe(Effect.provideService(Projects, projects))
       return yield* Option.match(opened, { onNone: () => Effect.fail(invalidToken()), onSome: Effect.succeed })
     })
 

@@ -13,8 +13,6 @@
  * own that name a contact adds one entry before `contact`.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { BroadcastsRepo } from "../broadcasts/BroadcastsRepo.ts"
-import { GuardrailsRepo } from "../guardrails/GuardrailsRepo.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import { LogRecorder } from "../logs/LogRecorder.ts"
 import { LogSearch } from "../logs/LogSearch.ts"
@@ -25,7 +23,7 @@ import {
   type ErasureSubject,
   erasureTerms
 } from "./ContactErasureRepo.ts"
-import { ContactsRepo } from "../messaging/MessagingRepo.ts"
+import { ContactHoldings } from "./ContactHoldings.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { ContactRecord } from "../messaging/Message.ts"
@@ -51,14 +49,13 @@ export interface ErasureStep {
 export const erasureSteps: Effect.Effect<
   ReadonlyArray<ErasureStep>,
   never,
-  ContactErasureRepo | JobQueue | LogSearch | LogRecorder | BroadcastsRepo | GuardrailsRepo
+  ContactErasureRepo | JobQueue | LogSearch | LogRecorder | ContactHoldings
 > = Effect.gen(function*() {
   const repo = yield* ContactErasureRepo
   const jobs = yield* JobQueue
   const logs = yield* LogSearch
   const recorder = yield* LogRecorder
-  const broadcasts = yield* BroadcastsRepo
-  const guardrails = yield* GuardrailsRepo
+  const holdings = yield* ContactHoldings
   return [
     { name: "step_events", run: repo.deleteStepEvents },
     { name: "executions", run: repo.deleteExecutions },
@@ -74,7 +71,7 @@ export const erasureSteps: Effect.Effect<
     // Broadcast recipients keep their rows (the broadcast's counts stay true) without the number or parameters.
     {
       name: "broadcast_recipients",
-      run: (s) => s.target.wa_id === null ? Effect.succeed(0) : Effect.as(broadcasts.anonymiseRecipients(s.project_id, s.target.wa_id), 0)
+      run: (s) => s.target.wa_id === null ? Effect.succeed(0) : Effect.as(holdings.anonymiseBroadcastRecipients(s.project_id, s.target.wa_id), 0)
     },
     // Its opt-outs, own time zone and the marketing sends frequency caps count (keyed by phone number or user id).
     {
@@ -82,7 +79,7 @@ export const erasureSteps: Effect.Effect<
       run: (s) =>
         Effect.as(
           Effect.forEach([s.target.wa_id, s.target.business_scoped_user_id].filter((k): k is string => k !== null), (k) =>
-            guardrails.eraseRecipient(s.project_id, k)),
+            holdings.eraseGuardrails(s.project_id, k)),
           0
         )
     },
@@ -122,7 +119,7 @@ export class ContactErasures extends Context.Service<ContactErasures, {
     ContactErasures,
     Effect.gen(function*() {
       const repo = yield* ContactErasureRepo
-      const contacts = yield* ContactsRepo
+      const holdings = yield* ContactHoldings
       const jobs = yield* JobQueue
       const ids = yield* Ids
       const steps = yield* erasureSteps
@@ -131,8 +128,8 @@ export class ContactErasures extends Context.Service<ContactErasures, {
       const resolve = Effect.fn("ContactErasures.resolve")(function*(projectId: string, identifier: string) {
         let found: Option.Option<ContactRecord>
         // A uuid first: one of only digits and dashes would read as a (too long) phone number.
-        if (uuidPattern.test(identifier)) found = yield* contacts.findById(projectId, identifier)
-        else if (isUserId(identifier)) found = yield* contacts.findByUserId(projectId, identifier)
+        if (uuidPattern.test(identifier)) found = yield* holdings.contactById(projectId, identifier)
+        else if (isUserId(identifier)) found = yield* holdings.contactByUserId(projectId, identifier)
         else if (phoneCharacters.test(identifier)) {
           const digits = normalizePhone(identifier)
           if (digits === undefined) {
@@ -140,11 +137,11 @@ export class ContactErasures extends Context.Service<ContactErasures, {
               { path: "identifier", message: "must be a contact id, a phone number of 6 to 15 digits or a business-scoped id" }
             ])
           }
-          found = yield* contacts.findByWaId(projectId, digits)
+          found = yield* holdings.contactByWaId(projectId, digits)
         } else {
           // None of the identifier's forms (decisions 4.8): malformed, not an unknown contact (a contact stored under
           // an id of another shape, as older test data, is still found).
-          found = yield* contacts.findById(projectId, identifier)
+          found = yield* holdings.contactById(projectId, identifier)
           if (Option.isSome(found)) return found.value
           return yield* unprocessable("identifier must be a contact id, a phone number or a business-scoped id", [
             { path: "identifier", message: "must be a contact id (uuid), a phone number of 6 to 15 digits or a business-scoped id" }

@@ -7,7 +7,7 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { EventPlansRepo } from "./EventsRepo.ts"
-import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
+import { Projects } from "../projects/Projects.ts"
 import { invalid, type NotFound, notFound, PaymentRequired, type Unprocessable } from "../shared/ApiError.ts"
 import { nowIso } from "../shared/Time.ts"
 import type { EventPlan } from "./Event.ts"
@@ -65,7 +65,7 @@ export class EventPlans extends Context.Service<EventPlans, {
     EventPlans,
     Effect.gen(function*() {
       const repo = yield* EventPlansRepo
-      const projects = yield* ProjectsRepo
+      const projects = yield* Projects
       const defaults = yield* EventPlanDefaults
 
       const effective = (projectId: string) =>
@@ -80,7 +80,7 @@ export class EventPlans extends Context.Service<EventPlans, {
       })
 
       const ensureProject = (projectId: string) =>
-        Effect.flatMap(projects.findById(projectId), (found) => Option.isSome(found) ? Effect.void : Effect.fail(notFound("Project", projectId)))
+        Effect.flatMap(projects.find(projectId), (found) => Option.isSome(found) ? Effect.void : Effect.fail(notFound("Project", projectId)))
 
       const check = (changes: Partial<EventPlan>) => {
         const allowance = changes.monthly_allowance

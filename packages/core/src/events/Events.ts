@@ -118,6 +118,8 @@ export class Events extends Context.Service<Events, {
     input: EventDefinitionInput
   ) => Effect.Effect<{ readonly definition: EventDefinitionRecord; readonly created: boolean }, Unprocessable | PaymentRequired>
   readonly getDefinition: (principal: Principal, id: string) => Effect.Effect<EventDefinitionRecord, NotFound>
+  /** The project's definition unless it is pending deletion (which event names an agent may emit). */
+  readonly findDefinition: (projectId: string, id: string) => Effect.Effect<Option.Option<EventDefinitionRecord>>
   readonly updateDefinition: (
     principal: Principal,
     id: string,
@@ -361,6 +363,8 @@ export class Events extends Context.Service<Events, {
         listDefinitions: (principal, options) => definitions.list(principal.project.id, options),
         saveDefinition,
         getDefinition: (principal, id) => findVisible(principal.project.id, id),
+        findDefinition: (projectId, id) =>
+          Effect.map(definitions.findById(projectId, id), Option.filter((d) => d.deletion_requested_at === null)),
         updateDefinition,
         deleteDefinition
       })

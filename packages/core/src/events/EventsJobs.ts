@@ -13,7 +13,7 @@ import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { EventDefinitionsRepo, EventsRepo } from "./EventsRepo.ts"
 import { decodingPayload, JobQueue, SlotJob } from "../ports/JobQueue.ts"
 import { Outbox } from "../ports/Outbox.ts"
-import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
+import { Projects } from "../projects/Projects.ts"
 import { EventPlans } from "./EventPlans.ts"
 import { DAY_MS } from "./Rules.ts"
 
@@ -55,7 +55,7 @@ export const layerEventsWorkers = Layer.effectDiscard(Effect.gen(function*() {
   const jobs = yield* JobQueue
   const events = yield* EventsRepo
   const definitions = yield* EventDefinitionsRepo
-  const projects = yield* ProjectsRepo
+  const projects = yield* Projects
   const plans = yield* EventPlans
   const outbox = yield* Outbox
 

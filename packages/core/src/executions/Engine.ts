@@ -35,7 +35,7 @@ import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import { revisionId } from "../workflows/Revision.ts"
 import { ProjectSecrets, type ProjectSecretsUnreadable } from "../projects/ProjectSecrets.ts"
 import { Ids } from "../shared/Ids.ts"
@@ -198,7 +198,7 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       const outbox = yield* Outbox
       const outbound = yield* Outbound
       const messaging = yield* Messaging
-      const workflows = yield* WorkflowsRepo
+      const workflows = yield* StoredWorkflows
       const projectSecrets = yield* ProjectSecrets
       const inputs = yield* ExecutionInputsRepo
       const locks = yield* RouteLocks

@@ -15,7 +15,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { EventPropertyValue } from "../events/Event.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
-import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import { Launcher } from "./Launcher.ts"
 import { type Channel, channelOf, launchEach } from "./Observers.ts"
 import { ActiveTriggers, matchesEvent } from "./TriggerIndex.ts"
@@ -45,7 +45,7 @@ export class EventTriggers extends Context.Service<EventTriggers, {
     Effect.gen(function*() {
       const triggers = yield* ActiveTriggers
       const launcher = yield* Launcher
-      const repos = yield* Effect.context<Messaging | WorkflowsRepo>()
+      const repos = yield* Effect.context<Messaging | StoredWorkflows>()
 
       const start = Effect.fn("EventTriggers.start")(function*(entry: DomainEvent) {
         const decoded = decodeRecorded(entry.payload)

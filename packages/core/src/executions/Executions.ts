@@ -7,7 +7,7 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { Messaging } from "../messaging/Messaging.ts"
 import { ExecutionsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { TriggersRepo, WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { Conflict, invalid, type NotFound, notFound, unprocessable, type Unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
@@ -110,9 +110,8 @@ export class Executions extends Context.Service<Executions, {
     Effect.gen(function*() {
       const repo = yield* ExecutionsRepo
       const steps = yield* StepEventsRepo
-      const workflows = yield* WorkflowsRepo
+      const workflows = yield* StoredWorkflows
       const workflowService = yield* Workflows
-      const triggers = yield* TriggersRepo
       const messaging = yield* Messaging
       const engine = yield* ExecutionEngine
       const tx = yield* Transactor
@@ -143,7 +142,7 @@ export class Executions extends Context.Service<Executions, {
           if (Option.isNone(found)) return yield* invalid("msg_config_id", "is not a config of this project")
           return found.value
         }
-        const inbound = (yield* triggers.listByWorkflow(projectId, workflowId))
+        const inbound = (yield* workflows.triggersOf(projectId, workflowId))
           .find((t) => t.trigger_type === "inbound_message" && t.active)
         const byTrigger = inbound === undefined
           ? Option.none<MessageConfigRecord>()

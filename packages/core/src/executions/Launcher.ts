@@ -16,7 +16,7 @@
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { ExecutionsRepo } from "./ExecutionsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import { Ids } from "../shared/Ids.ts"
 import { ExecutionEngine } from "./Engine.ts"
 import type { ExecutionRecord } from "./Execution.ts"
@@ -43,7 +43,7 @@ export class Launcher extends Context.Service<Launcher, {
       const engine = yield* ExecutionEngine
       const tx = yield* Transactor
       const ids = yield* Ids
-      const workflows = yield* WorkflowsRepo
+      const workflows = yield* StoredWorkflows
       const repo = yield* ExecutionsRepo
       const locks = yield* RouteLocks
       const rollouts = yield* ActiveRollouts

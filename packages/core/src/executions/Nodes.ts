@@ -14,13 +14,12 @@ import { Events } from "../events/Events.ts"
 import { FunctionCalls } from "../functions/FunctionCalls.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import { Templates } from "../messaging/templates/Templates.ts"
-import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { Launch } from "./NewExecution.ts"
 import { WebhookHttp } from "../ports/WebhookHttp.ts"
 import { WebhookSettings } from "../shared/OutboundSettings.ts"
 import { ExecutionInputsRepo, StepEventsRepo } from "./ExecutionsRepo.ts"
-import { EventDefinitionsRepo } from "../events/EventsRepo.ts"
 import { LanguageModels } from "../ai/LanguageModels.ts"
 import { ProviderModels } from "../ai/ProviderModels.ts"
 import { McpServers } from "../ai/tools/McpServers.ts"
@@ -50,7 +49,7 @@ const callNode = Effect.fnUntraced(function*(input: StepInput) {
   const e = input.execution
   if (e.call_depth >= MAX_CALL_DEPTH) return yield* fail("Call depth exceeded", "call_depth_exceeded")
   const workflowId = configTexts(input.node.data.config).workflow_id ?? ""
-  const target = yield* (yield* WorkflowsRepo).findById(e.project_id, workflowId)
+  const target = yield* (yield* StoredWorkflows).findById(e.project_id, workflowId)
   if (Option.isNone(target)) return yield* fail(`Called workflow ${workflowId} not found`, "call_target_missing")
   if (target.value.status !== "active") return yield* fail(`Called workflow ${target.value.name} is not active`, "call_target_inactive")
   const messaging = yield* Messaging
@@ -197,7 +196,6 @@ const delayFor = (input: StepInput): number =>
 
 /** What the nodes read and call. */
 export type NodeServices =
-  | EventDefinitionsRepo
   | ExecutionInputsRepo
   | ProviderModels
   | LanguageModels
@@ -211,7 +209,7 @@ export type NodeServices =
   | Templates
   | WebhookHttp
   | WebhookSettings
-  | WorkflowsRepo
+  | StoredWorkflows
   | Ids
 
 /** Runs one node. */

@@ -13,7 +13,7 @@ import type { ContactRecord, ConversationRecord } from "../messaging/Message.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
-import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import type { TriggerRecord } from "../workflows/Trigger.ts"
 import type { WorkflowRecord } from "../workflows/Workflow.ts"
 import { type Launch, Launcher } from "./Launcher.ts"
@@ -86,7 +86,7 @@ const decodeMsgEntry = Schema.decodeUnknownOption(MsgEntry)
 
 /** The workflow of a trigger, if it can fire now. */
 export const firingWorkflow = Effect.fnUntraced(function*(trigger: TriggerRecord) {
-  const workflows = yield* WorkflowsRepo
+  const workflows = yield* StoredWorkflows
   return Option.filter(yield* workflows.findById(trigger.project_id, trigger.workflow_id), (w: WorkflowRecord) => w.status === "active")
 })
 
@@ -99,7 +99,7 @@ export class Observers extends Context.Service<Observers, {
     Effect.gen(function*() {
       const triggers = yield* ActiveTriggers
       const launcher = yield* Launcher
-      const repos = yield* Effect.context<Messaging | WorkflowsRepo>()
+      const repos = yield* Effect.context<Messaging | StoredWorkflows>()
 
       const start = Effect.fn("Observers.start")(function*(entry: DomainEvent) {
         const decoded = decodeMsgEntry(entry.payload)

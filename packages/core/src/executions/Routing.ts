@@ -29,7 +29,7 @@ import { JobQueue } from "../ports/JobQueue.ts"
 import { RoutedMessages } from "./RoutedMessages.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
-import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import type { WorkflowRecord } from "../workflows/Workflow.ts"
 import { groupBy } from "../shared/Collections.ts"
 import { takesInput } from "./Execution.ts"
@@ -92,7 +92,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       const repo = yield* ExecutionsRepo
       const inputs = yield* ExecutionInputsRepo
       const messages = yield* RoutedMessages
-      const workflows = yield* WorkflowsRepo
+      const workflows = yield* StoredWorkflows
       const locks = yield* RouteLocks
       const tx = yield* Transactor
       const jobs = yield* JobQueue
@@ -100,7 +100,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       const launcher = yield* Launcher
       const triggers = yield* ActiveTriggers
       const messaging = yield* Messaging
-      const repos = yield* Effect.context<WorkflowsRepo>()
+      const repos = yield* Effect.context<StoredWorkflows>()
 
       const nowMs = Clock.currentTimeMillis
       const iso = (ms: number) => new Date(ms).toISOString()

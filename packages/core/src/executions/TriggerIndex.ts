@@ -18,7 +18,7 @@ import {
 import { InboundRouter } from "../messaging/InboundRouter.ts"
 import { DomainEventInterest } from "../outbox/Interest.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
-import { TriggersRepo } from "../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import * as SignalledCache from "../shared/SignalledCache.ts"
 import type { TriggerRecord, TriggerType } from "../workflows/Trigger.ts"
 
@@ -97,9 +97,9 @@ export class ActiveTriggers extends Context.Service<ActiveTriggers, {
   static readonly layer = Layer.effect(
     ActiveTriggers,
     Effect.gen(function*() {
-      const repo = yield* TriggersRepo
+      const workflows = yield* StoredWorkflows
       const list = (projectId: string, type: TriggerType) =>
-        Effect.map(repo.listByType(projectId, type), (rows) =>
+        Effect.map(workflows.triggersByType(projectId, type), (rows) =>
           rows.filter((r) => r.trigger.active && r.workflowStatus === "active").map((r) => r.trigger))
       const cache = yield* SignalledCache.make({
         lookup: (key: { readonly projectId: string; readonly type: TriggerType }) => list(key.projectId, key.type),

@@ -10,8 +10,6 @@ import { ConversationClosing } from "../executions/ConversationClosing.ts"
 import { Executions } from "../executions/Executions.ts"
 import type { ExecutionRecord } from "../executions/Execution.ts"
 import { ExecutionsRepo, StepEventsRepo } from "../executions/ExecutionsRepo.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { ConversationsRepo, MediaRepo, MessagesRepo } from "../messaging/MessagingRepo.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type NotFound, notFound, Unavailable, Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
@@ -109,10 +107,6 @@ export class Inbox extends Context.Service<Inbox, {
   static readonly layer = Layer.effect(
     Inbox,
     Effect.gen(function*() {
-      const configs = yield* MessageConfigsRepo
-      const conversations = yield* ConversationsRepo
-      const messages = yield* MessagesRepo
-      const mediaRepo = yield* MediaRepo
       const executionsRepo = yield* ExecutionsRepo
       const stepEvents = yield* StepEventsRepo
       const mirror = yield* Templates
@@ -133,7 +127,7 @@ export class Inbox extends Context.Service<Inbox, {
         const filter = session.embed.scope_type === "customer" ? { customer_id: session.embed.scope_id! } : {}
         let page = 1
         while (true) {
-          const slice = yield* configs.list(session.project.id, filter, { mode: "page", page, perPage: 100 })
+          const slice = yield* messaging.listNumbers(session.project.id, filter, { mode: "page", page, perPage: 100 })
           found.push(...slice.items.filter((c) => c.deleted_at === null))
           if (page * 100 >= slice.total || slice.items.length === 0) break
           page++
@@ -153,7 +147,7 @@ export class Inbox extends Context.Service<Inbox, {
         )
 
       const unreadCount = (projectId: string, conversationId: string) =>
-        messages.list(projectId, { conversation_id: conversationId, direction: "inbound", status: "delivered" }, {
+        messaging.listMessages(projectId, { conversation_id: conversationId, direction: "inbound", status: "delivered" }, {
           mode: "page",
           page: 1,
           perPage: 1
@@ -199,7 +193,7 @@ export class Inbox extends Context.Service<Inbox, {
       })
 
       const find = Effect.fn("Inbox.find")(function*(session: EmbedSession, id: string) {
-        const found = yield* conversations.findById(session.project.id, id)
+        const found = yield* messaging.findConversation(session.project.id, id)
         if (Option.isNone(found) || !inScope(session, found.value, yield* customerConfigIds(session))) {
           return yield* conversationNotFound(id)
         }
@@ -218,7 +212,7 @@ export class Inbox extends Context.Service<Inbox, {
         const projectId = session.project.id
         const customerConfigs = yield* customerConfigIds(session)
         if (query.msg_config_id !== undefined) {
-          const config = yield* configs.findById(projectId, query.msg_config_id)
+          const config = yield* messaging.findNumber(projectId, query.msg_config_id)
           if (Option.isNone(config) || !inScope(session, { ...config.value, msg_config_id: config.value.id }, customerConfigs)) {
             return yield* unprocessable("msg_config_id is not a number of this inbox", [
               { path: "msg_config_id", message: "is not a number of this inbox" }
@@ -246,7 +240,7 @@ export class Inbox extends Context.Service<Inbox, {
           const byConversation = new Map(
             inHandoff.items.flatMap((e) => (e.msg_conversation_id === null ? [] : [[e.msg_conversation_id, e] as const]))
           )
-          const found = yield* conversations.findByIds(projectId, [...byConversation.keys()])
+          const found = yield* messaging.findConversations(projectId, [...byConversation.keys()])
           const ordered = [...found].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id))
           for (const c of ordered) {
             if (picked.length > query.limit) break
@@ -260,7 +254,7 @@ export class Inbox extends Context.Service<Inbox, {
           let window: ListWindow = { mode: "cursor", limit: 100 }
           let scanned = 0
           while (picked.length <= query.limit && scanned < LIST_SCAN_MAX) {
-            const slice: ListSlice<ConversationRecord> = yield* conversations.list(projectId, filter, window)
+            const slice: ListSlice<ConversationRecord> = yield* messaging.listConversations(projectId, filter, window)
             for (const c of slice.items) {
               if (picked.length > query.limit) break
               yield* take(c)
@@ -276,7 +270,7 @@ export class Inbox extends Context.Service<Inbox, {
 
       const thread = Effect.fn("Inbox.thread")(function*(session: EmbedSession, id: string) {
         const c = yield* find(session, id)
-        const latest = yield* messages.list(session.project.id, { conversation_id: c.id }, { mode: "cursor", limit: THREAD_MESSAGES })
+        const latest = yield* messaging.listMessages(session.project.id, { conversation_id: c.id }, { mode: "cursor", limit: THREAD_MESSAGES })
         return { conversation: yield* render(c), messages: [...latest.items].reverse().map(toMessage) }
       })
 
@@ -331,7 +325,7 @@ export class Inbox extends Context.Service<Inbox, {
 
       const markRead = Effect.fn("Inbox.markRead")(function*(session: EmbedSession, id: string) {
         const c = yield* find(session, id)
-        const unread = yield* messages.list(session.project.id, { conversation_id: c.id, direction: "inbound", status: "delivered" }, {
+        const unread = yield* messaging.listMessages(session.project.id, { conversation_id: c.id, direction: "inbound", status: "delivered" }, {
           mode: "cursor",
           limit: 1
         })
@@ -369,7 +363,7 @@ export class Inbox extends Context.Service<Inbox, {
 
       const templates = Effect.fn("Inbox.templates")(function*(session: EmbedSession, id: string) {
         const c = yield* find(session, id)
-        const config = yield* configs.findById(session.project.id, c.msg_config_id)
+        const config = yield* messaging.findNumber(session.project.id, c.msg_config_id)
         if (Option.isNone(config)) return []
         // The Platform API's read: the account is synced from the network first, so new approvals show.
         const slice = yield* mirror.list(principalOf(session), {
@@ -384,10 +378,10 @@ export class Inbox extends Context.Service<Inbox, {
       })
 
       const media = Effect.fn("Inbox.media")(function*(session: EmbedSession, messageId: string) {
-        const message = yield* messages.findById(session.project.id, messageId)
+        const message = yield* messaging.findMessage(session.project.id, messageId)
         if (Option.isNone(message) || message.value.media === null) return yield* notFound("Media", messageId)
         yield* find(session, message.value.conversation_id).pipe(Effect.catchTag("NotFound", () => Effect.fail(notFound("Media", messageId))))
-        const stored = yield* mediaRepo.find(session.project.id, message.value.media.id)
+        const stored = yield* messaging.findMedia(session.project.id, message.value.media.id)
         if (Option.isNone(stored)) return yield* notFound("Media", messageId)
         return stored.value
       })

@@ -5,9 +5,9 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { type EmbedsService, makeEmbeds, type OpenedEmbed } from "../embeds/Embeds.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
 import type { Unprocessable } from "../shared/ApiError.ts"
-import { CustomersRepo } from "../tenancy/CustomersRepo.ts"
+import { Customers } from "../tenancy/Customers.ts"
 import type {
   EmbedScopeType,
   InboxEmbedCreateInput,
@@ -29,8 +29,8 @@ export class InboxEmbeds extends Context.Service<
   static readonly layer = Layer.effect(
     InboxEmbeds,
     Effect.gen(function*() {
-      const customers = yield* CustomersRepo
-      const configs = yield* MessageConfigsRepo
+      const customers = yield* Customers
+      const messaging = yield* Messaging
 
       const service = yield* makeEmbeds<
         EmbedScopeType,
@@ -48,12 +48,12 @@ export class InboxEmbeds extends Context.Service<
         defaultName: () => "Inbox",
         scopeName: (project, scopeType, id) =>
           scopeType === "customer"
-            ? Effect.map(customers.findById(project.id, id), Option.match({
+            ? Effect.map(customers.find(project.id, id), Option.match({
               onNone: () => ({ refused: "is not a customer of this project" }),
               onSome: (customer) => ({ name: customer.name })
             }))
-            : Effect.map(configs.findByPhoneNumberId(id), (config) =>
-              Option.isNone(config) || config.value.project_id !== project.id || config.value.deleted_at !== null
+            : Effect.map(messaging.findNumberOf(project.id, id), (config) =>
+              Option.isNone(config) || config.value.deleted_at !== null
                 ? { refused: "is not a phone_number_id of this project" }
                 : { name: config.value.display_name }),
         created: (input, fieldError) => {

@@ -15,7 +15,7 @@ import { Ids } from "../shared/Ids.ts"
 import { conversationEventPayload, MSG_CONVERSATION_CREATED } from "./DomainEvents.ts"
 import type { ContactRecord, ConversationRecord } from "./Message.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
-import { iso, newContact, newConversation, type Recording } from "./Recording.ts"
+import { iso, newContact, newConversation, type Recording, silentBy } from "./Recording.ts"
 
 /** Who the conversation is with: a phone number's digits, else a business-scoped user id. */
 export type ConversationParty = { readonly waId: string; readonly userId?: undefined } | { readonly waId?: undefined; readonly userId: string }
@@ -45,7 +45,7 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
   const locks = yield* MessagingLocks
   const tx = yield* Transactor
   const ids = yield* Ids
-  const { domainEvent } = recording
+  const { domainEvent, end } = recording
 
   /**
    * Under the lock recording takes for a new contact: the contact found, else made, in one statement (no look
@@ -65,7 +65,10 @@ export const makeConversationOpening = Effect.fnUntraced(function*(recording: Re
       if (!made) {
         yield* locks.lock(`conversation:${config.id}:${c.id}`)
         const active = yield* conversations.findActive(config.id, c.id)
-        if (Option.isSome(active)) return { contact: c, conversation: active.value, opened: false, made }
+        if (Option.isSome(active)) {
+          if (!silentBy(active.value, now)) return { contact: c, conversation: active.value, opened: false, made }
+          yield* end(active.value, "inactivity", now, config)
+        }
       }
       const conversation = newConversation(config, c, yield* ids.uuid, now, now)
       yield* conversations.insertMany([conversation])

@@ -50,6 +50,7 @@ import {
   newConversation,
   type Recording,
   renditionFields,
+  silentBy,
   statusTexts
 } from "./Recording.ts"
 import { observeRecording } from "./MessagingTelemetry.ts"
@@ -150,7 +151,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   const publicUrl = yield* PublicUrl
   const routers = yield* InboundRouter
   const network = yield* MessagingNetwork
-  const { conversationsById, domainEvent, statusEvents } = recording
+  const { conversationsById, domainEvent, end, statusEvents } = recording
   const optOuts = yield* OptOuts
 
   /** The contact by phone number, then by business-scoped id (read only, one statement). */
@@ -200,7 +201,10 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     Effect.gen(function*() {
       yield* locks.lock(`conversation:${config.id}:${contact.id}`)
       const active = yield* conversations.findActive(config.id, contact.id)
-      if (Option.isSome(active)) return { conversation: active.value, created: false }
+      if (Option.isSome(active)) {
+        if (!silentBy(active.value, activeAt)) return { conversation: active.value, created: false }
+        yield* end(active.value, "inactivity", now, config)
+      }
       const conversation = newConversation(config, contact, yield* ids.uuid, activeAt, now)
       yield* conversations.insert(conversation)
       yield* domainEvent(config.project_id, MSG_CONVERSATION_CREATED, conversationEventPayload(config, conversation), now)

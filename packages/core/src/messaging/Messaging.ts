@@ -27,6 +27,8 @@ import { makeStoredConversations, type StoredConversations } from "./StoredConve
 
 export class Messaging extends Context.Service<Messaging, InboundRecording & OutboundRecording & StoredConversations & ConversationOpening & {
   readonly listMessages: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
+  /** By Parley's id only, if the project has it. */
+  readonly findMessage: (projectId: string, id: string) => Effect.Effect<Option.Option<MessageRecord>>
   /** By Parley's id or the network's. */
   readonly getMessage: (projectId: string, phoneNumberId: string, id: string) => Effect.Effect<MessageRecord, NotFound>
   /** The project's live config of a network phone number id, if any. */
@@ -37,6 +39,8 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
   readonly findNumber: (projectId: string, msgConfigId: string) => Effect.Effect<Option.Option<MessageConfigRecord>>
   /** The project's live configs, newest first by (created_at, id). */
   readonly listNumbers: (projectId: string, filter: MessageConfigFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageConfigRecord>>
+  /** Every config of a network business account, of any project, disconnected ones too (they share its limits). */
+  readonly numbersOfAccount: (businessAccountId: string) => Effect.Effect<ReadonlyArray<MessageConfigRecord>>
   /** A stored copy of a message's media, with its bytes. */
   readonly findMedia: (projectId: string, id: string) => Effect.Effect<Option.Option<StoredMedia>>
 }>()("@parley/core/messaging/Messaging") {
@@ -68,12 +72,14 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
         ...yield* makeStoredConversations(recording),
         ...yield* makeConversationOpening(recording),
         listMessages: (projectId, filter, window) => messages.list(projectId, filter, window),
+        findMessage: messages.findById,
         getMessage,
         numberOf,
         findNumberOf: (projectId, phoneNumberId) =>
           Effect.map(configs.findByPhoneNumberId(phoneNumberId), Option.filter((config) => config.project_id === projectId)),
         findNumber: configs.findById,
         listNumbers: configs.list,
+        numbersOfAccount: configs.listByBusinessAccount,
         findMedia: media.find
       })
     })

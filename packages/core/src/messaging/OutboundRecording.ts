@@ -33,7 +33,8 @@ import {
   newContact,
   newConversation,
   type Recording,
-  renditionFields
+  renditionFields,
+  silentBy
 } from "./Recording.ts"
 
 export interface OutboundInput {
@@ -84,7 +85,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   const outbox = yield* Outbox
   const tx = yield* Transactor
   const ids = yield* Ids
-  const { applyToMessage, conversationsById, makeEvent, statusEvents } = recording
+  const { applyToMessage, conversationsById, end, makeEvent, statusEvents } = recording
 
   /** An outbound record waiting for its transaction. */
   interface PendingOutbound {
@@ -153,8 +154,10 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         const events: Array<DomainEvent> = []
         for (const p of batch) {
           const key = pairKey(p.config.id, contactFor(p).id)
-          if (conversationOf.has(key)) continue
           const now = iso(p.nowMs)
+          const current = conversationOf.get(key)
+          if (current !== undefined && !silentBy(current, now)) continue
+          if (current !== undefined) yield* end(current, "inactivity", now, p.config)
           const conversation = newConversation(p.config, contactFor(p), yield* ids.uuid, now, now)
           conversationOf.set(key, conversation)
           opened.push(conversation)

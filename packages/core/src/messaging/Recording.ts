@@ -7,15 +7,16 @@
 import { Effect, Predicate, Schema } from "effect"
 import { OptionalText } from "../shared/Json.ts"
 import { PublicUrl } from "../shared/PublicUrl.ts"
-import { JobQueue } from "../ports/JobQueue.ts"
 import { ConversationsRepo, MessagesRepo } from "./MessagingRepo.ts"
+import { CONVERSATION_IDLE_MS } from "./Queues.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import type { Rendition } from "./Content.ts"
-import { messageEventPayload, msgMessageStatusEvent } from "./DomainEvents.ts"
+import { conversationEventPayload, messageEventPayload, MSG_CONVERSATION_ENDED, msgMessageStatusEvent } from "./DomainEvents.ts"
 import {
   type ContactRecord,
+  type ConversationEndReason,
   type ConversationRecord,
   MEDIA_TYPES,
   type MessageRecord,
@@ -182,6 +183,12 @@ export const advance = (message: MessageRecord, raws: ReadonlyArray<unknown>, no
   return { message: current, steps, changes }
 }
 
+/**
+ * Whether an active conversation has been silent 24 hours by `activeAt` (decisions 3.5): it has ended then, whether or
+ * not the sweep (every minute) has reached it, so a message of that moment opens a new one.
+ */
+export const silentBy = (conversation: ConversationRecord, activeAt: string) =>
+  Date.parse(conversation.last_active_at) + CONVERSATION_IDLE_MS <= Date.parse(activeAt)
 
 /** The effects both directions of recording share, over the stores they write. */
 export const makeRecording = Effect.gen(function*() {
@@ -196,7 +203,24 @@ export const makeRecording = Effect.gen(function*() {
   const domainEvent = (projectId: string, type: string, payload: unknown, at: string) =>
     Effect.flatMap(makeEvent(projectId, type, payload, at), outbox.append)
 
-
+  /**
+   * Ends an active conversation read under its lock, inside the caller's transaction: the record, and
+   * `msg.conversation.ended` when its number is known (`config`).
+   */
+  const end = (
+    current: ConversationRecord,
+    reason: ConversationEndReason,
+    now: string,
+    config: MessageConfigRecord | undefined
+  ) =>
+    Effect.gen(function*() {
+      const ended: ConversationRecord = { ...current, status: "ended", end_reason: reason, ended_at: now, updated_at: now }
+      yield* conversations.update(ended)
+      if (config !== undefined) {
+        yield* domainEvent(current.project_id, MSG_CONVERSATION_ENDED, conversationEventPayload(config, ended, reason), now)
+      }
+      return ended
+    })
 
   /** The `msg.message.<status>` domain events of status changes, each with its message's conversation. */
   const statusEvents = (
@@ -234,8 +258,7 @@ export const makeRecording = Effect.gen(function*() {
       return applied.message
     })
 
-
-  return { makeEvent, domainEvent, statusEvents, conversationsById, applyToMessage }
+  return { makeEvent, domainEvent, end, statusEvents, conversationsById, applyToMessage }
 })
 
 export type Recording = Effect.Success<typeof makeRecording>

@@ -10,7 +10,6 @@ import { Transactor } from "../ports/Transactor.ts"
 import { type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import { phoneDigits } from "./numbers/MessageConfig.ts"
-import { conversationEventPayload, MSG_CONVERSATION_ENDED } from "./DomainEvents.ts"
 import {
   type ContactFilter,
   type ContactRecord,
@@ -51,6 +50,8 @@ export interface StoredConversations {
   readonly getConversation: (projectId: string, id: string) => Effect.Effect<ConversationRecord, NotFound>
   /** By id; None when the project has none. */
   readonly findConversation: (projectId: string, id: string) => Effect.Effect<Option.Option<ConversationRecord>>
+  /** The project's conversations among `ids` (those that exist), in one read. */
+  readonly findConversations: (projectId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ConversationRecord>>
   /**
    * `PATCH /platform/v1/msg/conversations/<id>` (decisions 2.10, 3.5): `metadata` replaced as a whole (at most
    * 16 KB serialized); `status` `ended` ends an active conversation as the inactivity end does (reason `manual`),
@@ -74,7 +75,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
   const conversations = yield* ConversationsRepo
   const locks = yield* MessagingLocks
   const tx = yield* Transactor
-  const { domainEvent } = recording
+  const { end } = recording
 
   const endConversation = Effect.fn("Messaging.endConversation")(
     function*(projectId: string, conversationId: string, reason: ConversationEndReason, onlyIdle = false) {
@@ -96,15 +97,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
 
   /** Ends an active conversation read under its lock, inside a transaction: the record and `msg.conversation.ended`. */
   const endLocked = (current: ConversationRecord, reason: ConversationEndReason, now: string) =>
-    Effect.gen(function*() {
-      const ended: ConversationRecord = { ...current, status: "ended", end_reason: reason, ended_at: now, updated_at: now }
-      yield* conversations.update(ended)
-      const config = yield* configs.findLiveById(current.msg_config_id)
-      if (Option.isSome(config)) {
-        yield* domainEvent(current.project_id, MSG_CONVERSATION_ENDED, conversationEventPayload(config.value, ended, reason), now)
-      }
-      return ended
-    })
+    Effect.flatMap(configs.findLiveById(current.msg_config_id), (config) => end(current, reason, now, Option.getOrUndefined(config)))
 
   const updateConversation = Effect.fn("Messaging.updateConversation")(
     function*(projectId: string, id: string, change: ConversationChange) {
@@ -178,6 +171,7 @@ export const makeStoredConversations = Effect.fnUntraced(function*(recording: Re
     listConversations: (projectId, filter, window) => conversations.list(projectId, filter, window),
     getConversation,
     findConversation: conversations.findById,
+    findConversations: conversations.findByIds,
     updateConversation,
     listContacts: (projectId, filter, window) => contacts.list(projectId, filter, window),
     getContact,

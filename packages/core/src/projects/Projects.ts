@@ -43,6 +43,8 @@ export class Projects extends Context.Service<Projects, {
   readonly create: (name: string) => Effect.Effect<Project, Unprocessable>
   readonly list: Effect.Effect<ReadonlyArray<Project>>
   readonly get: (id: string) => Effect.Effect<Project, NotFound>
+  /** The project, if it exists (disabled ones too): what other capabilities check a project by. */
+  readonly find: (id: string) => Effect.Effect<Option.Option<Project>>
   readonly setDisabled: (id: string, disabled: boolean) => Effect.Effect<Project, NotFound>
   /** Creates a key; `secret` sets it explicitly (operator-provided), otherwise a random one is made. */
   readonly createKey: (
@@ -154,6 +156,7 @@ export class Projects extends Context.Service<Projects, {
         create,
         list: repo.list,
         get,
+        find: repo.findById,
         setDisabled: Effect.fn("Projects.setDisabled")(function*(id: string, disabled: boolean) {
           const updated = yield* repo.setDisabled(id, disabled, yield* nowIso)
           yield* principals.forget

@@ -36,6 +36,8 @@ export class Customers extends Context.Service<Customers, {
   readonly create: (principal: Principal, input: CustomerCreateInput) => Effect.Effect<CustomerRecord, Unprocessable>
   readonly list: (principal: Principal, filter: CustomerFilter, window: ListWindow) => Effect.Effect<ListSlice<CustomerRecord>>
   readonly get: (principal: Principal, id: string) => Effect.Effect<CustomerRecord, NotFound>
+  /** The project's customer, if any (for the capabilities that name one: inbox scopes, onboarding). */
+  readonly find: (projectId: string, id: string) => Effect.Effect<Option.Option<CustomerRecord>>
   readonly update: (
     principal: Principal,
     id: string,
@@ -73,6 +75,7 @@ export class Customers extends Context.Service<Customers, {
         }),
         list: (principal, filter, window) => repo.list(principal.project.id, filter, window),
         get: (principal, id) => find(principal.project.id, id),
+        find: repo.findById,
         update: Effect.fn("Customers.update")(function*(principal: Principal, id: string, input: CustomerUpdateInput) {
           const current = yield* find(principal.project.id, id)
           const next: CustomerRecord = {

@@ -134,6 +134,11 @@ export class SetupLinks extends Context.Service<SetupLinks, {
   readonly revoke: (principal: Principal, customerId: string, id: string) => Effect.Effect<SetupLinkRecord, NotFound | Unprocessable>
   /** The link a page token opens, in any state; None for a token of no link. */
   readonly open: (token: string) => Effect.Effect<Option.Option<SetupLinkRecord>>
+  /**
+   * Onboarding's progress on a link still `active`: replaces its changeable fields (a compare-and-set: of two
+   * completions, one wins); None when it is no longer active.
+   */
+  readonly updateActive: (link: SetupLinkRecord) => Effect.Effect<Option.Option<SetupLinkRecord>>
 }>()("@parley/core/tenancy/SetupLinks") {
   static readonly layer = Layer.effect(
     SetupLinks,
@@ -269,7 +274,8 @@ export class SetupLinks extends Context.Service<SetupLinks, {
         get,
         update,
         revoke: (principal, customerId, id) => update(principal, customerId, id, { status: "revoked" }),
-        open: (token) => repo.findByTokenHash(hashToken(token))
+        open: (token) => repo.findByTokenHash(hashToken(token)),
+        updateActive: repo.updateActive
       })
     })
   )

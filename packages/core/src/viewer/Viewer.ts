@@ -8,7 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { Executions, type StartAnswer } from "../executions/Executions.ts"
 import { ExecutionsRepo, StepEventsRepo } from "../executions/ExecutionsRepo.ts"
 import type { ExecutionDetail, ExecutionStatus, ExecutionSummary, StepEventRecord } from "../executions/Execution.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
 import { UpstreamSettings } from "../messaging/Upstream.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type Conflict, Forbidden, type NotFound, notFound, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
@@ -94,7 +94,7 @@ export class Viewer extends Context.Service<Viewer, {
       const executions = yield* Executions
       const executionsRepo = yield* ExecutionsRepo
       const steps = yield* StepEventsRepo
-      const configs = yield* MessageConfigsRepo
+      const messaging = yield* Messaging
       const refs = yield* Effect.context<DefinitionReferences | Ids>()
       const upstream = yield* Effect.serviceOption(UpstreamSettings)
 
@@ -117,13 +117,13 @@ export class Viewer extends Context.Service<Viewer, {
 
       /** The project's number of kind `sandbox`, else the simulated network's number when the project has it. */
       const sandbox = Effect.fn("Viewer.sandbox")(function*(session: ViewerSession) {
-        const listed = yield* configs.list(session.project.id, { kind: "sandbox" }, { mode: "page", page: 1, perPage: 1 })
+        const listed = yield* messaging.listNumbers(session.project.id, { kind: "sandbox" }, { mode: "page", page: 1, perPage: 1 })
         let config = Option.fromNullishOr(listed.items[0])
         const simulated = Option.flatMap(upstream, (u) => u.simulatedNumber)
         if (Option.isNone(config) && Option.isSome(simulated)) {
           config = Option.filter(
-            yield* configs.findByPhoneNumberId(simulated.value.phoneNumberId),
-            (c) => c.project_id === session.project.id && c.deleted_at === null
+            yield* messaging.findNumberOf(session.project.id, simulated.value.phoneNumberId),
+            (c) => c.deleted_at === null
           )
         }
         return Option.map(config, (c) => ({ phone_number_id: c.phone_number_id, display_phone_number: c.display_phone_number }))

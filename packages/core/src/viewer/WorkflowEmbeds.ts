@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { type EmbedsService, makeEmbeds, type OpenedEmbed } from "../embeds/Embeds.ts"
-import { WorkflowsRepo } from "../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import type {
   WorkflowEmbedCreateInput,
   WorkflowEmbedFilter,
@@ -28,7 +28,7 @@ export class WorkflowEmbeds extends Context.Service<
   static readonly layer = Layer.effect(
     WorkflowEmbeds,
     Effect.gen(function*() {
-      const workflows = yield* WorkflowsRepo
+      const workflows = yield* StoredWorkflows
       const service = yield* makeEmbeds<
         WorkflowEmbedScopeType,
         Pick<WorkflowEmbedRecord, "access">,

@@ -4,7 +4,7 @@
  * read-only at `GET {legacy_url}/voice_agents`.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { ProjectsRepo } from "../projects/ProjectsRepo.ts"
+import { Projects } from "../projects/Projects.ts"
 import { VoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { type ErrorDetail, type NotFound, notFoundNamed, type Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import { Ids } from "../shared/Ids.ts"
@@ -70,7 +70,7 @@ export class VoiceAgents extends Context.Service<VoiceAgents, {
     VoiceAgents,
     Effect.gen(function*() {
       const repo = yield* VoiceAgentsRepo
-      const projects = yield* ProjectsRepo
+      const projects = yield* Projects
       const ids = yield* Ids
       return VoiceAgents.of({
         list: Effect.fn("VoiceAgents.list")(function*(projectId: string) {
@@ -80,7 +80,7 @@ export class VoiceAgents extends Context.Service<VoiceAgents, {
           const problems = problemsOf(declaration)
           const first = problems[0]
           if (first !== undefined) return yield* unprocessable(`${first.path} ${first.message}`, problems)
-          if (Option.isNone(yield* projects.findById(projectId))) return yield* notFoundNamed("Project", projectId)
+          if (Option.isNone(yield* projects.find(projectId))) return yield* notFoundNamed("Project", projectId)
           const now = new Date(yield* Clock.currentTimeMillis).toISOString()
           return toVoiceAgent(yield* repo.declare({
             id: yield* ids.uuid,

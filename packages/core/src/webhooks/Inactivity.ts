@@ -19,8 +19,7 @@
  */
 import { Clock, Effect, Option, Schema } from "effect"
 import { type ConversationActivityPayload, v2Conversation } from "../messaging/DomainEvents.ts"
-import { MessageConfigsRepo } from "../messaging/numbers/MessageConfigsRepo.ts"
-import { ConversationsRepo, MessagesRepo } from "../messaging/MessagingRepo.ts"
+import { Messaging } from "../messaging/Messaging.ts"
 import { JobQueue } from "../ports/JobQueue.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { WebhooksRepo } from "./WebhooksRepo.ts"
@@ -68,9 +67,7 @@ export const inactivityWanted = (active: ActiveWebhooks["Service"]) => (entry: D
 /** Arms and fires the timers; built inside the webhook workers. */
 export const makeWebhookInactivity = Effect.gen(function*() {
   const webhooks = yield* WebhooksRepo
-  const conversations = yield* ConversationsRepo
-  const messages = yield* MessagesRepo
-  const configs = yield* MessageConfigsRepo
+  const messaging = yield* Messaging
   const jobs = yield* JobQueue
   const deliveries = yield* WebhookDeliveries
   const active = yield* ActiveWebhooks
@@ -108,10 +105,10 @@ export const makeWebhookInactivity = Effect.gen(function*() {
   const fire = Effect.fn("WebhookInactivity.fire")(function*(job: InactivityJob) {
     const webhook = yield* webhooks.findById(job.project_id, job.webhook_id)
     if (Option.isNone(webhook) || !listens(webhook.value)) return
-    const conversation = yield* conversations.findById(job.project_id, job.conversation_id)
+    const conversation = yield* messaging.findConversation(job.project_id, job.conversation_id)
     if (Option.isNone(conversation) || conversation.value.status !== "active") return
     if (conversation.value.phone_number_id !== webhook.value.phone_number_id) return
-    const newest = yield* messages.list(job.project_id, { conversation_id: job.conversation_id }, { mode: "cursor", limit: 1 })
+    const newest = yield* messaging.listMessages(job.project_id, { conversation_id: job.conversation_id }, { mode: "cursor", limit: 1 })
     const message = newest.items[0]
     // A newer message arrived: its own timer covers the new quiet period.
     if (message === undefined || message.id !== job.message_id) return
@@ -122,7 +119,7 @@ export const makeWebhookInactivity = Effect.gen(function*() {
       yield* enqueue(job, due, `${job.webhook_id}:${job.conversation_id}:${job.message_id}:${due}`)
       return
     }
-    const config = yield* configs.findById(job.project_id, conversation.value.msg_config_id)
+    const config = yield* messaging.findNumber(job.project_id, conversation.value.msg_config_id)
     const msgConfig = Option.isSome(config) ? configRef(config.value) : null
     const v2 = {
       conversation: v2Conversation(conversation.value),

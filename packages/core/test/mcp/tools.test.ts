@@ -3,7 +3,7 @@
  * (POST, PATCH, PUT), the proxy's version fixed; `help`; refusals turned into the endpoint's `{ "error" }` text.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { EventPlans, LocalApi, type LocalApiAnswer, type LocalApiRequest, McpAction, McpCaller, McpTools } from "@parley/core"
+import { EventPlans, Ids, LocalApi, type LocalApiAnswer, type LocalApiRequest, McpAction, McpCaller, McpTools, Projects } from "@parley/core"
 import { layerMemoryStorage } from "@parley/core/testing"
 import { Effect, Layer, Redacted } from "effect"
 
@@ -21,7 +21,7 @@ const recording = (answer: (request: LocalApiRequest) => LocalApiAnswer) => {
       },
       key: Redacted.make("pk_secret")
     })),
-    EventPlans.layer.pipe(Layer.provide(layerMemoryStorage))
+    EventPlans.layer.pipe(Layer.provide(Projects.layer), Layer.provide(Ids.layer), Layer.provide(layerMemoryStorage))
   )
   return { requests, layer }
 }

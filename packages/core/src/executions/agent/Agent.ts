@@ -13,7 +13,7 @@ import { EventPlans } from "../../events/EventPlans.ts"
 import { Events } from "../../events/Events.ts"
 import { Messaging } from "../../messaging/Messaging.ts"
 import { ExecutionInputsRepo } from "../ExecutionsRepo.ts"
-import { WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
+import { StoredWorkflows } from "../../workflows/StoredWorkflows.ts"
 import { type BuiltInAgentTool, BuiltInAgentTools, effectiveAgentTools } from "../../workflows/NodeConfigs.ts"
 import type { ExecutionContext, ExecutionRecord, PendingAgentTool, PendingSend } from "../Execution.ts"
 import { interpolateText, renderText } from "../Interpolation.ts"
@@ -101,7 +101,7 @@ const beginActivation = Effect.fnUntraced(function*(input: StepInput) {
   }
   const last = e.execution_context.vars.last_user_input
   if (turns.length === 0 && last !== undefined && last !== null) turns = [{ role: "user", text: asText(last) }]
-  const workflow = yield* (yield* WorkflowsRepo).findById(e.project_id, e.workflow_id)
+  const workflow = yield* (yield* StoredWorkflows).findById(e.project_id, e.workflow_id)
   const version = Option.match(workflow, { onNone: () => null, onSome: (w) => w.agent_default_tools_version })
   const enabled = Array.isArray(config.enabled_default_tools)
     ? config.enabled_default_tools.filter((t): t is BuiltInAgentTool => (BuiltInAgentTools as ReadonlyArray<unknown>).includes(t))

@@ -6,7 +6,7 @@
  */
 import { Effect, Option, Predicate, Schema } from "effect"
 import { Prompt } from "effect/ai"
-import { EventDefinitionsRepo } from "../../events/EventsRepo.ts"
+import { Events } from "../../events/Events.ts"
 import { FunctionCalls } from "../../functions/FunctionCalls.ts"
 import { Messaging } from "../../messaging/Messaging.ts"
 import { functionCall } from "../nodes/FunctionNodes.ts"
@@ -157,12 +157,12 @@ const allowedEvents = Effect.fnUntraced(function*(input: StepInput) {
   const emit = Predicate.isObject(configs) ? (configs as Item).emit_event : undefined
   const ids = Predicate.isObject(emit) ? (emit as Item).event_definition_ids : undefined
   if (!Array.isArray(ids) || ids.length === 0) return Option.none<ReadonlyArray<string>>()
-  const definitions = yield* EventDefinitionsRepo
+  const events = yield* Events
   const names: Array<string> = []
   for (const id of ids) {
     if (!Predicate.isString(id)) continue
-    const found = yield* definitions.findById(input.execution.project_id, id)
-    if (Option.isSome(found) && found.value.deletion_requested_at === null) names.push(found.value.name)
+    const found = yield* events.findDefinition(input.execution.project_id, id)
+    if (Option.isSome(found)) names.push(found.value.name)
   }
   return Option.some(names)
 })

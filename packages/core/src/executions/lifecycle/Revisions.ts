@@ -14,7 +14,7 @@ import {
   type RevisionSummary,
   type RevisionSummaryRecord
 } from "../../workflows/Revision.ts"
-import { RevisionsRepo } from "../../workflows/RevisionsRepo.ts"
+import { StoredRevisions } from "../../workflows/StoredRevisions.ts"
 import type { WorkflowRecord } from "../../workflows/Workflow.ts"
 import { Workflows } from "../../workflows/Workflows.ts"
 
@@ -96,7 +96,7 @@ export class WorkflowRevisions extends Context.Service<WorkflowRevisions, {
     WorkflowRevisions,
     Effect.gen(function*() {
       const workflows = yield* Workflows
-      const repo = yield* RevisionsRepo
+      const repo = yield* StoredRevisions
 
       const get = Effect.fn("WorkflowRevisions.get")(function*(principal: Principal, workflowId: string, id: string) {
         const workflow = yield* workflows.get(principal, workflowId)

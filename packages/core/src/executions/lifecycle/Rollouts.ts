@@ -11,7 +11,7 @@ import * as SignalledCache from "../../shared/SignalledCache.ts"
 import { type Conflict, type NotFound, notFound, type Unprocessable, unprocessable } from "../../shared/ApiError.ts"
 import { nowIso } from "../../shared/Time.ts"
 import { inRollout, revisionId, type RolloutRecord } from "../../workflows/Revision.ts"
-import { RevisionsRepo } from "../../workflows/RevisionsRepo.ts"
+import { StoredRevisions } from "../../workflows/StoredRevisions.ts"
 import type { WorkflowRecord } from "../../workflows/Workflow.ts"
 import { Workflows } from "../../workflows/Workflows.ts"
 
@@ -37,7 +37,7 @@ export class ActiveRollouts extends Context.Service<ActiveRollouts, {
   static readonly layer = Layer.effect(
     ActiveRollouts,
     Effect.gen(function*() {
-      const repo = yield* RevisionsRepo
+      const repo = yield* StoredRevisions
       const cache = yield* SignalledCache.make({
         lookup: (w: { readonly projectId: string; readonly workflowId: string }) => repo.getRollout(w.projectId, w.workflowId),
         keyOf: (w) => `${w.projectId}\u0000${w.workflowId}`,
@@ -75,7 +75,7 @@ export class Rollouts extends Context.Service<Rollouts, {
   static readonly layer = Layer.effect(
     Rollouts,
     Effect.gen(function*() {
-      const repo = yield* RevisionsRepo
+      const repo = yield* StoredRevisions
       const workflows = yield* Workflows
       const tx = yield* Transactor
       const active = yield* ActiveRollouts

@@ -12,7 +12,7 @@ import type { Principal } from "../../projects/Projects.ts"
 import { type NotFound, notFound } from "../../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../../shared/Pagination.ts"
 import { revisionId } from "../../workflows/Revision.ts"
-import { RevisionsRepo } from "../../workflows/RevisionsRepo.ts"
+import { StoredRevisions } from "../../workflows/StoredRevisions.ts"
 import { Workflows } from "../../workflows/Workflows.ts"
 import { ExecutionEngine } from "../Engine.ts"
 import type { ExecutionRecord } from "../Execution.ts"
@@ -61,7 +61,7 @@ export class RunMigrations extends Context.Service<RunMigrations, {
     RunMigrations,
     Effect.gen(function*() {
       const workflows = yield* Workflows
-      const revisions = yield* RevisionsRepo
+      const revisions = yield* StoredRevisions
       const repo = yield* ExecutionsRepo
       const engine = yield* ExecutionEngine
 

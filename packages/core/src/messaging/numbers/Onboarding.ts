@@ -9,11 +9,10 @@
  */
 import { Clock, Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { publicUrlOf, PublicUrl } from "../../shared/PublicUrl.ts"
-import { CustomersRepo } from "../../tenancy/CustomersRepo.ts"
+import { Customers } from "../../tenancy/Customers.ts"
 import { MessageConfigsRepo } from "./MessageConfigsRepo.ts"
 import { MessagingNetwork, type NetworkAccess } from "../../network/MessagingNetwork.ts"
 import { Outbox } from "../../ports/Outbox.ts"
-import { SetupLinksRepo } from "../../tenancy/SetupLinksRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
 import { Ids } from "../../shared/Ids.ts"
 import { SETUP_PAGE_PATH, SetupLinks } from "../../tenancy/SetupLinks.ts"
@@ -148,8 +147,7 @@ export class Onboarding extends Context.Service<Onboarding, {
     Onboarding,
     Effect.gen(function*() {
       const links = yield* SetupLinks
-      const linksRepo = yield* SetupLinksRepo
-      const customers = yield* CustomersRepo
+      const customers = yield* Customers
       const configs = (yield* LiveNumbers).forgetting(yield* MessageConfigsRepo)
       const network = yield* MessagingNetwork
       const settings = yield* SignupSettings
@@ -193,7 +191,7 @@ export class Onboarding extends Context.Service<Onboarding, {
       const failWith = (link: SetupLinkRecord, code: SetupErrorCode) =>
         Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis).toISOString()
-          const stored = yield* linksRepo.updateActive({ ...link, msg_setup_status: "failed", error_code: code, updated_at: now })
+          const stored = yield* links.updateActive({ ...link, msg_setup_status: "failed", error_code: code, updated_at: now })
           const current = Option.getOrElse(stored, () => link)
           const outcome: OnboardingOutcome = { _tag: "Failed", code }
           return { link: current, outcome, redirect: redirectFor(current, outcome) } satisfies OnboardingResult
@@ -258,7 +256,7 @@ export class Onboarding extends Context.Service<Onboarding, {
           const done = yield* reloadOfSuccess(opened, callback)
           return Option.some(Option.getOrElse(done, () => ended(opened, status)))
         }
-        const processing = yield* linksRepo.updateActive({
+        const processing = yield* links.updateActive({
           ...opened,
           msg_setup_status: "processing",
           error_code: null,
@@ -317,7 +315,7 @@ export class Onboarding extends Context.Service<Onboarding, {
         })
 
         const written = yield* tx.withTransaction(Effect.gen(function*() {
-          if (Option.isNone(yield* customers.findById(link.project_id, link.customer_id))) {
+          if (Option.isNone(yield* customers.find(link.project_id, link.customer_id))) {
             return yield* Effect.fail("link_expired" as const)
           }
           let config: MessageConfigRecord
@@ -381,7 +379,7 @@ export class Onboarding extends Context.Service<Onboarding, {
               created_at: now
             })
           }
-          const marked = yield* linksRepo.updateActive(used(config))
+          const marked = yield* links.updateActive(used(config))
           if (Option.isNone(marked)) return yield* Effect.fail("already_used" as const)
           return { config, link: marked.value }
         })).pipe(Effect.result)

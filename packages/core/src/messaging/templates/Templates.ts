@@ -57,6 +57,8 @@ export class Templates extends Context.Service<Templates, {
   /** `GET /msg/templates`: syncs the accounts asked about (all of the project's by default), then lists the mirror. */
   readonly list: (principal: Principal, query: TemplateListQuery, window: ListWindow) => Effect.Effect<ListSlice<TemplateRecord>>
   readonly get: (principal: Principal, id: string) => Effect.Effect<TemplateRecord, NotFound>
+  /** The project's template as the mirror has it (no network read). */
+  readonly find: (projectId: string, id: string) => Effect.Effect<Option.Option<TemplateRecord>>
   /**
    * The template a send names, read again from the network (its status of the moment); the mirrored record when
    * the network cannot answer; None when neither knows it (the network no longer has it: removed from the mirror).
@@ -178,7 +180,7 @@ export class Templates extends Context.Service<Templates, {
         }
       })
 
-      return Templates.of({ syncAccount, list, get, forSend, statusReported })
+      return Templates.of({ syncAccount, list, get, find: repo.findById, forSend, statusReported })
     })
   )
 }
