@@ -102,17 +102,18 @@ const program = Effect.gen(function*() {
       yield* effect
       const w = writes.count() - w0
       const [commitsAfter] = yield* sql<{ c: string }>`SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = current_database()`
-      const rows = yield* sql<{ calls: string; query: string }>`
-        SELECT calls::text AS calls, query FROM pg_stat_statements
+      const rows = yield* sql<{ calls: string; ms: string; query: string }>`
+        SELECT calls::text AS calls, total_exec_time::text AS ms, query FROM pg_stat_statements
         WHERE query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%pg_stat_database%'
         ORDER BY pg_stat_statements.calls DESC`
       const polls = rows.filter((r) => r.query.includes("count(*) AS n FROM workflow_executions"))
       const real = rows.filter((r) => !polls.includes(r))
       const total = real.reduce((a, r) => a + Number(r.calls), 0)
       const pollCalls = polls.reduce((a, r) => a + Number(r.calls), 0)
-      console.log(`\n${name}: ${(total / per).toFixed(1)} statements, ${((Number(commitsAfter!.c) - Number(commits!.c) - pollCalls - 1) / per).toFixed(1)} transactions, ${(w / per).toFixed(1)} host writes (the bench's polls included: ${pollCalls}) per unit (${per} units)`)
+      const ms = real.reduce((a, r) => a + Number(r.ms), 0)
+      console.log(`\n${name}: ${(total / per).toFixed(1)} statements (${(ms / per).toFixed(3)} ms executing), ${((Number(commitsAfter!.c) - Number(commits!.c) - pollCalls - 1) / per).toFixed(1)} transactions, ${(w / per).toFixed(1)} host writes (the bench's polls included: ${pollCalls}) per unit (${per} units)`)
       for (const r of real.slice(0, top)) {
-        console.log(`  ${(Number(r.calls) / per).toFixed(2).padStart(6)}  ${r.query.replace(/\s+/g, " ").slice(0, 150)}`)
+        console.log(`  ${(Number(r.calls) / per).toFixed(2).padStart(6)} ${(Number(r.ms) / per).toFixed(3).padStart(7)} ms  ${r.query.replace(/\s+/g, " ").slice(0, 150)}`)
       }
     })
 

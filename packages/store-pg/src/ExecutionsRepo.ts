@@ -26,6 +26,7 @@ import {
 import { Effect, Layer, type Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { deferred } from "./Transactor.ts"
+import { firstWorkflow } from "./WorkflowsRepo.ts"
 import { Count, decodeCount, decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, jsonRows, listNewestFirst } from "./Rows.ts"
 
 type Json<K extends keyof ExecutionRecord> = NonNullable<ExecutionRecord[K]>
@@ -268,6 +269,19 @@ export const layerExecutionsRepo = Layer.effect(
             AND NOT observer AND status IN ('running', 'waiting', 'handoff')
           ORDER BY started_at DESC, id DESC
           LIMIT 1`
+        )
+      }, Effect.orDie),
+
+      findRoutedWorkflow: Effect.fnUntraced(function*(msgConfigId: string, contactId: string) {
+        return yield* firstWorkflow(
+          yield* sql`
+          SELECT w.* FROM (
+            SELECT project_id, workflow_id FROM workflow_executions
+            WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId}
+              AND NOT observer AND status IN ('running', 'waiting', 'handoff')
+            ORDER BY started_at DESC, id DESC
+            LIMIT 1
+          ) AS e JOIN workflows AS w ON w.project_id = e.project_id AND w.id = e.workflow_id`
         )
       }, Effect.orDie),
 

@@ -6,6 +6,7 @@ import { type InboxEntry, type TemplateStatusRecord, UpstreamInboxRepo } from "@
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Count, decodeFirst, decodeRows, IsoFromDate } from "./Rows.ts"
+import { deferred } from "./Transactor.ts"
 
 /** A row of `msg_upstream_inbox`: the raw body as the network sent it, times as ISO text. */
 const InboxRow = Schema.Struct({
@@ -44,12 +45,15 @@ export const layerUpstreamInboxRepo = Layer.effect(
   UpstreamInboxRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const later = deferred(sql)
     return UpstreamInboxRepo.of({
+      // A fresh id: in the transaction that records an inline POST, it goes out with the contact's lock and look (its
+      // failure fails that transaction, so the POST is not acknowledged); alone, it runs at once.
       insert: Effect.fnUntraced(function*(e: InboxEntry) {
-        yield* sql`
+        yield* later(sql`
           INSERT INTO msg_upstream_inbox (id, msg_config_id, body, signature, received_at, fanned_out_at, processed_at, senders)
           VALUES (${e.id}, ${e.msg_config_id}, ${e.body}, ${e.signature}, ${e.received_at}, ${e.fanned_out_at},
-            ${e.processed_at}, ${e.senders}::text[])`
+            ${e.processed_at}, ${e.senders}::text[])`)
       }, Effect.orDie),
 
       find: Effect.fnUntraced(function*(id: string) {

@@ -41,7 +41,7 @@ const WorkflowRow = Schema.Struct({
   created_by: Actor,
   definition: JsonObject<Definition>()
 })
-const firstWorkflow: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<WorkflowRecord>> = decodeFirst(
+export const firstWorkflow: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<WorkflowRecord>> = decodeFirst(
   "workflows",
   WorkflowRow
 )

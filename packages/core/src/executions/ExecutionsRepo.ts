@@ -15,6 +15,7 @@ import type {
   WorkflowRevision
 } from "./Execution.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
+import type { WorkflowRecord } from "../workflows/Workflow.ts"
 
 /** One group of `liveCounts`. */
 export interface LiveCount {
@@ -52,6 +53,11 @@ export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
    * or `handoff`.
    */
   readonly findRouted: (msgConfigId: string, contactId: string) => Effect.Effect<Option.Option<ExecutionRecord>>
+  /**
+   * The workflow of the execution `findRouted` finds, in a statement of its own: it needs no answer of
+   * `findRouted`, so routing sends both at once instead of one after the other.
+   */
+  readonly findRoutedWorkflow: (msgConfigId: string, contactId: string) => Effect.Effect<Option.Option<WorkflowRecord>>
   /**
    * Executions some host should look at, oldest first: `running` ones whose
    * lease is absent or ended before `now`, that last moved before

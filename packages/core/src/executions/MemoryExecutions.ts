@@ -45,6 +45,15 @@ const Inputs = memoryTable<StoredInput>("workflow_execution_inputs")
 /** Where a cursor whose event is gone (pruned) stands: before every event of its instant. */
 const SEQ_MIN = -2147483648
 
+/** `findRouted`: the pair's newest non-observer execution in `running`, `waiting` or `handoff`. */
+const routedOwner = (db: MemoryTables, msgConfigId: string, contactId: string) =>
+  Option.fromNullishOr(
+    newestExecutionsFirst(db.all(Executions).filter((e) =>
+      e.msg_config_id === msgConfigId && e.contact_id === contactId && !e.observer &&
+      (e.status === "running" || e.status === "waiting" || e.status === "handoff")
+    ))[0]
+  )
+
 const requireWorkflow = (db: MemoryTables, projectId: string, workflowId: string) => {
   const workflow = db.get(Workflows, workflowId)
   if (workflow === undefined || workflow.project_id !== projectId) {
@@ -221,13 +230,13 @@ export const layerMemoryExecutionsRepo = Layer.effect(
         )
       ),
       findRouted: Effect.fn("ExecutionsRepo.findRouted")((msgConfigId: string, contactId: string) =>
-        store.run((db) => {
-          const owners = db.all(Executions).filter((e) =>
-            e.msg_config_id === msgConfigId && e.contact_id === contactId && !e.observer &&
-            (e.status === "running" || e.status === "waiting" || e.status === "handoff")
-          )
-          return Option.fromNullishOr(newestExecutionsFirst(owners)[0])
-        })
+        store.run((db) => routedOwner(db, msgConfigId, contactId))
+      ),
+      findRoutedWorkflow: Effect.fn("ExecutionsRepo.findRoutedWorkflow")((msgConfigId: string, contactId: string) =>
+        store.run((db) =>
+          Option.flatMap(routedOwner(db, msgConfigId, contactId), (owner) =>
+            Option.filter(Option.fromNullishOr(db.get(Workflows, owner.workflow_id)), (w) => w.project_id === owner.project_id))
+        )
       ),
       listRecoverable: Effect.fn("ExecutionsRepo.listRecoverable")((now: string, quietBefore: string, limit: number) =>
         store.run((db) =>

@@ -461,9 +461,13 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           const contact = uniqueId("contact")
           const on = (ms: number, overrides: Partial<ExecutionRecord>) =>
             makeExecution(workflow, { msg_config_id: number, contact_id: contact, started_at: at(ms), ...overrides })
+          const routedWorkflow = Effect.map(repo.findRoutedWorkflow(number, contact), Option.map((w) => w.id))
           assert.deepStrictEqual(yield* repo.findRouted(number, contact), Option.none())
+          assert.deepStrictEqual(yield* routedWorkflow, Option.none())
           const waiting = on(1_000, { status: "waiting", waiting_reason: "wait_for_response" })
-          const running = on(2_000, {})
+          // Of another workflow: the routed workflow is the owner's.
+          const other = yield* givenWorkflow()
+          const running = makeExecution(other, { msg_config_id: number, contact_id: contact, started_at: at(2_000) })
           const handoff = on(3_000, { status: "handoff" })
           const distractions = [
             on(9_000, { observer: true }),
@@ -476,12 +480,16 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           ]
           yield* given(running, handoff, waiting, ...distractions)
           assert.deepStrictEqual(yield* repo.findRouted(number, contact), Option.some(handoff))
+          assert.deepStrictEqual(yield* routedWorkflow, Option.some(workflow.id))
           yield* repo.update({ ...handoff, status: "ended", ended_at: at(4_000), state_version: 1 }, 0)
           assert.deepStrictEqual(yield* repo.findRouted(number, contact), Option.some(running))
+          assert.deepStrictEqual(yield* routedWorkflow, Option.some(other.id))
           yield* repo.update({ ...running, status: "failed", ended_at: at(4_000), state_version: 1 }, 0)
           assert.deepStrictEqual(yield* repo.findRouted(number, contact), Option.some(waiting))
+          assert.deepStrictEqual(yield* routedWorkflow, Option.some(workflow.id))
           yield* repo.update({ ...waiting, observer: true, state_version: 1 }, 0)
           assert.deepStrictEqual(yield* repo.findRouted(number, contact), Option.none())
+          assert.deepStrictEqual(yield* routedWorkflow, Option.none())
         }))
 
       it.effect("lists the recoverable executions oldest first: quiet unleased runs and due waits", () =>
