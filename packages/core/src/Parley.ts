@@ -18,6 +18,7 @@ import { TemplatesRepo } from "./messaging/templates/TemplatesRepo.ts"
 import { Triggers } from "./workflows/Triggers.ts"
 import { Workflows } from "./workflows/Workflows.ts"
 import { StoredWorkflows } from "./workflows/StoredWorkflows.ts"
+import { StoredExecutions } from "./executions/StoredExecutions.ts"
 import { StoredRevisions } from "./workflows/StoredRevisions.ts"
 import { layerFunctionReferrers } from "./workflows/FunctionReferrers.ts"
 import { layerConversationLookup } from "./messaging/ConversationLookup.ts"
@@ -183,6 +184,8 @@ export const layerServices = Layer.mergeAll(
   // What executions read of the stored workflows, triggers and revisions (never workflows' repositories).
   StoredWorkflows.layer,
   StoredRevisions.layer,
+  // What the inbox and the run viewer read of the stored runs (never executions' repositories).
+  StoredExecutions.layer,
   Events.layer.pipe(Layer.provide(layerConversationLookup), Layer.provideMerge(EventPlans.layer), Layer.provide(Projects.layer)),
   layerMessagingServices,
   Functions.layer.pipe(

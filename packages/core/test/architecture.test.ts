@@ -126,9 +126,7 @@ const infrastructure = new Set(["ports", "shared"])
  * between the services and the adapters.
  */
 const storageReadsToRetire: Record<string, ReadonlyArray<string>> = {
-  inbox: ["executions/ExecutionsRepo.ts"],
-  secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"],
-  viewer: ["executions/ExecutionsRepo.ts"]
+  secrets: ["messaging/numbers/MessageConfigsRepo.ts", "webhooks/WebhooksRepo.ts"]
 }
 
 /** Imports of code (not only types) from another capability's storage module, as `folder -> module`. */

@@ -9,7 +9,7 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { ConversationClosing } from "../executions/ConversationClosing.ts"
 import { Executions } from "../executions/Executions.ts"
 import type { ExecutionRecord } from "../executions/Execution.ts"
-import { ExecutionsRepo, StepEventsRepo } from "../executions/ExecutionsRepo.ts"
+import { StoredExecutions } from "../executions/StoredExecutions.ts"
 import type { Principal } from "../projects/Projects.ts"
 import { type NotFound, notFound, Unavailable, Unprocessable, unprocessable } from "../shared/ApiError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
@@ -107,8 +107,7 @@ export class Inbox extends Context.Service<Inbox, {
   static readonly layer = Layer.effect(
     Inbox,
     Effect.gen(function*() {
-      const executionsRepo = yield* ExecutionsRepo
-      const stepEvents = yield* StepEventsRepo
+      const runs = yield* StoredExecutions
       const mirror = yield* Templates
       const messaging = yield* Messaging
       const closing = yield* ConversationClosing
@@ -142,7 +141,7 @@ export class Inbox extends Context.Service<Inbox, {
           : Effect.succeed(new Set<string>())
 
       const handoffOf = (projectId: string, conversationId: string) =>
-        executionsRepo.list(projectId, { msg_conversation_id: conversationId, status: "handoff" }, { mode: "cursor", limit: 1 }).pipe(
+        runs.list(projectId, { msg_conversation_id: conversationId, status: "handoff" }, { mode: "cursor", limit: 1 }).pipe(
           Effect.map((slice) => Option.fromNullishOr(slice.items[0]))
         )
 
@@ -155,7 +154,7 @@ export class Inbox extends Context.Service<Inbox, {
 
       /** A handoff node's `context_data` (2.3.12): carried by the step log's latest `execution_handoff`. */
       const contextDataOf = (execution: ExecutionRecord) =>
-        stepEvents.latest(execution, HANDOFF_EVENTS).pipe(Effect.map((events) =>
+        runs.latestSteps(execution, HANDOFF_EVENTS).pipe(Effect.map((events) =>
           events.find((e) => e.event_type === "execution_handoff")?.payload["context_data"] ?? null
         ))
 
@@ -236,7 +235,7 @@ export class Inbox extends Context.Service<Inbox, {
 
         if (query.handoff) {
           // Conversations in handoff are few: start from the executions in handoff.
-          const inHandoff = yield* executionsRepo.list(projectId, { status: "handoff" }, { mode: "cursor", limit: 100 })
+          const inHandoff = yield* runs.list(projectId, { status: "handoff" }, { mode: "cursor", limit: 100 })
           const byConversation = new Map(
             inHandoff.items.flatMap((e) => (e.msg_conversation_id === null ? [] : [[e.msg_conversation_id, e] as const]))
           )

@@ -6,7 +6,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { Executions, type StartAnswer } from "../executions/Executions.ts"
-import { ExecutionsRepo, StepEventsRepo } from "../executions/ExecutionsRepo.ts"
+import { StoredExecutions } from "../executions/StoredExecutions.ts"
 import type { ExecutionDetail, ExecutionStatus, ExecutionSummary, StepEventRecord } from "../executions/Execution.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import { UpstreamSettings } from "../messaging/Upstream.ts"
@@ -92,8 +92,7 @@ export class Viewer extends Context.Service<Viewer, {
     Effect.gen(function*() {
       const workflowService = yield* Workflows
       const executions = yield* Executions
-      const executionsRepo = yield* ExecutionsRepo
-      const steps = yield* StepEventsRepo
+      const runs = yield* StoredExecutions
       const messaging = yield* Messaging
       const refs = yield* Effect.context<DefinitionReferences | Ids>()
       const upstream = yield* Effect.serviceOption(UpstreamSettings)
@@ -110,7 +109,7 @@ export class Viewer extends Context.Service<Viewer, {
 
       /** A run of the scope: 404 for another project's or another workflow's. */
       const findRun = Effect.fnUntraced(function*(session: ViewerSession, id: string) {
-        const found = yield* executionsRepo.find(session.project.id, id)
+        const found = yield* runs.find(session.project.id, id)
         if (Option.isNone(found) || !inScope(session, found.value.workflow_id)) return yield* notFound("Workflow execution", id)
         return found.value
       })
@@ -167,9 +166,9 @@ export class Viewer extends Context.Service<Viewer, {
       const run = Effect.fn("Viewer.run")(function*(session: ViewerSession, id: string) {
         const record = yield* findRun(session, id)
         const execution = yield* executions.get(principalOf(session), record.id)
-        const revision = yield* executionsRepo.getRevision(record.revision_id)
+        const revision = yield* runs.revision(record.revision_id)
         if (Option.isNone(revision)) return yield* notFound("Workflow execution", id)
-        const listed = yield* steps.list(session.project.id, record, {}, { mode: "page", page: 1, perPage: RUN_EVENTS_MAX })
+        const listed = yield* runs.steps(session.project.id, record, {}, { mode: "page", page: 1, perPage: RUN_EVENTS_MAX })
         // The latest events, put back in the order they happened.
         const events = [...listed.items].sort((a, b) => a.seq - b.seq)
         return {
