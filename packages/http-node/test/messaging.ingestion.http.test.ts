@@ -149,6 +149,38 @@ describe("upstream webhook ingestion over HTTP (the simulator as the source)", (
     assert.deepStrictEqual(delivered.envelope, envelope)
   })
 
+  // Ten messages are recorded in the request that acknowledges them, eleven by the inbox job (its acknowledgement only
+  // stores them): both end recorded once. What the cap buys, the acknowledgement's latency, is the ingestion bench's.
+  it("records every message of a POST of ten (in the acknowledging request) and of eleven (by the inbox job)", async () => {
+    const payload = (count: number, tag: string) => encoder.encode(JSON.stringify({
+      object: "whatsapp_business_account",
+      entry: [{
+        id: waba,
+        changes: [{
+          field: "messages",
+          value: {
+            messaging_product: "whatsapp",
+            metadata: { display_phone_number: "15550100001", phone_number_id: pnid },
+            contacts: [{ wa_id: "15551300000", profile: { name: "Bo" } }],
+            messages: Array.from({ length: count }, (_, i) => ({
+              from: "15551300000",
+              id: `wamid.${tag}.${i}`,
+              timestamp: String(Math.floor(Date.now() / 1000)),
+              type: "text",
+              text: { body: `${tag} ${i}` }
+            }))
+          }
+        }]
+      }]
+    }))
+    const few = payload(10, "few")
+    assert.strictEqual((await post(few, signed(few))).status, 200)
+    for (let i = 0; i < 10; i++) assert.strictEqual((await storedMessage(`wamid.few.${i}`)).content, `few ${i}`)
+    const many = payload(11, "many")
+    assert.strictEqual((await post(many, signed(many))).status, 200)
+    for (let i = 0; i < 11; i++) assert.strictEqual((await storedMessage(`wamid.many.${i}`)).content, `many ${i}`)
+  })
+
   it("acknowledges a re-delivered payload and stores it once", async () => {
     const sent = await run(host.simulator.inbound(pnid, { from: "15550009002", message: { type: "text", text: { body: "once" } } }))
     const message = await storedMessage(sent.id)

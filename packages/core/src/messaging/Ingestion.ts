@@ -46,6 +46,9 @@ const mediaTexts = Schema.decodeUnknownSync(MediaTexts)
 /** The largest POST the network sends is 3 MB (decisions 4.11); the Platform's limit is 10 MB (8.4). */
 export const MAX_UPSTREAM_BODY_BYTES = 10 * 1024 * 1024
 
+/** The most messages a POST may carry to be recorded in the request that acknowledges it. */
+const INLINE_MESSAGES_MAX = 10
+
 /** Updates of one POST applied at a time (each in its own transaction). */
 const PAYLOAD_CONCURRENCY = 4
 
@@ -401,7 +404,9 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
           if (value.messages.some((m) => MEDIA_TYPES.includes(m.texts.type ?? ""))) return false
           messages.push(...value.messages)
         }
-        if (messages.length === 0) return false
+        // A large batch (the network sends up to hundreds of updates a POST) goes to the inbox job: recorded inline, its
+        // acknowledgement would wait for every message (100 took ~250 ms, the network's patience is the spec's target).
+        if (messages.length === 0 || messages.length > INLINE_MESSAGES_MAX) return false
         const at = yield* now
         const event = yield* payloadEvent(entry, [config], at)
         if (event !== undefined && (yield* worthWriting(event))) return false
