@@ -149,8 +149,11 @@ const program = Effect.gen(function*() {
     yield* startAll(waiter, contacts)
     yield* until(waiter, "waiting", n)
     if (parts.has("resume")) {
-      const ids = (yield* sql<{ id: string }>`SELECT id FROM workflow_executions WHERE workflow_id = ${waiter} AND status = 'waiting'`).map((r) => r.id)
-      const half = ids.slice(0, Math.floor(n / 2))
+      // The runs of the first half of the contacts: the inbound part replies as the second half.
+      const half = (yield* sql<{ id: string }>`
+        SELECT e.id FROM workflow_executions e JOIN msg_contacts c ON c.id = e.contact_id
+        WHERE e.workflow_id = ${waiter} AND e.status = 'waiting' AND c.wa_id = ANY(${contacts.slice(0, Math.floor(n / 2))})`)
+        .map((r) => r.id)
       yield* measured("API resume -> end", half.length, Effect.andThen(
         Effect.promise(() =>
           loadApart({
