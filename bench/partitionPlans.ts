@@ -12,9 +12,10 @@
 import { TimePartitions } from "@parley/core"
 import { PgClient } from "@effect/sql-pg"
 import { EmbeddedPostgres, layerStorage, migrations } from "@parley/store-pg"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { performance } from "node:perf_hooks"
+import { explained, median } from "./plans.ts"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -33,9 +34,6 @@ export interface PlanCost {
   readonly unpartitioned: { readonly planningMs: number; readonly executionMs: number } | undefined
 }
 
-class RolledBack extends Data.TaggedError("RolledBack")<{ readonly lines: ReadonlyArray<string> }> {}
-
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 export const benchPartitionPlans = Effect.gen(function*() {
   const dataDir = yield* Effect.acquireRelease(
@@ -104,17 +102,11 @@ export const benchPartitionPlans = Effect.gen(function*() {
   const [first] = yield* Effect.orDie(sql<{ readonly id: string }>`
     SELECT id FROM workflow_step_events WHERE execution_id = 'exe4321' LIMIT 1`)
   const eventId = first!.id
-  /** The plan of `statement` as it ran, in a transaction rolled back: a delete measured deletes nothing for good. */
-  const explained = (statement: string) =>
-    sql.withTransaction(Effect.flatMap(
-      sql.unsafe<{ readonly "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) ${statement}`),
-      (rows) => Effect.fail(new RolledBack({ lines: rows.map((r) => r["QUERY PLAN"]) }))
-    )).pipe(Effect.catch((e) => e instanceof RolledBack ? Effect.succeed(e.lines) : Effect.die(e)))
   const timed = (statement: string) =>
     Effect.gen(function*() {
       const samples: Array<{ planning: number; execution: number; scanned: number }> = []
       for (let i = 0; i < 5; i++) {
-        const text = yield* explained(statement)
+        const text = yield* explained(sql, statement)
         const time = (label: string) => Number(/([\d.]+) ms/.exec(text.find((l) => l.startsWith(label)) ?? "")?.[1] ?? NaN)
         // A partition counts when a scan node of the executed plan ran on it (never-executed nodes do not); the
         // runs a join reads are not counted.

@@ -24,9 +24,10 @@ import {
   WorkflowStatsRepo
 } from "@parley/core"
 import { EmbeddedPostgres, layerStorage, migrate } from "@parley/store-pg"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient, Statement } from "effect/sql"
 import { performance } from "node:perf_hooks"
+import { explained, median, RolledBack } from "./plans.ts"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -61,9 +62,6 @@ export interface StepEventPlans {
   readonly call: { readonly boundedUs: number; readonly unboundedUs: number; readonly beforeUs: number }
 }
 
-class RolledBack extends Data.TaggedError("RolledBack")<{ readonly lines: ReadonlyArray<string> }> {}
-
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 export const benchStepEventPlans = (options: { readonly weeks: number }) =>
   Effect.gen(function*() {
@@ -122,16 +120,11 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
           })))
         return statements
       })
-    const explained = (text: string, params: ReadonlyArray<unknown>) =>
-      sql.withTransaction(Effect.flatMap(
-        sql.unsafe<{ readonly "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) ${text}`, params),
-        (rows) => Effect.fail(new RolledBack({ lines: rows.map((r) => r["QUERY PLAN"]) }))
-      )).pipe(Effect.catch((e) => e instanceof RolledBack ? Effect.succeed(e.lines) : Effect.die(e)))
     const timed = (text: string, params: ReadonlyArray<unknown>) =>
       Effect.gen(function*() {
         const samples: Array<{ planning: number; execution: number; partitions: number; scanned: number }> = []
         for (let i = 0; i < SAMPLES; i++) {
-          const lines = yield* explained(text, params)
+          const lines = yield* explained(sql, text, params)
           const time = (label: string) => Number(/([\d.]+) ms/.exec(lines.find((l) => l.startsWith(label)) ?? "")?.[1] ?? NaN)
           // The partitions the plan holds, run or not (what was planned and locked).
           const named = (ls: ReadonlyArray<string>) =>

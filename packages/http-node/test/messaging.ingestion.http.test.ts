@@ -99,20 +99,19 @@ const signed = (raw: Uint8Array, secret = appSecret) => UpstreamWebhook.hubSigna
 const post = (raw: Uint8Array, signature: string | undefined, path = PATH) =>
   host.request("POST", path, { raw, key: null, ...(signature !== undefined ? { headers: { "x-hub-signature-256": signature } } : {}) })
 
-const statusPayload = (status: Record<string, unknown>) => ({
+/** A POST of one `messages` change of the simulated number, `value` its contacts, messages or statuses. */
+const changePayload = (value: Record<string, unknown>) => ({
   object: "whatsapp_business_account",
   entry: [{
     id: waba,
     changes: [{
       field: "messages",
-      value: {
-        messaging_product: "whatsapp",
-        metadata: { display_phone_number: "15550100001", phone_number_id: pnid },
-        statuses: [status]
-      }
+      value: { messaging_product: "whatsapp", metadata: { display_phone_number: "15550100001", phone_number_id: pnid }, ...value }
     }]
   }]
 })
+
+const statusPayload = (status: Record<string, unknown>) => changePayload({ statuses: [status] })
 
 describe("upstream webhook ingestion over HTTP (the simulator as the source)", () => {
   it("stores a sandbox inbound message: 202 with its id, then the message and its conversation", async () => {
@@ -152,27 +151,16 @@ describe("upstream webhook ingestion over HTTP (the simulator as the source)", (
   // Ten messages are recorded in the request that acknowledges them, eleven by the inbox job (its acknowledgement only
   // stores them): both end recorded once. What the cap buys, the acknowledgement's latency, is the ingestion bench's.
   it("records every message of a POST of ten (in the acknowledging request) and of eleven (by the inbox job)", async () => {
-    const payload = (count: number, tag: string) => encoder.encode(JSON.stringify({
-      object: "whatsapp_business_account",
-      entry: [{
-        id: waba,
-        changes: [{
-          field: "messages",
-          value: {
-            messaging_product: "whatsapp",
-            metadata: { display_phone_number: "15550100001", phone_number_id: pnid },
-            contacts: [{ wa_id: "15551300000", profile: { name: "Bo" } }],
-            messages: Array.from({ length: count }, (_, i) => ({
-              from: "15551300000",
-              id: `wamid.${tag}.${i}`,
-              timestamp: String(Math.floor(Date.now() / 1000)),
-              type: "text",
-              text: { body: `${tag} ${i}` }
-            }))
-          }
-        }]
-      }]
-    }))
+    const payload = (count: number, tag: string) => encoder.encode(JSON.stringify(changePayload({
+      contacts: [{ wa_id: "15551300000", profile: { name: "Bo" } }],
+      messages: Array.from({ length: count }, (_, i) => ({
+        from: "15551300000",
+        id: `wamid.${tag}.${i}`,
+        timestamp: String(Math.floor(Date.now() / 1000)),
+        type: "text",
+        text: { body: `${tag} ${i}` }
+      }))
+    })))
     const few = payload(10, "few")
     assert.strictEqual((await post(few, signed(few))).status, 200)
     for (let i = 0; i < 10; i++) assert.strictEqual((await storedMessage(`wamid.few.${i}`)).content, `few ${i}`)
