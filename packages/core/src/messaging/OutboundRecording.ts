@@ -61,6 +61,13 @@ const withSentBy = <A extends { readonly ext_data: Readonly<Record<string, unkno
 const BATCH_MAX = 256
 /** Such transactions running at once: their round trips overlap. */
 const BATCH_WRITERS = 4
+/**
+ * And one more for sends inside conversations only (issue 30 §2): those go before a broadcast's records and ids, so a
+ * reply during a broadcast waits for neither its queue nor its batches (a batch of new recipients takes far longer).
+ */
+const URGENT_WRITERS = 1
+/** A broadcast's sends are the bulk; every other send (a run's, the proxy's, an inbox user's) goes first. */
+const priorityOf = (origin: MessageOrigin | null | undefined) => origin === "broadcast" ? undefined : "urgent" as const
 
 export interface OutboundRecording {
   /**
@@ -272,6 +279,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   const submitOutbound = yield* GroupCommit.make<PendingOutbound, OutboundRecorded, Unprocessable>({
     max: BATCH_MAX,
     writers: BATCH_WRITERS,
+    urgentWriters: URGENT_WRITERS,
     many: recordOutboundBatch,
     one: (p) => Effect.flatMap(recordOutboundBatch([p]), (outcomes) => outcomes[0]!)
   })
@@ -285,7 +293,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     const userId = waId === undefined ? texts.recipient : undefined
     if (waId === undefined && userId === undefined) return yield* unprocessable("The envelope names no recipient (to or recipient)")
     const messageId = input.id ?? (yield* ids.uuid)
-    return yield* submitOutbound({ config, input, waId, userId, messageId, nowMs: yield* Clock.currentTimeMillis })
+    return yield* submitOutbound({ config, input, waId, userId, messageId, nowMs: yield* Clock.currentTimeMillis }, priorityOf(input.origin))
   })
 
   const findMessage = (projectId: string, id: string) =>
@@ -351,13 +359,14 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   const submitAssignment = yield* GroupCommit.make<PendingAssignment, MessageRecord, never>({
     max: BATCH_MAX,
     writers: BATCH_WRITERS,
+    urgentWriters: URGENT_WRITERS,
     many: assignBatch,
     one: (p) => Effect.flatMap(assignBatch([p]), (exits) => exits[0]!)
   })
 
   const assignNetworkId = Effect.fn("Messaging.assignNetworkId")(
     function*(config: MessageConfigRecord, message: MessageRecord, networkId: string) {
-      return yield* submitAssignment({ config, message, networkId, nowMs: yield* Clock.currentTimeMillis })
+      return yield* submitAssignment({ config, message, networkId, nowMs: yield* Clock.currentTimeMillis }, priorityOf(message.origin))
     }
   )
 
