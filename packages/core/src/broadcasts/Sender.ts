@@ -56,29 +56,10 @@ export interface BroadcastSettingsShape {
   readonly doubtGraceMs: number
   /** How often the host logs a sending broadcast's progress. */
   readonly progressIntervalMs: number
+  /** The most broadcast sends the host keeps in flight (the window narrows below it while sends queue). */
+  readonly maxInFlight: number
 }
 
-// The doubt grace outlasts the network's first webhook retries to a host that was down: a report still owed after
-// it would make the send again a duplicate.
-const DEFAULTS: BroadcastSettingsShape = { leaseMs: 30_000, sweepIntervalMs: 15_000, doubtGraceMs: 300_000, progressIntervalMs: 5_000 }
-
-/**
- * From `PARLEY_BROADCAST_LEASE_MS`, `PARLEY_BROADCAST_SWEEP_MS`, `PARLEY_BROADCAST_DOUBT_GRACE_MS`,
- * `PARLEY_BROADCAST_PROGRESS_MS`; unset keeps the defaults.
- */
-const settingsFromConfig = Effect.gen(function*() {
-  const ms = (name: string, fallback: number) => Config.Int(name).pipe(Config.withDefault(fallback), Config.map((n) => Math.max(1, n)))
-  return {
-    leaseMs: yield* ms("PARLEY_BROADCAST_LEASE_MS", DEFAULTS.leaseMs),
-    sweepIntervalMs: yield* ms("PARLEY_BROADCAST_SWEEP_MS", DEFAULTS.sweepIntervalMs),
-    doubtGraceMs: yield* ms("PARLEY_BROADCAST_DOUBT_GRACE_MS", DEFAULTS.doubtGraceMs),
-    progressIntervalMs: yield* ms("PARLEY_BROADCAST_PROGRESS_MS", DEFAULTS.progressIntervalMs)
-  } satisfies BroadcastSettingsShape
-}).pipe(Effect.orDie)
-
-/** Recipients taken per batch at most: outcomes are written per batch, so about a second's worth of the number's pace. */
-const BATCH = 500
-const MIN_BATCH = 20
 /**
  * Sends in flight at once in a host, at most: enough to keep 1,000/s going while each waits for its commit and the
  * network (the real network answers in 0.1-0.5 s). Fewer (16-32, tried for issue 30 so a saturated host would serve
@@ -87,6 +68,34 @@ const MIN_BATCH = 20
  */
 const IN_FLIGHT = 128
 const MIN_IN_FLIGHT = 8
+// The doubt grace outlasts the network's first webhook retries to a host that was down: a report still owed after
+// it would make the send again a duplicate.
+const DEFAULTS: BroadcastSettingsShape = {
+  leaseMs: 30_000,
+  sweepIntervalMs: 15_000,
+  doubtGraceMs: 300_000,
+  progressIntervalMs: 5_000,
+  maxInFlight: IN_FLIGHT
+}
+
+/**
+ * From `PARLEY_BROADCAST_LEASE_MS`, `PARLEY_BROADCAST_SWEEP_MS`, `PARLEY_BROADCAST_DOUBT_GRACE_MS`,
+ * `PARLEY_BROADCAST_PROGRESS_MS`, `PARLEY_BROADCAST_MAX_IN_FLIGHT`; unset keeps the defaults.
+ */
+const settingsFromConfig = Effect.gen(function*() {
+  const ms = (name: string, fallback: number) => Config.Int(name).pipe(Config.withDefault(fallback), Config.map((n) => Math.max(1, n)))
+  return {
+    leaseMs: yield* ms("PARLEY_BROADCAST_LEASE_MS", DEFAULTS.leaseMs),
+    sweepIntervalMs: yield* ms("PARLEY_BROADCAST_SWEEP_MS", DEFAULTS.sweepIntervalMs),
+    doubtGraceMs: yield* ms("PARLEY_BROADCAST_DOUBT_GRACE_MS", DEFAULTS.doubtGraceMs),
+    progressIntervalMs: yield* ms("PARLEY_BROADCAST_PROGRESS_MS", DEFAULTS.progressIntervalMs),
+    maxInFlight: Math.max(MIN_IN_FLIGHT, yield* ms("PARLEY_BROADCAST_MAX_IN_FLIGHT", DEFAULTS.maxInFlight))
+  } satisfies BroadcastSettingsShape
+}).pipe(Effect.orDie)
+
+/** Recipients taken per batch at most: outcomes are written per batch, so about a second's worth of the number's pace. */
+const BATCH = 500
+const MIN_BATCH = 20
 /** Share of the number's throughput the bucket uses: inbound messages count against the same level. */
 const THROUGHPUT_SHARE = 0.98
 const RECHECK_MS = 10_000
@@ -148,8 +157,8 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
       const pace = yield* SendPace
       // The host's broadcast sends in flight, every broadcast's: as many as do not queue inside the host, where the
       // replies of conversations would wait behind them (issue 30 §2).
-      const window = makeSendWindow({ max: IN_FLIGHT, min: MIN_IN_FLIGHT, tolerance: 2, slackMs: 5 })
-      const inFlight = yield* Semaphore.make(IN_FLIGHT)
+      const window = makeSendWindow({ max: settings.maxInFlight, min: MIN_IN_FLIGHT, tolerance: 2, slackMs: 5 })
+      const inFlight = yield* Semaphore.make(settings.maxInFlight)
       /** `send` once it has a place in the window, unless the broadcast halted meanwhile (none). */
       const inWindow = <A, E, R>(halted: () => boolean, send: Effect.Effect<A, E, R>) =>
         inFlight.withPermits(1)(Effect.gen(function*() {
@@ -373,7 +382,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             Effect.repeat(Schedule.spaced(250)),
             Effect.forkChild
           )
-          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: IN_FLIGHT })
+          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: settings.maxInFlight })
           yield* Fiber.interrupt(watch)
           const settled = results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : []))
           const retries = results.flatMap((a) => (a._tag === "Later" || a._tag === "Stop" ? [a.retry] : []))
