@@ -8,6 +8,7 @@ import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { Migrator } from "effect/sql"
 import { resolve } from "node:path"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
+import { readyCurrentSpans } from "./TimePartitions.ts"
 import migration0001 from "./migrations/0001_projects.ts"
 import migration0002 from "./migrations/0002_workflows.ts"
 import migration0003 from "./migrations/0003_events.ts"
@@ -138,10 +139,10 @@ export const migrate = Migrator.make({})({ loader: migrations, table: "parley_mi
  */
 export const MAX_CONNECTIONS = 24
 
-/** PgClient + SqlClient over `url`, with migrations applied. */
+/** PgClient + SqlClient over `url`, with migrations applied and the current time spans readied. */
 export const layerFromUrl = (url: string | Redacted.Redacted<string>) => {
   const redacted = typeof url === "string" ? Redacted.make(url) : url
-  return Layer.effectDiscard(migrate).pipe(
+  return Layer.effectDiscard(Effect.andThen(migrate, readyCurrentSpans)).pipe(
     Layer.provideMerge(PgClient.layer({ url: redacted, maxConnections: MAX_CONNECTIONS })),
     Layer.provideMerge(DatabaseUrl.layer(redacted))
   )
