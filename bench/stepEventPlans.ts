@@ -5,7 +5,9 @@
  * started this week. Each statement `StepEventsRepo` sends for the reads the execution GET and the events list make
  * is captured as sent and `EXPLAIN ANALYZE`d with its parameters twice: as it is (bounded by the run's start), and
  * with that bound made `-infinity`, which reaches every partition as the statements did before the bound (the
- * baseline, same run). Then the whole call, as the repository runs it (prepared statements, plan cache and all):
+ * baseline, same run); so is the read of one of the run's events by its id (`find`, an id the engine's way, UUIDv7),
+ * bounded by the day either side of its id's time, against the same statement with those bounds made infinite. Then
+ * the whole call, as the repository runs it (prepared statements, plan cache and all):
  * `latest(run, 100)` (what the GET reads) for the run, against the same call for the run as if it had started before
  * every partition. Last, the statements that join runs to their events (a workflow's node flow and split counts, a
  * contact's events erased, in a rolled back transaction) for a workflow and a contact whose runs started this week,
@@ -16,9 +18,11 @@
 import { PgClient } from "@effect/sql-pg"
 import {
   ContactErasureRepo,
+  Ids,
   STEP_EVENT_SKEW_MS,
   StepEventsRepo,
   type StepEventsOf,
+  stepEventSpan,
   stepEventsSince,
   TimePartitions,
   WorkflowStatsRepo
@@ -99,6 +103,10 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
       SELECT gen_random_uuid()::text, 'prj', x.id, s, CASE WHEN s % 2 = 0 THEN 'step_entered' ELSE 'step_completed' END,
         x.started_at + s * interval '1 minute', '{"node_type":"set_variable"}', jsonb_build_object('identifier', 'set' || s)
       FROM workflow_executions x, generate_series(0, ${EVENTS_A_RUN - 1}) s`)
+    // One event of 'exe0' with an id the engine's way (UUIDv7, minted now: its events are an hour old), for `find`.
+    const eventId = yield* Context.get(yield* Layer.build(Ids.layer), Ids).uuid
+    yield* run(`UPDATE workflow_step_events SET id = '${eventId}' WHERE id = (
+      SELECT id FROM workflow_step_events WHERE execution_id = 'exe0' ORDER BY created_at LIMIT 1)`)
     yield* run(`VACUUM ANALYZE`)
     const counted = yield* Effect.orDie(sql<{ readonly partitions: number }>`
       SELECT count(*)::int AS partitions FROM pg_inherits WHERE inhparent = 'workflow_step_events'::regclass`)
@@ -106,8 +114,12 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
     const [started] = yield* Effect.orDie(sql<{ readonly started_at: Date }>`SELECT started_at FROM workflow_executions WHERE id = 'exe0'`)
     const target: StepEventsOf = { id: "exe0", started_at: started!.started_at.toISOString() }
     // The same run as if it had started before every partition: the bound rules none out.
-    const unbounded: StepEventsOf = { id: "exe0", started_at: iso(now - (options.weeks + 2) * WEEK) }
+    const beforeAll: StepEventsOf = { id: "exe0", started_at: iso(now - (options.weeks + 2) * WEEK) }
     const since = stepEventsSince(target)
+    const span = stepEventSpan(eventId)!
+    /** The bounds made to reach every partition, as the statements read before them. */
+    const unbounded = (params: ReadonlyArray<unknown>) =>
+      params.map((p) => (p === since || p === span.since ? "-infinity" : p === span.until ? "infinity" : p))
 
     /** The statements `effect` sends, as sent. */
     const captured = <A>(effect: Effect.Effect<A>) =>
@@ -148,7 +160,8 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
     const reads: ReadonlyArray<readonly [string, Effect.Effect<unknown>]> = [
       ["latest 100 (execution GET)", events.latest(target, 100)],
       ["events page 1 of 20 (count, rows)", events.list("prj", target, {}, { mode: "page", page: 1, perPage: 20 })],
-      ["events after a cursor", events.list("prj", target, {}, { mode: "cursor", limit: 20, after: { sortKey: oldest!.created_at, id: oldest!.id } })]
+      ["events after a cursor", events.list("prj", target, {}, { mode: "cursor", limit: 20, after: { sortKey: oldest!.created_at, id: oldest!.id } })],
+      ["an event by id (find)", events.find("prj", eventId)]
     ]
     const plans: Array<StatementPlan> = []
     for (const [read, effect] of reads) {
@@ -156,7 +169,7 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
         plans.push({
           read,
           bounded: yield* timed(text, params),
-          unbounded: yield* timed(text, params.map((p) => (p === since ? "-infinity" : p)))
+          unbounded: yield* timed(text, unbounded(params))
         })
       }
     }
@@ -202,7 +215,7 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
     const before = Effect.orDie(sql`
       SELECT * FROM workflow_step_events WHERE execution_id = ${target.id}
       ORDER BY created_at DESC, seq DESC, id DESC LIMIT ${100}`)
-    const calls = { bounded: events.latest(target, 100), unbounded: events.latest(unbounded, 100), before }
+    const calls = { bounded: events.latest(target, 100), unbounded: events.latest(beforeAll, 100), before }
     const callUs = { bounded: 0, unbounded: 0, before: 0 }
     for (let block = 0; block < 10; block++) {
       for (const key of ["bounded", "unbounded", "before"] as const) {

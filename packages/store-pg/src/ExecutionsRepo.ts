@@ -18,6 +18,7 @@ import {
   StepEventsRepo,
   STEP_EVENT_SKEW_MS,
   type StepEventsOf,
+  stepEventSpan,
   stepEventsSince,
   TriggerType,
   WaitingReason,
@@ -417,8 +418,12 @@ export const layerStepEventsRepo = Layer.effect(
       ),
 
       find: Effect.fnUntraced(function*(projectId: string, id: string) {
+        // The id's own time bounds the event (`stepEventSpan`): two weekly partitions at most, not every one kept.
+        const span = stepEventSpan(id)
         return yield* firstStepEvent(
-          yield* sql`SELECT * FROM workflow_step_events WHERE project_id = ${projectId} AND id = ${id}`
+          yield* sql`SELECT * FROM workflow_step_events WHERE project_id = ${projectId} AND id = ${id}${
+            span === undefined ? sql`` : sql` AND created_at BETWEEN ${span.since}::timestamptz AND ${span.until}::timestamptz`
+          }`
         )
       }, Effect.orDie),
 

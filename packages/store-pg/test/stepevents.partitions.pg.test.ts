@@ -1,12 +1,14 @@
 /**
  * Reads of one run's step events plan only the weekly partitions (0036) the run can have written: every statement
  * `StepEventsRepo` runs for `latest` and `list` (page count and rows, cursors both ways with their lookup), captured
- * as it goes to PostgreSQL and `EXPLAIN`ed with its parameters, names no partition of a week before the run's.
+ * as it goes to PostgreSQL and `EXPLAIN`ed with its parameters, names no partition of a week before the run's. A read
+ * of one event by id (`find`) plans the weeks its UUIDv7 id's day either side reaches, where an id of another kind
+ * (the statement as it was before the bound) plans every partition.
  */
 import { ExecutionsRepo, StepEventsRepo, TimePartitions, WorkflowsRepo } from "@parley/core"
-import { givenProject, makeExecution, makeStepEvent, makeWorkflow } from "@parley/core/testing/conformance"
+import { givenProject, makeExecution, makeStepEvent, makeWorkflow, uuidV7At } from "@parley/core/testing/conformance"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, Statement } from "effect/sql"
 import { decodeRows } from "../src/Rows.ts"
 import { layerStorage } from "../src/Storage.ts"
@@ -16,6 +18,7 @@ import { layerTestDatabase } from "./pg.ts"
 const DAY = 24 * 60 * 60 * 1000
 const WEEK = 7 * DAY
 const iso = (ms: number) => new Date(ms).toISOString()
+const toCount = decodeRows("partitions", Schema.Struct({ partitions: Schema.Number }))
 const toPlanLines = decodeRows("plan", Schema.Struct({ "QUERY PLAN": Schema.String }))
 
 /** The statements on `workflow_step_events` that `effect` runs, compiled as they were sent, and its result. */
@@ -91,5 +94,46 @@ layer(layerStorage.pipe(Layer.provideMerge(layerTestDatabase)), { excludeTestSer
       assert.deepStrictEqual(ids(before.items), ids([mine[3]!, mine[2]!]))
       // latest, the page's count and rows, a page, two cursors (each with its lookup inside).
       assert.strictEqual(statements, 6)
+    }))
+
+  it.effect("plans the weeks an event's UUIDv7 id reaches when read by id, not every week", () =>
+    Effect.gen(function*() {
+      const events = yield* StepEventsRepo
+      const project = yield* givenProject()
+      const workflow = makeWorkflow(project.id)
+      yield* (yield* WorkflowsRepo).insert(workflow)
+      const first = spanOf("workflow_step_events", Date.UTC(2027, 5, 2))
+      yield* (yield* TimePartitions).prepare("workflow_step_events", iso(first), iso(first + 9 * WEEK))
+      const weeks = Array.from({ length: 10 }, (_, n) => partitionName("workflow_step_events", first + n * WEEK))
+      const run = makeExecution(workflow, { started_at: iso(first), last_event_at: iso(first) })
+      assert.isTrue(yield* (yield* ExecutionsRepo).insert(run))
+      // Mid-week (the day either side stays in the week), and early on a Monday (the day before reaches the week before).
+      const midWeek = first + 4 * WEEK + 3 * DAY
+      const monday = first + 6 * WEEK + 60 * 60 * 1000
+      const stamped = (ms: number, seq: number) =>
+        makeStepEvent(run, { id: uuidV7At(ms), seq, created_at: iso(ms) })
+      const [inWeek, onMonday] = [stamped(midWeek, 0), stamped(monday, 1)]
+      const plain = makeStepEvent(run, { id: crypto.randomUUID(), seq: 2, created_at: iso(midWeek) })
+      yield* events.append([inWeek, onMonday, plain])
+      const plannedBy = (id: string) =>
+        Effect.gen(function*() {
+          const { result, statements } = yield* captured(events.find(project.id, id))
+          assert.lengthOf(statements, 1)
+          return { found: result, planned: [...yield* partitionsPlanned(statements[0]!)].sort() }
+        })
+      const a = yield* plannedBy(inWeek.id)
+      assert.deepStrictEqual(a.found, Option.some(inWeek))
+      assert.deepStrictEqual(a.planned, [weeks[4]!])
+      const b = yield* plannedBy(onMonday.id)
+      assert.deepStrictEqual(b.found, Option.some(onMonday))
+      assert.deepStrictEqual(b.planned, [weeks[5]!, weeks[6]!])
+      // An id that is no UUIDv7 gives no bound: every partition (this suite's others too, and the default one), as every
+      // `find` did before.
+      const c = yield* plannedBy(plain.id)
+      assert.deepStrictEqual(c.found, Option.some(plain))
+      const [{ partitions }] = yield* toCount(yield* (yield* SqlClient.SqlClient)`
+        SELECT count(*)::int AS partitions FROM pg_inherits WHERE inhparent = 'workflow_step_events'::regclass`)
+      assert.isAtLeast(partitions, weeks.length + 1)
+      assert.strictEqual(c.planned.length, partitions)
     }))
 })

@@ -25,6 +25,7 @@ import {
   type LiveCount,
   StepEventsRepo,
   type StepEventsOf,
+  stepEventSpan,
   stepEventsSince
 } from "./ExecutionsRepo.ts"
 import type { Project } from "../projects/Project.ts"
@@ -329,7 +330,12 @@ export const layerMemoryStepEventsRepo = Layer.effect(
           })
       ),
       find: Effect.fn("StepEventsRepo.find")((projectId: string, id: string) =>
-        store.run((db) => Option.filter(Option.fromNullishOr(db.get(StepEvents, id)), (e) => e.project_id === projectId))
+        store.run((db) => {
+          const span = stepEventSpan(id)
+          return Option.filter(Option.fromNullishOr(db.get(StepEvents, id)), (e) =>
+            e.project_id === projectId &&
+            (span === undefined || (instant(e.created_at) >= instant(span.since) && instant(e.created_at) <= instant(span.until))))
+        })
       ),
       latest: Effect.fn("StepEventsRepo.latest")((run: StepEventsOf, limit: number) =>
         store.run((db) => newestEventsFirst(db.all(StepEvents).filter(ofRun(run))).slice(0, Math.max(limit, 0)))
