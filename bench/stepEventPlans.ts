@@ -17,7 +17,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import {
-  ContactErasureRepo,
+  ExecutionsErasure,
   Ids,
   STEP_EVENT_SKEW_MS,
   StepEventsRepo,
@@ -182,7 +182,7 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
     yield* run(`UPDATE workflow_executions SET workflow_id = 'fresh', contact_id = 'contact' WHERE started_at > now() - interval '3 days'`)
     yield* run(`ANALYZE workflow_executions`)
     const stats = Context.get(context, WorkflowStatsRepo)
-    const erasure = Context.get(context, ContactErasureRepo)
+    const erasure = Context.get(context, ExecutionsErasure)
     const skew = `interval '${STEP_EVENT_SKEW_MS} milliseconds'`
     const joins: ReadonlyArray<readonly [string, Effect.Effect<unknown>]> = [
       ["a workflow's node flow", stats.nodeFlow("prj", "fresh")],
@@ -190,11 +190,7 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
       [
         "a contact's events erased",
         sql.withTransaction(Effect.andThen(
-          erasure.deleteStepEvents({
-            project_id: "prj",
-            contact_id: "contact",
-            target: { wa_id: null, business_scoped_user_id: null, parent_business_scoped_user_id: null }
-          }, 1000),
+          erasure.deleteStepEvents("prj", "contact", 1000),
           Effect.fail(new RolledBack({ lines: [] }))
         )).pipe(Effect.ignore)
       ]
