@@ -6,7 +6,8 @@
  * is captured as sent and `EXPLAIN ANALYZE`d with its parameters twice: as it is (bounded by the run's start), and
  * with that bound made `-infinity`, which reaches every partition as the statements did before the bound (the
  * baseline, same run); so is the read of one of the run's events by its id (`find`, an id the engine's way, UUIDv7),
- * bounded by the day either side of its id's time, against the same statement with those bounds made infinite. Then
+ * bounded by the day either side of its id's time, and the latest events of a run that ended long ago, bounded by its
+ * start and its end, each against the same statement with those bounds made infinite. Then
  * the whole call, as the repository runs it (prepared statements, plan cache and all):
  * `latest(run, 100)` (what the GET reads) for the run, against the same call for the run as if it had started before
  * every partition. Last, the statements that join runs to their events (a workflow's node flow and split counts, a
@@ -24,6 +25,7 @@ import {
   type StepEventsOf,
   stepEventSpan,
   stepEventsSince,
+  stepEventsUntil,
   TimePartitions,
   WorkflowStatsRepo
 } from "@parley/core"
@@ -112,14 +114,25 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
       SELECT count(*)::int AS partitions FROM pg_inherits WHERE inhparent = 'workflow_step_events'::regclass`)
     const partitions = counted[0]!.partitions
     const [started] = yield* Effect.orDie(sql<{ readonly started_at: Date }>`SELECT started_at FROM workflow_executions WHERE id = 'exe0'`)
-    const target: StepEventsOf = { id: "exe0", started_at: started!.started_at.toISOString() }
+    const target: StepEventsOf = { id: "exe0", started_at: started!.started_at.toISOString(), status: "running", ended_at: null }
     // The same run as if it had started before every partition: the bound rules none out.
-    const beforeAll: StepEventsOf = { id: "exe0", started_at: iso(now - (options.weeks + 2) * WEEK) }
+    const beforeAll: StepEventsOf = { ...target, started_at: iso(now - (options.weeks + 2) * WEEK) }
+    // A run that started and ended (an hour later, its events in between) `weeks * 3 / 4` weeks ago.
+    const oldRun = `exe${Math.floor(options.weeks * 3 / 4) * RUNS_A_WEEK}`
+    const [oldStart] = yield* Effect.orDie(sql<{ readonly started_at: Date }>`SELECT started_at FROM workflow_executions WHERE id = ${oldRun}`)
+    const ended: StepEventsOf = {
+      id: oldRun,
+      started_at: oldStart!.started_at.toISOString(),
+      status: "ended",
+      ended_at: iso(oldStart!.started_at.getTime() + 60 * 60 * 1000)
+    }
     const since = stepEventsSince(target)
     const span = stepEventSpan(eventId)!
     /** The bounds made to reach every partition, as the statements read before them. */
+    const lower = new Set([since, stepEventsSince(ended), span.since])
+    const upper = new Set([stepEventsUntil(ended), span.until])
     const unbounded = (params: ReadonlyArray<unknown>) =>
-      params.map((p) => (p === since || p === span.since ? "-infinity" : p === span.until ? "infinity" : p))
+      params.map((p) => (lower.has(p as string) ? "-infinity" : upper.has(p as string) ? "infinity" : p))
 
     /** The statements `effect` sends, as sent. */
     const captured = <A>(effect: Effect.Effect<A>) =>
@@ -161,7 +174,10 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
       ["latest 100 (execution GET)", events.latest(target, 100)],
       ["events page 1 of 20 (count, rows)", events.list("prj", target, {}, { mode: "page", page: 1, perPage: 20 })],
       ["events after a cursor", events.list("prj", target, {}, { mode: "cursor", limit: 20, after: { sortKey: oldest!.created_at, id: oldest!.id } })],
-      ["an event by id (find)", events.find("prj", eventId)]
+      ["an event by id (find)", events.find("prj", eventId)],
+      ["latest 100 of a run ended long ago", events.latest(ended, 100)],
+      // The same read with its start's bound only, as it was before an ended run took its end's.
+      ["  same, bounded by its start only", events.latest({ ...ended, status: "waiting" }, 100)]
     ]
     const plans: Array<StatementPlan> = []
     for (const [read, effect] of reads) {

@@ -3,7 +3,8 @@
  * `StepEventsRepo` runs for `latest` and `list` (page count and rows, cursors both ways with their lookup), captured
  * as it goes to PostgreSQL and `EXPLAIN`ed with its parameters, names no partition of a week before the run's. A read
  * of one event by id (`find`) plans the weeks its UUIDv7 id's day either side reaches, where an id of another kind
- * (the statement as it was before the bound) plans every partition.
+ * (the statement as it was before the bound) plans every partition; those of a run that ended plan none of the weeks
+ * after its end.
  */
 import { ExecutionsRepo, StepEventsRepo, TimePartitions, WorkflowsRepo } from "@parley/core"
 import { givenProject, makeExecution, makeStepEvent, makeWorkflow, uuidV7At } from "@parley/core/testing/conformance"
@@ -135,5 +136,44 @@ layer(layerStorage.pipe(Layer.provideMerge(layerTestDatabase)), { excludeTestSer
         SELECT count(*)::int AS partitions FROM pg_inherits WHERE inhparent = 'workflow_step_events'::regclass`)
       assert.isAtLeast(partitions, weeks.length + 1)
       assert.strictEqual(c.planned.length, partitions)
+    }))
+
+  it.effect("plans no weekly partition from after an ended run's end", () =>
+    Effect.gen(function*() {
+      const events = yield* StepEventsRepo
+      const project = yield* givenProject()
+      const workflow = makeWorkflow(project.id)
+      yield* (yield* WorkflowsRepo).insert(workflow)
+      const first = spanOf("workflow_step_events", Date.UTC(2027, 9, 6))
+      yield* (yield* TimePartitions).prepare("workflow_step_events", iso(first), iso(first + 9 * WEEK))
+      const week = (n: number) => partitionName("workflow_step_events", first + n * WEEK)
+      // Started on the Thursday of the second week, ended on its Saturday: the day after it stays in that week.
+      const started = first + 1 * WEEK + 3 * DAY
+      const ended = started + 2 * DAY
+      const run = makeExecution(workflow, { started_at: iso(started), last_event_at: iso(ended), status: "ended", ended_at: iso(ended) })
+      assert.isTrue(yield* (yield* ExecutionsRepo).insert(run))
+      const mine = [0, 1, 2].map((n) => makeStepEvent(run, { seq: n, created_at: iso(started + n * DAY) }))
+      yield* events.append(mine)
+      const planned = (read: Effect.Effect<unknown>) =>
+        Effect.gen(function*() {
+          const { statements } = yield* captured(read)
+          const all = new Set<string>()
+          for (const statement of statements) for (const p of yield* partitionsPlanned(statement)) all.add(p)
+          return all
+        })
+      const later = [2, 3, 4, 5, 6, 7, 8, 9].map(week)
+      for (const read of [
+        events.latest(run, 10),
+        events.list(project.id, run, {}, { mode: "page", page: 1, perPage: 2 }),
+        events.list(project.id, run, {}, { mode: "cursor", limit: 2, after: { sortKey: mine[1]!.created_at, id: mine[1]!.id } })
+      ]) {
+        const named = yield* planned(read)
+        assert.isTrue(named.has(week(1)))
+        for (const w of later) assert.isFalse(named.has(w), `${w} after the run's end`)
+      }
+      assert.deepStrictEqual((yield* events.latest(run, 10)).map((e) => e.id), [...mine].reverse().map((e) => e.id))
+      // The same run still waiting: every week from its start on.
+      const live = yield* planned(events.latest({ ...run, status: "waiting" }, 10))
+      for (const w of later) assert.isTrue(live.has(w), `${w} while the run can move`)
     }))
 })

@@ -14,6 +14,7 @@ import type {
   WaitingReason,
   WorkflowRevision
 } from "./Execution.ts"
+import { isTerminal } from "./Execution.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { WorkflowRecord } from "../workflows/Workflow.ts"
 
@@ -87,11 +88,23 @@ export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
  */
 export const STEP_EVENT_SKEW_MS = 24 * 60 * 60 * 1000
 
-/** The run whose events a read asks for: its id and when it started, which bounds its events in time. */
-export type StepEventsOf = Pick<ExecutionRecord, "id" | "started_at">
+/**
+ * The run whose events a read asks for: its id, when it started and, once it is over, when it ended, which bound its
+ * events in time.
+ */
+export type StepEventsOf = Pick<ExecutionRecord, "id" | "started_at" | "status" | "ended_at">
 
 /** The earliest `created_at` (ISO 8601) an event of `run` can have. */
 export const stepEventsSince = (run: StepEventsOf): string => new Date(Date.parse(run.started_at) - STEP_EVENT_SKEW_MS).toISOString()
+
+/**
+ * The latest `created_at` (ISO 8601) an event of an ended or failed run can have: its last event is stamped when it
+ * ends (`ended_at`), a day of skew after for the events other hosts stamped; none while it can still move.
+ */
+export const stepEventsUntil = (run: StepEventsOf): string | undefined =>
+  isTerminal(run.status) && run.ended_at !== null
+    ? new Date(Date.parse(run.ended_at) + STEP_EVENT_SKEW_MS).toISOString()
+    : undefined
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i
 
@@ -114,8 +127,9 @@ export const stepEventSpan = (id: string): { readonly since: string; readonly un
 export class StepEventsRepo extends Context.Service<StepEventsRepo, {
   readonly append: (events: ReadonlyArray<StepEventRecord>) => Effect.Effect<void>
   /**
-   * Newest first by (created_at, seq). Reads by run see only events created since `stepEventsSince(run)`: on
-   * PostgreSQL that bound is what lets the planner skip the weekly partitions older than the run.
+   * Newest first by (created_at, seq). Reads by run see only events created since `stepEventsSince(run)` and, for a
+   * run that is over, until `stepEventsUntil(run)`: on PostgreSQL those bounds let the planner skip the weekly
+   * partitions from before the run and after its end.
    */
   readonly list: (
     projectId: string,

@@ -26,7 +26,8 @@ import {
   StepEventsRepo,
   type StepEventsOf,
   stepEventSpan,
-  stepEventsSince
+  stepEventsSince,
+  stepEventsUntil
 } from "./ExecutionsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListWindow } from "../shared/Pagination.ts"
@@ -288,10 +289,12 @@ export const layerMemoryExecutionsRepo = Layer.effect(
   })
 )
 
-/** The run's events within the port's bound in time, as PostgreSQL's partitions read them. */
+/** The run's events within the port's bounds in time, as PostgreSQL's partitions read them. */
 const ofRun = (run: StepEventsOf) => {
   const since = instant(stepEventsSince(run))
-  return (e: StepEventRecord) => e.execution_id === run.id && instant(e.created_at) >= since
+  const until = stepEventsUntil(run)
+  const last = until === undefined ? Infinity : instant(until)
+  return (e: StepEventRecord) => e.execution_id === run.id && instant(e.created_at) >= since && instant(e.created_at) <= last
 }
 
 const matchesEvent = (projectId: string, run: StepEventsOf, filter: StepEventFilter) => {

@@ -18,7 +18,8 @@ import {
   STEP_EVENT_SKEW_MS,
   StepEventsRepo,
   stepEventSpan,
-  stepEventsSince
+  stepEventsSince,
+  stepEventsUntil
 } from "../../executions/ExecutionsRepo.ts"
 import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
@@ -773,7 +774,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           assert.deepStrictEqual((yield* repo.list(other.id, execution, {}, cursor(20))).items, [])
           assert.deepStrictEqual(ids(yield* repo.latest(execution, 3)), ids([e5, e4, e3]))
           assert.deepStrictEqual(ids(yield* repo.latest(execution, 100)), ids(newestFirst))
-          assert.deepStrictEqual(yield* repo.latest({ id: uniqueId("exe"), started_at: at(0) }, 100), [])
+          assert.deepStrictEqual(yield* repo.latest({ id: uniqueId("exe"), started_at: at(0), status: "running", ended_at: null }, 100), [])
         }))
 
       it.effect("windows an execution's events by cursor both ways and by page", () =>
@@ -835,6 +836,29 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           assert.deepStrictEqual(ids(before.items), ids([later, earlier]))
           // Still found by id: `find` names no run.
           assert.deepStrictEqual(yield* repo.find(execution.project_id, tooEarly.id), Option.some(tooEarly))
+        }))
+
+      it.effect("reads an ended run's events stamped up to a day after it ended, none after; a live run's without end", () =>
+        Effect.gen(function*() {
+          const repo = yield* StepEventsRepo
+          const started = 3 * STEP_EVENT_SKEW_MS
+          const endedAt = started + 10 * STEP_EVENT_SKEW_MS
+          const execution = yield* givenExecution({ started_at: at(started), last_event_at: at(endedAt), status: "ended", ended_at: at(endedAt) })
+          assert.strictEqual(stepEventsUntil(execution), at(endedAt + STEP_EVENT_SKEW_MS))
+          const make = (seq: number, ms: number) => makeStepEvent(execution, { seq, created_at: at(ms) })
+          const first = make(0, started)
+          const last = make(1, endedAt)
+          const skewed = make(2, endedAt + STEP_EVENT_SKEW_MS)
+          const tooLate = make(3, endedAt + STEP_EVENT_SKEW_MS + 1)
+          yield* repo.append([first, last, skewed, tooLate])
+          const newestFirst = ids([skewed, last, first])
+          assert.deepStrictEqual(ids(yield* repo.latest(execution, 10)), newestFirst)
+          assert.deepStrictEqual(ids((yield* repo.list(execution.project_id, execution, {}, cursor(10))).items), newestFirst)
+          const paged = yield* repo.list(execution.project_id, execution, {}, page(1, 10))
+          assert.deepStrictEqual([ids(paged.items), paged.total], [newestFirst, 3])
+          // The same run while it could still move has no end to bound it.
+          assert.isUndefined(stepEventsUntil({ ...execution, status: "waiting" }))
+          assert.lengthOf(yield* repo.latest({ ...execution, status: "waiting" }, 10), 4)
         }))
 
       it.effect("finds an event by a UUIDv7 id stamped up to a day either side of it, none further (the id bounds the read)", () =>
