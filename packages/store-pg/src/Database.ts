@@ -47,6 +47,7 @@ import migration0035 from "./migrations/0035_workflow_lifecycle.ts"
 import migration0036 from "./migrations/0036_time_partitions.ts"
 import migration0038 from "./migrations/0038_broadcast_report_cost.ts"
 import migration0039 from "./migrations/0039_conversation_idle_sweep.ts"
+import migration0040 from "./migrations/0040_broadcast_response_guard.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -126,7 +127,8 @@ export const migrations = Migrator.fromRecord({
   "0035_workflow_lifecycle": migration0035,
   "0036_time_partitions": migration0036,
   "0038_broadcast_report_cost": migration0038,
-  "0039_conversation_idle_sweep": migration0039
+  "0039_conversation_idle_sweep": migration0039,
+  "0040_broadcast_response_guard": migration0040
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */
