@@ -43,7 +43,8 @@ export const startBenchHost = (
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
     const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: options.durable !== true, settings: options.postgres })
-    const context = yield* Layer.build(
+    // Built with the host's context depth, as `npm start` (`Embed.make`) builds it.
+    const context = yield* Host.deepContexts(Layer.build(
       Host.serve({ publicUrl: "http://127.0.0.1", workers: options.workers }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
         // The simulator's store too, as `npm start` has it: the in-process network writes through it.
@@ -52,7 +53,7 @@ export const startBenchHost = (
         Layer.provideMerge(benchConfig(options.env)),
         Layer.provideMerge(options.tracer === undefined ? Layer.empty : Layer.succeed(Tracer.Tracer, options.tracer))
       )
-    )
+    ))
     const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
     const projects = Context.get(context, Projects)
     const project = yield* projects.create("Bench")

@@ -36,7 +36,9 @@ process.env.PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS = "true"
 const program = Effect.gen(function*() {
   // The young generation's size sets the host's collection pauses (docs/decisions.md "Runtime"): say which one ran.
   const youngGeneration = process.execArgv.find((flag) => flag.startsWith("--max-semi-space-size")) ?? "V8's default young generation"
-  console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread; ${youngGeneration})\n`)
+  // And how far the old generation grows before a full collection (the host's peak RSS during a broadcast).
+  const oldGrowth = process.execArgv.find((flag) => flag.startsWith("--heap-growing-percent")) ?? "V8's default heap growing"
+  console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread; ${youngGeneration}, ${oldGrowth})\n`)
   if (runs("http")) {
     console.log(formatHttpBench(yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })))
   }

@@ -12,7 +12,7 @@ import { layerLogsWorkers, pruneLogEntries } from "../src/logs/LogsJobs.ts"
 import { stepEventEntry } from "../src/executions/StepLogEntries.ts"
 import { upstreamChangeEntries } from "../src/logs/Sources.ts"
 import { deliveryAttemptEntry } from "../src/webhooks/DeliveryLogEntries.ts"
-import { LogSearch } from "../src/logs/LogSearch.ts"
+import { LogSearch, logWords, MAX_SEARCH_TEXT } from "../src/logs/LogSearch.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
 import type { WebhookDeliveryRecord } from "../src/webhooks/Webhook.ts"
@@ -205,6 +205,21 @@ describe("log entries of each source", () => {
       error_message: "Message undeliverable",
       message: "status failed of wamid.1 to 15550001111: Message undeliverable"
     })
+  })
+
+  it("an entry's searchable text is its words, lowercased and cut at a word boundary, in ASCII or not", () => {
+    const searchText = (message: string) =>
+      logEntry({ id: "e", project_id: "p", source: "external_api_log", occurred_at: "t", ingested_at: "t", problem: false, message }).search_text
+    // The ASCII scan and `logWords` agree: the same text either way.
+    for (const message of ["GET /v1/Things?a=B_c 200", "  --Héllo, WÖRLD!! déjà-vu 42", "İstanbul ß ΣΑΣ 😀 x", "", "!!!"]) {
+      assert.strictEqual(searchText(message), logWords(message).join(" "), message)
+    }
+    // Cut after the last whole word that fits, whether the text is ASCII or not.
+    const long = "a".repeat(MAX_SEARCH_TEXT - 3)
+    assert.strictEqual(searchText(`${long} bb cc`), `${long} bb`)
+    assert.strictEqual(searchText(`${long} bbb cc`), long)
+    assert.strictEqual(searchText(`${long} bé cc`), `${long} bé`)
+    assert.strictEqual(searchText(`${long} béé cc`), long)
   })
 })
 

@@ -261,6 +261,26 @@ describe("outbox relay", () => {
       assert.isFalse(yield* interest.wants("a", entries.find((e) => e !== evenOne && e.type === "t.one")!))
     }).pipe(Effect.scoped))
 
+  it.effect("may want an entry not built yet unless every declaration of its type rules its number out", () =>
+    Effect.gen(function*() {
+      const interest = yield* DomainEventInterest
+      const scope = { projectId: "p1", phoneNumberId: "100" }
+      assert.isTrue(yield* interest.mayWant("t.one", scope), "an undeclared type is always written")
+      const asked: Array<string> = []
+      yield* interest.declare("a", ["t.one", "t.two"], () => Effect.succeed(true), (type, at) =>
+        Effect.sync(() => {
+          asked.push(`${type}@${at.phoneNumberId}`)
+          return at.phoneNumberId === "200"
+        }))
+      assert.isFalse(yield* interest.mayWant("t.one", scope))
+      assert.isTrue(yield* interest.mayWant("t.one", { ...scope, phoneNumberId: "200" }))
+      // A declaration without a scope answer may want anything of its types.
+      yield* interest.declare("b", ["t.two"], () => Effect.succeed(false))
+      assert.isTrue(yield* interest.mayWant("t.two", scope))
+      assert.isFalse(yield* interest.mayWant("t.one", scope))
+      assert.deepStrictEqual(asked, ["t.one@100", "t.one@200", "t.two@100", "t.one@100"])
+    }).pipe(Effect.provide(DomainEventInterest.layer)))
+
   it.effect("hands every entry of a batch to its subscriber, and a job of one entry (queued before batches) too", () =>
     Effect.gen(function*() {
       const { seen, signaled, tx, jobs } = yield* start()

@@ -68,6 +68,8 @@ import { LegacyBroadcastsHandlers, MsgBroadcastsHandlers } from "./handlers/Broa
 import { GuardrailsHandlers } from "./handlers/Guardrails.ts"
 import * as MetricsRoute from "./telemetry/MetricsRoute.ts"
 
+export { deepContexts } from "./ContextDepth.ts"
+
 export { Readiness } from "./Readiness.ts"
 
 /**

@@ -21,7 +21,18 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeFirst, decodeRows, iso, isoOrNull, IsoFromDate, jsonb, JsonObject, jsonRows, listNewestFirst } from "./Rows.ts"
+import {
+  decodeFirst,
+  decodeRows,
+  iso,
+  IsoFromDate,
+  isoOrNull,
+  jsonb,
+  JsonObject,
+  jsonRows,
+  listNewestFirst,
+  Nullable
+} from "./Rows.ts"
 
 /** A row of `msg_broadcasts`, times as ISO text. */
 const BroadcastRow = Schema.Struct({
@@ -32,13 +43,13 @@ const BroadcastRow = Schema.Struct({
   msg_config_id: Schema.String,
   msg_template_id: Schema.String,
   template: JsonObject<BroadcastRecord["template"]>(),
-  scheduled_at: Schema.NullOr(IsoFromDate),
-  started_at: Schema.NullOr(IsoFromDate),
-  completed_at: Schema.NullOr(IsoFromDate),
-  stopped_at: Schema.NullOr(IsoFromDate),
-  stop_reason: Schema.NullOr(StopReason),
+  scheduled_at: Nullable(IsoFromDate),
+  started_at: Nullable(IsoFromDate),
+  completed_at: Nullable(IsoFromDate),
+  stopped_at: Nullable(IsoFromDate),
+  stop_reason: Nullable(StopReason),
   lease_owner: Schema.NullOr(Schema.String),
-  lease_until: Schema.NullOr(IsoFromDate),
+  lease_until: Nullable(IsoFromDate),
   created_at: IsoFromDate,
   updated_at: IsoFromDate
 })

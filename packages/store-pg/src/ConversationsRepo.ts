@@ -14,7 +14,7 @@ import {
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
-import { type Column, columnNames, columnRows, decodeRows, IsoFromDate, JsonRecord } from "./Rows.ts"
+import { type Column, columnNames, columnRows, decodeRows, IsoFromDate, JsonRecord, Nullable } from "./Rows.ts"
 import { jsonOrNull, lastOfEach, listWindow } from "./MessagingRows.ts"
 import { deferred } from "./Transactor.ts"
 
@@ -214,17 +214,17 @@ const ConversationRow = Schema.Struct({
   contact_name: Schema.NullOr(Schema.String),
   status: Schema.Literals(["active", "ended"]),
   end_reason: Schema.NullOr(Schema.Literals(["manual", "agent", "inactivity"])),
-  ended_at: Schema.NullOr(IsoFromDate),
+  ended_at: Nullable(IsoFromDate),
   last_active_at: IsoFromDate,
-  metadata: Schema.NullOr(JsonRecord),
+  metadata: Nullable(JsonRecord),
   assigned_user_id: Schema.NullOr(Schema.String),
   messages_count: Schema.Number,
   last_message_id: Schema.NullOr(Schema.String),
   last_message_type: Schema.NullOr(Schema.String),
   last_message_timestamp: Schema.NullOr(Schema.String),
   last_message_text: Schema.NullOr(Schema.String),
-  last_inbound_at: Schema.NullOr(IsoFromDate),
-  last_outbound_at: Schema.NullOr(IsoFromDate),
+  last_inbound_at: Nullable(IsoFromDate),
+  last_outbound_at: Nullable(IsoFromDate),
   created_at: IsoFromDate,
   updated_at: IsoFromDate
 })

@@ -5,7 +5,7 @@
 import { type EmbedRecordOf, embedColumns, type EmbedsRepo, type EmbedTable, filterEntries, type ListWindow, updatedColumns } from "@parley/core"
 import { Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, IsoFromDate, jsonb, listNewestFirst } from "./Rows.ts"
+import { decodeRows, IsoFromDate, jsonb, listNewestFirst, Nullable } from "./Rows.ts"
 
 /** A row of the kind's table, decoded into the record (the answer's fields, the owner, the token hash, ISO times). */
 export const embedRow = <Fields extends Schema.Struct.Fields>(answer: Fields) =>
@@ -13,8 +13,8 @@ export const embedRow = <Fields extends Schema.Struct.Fields>(answer: Fields) =>
     ...answer,
     project_id: Schema.String,
     token_hash: Schema.String,
-    expires_at: Schema.NullOr(IsoFromDate),
-    last_used_at: Schema.NullOr(IsoFromDate),
+    expires_at: Nullable(IsoFromDate),
+    last_used_at: Nullable(IsoFromDate),
     created_at: IsoFromDate,
     updated_at: IsoFromDate
   })

@@ -17,7 +17,18 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { batched, Count, decodeCount, decodeFirst, decodeRows, IsoFromDate, jsonb, jsonRows, mapUnique } from "./Rows.ts"
+import {
+  batched,
+  Count,
+  decodeCount,
+  decodeFirst,
+  decodeRows,
+  IsoFromDate,
+  jsonb,
+  jsonRows,
+  mapUnique,
+  Nullable
+} from "./Rows.ts"
 import { deferred } from "./Transactor.ts"
 import { jsonMentions } from "./Mentions.ts"
 
@@ -44,9 +55,9 @@ const DefinitionRow = Schema.Struct({
   description: Schema.NullOr(Schema.String),
   property_schema: EventPropertySchema,
   source: EventDefinitionSource,
-  archived_at: Schema.NullOr(IsoFromDate),
-  last_seen_at: Schema.NullOr(IsoFromDate),
-  deletion_requested_at: Schema.NullOr(IsoFromDate),
+  archived_at: Nullable(IsoFromDate),
+  last_seen_at: Nullable(IsoFromDate),
+  deletion_requested_at: Nullable(IsoFromDate),
   created_at: IsoFromDate,
   updated_at: IsoFromDate
 })

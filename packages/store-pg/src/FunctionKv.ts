@@ -8,11 +8,11 @@ import { FunctionKv, KvLimits, type KvListOptions, type KvPutOptions } from "@pa
 import { FunctionKvError } from "@parley/core"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows } from "./Rows.ts"
+import { decodeRows, Nullable } from "./Rows.ts"
 
 const decodeValues = decodeRows("function_kv", Schema.Struct({ value: Schema.String }))
 /** A key and its expiry, kept as a Date: the listing answers it in seconds. */
-const decodeKeys = decodeRows("function_kv keys", Schema.Struct({ key: Schema.String, expires_at: Schema.NullOr(Schema.Date) }))
+const decodeKeys = decodeRows("function_kv keys", Schema.Struct({ key: Schema.String, expires_at: Nullable(Schema.Date) }))
 
 export const layerFunctionKv = Layer.effect(
   FunctionKv,

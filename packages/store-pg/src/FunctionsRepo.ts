@@ -20,7 +20,17 @@ import {
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { layerFunctionKv } from "./FunctionKv.ts"
-import { decodeCount, decodeFirst, decodeRows, IsoFromDate, IsoFromText, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
+import {
+  decodeCount,
+  decodeFirst,
+  decodeRows,
+  IsoFromDate,
+  IsoFromText,
+  jsonb,
+  listNewestFirst,
+  mapUnique,
+  Nullable
+} from "./Rows.ts"
 import { PgTransactions } from "./Transactor.ts"
 
 /** A row of `functions`, times as ISO text. */
@@ -34,7 +44,7 @@ const FunctionRow = Schema.Struct({
   function_type: Schema.Literal(FUNCTION_TYPE),
   status: FunctionStatus,
   version: Schema.Number,
-  last_deployed_at: Schema.NullOr(IsoFromDate),
+  last_deployed_at: Nullable(IsoFromDate),
   last_deploy_error: Schema.NullOr(Schema.String),
   runtime_config: FunctionRuntimeConfig,
   created_by_id: Schema.String,
@@ -78,7 +88,7 @@ const DeploymentRow = Schema.Struct({
   code: Schema.NullOr(Schema.String),
   runtime_config: FunctionRuntimeConfig,
   started_at: IsoFromDate,
-  finished_at: Schema.NullOr(IsoFromDate),
+  finished_at: Nullable(IsoFromDate),
   error: Schema.NullOr(Schema.String)
 })
 const toDeployments: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<FunctionDeploymentRecord>> =

@@ -12,7 +12,7 @@ import {
 import { Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { changeSignals, decodeRows, IsoFromDate, jsonb, listNewestFirst } from "./Rows.ts"
+import { changeSignals, decodeRows, IsoFromDate, jsonb, listNewestFirst, Nullable } from "./Rows.ts"
 
 /** Settings changes, NOTIFY'd with the write (delivered at its commit) to every host's settings cache. */
 const CHANGES_CHANNEL = "parley_guardrail_settings"
@@ -30,7 +30,7 @@ const toOptOuts = decodeRows(OptOutRow)
 const firstOptOut = (rows: ReadonlyArray<unknown>) =>
   Effect.map(toOptOuts(rows), (found): Option.Option<OptOutRecord> => Option.fromNullishOr(found[0]))
 
-const Keywords = Schema.NullOr(Schema.Array(Schema.String))
+const Keywords = Nullable(Schema.Array(Schema.String))
 const SettingsRow = Schema.Struct({
   project_id: Schema.String,
   msg_config_id: Schema.NullOr(Schema.String),
@@ -39,8 +39,8 @@ const SettingsRow = Schema.Struct({
     opt_in_keywords: Keywords,
     opt_out_confirmation: Schema.NullOr(Schema.String),
     opt_in_confirmation: Schema.NullOr(Schema.String),
-    quiet_hours: Schema.NullOr(QuietHoursWindow),
-    frequency_caps: Schema.NullOr(FrequencyCaps)
+    quiet_hours: Nullable(QuietHoursWindow),
+    frequency_caps: Nullable(FrequencyCaps)
   }),
   updated_at: IsoFromDate
 })
@@ -57,7 +57,7 @@ const IsoFromJson = Schema.String.pipe(
   Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s: string) => new Date(s).toISOString(), encode: (s: string) => s }))
 )
 const FactsRow = Schema.Struct({
-  opt_out: Schema.NullOr(Schema.Struct({ ...OptOutRow.fields, created_at: IsoFromJson })),
+  opt_out: Nullable(Schema.Struct({ ...OptOutRow.fields, created_at: IsoFromJson })),
   zone: Schema.NullOr(Schema.String)
 })
 

@@ -16,7 +16,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { changeSignals, decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, mapUnique } from "./Rows.ts"
+import { changeSignals, decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, mapUnique, Nullable } from "./Rows.ts"
 import { listWindow } from "./MessagingRows.ts"
 
 const reveal = (value: Redacted.Redacted<string> | null): string | null => value === null ? null : Redacted.value(value)
@@ -38,14 +38,14 @@ const ConfigRow = Schema.Struct({
   customer_id: Schema.NullOr(Schema.String),
   inbound_processing_enabled: Schema.Boolean,
   access_token: Secret,
-  webhook_verify_token: Schema.NullOr(Secret),
-  app_secret: Schema.NullOr(Secret),
-  webhook_destination_url: Schema.NullOr(Secret),
+  webhook_verify_token: Nullable(Secret),
+  app_secret: Nullable(Secret),
+  webhook_destination_url: Nullable(Secret),
   facts: JsonObject<NetworkFacts>(),
-  refreshed_at: Schema.NullOr(IsoFromDate),
-  webhook_verified_at: Schema.NullOr(IsoFromDate),
+  refreshed_at: Nullable(IsoFromDate),
+  webhook_verified_at: Nullable(IsoFromDate),
   provisioned: Schema.Boolean,
-  deleted_at: Schema.NullOr(IsoFromDate),
+  deleted_at: Nullable(IsoFromDate),
   created_at: IsoFromDate,
   updated_at: IsoFromDate
 })

@@ -25,7 +25,8 @@ import {
   JsonArray,
   jsonb,
   JsonObject,
-  JsonRecord
+  JsonRecord,
+  Nullable
 } from "./Rows.ts"
 import { jsonOrNull, lastOfEach, listWindow } from "./MessagingRows.ts"
 import { deferred } from "./Transactor.ts"
@@ -85,8 +86,8 @@ const MessageRow = Schema.Struct({
   has_media: Schema.Boolean,
   content: Schema.NullOr(Schema.String),
   transcript: Schema.NullOr(Schema.String),
-  media: Schema.NullOr(JsonObject<MessageMedia>()),
-  message_type_data: Schema.NullOr(JsonRecord),
+  media: Nullable(JsonObject<MessageMedia>()),
+  message_type_data: Nullable(JsonRecord),
   statuses: JsonArray<ReadonlyArray<unknown>>(),
   ext_data: JsonRecord,
   contact_name: Schema.NullOr(Schema.String),

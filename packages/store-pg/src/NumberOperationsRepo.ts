@@ -13,7 +13,16 @@ import {
 } from "@parley/core"
 import { Effect, Layer, type Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, listNewestFirst, mapUnique } from "./Rows.ts"
+import {
+  decodeFirst,
+  decodeRows,
+  IsoFromDate,
+  jsonb,
+  JsonObject,
+  listNewestFirst,
+  mapUnique,
+  Nullable
+} from "./Rows.ts"
 
 /** A row of `msg_display_name_requests`, times as ISO text. */
 const RequestRow = Schema.Struct({
@@ -24,8 +33,8 @@ const RequestRow = Schema.Struct({
   previous_display_name: Schema.String,
   status: DisplayNameRequestStatus,
   submitted_at: IsoFromDate,
-  reviewed_at: Schema.NullOr(IsoFromDate),
-  applied_at: Schema.NullOr(IsoFromDate),
+  reviewed_at: Nullable(IsoFromDate),
+  applied_at: Nullable(IsoFromDate),
   upstream_error_code: Schema.NullOr(Schema.Number),
   upstream_error_subcode: Schema.NullOr(Schema.Number),
   upstream_error_type: Schema.NullOr(Schema.String),
@@ -97,10 +106,10 @@ export const layerDisplayNameRequestsRepo = Layer.effect(
 const HealthRow = Schema.Struct({
   msg_config_id: Schema.String,
   credentials: Schema.String,
-  report: Schema.NullOr(JsonObject<HealthReport>()),
-  checked_at: Schema.NullOr(IsoFromDate),
+  report: Nullable(JsonObject<HealthReport>()),
+  checked_at: Nullable(IsoFromDate),
   failures: Schema.Number,
-  held_until: Schema.NullOr(IsoFromDate)
+  held_until: Nullable(IsoFromDate)
 })
 const firstHealth: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<NumberHealthState>> = decodeFirst(
   "msg_number_health",

@@ -3,7 +3,7 @@ import { type ApiKey, type Project, ProjectsRepo } from "@parley/core"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { changeSignals, decodeFirst, decodeRows, IsoFromDate } from "./Rows.ts"
+import { changeSignals, decodeFirst, decodeRows, IsoFromDate, Nullable } from "./Rows.ts"
 
 /** A row of `projects`, times as ISO text. */
 const ProjectRow = Schema.Struct({
@@ -27,7 +27,7 @@ const ApiKeyRow = Schema.Struct({
   key_hash: Schema.String,
   prefix: Schema.String,
   created_at: IsoFromDate,
-  revoked_at: Schema.NullOr(IsoFromDate)
+  revoked_at: Nullable(IsoFromDate)
 })
 const toKeys: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ApiKey>> = decodeRows("api_keys", ApiKeyRow)
 const firstKey = decodeFirst("api_keys", ApiKeyRow)

@@ -13,7 +13,7 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeFirst, decodeRows, IsoFromDate, jsonb, listNewestFirst, mapUnique } from "./Rows.ts"
+import { decodeFirst, decodeRows, IsoFromDate, jsonb, listNewestFirst, mapUnique, Nullable } from "./Rows.ts"
 
 /** A row of `setup_links`: the stored link, times as ISO text. */
 const SetupLinkRow = Schema.Struct({
@@ -35,8 +35,8 @@ const SetupLinkRow = Schema.Struct({
   upstream_billing_mode: Schema.Literals(BILLING_MODES),
   reconnect_phone_number: Schema.NullOr(Schema.String),
   phone_number_id: Schema.NullOr(Schema.String),
-  used_at: Schema.NullOr(IsoFromDate),
-  revoked_at: Schema.NullOr(IsoFromDate),
+  used_at: Nullable(IsoFromDate),
+  revoked_at: Nullable(IsoFromDate),
   created_at: IsoFromDate,
   updated_at: IsoFromDate
 })

@@ -8,7 +8,7 @@ import { type SimChanges, type SimDelivery, type SimObject, SimulatorStore, Simu
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { type Column, columnRows, decodeRows } from "./Rows.ts"
+import { type Column, columnRows, decodeRows, Nullable } from "./Rows.ts"
 
 // Bytes travel as base64 text both ways, so any bytes fit whatever the driver does with bytea.
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
@@ -39,7 +39,7 @@ const ObjectRow = Schema.Struct({
   kind: Schema.String,
   key: Schema.String,
   value: Schema.fromJsonString(Schema.Unknown),
-  bytes: Schema.NullOr(Schema.Uint8ArrayFromBase64)
+  bytes: Nullable(Schema.Uint8ArrayFromBase64)
 })
 const toObjects = decodeRows("sim_objects", ObjectRow)
 

@@ -5,7 +5,7 @@
 import { type InboxEntry, type TemplateStatusRecord, UpstreamInboxRepo } from "@parley/core"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { Count, decodeFirst, decodeRows, IsoFromDate } from "./Rows.ts"
+import { Count, decodeFirst, decodeRows, IsoFromDate, Nullable } from "./Rows.ts"
 import { deferred } from "./Transactor.ts"
 
 /** A row of `msg_upstream_inbox`: the raw body as the network sent it, times as ISO text. */
@@ -15,8 +15,8 @@ const InboxRow = Schema.Struct({
   body: Schema.Uint8Array,
   signature: Schema.String,
   received_at: IsoFromDate,
-  fanned_out_at: Schema.NullOr(IsoFromDate),
-  processed_at: Schema.NullOr(IsoFromDate),
+  fanned_out_at: Nullable(IsoFromDate),
+  processed_at: Nullable(IsoFromDate),
   senders: Schema.Array(Schema.String)
 })
 const toEntries: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<InboxEntry>> = decodeRows(

@@ -32,7 +32,8 @@ import {
   jsonb,
   jsonRows,
   listNewestFirst,
-  mapUnique
+  mapUnique,
+  Nullable
 } from "./Rows.ts"
 
 /** A row of `webhooks`, times as ISO text. */
@@ -46,7 +47,7 @@ const WebhookRow = Schema.Struct({
   secret_key: Schema.String,
   headers: Schema.Record(Schema.String, Schema.String),
   active: Schema.Boolean,
-  paused_at: Schema.NullOr(IsoFromDate),
+  paused_at: Nullable(IsoFromDate),
   pause_reason: Schema.NullOr(Schema.Literal("failure_rate")),
   retry_schedule: RetrySchedule,
   auto_pause: Schema.Boolean,
@@ -56,7 +57,7 @@ const WebhookRow = Schema.Struct({
   buffer_events: Schema.Array(Schema.String),
   inactivity_minutes: Schema.Number,
   payload_version: PayloadVersion,
-  failure_window_from: Schema.NullOr(IsoFromDate),
+  failure_window_from: Nullable(IsoFromDate),
   created_at: IsoFromDate,
   updated_at: IsoFromDate
 })
@@ -75,10 +76,10 @@ const DeliveryRow = Schema.Struct({
   event: Schema.String,
   status: DeliveryStatus,
   response_status: Schema.NullOr(Schema.Number),
-  delivered_at: Schema.NullOr(IsoFromDate),
-  failed_at: Schema.NullOr(IsoFromDate),
-  last_attempt_at: Schema.NullOr(IsoFromDate),
-  next_attempt_at: Schema.NullOr(IsoFromDate),
+  delivered_at: Nullable(IsoFromDate),
+  failed_at: Nullable(IsoFromDate),
+  last_attempt_at: Nullable(IsoFromDate),
+  next_attempt_at: Nullable(IsoFromDate),
   attempt_count: Schema.Number,
   max_attempts: Schema.Number,
   retry_schedule: RetrySchedule,
@@ -88,7 +89,7 @@ const DeliveryRow = Schema.Struct({
   phone_number_id: Schema.NullOr(Schema.String),
   conversation_phone_number: Schema.NullOr(Schema.String),
   idempotency_key: Schema.String,
-  payload_version: Schema.NullOr(PayloadVersion),
+  payload_version: Nullable(PayloadVersion),
   batch_size: Schema.NullOr(Schema.Number),
   test: Schema.Boolean,
   source_key: Schema.NullOr(Schema.String),

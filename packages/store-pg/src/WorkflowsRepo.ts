@@ -15,7 +15,16 @@ import {
 } from "@parley/core"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, listNewestFirst, mapUnique } from "./Rows.ts"
+import {
+  decodeFirst,
+  decodeRows,
+  IsoFromDate,
+  jsonb,
+  JsonObject,
+  listNewestFirst,
+  mapUnique,
+  Nullable
+} from "./Rows.ts"
 import { deferred } from "./Transactor.ts"
 
 /**
@@ -37,7 +46,7 @@ const WorkflowRow = Schema.Struct({
   created_at: IsoFromDate,
   updated_at: IsoFromDate,
   execution_count: Schema.Number,
-  last_executed_at: Schema.NullOr(IsoFromDate),
+  last_executed_at: Nullable(IsoFromDate),
   created_by: Actor,
   definition: JsonObject<Definition>()
 })

@@ -16,7 +16,7 @@ import {
   msgMessageStatusEvent
 } from "../messaging/DomainEvents.ts"
 import { InboundRouter } from "../messaging/InboundRouter.ts"
-import { DomainEventInterest } from "../outbox/Interest.ts"
+import { DomainEventInterest, type InterestScope } from "../outbox/Interest.ts"
 import type { DomainEvent } from "../ports/Outbox.ts"
 import { StoredWorkflows } from "../workflows/StoredWorkflows.ts"
 import * as SignalledCache from "../shared/SignalledCache.ts"
@@ -155,6 +155,11 @@ export const layerExecutionsInterest = Layer.effectDiscard(Effect.gen(function*(
     const { name, properties } = decoded.value.event
     return Effect.map(triggers.remembered(entry.project_id, "project_event"), (ts) => ts.some((t) => matchesEvent(t, name, properties)))
   }
-  yield* interest.declare(ROUTING_SUBSCRIBER, MSG_EVENT_TYPES, msgWanted)
+  // A received message may be wanted whatever the triggers (routing it later); any other type by a trigger on it.
+  const msgInScope = (type: string, scope: InterestScope) =>
+    type === MSG_MESSAGE_RECEIVED
+      ? Effect.succeed(true)
+      : Effect.map(triggers.remembered(scope.projectId, "msg_event"), (ts) => ts.some((t) => matchesMsgEvent(t, type, scope.phoneNumberId)))
+  yield* interest.declare(ROUTING_SUBSCRIBER, MSG_EVENT_TYPES, msgWanted, msgInScope)
   yield* interest.declare(EVENT_TRIGGERS_SUBSCRIBER, [PROJECT_EVENT_RECORDED], eventWanted)
 }))

@@ -156,7 +156,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   const publicUrl = yield* PublicUrl
   const routers = yield* InboundRouter
   const network = yield* MessagingNetwork
-  const { conversationsById, domainEvent, end, statusEvents } = recording
+  const { conversationsById, domainEvent, end, statusEvents, wantedChanges } = recording
   const optOuts = yield* OptOuts
 
   /** The contact by phone number, then by business-scoped id (read only, one statement). */
@@ -400,8 +400,9 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
         }
         // Reports change the status and its history only: nothing else of the rows is written again.
         yield* messages.setStatuses(updated)
-        const byId = yield* conversationsById(config.project_id, changes.map((m) => m.conversation_id))
-        yield* outbox.appendMany(yield* statusEvents(config, changes, (m) => byId.get(m.conversation_id), now))
+        const wanted = yield* wantedChanges(config, changes)
+        const byId = yield* conversationsById(config.project_id, wanted.map((m) => m.conversation_id))
+        yield* outbox.appendMany(yield* statusEvents(config, wanted, (m) => byId.get(m.conversation_id), now))
       }))
       return outcomes
     }

@@ -4,12 +4,13 @@
  * counts in its conversation, the status rank rule, and the domain events of
  * status changes.
  */
-import { Effect, Predicate, Schema } from "effect"
+import { Effect, Option, Predicate, Schema } from "effect"
 import { OptionalText } from "../shared/Json.ts"
 import { PublicUrl } from "../shared/PublicUrl.ts"
 import { ConversationsRepo, MessagesRepo } from "./MessagingRepo.ts"
 import { CONVERSATION_IDLE_MS } from "./Queues.ts"
 import { type DomainEvent, Outbox } from "../ports/Outbox.ts"
+import { DomainEventInterest } from "../outbox/Interest.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import type { Rendition } from "./Content.ts"
@@ -51,6 +52,9 @@ export const envelopeTexts = Schema.decodeUnknownSync(EnvelopeTexts)
 
 /** A status as the network reports it, in rank order (decisions 3.5); `played` counts as `read`. */
 const RANK: Readonly<Record<string, number>> = { pending: 0, sent: 1, delivered: 2, read: 3 }
+
+/** The domain event type of a message's status change. */
+const statusEventType = (m: MessageRecord) => msgMessageStatusEvent(m.status as Exclude<MessageStatus, "pending">)
 
 /** The status a report moves a message to, or undefined when it changes nothing (decisions 3.5). */
 export const nextStatus = (current: MessageStatus, reported: string): MessageStatus | undefined => {
@@ -197,6 +201,8 @@ export const makeRecording = Effect.gen(function*() {
   const outbox = yield* Outbox
   const ids = yield* Ids
   const publicUrl = yield* PublicUrl
+  // Messaging built alone (its tests) has no registry of interests: then every status event is built.
+  const interest = yield* Effect.serviceOption(DomainEventInterest)
 
   const makeEvent = (projectId: string, type: string, payload: unknown, at: string) =>
     Effect.map(ids.uuid, (id): DomainEvent => ({ id, project_id: projectId, type, payload, created_at: at }))
@@ -235,10 +241,26 @@ export const makeRecording = Effect.gen(function*() {
     }), ({ changed, conversation }) =>
       makeEvent(
         changed.project_id,
-        msgMessageStatusEvent(changed.status as Exclude<MessageStatus, "pending">),
+        statusEventType(changed),
         messageEventPayload(publicUrl, config, changed, conversation, false),
         now
       ))
+
+  /**
+   * The changes whose `msg.message.<status>` event anyone may want (`DomainEventInterest.mayWant`, once per status):
+   * the outbox would not write the others, so neither their payloads are built nor their conversations read. Most of
+   * a broadcast's reports are such: a payload and its conversation's row cost ~20 KB of a send's allocation.
+   */
+  const wantedChanges = (config: MessageConfigRecord, changes: ReadonlyArray<MessageRecord>) =>
+    Effect.gen(function*() {
+      if (changes.length === 0 || Option.isNone(interest)) return changes
+      const scope = { projectId: config.project_id, phoneNumberId: config.phone_number_id }
+      const answers = new Map<string, boolean>()
+      for (const m of changes) {
+        if (!answers.has(m.status)) answers.set(m.status, yield* interest.value.mayWant(statusEventType(m), scope))
+      }
+      return changes.filter((m) => answers.get(m.status) === true)
+    })
 
   /** Conversations by id, read in one step. */
   const conversationsById = (projectId: string, ids: ReadonlyArray<string>) =>
@@ -253,12 +275,13 @@ export const makeRecording = Effect.gen(function*() {
       const applied = advance(message, raws, now)
       if (raws.length === 0) return applied.message
       yield* messages.update(applied.message)
-      const byId = yield* conversationsById(message.project_id, applied.changes.length > 0 ? [message.conversation_id] : [])
-      yield* outbox.appendMany(yield* statusEvents(config, applied.changes, (m) => byId.get(m.conversation_id), now))
+      const changes = yield* wantedChanges(config, applied.changes)
+      const byId = yield* conversationsById(message.project_id, changes.length > 0 ? [message.conversation_id] : [])
+      yield* outbox.appendMany(yield* statusEvents(config, changes, (m) => byId.get(m.conversation_id), now))
       return applied.message
     })
 
-  return { makeEvent, domainEvent, end, statusEvents, conversationsById, applyToMessage }
+  return { makeEvent, domainEvent, end, statusEvents, wantedChanges, conversationsById, applyToMessage }
 })
 
 export type Recording = Effect.Success<typeof makeRecording>

@@ -35,6 +35,7 @@ import {
 import { type HttpMiddleware, HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import { deepContexts } from "../ContextDepth.ts"
 import * as Host from "../Host.ts"
 import { layerPorts } from "../Ports.ts"
 import * as Tracing from "../telemetry/Tracing.ts"
@@ -260,7 +261,9 @@ export const make = (options: ParleyOptions) =>
   makeUnder(options).pipe(
     // Parley's own traces (a request, a slice, a job) are roots, never children of whatever span started Parley.
     Effect.updateContext((context: Context.Context<Scope.Scope>) => Context.omit(Tracer.ParentSpan)(context)),
-    Effect.withSpan("Parley.make", { root: true })
+    Effect.withSpan("Parley.make", { root: true }),
+    // Its services, workers and requests copy their contexts far less often (`ContextDepth.ts`).
+    deepContexts
   )
 
 const makeUnder = Effect.fnUntraced(function*(options: ParleyOptions) {
