@@ -3,6 +3,7 @@ import { Effect, Result } from "effect"
 import {
   CONTEXT_MAX_BYTES,
   contextBytes,
+  contextTooLarge,
   convertValue,
   type ExecutionContext,
   interpolateText,
@@ -14,7 +15,8 @@ import {
   secretsUsed,
   UnknownEnvironmentVariable,
   ValueConversionFailed,
-  VARIABLE_NAME
+  VARIABLE_NAME,
+  withMoreVars
 } from "../src/executions/Interpolation.ts"
 import {
   cutUtf8,
@@ -470,6 +472,29 @@ describe("context size", () => {
     assert.strictEqual(contextBytes(small), bytesOf(small))
     assert.strictEqual(contextBytes(ctx), bytesOf(ctx))
     assert.strictEqual(CONTEXT_MAX_BYTES, 262144)
+  })
+
+  it("tells a context over the limit from one within it, derived contexts included", () => {
+    const base: ExecutionContext = { vars: { big: "x".repeat(CONTEXT_MAX_BYTES - 200) }, system: {}, context: {}, metadata: {} }
+    assert.isFalse(contextTooLarge(base))
+    // A new variable that crosses the limit, and one that does not.
+    const over = withMoreVars(base, { more: "y".repeat(300) })
+    assert.isTrue(contextTooLarge(over))
+    assert.isAbove(contextBytes(over), CONTEXT_MAX_BYTES)
+    const within = withMoreVars(base, { more: "y".repeat(10) })
+    assert.isFalse(contextTooLarge(within))
+    // Replacing the large variable by a small one: its bound counts both values, the context itself fits.
+    const replaced = withMoreVars(within, { big: "z".repeat(CONTEXT_MAX_BYTES - 300) })
+    assert.isAtMost(contextBytes(replaced), CONTEXT_MAX_BYTES)
+    assert.isFalse(contextTooLarge(replaced))
+    // A chain of small additions from a measured context reaches the limit exactly where the measure does.
+    let grown: ExecutionContext = base
+    for (let i = 0; contextBytes(grown) <= CONTEXT_MAX_BYTES; i++) {
+      assert.isFalse(contextTooLarge(grown))
+      grown = withMoreVars(grown, { [`v${i}`]: "w".repeat(40) })
+    }
+    assert.isTrue(contextTooLarge(grown))
+    assert.isTrue(contextTooLarge(withMoreVars({ vars: {}, system: {}, context: {}, metadata: {} }, { big: "x".repeat(CONTEXT_MAX_BYTES) })))
   })
 })
 
