@@ -519,6 +519,25 @@ describe("utf8", () => {
 })
 
 describe("shapePayload", () => {
+  it("stores a plain payload as normalising would, with or without the path that copies it", () => {
+    // A secret that occurs nowhere sends the payload through the normalising walk; none lets a plain one through as is.
+    const unused = ["no-such-secret-anywhere"]
+    const payloads: ReadonlyArray<unknown> = [
+      { duration_ms: 3 },
+      { name: "v1", value: { nested: [1, "two", true, null, { deep: "é🎉\u0001\"" }] } },
+      { skipped: undefined, kept: 1 },
+      { n: Number.NaN, i: Number.POSITIVE_INFINITY },
+      { at: new Date(0) },
+      [1, undefined, () => 1],
+      { long: "x".repeat(STRING_MAX_BYTES + 10) },
+      { wide: "é".repeat(STRING_MAX_BYTES) },
+      { many: Array.from({ length: 3000 }, (_, i) => `item-${i}-${"y".repeat(20)}`) },
+      "text",
+      42
+    ]
+    for (const payload of payloads) assert.deepStrictEqual(shapePayload(payload, []), shapePayload(payload, unused))
+  })
+
   it("masks every occurrence of each secret, in keys and nested values", () => {
     const out = shapePayload(
       { request: { url: "https://x.test/?k=sk-live-123&again=sk-live-123", headers: { Authorization: "Bearer tok_abc" } }, list: ["tok_abc"], "sk-live-123": 1 },
