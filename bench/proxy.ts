@@ -25,6 +25,7 @@ import { performance, PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/simulators/SimulatorServer.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
+import { countDatabaseWrites } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
@@ -91,6 +92,8 @@ export interface ProxyCpu {
   readonly postgres: number | undefined
   readonly network: number | undefined
   readonly cores: number
+  /** The host's writes to PostgreSQL (round trips or pipelined batches) per send: counted, so not moved by load. */
+  readonly writes: number
 }
 
 const KEY = "pk_bench_proxy_0123456789abcdef01"
@@ -224,9 +227,11 @@ export const benchProxy = (
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
     const before = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
     const loopBefore = performance.eventLoopUtilization()
+    const writes = countDatabaseWrites(Number(new URL(url).port))
     const parley = yield* run(parleyTarget, headers)
     const hostLoop = performance.eventLoopUtilization(loopBefore).utilization
     yield* Effect.sleep(STATUSES_DUE_MS)
+    writes.restore()
     const host = process.cpuUsage(before.host)
     const perSend = (micros: number) => micros / 1000 / parley.requests
     const since = (start: number | undefined, end: number | undefined) =>
@@ -236,7 +241,8 @@ export const benchProxy = (
       hostLoop,
       postgres: since(before.postgres, cpuAt(postgresPid)),
       network: since(before.network, cpuAt(networkPid)),
-      cores: Os.availableParallelism()
+      cores: Os.availableParallelism(),
+      writes: writes.count() / parley.requests
     }
     return { network, parleySerial, directSerial, parley, direct: directResult, cpu, serialPauses } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
@@ -269,6 +275,7 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     row(`${r.direct.connections} connections: straight to the simulator`, r.direct),
     `  ratio Parley / simulator: ${(r.parley.rps / r.direct.rps).toFixed(2)} (target >= 0.3)`,
     `  CPU per send at ${r.parley.connections} connections, status reports included: ${formatCpu(r)}`,
+    `  host writes to PostgreSQL per send at ${r.parley.connections} connections, status reports included: ${r.cpu.writes.toFixed(2)}`,
     ""
   ].join("\n")
 }

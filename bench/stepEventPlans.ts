@@ -5,7 +5,10 @@
  * started this week. Each statement `StepEventsRepo` sends for the reads the execution GET and the events list make
  * is captured as sent and `EXPLAIN ANALYZE`d with its parameters twice: as it is (bounded by the run's start), and
  * with that bound made `-infinity`, which reaches every partition as the statements did before the bound (the
- * baseline, same run). Then the whole call, as the repository runs it (prepared statements, plan cache and all):
+ * baseline, same run); so is the read of one of the run's events by its id (`find`, an id the engine's way, UUIDv7),
+ * bounded by the day either side of its id's time, and the latest events of a run that ended long ago, bounded by its
+ * start and its end, each against the same statement with those bounds made infinite. Then
+ * the whole call, as the repository runs it (prepared statements, plan cache and all):
  * `latest(run, 100)` (what the GET reads) for the run, against the same call for the run as if it had started before
  * every partition. Last, the statements that join runs to their events (a workflow's node flow and split counts, a
  * contact's events erased, in a rolled back transaction) for a workflow and a contact whose runs started this week,
@@ -15,11 +18,14 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import {
-  ContactErasureRepo,
+  ExecutionsErasure,
+  Ids,
   STEP_EVENT_SKEW_MS,
   StepEventsRepo,
   type StepEventsOf,
+  stepEventSpan,
   stepEventsSince,
+  stepEventsUntil,
   TimePartitions,
   WorkflowStatsRepo
 } from "@parley/core"
@@ -99,15 +105,34 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
       SELECT gen_random_uuid()::text, 'prj', x.id, s, CASE WHEN s % 2 = 0 THEN 'step_entered' ELSE 'step_completed' END,
         x.started_at + s * interval '1 minute', '{"node_type":"set_variable"}', jsonb_build_object('identifier', 'set' || s)
       FROM workflow_executions x, generate_series(0, ${EVENTS_A_RUN - 1}) s`)
+    // One event of 'exe0' with an id the engine's way (UUIDv7, minted now: its events are an hour old), for `find`.
+    const eventId = yield* Context.get(yield* Layer.build(Ids.layer), Ids).uuid
+    yield* run(`UPDATE workflow_step_events SET id = '${eventId}' WHERE id = (
+      SELECT id FROM workflow_step_events WHERE execution_id = 'exe0' ORDER BY created_at LIMIT 1)`)
     yield* run(`VACUUM ANALYZE`)
     const counted = yield* Effect.orDie(sql<{ readonly partitions: number }>`
       SELECT count(*)::int AS partitions FROM pg_inherits WHERE inhparent = 'workflow_step_events'::regclass`)
     const partitions = counted[0]!.partitions
     const [started] = yield* Effect.orDie(sql<{ readonly started_at: Date }>`SELECT started_at FROM workflow_executions WHERE id = 'exe0'`)
-    const target: StepEventsOf = { id: "exe0", started_at: started!.started_at.toISOString() }
+    const target: StepEventsOf = { id: "exe0", started_at: started!.started_at.toISOString(), status: "running", ended_at: null }
     // The same run as if it had started before every partition: the bound rules none out.
-    const unbounded: StepEventsOf = { id: "exe0", started_at: iso(now - (options.weeks + 2) * WEEK) }
+    const beforeAll: StepEventsOf = { ...target, started_at: iso(now - (options.weeks + 2) * WEEK) }
+    // A run that started and ended (an hour later, its events in between) `weeks * 3 / 4` weeks ago.
+    const oldRun = `exe${Math.floor(options.weeks * 3 / 4) * RUNS_A_WEEK}`
+    const [oldStart] = yield* Effect.orDie(sql<{ readonly started_at: Date }>`SELECT started_at FROM workflow_executions WHERE id = ${oldRun}`)
+    const ended: StepEventsOf = {
+      id: oldRun,
+      started_at: oldStart!.started_at.toISOString(),
+      status: "ended",
+      ended_at: iso(oldStart!.started_at.getTime() + 60 * 60 * 1000)
+    }
     const since = stepEventsSince(target)
+    const span = stepEventSpan(eventId)!
+    /** The bounds made to reach every partition, as the statements read before them. */
+    const lower = new Set([since, stepEventsSince(ended), span.since])
+    const upper = new Set([stepEventsUntil(ended), span.until])
+    const unbounded = (params: ReadonlyArray<unknown>) =>
+      params.map((p) => (lower.has(p as string) ? "-infinity" : upper.has(p as string) ? "infinity" : p))
 
     /** The statements `effect` sends, as sent. */
     const captured = <A>(effect: Effect.Effect<A>) =>
@@ -148,7 +173,11 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
     const reads: ReadonlyArray<readonly [string, Effect.Effect<unknown>]> = [
       ["latest 100 (execution GET)", events.latest(target, 100)],
       ["events page 1 of 20 (count, rows)", events.list("prj", target, {}, { mode: "page", page: 1, perPage: 20 })],
-      ["events after a cursor", events.list("prj", target, {}, { mode: "cursor", limit: 20, after: { sortKey: oldest!.created_at, id: oldest!.id } })]
+      ["events after a cursor", events.list("prj", target, {}, { mode: "cursor", limit: 20, after: { sortKey: oldest!.created_at, id: oldest!.id } })],
+      ["an event by id (find)", events.find("prj", eventId)],
+      ["latest 100 of a run ended long ago", events.latest(ended, 100)],
+      // The same read with its start's bound only, as it was before an ended run took its end's.
+      ["  same, bounded by its start only", events.latest({ ...ended, status: "waiting" }, 100)]
     ]
     const plans: Array<StatementPlan> = []
     for (const [read, effect] of reads) {
@@ -156,7 +185,7 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
         plans.push({
           read,
           bounded: yield* timed(text, params),
-          unbounded: yield* timed(text, params.map((p) => (p === since ? "-infinity" : p)))
+          unbounded: yield* timed(text, unbounded(params))
         })
       }
     }
@@ -169,7 +198,7 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
     yield* run(`UPDATE workflow_executions SET workflow_id = 'fresh', contact_id = 'contact' WHERE started_at > now() - interval '3 days'`)
     yield* run(`ANALYZE workflow_executions`)
     const stats = Context.get(context, WorkflowStatsRepo)
-    const erasure = Context.get(context, ContactErasureRepo)
+    const erasure = Context.get(context, ExecutionsErasure)
     const skew = `interval '${STEP_EVENT_SKEW_MS} milliseconds'`
     const joins: ReadonlyArray<readonly [string, Effect.Effect<unknown>]> = [
       ["a workflow's node flow", stats.nodeFlow("prj", "fresh")],
@@ -177,11 +206,7 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
       [
         "a contact's events erased",
         sql.withTransaction(Effect.andThen(
-          erasure.deleteStepEvents({
-            project_id: "prj",
-            contact_id: "contact",
-            target: { wa_id: null, business_scoped_user_id: null, parent_business_scoped_user_id: null }
-          }, 1000),
+          erasure.deleteStepEvents("prj", "contact", 1000),
           Effect.fail(new RolledBack({ lines: [] }))
         )).pipe(Effect.ignore)
       ]
@@ -202,7 +227,7 @@ export const benchStepEventPlans = (options: { readonly weeks: number }) =>
     const before = Effect.orDie(sql`
       SELECT * FROM workflow_step_events WHERE execution_id = ${target.id}
       ORDER BY created_at DESC, seq DESC, id DESC LIMIT ${100}`)
-    const calls = { bounded: events.latest(target, 100), unbounded: events.latest(unbounded, 100), before }
+    const calls = { bounded: events.latest(target, 100), unbounded: events.latest(beforeAll, 100), before }
     const callUs = { bounded: 0, unbounded: 0, before: 0 }
     for (let block = 0; block < 10; block++) {
       for (const key of ["bounded", "unbounded", "before"] as const) {

@@ -26,6 +26,10 @@ import { layerMemoryKnowledgeSearch } from "./ai/tools/MemoryKnowledgeSearch.ts"
 import { layerMemoryInboxEmbedsRepo } from "./inbox/MemoryInboxEmbeds.ts"
 import { layerMemoryWorkflowEmbedsRepo } from "./viewer/MemoryWorkflowEmbeds.ts"
 import { layerMemoryContactErasureRepo } from "./erasure/MemoryContactErasure.ts"
+import { layerMemoryExecutionsErasure } from "./executions/ExecutionsErasure.ts"
+import { layerMemoryEventsErasure } from "./events/EventsErasure.ts"
+import { layerMemoryWebhooksErasure } from "./webhooks/WebhooksErasure.ts"
+import { layerMemoryMessagingErasure } from "./messaging/MessagingErasure.ts"
 import { layerMemoryVoiceAgentsRepo } from "./voice/MemoryVoiceAgents.ts"
 import { layerMemoryLogSearch } from "./logs/MemoryLogSearch.ts"
 import { layerMemoryBroadcastsRepo } from "./broadcasts/MemoryBroadcasts.ts"
@@ -57,6 +61,10 @@ export const layerMemoryStorage = Layer.mergeAll(
   layerMemoryInboxEmbedsRepo,
   layerMemoryWorkflowEmbedsRepo,
   layerMemoryContactErasureRepo,
+  layerMemoryExecutionsErasure,
+  layerMemoryEventsErasure,
+  layerMemoryWebhooksErasure,
+  layerMemoryMessagingErasure,
   layerMemoryVoiceAgentsRepo,
   layerMemoryLogSearch,
   layerMemoryNumberOperations,

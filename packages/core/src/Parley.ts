@@ -68,6 +68,12 @@ import { InboxEmbeds } from "./inbox/InboxEmbeds.ts"
 import { WorkflowEmbeds } from "./viewer/WorkflowEmbeds.ts"
 import { ContactErasures } from "./erasure/ContactErasures.ts"
 import { ContactHoldings } from "./erasure/ContactHoldings.ts"
+import { erasureTerms } from "./erasure/ContactErasureRepo.ts"
+import { Outbox } from "./ports/Outbox.ts"
+import { ExecutionsErasure } from "./executions/ExecutionsErasure.ts"
+import { EventsErasure } from "./events/EventsErasure.ts"
+import { WebhooksErasure } from "./webhooks/WebhooksErasure.ts"
+import { MessagingErasure } from "./messaging/MessagingErasure.ts"
 import { BroadcastsRepo } from "./broadcasts/BroadcastsRepo.ts"
 import { GuardrailsRepo } from "./guardrails/GuardrailsRepo.ts"
 import { layerContactErasureWorkers } from "./erasure/ContactErasureJobs.ts"
@@ -129,19 +135,37 @@ export const layerDefinitionReferences = Layer.effect(
 
 const References = layerDefinitionReferences
 
-/** Erasure's `ContactHoldings`, answered from the stores of messaging (contacts), broadcasts and guardrails. */
+/**
+ * Erasure's `ContactHoldings`, answered from the stores of messaging (contacts), broadcasts and guardrails, and each
+ * step's deletion from the erasure port of the capability whose records it removes.
+ */
 export const layerContactHoldings = Layer.effect(
   ContactHoldings,
   Effect.gen(function*() {
     const contacts = yield* ContactsRepo
     const broadcasts = yield* BroadcastsRepo
     const guardrails = yield* GuardrailsRepo
+    const executions = yield* ExecutionsErasure
+    const events = yield* EventsErasure
+    const webhooks = yield* WebhooksErasure
+    const outbox = yield* Outbox
+    const messaging = yield* MessagingErasure
     return ContactHoldings.of({
       contactById: contacts.findById,
       contactByUserId: contacts.findByUserId,
       contactByWaId: contacts.findByWaId,
       anonymiseBroadcastRecipients: broadcasts.anonymiseRecipients,
-      eraseGuardrails: guardrails.eraseRecipient
+      eraseGuardrails: guardrails.eraseRecipient,
+      deleteStepEvents: (s, limit) => executions.deleteStepEvents(s.project_id, s.contact_id, limit),
+      deleteExecutions: (s, limit) => executions.deleteRuns(s.project_id, s.contact_id, limit),
+      deleteProjectEvents: (s, limit) => events.deleteConversationEvents(s.project_id, s.contact_id, limit),
+      deleteDeliveries: (s, limit) => webhooks.deleteDeliveries(s.project_id, s.target.wa_id, erasureTerms(s), limit),
+      deleteDomainEvents: (s, limit) => outbox.eraseMentions(s.project_id, erasureTerms(s), limit),
+      deleteUpstreamPayloads: (s, limit) => messaging.deleteUpstreamPayloads(s.project_id, s.contact_id, erasureTerms(s), limit),
+      deleteMedia: (s, limit) => messaging.deleteMedia(s.project_id, s.contact_id, limit),
+      deleteMessages: (s, limit) => messaging.deleteMessages(s.project_id, s.contact_id, limit),
+      deleteConversations: (s, limit) => messaging.deleteConversations(s.project_id, s.contact_id, limit),
+      deleteContact: (s) => messaging.deleteContact(s.project_id, s.contact_id)
     })
   })
 )

@@ -14,6 +14,7 @@ import { ContactErasureRepo } from "../src/erasure/ContactErasureRepo.ts"
 import { LogSearch } from "../src/logs/LogSearch.ts"
 import { type EnqueueOptions, JobQueue } from "../src/ports/JobQueue.ts"
 import { ContactsRepo, MediaRepo, MessagesRepo } from "../src/messaging/MessagingRepo.ts"
+import { MessagingErasure } from "../src/messaging/MessagingErasure.ts"
 import { Ids } from "../src/shared/Ids.ts"
 import { givenContactRows, givenProject, makeContact, uniqueId } from "../src/testing/conformance/index.ts"
 import { layerMemoryJobQueue, layerMemoryStorage } from "../src/testing/index.ts"
@@ -36,12 +37,16 @@ const layerRecordingQueue = Layer.effect(
 
 /** Fails the step named in `failing` its next `times` calls. */
 const layerFlakyRepo = Layer.effect(
-  ContactErasureRepo,
+  MessagingErasure,
   Effect.gen(function*() {
-    const repo = yield* ContactErasureRepo
-    const flaky = (name: string, deletion: typeof repo.deleteMedia): typeof repo.deleteMedia => (s, limit) =>
-      failing.step === name && failing.times-- > 0 ? Effect.die(new Error(`crash in ${name}`)) : deletion(s, limit)
-    return ContactErasureRepo.of({ ...repo, deleteMedia: flaky("media", repo.deleteMedia), deleteMessages: flaky("messages", repo.deleteMessages) })
+    const erasure = yield* MessagingErasure
+    const flaky = (name: string, deletion: typeof erasure.deleteMedia): typeof erasure.deleteMedia => (projectId, contactId, limit) =>
+      failing.step === name && failing.times-- > 0 ? Effect.die(new Error(`crash in ${name}`)) : deletion(projectId, contactId, limit)
+    return MessagingErasure.of({
+      ...erasure,
+      deleteMedia: flaky("media", erasure.deleteMedia),
+      deleteMessages: flaky("messages", erasure.deleteMessages)
+    })
   })
 )
 

@@ -4,7 +4,7 @@
  * phone number; then the job erases the contact, and a later inbound message creates a fresh one.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ContactErasureRepo, ContactsRepo, Ids } from "@parley/core"
+import { ContactErasureRepo, ContactsRepo, ExecutionsErasure, Ids } from "@parley/core"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Latch, Layer, Option, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
@@ -33,10 +33,13 @@ const unfinishedOf = async (contactId: string) =>
   (await run(Context.get(host.context, ContactErasureRepo).listUnfinished(1000))).filter((e) => e.contact_id === contactId)
 
 const layerGatedErasures = Layer.effect(
-  ContactErasureRepo,
+  ExecutionsErasure,
   Effect.gen(function*() {
-    const repo = yield* ContactErasureRepo
-    return ContactErasureRepo.of({ ...repo, deleteStepEvents: (s, limit) => Effect.andThen(gate.await, repo.deleteStepEvents(s, limit)) })
+    const erasure = yield* ExecutionsErasure
+    return ExecutionsErasure.of({
+      ...erasure,
+      deleteStepEvents: (projectId, contactId, limit) => Effect.andThen(gate.await, erasure.deleteStepEvents(projectId, contactId, limit))
+    })
   })
 )
 
@@ -44,7 +47,7 @@ beforeAll(async () => {
   const scope = Effect.runSync(Scope.make())
   await Effect.runPromise(Effect.gen(function*() {
     const storage = Layer.mergeAll(layerMemoryStorage, layerMemoryJobQueue, Ids.layer)
-    // The gated repo replaces the memory one (the later of two outputs wins), over the same store.
+    // The gated erasure port replaces the memory one (the later of two outputs wins), over the same store.
     host = yield* startMessagingHost(
       layerGatedErasures.pipe(Layer.provideMerge(storage)),
       { PARLEY_UPSTREAM_VERIFY_TOKEN: "erasure-http-verify-token-0123" }

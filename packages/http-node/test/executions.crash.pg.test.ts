@@ -30,5 +30,5 @@ describe("executions across SIGKILLs of the host (postgres)", () => {
       assert.strictEqual(report.duplicates, 0, "no message delivered twice")
       assert.strictEqual(report.stuck, 0, "no execution left unfinished")
       assert.strictEqual(report.wrong, 0, "every execution ends as an uninterrupted run does")
-    }).pipe(Effect.scoped), Math.max(180_000, kills * 8_000))
+    }).pipe(Effect.scoped), Math.max(300_000, kills * 12_000))
 })

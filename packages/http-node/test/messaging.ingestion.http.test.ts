@@ -9,7 +9,17 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Ids, MediaRepo, MessageConfigsRepo, Messaging, MessagingNetwork, UpstreamSettings, UpstreamWebhook } from "@parley/core"
+import {
+  Ids,
+  MediaRepo,
+  MessageConfigsRepo,
+  Messaging,
+  MessagingNetwork,
+  UpstreamInboxRepo,
+  UpstreamIngestion,
+  UpstreamSettings,
+  UpstreamWebhook
+} from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
 import { layerMemoryJobQueue, layerMemoryStorage } from "@parley/core/testing"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
@@ -167,6 +177,49 @@ describe("upstream webhook ingestion over HTTP (the simulator as the source)", (
     const many = payload(11, "many")
     assert.strictEqual((await post(many, signed(many))).status, 200)
     for (let i = 0; i < 11; i++) assert.strictEqual((await storedMessage(`wamid.many.${i}`)).content, `many ${i}`)
+  })
+
+  // A POST of status reports only (at most 100) is applied in the request that acknowledges it (its inbox row written
+  // already processed); 101, or reports beside a message, go to the inbox job. Every report is applied once either way.
+  it("applies a POST of status reports before acknowledging it, and larger or mixed POSTs through the inbox job", async () => {
+    const record = await config()
+    const sends = await Promise.all(Array.from({ length: 3 }, async (_, i) => {
+      const id = `wamid.inline-status-${i}-${crypto.randomUUID()}`
+      await run(messaging.recordOutbound(record, {
+        envelope: { messaging_product: "whatsapp", to: "15550009004", type: "text", text: { body: `s${i}` } },
+        network_id: id
+      }))
+      return id
+    }))
+    const ingestion = Context.get(host.context, UpstreamIngestion)
+    const inbox = Context.get(host.context, UpstreamInboxRepo)
+    /** Received as the webhook route receives it; answers whether the POST was processed in the receiving call. */
+    const receivedInline = async (raw: Uint8Array) => {
+      const entry = await run(ingestion.receive(raw, signed(raw)))
+      const stored = Option.getOrThrow(await run(inbox.find(entry.id)))
+      return stored.processed_at !== null && stored.fanned_out_at === stored.processed_at
+    }
+    const delivered = (id: string) => ({ id, status: "delivered", timestamp: "20", recipient_id: "15550009004" })
+    const few = encoder.encode(JSON.stringify(changePayload({ statuses: [{ ...delivered(sends[0]!), status: "sent", timestamp: "10" }, delivered(sends[0]!)] })))
+    assert.isTrue(await receivedInline(few))
+    const applied = await storedMessage(sends[0]!)
+    assert.strictEqual(applied.status, "delivered")
+    assert.deepStrictEqual(applied.statuses.map((s: any) => s.status), ["sent", "delivered"])
+    // 101 reports: the first for a send of this host, the rest for messages it never sent (kept, applied to nothing).
+    const strangers = Array.from({ length: 100 }, (_, i) => delivered(`wamid.unknown-${i}-${crypto.randomUUID()}`))
+    const many = encoder.encode(JSON.stringify(changePayload({ statuses: [delivered(sends[1]!), ...strangers] })))
+    assert.isFalse(await receivedInline(many))
+    const mixed = encoder.encode(JSON.stringify(changePayload({
+      contacts: [{ wa_id: "15550009004", profile: { name: "Mo" } }],
+      messages: [{ from: "15550009004", id: `wamid.mixed-${crypto.randomUUID()}`, timestamp: String(Math.floor(Date.now() / 1000)), type: "text", text: { body: "mixed" } }],
+      statuses: [delivered(sends[2]!)]
+    })))
+    assert.isFalse(await receivedInline(mixed))
+    await eventually("the queued reports applied", async () =>
+      (await storedMessage(sends[1]!)).status === "delivered" && (await storedMessage(sends[2]!)).status === "delivered")
+    // Over HTTP too, and a report delivered again is kept once.
+    assert.strictEqual((await post(few, signed(few))).status, 200)
+    for (const id of sends) assert.strictEqual((await storedMessage(id)).statuses.filter((s: any) => s.status === "delivered").length, 1)
   })
 
   it("acknowledges a re-delivered payload and stores it once", async () => {

@@ -25,6 +25,7 @@ import {
 } from "@parley/core"
 import { layerFromUrl, layerJobQueue, layerStorage } from "@parley/store-pg"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll } from "vitest"
 import { freshDatabase } from "../../store-pg/test/pg.ts"
 import { Simulator, SimulatedUpstream } from "@parley/core/simulators"
@@ -177,6 +178,23 @@ describe("messaging (postgres)", () => {
     assert.notStrictEqual(made.id, contact.id)
     const conversation = await run(messaging.getConversation(projectId, guessed.conversation.id))
     assert.strictEqual(conversation.messages_count, 3)
+  })
+
+  it("remembers a recipient's contact for the next send, and records under a new one when it was erased", async () => {
+    const messaging = Context.get(context, Messaging)
+    const to = "15550008008"
+    const envelope = { messaging_product: "whatsapp", to, type: "text", text: { body: "hello" } }
+    const first = await run(messaging.recordOutbound(config, { envelope }))
+    const second = await run(messaging.recordOutbound(config, { envelope }))
+    assert.strictEqual(second.message.contact_id, first.message.contact_id)
+    assert.strictEqual(second.conversation.id, first.conversation.id)
+    // Erased (its conversations and messages go with it): the remembered contact is a wrong guess, undone.
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM msg_contacts WHERE id = ${first.message.contact_id}`))
+    const third = await run(messaging.recordOutbound(config, { envelope }))
+    assert.notStrictEqual(third.message.contact_id, first.message.contact_id)
+    const contact = (await run(messaging.listContacts(projectId, { wa_id: to }, { mode: "cursor", limit: 2 }))).items
+    assert.deepStrictEqual(contact.map((c) => c.id), [third.message.contact_id])
+    assert.strictEqual((await run(messaging.getConversation(projectId, third.conversation.id))).messages_count, 1)
   })
 
   it("keeps inbound media in the database byte for byte", async () => {

@@ -8,6 +8,7 @@ import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { Migrator } from "effect/sql"
 import { resolve } from "node:path"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
+import { readyCurrentSpans } from "./TimePartitions.ts"
 import migration0001 from "./migrations/0001_projects.ts"
 import migration0002 from "./migrations/0002_workflows.ts"
 import migration0003 from "./migrations/0003_events.ts"
@@ -46,6 +47,7 @@ import migration0035 from "./migrations/0035_workflow_lifecycle.ts"
 import migration0036 from "./migrations/0036_time_partitions.ts"
 import migration0038 from "./migrations/0038_broadcast_report_cost.ts"
 import migration0039 from "./migrations/0039_conversation_idle_sweep.ts"
+import migration0040 from "./migrations/0040_broadcast_response_guard.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -125,7 +127,8 @@ export const migrations = Migrator.fromRecord({
   "0035_workflow_lifecycle": migration0035,
   "0036_time_partitions": migration0036,
   "0038_broadcast_report_cost": migration0038,
-  "0039_conversation_idle_sweep": migration0039
+  "0039_conversation_idle_sweep": migration0039,
+  "0040_broadcast_response_guard": migration0040
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */
@@ -138,10 +141,10 @@ export const migrate = Migrator.make({})({ loader: migrations, table: "parley_mi
  */
 export const MAX_CONNECTIONS = 24
 
-/** PgClient + SqlClient over `url`, with migrations applied. */
+/** PgClient + SqlClient over `url`, with migrations applied and the current time spans readied. */
 export const layerFromUrl = (url: string | Redacted.Redacted<string>) => {
   const redacted = typeof url === "string" ? Redacted.make(url) : url
-  return Layer.effectDiscard(migrate).pipe(
+  return Layer.effectDiscard(Effect.andThen(migrate, readyCurrentSpans)).pipe(
     Layer.provideMerge(PgClient.layer({ url: redacted, maxConnections: MAX_CONNECTIONS })),
     Layer.provideMerge(DatabaseUrl.layer(redacted))
   )

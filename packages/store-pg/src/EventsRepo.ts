@@ -19,6 +19,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { batched, Count, decodeCount, decodeFirst, decodeRows, IsoFromDate, jsonb, jsonRows, mapUnique } from "./Rows.ts"
 import { deferred } from "./Transactor.ts"
+import { jsonMentions } from "./Mentions.ts"
 
 /** A row of `events`: the event's properties decoded with the domain's value Schema, times as ISO text. */
 const EventRow = Schema.Struct({
@@ -371,6 +372,15 @@ export const layerOutbox = Layer.effect(
           WITH gone AS (DELETE FROM domain_events WHERE created_at < ${before}::timestamptz RETURNING 1)
           SELECT count(*)::int AS n FROM gone`
         return (yield* decodeDeleted(rows))[0]?.n ?? 0
+      }, Effect.orDie),
+
+      eraseMentions: Effect.fnUntraced(function*(projectId: string, terms: ReadonlyArray<string>, limit: number) {
+        const rows = yield* sql`
+          DELETE FROM domain_events WHERE id IN (
+            SELECT id FROM domain_events
+            WHERE project_id = ${projectId} AND ${jsonMentions(sql, "payload", terms)} LIMIT ${limit})
+          RETURNING 1`
+        return rows.length
       }, Effect.orDie)
     })
   })

@@ -18,7 +18,9 @@ import {
   StepEventsRepo,
   STEP_EVENT_SKEW_MS,
   type StepEventsOf,
+  stepEventSpan,
   stepEventsSince,
+  stepEventsUntil,
   TriggerType,
   WaitingReason,
   type WorkflowRevision
@@ -349,12 +351,16 @@ export const layerStepEventsRepo = Layer.effect(
     const later = deferred(sql)
 
     /**
-     * A run's events: its id, and no older than the run (`stepEventsSince`). The bound on `created_at` lets the
-     * planner leave out the weekly partitions (0036) from before the run; without it every read plans and probes
-     * them all, as many as retention keeps.
+     * A run's events: its id, and no older than the run (`stepEventsSince`) nor, once it is over, newer than its end
+     * (`stepEventsUntil`). The bounds on `created_at` let the planner leave out the weekly partitions (0036) from
+     * before the run and after its end; without them every read plans and probes them all, as many as retention keeps.
      */
-    const ofRun = (run: StepEventsOf) =>
-      sql`execution_id = ${run.id} AND created_at >= ${stepEventsSince(run)}::timestamptz`
+    const ofRun = (run: StepEventsOf) => {
+      const until = stepEventsUntil(run)
+      return sql`execution_id = ${run.id} AND created_at >= ${stepEventsSince(run)}::timestamptz${
+        until === undefined ? sql`` : sql` AND created_at <= ${until}::timestamptz`
+      }`
+    }
 
     const where = (projectId: string, run: StepEventsOf, filter: StepEventFilter) =>
       sql.and([
@@ -417,8 +423,12 @@ export const layerStepEventsRepo = Layer.effect(
       ),
 
       find: Effect.fnUntraced(function*(projectId: string, id: string) {
+        // The id's own time bounds the event (`stepEventSpan`): two weekly partitions at most, not every one kept.
+        const span = stepEventSpan(id)
         return yield* firstStepEvent(
-          yield* sql`SELECT * FROM workflow_step_events WHERE project_id = ${projectId} AND id = ${id}`
+          yield* sql`SELECT * FROM workflow_step_events WHERE project_id = ${projectId} AND id = ${id}${
+            span === undefined ? sql`` : sql` AND created_at BETWEEN ${span.since}::timestamptz AND ${span.until}::timestamptz`
+          }`
         )
       }, Effect.orDie),
 

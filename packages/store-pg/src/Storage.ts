@@ -20,6 +20,10 @@ import { layerSetupLinksRepo } from "./SetupLinksRepo.ts"
 import { layerInboxEmbedsRepo } from "./InboxEmbedsRepo.ts"
 import { layerWorkflowEmbedsRepo } from "./WorkflowEmbedsRepo.ts"
 import { layerContactErasureRepo } from "./ContactErasureRepo.ts"
+import { layerExecutionsErasure } from "./ExecutionsErasure.ts"
+import { layerEventsErasure } from "./EventsErasure.ts"
+import { layerWebhooksErasure } from "./WebhooksErasure.ts"
+import { layerMessagingErasure } from "./MessagingErasure.ts"
 import { layerVoiceAgentsRepo } from "./VoiceAgentsRepo.ts"
 import { layerLogSearch } from "./LogSearch.ts"
 import { layerNumberOperationsStorage } from "./NumberOperationsRepo.ts"
@@ -51,6 +55,10 @@ export const layerStorage = Layer.mergeAll(
   layerInboxEmbedsRepo,
   layerWorkflowEmbedsRepo,
   layerContactErasureRepo,
+  layerExecutionsErasure,
+  layerEventsErasure,
+  layerWebhooksErasure,
+  layerMessagingErasure,
   layerVoiceAgentsRepo,
   layerLogSearch,
   layerNumberOperationsStorage,

@@ -10,8 +10,8 @@
  * warning. The maintenance jobs run again the next day and ready two days ahead, so a span left unreadied or undropped
  * for a day costs nothing but a day's rows in the default partition or a day's longer keeping.
  */
-import { type TimePartitionedTable, TimePartitions } from "@parley/core"
-import { Effect, Layer, Schema } from "effect"
+import { READY_AHEAD_MS, TIME_PARTITIONED, type TimePartitionedTable, TimePartitions } from "@parley/core"
+import { Clock, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { decodeRows } from "./Rows.ts"
@@ -68,70 +68,88 @@ const unlessBusy = (action: string, partition: string) => <A>(effect: Effect.Eff
 
 const toNames = decodeRows("time partitions", Schema.Struct({ name: Schema.String }))
 
-export const layerTimePartitions = Layer.effect(
-  TimePartitions,
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+/**
+ * The PostgreSQL adapter over `sql`. `prepare` must not run for a span while rows of that span are being written:
+ * an insert that routed its row to the default partition before the span's ATTACH committed fails the default
+ * partition's new constraint ("violates partition constraint"). Retention readies spans two days ahead, and a
+ * starting host readies the current ones before it serves (`readyCurrentSpans`), so that never meets traffic.
+ */
+const makeTimePartitions = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const partitionsOf = (table: TimePartitionedTable) =>
-      Effect.flatMap(
-        sql`
-          SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-          WHERE i.inhparent = ${table}::regclass`,
-        toNames
-      )
+  const partitionsOf = (table: TimePartitionedTable) =>
+    Effect.flatMap(
+      sql`
+        SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = ${table}::regclass`,
+      toNames
+    )
 
-    /**
-     * Readies one span: a table of its own, the span's rows moved in from the default partition, attached. ATTACH
-     * locks the parent SHARE UPDATE EXCLUSIVE (inserts and reads go on) and the default partition ACCESS EXCLUSIVE,
-     * taken first here and held through the move, so no row of the span lands there meanwhile. The advisory lock
-     * makes hosts readying the same table take turns.
-     */
-    const attachSpan = (table: TimePartitionedTable, start: number) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const name = partitionName(table, start)
-        yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`parley.time_partitions.${table}`}, 0))`
-        if ((yield* partitionsOf(table)).some((p) => p.name === name)) return
-        const column = PARTITION_COLUMN[table]
-        yield* sql.unsafe(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
-        yield* sql.unsafe(`LOCK TABLE ${defaultPartition(table)} IN ACCESS EXCLUSIVE MODE`)
-        yield* sql.unsafe(`CREATE TABLE ${name} (LIKE ${table} INCLUDING DEFAULTS)`)
-        yield* sql`
-          WITH moved AS (
-            DELETE FROM ${sql(defaultPartition(table))}
-            WHERE ${sql(column)} >= ${new Date(start).toISOString()}::timestamptz
-              AND ${sql(column)} < ${new Date(start + SPAN_DAYS[table] * DAY_MS).toISOString()}::timestamptz
-            RETURNING *
-          )
-          INSERT INTO ${sql(name)} SELECT * FROM moved`
-        yield* sql.unsafe(`ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES ${spanBounds(table, start)}`)
-      })).pipe(unlessBusy("readying it", partitionName(table, start)))
+  /**
+   * Readies one span: a table of its own, the span's rows moved in from the default partition, attached. ATTACH
+   * locks the parent SHARE UPDATE EXCLUSIVE (inserts and reads go on) and the default partition ACCESS EXCLUSIVE,
+   * taken first here and held through the move, so no row of the span lands there meanwhile. The advisory lock
+   * makes hosts readying the same table take turns.
+   */
+  const attachSpan = (table: TimePartitionedTable, start: number) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const name = partitionName(table, start)
+      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`parley.time_partitions.${table}`}, 0))`
+      if ((yield* partitionsOf(table)).some((p) => p.name === name)) return
+      const column = PARTITION_COLUMN[table]
+      yield* sql.unsafe(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
+      yield* sql.unsafe(`LOCK TABLE ${defaultPartition(table)} IN ACCESS EXCLUSIVE MODE`)
+      yield* sql.unsafe(`CREATE TABLE ${name} (LIKE ${table} INCLUDING DEFAULTS)`)
+      yield* sql`
+        WITH moved AS (
+          DELETE FROM ${sql(defaultPartition(table))}
+          WHERE ${sql(column)} >= ${new Date(start).toISOString()}::timestamptz
+            AND ${sql(column)} < ${new Date(start + SPAN_DAYS[table] * DAY_MS).toISOString()}::timestamptz
+          RETURNING *
+        )
+        INSERT INTO ${sql(name)} SELECT * FROM moved`
+      yield* sql.unsafe(`ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES ${spanBounds(table, start)}`)
+    })).pipe(unlessBusy("readying it", partitionName(table, start)))
 
-    const dropPartition = (name: string) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* sql.unsafe(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
-        yield* sql.unsafe(`DROP TABLE IF EXISTS ${name}`)
-      })).pipe(unlessBusy("dropping it", name))
+  const dropPartition = (name: string) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* sql.unsafe(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
+      yield* sql.unsafe(`DROP TABLE IF EXISTS ${name}`)
+    })).pipe(unlessBusy("dropping it", name))
 
-    return TimePartitions.of({
-      prepare: Effect.fnUntraced(function*(table: TimePartitionedTable, from: string, until: string) {
-        const span = SPAN_DAYS[table] * DAY_MS
-        for (let start = spanOf(table, Date.parse(from)); start <= spanOf(table, Date.parse(until)); start += span) {
-          yield* attachSpan(table, start)
-        }
-      }, Effect.orDie),
+  return TimePartitions.of({
+    prepare: Effect.fnUntraced(function*(table: TimePartitionedTable, from: string, until: string) {
+      const span = SPAN_DAYS[table] * DAY_MS
+      for (let start = spanOf(table, Date.parse(from)); start <= spanOf(table, Date.parse(until)); start += span) {
+        yield* attachSpan(table, start)
+      }
+    }, Effect.orDie),
 
-      retire: Effect.fnUntraced(function*(table: TimePartitionedTable, before: string) {
-        const cut = spanOf(table, Date.parse(before))
-        for (const { name } of yield* partitionsOf(table)) {
-          const start = startOfPartition(table, name)
-          if (start !== undefined && start + SPAN_DAYS[table] * DAY_MS <= cut) yield* dropPartition(name)
-        }
-        // Autovacuum analyzes each partition but never the partitioned table: its figures (joins over all the
-        // partitions use them) are gathered here, daily, from a sample.
-        yield* sql.unsafe(`ANALYZE ${table}`)
-        return new Date(cut).toISOString()
-      }, Effect.orDie)
-    })
+    retire: Effect.fnUntraced(function*(table: TimePartitionedTable, before: string) {
+      const cut = spanOf(table, Date.parse(before))
+      for (const { name } of yield* partitionsOf(table)) {
+        const start = startOfPartition(table, name)
+        if (start !== undefined && start + SPAN_DAYS[table] * DAY_MS <= cut) yield* dropPartition(name)
+      }
+      // Autovacuum analyzes each partition but never the partitioned table: its figures (joins over all the
+      // partitions use them) are gathered here, daily, from a sample.
+      yield* sql.unsafe(`ANALYZE ${table}`)
+      return new Date(cut).toISOString()
+    }, Effect.orDie)
   })
-)
+})
+
+export const layerTimePartitions = Layer.effect(TimePartitions, makeTimePartitions)
+
+/**
+ * Readies every table's spans from now through `READY_AHEAD_MS`: run by a starting host after its migrations and
+ * before it serves or works, so the rows it writes find their span (a fresh database, or one whose hosts were all
+ * down past the spans retention readied) and no span is attached under its own rows' inserts.
+ */
+export const readyCurrentSpans = Effect.gen(function*() {
+  const partitions = yield* makeTimePartitions
+  const now = yield* Clock.currentTimeMillis
+  for (const table of TIME_PARTITIONED) {
+    yield* partitions.prepare(table, new Date(now).toISOString(), new Date(now + READY_AHEAD_MS).toISOString())
+  }
+})

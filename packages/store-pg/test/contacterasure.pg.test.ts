@@ -10,9 +10,11 @@ import {
   type ContactErasureRecord,
   ContactErasureRepo,
   ContactErasures,
+  ExecutionsErasure,
   Ids,
   layerContactErasureWorkers,
   LogRecorder,
+  MessagingErasure,
   Parley
 } from "@parley/core"
 import { layerMemoryJobQueue } from "@parley/core/testing"
@@ -27,18 +29,30 @@ import { layerTestDatabase } from "./pg.ts"
 const calls = { step_events: 0, mediaFailures: 1 }
 const messagesGate = Latch.makeUnsafe(false)
 
-const layerFlakyRepo = Layer.effect(
-  ContactErasureRepo,
-  Effect.gen(function*() {
-    const repo = yield* ContactErasureRepo
-    return ContactErasureRepo.of({
-      ...repo,
-      deleteStepEvents: (s, limit) => Effect.andThen(Effect.sync(() => calls.step_events++), repo.deleteStepEvents(s, limit)),
-      deleteMedia: (s, limit) =>
-        calls.mediaFailures-- > 0 ? Effect.die(new Error("the host died in the media step")) : repo.deleteMedia(s, limit),
-      deleteMessages: (s, limit) => Effect.andThen(messagesGate.await, repo.deleteMessages(s, limit))
+const layerFlakyRepo = Layer.mergeAll(
+  Layer.effect(
+    ExecutionsErasure,
+    Effect.gen(function*() {
+      const erasure = yield* ExecutionsErasure
+      return ExecutionsErasure.of({
+        ...erasure,
+        deleteStepEvents: (projectId, contactId, limit) =>
+          Effect.andThen(Effect.sync(() => calls.step_events++), erasure.deleteStepEvents(projectId, contactId, limit))
+      })
     })
-  })
+  ),
+  Layer.effect(
+    MessagingErasure,
+    Effect.gen(function*() {
+      const erasure = yield* MessagingErasure
+      return MessagingErasure.of({
+        ...erasure,
+        deleteMedia: (projectId, contactId, limit) =>
+          calls.mediaFailures-- > 0 ? Effect.die(new Error("the host died in the media step")) : erasure.deleteMedia(projectId, contactId, limit),
+        deleteMessages: (projectId, contactId, limit) => Effect.andThen(messagesGate.await, erasure.deleteMessages(projectId, contactId, limit))
+      })
+    })
+  )
 )
 
 const erasureOf = (id: string) =>

@@ -1,9 +1,10 @@
 /**
  * Storage of contact erasures (decisions 4.8): the erasure records (queued →
- * running → done, with the step reached) and the deletions each step makes.
- * Every deletion is bounded (`limit` rows of its table), answers how many it
- * removed, and is idempotent: the job calls one until it answers 0, and a job
- * that crashed calls it again from the step its record reached.
+ * running → done, with the step reached). The deletions each step makes are
+ * the capabilities' own (`ContactHoldings`). Every deletion is bounded (`limit`
+ * rows of its table), answers how many it removed, and is idempotent: the job
+ * calls one until it answers 0, and a job that crashed calls it again from the
+ * step its record reached.
  */
 import { Context, type Effect, type Option } from "effect"
 
@@ -59,24 +60,6 @@ export class ContactErasureRepo extends Context.Service<ContactErasureRepo, {
   /** Queued or running erasures of every project, oldest first. */
   readonly listUnfinished: (limit: number) => Effect.Effect<ReadonlyArray<ContactErasureRecord>>
 
-  /** Step events of the executions that belong to the contact (its id, or one of its conversations). */
-  readonly deleteStepEvents: ErasureDeletion
-  /** Those executions (whatever their status: a live run is fenced off by its missing row) and the contact's routed inputs. */
-  readonly deleteExecutions: ErasureDeletion
-  /** Project events linked to one of the contact's conversations. */
-  readonly deleteProjectEvents: ErasureDeletion
-  /** Webhook deliveries (with their attempts) and buffers whose body names the contact. */
-  readonly deleteDeliveries: ErasureDeletion
-  /** Outbox entries (domain events) whose payload names the contact. */
-  readonly deleteDomainEvents: ErasureDeletion
-  /** Raw upstream payloads that name the contact, and the status reports of its messages. */
-  readonly deleteUpstreamPayloads: ErasureDeletion
-  /** The stored media (bytes and all) of the contact's messages. */
-  readonly deleteMedia: ErasureDeletion
-  readonly deleteMessages: ErasureDeletion
-  readonly deleteConversations: ErasureDeletion
-  /** The contact row itself (answers 0 or 1). */
-  readonly deleteContact: ErasureDeletion
 }>()("@parley/core/ports/ContactErasureRepo") {}
 
 /** The strings that identify the contact in stored text: its id and network identifiers. */

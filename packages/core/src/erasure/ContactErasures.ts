@@ -49,22 +49,21 @@ export interface ErasureStep {
 export const erasureSteps: Effect.Effect<
   ReadonlyArray<ErasureStep>,
   never,
-  ContactErasureRepo | JobQueue | LogSearch | LogRecorder | ContactHoldings
+  JobQueue | LogSearch | LogRecorder | ContactHoldings
 > = Effect.gen(function*() {
-  const repo = yield* ContactErasureRepo
   const jobs = yield* JobQueue
   const logs = yield* LogSearch
   const recorder = yield* LogRecorder
   const holdings = yield* ContactHoldings
   return [
-    { name: "step_events", run: repo.deleteStepEvents },
-    { name: "executions", run: repo.deleteExecutions },
-    { name: "project_events", run: repo.deleteProjectEvents },
-    { name: "webhook_deliveries", run: repo.deleteDeliveries },
-    { name: "domain_events", run: repo.deleteDomainEvents },
+    { name: "step_events", run: holdings.deleteStepEvents },
+    { name: "executions", run: holdings.deleteExecutions },
+    { name: "project_events", run: holdings.deleteProjectEvents },
+    { name: "webhook_deliveries", run: holdings.deleteDeliveries },
+    { name: "domain_events", run: holdings.deleteDomainEvents },
     // The relay's jobs carry the outbox entries they hand on; a store keeps finished jobs for days.
     { name: "job_payloads", run: (s, limit) => jobs.eraseMentions(erasureTerms(s), limit) },
-    { name: "upstream_payloads", run: repo.deleteUpstreamPayloads },
+    { name: "upstream_payloads", run: holdings.deleteUpstreamPayloads },
     // Log search's entries (API requests, upstream events, step events, deliveries) that mention the contact; those
     // this process still holds in its recorder's batch are written first, so none lands after the erasure.
     { name: "log_entries", run: (s) => Effect.as(Effect.andThen(recorder.flush, logs.eraseMentions(s.project_id, erasureTerms(s))), 0) },
@@ -83,10 +82,10 @@ export const erasureSteps: Effect.Effect<
           0
         )
     },
-    { name: "media", run: repo.deleteMedia },
-    { name: "messages", run: repo.deleteMessages },
-    { name: "conversations", run: repo.deleteConversations },
-    { name: "contact", run: repo.deleteContact }
+    { name: "media", run: holdings.deleteMedia },
+    { name: "messages", run: holdings.deleteMessages },
+    { name: "conversations", run: holdings.deleteConversations },
+    { name: "contact", run: holdings.deleteContact }
   ]
 })
 

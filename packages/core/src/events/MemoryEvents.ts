@@ -300,6 +300,11 @@ export const layerMemoryOutbox = Layer.effect(
         store.run((db) =>
           removeSome(db, DomainEvents, (e) => instant(e.created_at) < instant(before), Number.MAX_SAFE_INTEGER)
         )
+      ),
+      eraseMentions: Effect.fn("Outbox.eraseMentions")((projectId: string, terms: ReadonlyArray<string>, limit: number) =>
+        store.run((db) =>
+          removeSome(db, DomainEvents, (e) => e.project_id === projectId && terms.some((t) => JSON.stringify(e.payload).includes(t)), limit)
+        )
       )
     })
   })

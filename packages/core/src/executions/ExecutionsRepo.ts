@@ -14,6 +14,7 @@ import type {
   WaitingReason,
   WorkflowRevision
 } from "./Execution.ts"
+import { isTerminal } from "./Execution.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { WorkflowRecord } from "../workflows/Workflow.ts"
 
@@ -87,17 +88,48 @@ export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
  */
 export const STEP_EVENT_SKEW_MS = 24 * 60 * 60 * 1000
 
-/** The run whose events a read asks for: its id and when it started, which bounds its events in time. */
-export type StepEventsOf = Pick<ExecutionRecord, "id" | "started_at">
+/**
+ * The run whose events a read asks for: its id, when it started and, once it is over, when it ended, which bound its
+ * events in time.
+ */
+export type StepEventsOf = Pick<ExecutionRecord, "id" | "started_at" | "status" | "ended_at">
 
 /** The earliest `created_at` (ISO 8601) an event of `run` can have. */
 export const stepEventsSince = (run: StepEventsOf): string => new Date(Date.parse(run.started_at) - STEP_EVENT_SKEW_MS).toISOString()
 
+/**
+ * The latest `created_at` (ISO 8601) an event of an ended or failed run can have: its last event is stamped when it
+ * ends (`ended_at`), a day of skew after for the events other hosts stamped; none while it can still move.
+ */
+export const stepEventsUntil = (run: StepEventsOf): string | undefined =>
+  isTerminal(run.status) && run.ended_at !== null
+    ? new Date(Date.parse(run.ended_at) + STEP_EVENT_SKEW_MS).toISOString()
+    : undefined
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i
+
+/**
+ * The `created_at` span (ISO 8601) an event with this id can have, for a read of one event by id, which names no
+ * run. The engine's ids are UUIDv7 (`Ids.layer`): their first 48 bits are the milliseconds of the clock that stamped
+ * the event, the same host and clock that gave its `created_at` (the step's `last_event_at`, taken when the step
+ * began), so a day either side holds any step's length. `undefined` for an id of another kind (sequential test ids,
+ * ids from elsewhere): no bound can place it.
+ */
+export const stepEventSpan = (id: string): { readonly since: string; readonly until: string } | undefined => {
+  if (!UUID_V7.test(id)) return undefined
+  const stamped = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16)
+  return {
+    since: new Date(stamped - STEP_EVENT_SKEW_MS).toISOString(),
+    until: new Date(stamped + STEP_EVENT_SKEW_MS).toISOString()
+  }
+}
+
 export class StepEventsRepo extends Context.Service<StepEventsRepo, {
   readonly append: (events: ReadonlyArray<StepEventRecord>) => Effect.Effect<void>
   /**
-   * Newest first by (created_at, seq). Reads by run see only events created since `stepEventsSince(run)`: on
-   * PostgreSQL that bound is what lets the planner skip the weekly partitions older than the run.
+   * Newest first by (created_at, seq). Reads by run see only events created since `stepEventsSince(run)` and, for a
+   * run that is over, until `stepEventsUntil(run)`: on PostgreSQL those bounds let the planner skip the weekly
+   * partitions from before the run and after its end.
    */
   readonly list: (
     projectId: string,
@@ -105,6 +137,7 @@ export class StepEventsRepo extends Context.Service<StepEventsRepo, {
     filter: StepEventFilter,
     window: ListWindow
   ) => Effect.Effect<ListSlice<StepEventRecord>>
+  /** One event by id, created within `stepEventSpan(id)` when the id is a UUIDv7 (what bounds it on PostgreSQL). */
   readonly find: (projectId: string, id: string) => Effect.Effect<Option.Option<StepEventRecord>>
   /** The run's `limit` latest events, newest first (bounded in time as `list`). */
   readonly latest: (run: StepEventsOf, limit: number) => Effect.Effect<ReadonlyArray<StepEventRecord>>

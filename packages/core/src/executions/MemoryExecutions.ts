@@ -25,7 +25,9 @@ import {
   type LiveCount,
   StepEventsRepo,
   type StepEventsOf,
-  stepEventsSince
+  stepEventSpan,
+  stepEventsSince,
+  stepEventsUntil
 } from "./ExecutionsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import type { CursorKey, ListWindow } from "../shared/Pagination.ts"
@@ -287,10 +289,12 @@ export const layerMemoryExecutionsRepo = Layer.effect(
   })
 )
 
-/** The run's events within the port's bound in time, as PostgreSQL's partitions read them. */
+/** The run's events within the port's bounds in time, as PostgreSQL's partitions read them. */
 const ofRun = (run: StepEventsOf) => {
   const since = instant(stepEventsSince(run))
-  return (e: StepEventRecord) => e.execution_id === run.id && instant(e.created_at) >= since
+  const until = stepEventsUntil(run)
+  const last = until === undefined ? Infinity : instant(until)
+  return (e: StepEventRecord) => e.execution_id === run.id && instant(e.created_at) >= since && instant(e.created_at) <= last
 }
 
 const matchesEvent = (projectId: string, run: StepEventsOf, filter: StepEventFilter) => {
@@ -329,7 +333,12 @@ export const layerMemoryStepEventsRepo = Layer.effect(
           })
       ),
       find: Effect.fn("StepEventsRepo.find")((projectId: string, id: string) =>
-        store.run((db) => Option.filter(Option.fromNullishOr(db.get(StepEvents, id)), (e) => e.project_id === projectId))
+        store.run((db) => {
+          const span = stepEventSpan(id)
+          return Option.filter(Option.fromNullishOr(db.get(StepEvents, id)), (e) =>
+            e.project_id === projectId &&
+            (span === undefined || (instant(e.created_at) >= instant(span.since) && instant(e.created_at) <= instant(span.until))))
+        })
       ),
       latest: Effect.fn("StepEventsRepo.latest")((run: StepEventsOf, limit: number) =>
         store.run((db) => newestEventsFirst(db.all(StepEvents).filter(ofRun(run))).slice(0, Math.max(limit, 0)))

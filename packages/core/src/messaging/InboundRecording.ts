@@ -124,9 +124,14 @@ export interface InboundRecording {
   ) => Effect.Effect<ReadonlyArray<InboundOutcome>, unknown>
   /**
    * Applies network status objects (`{ id, status, timestamp, errors?, ... }`)
-   * of the number's messages, in order, in one transaction; one outcome each.
+   * of the number's messages, in order, in one transaction after `before` (ingestion's acknowledgement); one
+   * outcome each. Fails, and applies nothing, only when `before` fails.
    */
-  readonly applyStatuses: (config: MessageConfigRecord, statuses: ReadonlyArray<Json>) => Effect.Effect<ReadonlyArray<StatusOutcome>>
+  readonly applyStatuses: <E = never>(
+    config: MessageConfigRecord,
+    statuses: ReadonlyArray<Json>,
+    before?: Effect.Effect<void, E>
+  ) => Effect.Effect<ReadonlyArray<StatusOutcome>, E>
   /**
    * The one mark-read (the proxy's and read mode's): the network's mark-read of an inbound message (with the typing
    * indicator when asked), then, when the network accepted it, the message and the earlier inbound messages of its
@@ -372,7 +377,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   })
 
   const applyStatuses = Effect.fn("Messaging.applyStatuses")(
-    function*(config: MessageConfigRecord, statuses: ReadonlyArray<Json>) {
+    function*<E = never>(config: MessageConfigRecord, statuses: ReadonlyArray<Json>, before?: Effect.Effect<void, E>) {
       const now = iso(yield* Clock.currentTimeMillis)
       const reports = statuses.flatMap((raw, index) => {
         const texts = statusTexts(raw)
@@ -390,8 +395,12 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
         return [{ index, raw, event }]
       })
       const outcomes: Array<StatusOutcome> = statuses.map(() => ({ _tag: "Duplicate" }))
-      if (reports.length === 0) return outcomes
+      if (reports.length === 0) {
+        if (before !== undefined) yield* before
+        return outcomes
+      }
       yield* tx.withTransaction(Effect.gen(function*() {
+        if (before !== undefined) yield* before
         yield* locks.lockAll(reports.map((r) => `message:${config.phone_number_id}:${r.event.network_id}`))
         const fresh = yield* messages.recordStatuses(reports.map((r) => r.event))
         const kept = reports.filter((_, i) => fresh[i])

@@ -499,7 +499,7 @@ const messageMatches = (projectId: string, f: MessageFilter) => (m: MessageRecor
   (f.type === undefined || m.type === f.type) &&
   (f.has_media === undefined || m.has_media === f.has_media)
 
-const statusKey = (e: { readonly phone_number_id: string; readonly network_id: string; readonly status: string; readonly timestamp: string }) =>
+export const statusKey = (e: { readonly phone_number_id: string; readonly network_id: string; readonly status: string; readonly timestamp: string }) =>
   JSON.stringify([e.phone_number_id, e.network_id, e.status, e.timestamp])
 
 const byNetworkId = (db: MemoryTables, phoneNumberId: string, networkId: string) =>

@@ -80,5 +80,5 @@ export const observeRecording = (recording: InboundRecording): InboundRecording 
   recordInboundAll: (config, inputs, before) =>
     Effect.tap(recording.recordInboundAll(config, inputs, before), (outcomes) =>
       Effect.forEach(outcomes, (outcome) => Metric.update(inbound({ outcome: snake(outcome._tag) }), 1), { discard: true })),
-  applyStatuses: (config, statuses) => Effect.andThen(reportLagOf(statuses), recording.applyStatuses(config, statuses))
+  applyStatuses: (config, statuses, before) => Effect.andThen(reportLagOf(statuses), recording.applyStatuses(config, statuses, before))
 })

@@ -61,6 +61,8 @@ const withSentBy = <A extends { readonly ext_data: Readonly<Record<string, unkno
 const BATCH_MAX = 256
 /** Such transactions running at once: their round trips overlap. */
 const BATCH_WRITERS = 4
+/** Recipients whose contact a process remembers, the least recently sent to forgotten first (memory, not correctness). */
+const KNOWN_CONTACTS_MAX = 10_000
 
 export interface OutboundRecording {
   /**
@@ -276,6 +278,16 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     one: (p) => Effect.flatMap(recordOutboundBatch([p]), (outcomes) => outcomes[0]!)
   })
 
+  // The contact last recorded for a project's phone number: a send that names no contact guesses it, so its
+  // conversation is read beside the contact (one round trip fewer). A contact keeps its id and phone number; an erased
+  // one makes the guess miss, which costs a retry, never a wrong record.
+  const knownContacts = new Map<string, string>()
+  const rememberContact = (key: string, contactId: string) => {
+    knownContacts.delete(key)
+    if (knownContacts.size >= KNOWN_CONTACTS_MAX) knownContacts.delete(knownContacts.keys().next().value!)
+    knownContacts.set(key, contactId)
+  }
+
   const recordOutbound = Effect.fn("Messaging.recordOutbound")(function*(config: MessageConfigRecord, input: OutboundInput) {
     const envelope = input.envelope
     const texts = envelopeTexts(envelope)
@@ -285,7 +297,18 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     const userId = waId === undefined ? texts.recipient : undefined
     if (waId === undefined && userId === undefined) return yield* unprocessable("The envelope names no recipient (to or recipient)")
     const messageId = input.id ?? (yield* ids.uuid)
-    return yield* submitOutbound({ config, input, waId, userId, messageId, nowMs: yield* Clock.currentTimeMillis })
+    const contactKey = waId === undefined ? undefined : `${config.project_id}:${waId}`
+    const guess = input.contact_id ?? (contactKey === undefined ? undefined : knownContacts.get(contactKey))
+    const recorded = yield* submitOutbound({
+      config,
+      input: guess === input.contact_id ? input : { ...input, contact_id: guess },
+      waId,
+      userId,
+      messageId,
+      nowMs: yield* Clock.currentTimeMillis
+    })
+    if (contactKey !== undefined) rememberContact(contactKey, recorded.message.contact_id)
+    return recorded
   })
 
   const findMessage = (projectId: string, id: string) =>

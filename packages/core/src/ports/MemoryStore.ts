@@ -35,6 +35,16 @@ export interface MemoryTables {
   readonly remove: <A>(table: MemoryTable<A>, id: string) => boolean
 }
 
+/** Removes up to `limit` of `rows` from `table` (each by `key`); answers how many: a bounded deletion's step. */
+export const removeSome = <A>(db: MemoryTables, table: MemoryTable<A>, rows: ReadonlyArray<A>, limit: number, key: (row: A) => string) => {
+  const some = rows.slice(0, Math.max(limit, 0))
+  for (const row of some) db.remove(table, key(row))
+  return some.length
+}
+
+/** The key of a row kept by its id. */
+export const byId = (row: { readonly id: string }) => row.id
+
 interface UndoEntry {
   readonly table: string
   readonly id: string

@@ -42,4 +42,9 @@ export class Outbox extends Context.Service<Outbox, {
   readonly take: (types: ReadonlyArray<string>, limit: number) => Effect.Effect<ReadonlyArray<DomainEvent>>
   /** Drops entries created strictly before `before` that nobody took; answers how many. */
   readonly prune: (before: string) => Effect.Effect<number>
+  /**
+   * Drops up to `limit` of the project's entries whose payload holds one of `terms` (contact erasure's step over
+   * domain events); answers how many.
+   */
+  readonly eraseMentions: (projectId: string, terms: ReadonlyArray<string>, limit: number) => Effect.Effect<number>
 }>()("@parley/core/ports/Outbox") {}

@@ -32,7 +32,7 @@ export const layerMemoryTimePartitions: Layer.Layer<TimePartitions> = Layer.succ
 )
 
 /** How far ahead retention readies spans: a day's maintenance missed still finds tomorrow's span ready. */
-const AHEAD_MS = 2 * 24 * 60 * 60 * 1000
+export const READY_AHEAD_MS = 2 * 24 * 60 * 60 * 1000
 
 /**
  * A table's retention: readies the spans of the coming days, retires the spans wholly before `before` (epoch ms),
@@ -47,7 +47,7 @@ export const retainByTime = Effect.fnUntraced(function*(
 ) {
   const partitions = yield* TimePartitions
   const now = yield* Clock.currentTimeMillis
-  yield* partitions.prepare(table, new Date(now).toISOString(), new Date(now + AHEAD_MS).toISOString())
+  yield* partitions.prepare(table, new Date(now).toISOString(), new Date(now + READY_AHEAD_MS).toISOString())
   const cut = yield* partitions.retire(table, new Date(before).toISOString())
   let pruned = 0
   for (;;) {

@@ -250,6 +250,48 @@ export const broadcastsRepoConformance = <E>(name: string, storage: Layer.Layer<
         assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 0, sent: 0, failed: 0, delivered: 0, read: 0, responded: 0, pending: 0, held: 0 })
       }))
 
+    it.effect("counts a reply as a response in the broadcast message's conversation only, among the conversation's other messages", () =>
+      Effect.gen(function*() {
+        const repo = yield* BroadcastsRepo
+        const messages = yield* MessagesRepo
+        const p = yield* givenProject()
+        const config = makeConfig(p.id)
+        const other = makeConfig(p.id)
+        for (const c of [config, other]) yield* (yield* MessageConfigsRepo).insert(c)
+        const b = makeBroadcast(p.id, { msg_config_id: config.id })
+        yield* repo.insert(b)
+        const r = makeRecipient(b, "15554001")
+        yield* repo.addRecipients(p.id, b.id, [r])
+        const contact = makeContact(p.id, { wa_id: r.phone_number })
+        yield* (yield* ContactsRepo).insert(contact)
+        // The broadcast's conversation, and the same contact's conversation on another number that never got one.
+        const withBroadcast = makeConversation(config, contact)
+        const without = makeConversation(other, contact)
+        for (const c of [withBroadcast, without]) yield* (yield* ConversationsRepo).insert(c)
+        const chat = (conversation: ConversationRecord, fromMs: number) =>
+          Effect.forEach([0, 1, 2, 3], (k) =>
+            messages.insert(makeMessage(conversation, {
+              direction: k % 2 === 0 ? "inbound" : "outbound",
+              origin: k % 2 === 0 ? null : "workflow",
+              created_at: at(fromMs + k * 1000),
+              updated_at: at(fromMs + k * 1000)
+            })), { discard: true })
+        // Messages before the broadcast's, in both: no response can precede its message.
+        yield* chat(withBroadcast, -HOUR)
+        yield* chat(without, -HOUR)
+        yield* messages.insert(makeMessage(withBroadcast, { id: r.message_id, direction: "outbound", origin: "broadcast", status: "sent", created_at: at(0) }))
+        yield* repo.settle(b.id, [{ id: r.id, status: "sent", at: at(0), error_message: null, error_details: null }])
+        // The contact writes on the other number: no response to this broadcast.
+        yield* chat(without, HOUR)
+        assert.strictEqual((yield* repo.counts(p.id, b.id)).responded, 0)
+        // Then in the broadcast's conversation, after the bot's other messages there.
+        yield* messages.insert(makeMessage(withBroadcast, { direction: "outbound", origin: "workflow", created_at: at(HOUR), updated_at: at(HOUR) }))
+        yield* messages.insert(makeMessage(withBroadcast, { direction: "inbound", created_at: at(2 * HOUR), updated_at: at(2 * HOUR) }))
+        assert.deepStrictEqual(yield* repo.counts(p.id, b.id), { total: 1, sent: 1, failed: 0, delivered: 0, read: 0, responded: 1, pending: 0, held: 0 })
+        const [listed] = (yield* repo.listRecipients(p.id, b.id, undefined, page)).items
+        assert.strictEqual(listed!.responded_at, at(2 * HOUR))
+      }))
+
     it.effect("leases a broadcast to one owner at a time; a lapsed lease is taken over", () =>
       Effect.gen(function*() {
         const repo = yield* BroadcastsRepo

@@ -1,12 +1,15 @@
 /**
  * The behaviour every `ContactErasureRepo` adapter owes, written once: the
- * erasure records, and each deletion step removing the contact's rows only,
- * `limit` at a time, idempotently. Rows are seeded through the other
- * capabilities' ports, so the same suite proves the adapter reads their
- * tables as they store them.
+ * erasure records; and each deletion step removing the contact's rows only,
+ * `limit` at a time, idempotently, through the erasure ports each capability
+ * owns (`ExecutionsErasure`, `EventsErasure`, `WebhooksErasure`, the outbox's
+ * `eraseMentions`, `MessagingErasure`) as `Parley.ts` wires them into
+ * erasure (`layerContactHoldings`). Rows are seeded through the capabilities'
+ * ports, so the same suite proves each adapter reads its tables as they store
+ * them.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, type Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { ContactRecord } from "../../messaging/Message.ts"
 import {
   type ContactErasureRecord,
@@ -14,7 +17,15 @@ import {
   type ErasureDeletion,
   type ErasureSubject
 } from "../../erasure/ContactErasureRepo.ts"
+import { ContactHoldings } from "../../erasure/ContactHoldings.ts"
+import { EventsErasure } from "../../events/EventsErasure.ts"
 import { EventsRepo } from "../../events/EventsRepo.ts"
+import { ExecutionsErasure } from "../../executions/ExecutionsErasure.ts"
+import { BroadcastsRepo } from "../../broadcasts/BroadcastsRepo.ts"
+import { GuardrailsRepo } from "../../guardrails/GuardrailsRepo.ts"
+import { MessagingErasure } from "../../messaging/MessagingErasure.ts"
+import { layerContactHoldings } from "../../Parley.ts"
+import { WebhooksErasure } from "../../webhooks/WebhooksErasure.ts"
 import { ExecutionInputsRepo, ExecutionsRepo, StepEventsRepo } from "../../executions/ExecutionsRepo.ts"
 import { MessageConfigsRepo } from "../../messaging/numbers/MessageConfigsRepo.ts"
 import {
@@ -52,6 +63,12 @@ export type ContactErasureStoragePorts =
   | WebhooksRepo
   | WebhookDeliveriesRepo
   | WebhookBuffersRepo
+  | ExecutionsErasure
+  | EventsErasure
+  | WebhooksErasure
+  | MessagingErasure
+  | BroadcastsRepo
+  | GuardrailsRepo
 
 const makeErasure = (projectId: string, contact: ContactRecord, overrides: Partial<ContactErasureRecord> = {}): ContactErasureRecord => ({
   id: uniqueId("era"),
@@ -252,7 +269,7 @@ const drain = (deletion: ErasureDeletion, subject: ErasureSubject, limit: number
   })
 
 export const contactErasureRepoConformance = <E>(name: string, storage: Layer.Layer<ContactErasureStoragePorts, E>): void =>
-  layer(storage, { excludeTestServices: true })(name, (it) => {
+  layer(Layer.provideMerge(layerContactHoldings, storage), { excludeTestServices: true })(name, (it) => {
     it.effect("opens one unfinished erasure per contact, moves it through its steps and finishes it without its target", () =>
       Effect.gen(function*() {
         const repo = yield* ContactErasureRepo
@@ -294,7 +311,7 @@ export const contactErasureRepoConformance = <E>(name: string, storage: Layer.La
 
     it.effect("each step removes the contact's rows only, limit rows at a time, and then finds nothing", () =>
       Effect.gen(function*() {
-        const repo = yield* ContactErasureRepo
+        const holdings = yield* ContactHoldings
         const project = yield* givenProject()
         const domainType = uniqueId("erasure.test")
         const erased = yield* givenContactRows(project.id, domainType, makeContact(project.id))
@@ -302,16 +319,16 @@ export const contactErasureRepoConformance = <E>(name: string, storage: Layer.La
         assert.deepStrictEqual(yield* remaining(project.id, erased), all)
         const subject = subjectOf(project.id, erased.contact)
         const steps: ReadonlyArray<readonly [keyof typeof all | "domain_events", ErasureDeletion]> = [
-          ["step_events", repo.deleteStepEvents],
-          ["executions", repo.deleteExecutions],
-          ["project_events", repo.deleteProjectEvents],
-          ["webhook_deliveries", repo.deleteDeliveries],
-          ["domain_events", repo.deleteDomainEvents],
-          ["upstream_payloads", repo.deleteUpstreamPayloads],
-          ["media", repo.deleteMedia],
-          ["messages", repo.deleteMessages],
-          ["conversations", repo.deleteConversations],
-          ["contact", repo.deleteContact]
+          ["step_events", holdings.deleteStepEvents],
+          ["executions", holdings.deleteExecutions],
+          ["project_events", holdings.deleteProjectEvents],
+          ["webhook_deliveries", holdings.deleteDeliveries],
+          ["domain_events", holdings.deleteDomainEvents],
+          ["upstream_payloads", holdings.deleteUpstreamPayloads],
+          ["media", holdings.deleteMedia],
+          ["messages", holdings.deleteMessages],
+          ["conversations", holdings.deleteConversations],
+          ["contact", holdings.deleteContact]
         ]
         // Attempts go with their delivery, so that step counts deliveries and buffers.
         const removedRows = { ...all, webhook_deliveries: 2, domain_events: 1 }

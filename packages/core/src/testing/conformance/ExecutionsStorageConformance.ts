@@ -17,7 +17,9 @@ import {
   ExecutionsRepo,
   STEP_EVENT_SKEW_MS,
   StepEventsRepo,
-  stepEventsSince
+  stepEventSpan,
+  stepEventsSince,
+  stepEventsUntil
 } from "../../executions/ExecutionsRepo.ts"
 import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Transactor } from "../../ports/Transactor.ts"
@@ -77,6 +79,13 @@ export const makeExecution = (
   dedupe_key: null,
   ...overrides
 })
+
+/** A UUIDv7 of the instant `ms` (Unix milliseconds), as `Ids.layer` mints them. */
+export const uuidV7At = (ms: number) => {
+  const time = ms.toString(16).padStart(12, "0")
+  const random = crypto.randomUUID().replaceAll("-", "")
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(0, 3)}-8${random.slice(3, 6)}-${random.slice(6, 18)}`
+}
 
 export const makeStepEvent = (
   execution: Pick<ExecutionRecord, "id" | "project_id">,
@@ -765,7 +774,7 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           assert.deepStrictEqual((yield* repo.list(other.id, execution, {}, cursor(20))).items, [])
           assert.deepStrictEqual(ids(yield* repo.latest(execution, 3)), ids([e5, e4, e3]))
           assert.deepStrictEqual(ids(yield* repo.latest(execution, 100)), ids(newestFirst))
-          assert.deepStrictEqual(yield* repo.latest({ id: uniqueId("exe"), started_at: at(0) }, 100), [])
+          assert.deepStrictEqual(yield* repo.latest({ id: uniqueId("exe"), started_at: at(0), status: "running", ended_at: null }, 100), [])
         }))
 
       it.effect("windows an execution's events by cursor both ways and by page", () =>
@@ -827,6 +836,51 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           assert.deepStrictEqual(ids(before.items), ids([later, earlier]))
           // Still found by id: `find` names no run.
           assert.deepStrictEqual(yield* repo.find(execution.project_id, tooEarly.id), Option.some(tooEarly))
+        }))
+
+      it.effect("reads an ended run's events stamped up to a day after it ended, none after; a live run's without end", () =>
+        Effect.gen(function*() {
+          const repo = yield* StepEventsRepo
+          const started = 3 * STEP_EVENT_SKEW_MS
+          const endedAt = started + 10 * STEP_EVENT_SKEW_MS
+          const execution = yield* givenExecution({ started_at: at(started), last_event_at: at(endedAt), status: "ended", ended_at: at(endedAt) })
+          assert.strictEqual(stepEventsUntil(execution), at(endedAt + STEP_EVENT_SKEW_MS))
+          const make = (seq: number, ms: number) => makeStepEvent(execution, { seq, created_at: at(ms) })
+          const first = make(0, started)
+          const last = make(1, endedAt)
+          const skewed = make(2, endedAt + STEP_EVENT_SKEW_MS)
+          const tooLate = make(3, endedAt + STEP_EVENT_SKEW_MS + 1)
+          yield* repo.append([first, last, skewed, tooLate])
+          const newestFirst = ids([skewed, last, first])
+          assert.deepStrictEqual(ids(yield* repo.latest(execution, 10)), newestFirst)
+          assert.deepStrictEqual(ids((yield* repo.list(execution.project_id, execution, {}, cursor(10))).items), newestFirst)
+          const paged = yield* repo.list(execution.project_id, execution, {}, page(1, 10))
+          assert.deepStrictEqual([ids(paged.items), paged.total], [newestFirst, 3])
+          // The same run while it could still move has no end to bound it.
+          assert.isUndefined(stepEventsUntil({ ...execution, status: "waiting" }))
+          assert.lengthOf(yield* repo.latest({ ...execution, status: "waiting" }, 10), 4)
+        }))
+
+      it.effect("finds an event by a UUIDv7 id stamped up to a day either side of it, none further (the id bounds the read)", () =>
+        Effect.gen(function*() {
+          const repo = yield* StepEventsRepo
+          const execution = yield* givenExecution()
+          const created = 3 * STEP_EVENT_SKEW_MS
+          const make = (seq: number, stampedMs: number) =>
+            makeStepEvent(execution, { id: uuidV7At(Date.parse(at(stampedMs))), seq, created_at: at(created) })
+          const onTime = make(0, created + 40)
+          const dayBefore = make(1, created - STEP_EVENT_SKEW_MS)
+          const dayAfter = make(2, created + STEP_EVENT_SKEW_MS)
+          const tooEarly = make(3, created - STEP_EVENT_SKEW_MS - 1)
+          const tooLate = make(4, created + STEP_EVENT_SKEW_MS + 1)
+          const notV7 = makeStepEvent(execution, { id: crypto.randomUUID(), seq: 5, created_at: at(created) })
+          yield* repo.append([onTime, dayBefore, dayAfter, tooEarly, tooLate, notV7])
+          assert.deepStrictEqual(stepEventSpan(onTime.id), { since: at(created + 40 - STEP_EVENT_SKEW_MS), until: at(created + 40 + STEP_EVENT_SKEW_MS) })
+          assert.isUndefined(stepEventSpan(notV7.id))
+          for (const e of [onTime, dayBefore, dayAfter, notV7]) assert.deepStrictEqual(yield* repo.find(execution.project_id, e.id), Option.some(e))
+          for (const e of [tooEarly, tooLate]) assert.deepStrictEqual(yield* repo.find(execution.project_id, e.id), Option.none())
+          // Every read by run still lists them all.
+          assert.lengthOf(yield* repo.latest(execution, 10), 6)
         }))
 
       it.effect("is seen by the rest of its transaction and goes with its rollback", () =>
