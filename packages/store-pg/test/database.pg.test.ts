@@ -20,7 +20,8 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
       const sql = yield* SqlClient.SqlClient
       const tables = yield* sql<{ readonly table_name: string }>`
         SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`
-      assert.deepStrictEqual(tables.map((t) => t.table_name), [
+      // The time spans readied at start (`readyCurrentSpans`) are named by date: left out.
+      assert.deepStrictEqual(tables.map((t) => t.table_name).filter((name) => !/_p\d{8}$/.test(name)), [
         "api_keys",
         "contact_erasures",
         "customers",

@@ -48,6 +48,9 @@ const StatusEvents = memoryTable<StatusEventRecord>("msg_status_events")
 const Media = memoryTable<StoredMedia>("msg_media")
 const MediaUploads = memoryTable<MediaUpload>("msg_media_uploads")
 const Inbox = memoryTable<InboxEntry>("msg_upstream_inbox")
+
+/** The tables other memory adapters of messaging's records read (erasure's). */
+export const messagingTables = { Contacts, Conversations, Messages, StatusEvents, Media, Inbox } as const
 const TemplateStatuses = memoryTable<TemplateStatusRecord>("msg_template_status_events")
 
 const bytesOf = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes)

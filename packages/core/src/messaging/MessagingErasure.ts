@@ -5,9 +5,10 @@
  * `limit` rows, answers how many and is idempotent: erasure calls it until it answers less.
  */
 import { Context, Effect, Layer } from "effect"
-import type { ContactRecord, ConversationRecord, InboxEntry, MessageRecord, StatusEventRecord, StoredMedia } from "./Message.ts"
-import { statusKey } from "./MemoryMessaging.ts"
-import { byId, MemoryStore, memoryTable, type MemoryTables, removeSome } from "../ports/MemoryStore.ts"
+import { messagingTables, statusKey } from "./MemoryMessaging.ts"
+import { byId, MemoryStore, type MemoryTables, removeSome } from "../ports/MemoryStore.ts"
+
+const { Contacts, Conversations, Inbox, Media, Messages, StatusEvents } = messagingTables
 
 export class MessagingErasure extends Context.Service<MessagingErasure, {
   /**
@@ -30,12 +31,6 @@ export class MessagingErasure extends Context.Service<MessagingErasure, {
   readonly deleteContact: (projectId: string, contactId: string) => Effect.Effect<number>
 }>()("@parley/core/messaging/MessagingErasure") {}
 
-const Contacts = memoryTable<ContactRecord>("msg_contacts")
-const Conversations = memoryTable<ConversationRecord>("msg_conversations")
-const Messages = memoryTable<MessageRecord>("msg_messages")
-const StatusEvents = memoryTable<StatusEventRecord>("msg_status_events")
-const Media = memoryTable<StoredMedia>("msg_media")
-const Inbox = memoryTable<InboxEntry>("msg_upstream_inbox")
 
 const messagesOf = (db: MemoryTables, projectId: string, contactId: string) =>
   db.all(Messages).filter((m) => m.project_id === projectId && m.contact_id === contactId)
