@@ -15,19 +15,21 @@
  */
 import { UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
-import { Context, Effect, Fiber, Option, References } from "effect"
+import { Context, Effect, Fiber, Option, References, type Tracer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Inspector from "node:inspector/promises"
 import * as Net from "node:net"
 import * as Path from "node:path"
+import { monitorEventLoopDelay } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as V8 from "node:v8"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { collect } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
+import { replyTracer, spanBreakdown } from "./replyTrace.ts"
 
 const KEY = "pk_bench_broadcast_0123456789abcdef"
 const SIM_NUMBER = { phoneNumberId: "100000000000001", businessAccountId: "200000000000001", token: "parley-simulator-token" }
@@ -99,6 +101,14 @@ export interface BroadcastBenchResult {
   /** A send inside a conversation on the same number (a proxied template, answered once the network took it), ms. */
   readonly replyQuiet: Latency
   readonly replyDuringBroadcast: Latency
+  /** The host's event loop delay (p50, p99 ms) while the quiet replies and the broadcast ran. */
+  readonly loopDelayQuiet: Latency
+  readonly loopDelayDuringBroadcast: Latency
+  /** With `BENCH_BROADCAST_REPLY_TRACE`: where a reply's time went, per span name (mean ms and count per reply). */
+  readonly replySpans?: {
+    readonly quiet: ReadonlyArray<{ readonly name: string; readonly ms: number; readonly count: number }>
+    readonly during: ReadonlyArray<{ readonly name: string; readonly ms: number; readonly count: number }>
+  } | undefined
 }
 
 export interface PhaseCost {
@@ -218,11 +228,11 @@ const liveHeapMb = () => {
 }
 
 /** The host beside a network of `mode`, with the number upgraded and a way to approve a template there. */
-const startNetwork = (mode: BroadcastNetwork) =>
+const startNetwork = (mode: BroadcastNetwork, tracer: Tracer.Tracer | undefined) =>
   Effect.gen(function*() {
     const patch = { throughputPerSecond: CEILING, messagingLimitTier: "TIER_UNLIMITED" }
     if (mode === "in-process") {
-      const { context, postgresPid, url } = yield* startBenchHost(KEY, { postgres: STATEMENTS })
+      const { context, postgresPid, url } = yield* startBenchHost(KEY, { postgres: STATEMENTS, tracer })
       const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator)) as Simulator.NetworkSimulator["Service"]
       yield* simulator.updateNumber(SIM_NUMBER.phoneNumberId, patch)
       return {
@@ -236,7 +246,8 @@ const startNetwork = (mode: BroadcastNetwork) =>
     const { command, pid: networkPid, port } = yield* forkNetwork(APP_SECRET)
     const { context, postgresPid, url } = yield* startBenchHost(KEY, {
       env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: `http://127.0.0.1:${port}`, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET },
-      postgres: STATEMENTS
+      postgres: STATEMENTS,
+      tracer
     })
     yield* command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
     yield* command({ update: { phoneNumberId: SIM_NUMBER.phoneNumberId, patch } })
@@ -248,21 +259,24 @@ export const benchBroadcast = (options: {
   readonly network?: BroadcastNetwork | undefined
   /** When the send is cut off, in seconds; by default 10x the ideal. */
   readonly maxSeconds?: number | undefined
+  /** Keeps the spans of the timed replies (a tracer is installed: it costs every span of the host). */
+  readonly traceReplies?: boolean | undefined
 }) =>
   Effect.gen(function*() {
     const network = options.network ?? "in-process"
-    const { approve, context, networkPid, postgresPid, url } = yield* startNetwork(network)
+    const tracing = options.traceReplies === true ? replyTracer() : undefined
+    const { approve, context, networkPid, postgresPid, url } = yield* startNetwork(network, tracing?.tracer)
     const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
         const start = performance.now()
         yield* effect
         return performance.now() - start
       })
-    const request = (method: string, path: string, body?: unknown) =>
+    const request = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
       Effect.promise(async () => {
         const res = await fetch(`${url}${path}`, {
           method,
-          headers: { "x-api-key": KEY, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+          headers: { "x-api-key": KEY, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
           ...(body === undefined ? {} : { body: JSON.stringify(body) })
         })
         const text = await res.text()
@@ -303,18 +317,35 @@ export const benchBroadcast = (options: {
     console.log(`  (inserted ${options.recipients} recipients in ${insertSeconds.toFixed(1)} s; sending)`)
 
     // A send inside a conversation on the broadcast's number: a template, so no window is needed.
-    const reply = (i: number) =>
-      timed(request("POST", `/proxy/v24.0/${SIM_NUMBER.phoneNumberId}/messages`, {
-        messaging_product: "whatsapp",
-        to: `1${String(5_559_000_000 + i)}`,
-        type: "template",
-        template: { name: "bench_sale", language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "Ada" }] }] }
-      }))
+    // Traced, its spans go to `spans`.
+    const reply = (i: number, spans: Array<ReadonlyArray<{ name: string; ms: number }>>) =>
+      Effect.suspend(() => {
+        const trace = tracing?.start()
+        return timed(request("POST", `/proxy/v24.0/${SIM_NUMBER.phoneNumberId}/messages`, {
+          messaging_product: "whatsapp",
+          to: `1${String(5_559_000_000 + i)}`,
+          type: "template",
+          template: { name: "bench_sale", language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "Ada" }] }] }
+        }, trace === undefined ? undefined : { traceparent: trace.header })).pipe(
+          Effect.tap((ms) => Effect.sync(() => trace !== undefined && spans.push([{ name: "(client: the whole request)", ms }, ...trace.take()])))
+        )
+      })
+    const loopDelay = () => {
+      const histogram = monitorEventLoopDelay({ resolution: 1 })
+      histogram.enable()
+      return (): Latency => {
+        histogram.disable()
+        return { count: histogram.count, p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6 }
+      }
+    }
     const replyQuiet: Array<number> = []
+    const spansQuiet: Array<ReadonlyArray<{ name: string; ms: number }>> = []
+    const quietLoop = loopDelay()
     for (let i = 0; i < 20; i++) {
-      replyQuiet.push(yield* reply(i))
+      replyQuiet.push(yield* reply(i, spansQuiet))
       yield* Effect.sleep("50 millis")
     }
+    const loopDelayQuiet = quietLoop()
 
     const liveStartMb = liveHeapMb()
     const rss: Array<number> = [process.memoryUsage().rss]
@@ -357,10 +388,12 @@ export const benchBroadcast = (options: {
     yield* request("POST", `/platform/v1/msg/broadcasts/${id}/send`)
     // Replies on the same number while the broadcast sends: five a second, each timed until the network took it.
     const replyDuring: Array<number> = []
+    const spansDuring: Array<ReadonlyArray<{ name: string; ms: number }>> = []
+    const duringLoop = loopDelay()
     let sending = true
     const replies = yield* Effect.forkChild(Effect.gen(function*() {
       for (let i = 100; sending; i++) {
-        replyDuring.push(yield* reply(i))
+        replyDuring.push(yield* reply(i, spansDuring))
         yield* Effect.sleep("200 millis")
       }
     }))
@@ -378,6 +411,7 @@ export const benchBroadcast = (options: {
     }
     sending = false
     yield* Fiber.join(replies)
+    const loopDelayDuringBroadcast = duringLoop()
     const atEnd = yield* mark(allocated())
     allocated = allocationCounter()
     // A send cut off is stopped: what comes after is the network's reports of the sends made (sent, delivered, read),
@@ -465,7 +499,10 @@ export const benchBroadcast = (options: {
       getMs: median(gets),
       recountMs: median(recounts),
       replyQuiet: latency(replyQuiet),
-      replyDuringBroadcast: latency(replyDuring)
+      replyDuringBroadcast: latency(replyDuring),
+      loopDelayQuiet,
+      loopDelayDuringBroadcast,
+      replySpans: tracing === undefined ? undefined : { quiet: spanBreakdown(spansQuiet), during: spanBreakdown(spansDuring) }
     } satisfies BroadcastBenchResult
   }).pipe(Effect.scoped)
 
@@ -518,7 +555,17 @@ export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
       fixed(r.replyQuiet.p99)
     } ms (${r.replyQuiet.count}); during the broadcast p50 ${fixed(r.replyDuringBroadcast.p50)} ms p99 ${
       fixed(r.replyDuringBroadcast.p99)
-    } ms (${r.replyDuringBroadcast.count} replies; target: not queued behind the broadcast)`,
+    } ms (${r.replyDuringBroadcast.count} replies): p50 ${fixed(r.replyDuringBroadcast.p50 / r.replyQuiet.p50, 2)}x the quiet p50 (target: within ~2x, replies never queued behind the broadcast)`,
+    `  the host's event loop delay (a 1 ms timer's interval, so ~1 ms idle): quiet p50 ${fixed(r.loopDelayQuiet.p50)} ms p99 ${fixed(r.loopDelayQuiet.p99)} ms; during the broadcast p50 ${
+      fixed(r.loopDelayDuringBroadcast.p50)
+    } ms p99 ${fixed(r.loopDelayDuringBroadcast.p99)} ms`,
+    ...(r.replySpans === undefined ? [] : [
+      "  where a reply's time went (mean ms per reply, mean count), quiet | during the broadcast:",
+      ...r.replySpans.during.slice(0, 16).map((d) => {
+        const q = r.replySpans!.quiet.find((s) => s.name === d.name)
+        return `    ${d.name.slice(0, 48).padEnd(48)} ${fixed(q?.ms, 2).padStart(8)} (${fixed(q?.count, 1)}) | ${fixed(d.ms, 2).padStart(8)} (${fixed(d.count, 1)})`
+      })
+    ]),
     ""
   ].join("\n")
 

@@ -14,7 +14,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"
 import { Host } from "@parley/http-node"
 import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerSimulatorStore, layerStorage } from "@parley/store-pg"
-import { ConfigProvider, Context, Effect, Layer } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Tracer } from "effect"
 import { HttpServer } from "effect/http"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -35,6 +35,8 @@ export const startBenchHost = (
     readonly durable?: boolean
     /** More PostgreSQL server settings (`bench/statements.ts` loads `pg_stat_statements`). */
     readonly postgres?: Readonly<Record<string, string>>
+    /** A tracer for the host's spans (Effect's in-process one otherwise). */
+    readonly tracer?: Tracer.Tracer | undefined
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -47,7 +49,8 @@ export const startBenchHost = (
         // The simulator's store too, as `npm start` has it: the in-process network writes through it.
         Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), layerSimulatorStore, Ids.layer)),
         Layer.provideMerge(layerFromUrl(pg.url)),
-        Layer.provideMerge(benchConfig(options.env))
+        Layer.provideMerge(benchConfig(options.env)),
+        Layer.provideMerge(options.tracer === undefined ? Layer.empty : Layer.succeed(Tracer.Tracer, options.tracer))
       )
     )
     const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))

@@ -69,7 +69,11 @@ const program = Effect.gen(function*() {
     const modes = (["in-process", "remote"] as const).filter((mode) => (process.env.BENCH_BROADCAST_NETWORK ?? mode) === mode)
     // `BENCH_BROADCAST_MAX_SECONDS` cuts the send off sooner than 10x the ideal.
     const maxSeconds = process.env.BENCH_BROADCAST_MAX_SECONDS === undefined ? undefined : Number(process.env.BENCH_BROADCAST_MAX_SECONDS)
-    for (const network of modes) console.log(formatBroadcastBench(yield* benchBroadcastApart({ recipients, network, maxSeconds })))
+    // `BENCH_BROADCAST_REPLY_TRACE=1` shows where a reply's time goes (a tracer installed: it costs the host).
+    const traceReplies = process.env.BENCH_BROADCAST_REPLY_TRACE === "1"
+    for (const network of modes) {
+      console.log(formatBroadcastBench(yield* benchBroadcastApart({ recipients, network, maxSeconds, traceReplies })))
+    }
   }
   if (runs("retention")) console.log(formatRetentionBench(yield* benchRetention(retentionOptionsFromEnv())))
   if (runs("plans")) console.log(formatPartitionPlans(yield* benchPartitionPlans))

@@ -1,7 +1,8 @@
 /**
  * The group commit: items waiting while the writer is busy are settled as one
  * batch, each caller gets its own item's outcome, and a batch that fails as a
- * whole is settled item by item.
+ * whole is settled item by item. Urgent items (replies beside a broadcast) never
+ * wait behind bulk ones.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber } from "effect"
@@ -76,11 +77,60 @@ describe("GroupCommit", () => {
             return n
           })
       })
-      const all = yield* Effect.forkChild(Effect.forEach([1, 2, 3, 4, 5], submit, { concurrency: "unbounded" }))
+      const all = yield* Effect.forkChild(Effect.forEach([1, 2, 3, 4, 5], (n) => submit(n), { concurrency: "unbounded" }))
       for (let i = 0; i < 10; i++) yield* Effect.yieldNow
       assert.strictEqual(most, 2, "two writers busy, the rest waiting")
       yield* Deferred.succeed(gate, undefined)
       assert.deepStrictEqual(yield* Fiber.join(all), [1, 2, 3, 4, 5])
       assert.strictEqual(most, 2)
+    }))
+
+  it.effect("settles an urgent item while every writer is busy with bulk ones, on a writer kept for it", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const settled: Array<string> = []
+      const held = (items: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          if (items.some((i) => i.startsWith("bulk"))) yield* Deferred.await(gate)
+          settled.push(...items)
+          return items.map((i) => Exit.succeed(i))
+        })
+      const submit = yield* GroupCommit.make<string, string, never>({
+        max: 2,
+        writers: 1,
+        urgentWriters: 1,
+        many: held,
+        one: (i) => Effect.map(held([i]), () => i)
+      })
+      const bulk = yield* Effect.forkChild(Effect.forEach(["bulk 1", "bulk 2", "bulk 3"], (i) => submit(i), { concurrency: "unbounded" }))
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      // The bulk writer holds a batch; the reply is settled before the gate opens.
+      assert.strictEqual(yield* submit("reply", "urgent"), "reply")
+      assert.deepStrictEqual(settled, ["reply"])
+      yield* Deferred.succeed(gate, undefined)
+      assert.deepStrictEqual(yield* Fiber.join(bulk), ["bulk 1", "bulk 2", "bulk 3"])
+    }))
+
+  it.effect("takes waiting urgent items before bulk ones that came first", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const batches: Array<ReadonlyArray<string>> = []
+      const submit = yield* GroupCommit.make<string, string, never>({
+        max: 2,
+        many: (items) => Effect.sync(() => (batches.push(items), items.map((i) => Exit.succeed(i)))),
+        // The first item holds the only writer until the others wait behind it.
+        one: (i) => Effect.as(Effect.andThen(Effect.sync(() => batches.push([i])), Deferred.await(gate)), i)
+      })
+      const first = yield* Effect.forkChild(submit("bulk 0"))
+      yield* Effect.yieldNow
+      const bulk = yield* Effect.forkChild(Effect.forEach(["bulk 1", "bulk 2"], (i) => submit(i), { concurrency: "unbounded" }))
+      yield* Effect.yieldNow
+      const reply = yield* Effect.forkChild(submit("reply", "urgent"))
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(bulk)
+      yield* Fiber.join(reply)
+      assert.deepStrictEqual(batches, [["bulk 0"], ["reply"], ["bulk 1", "bulk 2"]])
     }))
 })

@@ -28,7 +28,7 @@
  * list, or refused as having stopped marketing messages (131050), is
  * `suppressed` and not sent.
  */
-import { Clock, Config, Context, Effect, Fiber, FiberSet, Layer, Option, Schedule, Schema } from "effect"
+import { Clock, Config, Context, Effect, Fiber, FiberSet, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { templateComponents, templateEnvelope, TemplateMismatch } from "../executions/TemplateEnvelope.ts"
 import { Outbound } from "../messaging/Outbound.ts"
 import type { MessageRecord } from "../messaging/Message.ts"
@@ -45,6 +45,7 @@ import { Ids } from "../shared/Ids.ts"
 import { type BroadcastRecord, type RecipientRecord, recipientMessageId, recipientSendKey, type StopReason } from "./Broadcast.ts"
 import { SEND_QUEUE, SendJob } from "./Broadcasts.ts"
 import { observeBatch } from "./BroadcastTelemetry.ts"
+import { makeSendWindow } from "./SendWindow.ts"
 
 export interface BroadcastSettingsShape {
   /** How long a sender's hold on a broadcast lasts without renewal. */
@@ -55,15 +56,31 @@ export interface BroadcastSettingsShape {
   readonly doubtGraceMs: number
   /** How often the host logs a sending broadcast's progress. */
   readonly progressIntervalMs: number
+  /** The most broadcast sends the host keeps in flight (the window narrows below it while sends queue). */
+  readonly maxInFlight: number
 }
 
+/**
+ * Sends in flight at once in a host, at most: enough to keep 1,000/s going while each waits for its commit and the
+ * network (the real network answers in 0.1-0.5 s). Fewer (16-32, tried for issue 30 so a saturated host would serve
+ * replies sooner) cut the rate wherever sends are slow rather than CPU-bound: the window (`SendWindow`) narrows to
+ * `MIN_IN_FLIGHT` only while sends take longer than their baseline, that is while they queue inside the host.
+ */
+const IN_FLIGHT = 128
+const MIN_IN_FLIGHT = 8
 // The doubt grace outlasts the network's first webhook retries to a host that was down: a report still owed after
 // it would make the send again a duplicate.
-const DEFAULTS: BroadcastSettingsShape = { leaseMs: 30_000, sweepIntervalMs: 15_000, doubtGraceMs: 300_000, progressIntervalMs: 5_000 }
+const DEFAULTS: BroadcastSettingsShape = {
+  leaseMs: 30_000,
+  sweepIntervalMs: 15_000,
+  doubtGraceMs: 300_000,
+  progressIntervalMs: 5_000,
+  maxInFlight: IN_FLIGHT
+}
 
 /**
  * From `PARLEY_BROADCAST_LEASE_MS`, `PARLEY_BROADCAST_SWEEP_MS`, `PARLEY_BROADCAST_DOUBT_GRACE_MS`,
- * `PARLEY_BROADCAST_PROGRESS_MS`; unset keeps the defaults.
+ * `PARLEY_BROADCAST_PROGRESS_MS`, `PARLEY_BROADCAST_MAX_IN_FLIGHT`; unset keeps the defaults.
  */
 const settingsFromConfig = Effect.gen(function*() {
   const ms = (name: string, fallback: number) => Config.Int(name).pipe(Config.withDefault(fallback), Config.map((n) => Math.max(1, n)))
@@ -71,19 +88,14 @@ const settingsFromConfig = Effect.gen(function*() {
     leaseMs: yield* ms("PARLEY_BROADCAST_LEASE_MS", DEFAULTS.leaseMs),
     sweepIntervalMs: yield* ms("PARLEY_BROADCAST_SWEEP_MS", DEFAULTS.sweepIntervalMs),
     doubtGraceMs: yield* ms("PARLEY_BROADCAST_DOUBT_GRACE_MS", DEFAULTS.doubtGraceMs),
-    progressIntervalMs: yield* ms("PARLEY_BROADCAST_PROGRESS_MS", DEFAULTS.progressIntervalMs)
+    progressIntervalMs: yield* ms("PARLEY_BROADCAST_PROGRESS_MS", DEFAULTS.progressIntervalMs),
+    maxInFlight: Math.max(MIN_IN_FLIGHT, yield* ms("PARLEY_BROADCAST_MAX_IN_FLIGHT", DEFAULTS.maxInFlight))
   } satisfies BroadcastSettingsShape
 }).pipe(Effect.orDie)
 
 /** Recipients taken per batch at most: outcomes are written per batch, so about a second's worth of the number's pace. */
 const BATCH = 500
 const MIN_BATCH = 20
-/**
- * Sends in flight at once per broadcast: enough to keep 1,000/s going while each waits for its commit and the network
- * (the real network answers in 0.1-0.5 s). Fewer (16-32, tried for issue 30 so a saturated host would serve replies
- * sooner) cut the rate wherever sends are slow rather than CPU-bound.
- */
-const IN_FLIGHT = 128
 /** Share of the number's throughput the bucket uses: inbound messages count against the same level. */
 const THROUGHPUT_SHARE = 0.98
 const RECHECK_MS = 10_000
@@ -143,6 +155,20 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
 
       // One pace per number, shared by every broadcast it sends in this process and yielding to its replies.
       const pace = yield* SendPace
+      // The host's broadcast sends in flight, every broadcast's: as many as do not queue inside the host, where the
+      // replies of conversations would wait behind them (issue 30 §2).
+      const window = makeSendWindow({ max: settings.maxInFlight, min: MIN_IN_FLIGHT, tolerance: 2, slackMs: 5 })
+      const inFlight = yield* Semaphore.make(settings.maxInFlight)
+      /** `send` once it has a place in the window, unless the broadcast halted meanwhile (none). */
+      const inWindow = <A, E, R>(halted: () => boolean, send: Effect.Effect<A, E, R>) =>
+        inFlight.withPermits(1)(Effect.gen(function*() {
+          if (halted()) return Option.none<A>()
+          const start = yield* Clock.currentTimeMillis
+          const outcome = yield* send
+          const end = yield* Clock.currentTimeMillis
+          yield* inFlight.resize(window.observe(end - start, end))
+          return Option.some(outcome)
+        }))
 
       const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -251,7 +277,9 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
           ...templateEnvelope(template, components),
           biz_opaque_callback_data: recipientSendKey(r.id)
         }
-        const outcome = yield* outbound.send(config, envelope, { origin: "broadcast", messageId: r.message_id })
+        const sent = yield* inWindow(halted, outbound.send(config, envelope, { origin: "broadcast", messageId: r.message_id }))
+        if (Option.isNone(sent)) return { _tag: "Skip" } satisfies Attempt
+        const outcome = sent.value
         switch (outcome._tag) {
           case "Accepted":
             return done("sent")
@@ -354,7 +382,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             Effect.repeat(Schedule.spaced(250)),
             Effect.forkChild
           )
-          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: IN_FLIGHT })
+          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: settings.maxInFlight })
           yield* Fiber.interrupt(watch)
           const settled = results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : []))
           const retries = results.flatMap((a) => (a._tag === "Later" || a._tag === "Stop" ? [a.retry] : []))

@@ -61,6 +61,13 @@ const withSentBy = <A extends { readonly ext_data: Readonly<Record<string, unkno
 const BATCH_MAX = 256
 /** Such transactions running at once: their round trips overlap. */
 const BATCH_WRITERS = 4
+/**
+ * And one more for sends inside conversations only (issue 30 §2): those go before a broadcast's records and ids, so a
+ * reply during a broadcast waits for neither its queue nor its batches (a batch of new recipients takes far longer).
+ */
+const URGENT_WRITERS = 1
+/** A broadcast's sends are the bulk; every other send (a run's, the proxy's, an inbox user's) goes first. */
+const priorityOf = (origin: MessageOrigin | null | undefined) => origin === "broadcast" ? undefined : "urgent" as const
 /** Recipients whose contact a process remembers, the least recently sent to forgotten first (memory, not correctness). */
 const KNOWN_CONTACTS_MAX = 10_000
 
@@ -274,6 +281,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   const submitOutbound = yield* GroupCommit.make<PendingOutbound, OutboundRecorded, Unprocessable>({
     max: BATCH_MAX,
     writers: BATCH_WRITERS,
+    urgentWriters: URGENT_WRITERS,
     many: recordOutboundBatch,
     one: (p) => Effect.flatMap(recordOutboundBatch([p]), (outcomes) => outcomes[0]!)
   })
@@ -306,7 +314,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
       userId,
       messageId,
       nowMs: yield* Clock.currentTimeMillis
-    })
+    }, priorityOf(input.origin))
     if (contactKey !== undefined) rememberContact(contactKey, recorded.message.contact_id)
     return recorded
   })
@@ -374,13 +382,14 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   const submitAssignment = yield* GroupCommit.make<PendingAssignment, MessageRecord, never>({
     max: BATCH_MAX,
     writers: BATCH_WRITERS,
+    urgentWriters: URGENT_WRITERS,
     many: assignBatch,
     one: (p) => Effect.flatMap(assignBatch([p]), (exits) => exits[0]!)
   })
 
   const assignNetworkId = Effect.fn("Messaging.assignNetworkId")(
     function*(config: MessageConfigRecord, message: MessageRecord, networkId: string) {
-      return yield* submitAssignment({ config, message, networkId, nowMs: yield* Clock.currentTimeMillis })
+      return yield* submitAssignment({ config, message, networkId, nowMs: yield* Clock.currentTimeMillis }, priorityOf(message.origin))
     }
   )
 
