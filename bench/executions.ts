@@ -30,13 +30,17 @@
  * the parked executions; `EXEC_CONCURRENCY` (default 16) the concurrent runs and
  * connections; `EXEC_PARTS` (default `steps,first,waiting,inbound`) which parts run;
  * `EXEC_DURABLE=false` a throwaway database (fsync and synchronous_commit off)
- * instead of a durable one.
+ * instead of a durable one. `EXEC_PROFILE=<dir>` writes a CPU profile of the host
+ * for each measured window (`steps.cpuprofile`, `resumes.cpuprofile`, ...; sum one
+ * with `bench/profileByFile.ts`), the rest of the process (start, floors' set-up) left out.
  */
 import { ExecutionEngine, Executions, type Principal, TimePartitions, UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
 import { Context, Effect, Option, Redacted, References } from "effect"
 import { SqlClient } from "effect/sql"
+import * as Fs from "node:fs"
 import * as Http from "node:http"
+import * as Inspector from "node:inspector/promises"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -50,6 +54,21 @@ import type { LoadResult } from "./load.ts"
 import { loadApart } from "./loadProcess.ts"
 
 const KEY = "pk_bench_executions_0123456789abcd"
+const profileDir = process.env.EXEC_PROFILE
+
+/** Starts the host's CPU profiler; the answer stops it and writes the profile to its path. */
+const startProfile = async () => {
+  const session = new Inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.start")
+  return async (path: string) => {
+    const { profile } = await session.post("Profiler.stop")
+    Fs.mkdirSync(Path.dirname(path), { recursive: true })
+    Fs.writeFileSync(path, JSON.stringify(profile))
+    session.disconnect()
+  }
+}
 /** The transactions' pool of a host (store-pg `TRANSACTION_CONNECTIONS`): one checkpoint holds one of them. */
 const DEFAULT_CONCURRENCY = 16
 const CHAIN = 50
@@ -283,14 +302,16 @@ export const benchExecutions = (options: {
       Effect.flatMap(call("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition, ...fields } }), (res) =>
         res.status === 201 ? Effect.succeed(res.body.data.id as string) : Effect.die(new Error(`workflow: ${res.status} ${JSON.stringify(res.body)}`)))
 
-    /** CPU time (ms) the host process and PostgreSQL's processes spend while `effect` runs. */
-    const cpuOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    /** CPU time (ms) the host process and PostgreSQL's processes spend while `effect` runs (profiled as `name`). */
+    const cpuOf = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string) =>
       Effect.gen(function*() {
+        const profiling = profileDir === undefined ? undefined : yield* Effect.promise(() => startProfile())
         const host = process.cpuUsage()
         const pg = processTreeCpuMicros(postgresPid)
         const a = yield* effect
         const hostUsed = process.cpuUsage(host)
         const pgAfter = processTreeCpuMicros(postgresPid)
+        if (profiling !== undefined) yield* Effect.promise(() => profiling(Path.join(profileDir!, `${name}.cpuprofile`)))
         return [a, {
           host: (hostUsed.user + hostUsed.system) / 1000,
           postgres: pg === undefined || pgAfter === undefined ? undefined : (pgAfter - pg) / 1000
@@ -403,7 +424,7 @@ export const benchExecutions = (options: {
       yield* sql`DELETE FROM workflow_executions WHERE workflow_id = ${chainId}`
       const stepStart = performance.now()
       const stepWrites = writes.count()
-      const [started, stepCpu] = yield* cpuOf(loops(chainId, options.seconds * 1000))
+      const [started, stepCpu] = yield* cpuOf(loops(chainId, options.seconds * 1000), "steps")
       const stepSeconds = (performance.now() - stepStart) / 1000
       const writesPerRun = (writes.count() - stepWrites) / Math.max(1, started)
       const [tally] = yield* sql<{ ended: string; versions: string }>`
@@ -435,8 +456,8 @@ export const benchExecutions = (options: {
       const update = (client: number) => sql`UPDATE bench_floor_rows SET n = n + 1 WHERE id = ${client}`
       const insert = (client: number, n: number) => sql`INSERT INTO bench_floor_log (client, n) VALUES (${client}, ${n})`
       yield* floor(update, 300)
-      const [floorUpdate, updateCpu] = yield* cpuOf(floor(update, floorMs))
-      const [floorInsert, insertCpu] = yield* cpuOf(floor(insert, floorMs))
+      const [floorUpdate, updateCpu] = yield* cpuOf(floor(update, floorMs), "floorUpdate")
+      const [floorInsert, insertCpu] = yield* cpuOf(floor(insert, floorMs), "floorInsert")
       return {
         concurrency,
         chain: CHAIN,
@@ -571,7 +592,7 @@ export const benchExecutions = (options: {
       yield* Effect.sleep("1 second")
       collect()
       const before = process.memoryUsage()
-      const [starts, startCpu] = yield* cpuOf(startAll(waiterId, phones(waitingCount, warmRuns)))
+      const [starts, startCpu] = yield* cpuOf(startAll(waiterId, phones(waitingCount, warmRuns)), "starts")
       if (starts.errors > 0) return yield* Effect.die(new Error(`${starts.errors} starts failed`))
       yield* until("waiting", waitingCount, 50)
       // The run jobs the starts left behind are done before memory is read.
@@ -590,7 +611,7 @@ export const benchExecutions = (options: {
         })
       )
       const resumeStart = performance.now()
-      const [resumeRequests, resumeCpu] = yield* cpuOf(Effect.andThen(resumeAll(ids), (r) => Effect.as(until("ended", warmRuns + waitingCount, 10), r)))
+      const [resumeRequests, resumeCpu] = yield* cpuOf(Effect.andThen(resumeAll(ids), (r) => Effect.as(until("ended", warmRuns + waitingCount, 10), r)), "resumes")
       const resumeSeconds = (performance.now() - resumeStart) / 1000
       if (resumeRequests.errors > 0) return yield* Effect.die(new Error(`${resumeRequests.errors} resumes failed`))
       // Nothing waits any more: what resident memory stays is the process's high-water mark, not the runs.
@@ -643,7 +664,7 @@ export const benchExecutions = (options: {
         // Every 100 ms: counting the ended runs costs PostgreSQL about a millisecond, which a 10 ms poll charged to
         // each resume; the end is seen at most 100 ms late (about 1% of the run).
         reached(waiterId, "ended", n, 100)
-      ))
+      ), "inbound")
       const resumeSeconds = (performance.now() - t0) / 1000
       const resumeWrites = (writes.count() - writesBefore) / (n - 1)
 

@@ -278,7 +278,7 @@ const layerRoutedMessages = Layer.effect(
 /** Messaging routes what it records through executions' routing, in the recording's transaction. */
 const layerInboundRouter = Layer.effectDiscard(Effect.gen(function*() {
   const routing = yield* InboundRouting
-  yield* (yield* InboundRouter).register(routing.routeRecorded)
+  yield* (yield* InboundRouter).register({ look: routing.lookAhead, route: routing.routeRecorded })
 }))
 
 /**

@@ -3,6 +3,7 @@ import { Effect, Result } from "effect"
 import {
   CONTEXT_MAX_BYTES,
   contextBytes,
+  contextTooLarge,
   convertValue,
   type ExecutionContext,
   interpolateText,
@@ -14,7 +15,8 @@ import {
   secretsUsed,
   UnknownEnvironmentVariable,
   ValueConversionFailed,
-  VARIABLE_NAME
+  VARIABLE_NAME,
+  withMoreVars
 } from "../src/executions/Interpolation.ts"
 import {
   cutUtf8,
@@ -471,6 +473,29 @@ describe("context size", () => {
     assert.strictEqual(contextBytes(ctx), bytesOf(ctx))
     assert.strictEqual(CONTEXT_MAX_BYTES, 262144)
   })
+
+  it("tells a context over the limit from one within it, derived contexts included", () => {
+    const base: ExecutionContext = { vars: { big: "x".repeat(CONTEXT_MAX_BYTES - 200) }, system: {}, context: {}, metadata: {} }
+    assert.isFalse(contextTooLarge(base))
+    // A new variable that crosses the limit, and one that does not.
+    const over = withMoreVars(base, { more: "y".repeat(300) })
+    assert.isTrue(contextTooLarge(over))
+    assert.isAbove(contextBytes(over), CONTEXT_MAX_BYTES)
+    const within = withMoreVars(base, { more: "y".repeat(10) })
+    assert.isFalse(contextTooLarge(within))
+    // Replacing the large variable by a small one: its bound counts both values, the context itself fits.
+    const replaced = withMoreVars(within, { big: "z".repeat(CONTEXT_MAX_BYTES - 300) })
+    assert.isAtMost(contextBytes(replaced), CONTEXT_MAX_BYTES)
+    assert.isFalse(contextTooLarge(replaced))
+    // A chain of small additions from a measured context reaches the limit exactly where the measure does.
+    let grown: ExecutionContext = base
+    for (let i = 0; contextBytes(grown) <= CONTEXT_MAX_BYTES; i++) {
+      assert.isFalse(contextTooLarge(grown))
+      grown = withMoreVars(grown, { [`v${i}`]: "w".repeat(40) })
+    }
+    assert.isTrue(contextTooLarge(grown))
+    assert.isTrue(contextTooLarge(withMoreVars({ vars: {}, system: {}, context: {}, metadata: {} }, { big: "x".repeat(CONTEXT_MAX_BYTES) })))
+  })
 })
 
 // ---------------------------------------------------------------------------
@@ -494,6 +519,25 @@ describe("utf8", () => {
 })
 
 describe("shapePayload", () => {
+  it("stores a plain payload as normalising would, with or without the path that copies it", () => {
+    // A secret that occurs nowhere sends the payload through the normalising walk; none lets a plain one through as is.
+    const unused = ["no-such-secret-anywhere"]
+    const payloads: ReadonlyArray<unknown> = [
+      { duration_ms: 3 },
+      { name: "v1", value: { nested: [1, "two", true, null, { deep: "é🎉\u0001\"" }] } },
+      { skipped: undefined, kept: 1 },
+      { n: Number.NaN, i: Number.POSITIVE_INFINITY },
+      { at: new Date(0) },
+      [1, undefined, () => 1],
+      { long: "x".repeat(STRING_MAX_BYTES + 10) },
+      { wide: "é".repeat(STRING_MAX_BYTES) },
+      { many: Array.from({ length: 3000 }, (_, i) => `item-${i}-${"y".repeat(20)}`) },
+      "text",
+      42
+    ]
+    for (const payload of payloads) assert.deepStrictEqual(shapePayload(payload, []), shapePayload(payload, unused))
+  })
+
   it("masks every occurrence of each secret, in keys and nested values", () => {
     const out = shapePayload(
       { request: { url: "https://x.test/?k=sk-live-123&again=sk-live-123", headers: { Authorization: "Bearer tok_abc" } }, list: ["tok_abc"], "sk-live-123": 1 },

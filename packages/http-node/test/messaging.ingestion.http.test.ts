@@ -231,6 +231,19 @@ describe("upstream webhook ingestion over HTTP (the simulator as the source)", (
     assert.strictEqual(await countMessages(message.conversation_id), 1)
   })
 
+  it("records a message a POST repeats once (its rows are written after routing)", async () => {
+    const id = `wamid.test-${crypto.randomUUID()}`
+    const message = { from: "15550009012", id, timestamp: "1772600000", type: "text", text: { body: "twice in one POST" } }
+    const raw = encoder.encode(JSON.stringify(changePayload({
+      contacts: [{ wa_id: "15550009012", profile: { name: "Twice" } }],
+      messages: [message, message]
+    })))
+    assert.strictEqual((await post(raw, signed(raw))).status, 200)
+    const stored = await storedMessage(id)
+    assert.strictEqual(stored.content, "twice in one POST")
+    assert.strictEqual(await countMessages(stored.conversation_id), 1)
+  })
+
   it("never downgrades on out-of-order statuses, and keeps every report once", async () => {
     const record = await config()
     const id = `wamid.test-${crypto.randomUUID()}`

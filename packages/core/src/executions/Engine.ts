@@ -862,14 +862,16 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ? { transition: T.fail(record, g, { message: "Step limit exceeded" }, t.iso), secrets: [] }
             : yield* observedStep(record, g, fresh, t.ms, sender)
           const { secrets, spawn, take, transition } = result
-          const moved = leased(transition, t.ms)
-          if (steps < STEP_LIMIT && carries(record, g, moved, spawn)) {
-            carried.push(...(yield* stamp(moved.record, moved.events, secrets)))
-            record = moved.record
+          if (steps < STEP_LIMIT && carries(record, g, transition, spawn)) {
+            // The lease is renewed by the checkpoint that writes the carried steps, not by each of them.
+            carried.push(...(yield* stamp(transition.record, transition.events, secrets)))
+            record = transition.record
             continue
           }
+          const moved = leased(transition, t.ms)
           if (spawn !== undefined && carried.length > 0) {
             // A call's child starts from its parent's record as written: the carried steps first.
+            record = leased({ record, events: [] }, t.ms).record
             if (!(yield* writeWith(durable, { record, events: [], carried }, []))) return yield* Effect.fail(new Fenced())
             durable = record
             carried = []

@@ -372,3 +372,35 @@ export const CONTEXT_MAX_BYTES = 256 * 1024
 
 /** UTF-8 bytes of `JSON.stringify(ctx)`, the size checked against `CONTEXT_MAX_BYTES`. */
 export const contextBytes = (ctx: ExecutionContext): number => utf8Length(JSON.stringify(ctx))
+
+/**
+ * Upper bounds of contexts' sizes: exact for a context measured, and for one `withMoreVars` derived from a bounded
+ * one, that bound plus its new members' sizes (a replaced variable's old value still counted). Serialising the whole
+ * context at every step cost a chain of `set_variable` ~3% of the host's CPU, growing with the context.
+ */
+const sizeBounds = new WeakMap<ExecutionContext, number>()
+
+/** Whether `ctx` exceeds `CONTEXT_MAX_BYTES`: measured only when its bound does not already say it fits. */
+export const contextTooLarge = (ctx: ExecutionContext): boolean => {
+  const bound = sizeBounds.get(ctx)
+  if (bound !== undefined && bound <= CONTEXT_MAX_BYTES) return false
+  const bytes = contextBytes(ctx)
+  sizeBounds.set(ctx, bytes)
+  return bytes > CONTEXT_MAX_BYTES
+}
+
+/** `ctx` with `vars` set, its size bound carried over when `ctx` had one. */
+export const withMoreVars = (ctx: ExecutionContext, vars: Readonly<Record<string, unknown>>): ExecutionContext => {
+  const next: ExecutionContext = { ...ctx, vars: { ...ctx.vars, ...vars } }
+  const bound = sizeBounds.get(ctx)
+  if (bound !== undefined) {
+    let added = 0
+    for (const [name, value] of Object.entries(vars)) {
+      const json = JSON.stringify(value)
+      // `"name":value,` (a value JSON leaves out adds nothing).
+      if (json !== undefined) added += utf8Length(JSON.stringify(name)) + utf8Length(json) + 2
+    }
+    sizeBounds.set(next, bound + added)
+  }
+  return next
+}

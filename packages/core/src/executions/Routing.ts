@@ -21,6 +21,7 @@
  * parking runs see each other's inputs.
  */
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import type { RouteLook, Routed } from "../messaging/InboundRouter.ts"
 import type { MessageRecord, ProcessingStatus } from "../messaging/Message.ts"
 import { Messaging } from "../messaging/Messaging.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
@@ -83,8 +84,14 @@ export class InboundRouting extends Context.Service<InboundRouting, {
   readonly release: (job: DebounceJob) => Effect.Effect<void, OwnerMoved>
   /** Releases batches held longer than any window allows (their timer was lost). */
   readonly sweep: Effect.Effect<void, OwnerMoved>
-  /** Messages recorded a moment ago, routed in the transaction that recorded them (`InboundRouter`). */
-  readonly routeRecorded: (config: MessageConfigRecord, messages: ReadonlyArray<MessageRecord>) => Effect.Effect<Effect.Effect<void>, OwnerMoved>
+  /** Takes a pair's route lock and reads its owner and held batch, ahead of its messages' recording (`InboundRouter`). */
+  readonly lookAhead: (config: MessageConfigRecord, contactId: string) => Effect.Effect<RouteLook>
+  /** Messages recorded a moment ago, routed in the transaction that records them, before their rows (`InboundRouter`). */
+  readonly routeRecorded: (
+    config: MessageConfigRecord,
+    messages: ReadonlyArray<MessageRecord>,
+    looks?: ReadonlyMap<string, RouteLook>
+  ) => Effect.Effect<Routed, OwnerMoved>
 }>()("@parley/core/executions/InboundRouting") {
   static readonly layer = Layer.effect(
     InboundRouting,
@@ -154,7 +161,8 @@ export class InboundRouting extends Context.Service<InboundRouting, {
        * Routes a released batch (oldest first) to its pair's owner or a new run, inside the caller's transaction
        * holding the route lock; answers what to do once it commits (run the resumed or started execution, read mode).
        * `known`: what `taking` read under the same lock (not read again). `unstored`: inputs of the batch that have no
-       * row (routed where they were recorded: the message's own insert is their once-only mark).
+       * row (routed where they were recorded: the message's own insert is their once-only mark); their messages are not
+       * written yet either, so where they end up goes to `settled` (their insert carries it) instead of an update.
        */
       const route = Effect.fnUntraced(function*(
         config: MessageConfigRecord,
@@ -162,12 +170,18 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         batch: ReadonlyArray<ExecutionInputRecord>,
         attempt = 0,
         known?: Effect.Success<ReturnType<typeof taking>>,
-        unstored: ReadonlySet<string> = new Set()
+        unstored: ReadonlySet<string> = new Set(),
+        settled: Map<string, ProcessingStatus> = new Map()
       ): Effect.fn.Return<Effect.Effect<void>, OwnerMoved> {
         if (batch.length === 0) return Effect.void
-        const stored = batch.filter((i) => !unstored.has(i.id)).map((i) => i.id)
+        const rows = batch.filter((i) => !unstored.has(i.id))
+        const stored = rows.map((i) => i.id)
+        const settleBatch = (status: ProcessingStatus) => {
+          for (const i of batch) if (unstored.has(i.id)) settled.set(i.id, status)
+          return settle(rows, status)
+        }
         const done = (status: ProcessingStatus) =>
-          Effect.andThen(stored.length === 0 ? Effect.void : inputs.take(stored), settle(batch, status))
+          Effect.andThen(stored.length === 0 ? Effect.void : inputs.take(stored), settleBatch(status))
         const owner = known !== undefined ? known.owner : yield* repo.findRouted(config.id, contactId)
         if (Option.isSome(owner)) {
           const o = owner.value
@@ -187,7 +201,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
             const resumed = T.resume(o, g, input, iso(yield* nowMs))
             // Its timer fired or the API moved it meanwhile: look again.
             if (!(yield* engine.write(o, resumed))) {
-              if (attempt < 3) return yield* route(config, contactId, batch, attempt + 1, undefined, unstored)
+              if (attempt < 3) return yield* route(config, contactId, batch, attempt + 1, undefined, unstored, settled)
               return yield* new OwnerMoved({ executionId: o.id, msgConfigId: config.id, contactId })
             }
             yield* done("completed")
@@ -200,7 +214,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
           // Running (or waiting on something else): the batch waits for the run's next wait point.
           if (stored.length > 0) yield* inputs.queue(stored)
           for (const i of batch) if (unstored.has(i.id)) yield* inputs.add({ ...i, state: "queued" })
-          yield* settle(batch, "completed")
+          yield* settleBatch("completed")
           return applyReadMode(workflow, config, batch)
         }
         const started = yield* inboundWorkflow(config)
@@ -235,32 +249,54 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         return Effect.andThen(kick, applyReadMode(Option.some(started.value.workflow), config, batch))
       })
 
+      /** The pair's route lock, then its owner and held batch side by side (one round trip). */
+      const look = (config: MessageConfigRecord, contactId: string) =>
+        Effect.andThen(
+          locks.lock(config.id, contactId),
+          Effect.all([taking(config, contactId), inputs.list(config.id, contactId, "buffered")], { concurrency: 2 })
+        )
+
+      /** What `look` read for a contact ahead of its messages' recording, under the lock it took. */
+      class Looked implements RouteLook {
+        readonly contactId: string
+        readonly read: Effect.Success<ReturnType<typeof look>>
+        constructor(contactId: string, read: Effect.Success<ReturnType<typeof look>>) {
+          this.contactId = contactId
+          this.read = read
+        }
+      }
+      const lookAhead = (config: MessageConfigRecord, contactId: string) =>
+        Effect.map(look(config, contactId), (read): RouteLook => new Looked(contactId, read))
+
       /**
        * Messages just recorded (oldest first), in the transaction that recorded them (`messaging/InboundRouter.ts`):
        * per contact, under its route lock, they join the pair's held batch; a batch due now (window 0, or the window
-       * passed) is routed at once without an input row, else its rows and timer are written as routing does.
+       * passed) is routed at once without an input row, else its rows and timer are written as routing does. `looks`:
+       * contacts whose lock and reads `lookAhead` took in this transaction already.
        */
-      const routeRecorded = Effect.fn("InboundRouting.routeRecorded")(function*(config: MessageConfigRecord, recorded: ReadonlyArray<MessageRecord>) {
+      const routeRecorded = Effect.fn("InboundRouting.routeRecorded")(function*(
+        config: MessageConfigRecord,
+        recorded: ReadonlyArray<MessageRecord>,
+        looks: ReadonlyMap<string, RouteLook> = new Map()
+      ) {
         const afters: Array<Effect.Effect<void>> = []
+        const settled = new Map<string, ProcessingStatus>()
         for (const group of groupBy(recorded, (m) => m.contact_id)) {
           const contactId = group[0]!.contact_id
-          yield* locks.lock(config.id, contactId)
-          // Side by side: the held batch's read goes out with the owner's (one round trip less per message).
-          const [taker, held] = yield* Effect.all([taking(config, contactId), inputs.list(config.id, contactId, "buffered")], {
-            concurrency: 2
-          })
+          const ahead = looks.get(contactId)
+          const [taker, held] = ahead instanceof Looked ? ahead.read : yield* look(config, contactId)
           const window = Option.match(taker.workflow, { onNone: () => 0, onSome: windowMs })
           const fresh = group.map((m) => toInput(m, "buffered"))
           const batch = [...held, ...fresh]
           const due = dueOf(batch, window)
           if (window === 0 || due <= (yield* nowMs)) {
-            afters.push(yield* route(config, contactId, batch, 0, taker, new Set(fresh.map((i) => i.id))))
+            afters.push(yield* route(config, contactId, batch, 0, taker, new Set(fresh.map((i) => i.id)), settled))
             continue
           }
           for (const input of fresh) yield* inputs.add(input)
           yield* arm({ project_id: config.project_id, msg_config_id: config.id, contact_id: contactId, window_ms: window }, due)
         }
-        return Effect.all(afters, { discard: true })
+        return { after: Effect.all(afters, { discard: true }), settled } satisfies Routed
       })
 
       const arm = (job: DebounceJob, due: number) =>
@@ -326,7 +362,7 @@ export class InboundRouting extends Context.Service<InboundRouting, {
         yield* Effect.forEach(pairs.values(), release, { discard: true })
       }).pipe(Effect.withSpan("InboundRouting.sweep"))
 
-      return InboundRouting.of({ received, release, sweep, routeRecorded })
+      return InboundRouting.of({ received, release, sweep, lookAhead, routeRecorded })
     })
   )
 }

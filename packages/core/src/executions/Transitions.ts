@@ -14,7 +14,7 @@ import {
   type HandoffState
 } from "./Execution.ts"
 import type { Graph } from "./Graph.ts"
-import { CONTEXT_MAX_BYTES, contextBytes } from "./Interpolation.ts"
+import { contextTooLarge } from "./Interpolation.ts"
 import type { EndReason, EventDraft, Next, StepOutcome } from "./Step.ts"
 
 /** An event with the node it belongs to (null: execution-level). */
@@ -164,7 +164,7 @@ export const waitForApi = (e: ExecutionRecord, now: string, events: ReadonlyArra
   events
 })
 
-const tooLarge = (ctx: ExecutionContext) => contextBytes(ctx) > CONTEXT_MAX_BYTES
+const tooLarge = contextTooLarge
 
 /**
  * Leaves `node` by `label` into the next node (or ends), with `context`:

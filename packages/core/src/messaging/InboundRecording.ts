@@ -7,7 +7,7 @@
  * transaction.
  */
 import { Clock, Effect, Option } from "effect"
-import { InboundRouter } from "./InboundRouter.ts"
+import { InboundRouter, type RouteLook, type Routed, type Router } from "./InboundRouter.ts"
 import { MessagingNetwork, type NetworkAccess, type NetworkAnswer, type NetworkError } from "../network/MessagingNetwork.ts"
 import type { SuccessAnswer } from "../network/NetworkObjects.ts"
 import { keywordText, OptOuts } from "../guardrails/OptOuts.ts"
@@ -144,6 +144,9 @@ export interface InboundRecording {
   ) => Effect.Effect<NetworkAnswer<SuccessAnswer>, NetworkError>
 }
 
+/** Nothing routed: every message stays as recorded. */
+const unrouted: Routed = { after: Effect.void, settled: new Map() }
+
 export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recording) {
   const contacts = yield* ContactsRepo
   const conversations = yield* ConversationsRepo
@@ -217,10 +220,20 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     })
 
   /**
-   * One message, inside the caller's transaction. Its opt-out keyword check (a read of the guardrail settings for
-   * any short text) joins `checks`: the caller runs them beside routing, so their reads share its round trips.
+   * One message, inside the caller's transaction, all but its row: the caller writes it once routing said where it
+   * ended up (`InboundRouter`). `recorded`: the network ids recorded before it in the transaction (a POST that
+   * repeats one: its rows are not written yet, so the duplicate check cannot see them). Its opt-out keyword check (a
+   * read of the guardrail settings for any short text) joins `checks`: the caller runs them beside routing, so their
+   * reads share its round trips. `ahead`: the router, and the contacts whose route it looked at already; it looks at
+   * this message's contact beside the conversation's lookup (one round trip less).
    */
-  const recordIn = Effect.fnUntraced(function*(config: MessageConfigRecord, input: InboundInput, checks: Array<Effect.Effect<void>>) {
+  const recordIn = Effect.fnUntraced(function*(
+    config: MessageConfigRecord,
+    input: InboundInput,
+    checks: Array<Effect.Effect<void>>,
+    recorded: Set<string>,
+    ahead: { readonly router: Router; readonly looks: Map<string, RouteLook> } | undefined
+  ) {
     const m = input.message
     const texts = input.texts ?? inboundMessageTexts(m)
     const networkId = texts.id
@@ -236,6 +249,7 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     if (networkId === undefined || (who.waId === undefined && who.userId === undefined)) {
       return { _tag: "Unaddressable" } as InboundOutcome
     }
+    if (recorded.has(networkId)) return { _tag: "Duplicate" } as InboundOutcome
     const nowMs = yield* Clock.currentTimeMillis
     const now = iso(nowMs)
     const activeAt = iso(activityTime(texts.timestamp, nowMs))
@@ -261,8 +275,12 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
         Effect.andThen(locks.lock(`contact:${config.project_id}:${who.waId ?? who.userId}`), lookContact(config.project_id, who))
       ], { concurrency: 2 })
       if (Option.isSome(duplicate)) return { _tag: "Duplicate" } as InboundOutcome
+      recorded.add(networkId)
       const contact = yield* resolveContact(config.project_id, who, looked, now)
-      const { conversation, created } = yield* openConversation(config, contact, activeAt, now)
+      const looking = ahead !== undefined && config.inbound_processing_enabled && !ahead.looks.has(contact.id)
+        ? Effect.map(ahead.router.look(config, contact.id), (look) => void ahead.looks.set(contact.id, look))
+        : Effect.void
+      const [{ conversation, created }] = yield* Effect.all([openConversation(config, contact, activeAt, now), looking], { concurrency: 2 })
       if (stored !== undefined) yield* media.insert(stored)
       const rendition = renderInbound(
         m,
@@ -302,8 +320,6 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
           ? null
           : { id: stored.id, filename: stored.filename, content_type: stored.content_type, byte_size: stored.byte_size }
       }
-      // Its network id was found free under the message's lock: the insert goes out with the next statement.
-      yield* messages.insertNew(message)
       // An opt-out or resubscribe keyword (guardrails) is recorded with the message that says it.
       const keyword = keywordText(type, message.content)
       const recipientKey = contact.wa_id ?? contact.business_scoped_user_id
@@ -333,13 +349,24 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
       if (before !== undefined) yield* before
       const outcomes: Array<InboundOutcome> = []
       const checks: Array<Effect.Effect<void>> = []
-      for (const input of inputs) outcomes.push(yield* recordIn(config, input, checks))
+      const recorded = new Set<string>()
+      // A POST of one message (the common case) has its route looked at ahead; in a batch, the route locks are taken
+      // after every message's, in the contacts' order, as before.
+      const looks = new Map<string, RouteLook>()
+      const ahead = Option.isSome(router) && inputs.length === 1 ? { router: router.value, looks } : undefined
+      for (const input of inputs) outcomes.push(yield* recordIn(config, input, checks, recorded, ahead))
       // Recorded `blocked` (the number processes no inbound messages): nothing to route.
       const pending = outcomes.flatMap((o) => o._tag === "Recorded" && o.message.processing_status === "pending" ? [o.message] : [])
-      const routed = Option.isSome(router) && pending.length > 0 ? router.value(config, pending) : Effect.succeed(Effect.void)
+      const routing = Option.isSome(router) && pending.length > 0 ? router.value.route(config, pending, looks) : Effect.succeed(unrouted)
       // Opt-out keywords and routing touch different rows: side by side, their statements share round trips.
-      const [after] = yield* Effect.all([routed, Effect.all(checks, { discard: true })], { concurrency: 2 })
-      return { after, outcomes }
+      const [{ after, settled }] = yield* Effect.all([routing, Effect.all(checks, { discard: true })], { concurrency: 2 })
+      const written = outcomes.map((o): InboundOutcome => {
+        const status = o._tag === "Recorded" ? settled.get(o.message.id) : undefined
+        return o._tag === "Recorded" && status !== undefined ? { ...o, message: { ...o.message, processing_status: status } } : o
+      })
+      // Their network ids were found free under their locks: the inserts go out with the next statement (the commit).
+      for (const o of written) if (o._tag === "Recorded") yield* messages.insertNew(o.message)
+      return { after, outcomes: written }
     }))
     yield* after
     return outcomes
