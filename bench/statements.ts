@@ -169,6 +169,19 @@ const program = Effect.gen(function*() {
         ),
         until(waiter, "ended", half.length)
       ))
+      const more = phones("1577").slice(0, traceUnits)
+      if (more.length > 0) {
+        yield* startAll(waiter, more)
+        yield* until(waiter, "waiting", n - half.length + more.length)
+        const ids = (yield* sql<{ id: string }>`
+          SELECT e.id FROM workflow_executions e JOIN msg_contacts c ON c.id = e.contact_id
+          WHERE e.workflow_id = ${waiter} AND e.status = 'waiting' AND c.wa_id = ANY(${more}) ORDER BY c.wa_id`).map((r) => r.id)
+        yield* traced("API resume -> end", (i) =>
+          Effect.andThen(
+            request("POST", `/platform/v1/workflow_executions/${ids[i]}/resume`, { message: { kind: "text", data: "yes" } }),
+            until(waiter, "ended", half.length + i + 1)
+          ))
+      }
     }
     if (parts.has("inbound")) {
       const waitingContacts = parts.has("resume") ? contacts.slice(Math.floor(n / 2)) : contacts
