@@ -70,7 +70,7 @@ const codecs: { readonly [K in SimObjectKind]: Codec<any> } = {
   inbound: {
     get: (state, key) => state.inbound.get(key),
     encode: (value: InboundRecord) => ({ value }),
-    restore: (state, key, value) => void state.inbound.set(key, { ...value, contact: contact(value.contact) })
+    restore: (state, key, value) => state.keepInbound({ ...value, contact: contact(value.contact) })
   },
   media: {
     get: (state, key) => state.media.get(key),

@@ -165,11 +165,11 @@ export const decideInbound = (
   state.windows.set(`${number.phoneNumberId}|${contact.userId}`, at)
   state.touch("window", `${number.phoneNumberId}|${contact.userId}`)
   number.events.push(at)
-  state.inbound.set(id, { id, phoneNumberId, contact, receivedAt: at, read: false })
+  state.keepInbound({ id, phoneNumberId, contact, receivedAt: at, read: false })
   state.touch("inbound", id)
   if (state.inbound.size > INBOUND_LIMIT) {
     const oldest = state.inbound.keys().next().value!
-    state.inbound.delete(oldest)
+    state.dropInbound(oldest)
     state.touch("inbound", oldest)
   }
   return { number, id, payload, blocked: false }

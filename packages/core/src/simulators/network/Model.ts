@@ -271,6 +271,8 @@ export class SimState {
   readonly pairBuckets = new Map<string, { tokens: number; at: number }>()
   readonly outbound = new Map<string, OutboundRecord>()
   readonly inbound = new Map<string, InboundRecord>()
+  /** `pnid|userId` → ids of that pair's unread inbound messages (`keepInbound`, `dropInbound`, `markInboundRead`). */
+  private readonly unread = new Map<string, Set<string>>()
   readonly outboxes = new Map<string, NumberOutbox>()
   readonly media = new Map<string, MediaRecord>()
   readonly templates = new Map<string, TemplateRecord>()
@@ -323,6 +325,46 @@ export class SimState {
 
   get hasChanges(): boolean {
     return this.changed.size > 0 || this.delivered.length > 0 || this.forgotten.length > 0
+  }
+
+  /** Keeps an inbound message (received, or restored from a store). */
+  keepInbound(record: InboundRecord): void {
+    this.inbound.set(record.id, record)
+    if (record.read) return
+    const pair = `${record.phoneNumberId}|${record.contact.userId}`
+    let ids = this.unread.get(pair)
+    if (ids === undefined) this.unread.set(pair, ids = new Set())
+    ids.add(record.id)
+  }
+
+  /** Forgets an inbound message. */
+  dropInbound(id: string): void {
+    const record = this.inbound.get(id)
+    if (record === undefined) return
+    this.inbound.delete(id)
+    this.settleUnread(`${record.phoneNumberId}|${record.contact.userId}`, id)
+  }
+
+  /**
+   * Marks `record` and its pair's earlier unread inbound messages read, each touched. Only the pair's unread
+   * messages are visited: a mark-read costs what the contact left unread, not every message the number keeps.
+   */
+  markInboundRead(record: InboundRecord): void {
+    const pair = `${record.phoneNumberId}|${record.contact.userId}`
+    for (const id of this.unread.get(pair) ?? []) {
+      const other = this.inbound.get(id)
+      if (other === undefined || other.receivedAt > record.receivedAt) continue
+      other.read = true
+      this.touch("inbound", id)
+      this.settleUnread(pair, id)
+    }
+  }
+
+  private settleUnread(pair: string, id: string): void {
+    const ids = this.unread.get(pair)
+    if (ids === undefined) return
+    ids.delete(id)
+    if (ids.size === 0) this.unread.delete(pair)
   }
 
   /** Keeps `record` in its number's outbox (at most `limit`, the oldest forgotten first). */

@@ -61,15 +61,7 @@ export const send = (
     if (inbound === undefined || inbound.phoneNumberId !== number.phoneNumberId) {
       return fail(simError(131009, `Param message_id ${envelope.messageId} is not a message received by this number`))
     }
-    for (const other of state.inbound.values()) {
-      if (
-        other.phoneNumberId === inbound.phoneNumberId && other.contact.userId === inbound.contact.userId &&
-        other.receivedAt <= inbound.receivedAt && !other.read
-      ) {
-        other.read = true
-        state.touch("inbound", other.id)
-      }
-    }
+    state.markInboundRead(inbound)
     return ok({ success: true })
   }
 
