@@ -3,6 +3,7 @@
  * reports kept for them.
  */
 import {
+  type InboundReadMark,
   type ListWindow,
   MESSAGE_STATUSES,
   type MessageFilter,
@@ -242,16 +243,21 @@ export const layerMessagesRepo = Layer.effect(
           WHERE project_id = ${projectId} AND id = ANY(${ids}) AND processing_status = 'pending'`)
       }, Effect.orDie),
 
-      markInboundRead: Effect.fnUntraced(function*(projectId: string, phoneNumberId: string, networkId: string, at: string) {
-        // The target (through the partial unique index: hence `IS NOT NULL`) and the conversation's earlier unread
-        // inbound messages, found and changed in one statement.
+      markInboundRead: Effect.fnUntraced(function*(marks: ReadonlyArray<InboundReadMark>) {
+        if (marks.length === 0) return 0
+        // The targets (through the partial unique index: hence `IS NOT NULL`), one per conversation (its latest), and
+        // the conversations' earlier unread inbound messages, found and changed in one statement. VALUES, not
+        // `columnRows`: a keyed join, planned for the true count.
         const rows = yield* sql`
           WITH target AS (
-            SELECT project_id, conversation_id, created_at FROM msg_messages
-            WHERE phone_number_id = ${phoneNumberId} AND network_id = ${networkId} AND network_id IS NOT NULL
-              AND project_id = ${projectId} AND direction = 'inbound'
+            SELECT m.project_id, m.conversation_id, max(m.created_at) AS created_at, max(v.at) AS at
+            FROM (VALUES ${sql.csv(marks.map((k) => sql`(${k.projectId}, ${k.phoneNumberId}, ${k.networkId}, ${k.at}::timestamptz)`))})
+              AS v (project_id, phone_number_id, network_id, at)
+            JOIN msg_messages AS m ON m.phone_number_id = v.phone_number_id AND m.network_id = v.network_id
+              AND m.network_id IS NOT NULL AND m.project_id = v.project_id AND m.direction = 'inbound'
+            GROUP BY m.project_id, m.conversation_id
           ), marked AS (
-            UPDATE msg_messages AS m SET status = 'read', updated_at = ${at}::timestamptz
+            UPDATE msg_messages AS m SET status = 'read', updated_at = t.at
             FROM target AS t
             WHERE m.project_id = t.project_id AND m.conversation_id = t.conversation_id AND m.direction = 'inbound'
               AND m.status = 'delivered' AND m.created_at <= t.created_at

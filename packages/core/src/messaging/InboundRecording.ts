@@ -6,17 +6,18 @@
  * read. Every change that webhooks report writes its domain event in the same
  * transaction.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Exit, Option } from "effect"
 import { InboundRouter, type RouteLook, type Routed, type Router } from "./InboundRouter.ts"
 import { MessagingNetwork, type NetworkAccess, type NetworkAnswer, type NetworkError } from "../network/MessagingNetwork.ts"
 import type { SuccessAnswer } from "../network/NetworkObjects.ts"
 import { keywordText, OptOuts } from "../guardrails/OptOuts.ts"
 import { createHash } from "node:crypto"
 import { PublicUrl } from "../shared/PublicUrl.ts"
-import { ContactsRepo, ConversationsRepo, MediaRepo, MessagesRepo, MessagingLocks } from "./MessagingRepo.ts"
+import { ContactsRepo, ConversationsRepo, type InboundReadMark, MediaRepo, MessagesRepo, MessagingLocks } from "./MessagingRepo.ts"
 import { Outbox } from "../ports/Outbox.ts"
 import { Transactor } from "../ports/Transactor.ts"
 import { groupBy } from "../shared/Collections.ts"
+import * as GroupCommit from "../shared/GroupCommit.ts"
 import { Ids } from "../shared/Ids.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import { renderInbound } from "./Content.ts"
@@ -143,6 +144,9 @@ export interface InboundRecording {
     input: { readonly messageId: string; readonly typingIndicator?: boolean | undefined }
   ) => Effect.Effect<NetworkAnswer<SuccessAnswer>, NetworkError>
 }
+
+/** The most mark-reads stored in one statement. */
+const READ_MARKS_MAX = 64
 
 /** Nothing routed: every message stays as recorded. */
 const unrouted: Routed = { after: Effect.void, settled: new Map() }
@@ -435,6 +439,13 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     }
   )
 
+  // Read mode marks every routed message: concurrent marks share one statement (and its commit) instead of one each.
+  const submitReadMark = yield* GroupCommit.make<InboundReadMark, void, never>({
+    max: READ_MARKS_MAX,
+    many: (marks) => Effect.as(messages.markInboundRead(marks), marks.map(() => Exit.void)),
+    one: (mark) => Effect.asVoid(messages.markInboundRead([mark]))
+  })
+
   const markRead = Effect.fn("Messaging.markRead")(function*(
     config: MessageConfigRecord,
     access: NetworkAccess,
@@ -442,7 +453,12 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
   ) {
     const answer = yield* network.markRead(access, config.phone_number_id, input)
     if (answer.status >= 200 && answer.status < 300) {
-      yield* messages.markInboundRead(config.project_id, config.phone_number_id, input.messageId, iso(yield* Clock.currentTimeMillis))
+      yield* submitReadMark({
+        projectId: config.project_id,
+        phoneNumberId: config.phone_number_id,
+        networkId: input.messageId,
+        at: iso(yield* Clock.currentTimeMillis)
+      })
     }
     return answer
   })

@@ -25,6 +25,7 @@ import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
 import {
   ContactsRepo,
   ConversationsRepo,
+  type InboundReadMark,
   MediaRepo,
   type MediaUpload,
   MESSAGING_TOTAL_CAP,
@@ -625,20 +626,32 @@ export const layerMemoryMessagesRepo = Layer.effect(
             }
           })
       ),
-      markInboundRead: Effect.fn("MessagesRepo.markInboundRead")(
-        (projectId: string, phoneNumberId: string, networkId: string, at: string) =>
-          store.run((db) => {
-            const target = byNetworkId(db, phoneNumberId, networkId)
-            if (target === undefined || target.project_id !== projectId || target.direction !== "inbound") return 0
-            const marked = db.all(Messages).filter(messageMatches(projectId, {
-              conversation_id: target.conversation_id,
+      markInboundRead: Effect.fn("MessagesRepo.markInboundRead")((marks: ReadonlyArray<InboundReadMark>) =>
+        store.run((db) => {
+          // One target per conversation, its latest (as the PostgreSQL adapter's statement).
+          const targets = new Map<string, { readonly message: MessageRecord; readonly at: string }>()
+          for (const mark of marks) {
+            const message = byNetworkId(db, mark.phoneNumberId, mark.networkId)
+            if (message === undefined || message.project_id !== mark.projectId || message.direction !== "inbound") continue
+            const seen = targets.get(message.conversation_id)
+            targets.set(message.conversation_id, {
+              message: seen === undefined || seen.message.created_at < message.created_at ? message : seen.message,
+              at: seen === undefined || seen.at < mark.at ? mark.at : seen.at
+            })
+          }
+          let marked = 0
+          for (const { at, message } of targets.values()) {
+            const earlier = db.all(Messages).filter(messageMatches(message.project_id, {
+              conversation_id: message.conversation_id,
               direction: "inbound",
               status: "delivered",
-              until: target.created_at
+              until: message.created_at
             }))
-            for (const m of marked) db.put(Messages, m.id, storedMessage({ ...m, status: "read", updated_at: at }))
-            return marked.length
-          })
+            for (const m of earlier) db.put(Messages, m.id, storedMessage({ ...m, status: "read", updated_at: at }))
+            marked += earlier.length
+          }
+          return marked
+        })
       ),
       list: Effect.fn("MessagesRepo.list")((projectId: string, filter: MessageFilter, window: ListWindow) =>
         store.run((db) => slice(db.all(Messages).filter(messageMatches(projectId, filter)), window))

@@ -94,6 +94,14 @@ export class ConversationsRepo extends Context.Service<ConversationsRepo, {
   readonly listIdle: (before: string, limit: number) => Effect.Effect<ReadonlyArray<ConversationRecord>>
 }>()("@parley/core/ports/ConversationsRepo") {}
 
+/** One network mark-read the network accepted, to store (`MessagesRepo.markInboundRead`). */
+export interface InboundReadMark {
+  readonly projectId: string
+  readonly phoneNumberId: string
+  readonly networkId: string
+  readonly at: string
+}
+
 export class MessagesRepo extends Context.Service<MessagesRepo, {
   /**
    * Stores the message; false (and nothing stored) when the number already
@@ -133,11 +141,11 @@ export class MessagesRepo extends Context.Service<MessagesRepo, {
    */
   readonly settleProcessing: (projectId: string, ids: ReadonlyArray<string>, status: ProcessingStatus) => Effect.Effect<void>
   /**
-   * Marks the number's inbound message with this network id, and the `delivered` inbound messages of its
-   * conversation recorded at or before it, `read` (and `updated_at`), in one step; answers how many changed
-   * (0 when the project has no such inbound message).
+   * For each mark: marks the number's inbound message with that network id, and the `delivered` inbound messages of
+   * its conversation recorded at or before it, `read` (and `updated_at`); all in one step (concurrent mark-reads
+   * share it). Answers how many messages changed (a mark of no inbound message of its project changes none).
    */
-  readonly markInboundRead: (projectId: string, phoneNumberId: string, networkId: string, at: string) => Effect.Effect<number>
+  readonly markInboundRead: (marks: ReadonlyArray<InboundReadMark>) => Effect.Effect<number>
   /** Newest first by (created_at, id); `since`/`until` inclusive on `created_at`. */
   readonly list: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
   /**

@@ -933,17 +933,55 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           const elsewhere = makeMessage(other.conversation, { created_at: at(1), updated_at: at(1) })
           yield* repo.insertMany([older, failed, sent, target, newer])
           yield* repo.insert(elsewhere)
-          assert.strictEqual(yield* repo.markInboundRead(other.project.id, target.phone_number_id, target.network_id!, at(9)), 0, "another project's")
-          assert.strictEqual(yield* repo.markInboundRead(project.id, sent.phone_number_id, sent.network_id!, at(9)), 0, "an outbound message")
-          assert.strictEqual(yield* repo.markInboundRead(project.id, target.phone_number_id, "wamid.unknown", at(9)), 0)
-          assert.strictEqual(yield* repo.markInboundRead(project.id, target.phone_number_id, target.network_id!, at(9)), 2)
+          const mark = (projectId: string, m: MessageRecord, when: string, networkId = m.network_id!) =>
+            repo.markInboundRead([{ projectId, phoneNumberId: m.phone_number_id, networkId, at: when }])
+          assert.strictEqual(yield* repo.markInboundRead([]), 0)
+          assert.strictEqual(yield* mark(other.project.id, target, at(9)), 0, "another project's")
+          assert.strictEqual(yield* mark(project.id, sent, at(9)), 0, "an outbound message")
+          assert.strictEqual(yield* mark(project.id, target, at(9), "wamid.unknown"), 0)
+          assert.strictEqual(yield* mark(project.id, target, at(9)), 2)
           const read = (m: MessageRecord) => ({ ...m, status: "read" as const, updated_at: at(9) })
           assert.deepStrictEqual(
             byId([...(yield* repo.findByNetworkIds(conversation.phone_number_id, [older, failed, sent, target, newer].map((m) => m.network_id!)))]),
             byId([read(older), failed, sent, read(target), newer])
           )
           assert.deepStrictEqual(yield* repo.findById(other.project.id, elsewhere.id), Option.some(elsewhere), "another conversation")
-          assert.strictEqual(yield* repo.markInboundRead(project.id, target.phone_number_id, target.network_id!, at(10)), 0, "read already")
+          assert.strictEqual(yield* mark(project.id, target, at(10)), 0, "read already")
+        }))
+
+      it.effect("marks several mark-reads in one step: each conversation up to its latest mark", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const a = yield* givenConversation
+          const b = yield* givenConversation
+          const a1 = makeMessage(a.conversation, { created_at: at(1), updated_at: at(1) })
+          const a2 = makeMessage(a.conversation, { created_at: at(2), updated_at: at(2) })
+          const a3 = makeMessage(a.conversation, { created_at: at(3), updated_at: at(3) })
+          const b1 = makeMessage(b.conversation, { created_at: at(1), updated_at: at(1) })
+          const b2 = makeMessage(b.conversation, { created_at: at(2), updated_at: at(2) })
+          yield* repo.insertMany([a1, a2, a3])
+          yield* repo.insertMany([b1, b2])
+          const mark = (projectId: string, m: MessageRecord, networkId = m.network_id!) => ({
+            projectId,
+            phoneNumberId: m.phone_number_id,
+            networkId,
+            at: at(9)
+          })
+          // Two marks of one conversation (the later wins), one of another, one of nothing, one of another project.
+          const marked = yield* repo.markInboundRead([
+            mark(a.project.id, a2),
+            mark(b.project.id, b1),
+            mark(a.project.id, a1),
+            mark(a.project.id, a1, "wamid.unknown"),
+            mark(b.project.id, a3)
+          ])
+          assert.strictEqual(marked, 3)
+          const read = (m: MessageRecord) => ({ ...m, status: "read" as const, updated_at: at(9) })
+          assert.deepStrictEqual(yield* repo.findById(a.project.id, a1.id), Option.some(read(a1)))
+          assert.deepStrictEqual(yield* repo.findById(a.project.id, a2.id), Option.some(read(a2)))
+          assert.deepStrictEqual(yield* repo.findById(a.project.id, a3.id), Option.some(a3))
+          assert.deepStrictEqual(yield* repo.findById(b.project.id, b1.id), Option.some(read(b1)))
+          assert.deepStrictEqual(yield* repo.findById(b.project.id, b2.id), Option.some(b2))
         }))
 
       it.effect("keeps each status report once, in arrival order, answering in order which were new", () =>
