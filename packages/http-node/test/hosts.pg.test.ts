@@ -54,6 +54,8 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
   return { status: res.status, body: parsed, text, headers: res.headers }
 }
 
+const SECRET_KEY = "hosts-test-secret-key-0123456789"
+
 const eventually = async <A>(what: string, check: () => Promise<A | undefined>, withinMs = 30_000): Promise<A> => {
   const deadline = Date.now() + withinMs
   while (true) {
@@ -69,7 +71,8 @@ const parley = (databaseUrl: string, ...args: Array<string>) =>
     ChildProcess.execFile(
       process.execPath,
       ["--conditions=@parley/source", CLI, ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, PARLEY_LOG_LEVEL: "Warn" } },
+      // The hosts' secret key: what the CLI seals (project secrets), they open.
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, PARLEY_LOG_LEVEL: "Warn", PARLEY_SECRET_KEY: SECRET_KEY } },
       (error, stdout, stderr) => (error === null ? resolve(stdout) : reject(new Error(`parley ${args.join(" ")}: ${stderr}`)))
     )
   )
@@ -98,7 +101,7 @@ const startHosts = async (databaseUrl: string): Promise<Hosts> => {
         HOST: "127.0.0.1",
         PORT: String(port),
         PARLEY_API_KEY: KEY,
-        PARLEY_SECRET_KEY: "hosts-test-secret-key-0123456789",
+        PARLEY_SECRET_KEY: SECRET_KEY,
         PARLEY_UPSTREAM: "simulator",
         PARLEY_UPSTREAM_APP_SECRET: "hosts-test-app-secret",
         PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS: "true",
@@ -286,6 +289,27 @@ describe("two host processes on one database (postgres)", () => {
           assert.strictEqual(refused.status, 401, `${base} still accepts the revoked key`)
         }
 
+        // ---- project secrets: changed by another process (the CLI), seen by a host that remembers them ----
+        const reader = await call(a, "POST", "/platform/v1/functions", {
+          function: { name: "Secret reader", code: `async function handler(request, env) { return new Response(env.GREETING) }` }
+        })
+        assert.strictEqual(reader.status, 201, reader.text)
+        const readerId = reader.body.data.id as string
+        assert.strictEqual((await call(a, "POST", `/platform/v1/functions/${readerId}/deploy`)).status, 202)
+        await parley(databaseUrl, "secrets", "set", project.id, "GREETING", "--value", "hello")
+        const greeting = (base: string) => call(base, "POST", `/platform/v1/functions/${readerId}/invoke`)
+        let last = ""
+        await eventually("the reader deployed and serving the secret on B", async () => {
+          const answer = await greeting(b)
+          last = `${answer.status} ${answer.text}`
+          return answer.text === "hello" || undefined
+        }).catch((error) => assert.fail(`${error}; last answer: ${last}`))
+        // Twice: the second answer comes from B's cache of the project's secrets.
+        assert.strictEqual((await greeting(b)).text, "hello")
+        await parley(databaseUrl, "secrets", "set", project.id, "GREETING", "--value", "bonjour")
+        // The CLI's change reaches B's cache through its notification: milliseconds, never the cache's expiry (60 s).
+        await eventually("B serves the changed secret", async () => (await greeting(b)).text === "bonjour" || undefined, 5_000)
+
         // ---- triggers: created on A, firing for events recorded on B within the trigger cache's bound ----
         const triggered = await call(a, "POST", "/platform/v1/workflows", {
           workflow: { name: "hosts trigger", status: "active", definition: { nodes: [node("start", "start")], edges: [] } }
@@ -360,5 +384,5 @@ describe("two host processes on one database (postgres)", () => {
         )
         assert.deepStrictEqual(failed, [])
       })
-    }).pipe(Effect.scoped), 120_000)
+    }).pipe(Effect.scoped), 240_000)
 })
