@@ -185,7 +185,8 @@ const program = Effect.gen(function*() {
     }
     if (parts.has("inbound")) {
       const waitingContacts = parts.has("resume") ? contacts.slice(Math.floor(n / 2)) : contacts
-      const done = n - waitingContacts.length
+      // The runs the API part ended (its traced ones too).
+      const done = yield* count(waiter, "ended")
       yield* measured("inbound reply -> resume -> end", waitingContacts.length, Effect.andThen(
         Effect.forEach(waitingContacts, (from) => reply(from, "yes"), { concurrency: 16, discard: true }),
         until(waiter, "ended", done + waitingContacts.length)
@@ -195,7 +196,7 @@ const program = Effect.gen(function*() {
         yield* startAll(waiter, more)
         yield* until(waiter, "waiting", more.length)
         yield* traced("inbound reply -> resume -> end", (i) =>
-          Effect.andThen(reply(more[i]!, "yes"), until(waiter, "ended", n + i + 1)))
+          Effect.andThen(reply(more[i]!, "yes"), until(waiter, "ended", done + waitingContacts.length + i + 1)))
       }
     }
   }
