@@ -54,16 +54,17 @@ const urlProblem = (url: URL): TextProblem | undefined => {
 }
 
 /**
- * What of a URL `urlProblem` and the route tests below read would differ from its raw text: percent-escapes (the only
- * way a NUL or a lone surrogate gets in: Node takes a request line's bytes as Latin-1 and refuses control
- * characters), dot segments and backslashes (which WHATWG's parser resolves) and a fragment. Without any, the raw
- * path is the parsed one and has nothing to refuse: the URL is not parsed (a `URL` a request was 2 % of a GET's CPU).
+ * What makes a URL's parsed path or values differ from its raw text: percent-escapes (the only way a NUL or a lone
+ * surrogate gets in: Node's parser refuses anything but printable ASCII in a request line), dot segments and
+ * backslashes (which WHATWG's parser resolves), a fragment, a leading `//` (read as a host) and a URL that is not a
+ * path (absolute-form). Without any, the raw path is the parsed one and has nothing to refuse, so it is not parsed:
+ * a `URL` per request was 2 % of an authenticated GET's CPU.
  */
-const NEEDS_PARSING = /[%\\#]|\/\./
+const NEEDS_PARSING = /[%\\#]|\/\.|^\/\//
 
 /** The request's path, and the first problem of its URL (undefined when none). */
 const pathAndProblem = (raw: string): readonly [string, TextProblem | undefined] => {
-  if (!NEEDS_PARSING.test(raw)) {
+  if (raw.charCodeAt(0) === 0x2f && !NEEDS_PARSING.test(raw)) {
     const query = raw.indexOf("?")
     return [query === -1 ? raw : raw.slice(0, query), undefined]
   }
