@@ -227,7 +227,7 @@ export const benchProxy = (
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
     const before = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
     const loopBefore = performance.eventLoopUtilization()
-    const writes = countDatabaseWrites(Number(new URL(url).port))
+    const writes = countDatabaseWrites()
     const parley = yield* run(parleyTarget, headers)
     const hostLoop = performance.eventLoopUtilization(loopBefore).utilization
     yield* Effect.sleep(STATUSES_DUE_MS)
