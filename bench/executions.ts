@@ -57,7 +57,7 @@ const KEY = "pk_bench_executions_0123456789abcd"
 const profileDir = process.env.EXEC_PROFILE
 
 /** Starts the host's CPU profiler; the answer stops it and writes the profile to its path. */
-const startProfile = async () => {
+export const startProfile = async () => {
   const session = new Inspector.Session()
   session.connect()
   await session.post("Profiler.enable")

@@ -13,6 +13,10 @@
  * machine whose cores are all busy, that cost is what bounds sends/s.
  *
  *   node --max-semi-space-size=8 --conditions=@parley/source bench/proxy.ts
+ *
+ * `NETWORK=remote` the network in a process of its own, `CONNECTIONS` (16) and `DURATION_MS` (3000) the load;
+ * `PROXY_PROFILE=<dir>` writes CPU profiles of the host over the one-at-a-time run (`serial.cpuprofile`) and the
+ * throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
@@ -25,7 +29,7 @@ import { performance, PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/simulators/SimulatorServer.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
-import { countDatabaseWrites } from "./executions.ts"
+import { countDatabaseWrites, startProfile } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
@@ -97,6 +101,15 @@ export interface ProxyCpu {
 }
 
 const KEY = "pk_bench_proxy_0123456789abcdef01"
+const profileDir = process.env.PROXY_PROFILE
+
+/** `effect` under the host's CPU profiler when `PROXY_PROFILE` names a directory, written there as `<name>.cpuprofile`. */
+const profiled = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>) =>
+  profileDir === undefined ? effect : Effect.acquireUseRelease(
+    Effect.promise(startProfile),
+    () => effect,
+    (stop) => Effect.promise(() => stop(Path.join(profileDir, `${name}.cpuprofile`)))
+  )
 /** Sends spread over this many contacts: sends to one contact are serialised by design (decisions 4.10). */
 const CONTACTS = Array.from({ length: 256 }, (_, i) => `1555100${String(i).padStart(4, "0")}`)
 
@@ -221,16 +234,19 @@ export const benchProxy = (
     yield* run(parleyTarget, headers)
     // The warm-up's last status reports are in first: the one-at-a-time run measures its own sends' work only.
     yield* Effect.sleep(STATUSES_DUE_MS)
-    const [parleySerial, serialPauses] = yield* withGcPauses(run(parleyTarget, headers, 1))
+    const [parleySerial, serialPauses] = yield* profiled("serial", withGcPauses(run(parleyTarget, headers, 1)))
     // The earlier runs' last status reports are in first: the CPU counted below is the measured sends' own.
     yield* Effect.sleep(STATUSES_DUE_MS)
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
     const before = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
     const loopBefore = performance.eventLoopUtilization()
     const writes = countDatabaseWrites()
-    const parley = yield* run(parleyTarget, headers)
-    const hostLoop = performance.eventLoopUtilization(loopBefore).utilization
-    yield* Effect.sleep(STATUSES_DUE_MS)
+    const [parley, hostLoop] = yield* profiled("throughput", Effect.gen(function*() {
+      const parley = yield* run(parleyTarget, headers)
+      const hostLoop = performance.eventLoopUtilization(loopBefore).utilization
+      yield* Effect.sleep(STATUSES_DUE_MS)
+      return [parley, hostLoop] as const
+    }))
     writes.restore()
     const host = process.cpuUsage(before.host)
     const perSend = (micros: number) => micros / 1000 / parley.requests
