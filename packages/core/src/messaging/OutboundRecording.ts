@@ -377,11 +377,42 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   }
 
   /**
-   * Gives recorded sends their network ids in one transaction: the
-   * conversations that still point at them take the id, and status
-   * reports that overtook a send apply now.
+   * Gives recorded sends their network ids, and the conversations that still point at them the id, in one
+   * transaction of one round trip: the ids' statement rides with the commit (its answer read after), setting the id of
+   * each send no status report overtook. A send a report overtook (the network answered after reporting it) is given
+   * its id with those reports applied in a second transaction (`applyOvertaken`); a crash between the two leaves it as
+   * a crash before the assignment does.
    */
   const assignBatch = (batch: ReadonlyArray<PendingAssignment>) =>
+    Effect.gen(function*() {
+      const answer = yield* tx.withTransaction(Effect.gen(function*() {
+        yield* locks.lockAll(batch.map((p) => `message:${p.message.phone_number_id}:${p.networkId}`))
+        const set = yield* messages.setNetworkIdsUnlessReported(batch.map((p) => ({
+          projectId: p.message.project_id,
+          id: p.message.id,
+          phoneNumberId: p.message.phone_number_id,
+          networkId: p.networkId,
+          at: iso(p.nowMs)
+        })))
+        yield* conversations.setLastMessageIds(batch.map((p) => ({
+          projectId: p.message.project_id,
+          id: p.message.conversation_id,
+          timestamp: p.message.timestamp,
+          networkId: p.networkId,
+          at: iso(p.nowMs)
+        })))
+        return set
+      }))
+      const set = new Set(yield* answer)
+      const overtaken = batch.filter((p) => !set.has(p.message.id))
+      const applied = overtaken.length === 0 ? new Map<string, MessageRecord>() : yield* applyOvertaken(overtaken)
+      return batch.map((p) =>
+        Exit.succeed(applied.get(p.message.id) ?? { ...p.message, network_id: p.networkId, updated_at: iso(p.nowMs) })
+      )
+    })
+
+  /** Sends status reports overtook: given their ids with the reports applied (and their domain events). */
+  const applyOvertaken = (batch: ReadonlyArray<PendingAssignment>) =>
     tx.withTransaction(Effect.gen(function*() {
       yield* locks.lockAll(batch.map((p) => `message:${p.message.phone_number_id}:${p.networkId}`))
       const early = new Map<string, Array<unknown>>()
@@ -394,23 +425,8 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         const now = iso(p.nowMs)
         return { p, applied: advance({ ...p.message, network_id: p.networkId, updated_at: now }, early.get(p.networkId) ?? [], now) }
       })
-      // Most sends only take their id; one a report overtook changed more and is written whole.
-      const overtaken = (p: PendingAssignment) => early.has(p.networkId)
-      yield* messages.setNetworkIds(assigned.filter(({ p }) => !overtaken(p)).map(({ p }) => ({
-        projectId: p.message.project_id,
-        id: p.message.id,
-        networkId: p.networkId,
-        at: iso(p.nowMs)
-      })))
-      yield* messages.updateMany(assigned.filter(({ p }) => overtaken(p)).map(({ applied }) => applied.message))
-      yield* conversations.setLastMessageIds(batch.map((p) => ({
-        projectId: p.message.project_id,
-        id: p.message.conversation_id,
-        timestamp: p.message.timestamp,
-        networkId: p.networkId,
-        at: iso(p.nowMs)
-      })))
-      // Reports that overtook a send changed its status: their events carry its conversation, read now.
+      yield* messages.updateMany(assigned.map(({ applied }) => applied.message))
+      // The reports changed the sends' statuses: their events carry the conversation, read now.
       const changed = assigned.filter(({ applied }) => applied.changes.length > 0)
       const events: Array<DomainEvent> = []
       for (const group of groupBy(changed, ({ p }) => p.message.project_id)) {
@@ -420,7 +436,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         }
       }
       yield* outbox.appendMany(events)
-      return assigned.map(({ applied }) => Exit.succeed(applied.message))
+      return new Map(assigned.map(({ applied, p }) => [p.message.id, applied.message]))
     }))
 
   const submitAssignment = yield* GroupCommit.make<PendingAssignment, MessageRecord, never>({
