@@ -17,10 +17,12 @@
  * `NETWORK=remote` the network in a process of its own, `CONNECTIONS` (16) and `DURATION_MS` (3000) the load;
  * `PROXY_PROFILE=<dir>` writes CPU profiles of the host over the one-at-a-time run (`serial.cpuprofile`) and the
  * throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
+ * `PROXY_TRACE=<n>` sends n more, one at a time, each traced, and prints where a send's time went inside the host,
+ * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call).
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
-import { Context, Effect, Layer, Option, References } from "effect"
+import { Context, Effect, Layer, Option, References, type Tracer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import * as Http from "node:http"
 import * as Os from "node:os"
@@ -33,6 +35,7 @@ import { countDatabaseWrites, startProfile } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
+import { replyTracer, spanBreakdown } from "./replyTrace.ts"
 import { Simulator } from "@parley/core/simulators"
 
 export interface ProxyBenchResult {
@@ -47,6 +50,8 @@ export interface ProxyBenchResult {
   readonly cpu: ProxyCpu
   /** The host's garbage-collection pauses during `parleySerial`: each one delays the send in flight. */
   readonly serialPauses: GcPauses
+  /** With `PROXY_TRACE`: per span name, the mean ms and count per send, one send at a time. */
+  readonly serialSpans: ReadonlyArray<{ readonly name: string; readonly ms: number; readonly count: number }> | undefined
 }
 
 /** Garbage-collection pauses of the host's thread over a run. */
@@ -134,10 +139,10 @@ export type ProxyNetwork = "in-process" | "remote"
  * The network of `mode` beside a bench host: the direct target's base URL and its controls (`mute` stops its
  * webhooks, `unmute` sends them to the host's ingestion again).
  */
-const startNetwork = (mode: ProxyNetwork) =>
+const startNetwork = (mode: ProxyNetwork, tracer: Tracer.Tracer | undefined) =>
   Effect.gen(function*() {
     if (mode === "in-process") {
-      const { context, postgresPid, url } = yield* startBenchHost(KEY)
+      const { context, postgresPid, url } = yield* startBenchHost(KEY, { tracer })
       const settings = Context.get(context, UpstreamSettings)
       const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
       // The simulator's own HTTP face over the same simulator: the network without Parley in front.
@@ -170,6 +175,7 @@ const startNetwork = (mode: ProxyNetwork) =>
     const { command, pid: networkPid, port } = yield* forkNetwork(APP_SECRET)
     const directUrl = `http://127.0.0.1:${port}`
     const { postgresPid, url } = yield* startBenchHost(KEY, {
+      tracer,
       env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: directUrl, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
     })
     const unmute = command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
@@ -187,11 +193,18 @@ const startNetwork = (mode: ProxyNetwork) =>
   })
 
 export const benchProxy = (
-  options: { readonly durationMs: number; readonly connections: number; readonly network?: ProxyNetwork | undefined }
+  options: {
+    readonly durationMs: number
+    readonly connections: number
+    readonly network?: ProxyNetwork | undefined
+    /** Sends traced one at a time after the one-at-a-time run (`PROXY_TRACE`). */
+    readonly traced?: number | undefined
+  }
 ) =>
   Effect.gen(function*() {
     const network = options.network ?? "in-process"
-    const { directUrl, inbound, lift, mute, networkPid, postgresPid, unmute, url } = yield* startNetwork(network)
+    const tracing = options.traced === undefined ? undefined : replyTracer()
+    const { directUrl, inbound, lift, mute, networkPid, postgresPid, unmute, url } = yield* startNetwork(network, tracing?.tracer)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const connected = yield* Effect.promise(() =>
       fetch(`${url}/platform/v1/msg/phone_numbers`, {
@@ -235,6 +248,16 @@ export const benchProxy = (
     // The warm-up's last status reports are in first: the one-at-a-time run measures its own sends' work only.
     yield* Effect.sleep(STATUSES_DUE_MS)
     const [parleySerial, serialPauses] = yield* profiled("serial", withGcPauses(run(parleyTarget, headers, 1)))
+    const serialSpans = tracing === undefined ? undefined : spanBreakdown(yield* Effect.promise(async () => {
+      const spans = []
+      for (let i = 0; i < options.traced!; i++) {
+        const trace = tracing.start()
+        const answer = await fetch(parleyTarget, { method: "POST", headers: { ...headers, traceparent: trace.header }, body: bodies[i % bodies.length]! })
+        await answer.arrayBuffer()
+        spans.push(trace.take())
+      }
+      return spans
+    }))
     // The earlier runs' last status reports are in first: the CPU counted below is the measured sends' own.
     yield* Effect.sleep(STATUSES_DUE_MS)
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
@@ -260,7 +283,7 @@ export const benchProxy = (
       cores: Os.availableParallelism(),
       writes: writes.count() / parley.requests
     }
-    return { network, parleySerial, directSerial, parley, direct: directResult, cpu, serialPauses } satisfies ProxyBenchResult
+    return { network, parleySerial, directSerial, parley, direct: directResult, cpu, serialPauses, serialSpans } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
 
 const formatCpu = ({ cpu, network }: ProxyBenchResult) =>
@@ -287,6 +310,10 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     `  the host's garbage collector paused it ${r.serialPauses.perSecond.toFixed(1)} times a second meanwhile (p50 ${
       r.serialPauses.p50Ms.toFixed(2)
     } ms, longest ${r.serialPauses.maxMs.toFixed(2)} ms): a send in flight waits out a pause`,
+    ...(r.serialSpans === undefined ? [] : [
+      `  where one send's time goes in the host (mean ms and count per send, spans overlap):`,
+      ...r.serialSpans.slice(0, 25).map((s) => `    ${s.ms.toFixed(3).padStart(7)} ms  x${s.count.toFixed(1).padStart(4)}  ${s.name}`)
+    ]),
     row(`${r.parley.connections} connections: POST /proxy/...`, r.parley),
     row(`${r.direct.connections} connections: straight to the simulator`, r.direct),
     `  ratio Parley / simulator: ${(r.parley.rps / r.direct.rps).toFixed(2)} (target >= 0.3)`,
@@ -298,7 +325,8 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const network = process.env.NETWORK === "remote" ? "remote" : "in-process"
-  Effect.runPromise(benchProxy({ durationMs: Number(process.env.DURATION_MS ?? 3000), connections: Number(process.env.CONNECTIONS ?? 16), network }).pipe(
+  const traced = process.env.PROXY_TRACE === undefined ? undefined : Number(process.env.PROXY_TRACE)
+  Effect.runPromise(benchProxy({ durationMs: Number(process.env.DURATION_MS ?? 3000), connections: Number(process.env.CONNECTIONS ?? 16), network, traced }).pipe(
     Effect.map((r) => console.log(formatProxyBench(r))),
     Effect.provideService(References.MinimumLogLevel, "Warn")
   )).catch((error) => {
