@@ -48,6 +48,11 @@ export interface ProxyBenchResult {
   readonly direct: LoadResult
   /** What `parley`'s sends cost the machine, their status reports included. */
   readonly cpu: ProxyCpu
+  /**
+   * The host's CPU per send of `parleySerial` (ms; with the status reports that came meanwhile, most of the sends'):
+   * what the added latency costs in CPU, steadier than the latency itself on a busy machine.
+   */
+  readonly serialHostCpu: number
   /** The host's garbage-collection pauses during `parleySerial`: each one delays the send in flight. */
   readonly serialPauses: GcPauses
   /** With `PROXY_TRACE`: per span name, the mean ms and count per send, one send at a time. */
@@ -247,7 +252,10 @@ export const benchProxy = (
     yield* run(parleyTarget, headers)
     // The warm-up's last status reports are in first: the one-at-a-time run measures its own sends' work only.
     yield* Effect.sleep(STATUSES_DUE_MS)
+    const serialCpu = process.cpuUsage()
     const [parleySerial, serialPauses] = yield* profiled("serial", withGcPauses(run(parleyTarget, headers, 1)))
+    const serialUsed = process.cpuUsage(serialCpu)
+    const serialHostCpu = (serialUsed.user + serialUsed.system - parleySerial.generatorCpuMicros) / 1000 / parleySerial.requests
     const serialSpans = tracing === undefined ? undefined : spanBreakdown(yield* Effect.promise(async () => {
       const spans = []
       for (let i = 0; i < options.traced!; i++) {
@@ -283,7 +291,17 @@ export const benchProxy = (
       cores: Os.availableParallelism(),
       writes: writes.count() / parley.requests
     }
-    return { network, parleySerial, directSerial, parley, direct: directResult, cpu, serialPauses, serialSpans } satisfies ProxyBenchResult
+    return {
+      network,
+      parleySerial,
+      directSerial,
+      parley,
+      direct: directResult,
+      cpu,
+      serialHostCpu,
+      serialPauses,
+      serialSpans
+    } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
 
 const formatCpu = ({ cpu, network }: ProxyBenchResult) =>
@@ -306,7 +324,9 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     row("1 connection: straight to the simulator", r.directSerial),
     `  added by Parley, one send at a time: p50 ${(r.parleySerial.p50Ms - r.directSerial.p50Ms).toFixed(2)} ms, p99 ${
       (r.parleySerial.p99Ms - r.directSerial.p99Ms).toFixed(2)
-    } ms (target p50 <= 2 ms on a quiet machine)`,
+    } ms (target p50 <= 2 ms on a quiet machine); the host's CPU ${r.serialHostCpu.toFixed(2)} ms per send${
+      r.network === "in-process" ? " (the network in it)" : ""
+    }`,
     `  the host's garbage collector paused it ${r.serialPauses.perSecond.toFixed(1)} times a second meanwhile (p50 ${
       r.serialPauses.p50Ms.toFixed(2)
     } ms, longest ${r.serialPauses.maxMs.toFixed(2)} ms): a send in flight waits out a pause`,
