@@ -19,13 +19,12 @@ import { Context, Effect, Fiber, Option, References, type Tracer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { allocationCounter, sampleAllocations } from "./allocation.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
-import { collect } from "./executions.ts"
+import { collect, countDatabaseWrites } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { replyTracer, spanBreakdown } from "./replyTrace.ts"
@@ -140,20 +139,6 @@ const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
 
 /** PostgreSQL counts the statements it runs (`bench/statements.ts` does the same). */
 const STATEMENTS = { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "top", "pg_stat_statements.max": "5000" }
-
-/**
- * The host's writes to PostgreSQL: to its Unix socket, the only sockets without a remote address apart from the
- * process's own output (HTTP to the network and from the bench is TCP).
- */
-const countDatabaseWrites = () => {
-  const write = Net.Socket.prototype.write
-  let writes = 0
-  Net.Socket.prototype.write = function(this: Net.Socket, ...args: Array<unknown>) {
-    if (this.remoteAddress === undefined && this !== (process.stdout as unknown) && this !== (process.stderr as unknown)) writes++
-    return (write as (...a: Array<unknown>) => boolean).apply(this, args)
-  } as typeof write
-  return { count: () => writes, restore: () => void (Net.Socket.prototype.write = write) }
-}
 
 /** RSS every 250 ms until stopped, with its peak. */
 const rssSampler = () => {

@@ -57,7 +57,7 @@ const KEY = "pk_bench_executions_0123456789abcd"
 const profileDir = process.env.EXEC_PROFILE
 
 /** Starts the host's CPU profiler; the answer stops it and writes the profile to its path. */
-const startProfile = async () => {
+export const startProfile = async () => {
   const session = new Inspector.Session()
   session.connect()
   await session.post("Profiler.enable")
@@ -233,15 +233,22 @@ const requester = (base: string) => {
 }
 
 /**
- * Counts the process's socket writes other than on the host's own HTTP port while it is installed: the host's
- * writes to PostgreSQL (its pools and pg-boss's; nothing else leaves this host in the bench). With pipelining,
+ * Is this one of the host's connections to PostgreSQL? The bench's database listens on a Unix socket, the only
+ * sockets without a remote address apart from the process's own output: HTTP (the bench's requests, the host's calls
+ * to a network in a process of its own) is TCP.
+ */
+export const isDatabaseSocket = (socket: Net.Socket) =>
+  socket.remoteAddress === undefined && socket !== (process.stdout as unknown) && socket !== (process.stderr as unknown)
+
+/**
+ * Counts the host's writes to PostgreSQL (its pools and pg-boss's) while it is installed. With pipelining,
  * statements sent together are one write, so this is the round trips the host waited on or fired.
  */
-export const countDatabaseWrites = (httpPort: number) => {
+export const countDatabaseWrites = () => {
   const write = Net.Socket.prototype.write
   let writes = 0
   Net.Socket.prototype.write = function(this: Net.Socket, ...args: Array<unknown>) {
-    if (this.localPort !== httpPort && this.remotePort !== httpPort) writes++
+    if (isDatabaseSocket(this)) writes++
     return (write as (...a: Array<unknown>) => boolean).apply(this, args)
   } as typeof write
   return { count: () => writes, restore: () => void (Net.Socket.prototype.write = write) }
@@ -320,7 +327,7 @@ export const benchExecutions = (options: {
 
     // Every send the network accepts is timed where it reaches the network (see `nextSend`).
     let probe: ((call: NetworkCall) => void) | undefined
-    const writes = countDatabaseWrites(Number(new URL(url).port))
+    const writes = countDatabaseWrites()
     yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
     const handle = simulator.handle
     // Every send reaches the in-process network through `handle`, looked up at each call: time the sends there.

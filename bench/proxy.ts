@@ -13,10 +13,16 @@
  * machine whose cores are all busy, that cost is what bounds sends/s.
  *
  *   node --max-semi-space-size=8 --conditions=@parley/source bench/proxy.ts
+ *
+ * `NETWORK=remote` the network in a process of its own, `CONNECTIONS` (16) and `DURATION_MS` (3000) the load;
+ * `PROXY_PROFILE=<dir>` writes CPU profiles of the host over the one-at-a-time run (`serial.cpuprofile`) and the
+ * throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
+ * `PROXY_TRACE=<n>` sends n more, one at a time, each traced, and prints where a send's time went inside the host,
+ * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call).
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
-import { Context, Effect, Layer, Option, References } from "effect"
+import { Context, Effect, Layer, Option, References, type Tracer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import * as Http from "node:http"
 import * as Os from "node:os"
@@ -25,10 +31,11 @@ import { performance, PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/simulators/SimulatorServer.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
-import { countDatabaseWrites } from "./executions.ts"
+import { countDatabaseWrites, startProfile } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
+import { replyTracer, spanBreakdown } from "./replyTrace.ts"
 import { Simulator } from "@parley/core/simulators"
 
 export interface ProxyBenchResult {
@@ -41,8 +48,15 @@ export interface ProxyBenchResult {
   readonly direct: LoadResult
   /** What `parley`'s sends cost the machine, their status reports included. */
   readonly cpu: ProxyCpu
+  /**
+   * The host's CPU per send of `parleySerial` (ms; with the status reports that came meanwhile, most of the sends'):
+   * what the added latency costs in CPU, steadier than the latency itself on a busy machine.
+   */
+  readonly serialHostCpu: number
   /** The host's garbage-collection pauses during `parleySerial`: each one delays the send in flight. */
   readonly serialPauses: GcPauses
+  /** With `PROXY_TRACE`: per span name, the mean ms and count per send, one send at a time. */
+  readonly serialSpans: ReadonlyArray<{ readonly name: string; readonly ms: number; readonly count: number }> | undefined
 }
 
 /** Garbage-collection pauses of the host's thread over a run. */
@@ -97,6 +111,15 @@ export interface ProxyCpu {
 }
 
 const KEY = "pk_bench_proxy_0123456789abcdef01"
+const profileDir = process.env.PROXY_PROFILE
+
+/** `effect` under the host's CPU profiler when `PROXY_PROFILE` names a directory, written there as `<name>.cpuprofile`. */
+const profiled = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>) =>
+  profileDir === undefined ? effect : Effect.acquireUseRelease(
+    Effect.promise(startProfile),
+    () => effect,
+    (stop) => Effect.promise(() => stop(Path.join(profileDir, `${name}.cpuprofile`)))
+  )
 /** Sends spread over this many contacts: sends to one contact are serialised by design (decisions 4.10). */
 const CONTACTS = Array.from({ length: 256 }, (_, i) => `1555100${String(i).padStart(4, "0")}`)
 
@@ -121,10 +144,10 @@ export type ProxyNetwork = "in-process" | "remote"
  * The network of `mode` beside a bench host: the direct target's base URL and its controls (`mute` stops its
  * webhooks, `unmute` sends them to the host's ingestion again).
  */
-const startNetwork = (mode: ProxyNetwork) =>
+const startNetwork = (mode: ProxyNetwork, tracer: Tracer.Tracer | undefined) =>
   Effect.gen(function*() {
     if (mode === "in-process") {
-      const { context, postgresPid, url } = yield* startBenchHost(KEY)
+      const { context, postgresPid, url } = yield* startBenchHost(KEY, { tracer })
       const settings = Context.get(context, UpstreamSettings)
       const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
       // The simulator's own HTTP face over the same simulator: the network without Parley in front.
@@ -157,6 +180,7 @@ const startNetwork = (mode: ProxyNetwork) =>
     const { command, pid: networkPid, port } = yield* forkNetwork(APP_SECRET)
     const directUrl = `http://127.0.0.1:${port}`
     const { postgresPid, url } = yield* startBenchHost(KEY, {
+      tracer,
       env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: directUrl, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
     })
     const unmute = command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
@@ -174,11 +198,18 @@ const startNetwork = (mode: ProxyNetwork) =>
   })
 
 export const benchProxy = (
-  options: { readonly durationMs: number; readonly connections: number; readonly network?: ProxyNetwork | undefined }
+  options: {
+    readonly durationMs: number
+    readonly connections: number
+    readonly network?: ProxyNetwork | undefined
+    /** Sends traced one at a time after the one-at-a-time run (`PROXY_TRACE`). */
+    readonly traced?: number | undefined
+  }
 ) =>
   Effect.gen(function*() {
     const network = options.network ?? "in-process"
-    const { directUrl, inbound, lift, mute, networkPid, postgresPid, unmute, url } = yield* startNetwork(network)
+    const tracing = options.traced === undefined ? undefined : replyTracer()
+    const { directUrl, inbound, lift, mute, networkPid, postgresPid, unmute, url } = yield* startNetwork(network, tracing?.tracer)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const connected = yield* Effect.promise(() =>
       fetch(`${url}/platform/v1/msg/phone_numbers`, {
@@ -221,16 +252,32 @@ export const benchProxy = (
     yield* run(parleyTarget, headers)
     // The warm-up's last status reports are in first: the one-at-a-time run measures its own sends' work only.
     yield* Effect.sleep(STATUSES_DUE_MS)
-    const [parleySerial, serialPauses] = yield* withGcPauses(run(parleyTarget, headers, 1))
+    const serialCpu = process.cpuUsage()
+    const [parleySerial, serialPauses] = yield* profiled("serial", withGcPauses(run(parleyTarget, headers, 1)))
+    const serialUsed = process.cpuUsage(serialCpu)
+    const serialHostCpu = (serialUsed.user + serialUsed.system - parleySerial.generatorCpuMicros) / 1000 / parleySerial.requests
+    const serialSpans = tracing === undefined ? undefined : spanBreakdown(yield* Effect.promise(async () => {
+      const spans = []
+      for (let i = 0; i < options.traced!; i++) {
+        const trace = tracing.start()
+        const answer = await fetch(parleyTarget, { method: "POST", headers: { ...headers, traceparent: trace.header }, body: bodies[i % bodies.length]! })
+        await answer.arrayBuffer()
+        spans.push(trace.take())
+      }
+      return spans
+    }))
     // The earlier runs' last status reports are in first: the CPU counted below is the measured sends' own.
     yield* Effect.sleep(STATUSES_DUE_MS)
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
     const before = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
     const loopBefore = performance.eventLoopUtilization()
-    const writes = countDatabaseWrites(Number(new URL(url).port))
-    const parley = yield* run(parleyTarget, headers)
-    const hostLoop = performance.eventLoopUtilization(loopBefore).utilization
-    yield* Effect.sleep(STATUSES_DUE_MS)
+    const writes = countDatabaseWrites()
+    const [parley, hostLoop] = yield* profiled("throughput", Effect.gen(function*() {
+      const parley = yield* run(parleyTarget, headers)
+      const hostLoop = performance.eventLoopUtilization(loopBefore).utilization
+      yield* Effect.sleep(STATUSES_DUE_MS)
+      return [parley, hostLoop] as const
+    }))
     writes.restore()
     const host = process.cpuUsage(before.host)
     const perSend = (micros: number) => micros / 1000 / parley.requests
@@ -244,7 +291,17 @@ export const benchProxy = (
       cores: Os.availableParallelism(),
       writes: writes.count() / parley.requests
     }
-    return { network, parleySerial, directSerial, parley, direct: directResult, cpu, serialPauses } satisfies ProxyBenchResult
+    return {
+      network,
+      parleySerial,
+      directSerial,
+      parley,
+      direct: directResult,
+      cpu,
+      serialHostCpu,
+      serialPauses,
+      serialSpans
+    } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
 
 const formatCpu = ({ cpu, network }: ProxyBenchResult) =>
@@ -267,10 +324,16 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     row("1 connection: straight to the simulator", r.directSerial),
     `  added by Parley, one send at a time: p50 ${(r.parleySerial.p50Ms - r.directSerial.p50Ms).toFixed(2)} ms, p99 ${
       (r.parleySerial.p99Ms - r.directSerial.p99Ms).toFixed(2)
-    } ms (target p50 <= 2 ms on a quiet machine)`,
+    } ms (target p50 <= 2 ms on a quiet machine); the host's CPU ${r.serialHostCpu.toFixed(2)} ms per send${
+      r.network === "in-process" ? " (the network in it)" : ""
+    }`,
     `  the host's garbage collector paused it ${r.serialPauses.perSecond.toFixed(1)} times a second meanwhile (p50 ${
       r.serialPauses.p50Ms.toFixed(2)
     } ms, longest ${r.serialPauses.maxMs.toFixed(2)} ms): a send in flight waits out a pause`,
+    ...(r.serialSpans === undefined ? [] : [
+      `  where one send's time goes in the host (mean ms and count per send, spans overlap):`,
+      ...r.serialSpans.slice(0, 25).map((s) => `    ${s.ms.toFixed(3).padStart(7)} ms  x${s.count.toFixed(1).padStart(4)}  ${s.name}`)
+    ]),
     row(`${r.parley.connections} connections: POST /proxy/...`, r.parley),
     row(`${r.direct.connections} connections: straight to the simulator`, r.direct),
     `  ratio Parley / simulator: ${(r.parley.rps / r.direct.rps).toFixed(2)} (target >= 0.3)`,
@@ -282,7 +345,8 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const network = process.env.NETWORK === "remote" ? "remote" : "in-process"
-  Effect.runPromise(benchProxy({ durationMs: Number(process.env.DURATION_MS ?? 3000), connections: Number(process.env.CONNECTIONS ?? 16), network }).pipe(
+  const traced = process.env.PROXY_TRACE === undefined ? undefined : Number(process.env.PROXY_TRACE)
+  Effect.runPromise(benchProxy({ durationMs: Number(process.env.DURATION_MS ?? 3000), connections: Number(process.env.CONNECTIONS ?? 16), network, traced }).pipe(
     Effect.map((r) => console.log(formatProxyBench(r))),
     Effect.provideService(References.MinimumLogLevel, "Warn")
   )).catch((error) => {

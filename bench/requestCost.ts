@@ -157,7 +157,7 @@ const host = (env: Record<string, string> = {}) =>
     Effect.tap(({ context }) => Context.get(context, SqlClient.SqlClient)`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`),
     Effect.flatMap((started) =>
       Effect.map(
-        Effect.acquireRelease(Effect.sync(() => countDatabaseWrites(Number(new URL(started.url).port))), (w) => Effect.sync(w.restore)),
+        Effect.acquireRelease(Effect.sync(() => countDatabaseWrites()), (w) => Effect.sync(w.restore)),
         (writes) => ({ ...started, writes: writes.count })
       )
     )

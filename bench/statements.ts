@@ -8,7 +8,8 @@
  *   node --conditions=@parley/source bench/statements.ts            (STATEMENTS_N runs per part, default 200)
  *
  * `STATEMENTS_PARTS` (default `first,start,resume,inbound,steps`; `first`: API starts for contacts who wrote before,
- * the network's status reports held back, as the executions bench's first-message part) chooses the parts; `STATEMENTS_TOP` (default 25) how many
+ * the network's status reports held back, as the executions bench's first-message part; `proxy`: proxied sends one at a
+ * time, then their status reports, as `proxy.ts` sends) chooses the parts; `STATEMENTS_TOP` (default 25) how many
  * statements each lists. `STATEMENTS_TRACE=k` prints, for the last k units of each part (run one at a time), every host
  * write to PostgreSQL with the statements it carries, in order.
  */
@@ -38,10 +39,10 @@ const program = Effect.gen(function*() {
   const principal: Principal = { project, apiKey: { id: "bench", name: "bench" } }
   const pnid = number.phoneNumberId
   yield* sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`
-  const writes = countDatabaseWrites(Number(new URL(url).port))
+  const writes = countDatabaseWrites()
   yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
   const traceUnits = Number(process.env.STATEMENTS_TRACE ?? 0)
-  const trace = traceUnits > 0 ? traceDatabaseWrites(Number(new URL(url).port)) : undefined
+  const trace = traceUnits > 0 ? traceDatabaseWrites() : undefined
   if (trace !== undefined) yield* Effect.addFinalizer(() => Effect.sync(trace.restore))
   /** Runs `unit` `traceUnits` times, one at a time, printing the last one's writes. */
   const traced = <E, R>(name: string, unit: (i: number) => Effect.Effect<unknown, E, R>) =>
@@ -199,6 +200,19 @@ const program = Effect.gen(function*() {
           Effect.andThen(reply(more[i]!, "yes"), until(waiter, "ended", done + waitingContacts.length + i + 1)))
       }
     }
+  }
+  if (parts.has("proxy")) {
+    const contacts = phones("1556")
+    yield* Effect.forEach(contacts, (from) => reply(from, "hi"), { concurrency: 16, discard: true })
+    yield* Effect.sleep("3 seconds")
+    const send = (to: string) =>
+      request("POST", `/proxy/v24.0/${pnid}/messages`, { messaging_product: "whatsapp", to, type: "text", text: { body: "hello" } })
+    // The network reports each send sent, delivered and read within 3 s (batched for 50 ms): counted with the sends.
+    yield* measured("proxied send, one at a time, with its status reports", n, Effect.andThen(
+      Effect.forEach(contacts, send, { discard: true }),
+      Effect.sleep("3500 millis")
+    ))
+    yield* traced("proxied send (its status reports come later)", (i) => send(contacts[i]!))
   }
   if (parts.has("steps")) {
     const chain = yield* createWorkflow("Chain", chainDefinition(50))

@@ -5,19 +5,20 @@
  * installed (a prepared statement's text is only sent once), so install it only to trace.
  */
 import * as Net from "node:net"
+import { isDatabaseSocket } from "./executions.ts"
 
 const cstring = (b: Buffer, at: number): [string, number] => {
   const end = b.indexOf(0, at)
   return [b.toString("utf8", at, end), end + 1]
 }
 
-export const traceDatabaseWrites = (httpPort: number) => {
+export const traceDatabaseWrites = () => {
   const write = Net.Socket.prototype.write
   const prepared = new Map<string, string>()
   let lines: Array<string> | undefined
   Net.Socket.prototype.write = function(this: Net.Socket, ...args: Array<unknown>) {
     const chunk = args[0]
-    if (this.localPort !== httpPort && this.remotePort !== httpPort && Buffer.isBuffer(chunk)) {
+    if (isDatabaseSocket(this) && Buffer.isBuffer(chunk)) {
       const parts: Array<string> = []
       let at = 0
       while (at + 5 <= chunk.length) {

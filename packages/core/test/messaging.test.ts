@@ -21,6 +21,7 @@ import { UpstreamIngestion } from "../src/messaging/Ingestion.ts"
 import { Messaging } from "../src/messaging/Messaging.ts"
 import { nextStatus } from "../src/messaging/Recording.ts"
 import { Outbound } from "../src/messaging/Outbound.ts"
+import { OptOuts } from "../src/guardrails/OptOuts.ts"
 import { layerMessagingWorkers } from "../src/messaging/MessagingJobs.ts"
 import { layerMessagingServices } from "../src/Parley.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
@@ -639,5 +640,28 @@ describe("one outbound path (Outbound)", () => {
       assert.isTrue(Option.isNone(yield* outbound.findRecorded(project.id, "chosen-2")))
       const stored = yield* (yield* Messaging).listMessages(project.id, {}, { mode: "cursor", limit: 10 })
       assert.deepStrictEqual(stored.items, [])
+    }))
+  scenario("answers an opted-out recipient's send Withheld before the window or the media's account, recording nothing", () =>
+    Effect.gen(function*() {
+      const { config, project, simulator } = yield* given
+      const outbound = yield* Outbound
+      const optOuts = yield* OptOuts
+      yield* optOuts.add(project.id, { phone_number: "+15550004445", msg_config_id: config.id })
+      const text = (to: string) => ({ messaging_product: "whatsapp", to, type: "text", text: { body: "Hello?" } })
+      // No window and an opt-out: the guardrails answer (their check runs before the recording's, alone here).
+      const closed = yield* outbound.send(config, text("15550004445"), { origin: "api" })
+      assert.strictEqual(closed._tag === "Withheld" ? closed.withheld.reason : closed._tag, "opted_out")
+      // Inside the window (written before the opt-out): withheld in the recording's transaction.
+      yield* simulator.inbound(config.phone_number_id, { from: "15550004446", message: { type: "text", text: { body: "hi" } } })
+      yield* settle
+      yield* optOuts.add(project.id, { phone_number: "+15550004446", msg_config_id: config.id })
+      const open = yield* outbound.send(config, text("15550004446"), { origin: "api", messageId: "chosen-3" })
+      assert.strictEqual(open._tag === "Withheld" ? open.withheld.reason : open._tag, "opted_out")
+      assert.isTrue(Option.isNone(yield* outbound.findRecorded(project.id, "chosen-3")))
+      // Its own confirmation is not checked: it goes out.
+      const confirmation = yield* outbound.send(config, text("15550004446"), { origin: "api", confirmsOptOut: true })
+      assert.strictEqual(confirmation._tag, "Accepted")
+      const sent = yield* (yield* Messaging).listMessages(project.id, { direction: "outbound" }, { mode: "cursor", limit: 10 })
+      assert.strictEqual(sent.items.length, 1)
     }))
 })

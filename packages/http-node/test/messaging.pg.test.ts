@@ -157,6 +157,24 @@ describe("messaging (postgres)", () => {
     assert.deepStrictEqual(events.map((e) => e.type), ["msg.message.sent", "msg.message.delivered", "msg.message.read"])
   })
 
+  it("gives sends their network ids together; one a report overtook takes it with the report applied, once", async () => {
+    const messaging = Context.get(context, Messaging)
+    const envelope = (to: string) => ({ messaging_product: "whatsapp", to, type: "text", text: { body: "x" } })
+    const [fast, overtaken] = await Promise.all(["15550008011", "15550008012"].map((to) =>
+      run(messaging.recordOutbound(config, { envelope: envelope(to) }))
+    ))
+    const ids = [`wamid.fast-${crypto.randomUUID()}`, `wamid.overtaken-${crypto.randomUUID()}`]
+    // The network reported the second send before its answer came back.
+    const early = await run(messaging.applyStatuses(config, [{ id: ids[1], status: "sent", timestamp: "1" }]))
+    assert.deepStrictEqual(early.map((o) => o._tag), ["Pending"])
+    const assigned = await Promise.all([fast!, overtaken!].map(({ message }, i) => run(messaging.assignNetworkId(config, message, ids[i]!))))
+    assert.deepStrictEqual(assigned.map((m) => [m.network_id, m.status]), [[ids[0], "pending"], [ids[1], "sent"]])
+    for (const m of assigned) assert.deepStrictEqual(await stored(m.network_id!), m)
+    // A report after the assignment applies to the message directly.
+    await run(messaging.applyStatuses(config, [{ id: ids[1], status: "delivered", timestamp: "2" }]))
+    assert.deepStrictEqual((await stored(ids[1]!)).statuses.map((x: any) => x.status), ["sent", "delivered"])
+  })
+
   it("records a send on its caller's guess of the contact, and under the real contact when the guess is wrong", async () => {
     const messaging = Context.get(context, Messaging)
     const from = "15550008006"

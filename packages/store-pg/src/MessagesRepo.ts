@@ -30,7 +30,7 @@ import {
   Nullable
 } from "./Rows.ts"
 import { jsonOrNull, lastOfEach, listWindow } from "./MessagingRows.ts"
-import { deferred } from "./Transactor.ts"
+import { ahead, deferred } from "./Transactor.ts"
 
 const MESSAGE_COLUMNS: ReadonlyArray<Column<MessageRecord>> = [
   ["id", "text", (m) => m.id],
@@ -129,6 +129,7 @@ export const layerMessagesRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const later = deferred(sql)
+    const early = ahead(sql)
 
     const insertMany = Effect.fnUntraced(function*(messages: ReadonlyArray<MessageRecord>) {
       if (messages.length === 0) return []
@@ -224,14 +225,19 @@ export const layerMessagesRepo = Layer.effect(
         Effect.orDie
       ),
 
-      setNetworkIds: Effect.fnUntraced(
-        function*(updates: Parameters<MessagesRepo["Service"]["setNetworkIds"]>[0]) {
-          if (updates.length === 0) return
-          yield* later(sql`
+      setNetworkIdsUnlessReported: Effect.fnUntraced(
+        function*(updates: Parameters<MessagesRepo["Service"]["setNetworkIdsUnlessReported"]>[0]) {
+          if (updates.length === 0) return Effect.succeed<ReadonlyArray<string>>([])
+          // Each statement of a transaction sees what committed before it began: after the caller's locks, every
+          // report that overtook the send.
+          const set = yield* early(sql`
             UPDATE msg_messages AS m SET network_id = v.network_id, updated_at = v.at
-            FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.networkId}, ${u.at}::timestamptz)`))})
-              AS v (project_id, id, network_id, at)
-            WHERE m.project_id = v.project_id AND m.id = v.id`)
+            FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.phoneNumberId}, ${u.networkId}, ${u.at}::timestamptz)`))})
+              AS v (project_id, id, phone_number_id, network_id, at)
+            WHERE m.project_id = v.project_id AND m.id = v.id
+              AND NOT EXISTS (SELECT 1 FROM msg_status_events e WHERE e.phone_number_id = v.phone_number_id AND e.network_id = v.network_id)
+            RETURNING m.id`)
+          return Effect.orDie(Effect.map(Effect.flatMap(set, toIds), (rows) => rows.map((r) => r.id)))
         },
         Effect.orDie
       ),

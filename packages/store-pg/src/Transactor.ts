@@ -87,6 +87,23 @@ export const deferred = (sql: SqlClient.SqlClient) => <E>(statement: Effect.Effe
   })
 
 /**
+ * Runs `statement` as `deferred` does, keeping its answer: the effect it answers awaits it. In a transaction of this
+ * module the statement goes out with the transaction's next one (its COMMIT at the latest), so a caller that awaits
+ * the answer once the transaction is done pays no round trip for it; its failure fails that statement (or the
+ * commit), as a deferred one's does. Elsewhere it runs now. Only for statements whose answer decides nothing the
+ * transaction does after them.
+ */
+export const ahead = (sql: SqlClient.SqlClient) => <A, E>(statement: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<A, E>> =>
+  Effect.flatMap(Effect.serviceOption(sql.transactionService), (level) => {
+    const conn = Option.isSome(level) ? level.value[0] : undefined
+    if (!(conn instanceof PipelinedConnection)) return Effect.exit(statement)
+    return Effect.map(Effect.forkDetach(statement, { startImmediately: true }), (fiber) => {
+      conn.pending.push(fiber)
+      return Fiber.join(fiber)
+    })
+  })
+
+/**
  * Started now, so it is queued on the connection before anything the caller issues next. Detached: it belongs to the
  * transaction, not to the fiber that issued it (a branch of a concurrent `Effect.all` ends before its statement is
  * answered; the transaction's next statement or its end settles it).

@@ -406,9 +406,12 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
       yield* tx.withTransaction(Effect.gen(function*() {
         if (before !== undefined) yield* before
         yield* locks.lockAll(reports.map((r) => `message:${config.phone_number_id}:${r.event.network_id}`))
-        const fresh = yield* messages.recordStatuses(reports.map((r) => r.event))
+        // The reports kept and their messages read in one round trip (a repeated report's message is read for nothing).
+        const [fresh, found] = yield* Effect.all([
+          messages.recordStatuses(reports.map((r) => r.event)),
+          messages.findByNetworkIds(config.phone_number_id, [...new Set(reports.map((r) => r.event.network_id))])
+        ], { concurrency: 2 })
         const kept = reports.filter((_, i) => fresh[i])
-        const found = yield* messages.findByNetworkIds(config.phone_number_id, [...new Set(kept.map((r) => r.event.network_id))])
         const byNetworkId = new Map(
           found.filter((m) => m.project_id === config.project_id).map((m) => [m.network_id!, m] as const)
         )

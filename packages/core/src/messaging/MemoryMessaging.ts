@@ -604,16 +604,18 @@ export const layerMemoryMessagesRepo = Layer.effect(
             }
           })
       ),
-      setNetworkIds: Effect.fn("MessagesRepo.setNetworkIds")(
-        (updates: Parameters<MessagesRepo["Service"]["setNetworkIds"]>[0]) =>
+      setNetworkIdsUnlessReported: Effect.fn("MessagesRepo.setNetworkIdsUnlessReported")(
+        (updates: Parameters<MessagesRepo["Service"]["setNetworkIdsUnlessReported"]>[0]) =>
           store.run((db) => {
+            const reported = new Set(db.all(StatusEvents).map((e) => `${e.phone_number_id}:${e.network_id}`))
             const changed = updates.flatMap((u) => {
               const current = db.get(Messages, u.id)
-              return current === undefined || current.project_id !== u.projectId
+              return current === undefined || current.project_id !== u.projectId || reported.has(`${u.phoneNumberId}:${u.networkId}`)
                 ? []
                 : [{ ...current, network_id: u.networkId, updated_at: u.at }]
             })
             allOrNothing(db, changed, updateMessage)
+            return Effect.succeed(changed.map((m) => m.id))
           })
       ),
       settleProcessing: Effect.fn("MessagesRepo.settleProcessing")(

@@ -131,10 +131,21 @@ export class MessagesRepo extends Context.Service<MessagesRepo, {
   readonly setStatuses: (
     updates: ReadonlyArray<Pick<MessageRecord, "project_id" | "id" | "status" | "statuses" | "updated_at">>
   ) => Effect.Effect<void>
-  /** Sets `network_id` (and `updated_at`) of several messages in one step, nothing else. */
-  readonly setNetworkIds: (
-    updates: ReadonlyArray<{ readonly projectId: string; readonly id: string; readonly networkId: string; readonly at: string }>
-  ) => Effect.Effect<void>
+  /**
+   * Sets `network_id` (and `updated_at`) of several messages in one step, nothing else, unless a status report under
+   * that network id of the number is kept already (`recordStatuses`: it overtook the send's answer; the caller applies
+   * it with the id). Answers the ids it set, as an effect the caller may await once its transaction is done: on
+   * PostgreSQL the statement then rides with the commit instead of costing a round trip of its own.
+   */
+  readonly setNetworkIdsUnlessReported: (
+    updates: ReadonlyArray<{
+      readonly projectId: string
+      readonly id: string
+      readonly phoneNumberId: string
+      readonly networkId: string
+      readonly at: string
+    }>
+  ) => Effect.Effect<Effect.Effect<ReadonlyArray<string>>>
   /**
    * Sets `processing_status` of those of the project's messages among `ids` that are still `pending`, nothing else
    * (routing's settle: one conditional write instead of a read and a whole-row write per message).

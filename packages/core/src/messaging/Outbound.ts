@@ -200,29 +200,35 @@ export class Outbound extends Context.Service<Outbound, {
       ) {
         const type = envelopeTexts(envelope).type ?? "text"
         const guarded = sendRequest(config, envelope, options, recipient)
-        const withheld = options.confirmsOptOut === true ? Option.none() : yield* policy.check(guarded)
-        if (Option.isSome(withheld)) return { _tag: "Withheld", withheld: withheld.value } satisfies OutboundOutcome
+        // The guardrails answer first. Their check runs in the recording's first round trip; a send refused before
+        // it is recorded (the window, the media's account) is checked on its own first.
+        const check = options.confirmsOptOut === true ? Effect.succeed(Option.none<Withheld>()) : policy.check(guarded)
+        const refusedUnlessWithheld = (refused: OutboundOutcome) =>
+          Effect.map(check, (withheld): OutboundOutcome => Option.isSome(withheld) ? { _tag: "Withheld", withheld: withheld.value } : refused)
         if ((recipient.waId !== undefined || recipient.userId !== undefined) && type !== "template") {
-          if (!(yield* windowOpen(config, recipient))) return { _tag: "OutsideWindow" } satisfies OutboundOutcome
+          if (!(yield* windowOpen(config, recipient))) return yield* refusedUnlessWithheld({ _tag: "OutsideWindow" })
         }
         const mediaIds = mediaIdsOf(envelope)
         if (mediaIds.size > 0) {
           const uploads = yield* media.findUploads(config.project_id, [...mediaIds])
           const foreign = uploads.find((u) => u.business_account_id !== config.business_account_id)
-          if (foreign !== undefined) return { _tag: "AccountMismatch", mediaId: foreign.network_media_id } satisfies OutboundOutcome
+          if (foreign !== undefined) return yield* refusedUnlessWithheld({ _tag: "AccountMismatch", mediaId: foreign.network_media_id })
         }
         // Recorded before it goes out (decisions 4.10); an envelope without a recipient is not recorded, the network
         // refuses it. Records and network ids of concurrent sends share their transactions.
-        const recorded = yield* messaging.recordOutbound(config, {
+        const recording = yield* messaging.recordChecked(config, {
           envelope,
           origin: options.origin,
           id: options.messageId,
           sent_by: options.sentBy,
           contact_id: options.contactId
-        }).pipe(
+        }, check).pipe(
           Effect.map(({ message }) => Option.some(message)),
-          Effect.catchTag("Unprocessable", () => Effect.succeed(Option.none<MessageRecord>()))
+          Effect.catchTag("Unprocessable", () => Effect.succeed(Option.none<MessageRecord>())),
+          Effect.catchTag("SendWithheld", ({ withheld }) => Effect.succeed({ _tag: "Withheld", withheld } satisfies OutboundOutcome))
         )
+        if (!Option.isOption(recording)) return recording
+        const recorded = recording
         const access = { accessToken: config.access_token, version: options.version }
         const body = options.body ?? encoder.encode(JSON.stringify(envelope))
         // Anything but a broadcast goes first on its number; a broadcast's sender waited for its slot already.

@@ -16,6 +16,7 @@ import { Ids } from "../shared/Ids.ts"
 import type { MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import { phoneDigits } from "./numbers/MessageConfig.ts"
 import { renderOutbound } from "./Content.ts"
+import type { Withheld } from "../guardrails/Guardrail.ts"
 import {
   conversationEventPayload,
   conversationActivityPayload,
@@ -57,6 +58,12 @@ export interface OutboundInput {
 const withSentBy = <A extends { readonly ext_data: Readonly<Record<string, unknown>> }>(fields: A, sentBy: SentBy | undefined): A =>
   sentBy === undefined ? fields : { ...fields, ext_data: { ...fields.ext_data, sent_by: sentBy } }
 
+/** The guardrails held a send back in its recording's transaction: nothing was recorded. */
+export class SendWithheld extends Data.TaggedError("SendWithheld")<{ readonly withheld: Withheld }> {}
+
+/** The guardrails' check of a send (`SendPolicy.check`): None when it may go. */
+export type SendCheck = Effect.Effect<Option.Option<Withheld>>
+
 /** The most outbound records or network ids written in one transaction. */
 const BATCH_MAX = 256
 /** Such transactions running at once: their round trips overlap. */
@@ -81,6 +88,16 @@ export interface OutboundRecording {
     input: OutboundInput
   ) => Effect.Effect<{ readonly message: MessageRecord; readonly conversation: ConversationRecord }, Unprocessable>
   /**
+   * `recordOutbound` of a send the guardrails check first: `check` runs in the recording's transaction, beside its
+   * first reads (one round trip fewer than checking before it), and a send it withholds records nothing and fails
+   * with `SendWithheld`. An envelope that cannot be recorded is checked alone, so the guardrails still answer first.
+   */
+  readonly recordChecked: (
+    config: MessageConfigRecord,
+    input: OutboundInput,
+    check: SendCheck
+  ) => Effect.Effect<{ readonly message: MessageRecord; readonly conversation: ConversationRecord }, Unprocessable | SendWithheld>
+  /**
    * The network accepted a recorded send (`recordOutbound`'s message): its id,
    * and any status reports that came first. Concurrent assignments share one
    * transaction.
@@ -101,6 +118,9 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   const ids = yield* Ids
   const { applyToMessage, conversationsById, end, makeEvent, statusEvents } = recording
 
+  /** A send no guardrail checks: nothing withholds it. */
+  const unchecked: SendCheck = Effect.succeed(Option.none())
+
   /** A batch recorded on its callers' guesses of their contacts found another contact: it is recorded again without. */
   class ContactGuessMissed extends Data.TaggedError("ContactGuessMissed") {}
 
@@ -112,6 +132,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     readonly userId: string | undefined
     readonly messageId: string
     readonly nowMs: number
+    readonly check: SendCheck | undefined
   }
   type OutboundRecorded = { readonly message: MessageRecord; readonly conversation: ConversationRecord }
 
@@ -131,11 +152,11 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
       : plain
   }
 
-  const recordBatch = (batch: ReadonlyArray<PendingOutbound>, guessed: boolean) =>
+  const recordBatch = (all: ReadonlyArray<PendingOutbound>, guessed: boolean) =>
     Effect.gen(function*() {
       const contactKey = (p: PendingOutbound) => `${p.config.project_id}:${p.waId ?? p.userId}`
       return yield* tx.withTransaction(Effect.gen(function*() {
-        yield* locks.lockAll(batch.flatMap((p) =>
+        yield* locks.lockAll(all.flatMap((p) =>
           p.input.network_id === undefined ? [] : [`message:${p.config.phone_number_id}:${p.input.network_id}`]
         ))
         const contactOf = new Map<string, ContactRecord>()
@@ -147,22 +168,26 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
             })
           }, { discard: true })
         const pairKey = (msgConfigId: string, contactId: string) => `${msgConfigId}:${contactId}`
+        // The sends' guardrail checks go out with the first reads (their statements share its round trip); a send they
+        // withhold is recorded not at all, as if checked before the transaction.
+        const checks = Effect.forEach(all, (p) => p.check ?? unchecked, { concurrency: "unbounded" })
         // Guessed contacts: their conversations locked and read beside the contacts (the same round trip); a contact
         // found to differ from its guess (or missing) undoes the transaction, and the batch is recorded without guesses.
-        const guessedActive = guessed
+        const [guessedActive, verdicts] = guessed
           ? yield* Effect.gen(function*() {
-            yield* locks.lockAll(batch.map((p) => `conversation:${pairKey(p.config.id, p.input.contact_id!)}`))
-            const [, found] = yield* Effect.all([
-              findByPhone(batch),
-              conversations.findActiveMany(batch.map((p) => ({ msgConfigId: p.config.id, contactId: p.input.contact_id! })))
-            ], { concurrency: 2 })
-            if (batch.some((p) => contactOf.get(contactKey(p))?.id !== p.input.contact_id)) return yield* new ContactGuessMissed()
-            return found
+            yield* locks.lockAll(all.map((p) => `conversation:${pairKey(p.config.id, p.input.contact_id!)}`))
+            const [, found, verdicts] = yield* Effect.all([
+              findByPhone(all),
+              conversations.findActiveMany(all.map((p) => ({ msgConfigId: p.config.id, contactId: p.input.contact_id! }))),
+              checks
+            ], { concurrency: "unbounded" })
+            if (all.some((p) => contactOf.get(contactKey(p))?.id !== p.input.contact_id)) return yield* new ContactGuessMissed()
+            return [found, verdicts] as const
           })
-          : undefined
+          : [undefined, (yield* Effect.all([findByPhone(all), checks], { concurrency: "unbounded" }))[1]] as const
+        const batch = all.filter((_, i) => Option.isNone(verdicts[i]!))
         // A stored contact keeps its id and phone number: found ones need no lock. Missing ones are looked up
         // again under their locks (another writer may have just made them), then made.
-        if (!guessed) yield* findByPhone(batch)
         const missing = batch.filter((p) => !contactOf.has(contactKey(p)))
         if (missing.length > 0) {
           yield* locks.lockAll(missing.map((p) => `contact:${contactKey(p)}`))
@@ -268,17 +293,23 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         }
         yield* messages.setStatuses(moved)
         yield* outbox.appendMany(events)
-        return batch.map((p, i): Exit.Exit<OutboundRecorded, Unprocessable> =>
+        const exits = new Map(batch.map((p, i): [PendingOutbound, Exit.Exit<OutboundRecorded, Unprocessable>] => [
+          p,
           stored[i]
             ? Exit.succeed({
               message: recorded.get(p.messageId)!,
               conversation: conversationOf.get(pairKey(p.config.id, contactFor(p).id))!
             })
-            : Exit.fail(unprocessable(`A message with id ${p.input.network_id} is already recorded`)))
+            : Exit.fail(unprocessable(`A message with id ${p.input.network_id} is already recorded`))
+        ]))
+        return all.map((p, i): Exit.Exit<OutboundRecorded, Unprocessable | SendWithheld> => {
+          const verdict = verdicts[i]!
+          return Option.isSome(verdict) ? Exit.fail(new SendWithheld({ withheld: verdict.value })) : exits.get(p)!
+        })
       }))
     })
 
-  const submitOutbound = yield* GroupCommit.make<PendingOutbound, OutboundRecorded, Unprocessable>({
+  const submitOutbound = yield* GroupCommit.make<PendingOutbound, OutboundRecorded, Unprocessable | SendWithheld>({
     max: BATCH_MAX,
     writers: BATCH_WRITERS,
     urgentWriters: URGENT_WRITERS,
@@ -296,14 +327,21 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     knownContacts.set(key, contactId)
   }
 
-  const recordOutbound = Effect.fn("Messaging.recordOutbound")(function*(config: MessageConfigRecord, input: OutboundInput) {
+  /** An envelope that cannot be recorded: `check` (when given) answers first, as it would have in the recording. */
+  const refuse = (error: Unprocessable, check: SendCheck | undefined): Effect.Effect<never, Unprocessable | SendWithheld> =>
+    check === undefined ? Effect.fail(error) : Effect.flatMap(check, (verdict): Effect.Effect<never, Unprocessable | SendWithheld> =>
+      Option.isSome(verdict) ? Effect.fail(new SendWithheld({ withheld: verdict.value })) : Effect.fail(error))
+
+  const record = Effect.fn("Messaging.recordOutbound")(function*(config: MessageConfigRecord, input: OutboundInput, check: SendCheck | undefined) {
     const envelope = input.envelope
     const texts = envelopeTexts(envelope)
-    if (texts.status === "read") return yield* unprocessable("A mark-read envelope is not a message")
+    if (texts.status === "read") return yield* refuse(unprocessable("A mark-read envelope is not a message"), check)
     const to = texts.to
     const waId = to === undefined ? undefined : phoneDigits(to) || undefined
     const userId = waId === undefined ? texts.recipient : undefined
-    if (waId === undefined && userId === undefined) return yield* unprocessable("The envelope names no recipient (to or recipient)")
+    if (waId === undefined && userId === undefined) {
+      return yield* refuse(unprocessable("The envelope names no recipient (to or recipient)"), check)
+    }
     const messageId = input.id ?? (yield* ids.uuid)
     const contactKey = waId === undefined ? undefined : `${config.project_id}:${waId}`
     const guess = input.contact_id ?? (contactKey === undefined ? undefined : knownContacts.get(contactKey))
@@ -313,11 +351,17 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
       waId,
       userId,
       messageId,
-      nowMs: yield* Clock.currentTimeMillis
+      nowMs: yield* Clock.currentTimeMillis,
+      check
     }, priorityOf(input.origin))
     if (contactKey !== undefined) rememberContact(contactKey, recorded.message.contact_id)
     return recorded
   })
+
+  // Without a check nothing is withheld.
+  const recordOutbound = (config: MessageConfigRecord, input: OutboundInput) =>
+    Effect.catchTag(record(config, input, undefined), "SendWithheld", Effect.die)
+  const recordChecked = (config: MessageConfigRecord, input: OutboundInput, check: SendCheck) => record(config, input, check)
 
   const findMessage = (projectId: string, id: string) =>
     messages.findById(projectId, id).pipe(
@@ -333,11 +377,42 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
   }
 
   /**
-   * Gives recorded sends their network ids in one transaction: the
-   * conversations that still point at them take the id, and status
-   * reports that overtook a send apply now.
+   * Gives recorded sends their network ids, and the conversations that still point at them the id, in one
+   * transaction of one round trip: the ids' statement rides with the commit (its answer read after), setting the id of
+   * each send no status report overtook. A send a report overtook (the network answered after reporting it) is given
+   * its id with those reports applied in a second transaction (`applyOvertaken`); a crash between the two leaves it as
+   * a crash before the assignment does.
    */
   const assignBatch = (batch: ReadonlyArray<PendingAssignment>) =>
+    Effect.gen(function*() {
+      const answer = yield* tx.withTransaction(Effect.gen(function*() {
+        yield* locks.lockAll(batch.map((p) => `message:${p.message.phone_number_id}:${p.networkId}`))
+        const set = yield* messages.setNetworkIdsUnlessReported(batch.map((p) => ({
+          projectId: p.message.project_id,
+          id: p.message.id,
+          phoneNumberId: p.message.phone_number_id,
+          networkId: p.networkId,
+          at: iso(p.nowMs)
+        })))
+        yield* conversations.setLastMessageIds(batch.map((p) => ({
+          projectId: p.message.project_id,
+          id: p.message.conversation_id,
+          timestamp: p.message.timestamp,
+          networkId: p.networkId,
+          at: iso(p.nowMs)
+        })))
+        return set
+      }))
+      const set = new Set(yield* answer)
+      const overtaken = batch.filter((p) => !set.has(p.message.id))
+      const applied = overtaken.length === 0 ? new Map<string, MessageRecord>() : yield* applyOvertaken(overtaken)
+      return batch.map((p) =>
+        Exit.succeed(applied.get(p.message.id) ?? { ...p.message, network_id: p.networkId, updated_at: iso(p.nowMs) })
+      )
+    })
+
+  /** Sends status reports overtook: given their ids with the reports applied (and their domain events). */
+  const applyOvertaken = (batch: ReadonlyArray<PendingAssignment>) =>
     tx.withTransaction(Effect.gen(function*() {
       yield* locks.lockAll(batch.map((p) => `message:${p.message.phone_number_id}:${p.networkId}`))
       const early = new Map<string, Array<unknown>>()
@@ -350,23 +425,8 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         const now = iso(p.nowMs)
         return { p, applied: advance({ ...p.message, network_id: p.networkId, updated_at: now }, early.get(p.networkId) ?? [], now) }
       })
-      // Most sends only take their id; one a report overtook changed more and is written whole.
-      const overtaken = (p: PendingAssignment) => early.has(p.networkId)
-      yield* messages.setNetworkIds(assigned.filter(({ p }) => !overtaken(p)).map(({ p }) => ({
-        projectId: p.message.project_id,
-        id: p.message.id,
-        networkId: p.networkId,
-        at: iso(p.nowMs)
-      })))
-      yield* messages.updateMany(assigned.filter(({ p }) => overtaken(p)).map(({ applied }) => applied.message))
-      yield* conversations.setLastMessageIds(batch.map((p) => ({
-        projectId: p.message.project_id,
-        id: p.message.conversation_id,
-        timestamp: p.message.timestamp,
-        networkId: p.networkId,
-        at: iso(p.nowMs)
-      })))
-      // Reports that overtook a send changed its status: their events carry its conversation, read now.
+      yield* messages.updateMany(assigned.map(({ applied }) => applied.message))
+      // The reports changed the sends' statuses: their events carry the conversation, read now.
       const changed = assigned.filter(({ applied }) => applied.changes.length > 0)
       const events: Array<DomainEvent> = []
       for (const group of groupBy(changed, ({ p }) => p.message.project_id)) {
@@ -376,7 +436,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         }
       }
       yield* outbox.appendMany(events)
-      return assigned.map(({ applied }) => Exit.succeed(applied.message))
+      return new Map(assigned.map(({ applied, p }) => [p.message.id, applied.message]))
     }))
 
   const submitAssignment = yield* GroupCommit.make<PendingAssignment, MessageRecord, never>({
@@ -408,5 +468,5 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     }))
   })
 
-  return { recordOutbound, assignNetworkId, failOutbound } satisfies OutboundRecording
+  return { recordOutbound, recordChecked, assignNetworkId, failOutbound } satisfies OutboundRecording
 })

@@ -223,7 +223,7 @@ export const broadcastsRepoConformance = <E>(name: string, storage: Layer.Layer<
           const m = makeMessage(conversation, { id: r.message_id, direction: "outbound", origin: "broadcast", status: "pending", network_id: null, created_at: at(0) })
           yield* messages.insert(m)
           // The network's answer, then the sender's settlement: each its own write.
-          yield* messages.setNetworkIds([{ projectId: p.id, id: m.id, networkId: `wamid.${r.id}`, at: at(1) }])
+          yield* messages.setNetworkIdsUnlessReported([{ projectId: p.id, id: m.id, phoneNumberId: m.phone_number_id, networkId: `wamid.${r.id}`, at: at(1) }])
           yield* messages.setStatuses([{ project_id: p.id, id: m.id, status: "sent", statuses: [{ status: "sent", timestamp: seconds(1) }], updated_at: at(1) }])
           yield* repo.settle(b.id, [{ id: r.id, status: "sent", at: at(2), error_message: null, error_details: null }])
           sent.push({ message: m, conversation })

@@ -5,7 +5,7 @@
  * each adapter.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, type Layer, Option, Redacted } from "effect"
+import { Effect, Exit, type Layer, Option, Redacted } from "effect"
 import type {
   ContactRecord,
   ConversationRecord,
@@ -875,30 +875,66 @@ export const messagingStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.deepStrictEqual(yield* repo.findById(project.id, b.id), Option.some(b), "another project's update changes nothing")
         }))
 
-      it.effect("sets the network ids of several messages and nothing else, per project", () =>
+      it.effect("sets the network ids of several messages and nothing else, per project, unless a report came first", () =>
         Effect.gen(function*() {
           const repo = yield* MessagesRepo
           const { conversation, project } = yield* givenConversation
           const other = yield* givenProject()
           const a = makeMessage(conversation, { network_id: null, direction: "outbound", status: "pending" })
           const b = makeMessage(conversation, { network_id: null, direction: "outbound", status: "pending" })
-          yield* repo.insertMany([a, b])
-          const ids = [`wamid.${crypto.randomUUID()}`, `wamid.${crypto.randomUUID()}`]
-          yield* repo.setNetworkIds([
-            { projectId: project.id, id: a.id, networkId: ids[0]!, at: at(7) },
-            { projectId: other.id, id: b.id, networkId: ids[1]!, at: at(7) }
+          const c = makeMessage(conversation, { network_id: null, direction: "outbound", status: "pending" })
+          yield* repo.insertMany([a, b, c])
+          const ids = [`wamid.${crypto.randomUUID()}`, `wamid.${crypto.randomUUID()}`, `wamid.${crypto.randomUUID()}`]
+          const pnid = conversation.phone_number_id
+          // A report under c's id overtook its send; one under that id of another number does not count.
+          yield* repo.recordStatuses([
+            { phone_number_id: pnid, network_id: ids[2]!, status: "sent", timestamp: "1", raw: { id: ids[2], status: "sent" }, received_at: at(6) },
+            { phone_number_id: `pn${digits()}`, network_id: ids[0]!, status: "sent", timestamp: "1", raw: {}, received_at: at(6) }
           ])
-          yield* repo.setNetworkIds([])
+          const set = yield* repo.setNetworkIdsUnlessReported([
+            { projectId: project.id, id: a.id, phoneNumberId: pnid, networkId: ids[0]!, at: at(7) },
+            { projectId: other.id, id: b.id, phoneNumberId: pnid, networkId: ids[1]!, at: at(7) },
+            { projectId: project.id, id: c.id, phoneNumberId: pnid, networkId: ids[2]!, at: at(7) }
+          ])
+          assert.deepStrictEqual(yield* set, [a.id])
+          assert.deepStrictEqual(yield* (yield* repo.setNetworkIdsUnlessReported([])), [])
           assert.deepStrictEqual(yield* repo.findById(project.id, a.id), Option.some({ ...a, network_id: ids[0]!, updated_at: at(7) }))
           assert.deepStrictEqual(yield* repo.findById(project.id, b.id), Option.some(b), "another project's update changes nothing")
+          assert.deepStrictEqual(yield* repo.findById(project.id, c.id), Option.some(c), "a report came first: left to its caller")
           // Taking a network id another message holds fails the whole batch.
           const held = makeMessage(conversation)
           yield* repo.insert(held)
-          yield* dies(repo.setNetworkIds([
-            { projectId: project.id, id: a.id, networkId: `wamid.${crypto.randomUUID()}`, at: at(8) },
-            { projectId: project.id, id: b.id, networkId: held.network_id!, at: at(8) }
-          ]))
+          yield* dies(Effect.flatten(repo.setNetworkIdsUnlessReported([
+            { projectId: project.id, id: a.id, phoneNumberId: pnid, networkId: `wamid.${crypto.randomUUID()}`, at: at(8) },
+            { projectId: project.id, id: b.id, phoneNumberId: pnid, networkId: held.network_id!, at: at(8) }
+          ])))
           assert.deepStrictEqual(yield* repo.findById(project.id, a.id), Option.some({ ...a, network_id: ids[0]!, updated_at: at(7) }))
+          assert.deepStrictEqual(yield* repo.findById(project.id, b.id), Option.some(b))
+        }))
+
+      it.effect("answers the network ids it set once the transaction it rode in is done", () =>
+        Effect.gen(function*() {
+          const repo = yield* MessagesRepo
+          const tx = yield* Transactor
+          const { conversation, project } = yield* givenConversation
+          const a = makeMessage(conversation, { network_id: null, direction: "outbound", status: "pending" })
+          yield* repo.insert(a)
+          const id = `wamid.${crypto.randomUUID()}`
+          const set = yield* tx.withTransaction(repo.setNetworkIdsUnlessReported([
+            { projectId: project.id, id: a.id, phoneNumberId: conversation.phone_number_id, networkId: id, at: at(7) }
+          ]))
+          assert.deepStrictEqual(yield* set, [a.id])
+          assert.deepStrictEqual(yield* repo.findById(project.id, a.id), Option.some({ ...a, network_id: id, updated_at: at(7) }))
+          // Undone with its transaction.
+          const b = makeMessage(conversation, { network_id: null, direction: "outbound", status: "pending" })
+          yield* repo.insert(b)
+          const undone = yield* Effect.exit(tx.withTransaction(Effect.andThen(
+            repo.setNetworkIdsUnlessReported([
+              { projectId: project.id, id: b.id, phoneNumberId: conversation.phone_number_id, networkId: `wamid.${crypto.randomUUID()}`, at: at(8) }
+            ]),
+            Effect.fail("undo")
+          )))
+          assert.isTrue(Exit.isFailure(undone))
           assert.deepStrictEqual(yield* repo.findById(project.id, b.id), Option.some(b))
         }))
 
