@@ -66,6 +66,12 @@ const BATCH_WRITERS = 4
  * reply during a broadcast waits for neither its queue nor its batches (a batch of new recipients takes far longer).
  */
 const URGENT_WRITERS = 1
+/**
+ * Writers that record a broadcast's sends (or give them their ids) at once. A broadcast's sends come steadily, paced:
+ * with every writer free to take them, each took a send or a few (5 a transaction at 200 msg/s), paying the batch's
+ * locks and reads for those few (issue 30 §2). One at a time, the batch is what came during the last one.
+ */
+const BULK_WRITERS = 1
 /** A broadcast's sends are the bulk; every other send (a run's, the proxy's, an inbox user's) goes first. */
 const priorityOf = (origin: MessageOrigin | null | undefined) => origin === "broadcast" ? undefined : "urgent" as const
 /** Recipients whose contact a process remembers, the least recently sent to forgotten first (memory, not correctness). */
@@ -164,10 +170,10 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         // again under their locks (another writer may have just made them), then made.
         if (!guessed) yield* findByPhone(batch)
         const missing = batch.filter((p) => !contactOf.has(contactKey(p)))
+        const created: Array<ContactRecord> = []
         if (missing.length > 0) {
           yield* locks.lockAll(missing.map((p) => `contact:${contactKey(p)}`))
           yield* findByPhone(missing)
-          const created: Array<ContactRecord> = []
           for (const p of missing) {
             const key = contactKey(p)
             if (contactOf.has(key)) continue
@@ -184,9 +190,13 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         }
 
         const contactFor = (p: PendingOutbound) => contactOf.get(contactKey(p))!
-        const active = guessedActive ?? (yield* Effect.andThen(
-          locks.lockAll(batch.map((p) => `conversation:${pairKey(p.config.id, contactFor(p).id)}`)),
-          conversations.findActiveMany(batch.map((p) => ({ msgConfigId: p.config.id, contactId: contactFor(p).id })))
+        // A contact made by this transaction has no conversation, and no other writer can know its id before the
+        // commit: only stored contacts' conversations are locked and read (none, for a broadcast to new recipients).
+        const madeHere = new Set(created.map((c) => c.id))
+        const known = batch.filter((p) => !madeHere.has(contactFor(p).id))
+        const active = guessedActive ?? (known.length === 0 ? [] : yield* Effect.andThen(
+          locks.lockAll(known.map((p) => `conversation:${pairKey(p.config.id, contactFor(p).id)}`)),
+          conversations.findActiveMany(known.map((p) => ({ msgConfigId: p.config.id, contactId: contactFor(p).id })))
         ))
         const conversationOf = new Map(active.map((c) => [pairKey(c.msg_config_id, c.contact_id), c]))
         const opened: Array<ConversationRecord> = []
@@ -282,6 +292,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     max: BATCH_MAX,
     writers: BATCH_WRITERS,
     urgentWriters: URGENT_WRITERS,
+    bulkWriters: BULK_WRITERS,
     many: recordOutboundBatch,
     one: (p) => Effect.flatMap(recordOutboundBatch([p]), (outcomes) => outcomes[0]!)
   })
@@ -383,6 +394,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     max: BATCH_MAX,
     writers: BATCH_WRITERS,
     urgentWriters: URGENT_WRITERS,
+    bulkWriters: BULK_WRITERS,
     many: assignBatch,
     one: (p) => Effect.flatMap(assignBatch([p]), (exits) => exits[0]!)
   })
