@@ -166,14 +166,13 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
             return found
           })
           : undefined
-        // A stored contact keeps its id and phone number: found ones need no lock. Missing ones are looked up
-        // again under their locks (another writer may have just made them), then made.
-        if (!guessed) yield* findByPhone(batch)
+        // Every contact is read under its lock (the lock goes out with the read: one round trip), so a missing one is
+        // made at once: no other writer can be making it. Reading first unlocked and the missing ones again under
+        // their locks cost a broadcast to new recipients a round trip more per transaction.
+        if (!guessed) yield* Effect.andThen(locks.lockAll(batch.map((p) => `contact:${contactKey(p)}`)), findByPhone(batch))
         const missing = batch.filter((p) => !contactOf.has(contactKey(p)))
         const created: Array<ContactRecord> = []
         if (missing.length > 0) {
-          yield* locks.lockAll(missing.map((p) => `contact:${contactKey(p)}`))
-          yield* findByPhone(missing)
           for (const p of missing) {
             const key = contactKey(p)
             if (contactOf.has(key)) continue
