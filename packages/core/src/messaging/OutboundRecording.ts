@@ -212,8 +212,6 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
           const payload = conversationEventPayload(p.config, conversation)
           events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_CREATED, payload, now))
         }
-        yield* conversations.insertMany(opened)
-
         const records = batch.map((p) => {
           const { messaging_product: _product, type: _type, ...fields } = p.input.envelope
           const rendition = renderOutbound(p.input.envelope)
@@ -239,15 +237,35 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
             media: null
           } satisfies MessageRecord
         })
+        // Each conversation with this batch's messages counted in, as if every one is stored: one opened here goes in so
+        // (not inserted, then updated at once: a second row version of every new conversation, for a broadcast to new
+        // recipients). A message whose id was already recorded is not stored; then the counts are taken again.
+        const uncounted = new Map(conversationOf)
+        const countedIf = (stored: (i: number) => boolean) => {
+          const counted = new Map(uncounted)
+          for (let i = 0; i < batch.length; i++) {
+            if (!stored(i)) continue
+            const p = batch[i]!
+            const key = pairKey(p.config.id, contactFor(p).id)
+            const now = iso(p.nowMs)
+            counted.set(key, countMessage(counted.get(key)!, records[i]!, contactFor(p), now, now))
+          }
+          return counted
+        }
+        const asIfStored = countedIf(() => true)
+        const openedKeys = new Set(opened.map((c) => pairKey(c.msg_config_id, c.contact_id)))
+        yield* conversations.insertMany(opened.map((c) => asIfStored.get(pairKey(c.msg_config_id, c.contact_id))!))
         const stored = yield* messages.insertMany(records)
-        const touched = new Set<string>()
+        const allStored = stored.every((s) => s)
+        for (const [key, conversation] of allStored ? asIfStored : countedIf((i) => stored[i]!)) conversationOf.set(key, conversation)
+        // Opened ones were inserted counted: updated only when a message of the batch was not stored after all.
+        const touched = new Set<string>(allStored ? [] : openedKeys)
         for (let i = 0; i < batch.length; i++) {
           if (!stored[i]) continue
           const p = batch[i]!
           const key = pairKey(p.config.id, contactFor(p).id)
           const now = iso(p.nowMs)
-          conversationOf.set(key, countMessage(conversationOf.get(key)!, records[i]!, contactFor(p), now, now))
-          touched.add(key)
+          if (!(allStored && openedKeys.has(key))) touched.add(key)
           const payload = conversationActivityPayload(records[i]!, now)
           events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_ACTIVITY, payload, now))
         }
