@@ -19,12 +19,11 @@ import { Context, Effect, Fiber, Option, References, type Tracer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Inspector from "node:inspector/promises"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
-import * as V8 from "node:v8"
+import { allocationCounter, sampleAllocations } from "./allocation.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { collect } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
@@ -155,46 +154,6 @@ const countDatabaseWrites = () => {
   } as typeof write
   return { count: () => writes, restore: () => void (Net.Socket.prototype.write = write) }
 }
-
-/**
- * Bytes the host allocated from `start` until `stop`: what its collections freed plus what the heap grew by.
- * Counted, not timed: the same on a busy machine as on a quiet one.
- */
-const allocationCounter = () => {
-  const profiler = new V8.GCProfiler()
-  const usedAtStart = V8.getHeapStatistics().used_heap_size
-  profiler.start()
-  return () => {
-    const result = profiler.stop()
-    const freed = (result?.statistics ?? []).reduce(
-      (sum, gc) => sum + Math.max(0, gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize),
-      0
-    )
-    return freed + V8.getHeapStatistics().used_heap_size - usedAtStart
-  }
-}
-
-/**
- * With a path (`BENCH_BROADCAST_HEAP_PROFILE`), V8's sampling heap profiler over the send, written there when the
- * returned effect runs (a `.heapprofile` for Chrome's DevTools): where the allocation per send comes from.
- */
-const sampleAllocations = (path: string | undefined) =>
-  Effect.promise(async () => {
-    if (path === undefined || path === "") return Effect.void
-    const session = new Inspector.Session()
-    session.connect()
-    // Every allocation sampled, also what the collections freed since: the garbage is what the send costs.
-    await session.post("HeapProfiler.startSampling", {
-      samplingInterval: 32_768,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true
-    })
-    return Effect.promise(async () => {
-      const { profile } = await session.post("HeapProfiler.stopSampling")
-      Fs.writeFileSync(path, JSON.stringify(profile))
-      session.disconnect()
-    })
-  })
 
 /** RSS every 250 ms until stopped, with its peak. */
 const rssSampler = () => {

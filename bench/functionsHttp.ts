@@ -11,6 +11,9 @@
  *   and after deploying and invoking `functions` more functions.
  *
  *   node --max-semi-space-size=8 --conditions=@parley/source bench/functionsHttp.ts
+ *
+ * `BENCH_FUNCTIONS_HEAP_PROFILE=<path>` writes V8's sampling heap profile of the measured invokes (both surfaces'
+ * runs: the direct one allocates little in this process) for Chrome's DevTools.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Ids, Projects } from "@parley/core"
@@ -26,6 +29,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { layerWorkerdFunctionRuntime, workerdPackage, WorkerdSupervisor } from "../packages/http-node/src/adapters/workerd/Workerd.ts"
+import { allocationCounter, sampleAllocations } from "./allocation.ts"
 import { code, percentile } from "./functions.ts"
 import { benchConfig } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
@@ -38,6 +42,10 @@ export interface FunctionsHttpBenchResult {
   /** `connections` connections: throughput. */
   readonly parley: LoadResult
   readonly direct: LoadResult
+  /** The host's CPU (its threads, the load generator's taken out) per invoke at `connections`, in ms. */
+  readonly hostCpuMs: number
+  /** Bytes the host allocated per invoke at `connections` (counted by its collections: steady on a busy machine). */
+  readonly allocatedKb: number
   readonly deployToAnswerFirstMs: number
   readonly deployToAnswerP50Ms: number
   readonly deployToAnswerMaxMs: number
@@ -107,14 +115,15 @@ export const benchFunctionsHttp = (
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "parley-bench-functions-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
     const pg = yield* EmbeddedPostgres.start({ dataDir, throwaway: true })
-    const context = yield* Layer.build(
+    // Built like `Parley.make` builds it (its contexts deep, `ContextDepth.ts`), so the figure is the host users run.
+    const context = yield* Host.deepContexts(Layer.build(
       Host.serve({ publicUrl: "http://127.0.0.1", functionRuntime: layerWorkerdFunctionRuntime({ processes: 1 }) }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
         Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), Ids.layer)),
         Layer.provideMerge(layerFromUrl(pg.url)),
         Layer.provideMerge(benchConfig())
       )
-    )
+    ))
     const url = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(context))
     const projects = Context.get(context, Projects)
     const project = yield* projects.create("Bench")
@@ -158,12 +167,23 @@ export const benchFunctionsHttp = (
     // Warm both up (JIT, pools), then alternate so both see the same machine.
     yield* viaParley(options.connections).pipe(Effect.andThen(viaDirect(options.connections)))
     const runs = { parley: [] as Array<LoadResult>, direct: [] as Array<LoadResult>, parleySerial: [] as Array<LoadResult>, directSerial: [] as Array<LoadResult> }
+    // CPU per request is steadier than requests/s on a shared machine: other work slows the rate, not the work per request.
+    let hostCpuMicros = 0
+    let allocatedBytes = 0
+    const profile = yield* sampleAllocations(process.env.BENCH_FUNCTIONS_HEAP_PROFILE)
     for (let round = 0; round < 2; round++) {
       runs.parleySerial.push(yield* viaParley(1))
       runs.directSerial.push(yield* viaDirect(1))
-      runs.parley.push(yield* viaParley(options.connections))
+      const before = process.cpuUsage()
+      const allocated = allocationCounter()
+      const loaded = yield* viaParley(options.connections)
+      allocatedBytes += allocated()
+      const used = process.cpuUsage(before)
+      hostCpuMicros += used.user + used.system - loaded.generatorCpuMicros
+      runs.parley.push(loaded)
       runs.direct.push(yield* viaDirect(options.connections))
     }
+    yield* profile
 
     // Memory: one process; resident size before and after loading more functions.
     const functions = options.functions ?? 30
@@ -179,6 +199,8 @@ export const benchFunctionsHttp = (
       directSerial: merge(runs.directSerial),
       parley: merge(runs.parley),
       direct: merge(runs.direct),
+      hostCpuMs: hostCpuMicros / 1000 / runs.parley.reduce((n, r) => n + r.requests, 0),
+      allocatedKb: allocatedBytes / 1024 / runs.parley.reduce((n, r) => n + r.requests, 0),
       deployToAnswerFirstMs: first.ms,
       deployToAnswerP50Ms: percentile(deploys, 50),
       deployToAnswerMaxMs: Math.max(...deploys),
@@ -221,7 +243,9 @@ export const formatFunctionsHttpBench = (result: FunctionsHttpBenchResult): stri
     row("workerd called directly (same function)", result.direct),
     `  ratio Parley / direct: ${(result.parley.rps / result.direct.rps).toFixed(2)}; added at p50 under load ${
       (result.parley.p50Ms - result.direct.p50Ms).toFixed(2)
-    } ms`,
+    } ms; host CPU per invoke ${result.hostCpuMs.toFixed(3)} ms, allocated ${
+      result.allocatedKb.toFixed(0)
+    } KB`,
     `  deploy to first answer (POST deploy, pg-boss, load, first invoke): first (starts workerd) ${
       result.deployToAnswerFirstMs.toFixed(1)
     } ms, then p50 ${result.deployToAnswerP50Ms.toFixed(1)} ms, max ${result.deployToAnswerMaxMs.toFixed(1)} ms`,

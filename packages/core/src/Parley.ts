@@ -36,6 +36,7 @@ import { Functions } from "./functions/Functions.ts"
 import { layerFunctionsWorkers } from "./functions/FunctionsJobs.ts"
 import { FunctionInvocationLog } from "./functions/InvocationLog.ts"
 import { FunctionInvoker } from "./functions/Invoker.ts"
+import { InvocationTargets } from "./functions/InvocationTargets.ts"
 import { layerHostCipher } from "./functions/FunctionsRepo.ts"
 import { layerSealedRepos } from "./secrets/SecretsAtRest.ts"
 import { DomainEventSubscribers, layerOutboxRelay, layerSignalingOutbox } from "./outbox/Relay.ts"
@@ -216,7 +217,9 @@ export const layerServices = Layer.mergeAll(
     // A function a workflow calls is not deleted: workflows answer which do.
     Layer.provide(layerFunctionReferrers),
     Layer.provideMerge(ProjectSecrets.layer),
-    Layer.provideMerge(FunctionInvocationLog.layer)
+    Layer.provideMerge(FunctionInvocationLog.layer),
+    // One cache of invocation targets per host: the invoker reads it, the functions service and its jobs drop it.
+    Layer.provideMerge(InvocationTargets.layer.pipe(Layer.provide(Projects.layer)))
   ),
   // Inbox scopes name a customer or a number: their names come from messaging's services.
   InboxEmbeds.layer.pipe(Layer.provide(layerMessagingServices), Layer.provide(Projects.layer)),

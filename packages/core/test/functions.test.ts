@@ -11,6 +11,7 @@ import {
   type FunctionCallFailed,
   type FunctionNodeAnswer,
   FunctionCalls,
+  FunctionInvoker,
   type FunctionStepCall,
   FunctionInvocationLog,
   FunctionInvocationsRepo,
@@ -329,6 +330,37 @@ layer(WithWorkers, { excludeTestServices: true })("FunctionCalls on the memory r
         { name: "MINE", type: "text" },
         { name: "SHARED", type: "inherited" }
       ])
+    }))
+
+  it.effect("a remembered invocation target never outlives a change: secrets, code, a disabled project, a delete", () =>
+    Effect.gen(function*() {
+      const principal = yield* newPrincipal("Remembered targets")
+      const functions = yield* Functions
+      const calls = yield* FunctionCalls
+      const fn = yield* deployed(principal, `async function handler(request, env) { return new Response("one " + env.TOKEN) }`)
+      const call = calls.callNode({ ...stepCall(principal.project.id, fn.id, false), hasNextEdge: true })
+      yield* functions.saveSecret(principal, fn.id, { name: "TOKEN", value: "a" })
+      assert.strictEqual((yield* call).saved, "one a")
+      // Answered from the cache now; each change below is seen by the very next call.
+      assert.strictEqual((yield* call).saved, "one a")
+      yield* functions.saveSecret(principal, fn.id, { name: "TOKEN", value: "b" })
+      assert.strictEqual((yield* call).saved, "one b")
+      yield* functions.update(principal, fn.id, { code: `async function handler(request, env) { return new Response("two " + env.TOKEN) }` })
+      yield* functions.deploy(principal, fn.id)
+      while ((yield* functions.get(principal, fn.id)).status === "deploying") yield* Effect.sleep(5)
+      assert.strictEqual((yield* call).saved, "two b")
+      yield* functions.deleteSecret(principal, fn.id, "TOKEN")
+      assert.strictEqual((yield* call).saved, "two undefined")
+      // A disable comes through the projects' signal, as from another process.
+      yield* (yield* Projects).setDisabled(principal.project.id, true)
+      const invoker = yield* FunctionInvoker
+      const refused = () => Effect.flip(invoker.invokeHttp({ functionId: fn.id, apiKey: undefined, method: "POST", url: "/", headers: {}, body: new Uint8Array() }))
+      yield* Effect.sleep(50)
+      assert.strictEqual((yield* refused())._tag, "NotFound")
+      yield* (yield* Projects).setDisabled(principal.project.id, false)
+      yield* Effect.sleep(50)
+      yield* functions.delete(principal, fn.id)
+      assert.strictEqual((yield* Effect.flip(call)).reason, "not_found")
     }))
 })
 

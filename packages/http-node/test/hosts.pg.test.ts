@@ -54,6 +54,8 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
   return { status: res.status, body: parsed, text, headers: res.headers }
 }
 
+const SECRET_KEY = "hosts-test-secret-key-0123456789"
+
 const eventually = async <A>(what: string, check: () => Promise<A | undefined>, withinMs = 30_000): Promise<A> => {
   const deadline = Date.now() + withinMs
   while (true) {
@@ -69,7 +71,8 @@ const parley = (databaseUrl: string, ...args: Array<string>) =>
     ChildProcess.execFile(
       process.execPath,
       ["--conditions=@parley/source", CLI, ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, PARLEY_LOG_LEVEL: "Warn" } },
+      // The hosts' secret key: what the CLI seals (project secrets), they open.
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, PARLEY_LOG_LEVEL: "Warn", PARLEY_SECRET_KEY: SECRET_KEY } },
       (error, stdout, stderr) => (error === null ? resolve(stdout) : reject(new Error(`parley ${args.join(" ")}: ${stderr}`)))
     )
   )
@@ -98,7 +101,7 @@ const startHosts = async (databaseUrl: string): Promise<Hosts> => {
         HOST: "127.0.0.1",
         PORT: String(port),
         PARLEY_API_KEY: KEY,
-        PARLEY_SECRET_KEY: "hosts-test-secret-key-0123456789",
+        PARLEY_SECRET_KEY: SECRET_KEY,
         PARLEY_UPSTREAM: "simulator",
         PARLEY_UPSTREAM_APP_SECRET: "hosts-test-app-secret",
         PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS: "true",
@@ -248,14 +251,20 @@ describe("two host processes on one database (postgres)", () => {
         })
         assert.strictEqual(patched.status, 200, patched.text)
         await deployOn(a)
-        const second = await call(b, "POST", `/platform/v1/functions/${fnId}/invoke`)
-        assert.deepStrictEqual([second.status, second.text], [200, "v2"], "B serves the version deployed on A")
+        // B remembered v1's invocation target: the deploy's signal drops it (milliseconds, never the cache's 60 s).
+        const invoked = [first]
+        const second = await eventually("B serves the version deployed on A", async () => {
+          const answer = await call(b, "POST", `/platform/v1/functions/${fnId}/invoke`)
+          invoked.push(answer)
+          return answer.text === "v2" ? answer : undefined
+        }, 5_000)
+        assert.strictEqual(second.status, 200)
 
         // Public invokes spread over both hosts until one is refused; every answer names its minute (reset), so a
         // run that crosses a minute boundary is still counted per window.
         const admittedBy = new Map<string, number>()
-        // The two invokes above count too: a public function's invokes are public, key or not.
-        for (const res of [first, second]) {
+        // The invokes above count too: a public function's invokes are public, key or not.
+        for (const res of invoked) {
           const reset = res.headers.get("x-ratelimit-reset") ?? "none"
           admittedBy.set(reset, (admittedBy.get(reset) ?? 0) + 1)
         }
@@ -285,6 +294,27 @@ describe("two host processes on one database (postgres)", () => {
           const refused = await call(base, "GET", "/platform/v1/workflows", undefined, issued.api_key)
           assert.strictEqual(refused.status, 401, `${base} still accepts the revoked key`)
         }
+
+        // ---- project secrets: changed by another process (the CLI), seen by a host that remembers them ----
+        const reader = await call(a, "POST", "/platform/v1/functions", {
+          function: { name: "Secret reader", code: `async function handler(request, env) { return new Response(env.GREETING) }` }
+        })
+        assert.strictEqual(reader.status, 201, reader.text)
+        const readerId = reader.body.data.id as string
+        assert.strictEqual((await call(a, "POST", `/platform/v1/functions/${readerId}/deploy`)).status, 202)
+        await parley(databaseUrl, "secrets", "set", project.id, "GREETING", "--value", "hello")
+        const greeting = (base: string) => call(base, "POST", `/platform/v1/functions/${readerId}/invoke`)
+        let last = ""
+        await eventually("the reader deployed and serving the secret on B", async () => {
+          const answer = await greeting(b)
+          last = `${answer.status} ${answer.text}`
+          return answer.text === "hello" || undefined
+        }).catch((error) => assert.fail(`${error}; last answer: ${last}`))
+        // Twice: the second answer comes from B's cache of the project's secrets.
+        assert.strictEqual((await greeting(b)).text, "hello")
+        await parley(databaseUrl, "secrets", "set", project.id, "GREETING", "--value", "bonjour")
+        // The CLI's change reaches B's cache through its notification: milliseconds, never the cache's expiry (60 s).
+        await eventually("B serves the changed secret", async () => (await greeting(b)).text === "bonjour" || undefined, 5_000)
 
         // ---- triggers: created on A, firing for events recorded on B within the trigger cache's bound ----
         const triggered = await call(a, "POST", "/platform/v1/workflows", {
@@ -360,5 +390,5 @@ describe("two host processes on one database (postgres)", () => {
         )
         assert.deepStrictEqual(failed, [])
       })
-    }).pipe(Effect.scoped), 120_000)
+    }).pipe(Effect.scoped), 240_000)
 })

@@ -17,10 +17,12 @@ import {
   FunctionStatus,
   type ListWindow
 } from "@parley/core"
+import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { layerFunctionKv } from "./FunctionKv.ts"
 import {
+  changeSignals,
   decodeCount,
   decodeFirst,
   decodeRows,
@@ -125,11 +127,17 @@ const decodeHostKey = decodeRows("host_keys", Schema.Struct({ key: Schema.String
 /** The unique index of 0006_functions the domain can act on. */
 const duplicates = mapUnique({ functions_project_slug_key: "slug" })
 
+/** Writes that change an invocation target, NOTIFY'd to every host's cache of them. */
+const CHANGES_CHANNEL = "parley_functions"
+
 export const layerFunctionsRepo = Layer.effect(
   FunctionsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
     const { transaction: inTransaction } = yield* PgTransactions
+    // After the write: inside a transaction the NOTIFY is delivered at its commit, outside it after the write's.
+    const signal = <A>(result: A) => Effect.as(sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`, result)
 
     return FunctionsRepo.of({
       insert: Effect.fnUntraced(function*(f: FunctionRecord) {
@@ -178,13 +186,13 @@ export const layerFunctionsRepo = Layer.effect(
             invoke_response_mode = ${f.invoke_response_mode}, lock_version = ${f.lock_version}, updated_at = ${f.updated_at}
           WHERE project_id = ${f.project_id} AND id = ${f.id} AND lock_version = ${expectedLockVersion}
           RETURNING *`
-        return yield* firstFunction(rows)
+        return yield* signal(yield* firstFunction(rows))
       }, Effect.catchTag("SqlError", duplicates)),
 
       delete: Effect.fnUntraced(function*(projectId: string, id: string) {
         // Deployments and secrets go with it (ON DELETE CASCADE); invocations stay.
         const rows = yield* sql`DELETE FROM functions WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
-        return rows.length > 0
+        return rows.length > 0 ? yield* signal(true) : false
       }, Effect.orDie),
 
       slugTaken: Effect.fnUntraced(function*(projectId: string, slug: string) {
@@ -207,7 +215,7 @@ export const layerFunctionsRepo = Layer.effect(
               runtime_config, started_at, finished_at, error)
             VALUES (${d.id}, ${d.function_id}, ${row.project_id}, ${d.version}, ${d.status}, ${d.code_sha256}, ${d.code},
               ${jsonb(d.runtime_config)}, ${d.started_at}, ${d.finished_at}, ${d.error})`
-          return started
+          return yield* signal(started)
         }))
       }, Effect.orDie),
 
@@ -231,7 +239,7 @@ export const layerFunctionsRepo = Layer.effect(
                   last_deploy_error = NULL, deployed_deployment_id = ${deploymentId}, lock_version = lock_version + 1,
                   updated_at = ${outcome.at}
                 WHERE id = ${functionId}`
-              return true
+              return yield* signal(true)
             }
             const ended = yield* sql`
               UPDATE function_deployments SET status = 'failed', finished_at = ${outcome.at}, error = ${outcome.error},
@@ -243,7 +251,7 @@ export const layerFunctionsRepo = Layer.effect(
               UPDATE functions SET status = 'error', last_deploy_error = ${outcome.error},
                 lock_version = lock_version + 1, updated_at = ${outcome.at}
               WHERE id = ${functionId}`
-            return true
+            return yield* signal(true)
           }))
         },
         Effect.orDie
@@ -286,13 +294,16 @@ export const layerFunctionsRepo = Layer.effect(
           VALUES (${s.function_id}, ${s.name}, ${s.type}, ${s.ciphertext}, ${s.created_at}, ${s.updated_at})
           ON CONFLICT (function_id, name) DO UPDATE SET
             type = EXCLUDED.type, ciphertext = EXCLUDED.ciphertext, updated_at = EXCLUDED.updated_at`
+        yield* signal(undefined)
       }, Effect.orDie),
 
       deleteSecret: Effect.fnUntraced(function*(functionId: string, name: string) {
         const rows = yield* sql`
           DELETE FROM function_secrets WHERE function_id = ${functionId} AND name = ${name} RETURNING name`
-        return rows.length > 0
+        return rows.length > 0 ? yield* signal(true) : false
       }, Effect.orDie),
+
+      changes: changeSignals(pg, CHANGES_CHANNEL),
 
       secretKey: Effect.fnUntraced(function*(candidate: string) {
         // The first offer wins, also against a concurrent one from another host.

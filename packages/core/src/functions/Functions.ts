@@ -38,6 +38,7 @@ import {
 import { FunctionKv } from "./FunctionKv.ts"
 import { FunctionRuntime } from "./FunctionRuntime.ts"
 import { FunctionInvocationsRepo, FunctionsRepo } from "./FunctionsRepo.ts"
+import { InvocationTargets } from "./InvocationTargets.ts"
 import { FunctionInvocationLog } from "./InvocationLog.ts"
 import { requestDeploy } from "./FunctionsJobs.ts"
 import {
@@ -110,6 +111,7 @@ export class Functions extends Context.Service<Functions, {
     Functions,
     Effect.gen(function*() {
       const repo = yield* FunctionsRepo
+      const targets = yield* InvocationTargets
       const projectSecrets = yield* ProjectSecrets
       const invocations = yield* FunctionInvocationsRepo
       const log = yield* FunctionInvocationLog
@@ -193,6 +195,7 @@ export class Functions extends Context.Service<Functions, {
         }
         // Compare-and-set on lock_version: a write (or a deploy finishing) in between makes this one stale.
         const stored = yield* repo.update(next, current.lock_version).pipe(Effect.catchTag("Duplicate", onDuplicate))
+        yield* targets.forget
         return yield* Option.match(stored, { onNone: () => Effect.fail(staleLockVersion()), onSome: Effect.succeed })
       })
 
@@ -206,6 +209,7 @@ export class Functions extends Context.Service<Functions, {
           }
           yield* repo.delete(projectId, id)
         }))
+        yield* targets.forget
         yield* kv.clear(id).pipe(
           Effect.catchCause((cause) => Effect.logWarning("Could not clear a deleted function's KV", cause))
         )
@@ -237,6 +241,7 @@ export class Functions extends Context.Service<Functions, {
           }
           return { deployment, started: started.value }
         }))
+        yield* targets.forget
         // Queued once committed, so the worker finds the deployment. A host dying in between leaves it
         // `deploying` until the maintenance job (at every host start) asks for it again.
         yield* requestDeploy(jobs, id, deployment.id)
@@ -273,12 +278,14 @@ export class Functions extends Context.Service<Functions, {
         const encrypted = (yield* cipher.cipher).encrypt(id, input.name, plaintext)
         const now = yield* nowIso
         yield* repo.putSecret({ function_id: id, name: input.name, type, ciphertext: encrypted, created_at: now, updated_at: now })
+        yield* targets.forget
       })
 
       const deleteSecret = Effect.fn("Functions.deleteSecret")(function*(principal: Principal, id: string, name: string) {
         const fn = yield* find(principal.project.id, id)
         yield* requireDeployed(fn)
         if (!(yield* repo.deleteSecret(id, name))) return yield* notFound("Secret", name)
+        yield* targets.forget
       })
 
       const listInvocations = Effect.fn("Functions.listInvocations")(function*(

@@ -17,6 +17,7 @@ import { FunctionBounds, functionRuntimeLimitsOf } from "./Function.ts"
 import { FunctionKv } from "./FunctionKv.ts"
 import { FunctionDeployError, FunctionRuntime } from "./FunctionRuntime.ts"
 import { FunctionInvocationsRepo, FunctionsRepo } from "./FunctionsRepo.ts"
+import { InvocationTargets } from "./InvocationTargets.ts"
 
 export const FUNCTION_DEPLOY_QUEUE = "functions.deploy"
 /** Daily (`SlotJob`). */
@@ -61,6 +62,7 @@ export const runDeploy = (functionId: string, deploymentId: string, lastAttempt:
       deploymentId,
       outcome._tag === "Success" ? { _tag: "Deployed", at } : { _tag: "Failed", at, error: outcome.failure.message }
     )
+    if (recorded) yield* (yield* InvocationTargets).forget
     if (!recorded && outcome._tag === "Success") {
       // The function went while it loaded: do not keep serving it here.
       const still = yield* repo.findDeployment(functionId, deploymentId)
@@ -80,7 +82,8 @@ export const layerFunctionsWorkers = Layer.effectDiscard(Effect.gen(function*() 
   const repo = yield* FunctionsRepo
   const invocations = yield* FunctionInvocationsRepo
   const kv = yield* FunctionKv
-  const services = yield* Effect.context<FunctionsRepo | FunctionRuntime>()
+  const targets = yield* InvocationTargets
+  const services = yield* Effect.context<FunctionsRepo | FunctionRuntime | InvocationTargets>()
 
   const deployJob = (payload: DeployPayload, attempt: number) => {
     const last = attempt > DEPLOY_RETRIES
@@ -97,6 +100,7 @@ export const layerFunctionsWorkers = Layer.effectDiscard(Effect.gen(function*() 
               at: yield* nowIso,
               error: failure instanceof FunctionDeployError ? failure.message : "The deployment failed unexpectedly"
             })
+            yield* targets.forget
           })
           : Effect.failCause(cause)
       )

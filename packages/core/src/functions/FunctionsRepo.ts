@@ -5,7 +5,7 @@
  * adapters are in `@parley/core/testing`, the Postgres ones in
  * `@parley/store-pg`; `functionsStorageConformance` holds both.
  */
-import { Context, Effect, Layer, type Option } from "effect"
+import { Context, Effect, Layer, type Option, type Stream } from "effect"
 import { FunctionSecretsCipher, SecretKeyStore } from "../shared/SecretCipher.ts"
 import type { Duplicate } from "../ports/StorageError.ts"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
@@ -91,6 +91,11 @@ export class FunctionsRepo extends Context.Service<FunctionsRepo, {
   readonly putSecret: (secret: FunctionSecretRecord) => Effect.Effect<void>
   /** False when the function had no such secret. */
   readonly deleteSecret: (functionId: string, name: string) => Effect.Effect<boolean>
+  /**
+   * A signal once a write that changes an invocation target is done (update, delete, a deploy's start or end, a
+   * secret put or deleted), by any process sharing the store: for caches of `findInvocationTarget`.
+   */
+  readonly changes: Stream.Stream<void>
 
   /**
    * The host key secrets are encrypted with when none is configured: the

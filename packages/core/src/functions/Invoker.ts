@@ -31,6 +31,7 @@ import {
   FunctionRuntime
 } from "./FunctionRuntime.ts"
 import { FunctionsRepo } from "./FunctionsRepo.ts"
+import { InvocationTargets } from "./InvocationTargets.ts"
 import { FunctionInvocationLog } from "./InvocationLog.ts"
 import {
   clipCharacters,
@@ -132,6 +133,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
     FunctionInvoker,
     Effect.gen(function*() {
       const repo = yield* FunctionsRepo
+      const targets = yield* InvocationTargets
       const log = yield* FunctionInvocationLog
       const runtime = yield* FunctionRuntime
       const propagate = yield* TracePropagation
@@ -304,7 +306,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
         request: FunctionRequest,
         source: FunctionInvocationSource
       ) {
-        const target = yield* repo.findInvocationTarget(functionId)
+        const target = yield* targets.find(functionId)
         if (Option.isNone(target) || target.value.function.project_id !== projectId) return yield* notFound("Function", functionId)
         return yield* run(target.value, request, source)
       })
@@ -327,7 +329,7 @@ export class FunctionInvoker extends Context.Service<FunctionInvoker, {
       const notFoundAnswer = (id: string) => notFound("Function", id)
 
       const invokeHttp = Effect.fn("FunctionInvoker.invokeHttp")(function*(input: FunctionHttpInvokeRequest) {
-        const found = yield* repo.findInvocationTarget(input.functionId)
+        const found = yield* targets.find(input.functionId)
         if (Option.isNone(found) || found.value.projectDisabled) return yield* notFoundAnswer(input.functionId)
         const target = found.value
         const fn = target.function

@@ -7,7 +7,7 @@
  * functions storage conformance suite holds both adapters to the same
  * behaviour.
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import type {
   FunctionDeploymentRecord,
   FunctionRecord,
@@ -90,6 +90,10 @@ export const layerMemoryFunctionsRepo = Layer.effect(
   FunctionsRepo,
   Effect.gen(function*() {
     const store = yield* MemoryStore
+    // Every write that can change an invocation target says so (extra signals only drop a cache).
+    const changes = yield* PubSub.unbounded<void>()
+    const signal = PubSub.publish(changes, undefined)
+    const signalled = <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.tap(write, () => signal)
 
     const slugCollides = (db: MemoryTables, fn: FunctionRecord) =>
       db.all(Functions).some((other) => other.project_id === fn.project_id && other.id !== fn.id && other.slug === fn.slug)
@@ -147,16 +151,17 @@ export const layerMemoryFunctionsRepo = Layer.effect(
           return Option.some(updated)
         })
         if (result === "duplicate") return yield* new Duplicate({ field: "slug" })
+        yield* signal
         return result
       }),
 
       delete: Effect.fn("FunctionsRepo.delete")((projectId: string, id: string) =>
-        store.run((db) => {
+        signalled(store.run((db) => {
           if (inProject(db, projectId, id) === undefined) return false
           for (const d of db.all(Deployments)) if (d.function_id === id) db.remove(Deployments, d.id)
           for (const s of db.all(Secrets)) if (s.function_id === id) db.remove(Secrets, secretKey(id, s.name))
           return db.remove(Functions, id)
-        })
+        }))
       ),
 
       slugTaken: Effect.fn("FunctionsRepo.slugTaken")((projectId: string, slug: string) =>
@@ -164,7 +169,7 @@ export const layerMemoryFunctionsRepo = Layer.effect(
       ),
 
       startDeploy: Effect.fn("FunctionsRepo.startDeploy")((projectId: string, deployment: FunctionDeploymentRecord) =>
-        store.run((db): Option.Option<FunctionRecord> => {
+        signalled(store.run((db): Option.Option<FunctionRecord> => {
           const current = inProject(db, projectId, deployment.function_id)
           if (current === undefined || current.status === "deploying") return Option.none()
           if (db.get(Deployments, deployment.id) !== undefined) violation(`duplicate deployment id ${deployment.id}`)
@@ -177,12 +182,12 @@ export const layerMemoryFunctionsRepo = Layer.effect(
           db.put(Functions, current.id, updated)
           db.put(Deployments, deployment.id, storedDeployment({ ...deployment, project_id: current.project_id }))
           return Option.some(updated)
-        })
+        }))
       ),
 
       finishDeploy: Effect.fn("FunctionsRepo.finishDeploy")(
         (functionId: string, deploymentId: string, outcome: FunctionDeployOutcome) =>
-          store.run((db) => {
+          signalled(store.run((db) => {
             const deployment = db.get(Deployments, deploymentId)
             const fn = db.get(Functions, functionId)
             if (deployment === undefined || deployment.function_id !== functionId || deployment.status !== "deploying") {
@@ -223,7 +228,7 @@ export const layerMemoryFunctionsRepo = Layer.effect(
               }))
             }
             return true
-          })
+          }))
       ),
 
       findDeployment: Effect.fn("FunctionsRepo.findDeployment")((functionId: string, deploymentId: string) =>
@@ -247,17 +252,18 @@ export const layerMemoryFunctionsRepo = Layer.effect(
       ),
 
       putSecret: Effect.fn("FunctionsRepo.putSecret")((secret: FunctionSecretRecord) =>
-        store.run((db) => {
+        signalled(store.run((db) => {
           if (db.get(Functions, secret.function_id) === undefined) violation(`no function ${secret.function_id}`)
           const key = secretKey(secret.function_id, secret.name)
           const current = db.get(Secrets, key)
           db.put(Secrets, key, storedSecret(current === undefined ? secret : { ...secret, created_at: current.created_at }))
-        })
+        }))
       ),
 
       deleteSecret: Effect.fn("FunctionsRepo.deleteSecret")((functionId: string, name: string) =>
-        store.run((db) => db.remove(Secrets, secretKey(functionId, name)))
+        signalled(store.run((db) => db.remove(Secrets, secretKey(functionId, name))))
       ),
+      changes: Stream.fromPubSub(changes),
 
       secretKey: Effect.fn("FunctionsRepo.secretKey")((candidate: string) =>
         store.run((db) => {

@@ -1,5 +1,5 @@
 /** `ProjectSecretsRepo` in memory, with the keys the Postgres schema enforces. */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, PubSub, Stream } from "effect"
 import { ProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 import type { Project } from "./Project.ts"
 import type { ProjectSecretRecord } from "./ProjectSecret.ts"
@@ -15,6 +15,8 @@ export const layerMemoryProjectSecretsRepo = Layer.effect(
   ProjectSecretsRepo,
   Effect.gen(function*() {
     const store = yield* MemoryStore
+    const changes = yield* PubSub.unbounded<void>()
+    const signal = <A>(result: A) => Effect.as(PubSub.publish(changes, undefined), result)
     return ProjectSecretsRepo.of({
       put: Effect.fn("ProjectSecretsRepo.put")((secret: ProjectSecretRecord) =>
         store.run((db) => {
@@ -28,14 +30,15 @@ export const layerMemoryProjectSecretsRepo = Layer.effect(
           }
           db.put(Secrets, key, row)
           return row
-        })
+        }).pipe(Effect.flatMap(signal))
       ),
       list: Effect.fn("ProjectSecretsRepo.list")((projectId: string) =>
         store.run((db) => db.all(Secrets).filter((s) => s.project_id === projectId).sort((a, b) => byteOrder(a.name, b.name)))
       ),
       delete: Effect.fn("ProjectSecretsRepo.delete")((projectId: string, name: string) =>
-        store.run((db) => db.remove(Secrets, keyOf(projectId, name)))
-      )
+        store.run((db) => db.remove(Secrets, keyOf(projectId, name))).pipe(Effect.flatMap(signal))
+      ),
+      changes: Stream.fromPubSub(changes)
     })
   })
 )

@@ -6,6 +6,7 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { FunctionSecretsCipher } from "../shared/SecretCipher.ts"
+import * as SignalledCache from "../shared/SignalledCache.ts"
 import { ProjectSecretsRepo } from "./ProjectSecretsRepo.ts"
 import { ProjectsRepo } from "./ProjectsRepo.ts"
 import { invalid, type NotFound, notFound, notFoundNamed, type Unprocessable } from "../shared/ApiError.ts"
@@ -24,6 +25,9 @@ export class ProjectSecretsUnreadable extends Data.TaggedError("ProjectSecretsUn
   readonly message: string
 }> {}
 
+const CACHE_TTL_MS = 60_000
+const CACHE_MAX = 10_000
+
 export class ProjectSecrets extends Context.Service<ProjectSecrets, {
   /** Creates or replaces the secret; 422 for a bad name or value, 404 for an unknown project. */
   readonly set: (projectId: string, name: string, value: string) => Effect.Effect<ProjectSecretInfo, NotFound | Unprocessable>
@@ -38,6 +42,17 @@ export class ProjectSecrets extends Context.Service<ProjectSecrets, {
       const repo = yield* ProjectSecretsRepo
       const projects = yield* ProjectsRepo
       const keys = yield* FunctionSecretsCipher
+
+      // Every function invoke and `${ENV:NAME}` resolves a project's secrets: their sealed values are remembered per
+      // project, dropped by every put or delete from any process sharing the store (`changes`) and at once after
+      // this process's own, and expire as a backstop. Values stay sealed in the cache: a resolve decrypts.
+      const sealed = yield* SignalledCache.make({
+        lookup: repo.list,
+        keyOf: (projectId: string) => projectId,
+        changes: repo.changes,
+        ttlMs: CACHE_TTL_MS,
+        max: CACHE_MAX
+      })
 
       const requireProject = (projectId: string) =>
         Effect.flatMap(projects.findById(projectId), (found) => Option.isNone(found) ? Effect.fail(notFound("Project", projectId)) : Effect.void)
@@ -59,6 +74,7 @@ export class ProjectSecrets extends Context.Service<ProjectSecrets, {
           created_at: now,
           updated_at: now
         })
+        yield* sealed.forget
         return toProjectSecretInfo(stored)
       })
 
@@ -70,10 +86,11 @@ export class ProjectSecrets extends Context.Service<ProjectSecrets, {
       const remove = Effect.fn("ProjectSecrets.delete")(function*(projectId: string, name: string) {
         yield* requireProject(projectId)
         if (!(yield* repo.delete(projectId, name))) return yield* notFoundNamed("Secret", name)
+        yield* sealed.forget
       })
 
       const resolve = Effect.fn("ProjectSecrets.resolve")(function*(projectId: string) {
-        const stored = yield* repo.list(projectId)
+        const stored = yield* sealed.get(projectId)
         const values = new Map<string, string>()
         if (stored.length === 0) return values
         const cipher = yield* keys.cipher

@@ -1,5 +1,5 @@
 /** Storage of project secrets (values encrypted by the caller), scoped by project. */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Stream } from "effect"
 import type { ProjectSecretRecord } from "./ProjectSecret.ts"
 
 export class ProjectSecretsRepo extends Context.Service<ProjectSecretsRepo, {
@@ -9,4 +9,6 @@ export class ProjectSecretsRepo extends Context.Service<ProjectSecretsRepo, {
   readonly list: (projectId: string) => Effect.Effect<ReadonlyArray<ProjectSecretRecord>>
   /** False when the project had no such secret. */
   readonly delete: (projectId: string, name: string) => Effect.Effect<boolean>
+  /** A signal once a put or a delete is done, by any process sharing the store (for caches of `list`). */
+  readonly changes: Stream.Stream<void>
 }>()("@parley/core/ports/ProjectSecretsRepo") {}

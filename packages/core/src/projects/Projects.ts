@@ -3,7 +3,7 @@
  * stored as a sha256 hash; authentication hashes the presented key and looks
  * the hash up, so a leaked database never leaks usable keys.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { createHash } from "node:crypto"
 import { ProjectsRepo } from "./ProjectsRepo.ts"
 import { Transactor } from "../ports/Transactor.ts"
@@ -46,6 +46,8 @@ export class Projects extends Context.Service<Projects, {
   /** The project, if it exists (disabled ones too): what other capabilities check a project by. */
   readonly find: (id: string) => Effect.Effect<Option.Option<Project>>
   readonly setDisabled: (id: string, disabled: boolean) => Effect.Effect<Project, NotFound>
+  /** A signal once a key is revoked or a project disabled or enabled, by any process sharing the store (for caches). */
+  readonly changes: Stream.Stream<void>
   /** Creates a key; `secret` sets it explicitly (operator-provided), otherwise a random one is made. */
   readonly createKey: (
     projectId: string,
@@ -162,6 +164,7 @@ export class Projects extends Context.Service<Projects, {
           yield* principals.forget
           return yield* Option.match(updated, { onNone: () => Effect.fail(notFound("Project", id)), onSome: Effect.succeed })
         }),
+        changes: repo.keyChanges,
         createKey,
         listKeys: Effect.fn("Projects.listKeys")(function*(projectId: string) {
           yield* get(projectId)

@@ -14,7 +14,7 @@ import { FunctionInvocationsRepo, FunctionsRepo } from "../../functions/Function
 import { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { Transactor } from "../../ports/Transactor.ts"
-import { at, dies, givenProject, uniqueId } from "./fixtures.ts"
+import { at, dies, givenProject, listenTo, uniqueId } from "./fixtures.ts"
 
 export type FunctionsStoragePorts = Transactor | ProjectsRepo | FunctionsRepo | FunctionInvocationsRepo
 
@@ -278,6 +278,27 @@ export const functionsStorageConformance = <E>(name: string, storage: Layer.Laye
           assert.strictEqual(paged.total, 2)
           const elsewhere = yield* givenProject()
           assert.deepStrictEqual((yield* repo.listDeployments(elsewhere.id, fn.id, { mode: "cursor", limit: 10 })).items, [])
+        }))
+
+      it.effect("signals once a write that changes an invocation target is done", () =>
+        Effect.gen(function*() {
+          const repo = yield* FunctionsRepo
+          const { fn } = yield* givenFunction()
+          const signals = yield* listenTo(repo.changes)
+          yield* repo.update({ ...fn, name: "Renamed", lock_version: fn.lock_version + 1 }, fn.lock_version)
+          yield* signals.next
+          const deployment = makeDeployment(fn)
+          yield* repo.startDeploy(fn.project_id, deployment)
+          yield* signals.next
+          yield* repo.finishDeploy(fn.id, deployment.id, { _tag: "Deployed", at: at(2000) })
+          yield* signals.next
+          yield* repo.putSecret(secret(fn.id, "TOKEN"))
+          yield* signals.next
+          yield* repo.deleteSecret(fn.id, "TOKEN")
+          yield* signals.next
+          yield* repo.delete(fn.project_id, fn.id)
+          yield* signals.next
+          yield* signals.stop
         }))
 
       it.effect("secrets: put overwrites (keeping created_at), list by name, delete; invocation target carries them", () =>

@@ -3,7 +3,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
 import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { ProjectSecretsRepo } from "../../projects/ProjectSecretsRepo.ts"
-import { at, givenProject } from "./fixtures.ts"
+import { at, givenProject, listenTo } from "./fixtures.ts"
 
 export const projectSecretsRepoConformance = <E>(name: string, storage: Layer.Layer<ProjectSecretsRepo | ProjectsRepo, E>): void =>
   layer(storage, { excludeTestServices: true })(name, (it) => {
@@ -24,5 +24,17 @@ export const projectSecretsRepoConformance = <E>(name: string, storage: Layer.La
         assert.isTrue(yield* repo.delete(a.id, "TOKEN"))
         assert.deepStrictEqual((yield* repo.list(a.id)).map((s) => s.name), ["API_KEY"])
         assert.deepStrictEqual((yield* repo.list(b.id)).map((s) => s.ciphertext), ["other"])
+      }))
+
+    it.effect("signals changes once a put or a delete is done", () =>
+      Effect.gen(function*() {
+        const repo = yield* ProjectSecretsRepo
+        const project = yield* givenProject()
+        const signals = yield* listenTo(repo.changes)
+        yield* repo.put({ project_id: project.id, name: "TOKEN", ciphertext: "c1", created_at: at(0), updated_at: at(0) })
+        yield* signals.next
+        assert.isTrue(yield* repo.delete(project.id, "TOKEN"))
+        yield* signals.next
+        yield* signals.stop
       }))
   })
