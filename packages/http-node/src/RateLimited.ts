@@ -10,10 +10,11 @@ export const admitRequest = (
   limits: ApiRateLimits["Service"],
   principal: Principal
 ): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>, never, HttpServerRequest.HttpServerRequest> =>
-  Effect.gen(function*() {
-    const admission = yield* limits.admitRequest(principal.apiKey.id)
+  Effect.flatMap(limits.admitRequest(principal.apiKey.id), (admission) => {
     const headers = rateLimitHeaders(admission)
-    if (!admission.admitted) return Option.some(HttpServerResponse.jsonUnsafe(RATE_LIMIT_EXCEEDED, { status: 429, headers }))
-    yield* HttpEffect.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
-    return Option.none()
+    if (!admission.admitted) return Effect.succeed(Option.some(HttpServerResponse.jsonUnsafe(RATE_LIMIT_EXCEEDED, { status: 429, headers })))
+    return Effect.as(
+      HttpEffect.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers))),
+      Option.none()
+    )
   })

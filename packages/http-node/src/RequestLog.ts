@@ -91,7 +91,8 @@ export const RequestLog = HttpRouter.middleware(Effect.gen(function*() {
         }
       }
       const end = yield* Clock.currentTimeMillis
-      const path = loggedPath(request.url.split("?")[0]!)
+      const query = request.url.indexOf("?")
+      const path = loggedPath(query === -1 ? request.url : request.url.slice(0, query))
       const projectId = projectIdOf(request)
       // The line's annotations are built only when it is written (`PARLEY_LOG_LEVEL` above info skips it).
       if (yield* LogLevel.isEnabled("Info")) {

@@ -32,7 +32,7 @@ import { deferred } from "./Transactor.ts"
  * it was validated when saved, and every start reads the workflow (a 51-node graph decoded node by node cost a start
  * more host CPU than the rest of its row).
  */
-const WorkflowRow = Schema.Struct({
+const WorkflowSummaryRow = Schema.Struct({
   id: Schema.String,
   project_id: Schema.String,
   name: Schema.String,
@@ -47,9 +47,13 @@ const WorkflowRow = Schema.Struct({
   updated_at: IsoFromDate,
   execution_count: Schema.Number,
   last_executed_at: Nullable(IsoFromDate),
-  created_by: Actor,
-  definition: JsonObject<Definition>()
+  created_by: Actor
 })
+const WorkflowRow = Schema.Struct({ ...WorkflowSummaryRow.fields, definition: JsonObject<Definition>() })
+const firstSummary = decodeFirst("workflows", WorkflowSummaryRow)
+/** Every column of `workflows` but the graph. */
+const SUMMARY_COLUMNS = Object.keys(WorkflowSummaryRow.fields).join(", ")
+
 export const firstWorkflow: (rows: ReadonlyArray<unknown>) => Effect.Effect<Option.Option<WorkflowRecord>> = decodeFirst(
   "workflows",
   WorkflowRow
@@ -114,6 +118,12 @@ export const layerWorkflowsRepo = Layer.effect(
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
         return yield* firstWorkflow(yield* sql`SELECT * FROM workflows WHERE project_id = ${projectId} AND id = ${id}`)
+      }, Effect.orDie),
+
+      findSummary: Effect.fnUntraced(function*(projectId: string, id: string) {
+        return yield* firstSummary(
+          yield* sql`SELECT ${sql.unsafe(SUMMARY_COLUMNS)} FROM workflows WHERE project_id = ${projectId} AND id = ${id}`
+        )
       }, Effect.orDie),
 
       list: Effect.fnUntraced(function*(projectId: string, filter: WorkflowFilter, window: ListWindow) {

@@ -95,22 +95,15 @@ const asciiWords = (text: string): string | undefined => {
   return out.toString("latin1", 0, length)
 }
 
+/** Every text field null: each entry starts as a copy of it, one object of one shape (fields added one by one cost 2.4 KB an entry). */
+const NO_TEXT = Object.fromEntries(LOG_TEXT_FIELDS.map((name) => [name, null])) as Record<LogTextField, string | null>
+
 export const logEntry = (input: LogEntryInput): LogEntryRecord => {
-  const fields = {} as Record<LogTextField, string | null>
   const message = storable(input.message)
-  const parts = [message]
-  for (const name of LOG_TEXT_FIELDS) {
-    const value = input[name]
-    if (value == null) fields[name] = null
-    else parts.push(fields[name] = storable(value))
-  }
   const attributes = storableJson(input.attributes ?? {}) as Readonly<Record<string, unknown>>
   const payload = storableJson(input.payload ?? null)
-  if (input.response_status != null) parts.push(String(input.response_status))
-  leaves(attributes, parts)
-  leaves(payload, parts)
-  return {
-    ...fields,
+  const entry: { -readonly [K in keyof LogEntryRecord]: LogEntryRecord[K] } = {
+    ...NO_TEXT,
     id: input.id,
     project_id: input.project_id,
     source: input.source,
@@ -123,6 +116,16 @@ export const logEntry = (input: LogEntryInput): LogEntryRecord => {
     response_time_ms: input.response_time_ms ?? null,
     attributes,
     payload,
-    search_text: searchTextOf(parts)
+    search_text: ""
   }
+  const parts = [message]
+  for (const name of LOG_TEXT_FIELDS) {
+    const value = input[name]
+    if (value != null) parts.push(entry[name] = storable(value))
+  }
+  if (input.response_status != null) parts.push(String(input.response_status))
+  leaves(attributes, parts)
+  leaves(payload, parts)
+  entry.search_text = searchTextOf(parts)
+  return entry
 }

@@ -111,11 +111,9 @@ export class ApiRateLimits extends Context.Service<ApiRateLimits, {
       const take = (key: string, windowMs: number, limit: number) =>
         Effect.map(counters.take(key, windowMs, limit), (taken) => admission(taken, limit, taken.now, windowMs))
       return ApiRateLimits.of({
+        // Every API request: a read of the settings and a take, no generator.
         admitRequest: countingRefusals("request", (apiKeyId: string) =>
-          Effect.gen(function*() {
-            const settings = yield* ApiRateLimitSettings
-            return yield* take(`api:${apiKeyId}`, 60_000, settings.perMinute)
-          })),
+          Effect.flatMap(ApiRateLimitSettings, (settings) => take(`api:${apiKeyId}`, 60_000, settings.perMinute))),
         admitStart: countingRefusals("start", (apiKeyId: string, workflowId: string) =>
           Effect.gen(function*() {
             const settings = yield* ApiRateLimitSettings

@@ -99,15 +99,19 @@ export const make = (options: {
       )
     }
 
+    /** The take judged from memory at `now`, or the wait (a lease, or another take's) after which to judge again. */
+    const judge = (key: string, windowMs: number, limit: number, now: number): LeasedTake | Effect.Effect<void> => {
+      const share = shareOf(key, windowMs, limit, now)
+      if (share.next <= share.last) return { admitted: true, count: share.next++, now }
+      if (share.full || limit <= 0) return { admitted: false, count: limit, now }
+      return share.leasing !== undefined ? Deferred.await(share.leasing) : leaseFor(key, share, now)
+    }
+
+    // Almost every take is judged from memory: one read of the clock, no generator (every API request takes one).
     const take = (key: string, windowMs: number, limit: number): Effect.Effect<LeasedTake> =>
-      Effect.gen(function*() {
-        while (true) {
-          const now = yield* Clock.currentTimeMillis
-          const share = shareOf(key, windowMs, limit, now)
-          if (share.next <= share.last) return { admitted: true, count: share.next++, now }
-          if (share.full || limit <= 0) return { admitted: false, count: limit, now }
-          yield* share.leasing !== undefined ? Deferred.await(share.leasing) : leaseFor(key, share, now)
-        }
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const judged = judge(key, windowMs, limit, now)
+        return Effect.isEffect(judged) ? Effect.andThen(judged, take(key, windowMs, limit)) : Effect.succeed(judged)
       })
 
     return { take }

@@ -31,12 +31,8 @@ export const make = <K, V>(options: {
     })
     yield* Effect.forkScoped(Stream.runForEach(options.changes, () => forget))
 
-    const get = (key: K) =>
+    const read = (key: K, entry: string, now: number) =>
       Effect.gen(function*() {
-        const entry = options.keyOf(key)
-        const now = yield* Clock.currentTimeMillis
-        const cached = entries.get(entry)
-        if (cached !== undefined && cached.until > now) return cached.value
         const seen = generation
         const value = yield* options.lookup(key)
         // A change signalled during the read may not be in it: do not remember it then.
@@ -45,6 +41,14 @@ export const make = <K, V>(options: {
           entries.set(entry, { value, until: now + options.ttlMs })
         }
         return value
+      })
+
+    // A hit (every authenticated request's key) is one read of the clock, no generator.
+    const get = (key: K) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const entry = options.keyOf(key)
+        const cached = entries.get(entry)
+        return cached !== undefined && cached.until > now ? Effect.succeed(cached.value) : read(key, entry, now)
       })
 
     return { get, forget }

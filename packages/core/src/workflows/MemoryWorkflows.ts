@@ -10,7 +10,7 @@ import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, 
 import { ProjectRows } from "../projects/MemoryProjects.ts"
 import { TriggersRepo, WorkflowsRepo } from "./WorkflowsRepo.ts"
 import type { TriggerRecord, TriggerType } from "./Trigger.ts"
-import type { WorkflowFilter, WorkflowRecord } from "./Workflow.ts"
+import type { WorkflowFilter, WorkflowRecord, WorkflowSummary } from "./Workflow.ts"
 
 export const WorkflowRows = memoryTable<WorkflowRecord>("workflows")
 const Triggers = memoryTable<TriggerRecord>("triggers")
@@ -72,6 +72,14 @@ export const layerMemoryWorkflowsRepo = Layer.effect(
       }),
       findById: Effect.fn("WorkflowsRepo.findById")((projectId: string, id: string) =>
         store.run((db) => Option.filter(Option.fromNullishOr(db.get(WorkflowRows, id)), (w) => w.project_id === projectId))
+      ),
+      findSummary: Effect.fn("WorkflowsRepo.findSummary")((projectId: string, id: string) =>
+        store.run((db) =>
+          Option.map(
+            Option.filter(Option.fromNullishOr(db.get(WorkflowRows, id)), (w) => w.project_id === projectId),
+            ({ definition: _, ...summary }): WorkflowSummary => summary
+          )
+        )
       ),
       list: Effect.fn("WorkflowsRepo.list")((projectId: string, filter: WorkflowFilter, window: ListWindow) =>
         store.run((db) => {

@@ -91,6 +91,9 @@ export interface WorkflowRecord {
   readonly definition: Definition
 }
 
+/** The record without its graph: what a workflow's GET answers, read without the graph. */
+export type WorkflowSummary = Omit<WorkflowRecord, "definition">
+
 /** The spec's words for a workflow's fields ("Workflow (Platform API)"). */
 const WORKFLOW_FIELDS = {
   id: "The workflow's id (uuid)",
@@ -134,7 +137,7 @@ export const WorkflowWithDefinition = Schema.Struct({ ...Workflow.fields, defini
 
 export const WorkflowMinimal = Schema.Struct({ id: Schema.String, name: Schema.String, status: Schema.String })
 
-export const toWorkflow = (w: WorkflowRecord): Workflow => ({
+export const toWorkflow = (w: WorkflowSummary): Workflow => ({
   id: w.id,
   name: w.name,
   slug: w.slug,
@@ -166,7 +169,7 @@ export const Flow = Schema.Struct({
 })
 export type Flow = typeof Flow.Type
 
-export const toFlow = (w: WorkflowRecord): Flow => ({
+export const toFlow = (w: WorkflowSummary): Flow => ({
   id: w.id,
   name: w.name,
   description: w.description,

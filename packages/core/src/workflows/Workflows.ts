@@ -29,6 +29,7 @@ import type {
   WorkflowCreateInput,
   WorkflowFilter,
   WorkflowRecord,
+  WorkflowSummary,
   WorkflowStatus,
   WorkflowUpdateInput
 } from "./Workflow.ts"
@@ -91,6 +92,8 @@ export class Workflows extends Context.Service<Workflows, {
   ) => Effect.Effect<ListSlice<WorkflowRecord>>
   readonly create: (principal: Principal, input: WorkflowCreateInput) => Effect.Effect<WorkflowRecord, Unprocessable>
   readonly get: (principal: Principal, id: string) => Effect.Effect<WorkflowRecord, NotFound>
+  /** The workflow without its graph, read without it: what the API's GET answers. */
+  readonly getSummary: (principal: Principal, id: string) => Effect.Effect<WorkflowSummary, NotFound>
   /**
    * A changed definition is recorded as a save of its revision (`action`, `update` by default). `previous` is the
    * graph whose edge and condition ids the new definition may keep (the current one by default; a restored
@@ -293,6 +296,10 @@ export class Workflows extends Context.Service<Workflows, {
         list: (principal, filter, window) => repo.list(principal.project.id, filter, window),
         create,
         get: (principal, id) => find(principal.project.id, id),
+        getSummary: (principal, id) =>
+          repo.findSummary(principal.project.id, id).pipe(
+            Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("Workflow", id)), onSome: Effect.succeed }))
+          ),
         update,
         saveDraft,
         delete: remove,

@@ -2,13 +2,15 @@
 import { Context, type Effect, type Option } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { TriggerRecord, TriggerType } from "./Trigger.ts"
-import type { WorkflowFilter, WorkflowRecord } from "./Workflow.ts"
+import type { WorkflowFilter, WorkflowRecord, WorkflowSummary } from "./Workflow.ts"
 import type { Duplicate } from "../ports/StorageError.ts"
 
 export class WorkflowsRepo extends Context.Service<WorkflowsRepo, {
   /** Fails with Duplicate("name") for a name taken case-insensitively, Duplicate("slug") for a taken slug. */
   readonly insert: (workflow: WorkflowRecord) => Effect.Effect<void, Duplicate>
   readonly findById: (projectId: string, id: string) => Effect.Effect<Option.Option<WorkflowRecord>>
+  /** The workflow without its graph (a GET answers no graph: a 50-node one is tens of KB to read and parse). */
+  readonly findSummary: (projectId: string, id: string) => Effect.Effect<Option.Option<WorkflowSummary>>
   /** Newest first by (created_at, id). */
   readonly list: (
     projectId: string,

@@ -25,15 +25,14 @@ export const AuthenticationLive = Layer.effect(
     const projects = yield* Projects
     const limits = yield* ApiRateLimits
     const readiness = yield* Readiness
+    const refusedKey = (refused: Unauthorized) => unknownKey(readiness, Effect.fail(refused))
     return Authentication.of({
       apiKey: (httpEffect) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const key = presentedKey(request)
           if (key === null || key === undefined) return yield* invalid
-          const principal = yield* projects.authenticate(key).pipe(
-            Effect.catchTag("Unauthorized", (refused) => unknownKey(readiness, Effect.fail(refused)))
-          )
+          const principal = yield* Effect.catchTag(projects.authenticate(key), "Unauthorized", refusedKey)
           // Not judged: the host is not ready (`unknownKey`'s 503).
           if (HttpServerResponse.isHttpServerResponse(principal)) return principal
           setProjectId(request, principal.project.id)

@@ -46,7 +46,7 @@ export const WorkflowsHandlers = HttpApiBuilder.group(
         }))
       .handle("get", ({ params }) =>
         Effect.gen(function*() {
-          return { data: toWorkflow(yield* workflows.get(yield* CurrentPrincipal, params.id)) }
+          return { data: toWorkflow(yield* workflows.getSummary(yield* CurrentPrincipal, params.id)) }
         }))
       .handle("update", ({ params, payload }) =>
         Effect.gen(function*() {
@@ -112,7 +112,7 @@ export const FlowsHandlers = HttpApiBuilder.group(
         }))
       .handle("get", ({ params }) =>
         Effect.gen(function*() {
-          return { data: toFlow(yield* workflows.get(yield* CurrentPrincipal, params.id)) }
+          return { data: toFlow(yield* workflows.getSummary(yield* CurrentPrincipal, params.id)) }
         }))
       .handle("update", ({ params, payload }) =>
         Effect.gen(function*() {

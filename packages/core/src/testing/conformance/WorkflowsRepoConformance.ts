@@ -69,6 +69,11 @@ export const workflowsRepoConformance = <E>(
         yield* repo.insert(workflow)
         assert.deepStrictEqual(yield* repo.findById(project.id, workflow.id), Option.some(workflow))
         assert.isTrue(Option.isNone(yield* repo.findById(project.id, "wf_missing")))
+        // The summary is the record but its graph, and like it stays in its project.
+        const { definition: _, ...summary } = workflow
+        assert.deepStrictEqual(yield* repo.findSummary(project.id, workflow.id), Option.some(summary))
+        assert.isTrue(Option.isNone(yield* repo.findSummary(project.id, "wf_missing")))
+        assert.isTrue(Option.isNone(yield* repo.findSummary((yield* givenProject()).id, workflow.id)))
       }))
 
     it.effect("keeps each project's workflows to itself", () =>
