@@ -133,4 +133,39 @@ describe("GroupCommit", () => {
       yield* Fiber.join(reply)
       assert.deepStrictEqual(batches, [["bulk 0"], ["reply"], ["bulk 1", "bulk 2"]])
     }))
+  it.effect("settles bulk batches on at most bulkWriters writers at once; the others stay free for urgent items", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const batches: Array<ReadonlyArray<string>> = []
+      let bulkRunning = 0
+      let mostBulk = 0
+      const held = (items: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const isBulk = items.some((i) => i.startsWith("bulk"))
+          if (isBulk) mostBulk = Math.max(mostBulk, ++bulkRunning)
+          if (isBulk) yield* Deferred.await(gate)
+          if (isBulk) bulkRunning--
+          batches.push(items)
+          return items.map((i) => Exit.succeed(i))
+        })
+      const submit = yield* GroupCommit.make<string, string, never>({
+        max: 10,
+        writers: 3,
+        bulkWriters: 1,
+        many: held,
+        one: (i) => Effect.map(held([i]), () => i)
+      })
+      const first = yield* Effect.forkChild(submit("bulk 0"))
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      const rest = yield* Effect.forkChild(Effect.forEach(["bulk 1", "bulk 2", "bulk 3"], (i) => submit(i), { concurrency: "unbounded" }))
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      // Two writers are free, yet the bulk items wait for the one bulk writer; an urgent item does not.
+      assert.strictEqual(mostBulk, 1)
+      assert.strictEqual(yield* submit("reply", "urgent"), "reply")
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual(yield* Fiber.join(first), "bulk 0")
+      assert.deepStrictEqual(yield* Fiber.join(rest), ["bulk 1", "bulk 2", "bulk 3"])
+      assert.deepStrictEqual(batches, [["reply"], ["bulk 0"], ["bulk 1", "bulk 2", "bulk 3"]])
+      assert.strictEqual(mostBulk, 1)
+    }))
 })

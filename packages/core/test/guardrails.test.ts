@@ -14,7 +14,7 @@ import { Executions } from "../src/executions/Executions.ts"
 import { DEFAULT_OPT_IN_CONFIRMATION, DEFAULT_OPT_OUT_CONFIRMATION } from "../src/guardrails/Guardrail.ts"
 import { Guardrails } from "../src/guardrails/Guardrails.ts"
 import { OptOuts } from "../src/guardrails/OptOuts.ts"
-import { SendPolicy, sendRequest } from "../src/guardrails/SendPolicy.ts"
+import { SendPolicy, sendRequest, SNAPSHOT_FRESH_MS } from "../src/guardrails/SendPolicy.ts"
 import { MessageConfigsRepo } from "../src/messaging/numbers/MessageConfigsRepo.ts"
 import { Messaging } from "../src/messaging/Messaging.ts"
 import { Outbound } from "../src/messaging/Outbound.ts"
@@ -280,6 +280,45 @@ describe("guardrails", () => {
       assert.deepStrictEqual(listed.items.map((o) => [o.recipient, o.msg_config_id, o.source]), [["15550004444", g.msgConfigId, "network"]])
       const withheld = yield* policy.check(request)
       assert.deepStrictEqual(Option.map(withheld, (w) => w.reason), Option.some("opted_out"))
+    }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
+
+  it.effect("a batch's read of its recipients decides their sends while fresh, and is read again as it ages: an opt-out committed before the read, or SNAPSHOT_FRESH_MS before the check, withholds", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const policy = yield* SendPolicy
+      const optOuts = yield* OptOuts
+      const projectId = g.principal.project.id
+      const check = (to: string, snapshot: Parameters<typeof sendRequest>[2]["guardrailFacts"]) => {
+        const envelope = { messaging_product: "whatsapp", to, type: "template", template: { name: "spring_sale", language: { code: "en_US" } } }
+        const request = sendRequest(g.config, envelope, { origin: "broadcast", guardrailFacts: snapshot }, { waId: to, userId: undefined })
+        return Effect.map(policy.check(request), (withheld) => Option.getOrNull(Option.map(withheld, (w) => w.reason)))
+      }
+      yield* optOuts.add(projectId, { phone_number: "15550000001" })
+      const batch = yield* policy.batchFacts({ projectId, msgConfigId: g.msgConfigId }, ["15550000001", "15550000002"])
+      const snapshot = yield* batch.current
+      assert.deepStrictEqual([...snapshot.facts.keys()], ["15550000001"])
+      yield* optOuts.add(projectId, { phone_number: "15550000002" })
+      yield* optOuts.add(projectId, { phone_number: "15550000003" })
+
+      // Before the read: withheld from the read.
+      assert.strictEqual(yield* check("15550000001", snapshot), "opted_out")
+      // After the read, inside the bound: the batch's read decides (that is what spares a read per send).
+      yield* TestClock.adjust(SNAPSHOT_FRESH_MS - 1)
+      assert.strictEqual(yield* check("15550000002", snapshot), null)
+      // A recipient the read did not cover is read on its own.
+      assert.strictEqual(yield* check("15550000003", snapshot), "opted_out")
+      // SNAPSHOT_FRESH_MS after the read began, every check reads again: the opt-out withholds.
+      yield* TestClock.adjust(1)
+      assert.strictEqual(yield* check("15550000002", snapshot), "opted_out")
+      // The batch's read, asked for again once half the bound passed, is read again: it sees the later opt-out.
+      const renewed = yield* batch.current
+      assert.isTrue(renewed !== snapshot)
+      assert.deepStrictEqual([...renewed.facts.keys()].sort(), ["15550000001", "15550000002"])
+      assert.strictEqual(yield* batch.current, renewed)
+      assert.strictEqual(yield* check("15550000002", renewed), "opted_out")
+      // Without a batch's read, a send reads its recipient when it is checked.
+      assert.strictEqual(yield* check("15550000002", undefined), "opted_out")
+      assert.strictEqual(yield* check("15550000004", undefined), null)
     }).pipe(Effect.provide(Layer.fresh(layerMemoryParley))), 120_000)
 
   it.effect("a late 131050 in a failed status report records the opt-out once, as the synchronous refusal does", () =>

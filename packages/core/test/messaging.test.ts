@@ -6,7 +6,7 @@
  * overtake the send or arrive out of order, and the 24-hour conversation end.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import {
   MSG_CONVERSATION_CREATED,
@@ -317,6 +317,18 @@ describe("ingestion and stored messages", () => {
       assert.strictEqual((yield* messaging.getConversation(project.id, recorded[0]!.conversation.id)).messages_count, 2)
       const again = yield* Effect.flip(messaging.recordOutbound(config, { envelope: envelope("15550004002"), network_id: "wamid.C1" }))
       assert.strictEqual(again._tag, "Unprocessable", "a network id is recorded once")
+      // A new contact's conversation goes in with its messages counted; a message refused as recorded is counted out.
+      const [refused, fresh] = yield* Effect.forEach(
+        [["15550004009", "wamid.C0"], ["15550004010", "wamid.C9"]] as const,
+        ([to, id]) => Effect.exit(messaging.recordOutbound(config, { envelope: envelope(to), network_id: id })),
+        { concurrency: "unbounded" }
+      )
+      assert.isTrue(Exit.isFailure(refused!) && Exit.isSuccess(fresh!))
+      const countOf = (phone: string) =>
+        Effect.map(messaging.listConversations(project.id, { phone_number: phone }, { mode: "page", page: 1, perPage: 10 }), (slice) =>
+          slice.items.map((c) => c.messages_count))
+      assert.deepStrictEqual(yield* countOf("15550004009"), [0])
+      assert.deepStrictEqual(yield* countOf("15550004010"), [1])
       // Sends recorded before the network answered get their ids together; a report that came first applies.
       const pending = yield* Effect.forEach(
         ["15550004002", "15550004003"],

@@ -7,7 +7,8 @@ import {
   OPT_OUT_SOURCES,
   type OptOutFilter,
   type OptOutRecord,
-  QuietHoursWindow
+  QuietHoursWindow,
+  type RecipientFacts
 } from "@parley/core"
 import { Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
 import { SqlClient } from "effect/sql"
@@ -57,6 +58,7 @@ const IsoFromJson = Schema.String.pipe(
   Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s: string) => new Date(s).toISOString(), encode: (s: string) => s }))
 )
 const FactsRow = Schema.Struct({
+  recipient: Schema.String,
   opt_out: Nullable(Schema.Struct({ ...OptOutRow.fields, created_at: IsoFromJson })),
   zone: Schema.NullOr(Schema.String)
 })
@@ -72,16 +74,24 @@ export const layerGuardrailsRepo = Layer.effect(
     const scope = (msgConfigId: string | null) => msgConfigId ?? ""
 
     return GuardrailsRepo.of({
-      recipientFacts: Effect.fnUntraced(function*(projectId: string, msgConfigId: string, recipient: string) {
-        // One round trip for every send: the opt-out (the number's first, else the project's) and the contact's zone.
+      recipientsFacts: Effect.fnUntraced(function*(projectId: string, msgConfigId: string, recipients: ReadonlyArray<string>) {
+        // One round trip for a send or a broadcast's batch: each recipient's opt-out (the number's first, else the
+        // project's) and its zone; only the recipients that have either come back.
         const rows = yield* sql`
-          SELECT
-            (SELECT row_to_json(o) FROM guardrail_opt_outs o
-              WHERE o.project_id = ${projectId} AND o.recipient = ${recipient} AND coalesce(o.msg_config_id, '') IN ('', ${msgConfigId})
-              ORDER BY o.msg_config_id NULLS LAST LIMIT 1) AS opt_out,
-            (SELECT z.time_zone FROM guardrail_contact_zones z WHERE z.project_id = ${projectId} AND z.recipient = ${recipient}) AS zone`
-        const [found] = yield* decodeRows(FactsRow)(rows)
-        return { optOut: Option.fromNullishOr(found!.opt_out), zone: Option.fromNullishOr(found!.zone) }
+          SELECT r.recipient, o.opt_out, z.time_zone AS zone
+          FROM (SELECT DISTINCT unnest(${recipients}::text[]) AS recipient) r
+          LEFT JOIN LATERAL (
+            SELECT row_to_json(o) AS opt_out FROM guardrail_opt_outs o
+            WHERE o.project_id = ${projectId} AND o.recipient = r.recipient AND coalesce(o.msg_config_id, '') IN ('', ${msgConfigId})
+            ORDER BY o.msg_config_id NULLS LAST LIMIT 1
+          ) o ON true
+          LEFT JOIN guardrail_contact_zones z ON z.project_id = ${projectId} AND z.recipient = r.recipient
+          WHERE o.opt_out IS NOT NULL OR z.time_zone IS NOT NULL`
+        const facts = new Map<string, RecipientFacts>()
+        for (const f of yield* decodeRows(FactsRow)(rows)) {
+          facts.set(f.recipient, { optOut: Option.fromNullishOr(f.opt_out), zone: Option.fromNullishOr(f.zone) })
+        }
+        return facts as ReadonlyMap<string, RecipientFacts>
       }, Effect.orDie),
       insertOptOut: Effect.fnUntraced(function*(o: OptOutRecord) {
         return yield* firstOptOut(yield* sql`

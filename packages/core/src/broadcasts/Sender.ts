@@ -30,6 +30,7 @@
  */
 import { Clock, Config, Context, Effect, Fiber, FiberSet, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { templateComponents, templateEnvelope, TemplateMismatch } from "../executions/TemplateEnvelope.ts"
+import { type RecipientsSnapshot, SendPolicy } from "../guardrails/SendPolicy.ts"
 import { Outbound } from "../messaging/Outbound.ts"
 import type { MessageRecord } from "../messaging/Message.ts"
 import type { MessageConfigRecord } from "../messaging/numbers/MessageConfig.ts"
@@ -148,6 +149,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
       const configs = yield* MessageConfigs
       const templates = yield* Templates
       const outbound = yield* Outbound
+      const policy = yield* SendPolicy
       const network = yield* MessagingNetwork
       const owner = `host-${yield* (yield* Ids).uuid}`
       const running = new Set<string>()
@@ -212,6 +214,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
         blocked: ReadonlySet<string>,
         runStart: number,
         halted: () => boolean,
+        facts: Effect.Effect<RecipientsSnapshot>,
         r: RecipientRecord
       ) {
         const now = yield* Clock.currentTimeMillis
@@ -277,7 +280,10 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
           ...templateEnvelope(template, components),
           biz_opaque_callback_data: recipientSendKey(r.id)
         }
-        const sent = yield* inWindow(halted, outbound.send(config, envelope, { origin: "broadcast", messageId: r.message_id }))
+        const sent = yield* inWindow(
+          halted,
+          Effect.flatMap(facts, (guardrailFacts) => outbound.send(config, envelope, { origin: "broadcast", messageId: r.message_id, guardrailFacts }))
+        )
         if (Option.isNone(sent)) return { _tag: "Skip" } satisfies Attempt
         const outcome = sent.value
         switch (outcome._tag) {
@@ -375,6 +381,9 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             continue
           }
           yield* repo.markAttempted(id, batch.filter((r) => r.attempted_at === null).map((r) => r.id), iso(now))
+          // The batch's opt-outs and time zones in one read (again each second the batch lasts), instead of one per
+          // send: each send's check decides from it while it is fresh (`SendPolicy`, `SNAPSHOT_FRESH_MS`).
+          const { current: facts } = yield* policy.batchFacts({ projectId: b.project_id, msgConfigId: config.id }, batch.map((r) => r.phone_number))
           // A stop (this host's API or another's) is seen within 250 ms: no send of the batch starts after it.
           let halt = false
           const watch = yield* repo.findById(projectId, id).pipe(
@@ -382,7 +391,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
             Effect.repeat(Schedule.spaced(250)),
             Effect.forkChild
           )
-          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, r), { concurrency: settings.maxInFlight })
+          const results = yield* Effect.forEach(batch, (r) => attemptOne(b, config, template, blocked, runStart, () => halt, facts, r), { concurrency: settings.maxInFlight })
           yield* Fiber.interrupt(watch)
           const settled = results.flatMap((a) => (a._tag === "Done" ? [a.outcome] : []))
           const retries = results.flatMap((a) => (a._tag === "Later" || a._tag === "Stop" ? [a.retry] : []))

@@ -12,7 +12,7 @@ export interface OptOutFilter {
   readonly recipient?: string | undefined
 }
 
-/** What one send's check needs of its recipient, read at once (the settings are remembered: `ActiveGuardrails`). */
+/** What a send's check needs of its recipient, read at once (the settings are remembered: `ActiveGuardrails`). */
 export interface RecipientFacts {
   /** The recipient's opt-out of this number, else its project-wide one. */
   readonly optOut: Option.Option<OptOutRecord>
@@ -21,7 +21,15 @@ export interface RecipientFacts {
 }
 
 export class GuardrailsRepo extends Context.Service<GuardrailsRepo, {
-  readonly recipientFacts: (projectId: string, msgConfigId: string, recipient: string) => Effect.Effect<RecipientFacts>
+  /**
+   * The facts of those `recipients` that have any (an opt-out of the number or the project, a time zone), in one read:
+   * one send's recipient, or a broadcast's batch. A recipient absent from the answer has neither.
+   */
+  readonly recipientsFacts: (
+    projectId: string,
+    msgConfigId: string,
+    recipients: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, RecipientFacts>>
 
   /** Inserts the opt-out unless the recipient has one of the same scope (number, or the project's): None then. */
   readonly insertOptOut: (optOut: OptOutRecord) => Effect.Effect<Option.Option<OptOutRecord>>

@@ -1,7 +1,7 @@
 /** `GuardrailsRepo` in memory, with the keys the Postgres schema enforces. */
 import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import type { ContactZoneRecord, GuardrailSettingsRecord, MarketingSendRecord, OptOutRecord } from "./Guardrail.ts"
-import { type OptOutFilter, GuardrailsRepo } from "./GuardrailsRepo.ts"
+import { type OptOutFilter, GuardrailsRepo, type RecipientFacts } from "./GuardrailsRepo.ts"
 import type { Project } from "../projects/Project.ts"
 import type { ListWindow } from "../shared/Pagination.ts"
 import { MemoryStore, type MemoryTables, memoryTable } from "../ports/MemoryStore.ts"
@@ -33,11 +33,24 @@ export const layerMemoryGuardrailsRepo = Layer.effect(
     const store = yield* MemoryStore
     const changes = yield* PubSub.unbounded<void>()
     return GuardrailsRepo.of({
-      recipientFacts: Effect.fn("GuardrailsRepo.recipientFacts")((projectId: string, msgConfigId: string, recipient: string) =>
-        store.run((db) => ({
-          optOut: Option.fromNullishOr(optOutOf(db, projectId, msgConfigId, recipient) ?? optOutOf(db, projectId, null, recipient)),
-          zone: Option.map(Option.fromNullishOr(db.get(Zones, zoneKey(projectId, recipient))), (z) => z.time_zone)
-        }))
+      recipientsFacts: Effect.fn("GuardrailsRepo.recipientsFacts")(
+        (projectId: string, msgConfigId: string, recipients: ReadonlyArray<string>) =>
+          store.run((db) => {
+            const asked = new Set(recipients)
+            // The number's opt-out before the project's, as the Postgres read orders them.
+            const optOuts = new Map<string, OptOutRecord>()
+            for (const o of db.all(OptOuts)) {
+              if (o.project_id !== projectId || !asked.has(o.recipient)) continue
+              if (o.msg_config_id === msgConfigId || (o.msg_config_id === null && !optOuts.has(o.recipient))) optOuts.set(o.recipient, o)
+            }
+            const facts = new Map<string, RecipientFacts>()
+            for (const recipient of asked) {
+              const optOut = Option.fromNullishOr(optOuts.get(recipient))
+              const zone = Option.map(Option.fromNullishOr(db.get(Zones, zoneKey(projectId, recipient))), (z) => z.time_zone)
+              if (Option.isSome(optOut) || Option.isSome(zone)) facts.set(recipient, { optOut, zone })
+            }
+            return facts as ReadonlyMap<string, RecipientFacts>
+          })
       ),
       insertOptOut: Effect.fn("GuardrailsRepo.insertOptOut")((optOut: OptOutRecord) =>
         store.run((db) => {

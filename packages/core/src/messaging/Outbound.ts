@@ -23,7 +23,7 @@ import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.t
 import { envelopeTexts } from "./Recording.ts"
 import { observeSend } from "./MessagingTelemetry.ts"
 import { SendPace } from "./numbers/SendPace.ts"
-import { SendPolicy, sendRequest } from "../guardrails/SendPolicy.ts"
+import { type RecipientsSnapshot, SendPolicy, sendRequest } from "../guardrails/SendPolicy.ts"
 import type { Withheld } from "../guardrails/Guardrail.ts"
 
 type Json = Record<string, unknown>
@@ -72,6 +72,8 @@ export interface OutboundOptions {
   readonly sentBy?: SentBy | undefined
   /** An opt-out's own confirmation: the guardrails do not hold it back. */
   readonly confirmsOptOut?: boolean | undefined
+  /** The guardrails' facts the caller read for a batch of recipients this one belongs to (a broadcast's). */
+  readonly guardrailFacts?: RecipientsSnapshot | undefined
   /** The contact the caller expects the recipient to be (`OutboundInput.contact_id`). */
   readonly contactId?: string | undefined
 }

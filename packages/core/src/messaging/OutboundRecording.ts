@@ -73,6 +73,12 @@ const BATCH_WRITERS = 4
  * reply during a broadcast waits for neither its queue nor its batches (a batch of new recipients takes far longer).
  */
 const URGENT_WRITERS = 1
+/**
+ * Writers that record a broadcast's sends (or give them their ids) at once. A broadcast's sends come steadily, paced:
+ * with every writer free to take them, each took a send or a few (5 a transaction at 200 msg/s), paying the batch's
+ * locks and reads for those few (issue 30 §2). One at a time, the batch is what came during the last one.
+ */
+const BULK_WRITERS = 1
 /** A broadcast's sends are the bulk; every other send (a run's, the proxy's, an inbox user's) goes first. */
 const priorityOf = (origin: MessageOrigin | null | undefined) => origin === "broadcast" ? undefined : "urgent" as const
 /** Recipients whose contact a process remembers, the least recently sent to forgotten first (memory, not correctness). */
@@ -184,15 +190,17 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
             if (all.some((p) => contactOf.get(contactKey(p))?.id !== p.input.contact_id)) return yield* new ContactGuessMissed()
             return [found, verdicts] as const
           })
-          : [undefined, (yield* Effect.all([findByPhone(all), checks], { concurrency: "unbounded" }))[1]] as const
+          : [undefined, (yield* Effect.all([
+            // Every contact is read under its lock (the lock goes out with the read: one round trip), so a missing one
+            // is made at once: no other writer can be making it. Reading first unlocked and the missing ones again under
+            // their locks cost a broadcast to new recipients a round trip more per transaction.
+            Effect.andThen(locks.lockAll(all.map((p) => `contact:${contactKey(p)}`)), findByPhone(all)),
+            checks
+          ], { concurrency: "unbounded" }))[1]] as const
         const batch = all.filter((_, i) => Option.isNone(verdicts[i]!))
-        // A stored contact keeps its id and phone number: found ones need no lock. Missing ones are looked up
-        // again under their locks (another writer may have just made them), then made.
         const missing = batch.filter((p) => !contactOf.has(contactKey(p)))
+        const created: Array<ContactRecord> = []
         if (missing.length > 0) {
-          yield* locks.lockAll(missing.map((p) => `contact:${contactKey(p)}`))
-          yield* findByPhone(missing)
-          const created: Array<ContactRecord> = []
           for (const p of missing) {
             const key = contactKey(p)
             if (contactOf.has(key)) continue
@@ -209,9 +217,13 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
         }
 
         const contactFor = (p: PendingOutbound) => contactOf.get(contactKey(p))!
-        const active = guessedActive ?? (yield* Effect.andThen(
-          locks.lockAll(batch.map((p) => `conversation:${pairKey(p.config.id, contactFor(p).id)}`)),
-          conversations.findActiveMany(batch.map((p) => ({ msgConfigId: p.config.id, contactId: contactFor(p).id })))
+        // A contact made by this transaction has no conversation, and no other writer can know its id before the
+        // commit: only stored contacts' conversations are locked and read (none, for a broadcast to new recipients).
+        const madeHere = new Set(created.map((c) => c.id))
+        const known = batch.filter((p) => !madeHere.has(contactFor(p).id))
+        const active = guessedActive ?? (known.length === 0 ? [] : yield* Effect.andThen(
+          locks.lockAll(known.map((p) => `conversation:${pairKey(p.config.id, contactFor(p).id)}`)),
+          conversations.findActiveMany(known.map((p) => ({ msgConfigId: p.config.id, contactId: contactFor(p).id })))
         ))
         const conversationOf = new Map(active.map((c) => [pairKey(c.msg_config_id, c.contact_id), c]))
         const opened: Array<ConversationRecord> = []
@@ -228,8 +240,6 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
           const payload = conversationEventPayload(p.config, conversation)
           events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_CREATED, payload, now))
         }
-        yield* conversations.insertMany(opened)
-
         const records = batch.map((p) => {
           const { messaging_product: _product, type: _type, ...fields } = p.input.envelope
           const rendition = renderOutbound(p.input.envelope)
@@ -255,15 +265,35 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
             media: null
           } satisfies MessageRecord
         })
+        // Each conversation with this batch's messages counted in, as if every one is stored: one opened here goes in so
+        // (not inserted, then updated at once: a second row version of every new conversation, for a broadcast to new
+        // recipients). A message whose id was already recorded is not stored; then the counts are taken again.
+        const uncounted = new Map(conversationOf)
+        const countedIf = (stored: (i: number) => boolean) => {
+          const counted = new Map(uncounted)
+          for (let i = 0; i < batch.length; i++) {
+            if (!stored(i)) continue
+            const p = batch[i]!
+            const key = pairKey(p.config.id, contactFor(p).id)
+            const now = iso(p.nowMs)
+            counted.set(key, countMessage(counted.get(key)!, records[i]!, contactFor(p), now, now))
+          }
+          return counted
+        }
+        const asIfStored = countedIf(() => true)
+        const openedKeys = new Set(opened.map((c) => pairKey(c.msg_config_id, c.contact_id)))
+        yield* conversations.insertMany(opened.map((c) => asIfStored.get(pairKey(c.msg_config_id, c.contact_id))!))
         const stored = yield* messages.insertMany(records)
-        const touched = new Set<string>()
+        const allStored = stored.every((s) => s)
+        for (const [key, conversation] of allStored ? asIfStored : countedIf((i) => stored[i]!)) conversationOf.set(key, conversation)
+        // Opened ones were inserted counted: updated only when a message of the batch was not stored after all.
+        const touched = new Set<string>(allStored ? [] : openedKeys)
         for (let i = 0; i < batch.length; i++) {
           if (!stored[i]) continue
           const p = batch[i]!
           const key = pairKey(p.config.id, contactFor(p).id)
           const now = iso(p.nowMs)
-          conversationOf.set(key, countMessage(conversationOf.get(key)!, records[i]!, contactFor(p), now, now))
-          touched.add(key)
+          if (!(allStored && openedKeys.has(key))) touched.add(key)
           const payload = conversationActivityPayload(records[i]!, now)
           events.push(yield* makeEvent(p.config.project_id, MSG_CONVERSATION_ACTIVITY, payload, now))
         }
@@ -313,6 +343,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     max: BATCH_MAX,
     writers: BATCH_WRITERS,
     urgentWriters: URGENT_WRITERS,
+    bulkWriters: BULK_WRITERS,
     many: recordOutboundBatch,
     one: (p) => Effect.flatMap(recordOutboundBatch([p]), (outcomes) => outcomes[0]!)
   })
@@ -443,6 +474,7 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
     max: BATCH_MAX,
     writers: BATCH_WRITERS,
     urgentWriters: URGENT_WRITERS,
+    bulkWriters: BULK_WRITERS,
     many: assignBatch,
     one: (p) => Effect.flatMap(assignBatch([p]), (exits) => exits[0]!)
   })

@@ -8,7 +8,9 @@
  * Urgent items (a reply inside a conversation, beside a broadcast's bulk) are
  * taken before any other, and `urgentWriters` more writers take only them: an
  * urgent item never waits behind a queue of bulk items, nor for a writer busy
- * with a bulk batch.
+ * with a bulk batch. At most `bulkWriters` writers settle bulk batches at once:
+ * fewer, larger batches where items come steadily (a paced broadcast), since a
+ * free writer would otherwise take each item nearly alone.
  */
 import { Deferred, Effect, Exit, Queue, type Scope } from "effect"
 
@@ -19,6 +21,8 @@ export interface GroupCommitOptions<I, A, E> {
   readonly writers?: number | undefined
   /** Writers kept for urgent items, beside `writers` (which take urgent items first too); default 0. */
   readonly urgentWriters?: number | undefined
+  /** Of `writers`, how many may settle a bulk batch at once; default all. */
+  readonly bulkWriters?: number | undefined
   /**
    * Settles a batch (two or more items): one exit per item, in order. When it
    * fails as a whole, each item is settled alone with `one`.
@@ -53,18 +57,28 @@ export const make = <I, A, E>(
           yield* Effect.forEach(batch, settleOne, { discard: true })
         }
       })
+    const bulkWriters = options.bulkWriters ?? options.writers ?? 1
+    let bulkBusy = 0
     const writer = (urgentOnly: boolean) => {
       const ready = urgentOnly ? urgentReady : anyReady
-      const waiting = () => urgent.length > 0 || (!urgentOnly && bulk.length > 0)
+      // A writer finding only bulk items while `bulkWriters` settle some waits: the one that finishes takes them next.
+      const takesBulk = () => !urgentOnly && bulk.length > 0 && bulkBusy < bulkWriters
+      const waiting = () => urgent.length > 0 || takesBulk()
       return Effect.forever(Effect.gen(function*() {
         if (!waiting()) {
           yield* Queue.take(ready)
           yield* Queue.clear(ready)
         }
-        const batch = urgent.length > 0 ? urgent.splice(0, options.max) : urgentOnly ? [] : bulk.splice(0, options.max)
-        if (batch.length === 0) return
+        if (urgent.length > 0) {
+          const batch = urgent.splice(0, options.max)
+          if (waiting()) yield* Queue.offer(ready, undefined)
+          return yield* settle(batch)
+        }
+        if (!takesBulk()) return
+        const batch = bulk.splice(0, options.max)
+        bulkBusy++
         if (waiting()) yield* Queue.offer(ready, undefined)
-        yield* settle(batch)
+        yield* Effect.ensuring(settle(batch), Effect.sync(() => bulkBusy--))
       }))
     }
     for (let i = 0; i < (options.writers ?? 1); i++) yield* Effect.forkScoped(writer(false))

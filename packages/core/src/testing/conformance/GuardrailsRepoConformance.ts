@@ -42,6 +42,13 @@ const givenNumber = (projectId: string) =>
 
 const page = { mode: "page", page: 1, perPage: 50 } as const
 
+/** One recipient's facts, as a single send reads them. */
+const factsOf = (projectId: string, msgConfigId: string, recipient: string) =>
+  Effect.gen(function*() {
+    const found = yield* (yield* GuardrailsRepo).recipientsFacts(projectId, msgConfigId, [recipient])
+    return found.get(recipient) ?? { optOut: Option.none<OptOutRecord>(), zone: Option.none<string>() }
+  })
+
 export const guardrailsRepoConformance = <E>(
   name: string,
   storage: Layer.Layer<GuardrailsRepo | ProjectsRepo | MessageConfigsRepo, E>
@@ -62,10 +69,10 @@ export const guardrailsRepoConformance = <E>(
         assert.isTrue(Option.isNone(yield* repo.insertOptOut(makeOptOut(p.id, { msg_config_id: a.id }))))
         assert.isTrue(Option.isNone(yield* repo.insertOptOut(makeOptOut(p.id))))
 
-        assert.deepStrictEqual((yield* repo.recipientFacts(p.id, a.id, onA.recipient)).optOut, Option.some(onA))
-        assert.deepStrictEqual((yield* repo.recipientFacts(p.id, b.id, onA.recipient)).optOut, Option.some(projectWide))
-        assert.isTrue(Option.isNone((yield* repo.recipientFacts(p.id, a.id, "15550002222")).optOut))
-        assert.isTrue(Option.isNone((yield* repo.recipientFacts(other.id, a.id, onA.recipient)).optOut))
+        assert.deepStrictEqual((yield* factsOf(p.id, a.id, onA.recipient)).optOut, Option.some(onA))
+        assert.deepStrictEqual((yield* factsOf(p.id, b.id, onA.recipient)).optOut, Option.some(projectWide))
+        assert.isTrue(Option.isNone((yield* factsOf(p.id, a.id, "15550002222")).optOut))
+        assert.isTrue(Option.isNone((yield* factsOf(other.id, a.id, onA.recipient)).optOut))
 
         const listed = yield* repo.listOptOuts(p.id, {}, page)
         assert.deepStrictEqual(listed.items.map((o) => o.id), [onA.id, projectWide.id])
@@ -80,6 +87,32 @@ export const guardrailsRepoConformance = <E>(
         assert.isTrue(Option.isNone(yield* repo.deleteOptOutOf(p.id, a.id, onA.recipient)))
         assert.deepStrictEqual(yield* repo.deleteOptOut(p.id, projectWide.id), Option.some(projectWide))
         assert.strictEqual((yield* repo.listOptOuts(p.id, {}, page)).total, 0)
+      }))
+
+    it.effect("reads a batch of recipients' facts at once: only those with an opt-out or a zone, each as one read finds it", () =>
+      Effect.gen(function*() {
+        const repo = yield* GuardrailsRepo
+        const p = yield* givenProject()
+        const other = yield* givenProject()
+        const a = yield* givenNumber(p.id)
+        const b = yield* givenNumber(p.id)
+        const projectWide = makeOptOut(p.id, { recipient: "15550000001", source: "api", keyword: null, created_at: at(1) })
+        const onA = makeOptOut(p.id, { msg_config_id: a.id, recipient: "15550000001", created_at: at(2) })
+        const onB = makeOptOut(p.id, { msg_config_id: b.id, recipient: "15550000002" })
+        const elsewhere = makeOptOut(other.id, { recipient: "15550000003" })
+        for (const o of [projectWide, onA, onB, elsewhere]) yield* repo.insertOptOut(o)
+        yield* repo.putZone({ project_id: p.id, recipient: "15550000004", time_zone: "Asia/Tokyo", updated_at: at(0) })
+        yield* repo.putZone({ project_id: p.id, recipient: "15550000001", time_zone: "Europe/Lisbon", updated_at: at(0) })
+
+        const asked = ["15550000001", "15550000002", "15550000003", "15550000004", "15550000005", "15550000001"]
+        const onNumberA = yield* repo.recipientsFacts(p.id, a.id, asked)
+        assert.deepStrictEqual([...onNumberA.keys()].sort(), ["15550000001", "15550000004"])
+        assert.deepStrictEqual(onNumberA.get("15550000001"), { optOut: Option.some(onA), zone: Option.some("Europe/Lisbon") })
+        assert.deepStrictEqual(onNumberA.get("15550000004"), { optOut: Option.none(), zone: Option.some("Asia/Tokyo") })
+        const onNumberB = yield* repo.recipientsFacts(p.id, b.id, asked)
+        assert.deepStrictEqual(onNumberB.get("15550000001")?.optOut, Option.some(projectWide))
+        assert.deepStrictEqual(onNumberB.get("15550000002")?.optOut, Option.some(onB))
+        assert.strictEqual((yield* repo.recipientsFacts(p.id, a.id, [])).size, 0)
       }))
 
     it.effect("stores the project's and a number's settings apart and replaces them", () =>
@@ -123,10 +156,10 @@ export const guardrailsRepoConformance = <E>(
         const a = yield* givenNumber(p.id)
         yield* repo.putZone({ project_id: p.id, recipient: "15550001111", time_zone: "Asia/Tokyo", updated_at: at(0) })
         yield* repo.putZone({ project_id: p.id, recipient: "15550001111", time_zone: "Europe/Lisbon", updated_at: at(1) })
-        assert.deepStrictEqual((yield* repo.recipientFacts(p.id, a.id, "15550001111")).zone, Option.some("Europe/Lisbon"))
+        assert.deepStrictEqual((yield* factsOf(p.id, a.id, "15550001111")).zone, Option.some("Europe/Lisbon"))
         assert.isTrue(yield* repo.deleteZone(p.id, "15550001111"))
         assert.isFalse(yield* repo.deleteZone(p.id, "15550001111"))
-        assert.isTrue(Option.isNone((yield* repo.recipientFacts(p.id, a.id, "15550001111")).zone))
+        assert.isTrue(Option.isNone((yield* factsOf(p.id, a.id, "15550001111")).zone))
       }))
 
     it.effect("counts marketing sends per key, number or project, since a time, and prunes old ones", () =>
@@ -162,7 +195,7 @@ export const guardrailsRepoConformance = <E>(
         yield* repo.recordMarketing({ project_id: p.id, msg_config_id: a.id, recipient: "15550001111", key: "k", sent_at: at(0) }, at(-1))
         assert.strictEqual(yield* repo.eraseRecipient(p.id, "15550001111"), 4)
         assert.strictEqual(yield* repo.eraseRecipient(p.id, "15550001111"), 0)
-        const facts = yield* repo.recipientFacts(p.id, a.id, "15550001111")
+        const facts = yield* factsOf(p.id, a.id, "15550001111")
         assert.isTrue(Option.isNone(facts.optOut) && Option.isNone(facts.zone))
         assert.strictEqual(yield* repo.countMarketing(p.id, null, "15550001111", at(-10)), 0)
         assert.strictEqual((yield* repo.listOptOuts(p.id, {}, page)).total, 1)
