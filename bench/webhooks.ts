@@ -28,6 +28,8 @@ import * as Http from "node:http"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { layerNodeWebhookHttp } from "../packages/http-node/src/adapters/NodeWebhookHttp.ts"
+import { allocationCounter } from "./allocation.ts"
+import { processTreeCpuMicros } from "./cpu.ts"
 import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 import type { Arrival } from "./receiver.ts"
@@ -57,6 +59,11 @@ export interface Drain {
   readonly deliveriesPerSecond: number
   /** Deliveries between the first and the last arrival over that time: the pipeline once running. */
   readonly steadyPerSecond: number
+  /** CPU per delivery over the drain (workers' start-up included): the host's threads and PostgreSQL's processes, ms. */
+  readonly hostCpuMs: number
+  readonly postgresCpuMs: number | undefined
+  /** Bytes the host allocated per delivery over the drain. */
+  readonly allocatedKb: number
 }
 
 const KEY = "pk_bench_webhooks_0123456789abcdef"
@@ -79,7 +86,7 @@ export const benchWebhooks = (options: {
     const pacedPerSecond = options.pacedPerSecond ?? 250
     // The receiver is on loopback: the operator's switch for private webhook URLs, read when the host starts.
     process.env.PARLEY_ALLOW_PRIVATE_WEBHOOK_URLS = "true"
-    const { url, context } = yield* startBenchHost(KEY, { workers: false })
+    const { url, context, postgresPid } = yield* startBenchHost(KEY, { workers: false })
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const emit = (name: string) =>
       fetch(`${url}/platform/v1/events`, {
@@ -144,8 +151,14 @@ export const benchWebhooks = (options: {
       )
       const workers = yield* Scope.fork(yield* Effect.scope)
       const drainStart = Date.now()
+      const hostBefore = process.cpuUsage()
+      const postgresBefore = processTreeCpuMicros(postgresPid)
+      const allocated = allocationCounter()
       yield* Layer.build(Parley.layerWorkers).pipe(Effect.provideContext(context), Scope.provide(workers))
       yield* arrived(name, options.deliveries)
+      const allocatedBytes = allocated()
+      const hostUsed = process.cpuUsage(hostBefore)
+      const postgresAfter = processTreeCpuMicros(postgresPid)
       const mine = arrivals.filter((a) => a.name === name).map((a) => a.at)
       const last = Math.max(...mine)
       const drainSeconds = (last - drainStart) / 1000
@@ -153,7 +166,12 @@ export const benchWebhooks = (options: {
         deliveries: mine.length,
         drainSeconds,
         deliveriesPerSecond: options.deliveries / drainSeconds,
-        steadyPerSecond: (mine.length - 1) / ((last - Math.min(...mine)) / 1000)
+        steadyPerSecond: (mine.length - 1) / ((last - Math.min(...mine)) / 1000),
+        hostCpuMs: (hostUsed.user + hostUsed.system) / 1000 / options.deliveries,
+        postgresCpuMs: postgresBefore === undefined || postgresAfter === undefined
+          ? undefined
+          : (postgresAfter - postgresBefore) / 1000 / options.deliveries,
+        allocatedKb: allocatedBytes / 1024 / options.deliveries
       })
       if (round < ROUNDS - 1) yield* Scope.close(workers, Exit.void)
     }
@@ -242,6 +260,9 @@ export const formatWebhooksBench = (r: WebhooksBenchResult): string =>
     `  POST /platform/v1/events            ${r.events.rps.toFixed(0).padStart(7)} events/s   p50 ${r.events.p50Ms.toFixed(2)} ms   p99 ${r.events.p99Ms.toFixed(2)} ms   errors ${r.events.errors}   (target >= 10,000/s)`,
     `  bare node:http, same body parsed   ${r.bareEvents.rps.toFixed(0).padStart(7)} events/s   p50 ${r.bareEvents.p50Ms.toFixed(2)} ms   p99 ${r.bareEvents.p99Ms.toFixed(2)} ms   ratio Parley / bare: ${(r.events.rps / r.bareEvents.rps).toFixed(2)}`,
     `  signed deliveries to a loopback receiver (own process), a backlog of ${r.backlog} events drained from the outbox, median of ${r.drains.length} rounds: ${r.median.deliveries} deliveries in ${r.median.drainSeconds.toFixed(1)} s (workers' start-up included) = ${r.median.deliveriesPerSecond.toFixed(0)}/s; from the first delivery to the last ${r.median.steadyPerSecond.toFixed(0)}/s (target >= 5,000/s)`,
+    `    per delivery (that round): CPU host ${r.median.hostCpuMs.toFixed(3)} ms${
+      r.median.postgresCpuMs === undefined ? "" : `, PostgreSQL ${r.median.postgresCpuMs.toFixed(3)} ms`
+    }; host allocation ${r.median.allocatedKb.toFixed(1)} KB`,
     `    rounds: ${r.drains.map((d) => `${d.deliveriesPerSecond.toFixed(0)}/s (${d.deliveries} deliveries)`).join(", ")}`,
     `  the same number of signed POSTs straight from the host's HTTP client, 512 at a time: ${r.directPerSecond.toFixed(0)}/s; ratio drain / direct: ${(r.median.deliveriesPerSecond / r.directPerSecond).toFixed(2)}`,
     `  emission to delivery at ${r.pacedPerSecond} events/s: p50 ${r.latencyP50Ms.toFixed(0)} ms   p99 ${r.latencyP99Ms.toFixed(0)} ms`,
