@@ -15,8 +15,8 @@
  *   node --max-semi-space-size=8 --conditions=@parley/source bench/proxy.ts
  *
  * `NETWORK=remote` the network in a process of its own, `CONNECTIONS` (16) and `DURATION_MS` (3000) the load;
- * `PROXY_PROFILE=<dir>` writes CPU profiles of the host over the one-at-a-time run (`serial.cpuprofile`) and the
- * throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
+ * `PROXY_PROFILE=<dir>` writes CPU profiles of the host over the one-at-a-time run (`serial.cpuprofile`), the same
+ * with the status reports muted (`serial-alone.cpuprofile`) and the throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
  * `PROXY_TRACE=<n>` sends n more, one at a time, each traced, and prints where a send's time went inside the host,
  * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call).
  */
@@ -35,7 +35,7 @@ import { countDatabaseWrites, startProfile } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
-import { replyTracer, spanBreakdown } from "./replyTrace.ts"
+import { replyTracer, spanBreakdown, spanTimeline } from "./replyTrace.ts"
 import { Simulator } from "@parley/core/simulators"
 
 export interface ProxyBenchResult {
@@ -53,10 +53,18 @@ export interface ProxyBenchResult {
    * what the added latency costs in CPU, steadier than the latency itself on a busy machine.
    */
   readonly serialHostCpu: number
+  /** One connection again, the network's status reports muted: the send alone, without its reports' work. */
+  readonly parleyAlone: LoadResult
+  /** The host's CPU per send of `parleyAlone` (ms): a send's own, its status reports left out. */
+  readonly aloneHostCpu: number
   /** The host's garbage-collection pauses during `parleySerial`: each one delays the send in flight. */
   readonly serialPauses: GcPauses
   /** With `PROXY_TRACE`: per span name, the mean ms and count per send, one send at a time. */
   readonly serialSpans: ReadonlyArray<{ readonly name: string; readonly ms: number; readonly count: number }> | undefined
+  /** With `PROXY_TRACE`: one send's time line, each span's median start and end (ms from the server span's start). */
+  readonly serialTimeline: ReadonlyArray<{ readonly name: string; readonly startMs: number; readonly endMs: number; readonly count: number }> | undefined
+  /** With `PROXY_TRACE`: the traced sends' median latency as the client saw it (the time line's whole). */
+  readonly tracedP50: number | undefined
 }
 
 /** Garbage-collection pauses of the host's thread over a run. */
@@ -256,16 +264,29 @@ export const benchProxy = (
     const [parleySerial, serialPauses] = yield* profiled("serial", withGcPauses(run(parleyTarget, headers, 1)))
     const serialUsed = process.cpuUsage(serialCpu)
     const serialHostCpu = (serialUsed.user + serialUsed.system - parleySerial.generatorCpuMicros) / 1000 / parleySerial.requests
-    const serialSpans = tracing === undefined ? undefined : spanBreakdown(yield* Effect.promise(async () => {
+    const traced = tracing === undefined ? undefined : yield* Effect.promise(async () => {
       const spans = []
+      const latencies: Array<number> = []
       for (let i = 0; i < options.traced!; i++) {
         const trace = tracing.start()
+        const at = performance.now()
         const answer = await fetch(parleyTarget, { method: "POST", headers: { ...headers, traceparent: trace.header }, body: bodies[i % bodies.length]! })
         await answer.arrayBuffer()
+        latencies.push(performance.now() - at)
         spans.push(trace.take())
       }
-      return spans
-    }))
+      return { spans, p50: latencies.sort((a, b) => a - b)[Math.floor(latencies.length / 2)]! }
+    })
+    // The same sends with the network's status reports muted: the host's CPU of the send alone (its reports apart).
+    yield* Effect.sleep(STATUSES_DUE_MS)
+    yield* mute
+    const aloneCpu = process.cpuUsage()
+    const parleyAlone = yield* profiled("serial-alone", run(parleyTarget, headers, 1))
+    const aloneUsed = process.cpuUsage(aloneCpu)
+    yield* unmute
+    const aloneHostCpu = (aloneUsed.user + aloneUsed.system - parleyAlone.generatorCpuMicros) / 1000 / parleyAlone.requests
+    const serialSpans = traced === undefined ? undefined : spanBreakdown(traced.spans)
+    const serialTimeline = traced === undefined ? undefined : spanTimeline(traced.spans)
     // The earlier runs' last status reports are in first: the CPU counted below is the measured sends' own.
     yield* Effect.sleep(STATUSES_DUE_MS)
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
@@ -299,8 +320,12 @@ export const benchProxy = (
       direct: directResult,
       cpu,
       serialHostCpu,
+      parleyAlone,
+      aloneHostCpu,
       serialPauses,
-      serialSpans
+      serialSpans,
+      serialTimeline,
+      tracedP50: traced?.p50
     } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
 
@@ -327,12 +352,22 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     } ms (target p50 <= 2 ms on a quiet machine); the host's CPU ${r.serialHostCpu.toFixed(2)} ms per send${
       r.network === "in-process" ? " (the network in it)" : ""
     }`,
+    row("1 connection, status reports muted", r.parleyAlone),
+    `  added by Parley without the status reports' work: p50 ${(r.parleyAlone.p50Ms - r.directSerial.p50Ms).toFixed(2)} ms; the host's CPU ${
+      r.aloneHostCpu.toFixed(2)
+    } ms per send`,
     `  the host's garbage collector paused it ${r.serialPauses.perSecond.toFixed(1)} times a second meanwhile (p50 ${
       r.serialPauses.p50Ms.toFixed(2)
     } ms, longest ${r.serialPauses.maxMs.toFixed(2)} ms): a send in flight waits out a pause`,
     ...(r.serialSpans === undefined ? [] : [
       `  where one send's time goes in the host (mean ms and count per send, spans overlap):`,
       ...r.serialSpans.slice(0, 25).map((s) => `    ${s.ms.toFixed(3).padStart(7)} ms  x${s.count.toFixed(1).padStart(4)}  ${s.name}`)
+    ]),
+    ...(r.serialTimeline === undefined ? [] : [
+      `  one send's time line (median ms from the server span's start; the client saw p50 ${r.tracedP50!.toFixed(2)} ms):`,
+      ...r.serialTimeline.slice(0, 40).map((s) =>
+        `    ${s.startMs.toFixed(3).padStart(7)} -> ${s.endMs.toFixed(3).padStart(7)}  ${s.name}${s.count < r.serialTimeline![0]!.count ? ` (in ${s.count} sends)` : ""}`
+      )
     ]),
     row(`${r.parley.connections} connections: POST /proxy/...`, r.parley),
     row(`${r.direct.connections} connections: straight to the simulator`, r.direct),
