@@ -31,6 +31,7 @@ import { performance, PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/simulators/SimulatorServer.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
+import { allocationCounter } from "./allocation.ts"
 import { countDatabaseWrites, startProfile } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
@@ -55,8 +56,13 @@ export interface ProxyBenchResult {
   readonly serialHostCpu: number
   /** One connection again, the network's status reports muted: the send alone, without its reports' work. */
   readonly parleyAlone: LoadResult
-  /** The host's CPU per send of `parleyAlone` (ms): a send's own, its status reports left out. */
+  /** The host's CPU per send of `parleyAlone` (ms): a send's own, its status reports and the idle host's work left out. */
   readonly aloneHostCpu: number
+  /** KB the host allocated per send of `parleyAlone`, the idle host's allocation meanwhile taken off. */
+  readonly aloneKb: number
+  /** What the idle host spends a second (ms of CPU, KB allocated), measured just before `parleyAlone`. */
+  readonly idleCpuPerSecond: number
+  readonly idleKbPerSecond: number
   /** The host's garbage-collection pauses during `parleySerial`: each one delays the send in flight. */
   readonly serialPauses: GcPauses
   /** With `PROXY_TRACE`: per span name, the mean ms and count per send, one send at a time. */
@@ -116,6 +122,8 @@ export interface ProxyCpu {
   readonly cores: number
   /** The host's writes to PostgreSQL (round trips or pipelined batches) per send: counted, so not moved by load. */
   readonly writes: number
+  /** KB the host allocated per send (the load generator's thread apart), its status reports included: counted too. */
+  readonly allocatedKb: number
 }
 
 const KEY = "pk_bench_proxy_0123456789abcdef01"
@@ -133,6 +141,9 @@ const CONTACTS = Array.from({ length: 256 }, (_, i) => `1555100${String(i).padSt
 
 /** When the simulated network has sent the last status report of a send (read after 3 s, batched for 50 ms). */
 const STATUSES_DUE_MS = 3_500
+
+/** How long the idle host is watched before the muted run, to take its background work off that run's figures. */
+const IDLE_MS = 2_000
 
 /** Signs the remote network's webhooks; the host checks them with it. */
 const APP_SECRET = "bench-network-app-secret"
@@ -280,11 +291,27 @@ export const benchProxy = (
     // The same sends with the network's status reports muted: the host's CPU of the send alone (its reports apart).
     yield* Effect.sleep(STATUSES_DUE_MS)
     yield* mute
+    // What the idle host spends meanwhile (pg-boss's polls, timers): a second of it first, taken off the run's figures.
+    const idleCpu = process.cpuUsage()
+    const idleAllocated = allocationCounter()
+    const idleAt = performance.now()
+    yield* Effect.sleep(IDLE_MS)
+    const idleBytes = idleAllocated()
+    const idleUsed = process.cpuUsage(idleCpu)
+    const idleMs = performance.now() - idleAt
     const aloneCpu = process.cpuUsage()
+    const aloneAllocated = allocationCounter()
+    const aloneAt = performance.now()
     const parleyAlone = yield* profiled("serial-alone", run(parleyTarget, headers, 1))
+    const aloneBytesAll = aloneAllocated()
     const aloneUsed = process.cpuUsage(aloneCpu)
+    const aloneShare = (performance.now() - aloneAt) / idleMs
     yield* unmute
-    const aloneHostCpu = (aloneUsed.user + aloneUsed.system - parleyAlone.generatorCpuMicros) / 1000 / parleyAlone.requests
+    const aloneBytes = (aloneBytesAll - idleBytes * aloneShare) / parleyAlone.requests
+    const aloneHostCpu =
+      (aloneUsed.user + aloneUsed.system - parleyAlone.generatorCpuMicros - (idleUsed.user + idleUsed.system) * aloneShare) / 1000 /
+      parleyAlone.requests
+    const idleCpuPerSecond = (idleUsed.user + idleUsed.system) / 1000 / (idleMs / 1000)
     const serialSpans = traced === undefined ? undefined : spanBreakdown(traced.spans)
     const serialTimeline = traced === undefined ? undefined : spanTimeline(traced.spans)
     // The earlier runs' last status reports are in first: the CPU counted below is the measured sends' own.
@@ -293,6 +320,7 @@ export const benchProxy = (
     const before = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
     const loopBefore = performance.eventLoopUtilization()
     const writes = countDatabaseWrites()
+    const allocated = allocationCounter()
     const [parley, hostLoop] = yield* profiled("throughput", Effect.gen(function*() {
       const parley = yield* run(parleyTarget, headers)
       const hostLoop = performance.eventLoopUtilization(loopBefore).utilization
@@ -300,6 +328,7 @@ export const benchProxy = (
       return [parley, hostLoop] as const
     }))
     writes.restore()
+    const bytes = allocated()
     const host = process.cpuUsage(before.host)
     const perSend = (micros: number) => micros / 1000 / parley.requests
     const since = (start: number | undefined, end: number | undefined) =>
@@ -310,7 +339,8 @@ export const benchProxy = (
       postgres: since(before.postgres, cpuAt(postgresPid)),
       network: since(before.network, cpuAt(networkPid)),
       cores: Os.availableParallelism(),
-      writes: writes.count() / parley.requests
+      writes: writes.count() / parley.requests,
+      allocatedKb: bytes / 1024 / parley.requests
     }
     return {
       network,
@@ -322,6 +352,9 @@ export const benchProxy = (
       serialHostCpu,
       parleyAlone,
       aloneHostCpu,
+      aloneKb: aloneBytes / 1024,
+      idleCpuPerSecond,
+      idleKbPerSecond: idleBytes / 1024 / (idleMs / 1000),
       serialPauses,
       serialSpans,
       serialTimeline,
@@ -355,7 +388,9 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     row("1 connection, status reports muted", r.parleyAlone),
     `  added by Parley without the status reports' work: p50 ${(r.parleyAlone.p50Ms - r.directSerial.p50Ms).toFixed(2)} ms; the host's CPU ${
       r.aloneHostCpu.toFixed(2)
-    } ms per send`,
+    } ms per send, ${r.aloneKb.toFixed(0)} KB allocated per send (the idle host's ${r.idleCpuPerSecond.toFixed(0)} ms of CPU and ${
+      r.idleKbPerSecond.toFixed(0)
+    } KB a second taken off)`,
     `  the host's garbage collector paused it ${r.serialPauses.perSecond.toFixed(1)} times a second meanwhile (p50 ${
       r.serialPauses.p50Ms.toFixed(2)
     } ms, longest ${r.serialPauses.maxMs.toFixed(2)} ms): a send in flight waits out a pause`,
@@ -373,7 +408,9 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     row(`${r.direct.connections} connections: straight to the simulator`, r.direct),
     `  ratio Parley / simulator: ${(r.parley.rps / r.direct.rps).toFixed(2)} (target >= 0.3)`,
     `  CPU per send at ${r.parley.connections} connections, status reports included: ${formatCpu(r)}`,
-    `  host writes to PostgreSQL per send at ${r.parley.connections} connections, status reports included: ${r.cpu.writes.toFixed(2)}`,
+    `  host writes to PostgreSQL per send at ${r.parley.connections} connections, status reports included: ${r.cpu.writes.toFixed(2)}; KB allocated per send ${
+      r.cpu.allocatedKb.toFixed(0)
+    }`,
     ""
   ].join("\n")
 }

@@ -230,4 +230,24 @@ describe("GroupCommit", () => {
       yield* Fiber.join(interrupted)
       assert.deepStrictEqual(settled, [7])
     }))
+
+  it.effect("once items come together, gathers a burst into one batch instead of settling its first alone", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const submit = yield* GroupCommit.make<number, number, never>({
+        max: 10,
+        writers: 2,
+        // Settling takes a while (a transaction's round trips): the burst's others come meanwhile.
+        many: (items) => Effect.andThen(Effect.yieldNow, Effect.sync(() => (batches.push(items), items.map((n) => Exit.succeed(n))))),
+        one: (n) => Effect.andThen(Effect.yieldNow, Effect.sync(() => (batches.push([n]), n)))
+      })
+      const burst = (from: number) => Effect.forEach([from, from + 1, from + 2, from + 3], (n) => submit(n), { concurrency: "unbounded" })
+      // Quiet so far: the first is settled by its caller, the rest wait for a writer together.
+      assert.deepStrictEqual(yield* burst(0), [0, 1, 2, 3])
+      assert.deepStrictEqual(batches, [[0], [1, 2, 3]])
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      // Items came together: the next burst waits for a writer as a whole, one batch (one transaction).
+      assert.deepStrictEqual(yield* burst(4), [4, 5, 6, 7])
+      assert.deepStrictEqual(batches.slice(2), [[4, 5, 6, 7]])
+    }))
 })

@@ -12,11 +12,14 @@
  * fewer, larger batches where items come steadily (a paced broadcast), since a
  * free writer would otherwise take each item nearly alone.
  *
- * An item that finds nothing waiting and a writer free is settled at once by its
- * caller's fiber, in the writers' context and uninterruptibly, as a writer would
- * settle it: a lone item (a proxied send one at a time) pays no hand-off to a
- * writer and back (two wake-ups, ~50 us each on a 2-core machine). It holds a
- * writer's place meanwhile, so no more batches run at once than there are writers.
+ * On a quiet group (the last batch was a lone item, nothing is waiting or being
+ * settled) an item is settled at once by its caller's fiber, in the writers'
+ * context and uninterruptibly, as a writer would settle it: a lone item (a proxied
+ * send one at a time) pays no hand-off to a writer and back (two wake-ups). It
+ * holds a writer's place meanwhile, so no more batches run at once than there are
+ * writers. Where items come together the hand-off stays: its wait is what gathers
+ * them into one batch (settling the first of a burst at once split bursts in two
+ * and raised a proxied send's writes to PostgreSQL at 16 connections by half).
  */
 import { type Context, Deferred, Effect, Exit, Queue, type Scope } from "effect"
 
@@ -55,7 +58,11 @@ export const make = <I, A, E>(
     const urgentReady = yield* Queue.unbounded<void>()
     const settleOne = ([item, done]: Entry<I, A, E>) =>
       Effect.flatMap(Effect.exit(options.one(item)), (exit) => Deferred.done(done, exit))
+    // The last batch was a lone item and nothing came meanwhile: items come one at a time, a caller may settle its own.
+    let quiet = true
     const settle = (batch: ReadonlyArray<Entry<I, A, E>>) =>
+      Effect.ensuring(settleBatch(batch), Effect.sync(() => quiet = batch.length === 1 && urgent.length === 0 && bulk.length === 0))
+    const settleBatch = (batch: ReadonlyArray<Entry<I, A, E>>) =>
       Effect.gen(function*() {
         if (batch.length === 1) return yield* settleOne(batch[0]!)
         const exits = yield* Effect.exit(options.many(batch.map(([item]) => item)))
@@ -105,7 +112,8 @@ export const make = <I, A, E>(
         const exit = yield* Effect.exit(Effect.updateContext(options.one(item), (_: Context.Context<never>) => context))
         busy--
         if (isBulk) bulkBusy--
-        if (urgent.length > 0 || bulk.length > 0) yield* Queue.offer(anyReady, undefined)
+        quiet = urgent.length === 0 && bulk.length === 0
+        if (!quiet) yield* Queue.offer(anyReady, undefined)
         return yield* exit
       }))
     for (let i = 0; i < writers; i++) yield* Effect.forkScoped(writer(false))
@@ -113,7 +121,9 @@ export const make = <I, A, E>(
     return (item: I, priority?: "urgent") =>
       Effect.gen(function*() {
         const isBulk = priority !== "urgent"
-        if (urgent.length === 0 && bulk.length === 0 && busy < writers && !(isBulk && bulkBusy >= bulkWriters)) {
+        // Only on a quiet group with no batch being settled: where items come together, the hand-off's wait is what
+        // gathers them into one batch (one transaction instead of one per item).
+        if (quiet && busy === 0 && urgent.length === 0 && bulk.length === 0) {
           return yield* settleHere(item, isBulk)
         }
         const done = yield* Deferred.make<A, E>()
