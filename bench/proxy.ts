@@ -16,7 +16,7 @@
  *
  * `NETWORK=remote` the network in a process of its own, `CONNECTIONS` (16) and `DURATION_MS` (3000) the load;
  * `PROXY_PROFILE=<dir>` writes CPU profiles of the host over the one-at-a-time run (`serial.cpuprofile`), the same
- * with the status reports muted (`serial-alone.cpuprofile`) and the throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
+ * with the status reports muted (`serial-alone.cpuprofile`, and where it allocates: `serial-alone.heapprofile`) and the throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
  * `PROXY_TRACE=<n>` sends n more, one at a time, each traced, and prints where a send's time went inside the host,
  * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call).
  */
@@ -31,7 +31,7 @@ import { performance, PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/simulators/SimulatorServer.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
-import { allocationCounter } from "./allocation.ts"
+import { allocationCounter, sampleAllocations } from "./allocation.ts"
 import { countDatabaseWrites, startProfile } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
@@ -302,7 +302,9 @@ export const benchProxy = (
     const aloneCpu = process.cpuUsage()
     const aloneAllocated = allocationCounter()
     const aloneAt = performance.now()
+    const stopSampling = yield* sampleAllocations(profileDir === undefined ? undefined : Path.join(profileDir, "serial-alone.heapprofile"))
     const parleyAlone = yield* profiled("serial-alone", run(parleyTarget, headers, 1))
+    yield* stopSampling
     const aloneBytesAll = aloneAllocated()
     const aloneUsed = process.cpuUsage(aloneCpu)
     const aloneShare = (performance.now() - aloneAt) / idleMs
