@@ -8,6 +8,7 @@
 import { Effect } from "effect"
 import * as Http from "node:http"
 import { processTreeCpuMicros } from "./cpu.ts"
+import { startEffectFloor } from "./effectFloor.ts"
 import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 
@@ -23,6 +24,12 @@ export interface HttpBenchResult {
   readonly ratio: number
   readonly parleyCpu: RequestCpu
   readonly bareCpu: RequestCpu
+  /** effect's `HttpApi` on `@effect/platform-node` with one endpoint and the same JSON (`effectFloor.ts`). */
+  readonly floor: LoadResult
+  readonly floorCpu: RequestCpu
+  /** The same with one pass-through `HttpApiMiddleware`. */
+  readonly floorMiddleware: LoadResult
+  readonly floorMiddlewareCpu: RequestCpu
 }
 
 const KEY = "pk_bench_0123456789abcdef0123456789"
@@ -49,6 +56,9 @@ export const benchHttp = (options: { readonly durationMs: number; readonly conne
     const address = bare.address() as { port: number }
     const bareUrl = `http://127.0.0.1:${address.port}/platform/v1/workflows/${created.data.id}`
 
+    const floorUrl = `${yield* startEffectFloor({ body, middleware: false })}/platform/v1/workflows/${created.data.id}`
+    const floorMiddlewareUrl = `${yield* startEffectFloor({ body, middleware: true })}/platform/v1/workflows/${created.data.id}`
+
     const run = (u: string) => Effect.promise(() => load({ url: u, headers: { "x-api-key": KEY }, ...options }))
     const measured = (u: string) =>
       Effect.gen(function*() {
@@ -65,10 +75,22 @@ export const benchHttp = (options: { readonly durationMs: number; readonly conne
         return [result, cpu] as const
       })
     // Warm both up (JIT, connection pools) before measuring.
-    yield* run(target).pipe(Effect.andThen(run(bareUrl)))
+    for (const u of [target, bareUrl, floorUrl, floorMiddlewareUrl]) yield* run(u)
     const [parley, parleyCpu] = yield* measured(target)
     const [bareResult, bareCpu] = yield* measured(bareUrl)
-    return { parley, bare: bareResult, ratio: parley.rps / bareResult.rps, parleyCpu, bareCpu } satisfies HttpBenchResult
+    const [floor, floorCpu] = yield* measured(floorUrl)
+    const [floorMiddleware, floorMiddlewareCpu] = yield* measured(floorMiddlewareUrl)
+    return {
+      parley,
+      bare: bareResult,
+      ratio: parley.rps / bareResult.rps,
+      parleyCpu,
+      bareCpu,
+      floor,
+      floorCpu,
+      floorMiddleware,
+      floorMiddlewareCpu
+    } satisfies HttpBenchResult
   }).pipe(Effect.scoped)
 
 const cpuText = (cpu: RequestCpu) =>
@@ -81,8 +103,13 @@ export const formatHttpBench = (r: HttpBenchResult): string => {
     "Authenticated GET /platform/v1/workflows/<id> (Postgres storage)",
     row("Parley", r.parley),
     row("bare node:http, same JSON", r.bare),
+    row("effect HttpApi, 1 endpoint (floor)", r.floor),
+    row("floor + 1 pass-through middleware", r.floorMiddleware),
     `  ratio Parley / bare: ${r.ratio.toFixed(2)} (target >= 0.5)`,
+    `  ratio floor / bare: ${(r.floor.rps / r.bare.rps).toFixed(2)}, with middleware ${(r.floorMiddleware.rps / r.bare.rps).toFixed(2)};` +
+    ` Parley / floor: ${(r.parley.rps / r.floor.rps).toFixed(2)}`,
     `  CPU per request: Parley ${cpuText(r.parleyCpu)}; bare ${cpuText(r.bareCpu)}`,
+    `  CPU per request: floor host ${r.floorCpu.host.toFixed(3)} ms, with middleware ${r.floorMiddlewareCpu.host.toFixed(3)} ms`,
     ""
   ].join("\n")
 }
