@@ -30,6 +30,15 @@ export interface HttpBenchResult {
   /** The same with one pass-through `HttpApiMiddleware`. */
   readonly floorMiddleware: LoadResult
   readonly floorMiddlewareCpu: RequestCpu
+  /**
+   * Rungs between the floor and the GET, on the same Parley host: `GET /healthz` (a router route through the
+   * host's global middleware, request log and input limits, no HttpApi), and the GET without a key (the HttpApi
+   * route, its middleware and a 401 encoded, no storage).
+   */
+  readonly health: LoadResult
+  readonly healthCpu: RequestCpu
+  readonly noKey: LoadResult
+  readonly noKeyCpu: RequestCpu
 }
 
 const KEY = "pk_bench_0123456789abcdef0123456789"
@@ -59,12 +68,12 @@ export const benchHttp = (options: { readonly durationMs: number; readonly conne
     const floorUrl = `${yield* startEffectFloor({ body, middleware: false })}/platform/v1/workflows/${created.data.id}`
     const floorMiddlewareUrl = `${yield* startEffectFloor({ body, middleware: true })}/platform/v1/workflows/${created.data.id}`
 
-    const run = (u: string) => Effect.promise(() => load({ url: u, headers: { "x-api-key": KEY }, ...options }))
-    const measured = (u: string) =>
+    const run = (u: string, key = true) => Effect.promise(() => load({ url: u, headers: key ? { "x-api-key": KEY } : {}, ...options }))
+    const measured = (u: string, key = true) =>
       Effect.gen(function*() {
         const postgresBefore = processTreeCpuMicros(postgresPid)
         const hostBefore = process.cpuUsage()
-        const result = yield* run(u)
+        const result = yield* run(u, key)
         const used = process.cpuUsage(hostBefore)
         const postgresAfter = processTreeCpuMicros(postgresPid)
         const perRequest = (micros: number) => micros / 1000 / result.requests
@@ -75,11 +84,13 @@ export const benchHttp = (options: { readonly durationMs: number; readonly conne
         return [result, cpu] as const
       })
     // Warm both up (JIT, connection pools) before measuring.
-    for (const u of [target, bareUrl, floorUrl, floorMiddlewareUrl]) yield* run(u)
+    for (const u of [target, bareUrl, floorUrl, floorMiddlewareUrl, `${url}/healthz`]) yield* run(u)
     const [parley, parleyCpu] = yield* measured(target)
     const [bareResult, bareCpu] = yield* measured(bareUrl)
     const [floor, floorCpu] = yield* measured(floorUrl)
     const [floorMiddleware, floorMiddlewareCpu] = yield* measured(floorMiddlewareUrl)
+    const [health, healthCpu] = yield* measured(`${url}/healthz`)
+    const [noKey, noKeyCpu] = yield* measured(target, false)
     return {
       parley,
       bare: bareResult,
@@ -89,7 +100,11 @@ export const benchHttp = (options: { readonly durationMs: number; readonly conne
       floor,
       floorCpu,
       floorMiddleware,
-      floorMiddlewareCpu
+      floorMiddlewareCpu,
+      health,
+      healthCpu,
+      noKey,
+      noKeyCpu
     } satisfies HttpBenchResult
   }).pipe(Effect.scoped)
 
@@ -110,6 +125,8 @@ export const formatHttpBench = (r: HttpBenchResult): string => {
     ` Parley / floor: ${(r.parley.rps / r.floor.rps).toFixed(2)}`,
     `  CPU per request: Parley ${cpuText(r.parleyCpu)}; bare ${cpuText(r.bareCpu)}`,
     `  CPU per request: floor host ${r.floorCpu.host.toFixed(3)} ms, with middleware ${r.floorMiddlewareCpu.host.toFixed(3)} ms`,
+    `  Parley's rungs, same host: GET /healthz ${r.health.rps.toFixed(0)} req/s, host ${r.healthCpu.host.toFixed(3)} ms;` +
+    ` the GET without a key (401, no storage) ${r.noKey.rps.toFixed(0)} req/s, host ${r.noKeyCpu.host.toFixed(3)} ms`,
     ""
   ].join("\n")
 }
