@@ -16,9 +16,11 @@
  *
  * `NETWORK=remote` the network in a process of its own, `CONNECTIONS` (16) and `DURATION_MS` (3000) the load;
  * `PROXY_PROFILE=<dir>` writes CPU profiles of the host over the one-at-a-time run (`serial.cpuprofile`), the same
- * with the status reports muted (`serial-alone.cpuprofile`, and where it allocates: `serial-alone.heapprofile`) and the throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
+ * with the status reports muted (`serial-alone.cpuprofile`, and where it allocates: `serial-alone.heapprofile`) and
+ * the throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
  * `PROXY_TRACE=<n>` sends n more, one at a time, each traced, and prints where a send's time went inside the host,
- * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call).
+ * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call),
+ * and one send's time line (each span's median start and end).
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
