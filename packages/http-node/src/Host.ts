@@ -3,7 +3,7 @@
  * surface, OpenAPI, docs, health) over the core services. Storage is the
  * caller's choice: Postgres (`layerPostgres`) or memory ports for tests.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import {
   ExecutionsSettings,
   ApiRateLimitSettings,
