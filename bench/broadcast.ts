@@ -310,6 +310,10 @@ export const benchBroadcast = (options: {
     const loopDelayQuiet = quietLoop()
 
     const liveStartMb = liveHeapMb()
+    // `BENCH_BROADCAST_HEAP_SNAPSHOTS=<dir>`: the live heap before the send and after it (`start.heapsnapshot`,
+    // `end.heapsnapshot`), to tell what the host keeps from a broadcast.
+    const snapshots = process.env.BENCH_BROADCAST_HEAP_SNAPSHOTS
+    if (snapshots !== undefined && snapshots !== "") V8.writeHeapSnapshot(Path.join(snapshots, "start.heapsnapshot"))
     const rss: Array<number> = [process.memoryUsage().rss]
     const sendRss = rssSampler()
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
@@ -437,6 +441,7 @@ export const benchBroadcast = (options: {
     const recounts: Array<number> = []
     for (let i = 0; i < 3; i++) recounts.push(yield* timed(Effect.orDie(sql.unsafe(LEGACY_COUNT, [id]))))
     const liveEndMb = liveHeapMb()
+    if (snapshots !== undefined && snapshots !== "") V8.writeHeapSnapshot(Path.join(snapshots, "end.heapsnapshot"))
     // The record's own times: from the send to the last recipient's outcome.
     const sendSeconds = completed ? (Date.parse(final.completed_at) - Date.parse(final.started_at)) / 1000 : Number.NaN
     return {
