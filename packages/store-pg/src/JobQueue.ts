@@ -30,9 +30,7 @@
  * many jobs as it has free slots (up to 50 a fetch), claims again the moment
  * a slot frees, and settles each job on its own. New jobs wake idle workers
  * through pg-boss's LISTEN/NOTIFY channel; jobs due later (timers, retries)
- * are found every `pollingIntervalSeconds` by one statement for all the
- * queues this process works, which wakes the workers of the queues holding a
- * job ready to run (an idle worker does not fetch on its own).
+ * are found by polling every `pollingIntervalSeconds`.
  */
 import { type EnqueueOptions, type Job, JobQueue, type WorkOptions } from "@parley/core"
 import { Cache, Cause, Deferred, Duration, Effect, Exit, FiberSet, Latch, Layer, Queue, Redacted, Schedule, Schema } from "effect"
@@ -68,8 +66,8 @@ export interface PgJobQueueOptions {
   /** How often the supervisor looks for jobs of dead workers, in seconds; default 5 (one indexed query). */
   readonly superviseIntervalSeconds?: number | undefined
   /**
-   * How often this process looks for jobs ready to run in the queues it works, in seconds; default 1. New jobs
-   * wake workers at once through NOTIFY; timers and retries wait for this look (at most this long after they are due).
+   * How often an idle worker polls, in seconds; default 1. New jobs wake
+   * workers at once through NOTIFY; timers and retries wait for a poll.
    */
   readonly pollingIntervalSeconds?: number | undefined
   /** Connections in pg-boss's pool; default 16 (the relay enqueues a batch's jobs side by side). */
@@ -114,9 +112,6 @@ const decodeBacklogRows = decodeRows(BacklogRow)
 const decodeBacklog = (rows: ReadonlyArray<unknown>) =>
   Effect.map(decodeBacklogRows(rows), (decoded) =>
     decoded.map(({ oldest_ready_ms, ...row }) => ({ ...row, oldestReadyMs: Math.round(oldest_ready_ms) })))
-
-/** A row of the due-queues query. */
-const decodeDueRows = decodeRows("pgboss due queues", Schema.Struct({ name: Schema.String }))
 
 /** A job as claimed: settling with it only lands while that claim holds (pg-boss's attempt fence). */
 interface JobAttempt {
@@ -183,24 +178,6 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
     // Behind a transaction-pooling proxy, say: still correct, only slower.
     Effect.catchCause((cause) => Effect.logWarning("JobQueue: LISTEN failed, workers will only poll", cause))
   )
-
-  // Jobs that became due without a notification (timers, retries, a NOTIFY missed): one statement every `pollMs`
-  // names the worked queues holding a job ready to run (what `fetch` would claim), and wakes their workers. Idle
-  // workers polling with a `fetch` each cost a statement per queue per second (about 25 on an idle host).
-  const dueQueuesSql = `
-    SELECT q.name FROM unnest($1::text[]) AS q(name)
-    WHERE EXISTS (
-      SELECT 1 FROM ${schema}.job j
-      WHERE j.name = q.name AND j.state < 'active' AND NOT j.blocked AND j.start_after <= ${schema}.job_now()
-    )`
-  const wakeDue = Effect.suspend(() => {
-    if (wakers.size === 0) return Effect.void
-    return promise(() => boss.getDb().executeSql(dueQueuesSql, [[...wakers.keys()]])).pipe(
-      Effect.flatMap(({ rows }) => decodeDueRows(rows)),
-      Effect.map((due) => due.forEach(({ name }) => wakeQueue(name)))
-    )
-  }).pipe(Effect.catchCause((cause) => Effect.logWarning("JobQueue: looking for due jobs failed", cause)))
-  yield* Effect.forkScoped(Effect.repeat(wakeDue, Schedule.spaced(Duration.millis(pollMs))))
 
   const queues = yield* Cache.make({
     capacity: Number.MAX_SAFE_INTEGER,
@@ -307,7 +284,7 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
       yield* ensureQueue(queue)
       const concurrency = Math.max(1, Math.floor(options.concurrency))
       const claims = new Map<string, Claim>()
-      // Opened by a notification for the queue, by every finished attempt and by `wakeDue`.
+      // Opened by a notification for the queue and by every finished attempt.
       const wake = yield* Latch.make(false)
       const attempts = yield* FiberSet.make<void>()
       // Attempts run with the services of the caller of `work`.
@@ -373,11 +350,10 @@ export const makePgJobQueue = Effect.fnUntraced(function*(
         return jobs.length === free && claims.size < concurrency
       }))
 
-      // Woken by a notification, a finished attempt, or the look for due jobs (`wakeDue`).
       const loop = Effect.gen(function*() {
         while (true) {
           yield* wake.close
-          if (!(yield* claimBatch)) yield* wake.await
+          if (!(yield* claimBatch)) yield* Effect.raceFirst(wake.await, Effect.sleep(pollMs))
         }
       })
 
