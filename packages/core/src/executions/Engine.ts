@@ -445,7 +445,16 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         }).pipe(Effect.asVoid)
       }
 
-      const now = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: new Date(ms).toISOString() }))
+      // A step reads the time three times, mostly within one millisecond: its text is formatted once per millisecond.
+      let lastMs = Number.NaN
+      let lastIso = ""
+      const now = Effect.map(Clock.currentTimeMillis, (ms) => {
+        if (ms !== lastMs) {
+          lastIso = new Date(ms).toISOString()
+          lastMs = ms
+        }
+        return { ms, iso: lastIso }
+      })
 
       /** Takes (or renews) the lease; None when another live host holds it or the run is not `running`. */
       const claim = Effect.fnUntraced(function*(record: ExecutionRecord) {
