@@ -1,8 +1,8 @@
 /**
  * A run's step events go with the run on PostgreSQL without a foreign key between them (migration 0041): every
  * statement that deletes runs deletes their events after it, whether it deletes them itself or a cascade does (a
- * project's deletion), in every weekly partition; and a delete that waited for a checkpoint holding the run's row
- * deletes the events that checkpoint committed meanwhile, as the key's cascade did.
+ * workflow's deletion, reached here from its project's), in every weekly partition; and a delete that waited for a
+ * checkpoint holding the run's row deletes the events that checkpoint committed meanwhile, as the key's cascade did.
  */
 import { ExecutionsRepo, StepEventsRepo, TimePartitions, WorkflowsRepo } from "@parley/core"
 import { givenProject, makeExecution, makeStepEvent, makeWorkflow } from "@parley/core/testing/conformance"
@@ -37,7 +37,7 @@ const givenRuns = (count: number) =>
   })
 
 layer(layerStorage.pipe(Layer.provideMerge(layerTestDatabase)), { excludeTestServices: true })("step events without a foreign key (postgres)", (it) => {
-  it.effect("go with their runs when a project's deletion cascades to them, from every weekly partition", () =>
+  it.effect("go with their runs when a cascade deletes them (a project's, through its workflows), from every weekly partition", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const { project, runs } = yield* givenRuns(2)
