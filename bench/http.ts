@@ -8,6 +8,7 @@
 import { Effect } from "effect"
 import * as Http from "node:http"
 import { processTreeCpuMicros } from "./cpu.ts"
+import { startEffectFloor } from "./effectFloor.ts"
 import { startBenchHost } from "./host.ts"
 import { load, type LoadResult } from "./load.ts"
 
@@ -23,6 +24,21 @@ export interface HttpBenchResult {
   readonly ratio: number
   readonly parleyCpu: RequestCpu
   readonly bareCpu: RequestCpu
+  /** effect's `HttpApi` on `@effect/platform-node` with one endpoint and the same JSON (`effectFloor.ts`). */
+  readonly floor: LoadResult
+  readonly floorCpu: RequestCpu
+  /** The same with one pass-through `HttpApiMiddleware`. */
+  readonly floorMiddleware: LoadResult
+  readonly floorMiddlewareCpu: RequestCpu
+  /**
+   * Rungs between the floor and the GET, on the same Parley host: `GET /healthz` (a router route through the
+   * host's global middleware, request log and input limits, no HttpApi), and the GET without a key (the HttpApi
+   * route, its middleware and a 401 encoded, no storage).
+   */
+  readonly health: LoadResult
+  readonly healthCpu: RequestCpu
+  readonly noKey: LoadResult
+  readonly noKeyCpu: RequestCpu
 }
 
 const KEY = "pk_bench_0123456789abcdef0123456789"
@@ -49,12 +65,15 @@ export const benchHttp = (options: { readonly durationMs: number; readonly conne
     const address = bare.address() as { port: number }
     const bareUrl = `http://127.0.0.1:${address.port}/platform/v1/workflows/${created.data.id}`
 
-    const run = (u: string) => Effect.promise(() => load({ url: u, headers: { "x-api-key": KEY }, ...options }))
-    const measured = (u: string) =>
+    const floorUrl = `${yield* startEffectFloor({ body, middleware: false })}/platform/v1/workflows/${created.data.id}`
+    const floorMiddlewareUrl = `${yield* startEffectFloor({ body, middleware: true })}/platform/v1/workflows/${created.data.id}`
+
+    const run = (u: string, key = true) => Effect.promise(() => load({ url: u, headers: key ? { "x-api-key": KEY } : {}, ...options }))
+    const measured = (u: string, key = true) =>
       Effect.gen(function*() {
         const postgresBefore = processTreeCpuMicros(postgresPid)
         const hostBefore = process.cpuUsage()
-        const result = yield* run(u)
+        const result = yield* run(u, key)
         const used = process.cpuUsage(hostBefore)
         const postgresAfter = processTreeCpuMicros(postgresPid)
         const perRequest = (micros: number) => micros / 1000 / result.requests
@@ -65,10 +84,28 @@ export const benchHttp = (options: { readonly durationMs: number; readonly conne
         return [result, cpu] as const
       })
     // Warm both up (JIT, connection pools) before measuring.
-    yield* run(target).pipe(Effect.andThen(run(bareUrl)))
+    for (const u of [target, bareUrl, floorUrl, floorMiddlewareUrl, `${url}/healthz`]) yield* run(u)
     const [parley, parleyCpu] = yield* measured(target)
     const [bareResult, bareCpu] = yield* measured(bareUrl)
-    return { parley, bare: bareResult, ratio: parley.rps / bareResult.rps, parleyCpu, bareCpu } satisfies HttpBenchResult
+    const [floor, floorCpu] = yield* measured(floorUrl)
+    const [floorMiddleware, floorMiddlewareCpu] = yield* measured(floorMiddlewareUrl)
+    const [health, healthCpu] = yield* measured(`${url}/healthz`)
+    const [noKey, noKeyCpu] = yield* measured(target, false)
+    return {
+      parley,
+      bare: bareResult,
+      ratio: parley.rps / bareResult.rps,
+      parleyCpu,
+      bareCpu,
+      floor,
+      floorCpu,
+      floorMiddleware,
+      floorMiddlewareCpu,
+      health,
+      healthCpu,
+      noKey,
+      noKeyCpu
+    } satisfies HttpBenchResult
   }).pipe(Effect.scoped)
 
 const cpuText = (cpu: RequestCpu) =>
@@ -81,8 +118,15 @@ export const formatHttpBench = (r: HttpBenchResult): string => {
     "Authenticated GET /platform/v1/workflows/<id> (Postgres storage)",
     row("Parley", r.parley),
     row("bare node:http, same JSON", r.bare),
+    row("effect HttpApi, 1 endpoint (floor)", r.floor),
+    row("floor + 1 pass-through middleware", r.floorMiddleware),
     `  ratio Parley / bare: ${r.ratio.toFixed(2)} (target >= 0.5)`,
+    `  ratio floor / bare: ${(r.floor.rps / r.bare.rps).toFixed(2)}, with middleware ${(r.floorMiddleware.rps / r.bare.rps).toFixed(2)};` +
+    ` Parley / floor: ${(r.parley.rps / r.floor.rps).toFixed(2)}`,
     `  CPU per request: Parley ${cpuText(r.parleyCpu)}; bare ${cpuText(r.bareCpu)}`,
+    `  CPU per request: floor host ${r.floorCpu.host.toFixed(3)} ms, with middleware ${r.floorMiddlewareCpu.host.toFixed(3)} ms`,
+    `  Parley's rungs, same host: GET /healthz ${r.health.rps.toFixed(0)} req/s, host ${r.healthCpu.host.toFixed(3)} ms;` +
+    ` the GET without a key (401, no storage) ${r.noKey.rps.toFixed(0)} req/s, host ${r.noKeyCpu.host.toFixed(3)} ms`,
     ""
   ].join("\n")
 }

@@ -4,9 +4,16 @@
  * `PARLEY_LOG_API_REQUESTS=false`, each over its own embedded PostgreSQL. Two pairs, one started each way round,
  * each measured in three alternating rounds, so neither the start order nor drift of a shared machine favours one;
  * the figures are the sums.
+ *
+ * And what the recorder drains at a burst (`benchRecorderCapacity`, `BENCH_ONLY=recorder`): 20,000 entries shaped as
+ * an engine's step events queued at once (the buffer's bound) and written to the host's PostgreSQL, by recorders of
+ * one and of two writers (batches of 500 and of 1,000) in alternating rounds: entries per second, and the host's
+ * and PostgreSQL's CPU per 1,000 entries; then, to tell what the indexes cost a row, without the words' GIN index
+ * and without the BRIN index too (dropped in the bench's throwaway database, after the rounds above). An engine's peak hands over about 3 entries per step; the recorder keeps
+ * up where it drains more than that.
  */
-import { LogRecorder } from "@parley/core"
-import { Context, Effect } from "effect"
+import { Ids, type LogDraft, LogRecorder, LogSearch, MAX_BUFFERED } from "@parley/core"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { startBenchHost } from "./host.ts"
@@ -134,3 +141,99 @@ export const formatLogSearchBench = (r: LogSearchBenchResult): string => {
     ""
   ].join("\n")
 }
+
+export interface RecorderCapacity {
+  readonly label: string
+  readonly entries: number
+  readonly entriesPerSecond: number
+  readonly hostCpuMsPer1000: number
+  readonly postgresCpuMsPer1000: number | undefined
+}
+
+/** A step event's entry as the engine hands it over (`stepEventEntry`): a chain run's step with a small payload. */
+const stepDraft = (projectId: string, n: number): LogDraft => {
+  const execution = `00000000-0000-4000-8000-${String(Math.floor(n / 4)).padStart(12, "0")}`
+  return {
+    project_id: projectId,
+    source: "flow_event",
+    occurred_at: new Date(Date.now() + n).toISOString(),
+    problem: false,
+    level: "info",
+    message: `step_completed at send_${n % 4} (Chain)`,
+    status: "running",
+    resource_type: "workflow_execution",
+    resource_id: execution,
+    event_type: "step_completed",
+    flow_name: "Chain",
+    flow_id: "00000000-0000-4000-8000-000000000001",
+    flow_execution_id: execution,
+    flow_event_id: `00000000-0000-4000-9000-${String(n).padStart(12, "0")}`,
+    step_identifier: `send_${n % 4}`,
+    step_type: "send_text",
+    attributes: { seq: n % 4, direction: "outbound", edge_label: null },
+    payload: { text: `Hello number ${n}, your order is on its way`, phone_number_id: "100000000000001", message_id: `wamid.${n}` }
+  }
+}
+
+export const benchRecorderCapacity = (options: { readonly rounds: number }) =>
+  Effect.gen(function*() {
+    const host = yield* startBenchHost(KEY, { workers: false, env: { PARLEY_LOG_API_REQUESTS: "false" } })
+    const base = Layer.succeedContext(Context.pick(LogSearch, Ids)(host.context))
+    const variants = [{ writers: 1, maxBatch: 500 }, { writers: 2, maxBatch: 500 }, { writers: 2, maxBatch: 1000 }]
+    const totals = variants.map(() => ({ entries: 0, ms: 0, host: 0, postgres: 0 }))
+    let serial = 0
+    const drain = (variant: (typeof variants)[number], total: (typeof totals)[number]) =>
+      Effect.gen(function*() {
+        const recorder = Context.get(yield* Layer.build(LogRecorder.layerWith(variant).pipe(Layer.provide(base))), LogRecorder)
+        const drafts = Array.from({ length: MAX_BUFFERED }, () => stepDraft(host.project.id, serial++))
+        const postgresBefore = processTreeCpuMicros(host.postgresPid) ?? 0
+        const hostBefore = process.cpuUsage()
+        const start = performance.now()
+        yield* recorder.record(drafts)
+        yield* recorder.flush
+        total.ms += performance.now() - start
+        const used = process.cpuUsage(hostBefore)
+        total.host += used.user + used.system
+        total.postgres += (processTreeCpuMicros(host.postgresPid) ?? 0) - postgresBefore
+        total.entries += drafts.length
+      }).pipe(Effect.scoped)
+    for (let round = 0; round < options.rounds; round++) {
+      // Each round in another order, so neither drift nor a warmer cache favours one.
+      for (const i of variants.map((_, i) => (i + round) % variants.length)) yield* drain(variants[i]!, totals[i]!)
+    }
+    // What the indexes cost a row, measured by dropping them (this throwaway database only; a search needs them):
+    // the default recorder again without the GIN index of the words, then without the BRIN index of the times too.
+    const sql = Context.get(host.context, SqlClient.SqlClient)
+    const stripped: Array<{ readonly label: string; readonly drop: Effect.Effect<unknown, unknown> }> = [
+      { label: "2 writers, no GIN", drop: sql`DROP INDEX log_entries_search` },
+      { label: "2 writers, no GIN, no BRIN", drop: sql`DROP INDEX log_entries_occurred_at` }
+    ]
+    for (const { drop } of stripped) {
+      yield* Effect.orDie(drop)
+      const total = { entries: 0, ms: 0, host: 0, postgres: 0 }
+      for (let round = 0; round < options.rounds; round++) yield* drain(variants[1]!, total)
+      totals.push(total)
+    }
+    const withProc = processTreeCpuMicros(host.postgresPid) !== undefined
+    return [...variants.map((v) => ({ ...v, label: `${v.writers} writer${v.writers === 1 ? "" : "s"}, batches of ${v.maxBatch}` })), ...stripped].map(
+      (v, i): RecorderCapacity => ({
+        label: v.label,
+        entries: totals[i]!.entries,
+        entriesPerSecond: totals[i]!.entries / (totals[i]!.ms / 1000),
+        hostCpuMsPer1000: totals[i]!.host / totals[i]!.entries,
+        postgresCpuMsPer1000: withProc ? totals[i]!.postgres / totals[i]!.entries : undefined
+      })
+    )
+  }).pipe(Effect.scoped)
+
+export const formatRecorderCapacity = (rows: ReadonlyArray<RecorderCapacity>): string =>
+  [
+    `Log search recorder draining ${MAX_BUFFERED.toLocaleString("en-US")} step entries queued at once (Postgres storage, same run)`,
+    ...rows.map((r) =>
+      `  ${r.label.padEnd(28)} ${r.entriesPerSecond.toFixed(0).padStart(7)} entries/s` +
+      `   host ${r.hostCpuMsPer1000.toFixed(0)} ms` +
+      (r.postgresCpuMsPer1000 === undefined ? "" : `, PostgreSQL ${r.postgresCpuMsPer1000.toFixed(0)} ms`) + " CPU per 1,000 entries" +
+      `   (${r.entries.toLocaleString("en-US")} entries)`
+    ),
+    ""
+  ].join("\n")

@@ -12,7 +12,7 @@ import { benchFunctionsHttp, formatFunctionsHttpBench } from "./functionsHttp.ts
 import { benchIngestion, formatIngestionBench } from "./ingestion.ts"
 import { benchProxy, formatProxyBench } from "./proxy.ts"
 import { benchWebhooks, formatWebhooksBench } from "./webhooks.ts"
-import { benchLogSearch, formatLogSearchBench } from "./logsearch.ts"
+import { benchLogSearch, benchRecorderCapacity, formatLogSearchBench, formatRecorderCapacity } from "./logsearch.ts"
 
 import { benchBroadcastApart, formatBroadcastBench } from "./broadcast.ts"
 import { benchEnvelope, envelopeOptionsFromEnv, formatEnvelope } from "./envelope.ts"
@@ -24,7 +24,7 @@ import { benchInboundTrigger, formatInboundTrigger } from "./inboundTrigger.ts"
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /**
  * `BENCH_ONLY=executions` (comma-separated names: http, requestcost, jobqueue, functions, ingestion, webhooks, proxy,
- * executions, agent, logsearch, broadcast, retention, plans, stepevents, inboundtrigger, envelope) or `npm run bench -- executions envelope` runs
+ * executions, agent, logsearch, recorder, broadcast, retention, plans, stepevents, inboundtrigger, envelope) or `npm run bench -- executions envelope` runs
  * only those.
  */
 const only = (process.env.BENCH_ONLY?.split(",") ?? process.argv.slice(2)).map((name) => name.trim()).filter((name) => name !== "")
@@ -64,6 +64,8 @@ const program = Effect.gen(function*() {
   if (runs("executions")) console.log(formatExecutionsBench(yield* benchExecutions({ seconds, waiting: 10_000 })))
   if (runs("agent")) console.log(formatAgentBench(yield* benchAgent({ runs: 10, iterations: 20 })))
   if (runs("logsearch")) console.log(formatLogSearchBench(yield* benchLogSearch({ durationMs: seconds * 1000, connections: 32 })))
+  // What the log search recorder drains at a burst: whether it keeps up with an engine's peak.
+  if (runs("recorder")) console.log(formatRecorderCapacity(yield* benchRecorderCapacity({ rounds: 3 })))
   // 100,000 recipients whatever BENCH_SECONDS says: the targets are stated for that many.
   if (runs("broadcast")) {
     const recipients = Number(process.env.BENCH_BROADCAST_RECIPIENTS ?? 100_000)
