@@ -24,18 +24,21 @@ export const allocationCounter = () => {
 
 /**
  * With a path (e.g. `BENCH_BROADCAST_HEAP_PROFILE`), V8's sampling heap profiler from now until the returned effect
- * runs, written there (a `.heapprofile` for Chrome's DevTools): where the allocation comes from.
+ * runs, written there (a `.heapprofile` for Chrome's DevTools): where the allocation comes from. With `survivors`,
+ * only what outlived a young-generation collection (promoted to the old generation, or still live at the end): what
+ * grows the old generation, and so the peak RSS, between full collections.
  */
-export const sampleAllocations = (path: string | undefined) =>
+export const sampleAllocations = (path: string | undefined, options: { readonly survivors?: boolean } = {}) =>
   Effect.promise(async () => {
     if (path === undefined || path === "") return Effect.void
     const session = new Inspector.Session()
     session.connect()
-    // Every allocation sampled, also what the collections freed since: the garbage is what the work costs.
+    // Every allocation sampled, also what the collections freed since: the garbage is what the work costs (or, with
+    // `survivors`, only the garbage the old generation collects).
     await session.post("HeapProfiler.startSampling", {
       samplingInterval: 32_768,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true
+      includeObjectsCollectedByMinorGC: options.survivors !== true
     })
     return Effect.promise(async () => {
       const { profile } = await session.post("HeapProfiler.stopSampling")

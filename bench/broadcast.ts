@@ -22,6 +22,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
+import * as V8 from "node:v8"
 import { allocationCounter, sampleAllocations } from "./allocation.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { collect, countDatabaseWrites } from "./executions.ts"
@@ -140,16 +141,30 @@ const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
 /** PostgreSQL counts the statements it runs (`bench/statements.ts` does the same). */
 const STATEMENTS = { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "top", "pg_stat_statements.max": "5000" }
 
+/** What the RSS holds besides V8's heap: the node binary and libraries mapped from files, and anonymous memory. */
+const rssParts = () => {
+  try {
+    const status = Fs.readFileSync("/proc/self/status", "utf8")
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? Number.NaN) * 1024
+    return { file: kb("RssFile"), anon: kb("RssAnon") }
+  } catch {
+    return { file: Number.NaN, anon: Number.NaN }
+  }
+}
+
+/** The old generation's committed and used bytes (where promoted garbage waits for a full collection). */
+const oldSpace = () => V8.getHeapSpaceStatistics().find((s) => s.space_name === "old_space")
+
 /** RSS every 250 ms until stopped, with its peak. */
 const rssSampler = () => {
   const start = process.memoryUsage().rss
   let peak = start
-  let atPeak = process.memoryUsage()
+  let atPeak = { ...process.memoryUsage(), ...rssParts(), old: oldSpace() }
   const sample = () => {
     const now = process.memoryUsage()
     if (now.rss > peak) {
       peak = now.rss
-      atPeak = now
+      atPeak = { ...now, ...rssParts(), old: oldSpace() }
     }
   }
   const timer = setInterval(sample, 250)
@@ -157,7 +172,10 @@ const rssSampler = () => {
     start,
     peak: () => peak,
     /** What the RSS held at its peak: V8's heap (committed and used) and memory outside it. */
-    atPeak: () => `heap ${mb(atPeak.heapTotal)} MB committed, ${mb(atPeak.heapUsed)} MB used; external ${mb(atPeak.external)} MB`,
+    atPeak: () =>
+      `heap ${mb(atPeak.heapTotal)} MB committed, ${mb(atPeak.heapUsed)} MB used (old generation ${mb(atPeak.old?.space_size ?? Number.NaN)} / ${
+        mb(atPeak.old?.space_used_size ?? Number.NaN)
+      } MB); external ${mb(atPeak.external)} MB; mapped from files ${mb(atPeak.file)} MB, anonymous ${mb(atPeak.anon)} MB`,
     stop: () => {
       sample()
       clearInterval(timer)
@@ -292,6 +310,10 @@ export const benchBroadcast = (options: {
     const loopDelayQuiet = quietLoop()
 
     const liveStartMb = liveHeapMb()
+    // `BENCH_BROADCAST_HEAP_SNAPSHOTS=<dir>`: the live heap before the send and after it (`start.heapsnapshot`,
+    // `end.heapsnapshot`), to tell what the host keeps from a broadcast.
+    const snapshots = process.env.BENCH_BROADCAST_HEAP_SNAPSHOTS
+    if (snapshots !== undefined && snapshots !== "") V8.writeHeapSnapshot(Path.join(snapshots, "start.heapsnapshot"))
     const rss: Array<number> = [process.memoryUsage().rss]
     const sendRss = rssSampler()
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
@@ -327,7 +349,8 @@ export const benchBroadcast = (options: {
       })
     const atStart = yield* mark(0)
     let allocated = allocationCounter()
-    const profile = yield* sampleAllocations(process.env.BENCH_BROADCAST_HEAP_PROFILE)
+    // `BENCH_BROADCAST_HEAP_SURVIVORS=1`: only what outlived the young generation (what grows the old one).
+    const profile = yield* sampleAllocations(process.env.BENCH_BROADCAST_HEAP_PROFILE, { survivors: process.env.BENCH_BROADCAST_HEAP_SURVIVORS === "1" })
     const sendStart = performance.now()
     yield* request("POST", `/platform/v1/msg/broadcasts/${id}/send`)
     // Replies on the same number while the broadcast sends: five a second, each timed until the network took it.
@@ -418,6 +441,7 @@ export const benchBroadcast = (options: {
     const recounts: Array<number> = []
     for (let i = 0; i < 3; i++) recounts.push(yield* timed(Effect.orDie(sql.unsafe(LEGACY_COUNT, [id]))))
     const liveEndMb = liveHeapMb()
+    if (snapshots !== undefined && snapshots !== "") V8.writeHeapSnapshot(Path.join(snapshots, "end.heapsnapshot"))
     // The record's own times: from the send to the last recipient's outcome.
     const sendSeconds = completed ? (Date.parse(final.completed_at) - Date.parse(final.started_at)) / 1000 : Number.NaN
     return {

@@ -10,7 +10,7 @@
  * benchmark sends (still counted on every request, as in production). `postgresPid` is the
  * database server's main process; `project` the project the key belongs to.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Ids, Projects } from "@parley/core"
 import { Host } from "@parley/http-node"
 import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerSimulatorStore, layerStorage } from "@parley/store-pg"

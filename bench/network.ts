@@ -10,7 +10,7 @@
  * `{ update }` changes a number's facts, `{ approve }` approves a template;
  * each is answered `{ done }`.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Ids } from "@parley/core"
 import { Simulator, type SimulatorNumberPatch } from "@parley/core/simulators"
 import { Effect, Layer, References } from "effect"

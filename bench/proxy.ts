@@ -15,10 +15,12 @@
  *   node --max-semi-space-size=8 --conditions=@parley/source bench/proxy.ts
  *
  * `NETWORK=remote` the network in a process of its own, `CONNECTIONS` (16) and `DURATION_MS` (3000) the load;
- * `PROXY_PROFILE=<dir>` writes CPU profiles of the host over the one-at-a-time run (`serial.cpuprofile`) and the
- * throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
+ * `PROXY_PROFILE=<dir>` writes CPU profiles of the host over the one-at-a-time run (`serial.cpuprofile`), the same
+ * with the status reports muted (`serial-alone.cpuprofile`, and where it allocates: `serial-alone.heapprofile`) and
+ * the throughput run with its status reports (`throughput.cpuprofile`); sum one with `bench/profileByFile.ts`.
  * `PROXY_TRACE=<n>` sends n more, one at a time, each traced, and prints where a send's time went inside the host,
- * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call).
+ * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call),
+ * and one send's time line (each span's median start and end).
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
@@ -31,11 +33,12 @@ import { performance, PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as SimulatorServer from "../packages/http-node/src/simulators/SimulatorServer.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
+import { allocationCounter, sampleAllocations } from "./allocation.ts"
 import { countDatabaseWrites, startProfile } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
-import { replyTracer, spanBreakdown } from "./replyTrace.ts"
+import { replyTracer, spanBreakdown, spanTimeline } from "./replyTrace.ts"
 import { Simulator } from "@parley/core/simulators"
 
 export interface ProxyBenchResult {
@@ -53,10 +56,23 @@ export interface ProxyBenchResult {
    * what the added latency costs in CPU, steadier than the latency itself on a busy machine.
    */
   readonly serialHostCpu: number
+  /** One connection again, the network's status reports muted: the send alone, without its reports' work. */
+  readonly parleyAlone: LoadResult
+  /** The host's CPU per send of `parleyAlone` (ms): a send's own, its status reports and the idle host's work left out. */
+  readonly aloneHostCpu: number
+  /** KB the host allocated per send of `parleyAlone`, the idle host's allocation meanwhile taken off. */
+  readonly aloneKb: number
+  /** What the idle host spends a second (ms of CPU, KB allocated), measured just before `parleyAlone`. */
+  readonly idleCpuPerSecond: number
+  readonly idleKbPerSecond: number
   /** The host's garbage-collection pauses during `parleySerial`: each one delays the send in flight. */
   readonly serialPauses: GcPauses
   /** With `PROXY_TRACE`: per span name, the mean ms and count per send, one send at a time. */
   readonly serialSpans: ReadonlyArray<{ readonly name: string; readonly ms: number; readonly count: number }> | undefined
+  /** With `PROXY_TRACE`: one send's time line, each span's median start and end (ms from the server span's start). */
+  readonly serialTimeline: ReadonlyArray<{ readonly name: string; readonly startMs: number; readonly endMs: number; readonly count: number }> | undefined
+  /** With `PROXY_TRACE`: the traced sends' median latency as the client saw it (the time line's whole). */
+  readonly tracedP50: number | undefined
 }
 
 /** Garbage-collection pauses of the host's thread over a run. */
@@ -108,6 +124,8 @@ export interface ProxyCpu {
   readonly cores: number
   /** The host's writes to PostgreSQL (round trips or pipelined batches) per send: counted, so not moved by load. */
   readonly writes: number
+  /** KB the host allocated per send (the load generator's thread apart), its status reports included: counted too. */
+  readonly allocatedKb: number
 }
 
 const KEY = "pk_bench_proxy_0123456789abcdef01"
@@ -125,6 +143,9 @@ const CONTACTS = Array.from({ length: 256 }, (_, i) => `1555100${String(i).padSt
 
 /** When the simulated network has sent the last status report of a send (read after 3 s, batched for 50 ms). */
 const STATUSES_DUE_MS = 3_500
+
+/** How long the idle host is watched before the muted run, to take its background work off that run's figures. */
+const IDLE_MS = 2_000
 
 /** Signs the remote network's webhooks; the host checks them with it. */
 const APP_SECRET = "bench-network-app-secret"
@@ -256,22 +277,54 @@ export const benchProxy = (
     const [parleySerial, serialPauses] = yield* profiled("serial", withGcPauses(run(parleyTarget, headers, 1)))
     const serialUsed = process.cpuUsage(serialCpu)
     const serialHostCpu = (serialUsed.user + serialUsed.system - parleySerial.generatorCpuMicros) / 1000 / parleySerial.requests
-    const serialSpans = tracing === undefined ? undefined : spanBreakdown(yield* Effect.promise(async () => {
+    const traced = tracing === undefined ? undefined : yield* Effect.promise(async () => {
       const spans = []
+      const latencies: Array<number> = []
       for (let i = 0; i < options.traced!; i++) {
         const trace = tracing.start()
+        const at = performance.now()
         const answer = await fetch(parleyTarget, { method: "POST", headers: { ...headers, traceparent: trace.header }, body: bodies[i % bodies.length]! })
         await answer.arrayBuffer()
+        latencies.push(performance.now() - at)
         spans.push(trace.take())
       }
-      return spans
-    }))
+      return { spans, p50: latencies.sort((a, b) => a - b)[Math.floor(latencies.length / 2)]! }
+    })
+    // The same sends with the network's status reports muted: the host's CPU of the send alone (its reports apart).
+    yield* Effect.sleep(STATUSES_DUE_MS)
+    yield* mute
+    // What the idle host spends meanwhile (pg-boss's polls, timers): a second of it first, taken off the run's figures.
+    const idleCpu = process.cpuUsage()
+    const idleAllocated = allocationCounter()
+    const idleAt = performance.now()
+    yield* Effect.sleep(IDLE_MS)
+    const idleBytes = idleAllocated()
+    const idleUsed = process.cpuUsage(idleCpu)
+    const idleMs = performance.now() - idleAt
+    const aloneCpu = process.cpuUsage()
+    const aloneAllocated = allocationCounter()
+    const aloneAt = performance.now()
+    const stopSampling = yield* sampleAllocations(profileDir === undefined ? undefined : Path.join(profileDir, "serial-alone.heapprofile"))
+    const parleyAlone = yield* profiled("serial-alone", run(parleyTarget, headers, 1))
+    yield* stopSampling
+    const aloneBytesAll = aloneAllocated()
+    const aloneUsed = process.cpuUsage(aloneCpu)
+    const aloneShare = (performance.now() - aloneAt) / idleMs
+    yield* unmute
+    const aloneBytes = (aloneBytesAll - idleBytes * aloneShare) / parleyAlone.requests
+    const aloneHostCpu =
+      (aloneUsed.user + aloneUsed.system - parleyAlone.generatorCpuMicros - (idleUsed.user + idleUsed.system) * aloneShare) / 1000 /
+      parleyAlone.requests
+    const idleCpuPerSecond = (idleUsed.user + idleUsed.system) / 1000 / (idleMs / 1000)
+    const serialSpans = traced === undefined ? undefined : spanBreakdown(traced.spans)
+    const serialTimeline = traced === undefined ? undefined : spanTimeline(traced.spans)
     // The earlier runs' last status reports are in first: the CPU counted below is the measured sends' own.
     yield* Effect.sleep(STATUSES_DUE_MS)
     const cpuAt = (pid: number | undefined) => pid === undefined ? undefined : processTreeCpuMicros(pid)
     const before = { host: process.cpuUsage(), postgres: cpuAt(postgresPid), network: cpuAt(networkPid) }
     const loopBefore = performance.eventLoopUtilization()
     const writes = countDatabaseWrites()
+    const allocated = allocationCounter()
     const [parley, hostLoop] = yield* profiled("throughput", Effect.gen(function*() {
       const parley = yield* run(parleyTarget, headers)
       const hostLoop = performance.eventLoopUtilization(loopBefore).utilization
@@ -279,6 +332,7 @@ export const benchProxy = (
       return [parley, hostLoop] as const
     }))
     writes.restore()
+    const bytes = allocated()
     const host = process.cpuUsage(before.host)
     const perSend = (micros: number) => micros / 1000 / parley.requests
     const since = (start: number | undefined, end: number | undefined) =>
@@ -289,7 +343,8 @@ export const benchProxy = (
       postgres: since(before.postgres, cpuAt(postgresPid)),
       network: since(before.network, cpuAt(networkPid)),
       cores: Os.availableParallelism(),
-      writes: writes.count() / parley.requests
+      writes: writes.count() / parley.requests,
+      allocatedKb: bytes / 1024 / parley.requests
     }
     return {
       network,
@@ -299,8 +354,15 @@ export const benchProxy = (
       direct: directResult,
       cpu,
       serialHostCpu,
+      parleyAlone,
+      aloneHostCpu,
+      aloneKb: aloneBytes / 1024,
+      idleCpuPerSecond,
+      idleKbPerSecond: idleBytes / 1024 / (idleMs / 1000),
       serialPauses,
-      serialSpans
+      serialSpans,
+      serialTimeline,
+      tracedP50: traced?.p50
     } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
 
@@ -327,6 +389,12 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
     } ms (target p50 <= 2 ms on a quiet machine); the host's CPU ${r.serialHostCpu.toFixed(2)} ms per send${
       r.network === "in-process" ? " (the network in it)" : ""
     }`,
+    row("1 connection, status reports muted", r.parleyAlone),
+    `  added by Parley without the status reports' work: p50 ${(r.parleyAlone.p50Ms - r.directSerial.p50Ms).toFixed(2)} ms; the host's CPU ${
+      r.aloneHostCpu.toFixed(2)
+    } ms per send, ${r.aloneKb.toFixed(0)} KB allocated per send (the idle host's ${r.idleCpuPerSecond.toFixed(0)} ms of CPU and ${
+      r.idleKbPerSecond.toFixed(0)
+    } KB a second taken off)`,
     `  the host's garbage collector paused it ${r.serialPauses.perSecond.toFixed(1)} times a second meanwhile (p50 ${
       r.serialPauses.p50Ms.toFixed(2)
     } ms, longest ${r.serialPauses.maxMs.toFixed(2)} ms): a send in flight waits out a pause`,
@@ -334,11 +402,19 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
       `  where one send's time goes in the host (mean ms and count per send, spans overlap):`,
       ...r.serialSpans.slice(0, 25).map((s) => `    ${s.ms.toFixed(3).padStart(7)} ms  x${s.count.toFixed(1).padStart(4)}  ${s.name}`)
     ]),
+    ...(r.serialTimeline === undefined ? [] : [
+      `  one send's time line (median ms from the server span's start; the client saw p50 ${r.tracedP50!.toFixed(2)} ms):`,
+      ...r.serialTimeline.slice(0, 40).map((s) =>
+        `    ${s.startMs.toFixed(3).padStart(7)} -> ${s.endMs.toFixed(3).padStart(7)}  ${s.name}${s.count < r.serialTimeline![0]!.count ? ` (in ${s.count} sends)` : ""}`
+      )
+    ]),
     row(`${r.parley.connections} connections: POST /proxy/...`, r.parley),
     row(`${r.direct.connections} connections: straight to the simulator`, r.direct),
     `  ratio Parley / simulator: ${(r.parley.rps / r.direct.rps).toFixed(2)} (target >= 0.3)`,
     `  CPU per send at ${r.parley.connections} connections, status reports included: ${formatCpu(r)}`,
-    `  host writes to PostgreSQL per send at ${r.parley.connections} connections, status reports included: ${r.cpu.writes.toFixed(2)}`,
+    `  host writes to PostgreSQL per send at ${r.parley.connections} connections, status reports included: ${r.cpu.writes.toFixed(2)}; KB allocated per send ${
+      r.cpu.allocatedKb.toFixed(0)
+    }`,
     ""
   ].join("\n")
 }

@@ -11,6 +11,8 @@ const MARK = "b0b0"
 export interface SpanTime {
   readonly name: string
   readonly ms: number
+  /** When it started, ms since the clock's origin (a request's spans share the clock). */
+  readonly startMs: number
 }
 
 export const replyTracer = () => {
@@ -26,7 +28,10 @@ export const replyTracer = () => {
       const end = span.end.bind(span)
       span.end = (endTime, exit) => {
         end(endTime, exit)
-        spans.push({ name: options.name, ms: Number(endTime - options.startTime) / 1e6 })
+        // A statement's span is named after the database: its text names it better.
+        const text = span.attributes.get("db.query.text")
+        const name = typeof text === "string" ? `sql: ${text.replace(/\s+/g, " ").trim().slice(0, 60)}` : options.name
+        spans.push({ name, ms: Number(endTime - options.startTime) / 1e6, startMs: Number(options.startTime) / 1e6 })
       }
       return span
     }
@@ -50,7 +55,7 @@ export const replyTracer = () => {
 }
 
 /** Per span name, the mean ms per request and the mean count, over requests' spans. */
-export const spanBreakdown = (requests: ReadonlyArray<ReadonlyArray<SpanTime>>) => {
+export const spanBreakdown = (requests: ReadonlyArray<ReadonlyArray<Pick<SpanTime, "name" | "ms">>>) => {
   const sums = new Map<string, { ms: number; count: number }>()
   for (const spans of requests) {
     for (const s of spans) {
@@ -62,4 +67,31 @@ export const spanBreakdown = (requests: ReadonlyArray<ReadonlyArray<SpanTime>>) 
   }
   const n = Math.max(1, requests.length)
   return [...sums].map(([name, s]) => ({ name, ms: s.ms / n, count: s.count / n })).sort((a, b) => b.ms - a.ms)
+}
+
+/**
+ * One request's time line over requests: per span name (a name's second occurrence in a request is `name #2`), the
+ * median ms from the request's first span's start to the span's start and to its end, in order of start (medians:
+ * a loaded machine's outliers would drag means). The gaps between one span's end and the next one's start are time
+ * no span names (the event loop's delay, untraced steps).
+ */
+export const spanTimeline = (requests: ReadonlyArray<ReadonlyArray<SpanTime>>) => {
+  const times = new Map<string, { starts: Array<number>; ends: Array<number> }>()
+  for (const spans of requests) {
+    if (spans.length === 0) continue
+    const origin = Math.min(...spans.map((s) => s.startMs))
+    const seen = new Map<string, number>()
+    for (const s of [...spans].sort((a, b) => a.startMs - b.startMs)) {
+      const n = (seen.get(s.name) ?? 0) + 1
+      seen.set(s.name, n)
+      const name = n === 1 ? s.name : `${s.name} #${n}`
+      const t = times.get(name) ?? { starts: [], ends: [] }
+      t.starts.push(s.startMs - origin)
+      t.ends.push(s.startMs - origin + s.ms)
+      times.set(name, t)
+    }
+  }
+  const median = (xs: Array<number>) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  return [...times].map(([name, t]) => ({ name, startMs: median(t.starts), endMs: median(t.ends), count: t.starts.length }))
+    .sort((a, b) => a.startMs - b.startMs)
 }

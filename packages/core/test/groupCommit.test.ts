@@ -2,10 +2,13 @@
  * The group commit: items waiting while the writer is busy are settled as one
  * batch, each caller gets its own item's outcome, and a batch that fails as a
  * whole is settled item by item. Urgent items (replies beside a broadcast) never
- * wait behind bulk ones.
+ * wait behind bulk ones. A lone item is settled by its caller, as a writer would.
  */
+
+/** Something a caller provides: a lone item settled by its caller must not see it (a writer would not). */
+const CallerOnly = Context.Reference<string>("test/GroupCommit/CallerOnly", { defaultValue: () => "the writers' own" })
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber } from "effect"
 import * as GroupCommit from "../src/shared/GroupCommit.ts"
 
 describe("GroupCommit", () => {
@@ -167,5 +170,84 @@ describe("GroupCommit", () => {
       assert.deepStrictEqual(yield* Fiber.join(rest), ["bulk 1", "bulk 2", "bulk 3"])
       assert.deepStrictEqual(batches, [["reply"], ["bulk 0"], ["bulk 1", "bulk 2", "bulk 3"]])
       assert.strictEqual(mostBulk, 1)
+    }))
+
+  it.effect("settles a lone item in its caller's fiber, in the writers' context, holding a writer's place", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const seen: Array<{ readonly item: number; readonly fiber: number; readonly reference: string }> = []
+      let running = 0
+      let most = 0
+      const settleAs = (items: ReadonlyArray<number>) =>
+        Effect.gen(function*() {
+          most = Math.max(most, ++running)
+          const fiber = yield* Effect.withFiber((f) => Effect.succeed(f.id))
+          const reference = yield* CallerOnly
+          for (const item of items) seen.push({ item, fiber, reference })
+          if (items.includes(0)) yield* Deferred.await(gate)
+          running--
+          return items.map((n) => Exit.succeed(n))
+        })
+      const submit = yield* GroupCommit.make<number, number, never>({
+        max: 10,
+        writers: 1,
+        many: settleAs,
+        one: (n) => Effect.map(settleAs([n]), () => n)
+      })
+      const caller = yield* Effect.forkChild(
+        Effect.withFiber((f) => Effect.map(submit(0), (n) => [n, f.id] as const)).pipe(Effect.provideService(CallerOnly, "the caller's"))
+      )
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      // The caller holds the only writer's place: these wait for it, then go as one batch.
+      const rest = yield* Effect.forkChild(Effect.forEach([1, 2], (n) => submit(n), { concurrency: "unbounded" }))
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      assert.strictEqual(most, 1)
+      assert.deepStrictEqual(seen.map((s) => s.item), [0])
+      yield* Deferred.succeed(gate, undefined)
+      const [zero, callerFiber] = yield* Fiber.join(caller)
+      assert.strictEqual(zero, 0)
+      assert.deepStrictEqual(yield* Fiber.join(rest), [1, 2])
+      assert.strictEqual(most, 1)
+      assert.strictEqual(seen[0]!.fiber, callerFiber, "the lone item is settled by its caller")
+      assert.notStrictEqual(seen[1]!.fiber, callerFiber)
+      assert.deepStrictEqual(seen.map((s) => s.reference), ["the writers' own", "the writers' own", "the writers' own"])
+    }))
+
+  it.effect("finishes settling a lone item whose caller is interrupted meanwhile", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const settled: Array<number> = []
+      const submit = yield* GroupCommit.make<number, number, never>({
+        max: 10,
+        many: (items) => Effect.succeed(items.map((n) => Exit.succeed(n))),
+        one: (n) => Effect.as(Effect.andThen(Deferred.await(gate), Effect.sync(() => settled.push(n))), n)
+      })
+      const caller = yield* Effect.forkChild(submit(7))
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      const interrupted = yield* Effect.forkChild(Fiber.interrupt(caller))
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(interrupted)
+      assert.deepStrictEqual(settled, [7])
+    }))
+
+  it.effect("once items come together, gathers a burst into one batch instead of settling its first alone", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const submit = yield* GroupCommit.make<number, number, never>({
+        max: 10,
+        writers: 2,
+        // Settling takes a while (a transaction's round trips): the burst's others come meanwhile.
+        many: (items) => Effect.andThen(Effect.yieldNow, Effect.sync(() => (batches.push(items), items.map((n) => Exit.succeed(n))))),
+        one: (n) => Effect.andThen(Effect.yieldNow, Effect.sync(() => (batches.push([n]), n)))
+      })
+      const burst = (from: number) => Effect.forEach([from, from + 1, from + 2, from + 3], (n) => submit(n), { concurrency: "unbounded" })
+      // Quiet so far: the first is settled by its caller, the rest wait for a writer together.
+      assert.deepStrictEqual(yield* burst(0), [0, 1, 2, 3])
+      assert.deepStrictEqual(batches, [[0], [1, 2, 3]])
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      // Items came together: the next burst waits for a writer as a whole, one batch (one transaction).
+      assert.deepStrictEqual(yield* burst(4), [4, 5, 6, 7])
+      assert.deepStrictEqual(batches.slice(2), [[4, 5, 6, 7]])
     }))
 })

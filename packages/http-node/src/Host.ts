@@ -3,7 +3,7 @@
  * surface, OpenAPI, docs, health) over the core services. Storage is the
  * caller's choice: Postgres (`layerPostgres`) or memory ports for tests.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import {
   ExecutionsSettings,
   ApiRateLimitSettings,
@@ -25,7 +25,7 @@ import {
   Upstream
 } from "@parley/core"
 import { layerMemoryFunctionRuntime, layerMemoryJobQueue, layerMemoryStorage } from "@parley/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Scope } from "effect"
 import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
 import { HttpClient, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -102,8 +102,24 @@ const ApiRoutes = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiBuilder.lay
   Layer.provideMerge(Layer.mergeAll(InboxAuthenticationLive, ViewerAuthenticationLive))
 )
 
-// The reference must render on a closed network: no web fonts fetched from elsewhere.
-const DocsRoute = Layer.unwrap(Effect.map(servedApi, (api) => HttpApiScalar.layer(api, { path: "/docs", scalar: { withDefaultFonts: false } })))
+// The reference must render on a closed network: no web fonts fetched from elsewhere, Scalar's script inlined. That
+// script is ~13 MB of heap once loaded (its module's source and the string, kept for the process's life), which the
+// old generation then grows by half again: it is loaded on the first request for the page, not at start.
+const DocsRoute = HttpRouter.use(Effect.fnUntraced(function*(router) {
+  const api = yield* servedApi
+  const scope = yield* Scope.Scope
+  // The page's own router, its one route matching any path (the host's router sends it `/docs`, under an embedder's
+  // prefix too).
+  const page = yield* Effect.cached(Effect.gen(function*() {
+    const docs = yield* HttpRouter.make
+    yield* Layer.buildWithScope(HttpApiScalar.layer(api, { path: "/*", scalar: { withDefaultFonts: false } }), scope).pipe(
+      Effect.provideService(HttpRouter.HttpRouter, docs)
+    )
+    return docs.asHttpEffect()
+  }))
+  // That router always finds its route: any failure there is a bug.
+  yield* router.add("GET", "/docs", Effect.orDie(Effect.flatten(page)))
+}))
 
 const HealthRoute = HttpRouter.use((router) =>
   Effect.gen(function*() {

@@ -4,7 +4,7 @@
  * (see the README's configuration table). First start creates a default project and prints its key once.
  * SIGINT/SIGTERM stop taking requests, let requests and jobs in flight finish, stop the database.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Data, Effect, Option, Redacted } from "effect"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import { HostConfig } from "./Config.ts"

@@ -5,7 +5,8 @@
  * the same database as the host (`DATABASE_URL`, or the embedded server in
  * `PARLEY_DATA_DIR`).
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { FunctionSecretKey, Ids, notFoundNamed, Projects, ProjectSecrets, ProviderModels, Unprocessable, VoiceAgents } from "@parley/core"
 import { Parley } from "@parley/core"
 import { Cause, Console, Effect, Layer, Predicate, Stdio, Stream } from "effect"

@@ -431,5 +431,9 @@ describe("OpenAPI and docs", () => {
     const docs = await host.request("GET", "/docs", { key: null })
     assert.strictEqual(docs.status, 200)
     assert.match(docs.text, /<html/i)
+    // Scalar's script is inlined (the page renders on a closed network), loaded on the first request.
+    assert.match(docs.text, /Scalar\.createApiReference/)
+    assert.isAbove(docs.text.length, 1_000_000)
+    assert.strictEqual((await host.request("GET", "/docs", { key: null })).text, docs.text)
   })
 })

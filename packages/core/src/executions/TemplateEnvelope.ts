@@ -57,6 +57,49 @@ const textParameter = (value: unknown, name?: string): Json => ({
   text: renderText(value)
 })
 
+/** What a template asks of its parameters, read from its record once (a broadcast fills it per recipient). */
+interface TemplateShape {
+  readonly auth: boolean
+  readonly named: boolean
+  /** The body's variables, in order of first use. */
+  readonly bodyNames: ReadonlyArray<string>
+  /** The header's format (upper case), if it has a header. */
+  readonly headerFormat: string | undefined
+  /** A text header's variables. */
+  readonly headerNames: ReadonlyArray<string>
+  /** The OTP button's index, or -1. */
+  readonly otpIndex: number
+  /** Indexes of the URL buttons whose url ends in a variable. */
+  readonly urlButtons: ReadonlyArray<number>
+}
+
+const shapes = new WeakMap<TemplateRecord, TemplateShape>()
+
+const shapeOf = (t: TemplateRecord): TemplateShape => {
+  const known = shapes.get(t)
+  if (known !== undefined) return known
+  const header = componentOf(t, "HEADER")
+  const headerFormat = header === undefined ? undefined : String(header.format ?? "TEXT").toUpperCase()
+  const buttons = componentOf(t, "BUTTONS")?.buttons
+  const urlButtons: Array<number> = []
+  if (Array.isArray(buttons)) {
+    for (const [index, b] of buttons.entries()) {
+      if (Predicate.isObject(b) && String(b.type).toUpperCase() === "URL" && templateVariables(String(b.url ?? "")).length > 0) urlButtons.push(index)
+    }
+  }
+  const shape: TemplateShape = {
+    auth: t.category === "AUTHENTICATION",
+    named: t.parameter_format === "NAMED",
+    bodyNames: templateVariables(String(componentOf(t, "BODY")?.text ?? "")),
+    headerFormat,
+    headerNames: headerFormat === "TEXT" ? templateVariables(String(header!.text ?? "")) : [],
+    otpIndex: Array.isArray(buttons) ? buttons.findIndex((b) => Predicate.isObject(b) && String(b.type).toUpperCase() === "OTP") : -1,
+    urlButtons
+  }
+  shapes.set(t, shape)
+  return shape
+}
+
 /** The `components` to send, or why the parameters do not fit the template. */
 export const templateComponents = (t: TemplateRecord, parameters: unknown): ReadonlyArray<Json> | TemplateMismatch => {
   if (Array.isArray(parameters) && parameters.length > 0 && parameters.every(Predicate.isObject)) return parameters as ReadonlyArray<Json>
@@ -67,22 +110,17 @@ export const templateComponents = (t: TemplateRecord, parameters: unknown): Read
     : Predicate.isObject(parameters)
     ? parameters as Json
     : { "1": parameters }
-  const auth = t.category === "AUTHENTICATION"
-  const bodyNames = templateVariables(String(componentOf(t, "BODY")?.text ?? ""))
-  const named = t.parameter_format === "NAMED"
+  const { auth, bodyNames, headerFormat: format, headerNames, named, otpIndex, urlButtons } = shapeOf(t)
   const variableKeys = Object.keys(given).filter((k) => !RESERVED.test(k))
   const positional = variableKeys.filter((k) => /^\d+$/.test(k))
   if (positional.length > 0 && positional.length !== variableKeys.length) return mismatch("positional and named variables are mixed")
   const components: Array<Json> = []
 
   // Header
-  const header = componentOf(t, "HEADER")
-  const format = header === undefined ? undefined : String(header.format ?? "TEXT").toUpperCase()
   if (format === "TEXT") {
-    const names = templateVariables(String(header!.text ?? ""))
-    if (names.length > 0) {
+    if (headerNames.length > 0) {
       if (!("header_text" in given)) return mismatch("the header needs header_text")
-      components.push({ type: "header", parameters: [textParameter(given.header_text, named ? names[0] : undefined)] })
+      components.push({ type: "header", parameters: [textParameter(given.header_text, named ? headerNames[0] : undefined)] })
     } else if ("header_text" in given) return mismatch("the header has no variable, header_text was given")
   } else if ("header_text" in given) return mismatch("the template has no text header, header_text was given")
   if (format !== undefined && MEDIA_FORMATS.has(format)) {
@@ -106,8 +144,6 @@ export const templateComponents = (t: TemplateRecord, parameters: unknown): Read
     if (code === undefined) return mismatch("the authentication template needs code")
     if (variableKeys.length > ("code" in given ? 0 : 1)) return mismatch("an authentication template takes only code")
     components.push({ type: "body", parameters: [textParameter(code)] })
-    const buttons = componentOf(t, "BUTTONS")?.buttons
-    const otpIndex = Array.isArray(buttons) ? buttons.findIndex((b) => Predicate.isObject(b) && String(b.type).toUpperCase() === "OTP") : -1
     if (otpIndex >= 0) components.push({ type: "button", sub_type: "otp", index: String(otpIndex), parameters: [textParameter(code)] })
     return components
   }
@@ -130,20 +166,14 @@ export const templateComponents = (t: TemplateRecord, parameters: unknown): Read
   }
 
   // URL buttons with a variable suffix
-  const buttons = componentOf(t, "BUTTONS")?.buttons
-  const dynamic = new Set<number>()
-  if (Array.isArray(buttons)) {
-    for (const [index, b] of buttons.entries()) {
-      if (!Predicate.isObject(b) || String(b.type).toUpperCase() !== "URL" || templateVariables(String(b.url ?? "")).length === 0) continue
-      dynamic.add(index)
-      const key = `button_url_${index}`
-      if (!(key in given)) return mismatch(`the URL button at index ${index} needs ${key}`)
-      components.push({ type: "button", sub_type: "url", index: String(index), parameters: [textParameter(given[key])] })
-    }
+  for (const index of urlButtons) {
+    const key = `button_url_${index}`
+    if (!(key in given)) return mismatch(`the URL button at index ${index} needs ${key}`)
+    components.push({ type: "button", sub_type: "url", index: String(index), parameters: [textParameter(given[key])] })
   }
   for (const key of Object.keys(given)) {
     const m = /^button_url_(\d+)$/.exec(key)
-    if (m !== null && !dynamic.has(Number(m[1]))) return mismatch(`the template has no URL button with a variable at index ${m[1]}`)
+    if (m !== null && !urlButtons.includes(Number(m[1]))) return mismatch(`the template has no URL button with a variable at index ${m[1]}`)
   }
   return components
 }

@@ -385,7 +385,9 @@ export const makeOutboundRecording = Effect.fnUntraced(function*(recording: Reco
       nowMs: yield* Clock.currentTimeMillis,
       check
     }, priorityOf(input.origin))
-    if (contactKey !== undefined) rememberContact(contactKey, recorded.message.contact_id)
+    // Not a broadcast's recipient: sent once, in batches that read their contacts together; 10,000 of them would only
+    // push out the contacts of conversations, and hold ~2 MB while a large broadcast sends.
+    if (contactKey !== undefined && input.origin !== "broadcast") rememberContact(contactKey, recorded.message.contact_id)
     return recorded
   })
 

@@ -159,7 +159,13 @@ export const make = (options: CloudApiOptions) =>
         Effect.withSpan(span)
       )
 
-    const json = <S extends Schema.ConstraintDecoder<unknown>>(schema: S) => Schema.decodeUnknownOption(schema)
+    // One decoder per answer's schema, made at its first call (not at every call: a send's is made once).
+    const decoders = new Map<unknown, (json: unknown) => Option.Option<unknown>>()
+    const json = <S extends Schema.ConstraintDecoder<unknown>>(schema: S): (json: unknown) => Option.Option<S["Type"]> => {
+      let decode = decoders.get(schema)
+      if (decode === undefined) decoders.set(schema, decode = Schema.decodeUnknownOption(schema))
+      return decode as (json: unknown) => Option.Option<S["Type"]>
+    }
 
     const call = <S extends Schema.ConstraintDecoder<unknown>>(
       span: string,
@@ -170,9 +176,10 @@ export const make = (options: CloudApiOptions) =>
       options: { readonly query?: Query | undefined; readonly body?: NetworkBody | undefined } = {}
     ): Effect.Effect<NetworkAnswer<S["Type"]>, NetworkRefused | NetworkUnavailable> =>
       Effect.flatMap(urlOf(access, segments), (url) => {
-        const request = HttpClientRequest.make(method)(url).pipe(
-          HttpClientRequest.setUrlParams(definedParams(options.query)),
-          HttpClientRequest.acceptJson
+        const made = HttpClientRequest.make(method)(url)
+        // A send has no query: its request is not given an empty one to merge.
+        const request = HttpClientRequest.acceptJson(
+          options.query === undefined ? made : HttpClientRequest.setUrlParams(made, definedParams(options.query))
         )
         return execute(
           span,

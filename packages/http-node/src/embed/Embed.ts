@@ -10,7 +10,7 @@
  *   ...
  *   await parley.dispose()
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { PgClient } from "@effect/sql-pg"
 import { Ids, MessageConfigs, type Project, Projects, type ProviderModelDeclaration } from "@parley/core"
 import * as Pg from "@parley/store-pg"

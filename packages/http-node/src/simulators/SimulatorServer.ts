@@ -8,7 +8,7 @@
  * and bytes come out. Point the Cloud API adapter (`PARLEY_UPSTREAM_URL`) at
  * it and it talks to the simulator as it would to the network.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { type SimBody, type SimFile, Simulator } from "@parley/core/simulators"
 import { Effect, Layer, Option, Redacted, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"

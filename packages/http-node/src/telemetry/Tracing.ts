@@ -8,7 +8,7 @@
  * Every tracer the host uses is wrapped by `scrubbed`: URL attributes lose their query and long digit runs (a phone
  * number in a path), so no secret or phone number leaves in a span whatever code recorded it.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Config, Effect, Layer, Option, Schema, Tracer } from "effect"
 import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
 

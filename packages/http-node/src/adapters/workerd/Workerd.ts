@@ -15,7 +15,7 @@
  * variables (`process.env` is empty; workerd itself starts with an empty
  * environment), no raw sockets.
  */
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import {
   codeShapeProblem,
   type ConsoleEntry,
