@@ -37,6 +37,8 @@ export const startBenchHost = (
     readonly postgres?: Readonly<Record<string, string>>
     /** A tracer for the host's spans (Effect's in-process one otherwise). */
     readonly tracer?: Tracer.Tracer | undefined
+    /** The storage ports in place of `layerStorage` (a bench's variant of one adapter, built over it). */
+    readonly storage?: typeof layerStorage | undefined
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -48,7 +50,7 @@ export const startBenchHost = (
       Host.serve({ publicUrl: "http://127.0.0.1", workers: options.workers }).pipe(
         Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { port: 0, host: "127.0.0.1" })),
         // The simulator's store too, as `npm start` has it: the in-process network writes through it.
-        Layer.provideMerge(Layer.mergeAll(layerStorage, layerJobQueue(), layerSimulatorStore, Ids.layer)),
+        Layer.provideMerge(Layer.mergeAll(options.storage ?? layerStorage, layerJobQueue(), layerSimulatorStore, Ids.layer)),
         Layer.provideMerge(layerFromUrl(pg.url)),
         Layer.provideMerge(benchConfig(options.env)),
         Layer.provideMerge(options.tracer === undefined ? Layer.empty : Layer.succeed(Tracer.Tracer, options.tracer))

@@ -4,10 +4,14 @@
  * in its own processes), the bytes it allocated per request (the host heap's growth between collections, summed
  * over the run by V8's `GCProfiler`), PostgreSQL statements (`pg_stat_statements`, top-level) and commits per
  * request, and the host's writes to PostgreSQL's sockets during the requests (round trips: each one a hop a loaded
- * machine makes a request wait for). Parts (`REQUEST_COST_PARTS`, default `get,get-unrecorded,send`):
+ * machine makes a request wait for), and PostgreSQL's CPU per request (its process tree, background work included)
+ * and its statements' execution time. Parts (`REQUEST_COST_PARTS`, default `get,get-unrecorded,list,send`):
  * - `get`: the authenticated `GET /platform/v1/workflows/<id>` of `bench/http.ts` (log search recording on), and
  *   its baseline: a bare `node:http` server in the same thread answering the same bytes;
  * - `get-unrecorded`: the same on a host with `PARLEY_LOG_API_REQUESTS=false` (what recording costs, by difference);
+ * - `list`: `GET /platform/v1/workflows?per_page=50` over 50 workflows of 51-node graphs (`REQUEST_COST_LIST_N`
+ *   requests, default 1000), and the same on a host whose list reads the graphs and drops them (`list, graphs read`:
+ *   the list before its summary read);
  * - `send`: a proxied text send (`POST /proxy/v24.0/<pnid>/messages`) with the in-process network's webhooks muted,
  *   so the send's own request path is counted, not its status reports (the inbound path's work).
  *
@@ -17,7 +21,9 @@
  * `<part>.heapprofile` (sampled allocations, collected ones included); `bench/profileByFile.ts` sums either by file.
  */
 import { Simulator } from "@parley/core/simulators"
-import { Context, Effect, Option, References } from "effect"
+import { WorkflowsRepo } from "@parley/core"
+import { layerStorage } from "@parley/store-pg"
+import { Context, Effect, Layer, Option, References } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -25,7 +31,8 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Inspector from "node:inspector/promises"
 import * as V8 from "node:v8"
-import { countDatabaseWrites } from "./executions.ts"
+import { processTreeCpuMicros } from "./cpu.ts"
+import { chainDefinition, countDatabaseWrites } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { load } from "./load.ts"
 
@@ -39,6 +46,10 @@ export interface RequestCost {
   readonly allocatedBytes: number
   readonly statements: number
   readonly commits: number
+  /** PostgreSQL's CPU per request, ms (its whole process tree; undefined without `/proc`). */
+  readonly postgresCpuMs: number | undefined
+  /** The execution time of PostgreSQL's statements per request, ms (`pg_stat_statements`). */
+  readonly postgresExecMs: number
   /** The host's writes to PostgreSQL's sockets (round trips, or pipelined batches): what latency pays per hop. */
   readonly writes: number
 }
@@ -100,15 +111,18 @@ const measure = (
     readonly bodies?: ReadonlyArray<string>
     readonly n: number
     readonly writes?: () => number
+    readonly postgresPid?: number
   }
 ) =>
   Effect.gen(function*() {
-    const counts = sql === undefined ? Effect.succeed({ calls: 0, commits: 0 }) : Effect.map(
-      sql<{ calls: string; commits: string }>`SELECT
+    const counts = sql === undefined ? Effect.succeed({ calls: 0, commits: 0, execMs: 0 }) : Effect.map(
+      sql<{ calls: string; commits: string; exec_ms: string }>`SELECT
         (SELECT coalesce(sum(calls), 0) FROM pg_stat_statements)::text AS calls,
+        (SELECT coalesce(sum(total_exec_time), 0) FROM pg_stat_statements)::text AS exec_ms,
         (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::text AS commits`,
-      (rows) => ({ calls: Number(rows[0]!.calls), commits: Number(rows[0]!.commits) })
+      (rows) => ({ calls: Number(rows[0]!.calls), commits: Number(rows[0]!.commits), execMs: Number(rows[0]!.exec_ms) })
     )
+    const postgresCpu = () => options.postgresPid === undefined ? undefined : processTreeCpuMicros(options.postgresPid)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const run = (requests: number) =>
       load({ url: options.url, method: options.method, bodies: options.bodies, headers, connections: 4, durationMs: 600_000, requests })
@@ -117,9 +131,11 @@ const measure = (
     if (sql !== undefined) yield* sql`SELECT pg_stat_statements_reset()`
     const before = yield* counts
     const writesBefore = options.writes?.() ?? 0
+    const postgresBefore = postgresCpu()
     const cpuBefore = process.threadCpuUsage()
     const [result, allocated] = yield* Effect.promise(() => allocatedDuring(() => run(options.n)))
     const cpu = process.threadCpuUsage(cpuBefore)
+    const postgresAfter = postgresCpu()
     const writes = (options.writes?.() ?? 0) - writesBefore
     // What the request queued (log entries, a rate-limit lease) is written within a second.
     yield* Effect.sleep("1500 millis")
@@ -144,14 +160,17 @@ const measure = (
       // The two counting statements of `after` are left out.
       statements: sql === undefined ? 0 : per(after.calls - before.calls - 2),
       commits: sql === undefined ? 0 : per(after.commits - before.commits - 2),
+      postgresCpuMs: postgresBefore === undefined || postgresAfter === undefined ? undefined : per((postgresAfter - postgresBefore) / 1000),
+      postgresExecMs: per(after.execMs - before.execMs),
       // Counted over the requests only: what they queued (log batches, leases) after their answers is left out.
       writes: per(writes)
     } satisfies RequestCost
   })
 
-const host = (env: Record<string, string> = {}) =>
+const host = (env: Record<string, string> = {}, storage?: typeof layerStorage) =>
   startBenchHost(KEY, {
     env,
+    storage,
     postgres: { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "top", "pg_stat_statements.max": "5000" }
   }).pipe(
     Effect.tap(({ context }) => Context.get(context, SqlClient.SqlClient)`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`),
@@ -171,10 +190,10 @@ const post = (url: string, body: unknown) =>
 
 const getPart = (part: string, env: Record<string, string>, n: number) =>
   Effect.gen(function*() {
-    const { context, url, writes } = yield* host(env)
+    const { context, postgresPid, url, writes } = yield* host(env)
     const created = yield* post(`${url}/platform/v1/workflows`, { workflow: { name: "Bench" } })
     const target = `${url}/platform/v1/workflows/${created.body.data.id}`
-    const parley = yield* measure(part, Context.get(context, SqlClient.SqlClient), { url: target, n, writes })
+    const parley = yield* measure(part, Context.get(context, SqlClient.SqlClient), { url: target, n, writes, postgresPid })
     if (part !== "get") return [parley]
     // The baseline of the same run: a bare `node:http` server in this thread answering the same bytes.
     const body = yield* Effect.promise(() => fetch(target, { headers: { "x-api-key": KEY } }).then((r) => r.text()))
@@ -190,9 +209,43 @@ const getPart = (part: string, env: Record<string, string>, n: number) =>
     return [parley, yield* measure("bare node:http", undefined, { url: `http://127.0.0.1:${port}/`, n })]
   }).pipe(Effect.scoped)
 
+/** The storage of a list that reads every graph and drops it, as `GET /platform/v1/workflows` did before `listSummaries`. */
+const graphsRead = Layer.merge(
+  layerStorage,
+  Layer.effect(
+    WorkflowsRepo,
+    Effect.gen(function*() {
+      const repo = yield* WorkflowsRepo
+      return WorkflowsRepo.of({
+        ...repo,
+        listSummaries: (projectId, filter, window) =>
+          Effect.map(repo.list(projectId, filter, window), (slice) => ({
+            ...slice,
+            items: slice.items.map(({ definition: _, ...summary }) => summary)
+          }))
+      })
+    })
+  ).pipe(Layer.provide(layerStorage))
+)
+
+const LISTED = 50
+
+const listPart = (part: string, storage: typeof layerStorage, n: number) =>
+  Effect.gen(function*() {
+    const { context, postgresPid, url, writes } = yield* host({}, storage)
+    for (let i = 0; i < LISTED; i++) {
+      const created = yield* post(`${url}/platform/v1/workflows`, { workflow: { name: `Bench ${i}`, definition: chainDefinition(50) } })
+      if (created.status !== 201) return yield* Effect.die(new Error(`create: ${created.status} ${JSON.stringify(created.body)}`))
+    }
+    const target = `${url}/platform/v1/workflows?per_page=${LISTED}`
+    const listed = yield* Effect.promise(() => fetch(target, { headers: { "x-api-key": KEY } }).then((r) => r.json() as any))
+    if (listed.data.length !== LISTED) return yield* Effect.die(new Error(`listed ${listed.data.length} workflows`))
+    return yield* measure(part, Context.get(context, SqlClient.SqlClient), { url: target, n, writes, postgresPid })
+  }).pipe(Effect.scoped)
+
 const sendPart = (n: number) =>
   Effect.gen(function*() {
-    const { context, url, writes } = yield* host()
+    const { context, postgresPid, url, writes } = yield* host()
     const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
     const connected = yield* post(`${url}/platform/v1/msg/phone_numbers`, {
       msg_config: { phone_number_id: SIM_NUMBER.phoneNumberId, business_account_id: SIM_NUMBER.businessAccountId, access_token: SIM_NUMBER.token }
@@ -218,16 +271,24 @@ const sendPart = (n: number) =>
       method: "POST",
       bodies,
       n,
-      writes
+      writes,
+      postgresPid
     })
   }).pipe(Effect.scoped)
 
-export const benchRequestCost = (options: { readonly n: number; readonly parts: ReadonlyArray<string> }) =>
+export const benchRequestCost = (options: { readonly n: number; readonly listN: number; readonly parts: ReadonlyArray<string> }) =>
   Effect.gen(function*() {
     const results: Array<RequestCost> = []
     for (const part of options.parts) {
       if (part === "get") results.push(...yield* getPart(part, {}, options.n))
       if (part === "get-unrecorded") results.push(...yield* getPart(part, { PARLEY_LOG_API_REQUESTS: "false" }, options.n))
+      if (part === "list") {
+        // Before (the graphs read) and after, on hosts of their own, twice in alternation: the load moves between them.
+        for (let round = 0; round < 2; round++) {
+          results.push(yield* listPart("list, graphs read", graphsRead, options.listN))
+          results.push(yield* listPart("list", layerStorage, options.listN))
+        }
+      }
       if (part === "send") results.push(yield* sendPart(options.n))
     }
     return results
@@ -239,9 +300,11 @@ export const formatRequestCost = (results: ReadonlyArray<RequestCost>): string =
   return [
     "Per request, counted (the host thread's CPU, bytes it allocated, PostgreSQL statements and commits)",
     ...results.map((r) =>
-      `  ${r.part.padEnd(16)} ${String(r.requests).padStart(6)} requests (errors ${r.errors})   CPU ${r.cpuMs.toFixed(3)} ms   allocated ${
+      `  ${r.part.padEnd(17)} ${String(r.requests).padStart(6)} requests (errors ${r.errors})   CPU ${r.cpuMs.toFixed(3)} ms   allocated ${
         (r.allocatedBytes / 1024).toFixed(1)
-      } KB   statements ${r.statements.toFixed(2)}   commits ${r.commits.toFixed(2)}   writes to PostgreSQL ${r.writes.toFixed(2)}`
+      } KB   statements ${r.statements.toFixed(2)}   commits ${r.commits.toFixed(2)}   writes to PostgreSQL ${r.writes.toFixed(2)}   PostgreSQL CPU ${
+        r.postgresCpuMs === undefined ? "n/a" : `${r.postgresCpuMs.toFixed(3)} ms`
+      } (statements ${r.postgresExecMs.toFixed(3)} ms)`
     ),
     ...(get === undefined || bare === undefined ? [] : [
       // The GET target (>= 0.5x bare node:http's rate) in CPU terms: on a busy machine the rate follows the CPU.
@@ -252,8 +315,9 @@ export const formatRequestCost = (results: ReadonlyArray<RequestCost>): string =
 }
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const parts = (process.env.REQUEST_COST_PARTS ?? "get,get-unrecorded,send").split(",").map((p) => p.trim())
-  Effect.runPromise(benchRequestCost({ n: Number(process.env.REQUEST_COST_N ?? 3000), parts }).pipe(
+  const parts = (process.env.REQUEST_COST_PARTS ?? "get,get-unrecorded,list,send").split(",").map((p) => p.trim())
+  const n = Number(process.env.REQUEST_COST_N ?? 3000)
+  Effect.runPromise(benchRequestCost({ n, listN: Number(process.env.REQUEST_COST_LIST_N ?? 1000), parts }).pipe(
     Effect.map((r) => console.log(formatRequestCost(r))),
     Effect.provideService(References.MinimumLogLevel, "Warn")
   )).catch((error) => {

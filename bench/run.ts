@@ -44,7 +44,7 @@ const program = Effect.gen(function*() {
   }
   // What a GET and a proxied send cost the host, counted: steadier than the rates above on a shared machine.
   if (runs("requestcost")) {
-    console.log(formatRequestCost(yield* benchRequestCost({ n: 3000, parts: ["get", "get-unrecorded", "send"] })))
+    console.log(formatRequestCost(yield* benchRequestCost({ n: 3000, listN: 1000, parts: ["get", "get-unrecorded", "list", "send"] })))
   }
   if (runs("jobqueue")) {
     console.log(formatJobQueueBench(yield* benchJobQueue()))

@@ -304,6 +304,6 @@ describe("traces over OTLP/HTTP", () => {
     } finally {
       await host.stop()
     }
-    assert.includeMembers(names, ["GET", "Projects.authenticate", "WorkflowsRepo.list"])
+    assert.includeMembers(names, ["GET", "Projects.authenticate", "WorkflowsRepo.listSummaries"])
   }, 30_000)
 })

@@ -48,6 +48,7 @@ import migration0036 from "./migrations/0036_time_partitions.ts"
 import migration0038 from "./migrations/0038_broadcast_report_cost.ts"
 import migration0039 from "./migrations/0039_conversation_idle_sweep.ts"
 import migration0040 from "./migrations/0040_broadcast_response_guard.ts"
+import migration0041 from "./migrations/0041_step_events_unchecked.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -128,7 +129,8 @@ export const migrations = Migrator.fromRecord({
   "0036_time_partitions": migration0036,
   "0038_broadcast_report_cost": migration0038,
   "0039_conversation_idle_sweep": migration0039,
-  "0040_broadcast_response_guard": migration0040
+  "0040_broadcast_response_guard": migration0040,
+  "0041_step_events_unchecked": migration0041
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

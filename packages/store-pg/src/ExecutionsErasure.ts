@@ -43,7 +43,7 @@ export const layerExecutionsErasure = Layer.effect(
             WHERE project_id = ${projectId} AND contact_id = ${contactId} LIMIT ${limit})
           RETURNING 1`
         if (inputs.length >= limit) return inputs.length
-        // Step events a live run wrote since the previous step go by the foreign key's cascade.
+        // Step events a live run wrote since the previous step go with it (migration 0041's trigger).
         const runs = yield* sql`
           DELETE FROM workflow_executions WHERE id IN (
             SELECT id FROM (${runsOf(projectId, contactId)}) AS e LIMIT ${limit - inputs.length})

@@ -139,15 +139,23 @@ const decodePruned = decodeRows("workflow_step_events prune", PrunedRow)
 /** A nullable jsonb column: SQL NULL for null, not the JSON `null`. */
 const jsonbOrNull = (value: unknown): string | null => (value === null ? null : jsonb(value))
 
-/** One jsonb parameter: the same statement text (prepared once) whatever the batch's size. */
-const insertEvents = (sql: SqlClient.SqlClient, events: ReadonlyArray<StepEventRecord>, condition: Statement.Fragment) =>
+/**
+ * One jsonb parameter: the same statement text (prepared once) whatever the batch's size. `run`: where the events'
+ * run id comes from (their own column, or the run's row they join to). No foreign key checks it (migration 0041).
+ */
+const insertEvents = (
+  sql: SqlClient.SqlClient,
+  events: ReadonlyArray<StepEventRecord>,
+  run: Statement.Fragment,
+  rest: Statement.Fragment
+) =>
   sql`
     INSERT INTO workflow_step_events (id, project_id, execution_id, seq, event_type, direction, edge_label, created_at,
       payload, step)
-    SELECT id, project_id, execution_id, seq, event_type, direction, edge_label, created_at, payload, step
+    SELECT r.id, r.project_id, ${run}, r.seq, r.event_type, r.direction, r.edge_label, r.created_at, r.payload, r.step
     FROM ${jsonRows(sql, events)} AS r(id text, project_id text, execution_id text, seq integer, event_type text,
       direction text, edge_label text, created_at timestamptz, payload jsonb, step jsonb)
-    ${condition}`
+    ${rest}`
 
 /**
  * The earliest `created_at` of the step events of a run started at `started` (a timestamptz expression), as
@@ -248,10 +256,10 @@ export const layerExecutionsRepo = Layer.effect(
         function*(e: ExecutionRecord, expectedVersion: number, events: ReadonlyArray<StepEventRecord>) {
           if (events.length === 0) return (yield* replace(e, expectedVersion)).length > 0
           // One statement, so one round trip and atomic without a transaction: the events go in only when the
-          // compare-and-set matched. Their foreign key is checked at the statement's end, against the row it updated.
+          // compare-and-set matched, so only while their run exists and this statement holds its row.
           const rows = yield* sql`
             WITH updated AS (${replace(e, expectedVersion)}),
-            appended AS (${insertEvents(sql, events, sql`WHERE EXISTS (SELECT FROM updated)`)})
+            appended AS (${insertEvents(sql, events, sql`r.execution_id`, sql`WHERE EXISTS (SELECT FROM updated)`)})
             SELECT id FROM updated`
           return rows.length > 0
         },
@@ -320,7 +328,7 @@ export const layerExecutionsRepo = Layer.effect(
       }, Effect.orDie),
 
       deleteByWorkflow: Effect.fnUntraced(function*(projectId: string, workflowId: string) {
-        // Step events go with their executions (ON DELETE CASCADE); one statement for all of it.
+        // Step events go with their executions (migration 0041's trigger); one statement for all of it.
         yield* sql`
           WITH executions AS (
             DELETE FROM workflow_executions WHERE project_id = ${projectId} AND workflow_id = ${workflowId}
@@ -410,7 +418,15 @@ export const layerStepEventsRepo = Layer.effect(
     return StepEventsRepo.of({
       append: Effect.fnUntraced(function*(events: ReadonlyArray<StepEventRecord>) {
         if (events.length === 0) return
-        yield* later(insertEvents(sql, events, sql``))
+        // An event of no run finds no row to join: its run id is null, which the column refuses, and the statement
+        // fails whole. A run is looked up by its key, without the lock a foreign key's check took: the writers append
+        // events of a run their own transaction inserted, which nobody else can delete before it commits.
+        yield* later(insertEvents(
+          sql,
+          events,
+          sql`x.id`,
+          sql`LEFT JOIN workflow_executions AS x ON x.id = r.execution_id`
+        ))
       }, Effect.orDie),
 
       list: Effect.fnUntraced(

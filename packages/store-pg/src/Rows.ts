@@ -141,7 +141,8 @@ export const mapUnique = (fields: Readonly<Record<string, string>>) => (error: S
 
 /**
  * One list window (decisions 1.3) over the rows of `table` matching `where`,
- * newest first by (`sortColumn`, id), in either paging mode.
+ * newest first by (`sortColumn`, id), in either paging mode. `columns` (a trusted list, `*` by default) lets a
+ * summary leave its large columns unread; it must include `sortColumn` and `id`.
  */
 export const listNewestFirst = <A>(
   sql: SqlClient.SqlClient,
@@ -149,16 +150,18 @@ export const listNewestFirst = <A>(
   where: Statement.Fragment,
   window: ListWindow,
   toRecords: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<A>>,
-  sortColumn = "created_at"
+  sortColumn = "created_at",
+  columns = "*"
 ): Effect.Effect<ListSlice<A>, SqlError> =>
   Effect.gen(function*() {
     const sort = sql(sortColumn)
+    const selected = sql.unsafe(columns)
     if (window.mode === "page") {
       const offset = (window.page - 1) * window.perPage
       const [{ total }] = yield* decodeCount(yield* sql`SELECT count(*)::int AS total FROM ${sql(table)} WHERE ${where}`)
       const items = yield* toRecords(
         yield* sql`
-        SELECT * FROM ${sql(table)} WHERE ${where}
+        SELECT ${selected} FROM ${sql(table)} WHERE ${where}
         ORDER BY ${sort} DESC, id DESC LIMIT ${window.perPage} OFFSET ${offset}`
       )
       return { items, hasMore: offset + items.length < total, total }
@@ -172,7 +175,7 @@ export const listNewestFirst = <A>(
     // Travelling towards newer items, read upwards from the key and turn the page round.
     const order = before !== undefined ? sql`${sort} ASC, id ASC` : sql`${sort} DESC, id DESC`
     const rows = yield* sql`
-      SELECT * FROM ${sql(table)} WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
+      SELECT ${selected} FROM ${sql(table)} WHERE ${sql.and(conditions)} ORDER BY ${order} LIMIT ${limit + 1}`
     const page = [...yield* toRecords(rows.slice(0, limit))]
     return { items: before !== undefined ? page.reverse() : page, hasMore: rows.length > limit, total: 0 }
   })

@@ -51,6 +51,7 @@ const WorkflowSummaryRow = Schema.Struct({
 })
 const WorkflowRow = Schema.Struct({ ...WorkflowSummaryRow.fields, definition: JsonObject<Definition>() })
 const firstSummary = decodeFirst("workflows", WorkflowSummaryRow)
+const toSummaries = decodeRows("workflows", WorkflowSummaryRow)
 /** Every column of `workflows` but the graph. */
 const SUMMARY_COLUMNS = Object.keys(WorkflowSummaryRow.fields).join(", ")
 
@@ -128,6 +129,10 @@ export const layerWorkflowsRepo = Layer.effect(
 
       list: Effect.fnUntraced(function*(projectId: string, filter: WorkflowFilter, window: ListWindow) {
         return yield* listNewestFirst(sql, "workflows", where(projectId, filter), window, toWorkflows)
+      }, Effect.orDie),
+
+      listSummaries: Effect.fnUntraced(function*(projectId: string, filter: WorkflowFilter, window: ListWindow) {
+        return yield* listNewestFirst(sql, "workflows", where(projectId, filter), window, toSummaries, "created_at", SUMMARY_COLUMNS)
       }, Effect.orDie),
 
       update: Effect.fnUntraced(function*(w: WorkflowRecord, expectedLockVersion: number) {

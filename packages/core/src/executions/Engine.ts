@@ -171,9 +171,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
   readonly pinRevision: (projectId: string, workflowId: string, definition: Definition, lockVersion?: number) => Effect.Effect<string>
   /**
    * Writes a transition (compare-and-set) with its events and webhook event; false when fenced out. A run it moves
-   * from another status to running is leased to this host (the caller runs it here next).
+   * from another status to running is leased to this host (the caller runs it here next). `joined`: the caller's
+   * transaction holds the write, which then opens no savepoint of its own (a fenced write writes nothing to undo).
    */
-  readonly write: (previous: ExecutionRecord, transition: T.Transition) => Effect.Effect<boolean>
+  readonly write: (previous: ExecutionRecord, transition: T.Transition, options?: { readonly joined?: boolean }) => Effect.Effect<boolean>
   /**
    * Inserts a new record with its events; false when its dedupe key was taken. Runs in its caller's transaction
    * (`Launcher.launch`'s, which undoes the rest when it fails): a savepoint of its own cost a round trip per start.
@@ -381,7 +382,13 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         spawn === undefined && r.status === previous.status && r.resumable_execution_id === previous.resumable_execution_id &&
         previous.wait?.kind !== "call"
 
-      const writeWith = (previous: ExecutionRecord, transition: Checkpoint, secrets: ReadonlyArray<string>, spawn?: Spawn | undefined) =>
+      const writeWith = (
+        previous: ExecutionRecord,
+        transition: Checkpoint,
+        secrets: ReadonlyArray<string>,
+        spawn?: Spawn | undefined,
+        joined = false
+      ) =>
         Effect.gen(function*() {
           // One statement, atomic on its own: no transaction, one round trip.
           if (alone(previous, transition.record, spawn)) {
@@ -391,7 +398,8 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
             ])
           }
           const kicks: Array<string> = []
-          const ok = yield* tx.withTransaction(writeIn(previous, transition, secrets, kicks, spawn))
+          const writing = writeIn(previous, transition, secrets, kicks, spawn)
+          const ok = yield* (joined ? writing : tx.withTransaction(writing))
           // The records are the durability (running, no lease: any host recovers them); the kick is for speed.
           if (ok) yield* Effect.forEach(kicks, (id) => kick(id), { discard: true })
           return ok
@@ -406,10 +414,10 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
       }
 
       // A run this host resumes runs here next (its kick, a timer's slice): leased to it already, that slice writes no claim.
-      const write = (previous: ExecutionRecord, transition: T.Transition) =>
+      const write = (previous: ExecutionRecord, transition: T.Transition, options?: { readonly joined?: boolean }) =>
         Effect.gen(function*() {
           const next = previous.status === "running" ? transition : leased(transition, yield* Clock.currentTimeMillis)
-          const ok = yield* writeWith(previous, next, [])
+          const ok = yield* writeWith(previous, next, [], undefined, options?.joined === true)
           if (ok) remember(next.record)
           return ok
         })
@@ -437,7 +445,16 @@ export class ExecutionEngine extends Context.Service<ExecutionEngine, {
         }).pipe(Effect.asVoid)
       }
 
-      const now = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: new Date(ms).toISOString() }))
+      // A step reads the time three times, mostly within one millisecond: its text is formatted once per millisecond.
+      let lastMs = Number.NaN
+      let lastIso = ""
+      const now = Effect.map(Clock.currentTimeMillis, (ms) => {
+        if (ms !== lastMs) {
+          lastIso = new Date(ms).toISOString()
+          lastMs = ms
+        }
+        return { ms, iso: lastIso }
+      })
 
       /** Takes (or renews) the lease; None when another live host holds it or the run is not `running`. */
       const claim = Effect.fnUntraced(function*(record: ExecutionRecord) {

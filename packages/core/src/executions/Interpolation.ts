@@ -84,7 +84,26 @@ const PLACEHOLDER_AT = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\
 const namespaced = (segments: ReadonlyArray<string>): ReadonlyArray<string> =>
   NAMESPACES.has(segments[0]!) ? segments : ["vars", ...segments]
 
+/**
+ * Templates are a workflow's config texts, read at every step that runs them (twice: rendered, then searched for
+ * the secrets to mask): each is tokenized once. At most `TOKENIZED_MAX` remembered, none longer than
+ * `TOKENIZED_CHARS` (a few MB at worst).
+ */
+const TOKENIZED_MAX = 2_000
+const TOKENIZED_CHARS = 2_048
+const tokenized = new Map<string, ReadonlyArray<Token>>()
+
 const tokenize = (template: string): ReadonlyArray<Token> => {
+  const known = tokenized.get(template)
+  if (known !== undefined) return known
+  const tokens = tokenizeOnce(template)
+  if (template.length > TOKENIZED_CHARS) return tokens
+  if (tokenized.size >= TOKENIZED_MAX) tokenized.clear()
+  tokenized.set(template, tokens)
+  return tokens
+}
+
+const tokenizeOnce = (template: string): ReadonlyArray<Token> => {
   const tokens: Array<Token> = []
   let text = ""
   let from = 0 // start of the plain text not yet copied into `text`
@@ -266,6 +285,7 @@ const forEachString = (value: unknown, f: (s: string) => void): void => {
  * interpolation itself.
  */
 export const secretsUsed = (template: unknown, secrets: Secrets): ReadonlyArray<string> => {
+  if (secrets.size === 0) return []
   const used = new Set<string>()
   forEachString(template, (s) => {
     for (const token of tokenize(s)) {

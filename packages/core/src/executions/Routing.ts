@@ -199,8 +199,8 @@ export class InboundRouting extends Context.Service<InboundRouting, {
             const g = yield* engine.graph(o.revision_id)
             const input = { value: batchValue(batch), reason: "user_input", source: "inbound", kind: "message", messageIds: batchMessageIds(batch) } as const
             const resumed = T.resume(o, g, input, iso(yield* nowMs))
-            // Its timer fired or the API moved it meanwhile: look again.
-            if (!(yield* engine.write(o, resumed))) {
+            // Its timer fired or the API moved it meanwhile: look again. In routing's transaction (no savepoint).
+            if (!(yield* engine.write(o, resumed, { joined: true }))) {
               if (attempt < 3) return yield* route(config, contactId, batch, attempt + 1, undefined, unstored, settled)
               return yield* new OwnerMoved({ executionId: o.id, msgConfigId: config.id, contactId })
             }

@@ -272,11 +272,13 @@ export const makeInboundRecording = Effect.fnUntraced(function*(recording: Recor
     }
 
     return yield* Effect.gen(function*() {
-      yield* locks.lock(`message:${config.phone_number_id}:${networkId}`)
-      // The contact's lock and look go out with the duplicate check (one round trip); nothing is written before it.
+      // The message's lock and its sender's in one statement: only recording takes an inbound message's key, and always
+      // with its sender's, so one set taken in the store's order cycles with nobody (`MessagingLocks.lockAll`).
+      yield* locks.lockAll([`message:${config.phone_number_id}:${networkId}`, `contact:${config.project_id}:${who.waId ?? who.userId}`])
+      // The contact's look goes out with the duplicate check (one round trip); nothing is written before it.
       const [duplicate, looked] = yield* Effect.all([
         messages.findByNetworkId(config.phone_number_id, networkId),
-        Effect.andThen(locks.lock(`contact:${config.project_id}:${who.waId ?? who.userId}`), lookContact(config.project_id, who))
+        lookContact(config.project_id, who)
       ], { concurrency: 2 })
       if (Option.isSome(duplicate)) return { _tag: "Duplicate" } as InboundOutcome
       recorded.add(networkId)

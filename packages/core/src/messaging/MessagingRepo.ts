@@ -230,7 +230,9 @@ export class MessagingLocks extends Context.Service<MessagingLocks, {
    * Holds every key of the set. Keys are taken in one fixed order, so callers
    * that hold overlapping sets never wait on each other in a cycle; callers
    * that take several sets take message keys, then contact keys, then
-   * conversation keys (as single `lock` calls do).
+   * conversation keys (as single `lock` calls do). Inbound recording takes a
+   * message's key with its sender's contact key in one set: nobody else takes
+   * an inbound message's key, so no other order meets it.
    */
   readonly lockAll: (keys: ReadonlyArray<string>) => Effect.Effect<void>
 }>()("@parley/core/ports/MessagingLocks") {}

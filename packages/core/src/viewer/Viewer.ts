@@ -16,7 +16,7 @@ import { Ids } from "../shared/Ids.ts"
 import type { TriggerType } from "../workflows/Trigger.ts"
 import { validateDefinition } from "../workflows/Definition.ts"
 import { DefinitionReferences } from "../workflows/References.ts"
-import type { Definition, WorkflowRecord } from "../workflows/Workflow.ts"
+import type { Definition, WorkflowRecord, WorkflowSummary } from "../workflows/Workflow.ts"
 import { Workflows } from "../workflows/Workflows.ts"
 import { type RunPath, runPath } from "./RunPath.ts"
 import type { ViewerSession } from "./WorkflowEmbeds.ts"
@@ -60,7 +60,7 @@ const toViewerWorkflow = (w: WorkflowRecord): ViewerWorkflow => ({
 
 export class Viewer extends Context.Service<Viewer, {
   readonly sandbox: (session: ViewerSession) => Effect.Effect<Option.Option<{ readonly phone_number_id: string; readonly display_phone_number: string }>>
-  readonly workflows: (session: ViewerSession) => Effect.Effect<ReadonlyArray<WorkflowRecord>>
+  readonly workflows: (session: ViewerSession) => Effect.Effect<ReadonlyArray<WorkflowSummary>>
   readonly workflow: (session: ViewerSession, id: string) => Effect.Effect<ViewerWorkflow, NotFound>
   /** Every problem of a definition being edited; none when a save would take it. */
   readonly validate: (session: ViewerSession, id: string, definition: unknown) => Effect.Effect<ReadonlyArray<{ readonly path: string; readonly message: string }>, NotFound>
@@ -130,7 +130,7 @@ export class Viewer extends Context.Service<Viewer, {
 
       const workflows = Effect.fn("Viewer.workflows")(function*(session: ViewerSession) {
         if (session.embed.scope_type === "workflow") {
-          const one = yield* Effect.option(workflowService.get(principalOf(session), session.embed.scope_id ?? ""))
+          const one = yield* Effect.option(workflowService.getSummary(principalOf(session), session.embed.scope_id ?? ""))
           return Option.toArray(one)
         }
         const slice = yield* workflowService.list(principalOf(session), {}, { mode: "page", page: 1, perPage: WORKFLOWS_MAX })

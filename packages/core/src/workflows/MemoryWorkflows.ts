@@ -46,6 +46,12 @@ const matches = (filter: WorkflowFilter) => (w: WorkflowRecord) =>
   (filter.created_after === undefined || instant(w.created_at) >= instant(filter.created_after)) &&
   (filter.created_before === undefined || instant(w.created_at) <= instant(filter.created_before))
 
+const summaryOf = ({ definition: _, ...summary }: WorkflowRecord): WorkflowSummary => summary
+
+/** The project's workflows matching `filter`, newest first, cut to `window`. */
+const listed = (all: ReadonlyArray<WorkflowRecord>, projectId: string, filter: WorkflowFilter, window: ListWindow) =>
+  sliceWindow(oldestFirst(all.filter((w) => w.project_id === projectId).filter(matches(filter))).reverse(), window)
+
 export const layerMemoryWorkflowsRepo = Layer.effect(
   WorkflowsRepo,
   Effect.gen(function*() {
@@ -77,15 +83,19 @@ export const layerMemoryWorkflowsRepo = Layer.effect(
         store.run((db) =>
           Option.map(
             Option.filter(Option.fromNullishOr(db.get(WorkflowRows, id)), (w) => w.project_id === projectId),
-            ({ definition: _, ...summary }): WorkflowSummary => summary
+            summaryOf
           )
         )
       ),
       list: Effect.fn("WorkflowsRepo.list")((projectId: string, filter: WorkflowFilter, window: ListWindow) =>
-        store.run((db) => {
-          const rows = db.all(WorkflowRows).filter((w) => w.project_id === projectId).filter(matches(filter))
-          return sliceWindow(oldestFirst(rows).reverse(), window)
-        })
+        store.run((db) => listed(db.all(WorkflowRows), projectId, filter, window))
+      ),
+      listSummaries: Effect.fn("WorkflowsRepo.listSummaries")(
+        (projectId: string, filter: WorkflowFilter, window: ListWindow) =>
+          store.run((db) => {
+            const slice = listed(db.all(WorkflowRows), projectId, filter, window)
+            return { ...slice, items: slice.items.map(summaryOf) }
+          })
       ),
       update: Effect.fn("WorkflowsRepo.update")(function*(workflow: WorkflowRecord, expectedLockVersion: number) {
         const result = yield* store.run((db) => {

@@ -85,11 +85,12 @@ export interface SaveOptions {
 }
 
 export class Workflows extends Context.Service<Workflows, {
+  /** Summaries, read without their graphs: what the API's lists answer. */
   readonly list: (
     principal: Principal,
     filter: WorkflowFilter,
     window: ListWindow
-  ) => Effect.Effect<ListSlice<WorkflowRecord>>
+  ) => Effect.Effect<ListSlice<WorkflowSummary>>
   readonly create: (principal: Principal, input: WorkflowCreateInput) => Effect.Effect<WorkflowRecord, Unprocessable>
   readonly get: (principal: Principal, id: string) => Effect.Effect<WorkflowRecord, NotFound>
   /** The workflow without its graph, read without it: what the API's GET answers. */
@@ -293,7 +294,7 @@ export class Workflows extends Context.Service<Workflows, {
       })
 
       return Workflows.of({
-        list: (principal, filter, window) => repo.list(principal.project.id, filter, window),
+        list: (principal, filter, window) => repo.listSummaries(principal.project.id, filter, window),
         create,
         get: (principal, id) => find(principal.project.id, id),
         getSummary: (principal, id) =>

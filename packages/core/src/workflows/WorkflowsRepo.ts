@@ -17,6 +17,12 @@ export class WorkflowsRepo extends Context.Service<WorkflowsRepo, {
     filter: WorkflowFilter,
     window: ListWindow
   ) => Effect.Effect<ListSlice<WorkflowRecord>>
+  /** `list` without the graphs: what the API's list answers (50 graphs of 50 nodes are megabytes to read and parse). */
+  readonly listSummaries: (
+    projectId: string,
+    filter: WorkflowFilter,
+    window: ListWindow
+  ) => Effect.Effect<ListSlice<WorkflowSummary>>
   /**
    * Replaces the record when its stored `lock_version` still equals
    * `expectedLockVersion` (compare-and-set); None when it moved or vanished.

@@ -215,6 +215,27 @@ export const workflowsRepoConformance = <E>(
         assert.deepStrictEqual([ids(filtered.items), filtered.total], [ids([w2a]), 4])
       }))
 
+    it.effect("lists summaries: the same windows and filters as `list`, each workflow without its graph", () =>
+      Effect.gen(function*() {
+        const repo = yield* WorkflowsRepo
+        const { newestFirst, project } = yield* givenTimeline
+        const [w3, w2c, w2b, w2a] = newestFirst
+        const graph = { nodes: [], edges: [{ id: "e", source: "a", target: "b", type: "t", label: null, flow_condition_id: null }] }
+        const archived = makeWorkflow(project.id, { status: "archived", created_at: at(5000), definition: graph })
+        yield* repo.insert(archived)
+        const summaryOf = ({ definition: _, ...summary }: WorkflowRecord) => summary
+        const page = yield* repo.listSummaries(project.id, {}, { mode: "page", page: 1, perPage: 2 })
+        assert.deepStrictEqual([page.items, page.total, page.hasMore], [[w3, w2c].map(summaryOf), 5, true])
+        const after = yield* repo.listSummaries(project.id, {}, cursor(2, { after: w2c }))
+        assert.deepStrictEqual([after.items, after.hasMore], [[w2b, w2a].map(summaryOf), true])
+        const before = yield* repo.listSummaries(project.id, {}, cursor(2, { before: w2a }))
+        assert.deepStrictEqual([before.items, before.hasMore], [[w2c, w2b].map(summaryOf), true])
+        const filtered = yield* repo.listSummaries(project.id, { status: "archived" }, cursor(10))
+        assert.deepStrictEqual(filtered.items, [summaryOf(archived)])
+        assert.notProperty(filtered.items[0], "definition")
+        assert.deepStrictEqual((yield* repo.listSummaries((yield* givenProject()).id, {}, cursor(10))).items, [])
+      }))
+
     it.effect("updates only from the expected lock version", () =>
       Effect.gen(function*() {
         const repo = yield* WorkflowsRepo
