@@ -267,10 +267,12 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
         body: Uint8Array = Buffer.from(delivery.body, "base64")
       ) {
         const startedAt = yield* Clock.currentTimeMillis
+        const headers = deliveryHeaders(webhook, delivery, body)
+        // A customer's raw-payload destination (`upstream`) sees the network's request as it was: no trace context.
+        if (propagate && webhook.kind !== "upstream") Object.assign(headers, yield* traceHeaders(true))
         const answer = yield* http.post({
           url: webhook.url,
-          // A customer's raw-payload destination (`upstream`) sees the network's request as it was: no trace context.
-          headers: { ...deliveryHeaders(webhook, delivery, body), ...(yield* traceHeaders(propagate && webhook.kind !== "upstream")) },
+          headers,
           body,
           timeoutMs: ATTEMPT_TIMEOUT_MS,
           allowPrivate: settings.allowPrivateUrls

@@ -4,7 +4,7 @@
  * ids go on the span only, never its URL's query, its secret or its body.
  */
 import { Effect, Metric } from "effect"
-import { annotate, LAG_BUCKETS, labelled } from "../shared/Telemetry.ts"
+import { LAG_BUCKETS, labelled } from "../shared/Telemetry.ts"
 import type { WebhookDeliveryRecord, WebhookRecord } from "./Webhook.ts"
 
 const attempts = labelled(
@@ -31,7 +31,10 @@ const lag = labelled(
   ["attempt"]
 )
 
-/** Counts one attempt (`status`: the answer's, null when none came) and puts it on the attempt's span. */
+/**
+ * Counts one attempt (`status`: the answer's, null when none came) and puts it on the attempt's span. Once per
+ * attempt on the delivery path: one effect, the attributes written as they are (no copy filtered of empty values).
+ */
 export const observeAttempt = (
   webhook: WebhookRecord,
   delivery: WebhookDeliveryRecord,
@@ -40,21 +43,33 @@ export const observeAttempt = (
 ) => {
   const result = outcome.status === null ? "transport_error" : outcome.status >= 200 && outcome.status < 300 ? "success" : "http_error"
   const created = Date.parse(delivery.created_at)
-  return Effect.all([
-    Metric.update(attempts({ result }), 1),
-    Number.isFinite(created)
-      ? Metric.update(lag({ attempt: attempt <= 1 ? "first" : "retry" }), Math.max(0, outcome.startedAt - created) / 1000)
-      : Effect.void,
-    annotate({
-      "parley.project.id": webhook.project_id,
-      "parley.webhook.id": webhook.id,
-      "parley.webhook.delivery_id": delivery.id,
-      "parley.webhook.event": delivery.event,
-      "parley.webhook.attempt": attempt,
-      "parley.webhook.result": result,
-      "http.response.status_code": outcome.status ?? undefined
-    })
-  ], { discard: true })
+  const counted = Metric.update(attempts({ result }), 1)
+  const timed = Number.isFinite(created)
+    ? Effect.andThen(counted, Metric.update(lag({ attempt: attempt <= 1 ? "first" : "retry" }), Math.max(0, outcome.startedAt - created) / 1000))
+    : counted
+  return Effect.andThen(
+    timed,
+    Effect.annotateCurrentSpan(
+      outcome.status === null
+        ? {
+          "parley.project.id": webhook.project_id,
+          "parley.webhook.id": webhook.id,
+          "parley.webhook.delivery_id": delivery.id,
+          "parley.webhook.event": delivery.event,
+          "parley.webhook.attempt": attempt,
+          "parley.webhook.result": result
+        }
+        : {
+          "parley.project.id": webhook.project_id,
+          "parley.webhook.id": webhook.id,
+          "parley.webhook.delivery_id": delivery.id,
+          "parley.webhook.event": delivery.event,
+          "parley.webhook.attempt": attempt,
+          "parley.webhook.result": result,
+          "http.response.status_code": outcome.status
+        }
+    )
+  )
 }
 
 /** Counts a delivery that failed for good. */
