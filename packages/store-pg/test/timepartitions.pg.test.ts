@@ -185,6 +185,14 @@ describe("migration 0036 on a database with rows", () => {
               AND 'written after 0036' = ANY(most_common_vals::text::text[])`
         )
         assert.strictEqual(analyzed[0]!.n, 1, "the parent's statistics describe the rows left")
+        // Retention also runs at every host start: with no span gone and fresh figures, it does not sample again.
+        const lastAnalyzed = SqlClient.SqlClient.use((sql) =>
+          sql<{ readonly at: string }>`SELECT pg_stat_get_last_analyze_time('log_entries'::regclass)::text AS at`
+        )
+        const analyzedAt = (yield* lastAnalyzed)[0]!.at
+        assert.isNotNull(analyzedAt)
+        assert.strictEqual(yield* partitions.retire("log_entries", iso(day + 12 * HOUR)), iso(day))
+        assert.strictEqual((yield* lastAnalyzed)[0]!.at, analyzedAt, "not analyzed again within the day")
         // What is left for row-by-row pruning before the cut is in the default partition only.
         const prune = yield* explain(`DELETE FROM log_entries WHERE occurred_at < '${iso(day)}' AND (tableoid, ctid) IN (
           SELECT tableoid, ctid FROM log_entries WHERE occurred_at < '${iso(day)}' LIMIT 10000)`)
