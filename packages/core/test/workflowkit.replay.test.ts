@@ -80,7 +80,7 @@ describe("record and replay", () => {
     Effect.gen(function*() {
       const { functionId, script } = yield* recorded
       assert.notStrictEqual(functionId, FN)
-      assert.deepStrictEqual(script.steps, [{ say: "hi" }, { tap: "Track" }, { wait: 601 }])
+      assert.deepStrictEqual(script.steps, [{ say: "hi" }, { tap: "Track" }, { wait: 600 }])
       assert.deepStrictEqual(script.webhooks, [{ url: "https://shop.test/orders", status: 200, body: { status: "shipped" } }])
       assert.deepStrictEqual(script.functions, { [functionId]: { answers: [{ value: 7 }] } })
       assert.deepStrictEqual(script.model, [{ text: "upset" }])
