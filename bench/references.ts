@@ -68,7 +68,7 @@ const request = (url: string, method: string, path: string, body?: unknown) =>
     fetch(`${url}${path}`, {
       method,
       headers: { "x-api-key": KEY, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body)
+      body: body === undefined ? null : JSON.stringify(body)
     }).then(async (r) => ({ status: r.status, text: await r.text() }))
   )
 
