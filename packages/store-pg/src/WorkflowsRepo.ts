@@ -86,7 +86,7 @@ const TriggerOfWorkflowRow = Schema.Struct({
 })
 const toTriggersOfWorkflows = decodeRows("triggers join workflows", TriggerOfWorkflowRow)
 
-/** A workflow that references a record, with what the lookup orders it by. */
+/** A workflow that references a record: what a refusal names, and its status. */
 const ReferrerRow = Schema.Struct({ id: Schema.String, name: Schema.String, status: WorkflowStatus })
 const toReferrers = decodeRows("workflow_references join workflows", ReferrerRow)
 
