@@ -4,7 +4,7 @@
  */
 import { Effect, References } from "effect"
 import { benchAgent, formatAgentBench } from "./agent.ts"
-import { benchExecutions, formatExecutionsBench } from "./executions.ts"
+import { benchExecutions, executionsPartsFromEnv, formatExecutionsBench } from "./executions.ts"
 import { benchHttp, formatHttpBench } from "./http.ts"
 import { benchRequestCost, formatRequestCost } from "./requestCost.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
@@ -20,12 +20,13 @@ import { benchRetention, formatRetentionBench, retentionOptionsFromEnv } from ".
 import { benchPartitionPlans, formatPartitionPlans } from "./partitionPlans.ts"
 import { benchStepEventPlans, formatStepEventPlans } from "./stepEventPlans.ts"
 import { benchInboundTrigger, formatInboundTrigger } from "./inboundTrigger.ts"
+import { benchReferences, formatReferences } from "./references.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /**
  * `BENCH_ONLY=executions` (comma-separated names: http, requestcost, jobqueue, functions, ingestion, webhooks, proxy,
- * executions, agent, logsearch, recorder, broadcast, retention, plans, stepevents, inboundtrigger, envelope) or `npm run bench -- executions envelope` runs
- * only those.
+ * executions, agent, logsearch, recorder, broadcast, retention, plans, stepevents, inboundtrigger, references, envelope) or `npm run bench -- executions envelope` runs
+ * only those; `EXEC_PARTS` narrows the executions bench to some of its parts, as running `bench/executions.ts` does.
  */
 const only = (process.env.BENCH_ONLY?.split(",") ?? process.argv.slice(2)).map((name) => name.trim()).filter((name) => name !== "")
 const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
@@ -61,7 +62,7 @@ const program = Effect.gen(function*() {
     console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16, network: "remote" })))
   }
   // 10,000 parked runs whatever BENCH_SECONDS says: the memory target is stated for that many.
-  if (runs("executions")) console.log(formatExecutionsBench(yield* benchExecutions({ seconds, waiting: 10_000 })))
+  if (runs("executions")) console.log(formatExecutionsBench(yield* benchExecutions({ seconds, waiting: 10_000, parts: executionsPartsFromEnv() })))
   if (runs("agent")) console.log(formatAgentBench(yield* benchAgent({ runs: 10, iterations: 20 })))
   if (runs("logsearch")) console.log(formatLogSearchBench(yield* benchLogSearch({ durationMs: seconds * 1000, connections: 32 })))
   // What the log search recorder drains at a burst: whether it keeps up with an engine's peak.
@@ -85,6 +86,7 @@ const program = Effect.gen(function*() {
     console.log(formatStepEventPlans(yield* benchStepEventPlans({ weeks: Number(process.env.STEP_EVENT_WEEKS ?? 52) })))
   }
   if (runs("inboundtrigger")) console.log(formatInboundTrigger(yield* benchInboundTrigger))
+  if (runs("references")) console.log(formatReferences(yield* benchReferences({ workflows: 2000, n: 10 })))
   // The scale envelope (docs/scale.md): host processes of their own, so last and never by default.
   if (only.includes("envelope")) {
     for (const options of envelopeOptionsFromEnv()) console.log(formatEnvelope(yield* benchEnvelope(options)))
