@@ -21,6 +21,8 @@
  * `PROXY_TRACE=<n>` sends n more, one at a time, each traced, and prints where a send's time went inside the host,
  * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call),
  * and one send's time line (each span's median start and end).
+ * `PROXY_CALLS=<n>` makes n network calls alone of each kind, alternated (`proxyCalls.ts`): the host's adapter,
+ * effect's `HttpClient` over undici, a bare undici `request`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
