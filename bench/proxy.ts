@@ -40,7 +40,7 @@ import { countDatabaseWrites, startProfile } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
-import { type CallFigures, compareCalls, formatCalls } from "./proxyCalls.ts"
+import { compareCalls, formatCalls } from "./proxyCalls.ts"
 import { replyTracer, spanBreakdown, spanTimeline } from "./replyTrace.ts"
 import { Simulator } from "@parley/core/simulators"
 
@@ -77,7 +77,7 @@ export interface ProxyBenchResult {
   /** With `PROXY_TRACE`: the traced sends' median latency as the client saw it (the time line's whole). */
   readonly tracedP50: number | undefined
   /** With `PROXY_CALLS`: one network call alone, each way a host can make it. */
-  readonly calls: ReadonlyArray<CallFigures> | undefined
+  readonly calls: Effect.Success<ReturnType<typeof compareCalls>> | undefined
 }
 
 /** Garbage-collection pauses of the host's thread over a run. */

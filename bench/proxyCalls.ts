@@ -13,6 +13,7 @@ import { Context, Effect, Option } from "effect"
 import { HttpClientRequest } from "effect/http"
 import { performance } from "node:perf_hooks"
 import { Agent } from "undici"
+import { allocationCounter } from "./allocation.ts"
 
 export interface CallFigures {
   readonly kind: string
@@ -24,6 +25,12 @@ export interface CallFigures {
   readonly cpuMs: number
 }
 
+/** KB the process allocated per call of one kind, its calls made in a row (counted, so steady on a busy machine). */
+export interface CallAllocation {
+  readonly kind: string
+  readonly kb: number
+}
+
 export const compareCalls = (options: {
   readonly context: Context.Context<never>
   readonly baseUrl: string
@@ -32,6 +39,8 @@ export const compareCalls = (options: {
   readonly body: string
   readonly calls: number
   readonly gapsMs: ReadonlyArray<number>
+  /** What the context's `MessagingNetwork` is, as printed. */
+  readonly networkName?: string | undefined
 }) =>
   Effect.gen(function*() {
     const bytes = new TextEncoder().encode(options.body)
@@ -46,7 +55,7 @@ export const compareCalls = (options: {
     const path = new URL(url).pathname
     const kinds: Array<{ readonly kind: string; readonly call: () => Promise<unknown> }> = [
       ...(Option.isNone(hostNetwork) ? [] : [{
-        kind: "host MessagingNetwork.send (CloudApi)",
+        kind: options.networkName ?? "host MessagingNetwork.send (CloudApi)",
         call: () => Effect.runPromiseWith(options.context)(hostNetwork.value.send(access, options.phoneNumberId, bytes))
       }]),
       {
@@ -73,6 +82,7 @@ export const compareCalls = (options: {
       }
     ]
     const figures: Array<CallFigures> = []
+    const allocations: Array<CallAllocation> = []
     yield* Effect.promise(async () => {
       for (const kind of kinds) for (let i = 0; i < 20; i++) await kind.call() // warm every path and its connection
       for (const gapMs of options.gapsMs) {
@@ -101,15 +111,23 @@ export const compareCalls = (options: {
           })
         })
       }
+      for (const { call, kind } of kinds) {
+        const allocated = allocationCounter()
+        for (let i = 0; i < options.calls; i++) await call()
+        allocations.push({ kind, kb: allocated() / 1024 / options.calls })
+      }
     })
-    return figures
+    return { figures, allocations }
   }).pipe(Effect.scoped)
 
-export const formatCalls = (figures: ReadonlyArray<CallFigures>): ReadonlyArray<string> => [
+export const formatCalls = (
+  { allocations, figures }: { readonly figures: ReadonlyArray<CallFigures>; readonly allocations: ReadonlyArray<CallAllocation> }
+): ReadonlyArray<string> => [
   `  one network call alone, alternated in this run (wall p50 / p90, the process's CPU per call):`,
   ...figures.map((f) =>
     `    gap ${String(f.gapMs).padStart(3)} ms  ${f.kind.padEnd(40)} p50 ${f.p50Ms.toFixed(3)} ms  p90 ${f.p90Ms.toFixed(3)} ms  CPU ${
       f.cpuMs.toFixed(3)
     } ms  (${f.calls} calls)`
-  )
+  ),
+  `    allocated per call: ${allocations.map((a) => `${a.kind} ${a.kb.toFixed(1)} KB`).join(", ")}`
 ]
