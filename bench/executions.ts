@@ -263,6 +263,10 @@ interface NetworkCall {
   readonly writes: number
 }
 
+/** `EXEC_PARTS=steps,first,waiting,inbound` (default all), as `bench/run.ts` and this module's own entry read it. */
+export const executionsPartsFromEnv = (): ReadonlyArray<ExecutionsPart> | undefined =>
+  process.env.EXEC_PARTS?.split(",").filter((p): p is ExecutionsPart => p === "steps" || p === "first" || p === "waiting" || p === "inbound")
+
 export const benchExecutions = (options: {
   readonly seconds: number
   readonly waiting?: number | undefined
@@ -823,11 +827,10 @@ if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLTo
     seconds: Number(process.env.BENCH_SECONDS ?? 5),
     waiting: Number(process.env.EXEC_WAITING ?? 10_000),
     concurrency: Number(process.env.EXEC_CONCURRENCY ?? DEFAULT_CONCURRENCY),
-    // EXEC_PARTS=steps,first,waiting (default all).
     durable: process.env.EXEC_DURABLE !== "false",
     // EXEC_STEP_EVENT_WEEKS=52: a year of weekly step event partitions present.
     stepEventWeeks: Number(process.env.EXEC_STEP_EVENT_WEEKS ?? 0),
-    parts: process.env.EXEC_PARTS?.split(",").filter((p): p is ExecutionsPart => p === "steps" || p === "first" || p === "waiting" || p === "inbound")
+    parts: executionsPartsFromEnv()
   }).pipe(
     Effect.map((r) => console.log(formatExecutionsBench(r))),
     Effect.provideService(References.MinimumLogLevel, "Warn")

@@ -4,7 +4,7 @@
  */
 import { Effect, References } from "effect"
 import { benchAgent, formatAgentBench } from "./agent.ts"
-import { benchExecutions, formatExecutionsBench } from "./executions.ts"
+import { benchExecutions, executionsPartsFromEnv, formatExecutionsBench } from "./executions.ts"
 import { benchHttp, formatHttpBench } from "./http.ts"
 import { benchRequestCost, formatRequestCost } from "./requestCost.ts"
 import { benchJobQueue, formatJobQueueBench } from "./jobqueue.ts"
@@ -25,7 +25,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /**
  * `BENCH_ONLY=executions` (comma-separated names: http, requestcost, jobqueue, functions, ingestion, webhooks, proxy,
  * executions, agent, logsearch, recorder, broadcast, retention, plans, stepevents, inboundtrigger, envelope) or `npm run bench -- executions envelope` runs
- * only those.
+ * only those; `EXEC_PARTS` narrows the executions bench to some of its parts, as running `bench/executions.ts` does.
  */
 const only = (process.env.BENCH_ONLY?.split(",") ?? process.argv.slice(2)).map((name) => name.trim()).filter((name) => name !== "")
 const runs = (name: string) => only === undefined || only.length === 0 || only.includes(name)
@@ -61,7 +61,7 @@ const program = Effect.gen(function*() {
     console.log(formatProxyBench(yield* benchProxy({ durationMs: seconds * 1000, connections: 16, network: "remote" })))
   }
   // 10,000 parked runs whatever BENCH_SECONDS says: the memory target is stated for that many.
-  if (runs("executions")) console.log(formatExecutionsBench(yield* benchExecutions({ seconds, waiting: 10_000 })))
+  if (runs("executions")) console.log(formatExecutionsBench(yield* benchExecutions({ seconds, waiting: 10_000, parts: executionsPartsFromEnv() })))
   if (runs("agent")) console.log(formatAgentBench(yield* benchAgent({ runs: 10, iterations: 20 })))
   if (runs("logsearch")) console.log(formatLogSearchBench(yield* benchLogSearch({ durationMs: seconds * 1000, connections: 32 })))
   // What the log search recorder drains at a burst: whether it keeps up with an engine's peak.
