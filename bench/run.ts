@@ -20,11 +20,12 @@ import { benchRetention, formatRetentionBench, retentionOptionsFromEnv } from ".
 import { benchPartitionPlans, formatPartitionPlans } from "./partitionPlans.ts"
 import { benchStepEventPlans, formatStepEventPlans } from "./stepEventPlans.ts"
 import { benchInboundTrigger, formatInboundTrigger } from "./inboundTrigger.ts"
+import { benchReferences, formatReferences } from "./references.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /**
  * `BENCH_ONLY=executions` (comma-separated names: http, requestcost, jobqueue, functions, ingestion, webhooks, proxy,
- * executions, agent, logsearch, recorder, broadcast, retention, plans, stepevents, inboundtrigger, envelope) or `npm run bench -- executions envelope` runs
+ * executions, agent, logsearch, recorder, broadcast, retention, plans, stepevents, inboundtrigger, references, envelope) or `npm run bench -- executions envelope` runs
  * only those; `EXEC_PARTS` narrows the executions bench to some of its parts, as running `bench/executions.ts` does.
  */
 const only = (process.env.BENCH_ONLY?.split(",") ?? process.argv.slice(2)).map((name) => name.trim()).filter((name) => name !== "")
@@ -85,6 +86,7 @@ const program = Effect.gen(function*() {
     console.log(formatStepEventPlans(yield* benchStepEventPlans({ weeks: Number(process.env.STEP_EVENT_WEEKS ?? 52) })))
   }
   if (runs("inboundtrigger")) console.log(formatInboundTrigger(yield* benchInboundTrigger))
+  if (runs("references")) console.log(formatReferences(yield* benchReferences({ workflows: 2000, n: 10 })))
   // The scale envelope (docs/scale.md): host processes of their own, so last and never by default.
   if (only.includes("envelope")) {
     for (const options of envelopeOptionsFromEnv()) console.log(formatEnvelope(yield* benchEnvelope(options)))

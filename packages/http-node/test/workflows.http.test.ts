@@ -193,6 +193,40 @@ describe("workflows", () => {
     assert.strictEqual((await host.request("GET", `/platform/v1/workflows/${w.id}`)).status, 404)
   })
 
+  it("DELETE answers 422 naming an active workflow that calls it; a draft caller, a changed graph or an archive lets it go", async () => {
+    const callee = await create({ name: "Called Child" })
+    const callGraph = {
+      nodes: [
+        { id: "start", position: { x: 0, y: 0 }, data: { node_type: "start", config: {} } },
+        { id: "call", position: { x: 100, y: 0 }, data: { node_type: "call", config: { workflow_id: callee.id } } }
+      ],
+      edges: [{ source: "start", target: "call" }]
+    }
+    const caller = await create({ name: "Calling Parent", definition: callGraph, status: "active" })
+    const patch = (id: string, body: unknown) => host.request("PATCH", `/platform/v1/workflows/${id}`, { body: { workflow: body } })
+    const del = () => host.request("DELETE", `/platform/v1/workflows/${callee.id}`)
+    const refused = await del()
+    assert.strictEqual(refused.status, 422)
+    assert.deepStrictEqual(refused.body, { error: "Workflow is called by active workflow Calling Parent" })
+    // A draft caller does not hold it; published again, it does.
+    assert.strictEqual((await patch(caller.id, { status: "draft" })).status, 200)
+    assert.strictEqual((await host.request("GET", `/platform/v1/workflows/${caller.id}`)).body.data.status, "draft")
+    assert.strictEqual((await patch(caller.id, { status: "active" })).status, 200)
+    assert.strictEqual((await del()).status, 422)
+    // A graph that no longer calls it lets it go, as does archiving the caller.
+    assert.strictEqual((await patch(caller.id, { definition: sendTextGraph })).status, 200)
+    assert.strictEqual((await del()).status, 204)
+    const other = await create({ name: "Called Other" })
+    const again = await create({
+      name: "Calling Again",
+      status: "active",
+      definition: { ...callGraph, nodes: [callGraph.nodes[0], { ...callGraph.nodes[1], data: { node_type: "call", config: { workflow_id: other.id } } }] }
+    })
+    assert.strictEqual((await host.request("DELETE", `/platform/v1/workflows/${other.id}`)).status, 422)
+    assert.strictEqual((await patch(again.id, { status: "archived" })).status, 200)
+    assert.strictEqual((await host.request("DELETE", `/platform/v1/workflows/${other.id}`)).status, 204)
+  })
+
   it("hides archived workflows from the default list and filters by status, name and creation time", async () => {
     const w = await create({ name: "Filter Archived One" })
     await host.request("PATCH", `/platform/v1/workflows/${w.id}`, { body: { workflow: { status: "archived" } } })

@@ -49,6 +49,7 @@ import migration0038 from "./migrations/0038_broadcast_report_cost.ts"
 import migration0039 from "./migrations/0039_conversation_idle_sweep.ts"
 import migration0040 from "./migrations/0040_broadcast_response_guard.ts"
 import migration0041 from "./migrations/0041_step_events_unchecked.ts"
+import migration0042 from "./migrations/0042_workflow_references.ts"
 
 /** Connection string of the database Parley stores in. */
 export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted<string>>()(
@@ -130,7 +131,8 @@ export const migrations = Migrator.fromRecord({
   "0038_broadcast_report_cost": migration0038,
   "0039_conversation_idle_sweep": migration0039,
   "0040_broadcast_response_guard": migration0040,
-  "0041_step_events_unchecked": migration0041
+  "0041_step_events_unchecked": migration0041,
+  "0042_workflow_references": migration0042
 })
 
 /** Applies pending migrations (safe to run from several processes at once). */

@@ -2,6 +2,7 @@
 import {
   Actor,
   Definition,
+  definitionReferences,
   type ListWindow,
   ReadMode,
   Trigger,
@@ -10,12 +11,14 @@ import {
   type TriggerType,
   type WorkflowFilter,
   type WorkflowRecord,
+  type WorkflowReference,
   WorkflowsRepo,
   WorkflowStatus
 } from "@parley/core"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import {
+  columnRows,
   decodeFirst,
   decodeRows,
   IsoFromDate,
@@ -85,6 +88,10 @@ const TriggerOfWorkflowRow = Schema.Struct({
 })
 const toTriggersOfWorkflows = decodeRows("triggers join workflows", TriggerOfWorkflowRow)
 
+/** A workflow that references a record: what a refusal names, and its status. */
+const ReferrerRow = Schema.Struct({ id: Schema.String, name: Schema.String, status: WorkflowStatus })
+const toReferrers = decodeRows("workflow_references join workflows", ReferrerRow)
+
 /** The unique indexes of 0002_workflows the domain can act on. */
 const duplicates = mapUnique({
   workflows_project_name_key: "name",
@@ -96,6 +103,13 @@ export const layerWorkflowsRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const later = deferred(sql)
+
+    /** The references of `definition` as rows `r(kind, target, ord)` (migration 0042's `workflow_references`). */
+    const referenceRows = (definition: Definition) =>
+      columnRows(sql, definitionReferences(definition), [
+        ["kind", "text", (r: WorkflowReference) => r.kind],
+        ["target", "text", (r: WorkflowReference) => r.target]
+      ])
 
     const where = (projectId: string, filter: WorkflowFilter) =>
       sql.and([
@@ -109,14 +123,19 @@ export const layerWorkflowsRepo = Layer.effect(
 
     return WorkflowsRepo.of({
       insert: Effect.fnUntraced(function*(w: WorkflowRecord) {
+        // The workflow and its references in one statement (the foreign key is checked at its end).
         yield* sql`
-          INSERT INTO workflows (id, project_id, name, slug, description, status, lock_version,
-            message_debounce_seconds, agent_default_tools_version, inbound_message_read_mode, created_at, updated_at,
-            execution_count, last_executed_at, created_by, definition)
-          VALUES (${w.id}, ${w.project_id}, ${w.name}, ${w.slug}, ${w.description}, ${w.status}, ${w.lock_version},
-            ${w.message_debounce_seconds}, ${w.agent_default_tools_version}, ${w.inbound_message_read_mode},
-            ${w.created_at}, ${w.updated_at}, ${w.execution_count}, ${w.last_executed_at}, ${jsonb(w.created_by)},
-            ${jsonb(w.definition)})`
+          WITH w AS (
+            INSERT INTO workflows (id, project_id, name, slug, description, status, lock_version,
+              message_debounce_seconds, agent_default_tools_version, inbound_message_read_mode, created_at, updated_at,
+              execution_count, last_executed_at, created_by, definition)
+            VALUES (${w.id}, ${w.project_id}, ${w.name}, ${w.slug}, ${w.description}, ${w.status}, ${w.lock_version},
+              ${w.message_debounce_seconds}, ${w.agent_default_tools_version}, ${w.inbound_message_read_mode},
+              ${w.created_at}, ${w.updated_at}, ${w.execution_count}, ${w.last_executed_at}, ${jsonb(w.created_by)},
+              ${jsonb(w.definition)})
+            RETURNING project_id, id)
+          INSERT INTO workflow_references (project_id, workflow_id, kind, target)
+          SELECT w.project_id, w.id, r.kind, r.target FROM w, ${referenceRows(w.definition)}`
       }, Effect.catchTag("SqlError", duplicates)),
 
       findById: Effect.fnUntraced(function*(projectId: string, id: string) {
@@ -138,22 +157,53 @@ export const layerWorkflowsRepo = Layer.effect(
       }, Effect.orDie),
 
       update: Effect.fnUntraced(function*(w: WorkflowRecord, expectedLockVersion: number) {
-        // Identity and creation time are not the caller's to change.
+        // Identity and creation time are not the caller's to change. The references follow the definition in the
+        // same statement, only when the compare-and-set wrote: those it no longer holds go, new ones come (the two
+        // sets are disjoint, so the order PostgreSQL runs them in does not matter).
         const rows = yield* sql`
-          UPDATE workflows SET
-            name = ${w.name}, slug = ${w.slug}, description = ${w.description}, status = ${w.status},
-            lock_version = ${w.lock_version}, message_debounce_seconds = ${w.message_debounce_seconds},
-            agent_default_tools_version = ${w.agent_default_tools_version},
-            inbound_message_read_mode = ${w.inbound_message_read_mode}, updated_at = ${w.updated_at},
-            execution_count = ${w.execution_count}, last_executed_at = ${w.last_executed_at},
-            created_by = ${jsonb(w.created_by)}, definition = ${jsonb(w.definition)}
-          WHERE project_id = ${w.project_id} AND id = ${w.id} AND lock_version = ${expectedLockVersion}
-          RETURNING *`
+          WITH w AS (
+            UPDATE workflows SET
+              name = ${w.name}, slug = ${w.slug}, description = ${w.description}, status = ${w.status},
+              lock_version = ${w.lock_version}, message_debounce_seconds = ${w.message_debounce_seconds},
+              agent_default_tools_version = ${w.agent_default_tools_version},
+              inbound_message_read_mode = ${w.inbound_message_read_mode}, updated_at = ${w.updated_at},
+              execution_count = ${w.execution_count}, last_executed_at = ${w.last_executed_at},
+              created_by = ${jsonb(w.created_by)}, definition = ${jsonb(w.definition)}
+            WHERE project_id = ${w.project_id} AND id = ${w.id} AND lock_version = ${expectedLockVersion}
+            RETURNING *),
+          r AS (SELECT kind, target FROM ${referenceRows(w.definition)}),
+          gone AS (
+            DELETE FROM workflow_references x USING w
+            WHERE x.project_id = w.project_id AND x.workflow_id = w.id
+              AND NOT EXISTS (SELECT 1 FROM r WHERE r.kind = x.kind AND r.target = x.target)),
+          added AS (
+            INSERT INTO workflow_references (project_id, workflow_id, kind, target)
+            SELECT w.project_id, w.id, r.kind, r.target FROM w, r
+            ON CONFLICT DO NOTHING)
+          SELECT * FROM w`
         return yield* firstWorkflow(rows)
       }, Effect.catchTag("SqlError", duplicates)),
 
+      referrers: Effect.fnUntraced(function*(
+        projectId: string,
+        reference: WorkflowReference,
+        statuses: ReadonlyArray<WorkflowStatus>,
+        limit: number
+      ) {
+        return yield* toReferrers(
+          yield* sql`
+          SELECT w.id, w.name, w.status
+          FROM workflow_references r
+          JOIN workflows w ON w.project_id = r.project_id AND w.id = r.workflow_id
+          WHERE r.project_id = ${projectId} AND r.kind = ${reference.kind} AND r.target = ${reference.target}
+            AND w.status = ANY(${statuses}::text[])
+          ORDER BY array_position(${statuses}::text[], w.status), w.created_at DESC, w.id DESC
+          LIMIT ${limit}`
+        )
+      }, Effect.orDie),
+
       delete: Effect.fnUntraced(function*(projectId: string, id: string) {
-        // Its triggers go with it (ON DELETE CASCADE).
+        // Its triggers and references go with it (ON DELETE CASCADE).
         const rows = yield* sql`DELETE FROM workflows WHERE project_id = ${projectId} AND id = ${id} RETURNING id`
         return rows.length > 0
       }, Effect.orDie),

@@ -75,6 +75,7 @@ layer(layerTestDatabase, { excludeTestServices: true })("layerTestDatabase", (it
         "workflow_embeds",
         "workflow_execution_inputs",
         "workflow_executions",
+        "workflow_references",
         "workflow_revisions",
         "workflow_rollouts",
         "workflow_saves",
@@ -111,7 +112,7 @@ describe("Database.layer", () => {
         return { names: yield* migrated, used: Redacted.value(yield* DatabaseUrl) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ DATABASE_URL: url })))))
       assert.strictEqual(used, url)
-      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads", "hot_updates", "simulator", "executions", "templates", "project_secrets", "execution_checkpoint", "provider_models", "agent_journal", "secrets_at_rest", "rate_limits", "setup_links", "number_operations", "broadcasts", "inbox_embeds", "log_entries", "contact_erasure", "hot_foreign_keys", "log_search_words", "webhook_headers_sealed", "inbound_senders", "rate_limit_leases", "broadcast_counters", "executions_live_index", "workflow_embeds", "guardrails", "broadcast_held", "workflow_lifecycle", "time_partitions", "broadcast_report_cost", "conversation_idle_sweep", "broadcast_response_guard", "step_events_unchecked"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads", "hot_updates", "simulator", "executions", "templates", "project_secrets", "execution_checkpoint", "provider_models", "agent_journal", "secrets_at_rest", "rate_limits", "setup_links", "number_operations", "broadcasts", "inbox_embeds", "log_entries", "contact_erasure", "hot_foreign_keys", "log_search_words", "webhook_headers_sealed", "inbound_senders", "rate_limit_leases", "broadcast_counters", "executions_live_index", "workflow_embeds", "guardrails", "broadcast_held", "workflow_lifecycle", "time_partitions", "broadcast_report_cost", "conversation_idle_sweep", "broadcast_response_guard", "step_events_unchecked", "workflow_references"])
     }))
 
   it.live("otherwise runs an embedded server in PARLEY_DATA_DIR", () =>
@@ -123,7 +124,7 @@ describe("Database.layer", () => {
       const { names, used } = yield* Effect.gen(function*() {
         return { names: yield* migrated, used: new URL(Redacted.value(yield* DatabaseUrl)) }
       }).pipe(Effect.provide(layerDatabase.pipe(Layer.provide(withEnv({ PARLEY_DATA_DIR: dataDir })))))
-      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads", "hot_updates", "simulator", "executions", "templates", "project_secrets", "execution_checkpoint", "provider_models", "agent_journal", "secrets_at_rest", "rate_limits", "setup_links", "number_operations", "broadcasts", "inbox_embeds", "log_entries", "contact_erasure", "hot_foreign_keys", "log_search_words", "webhook_headers_sealed", "inbound_senders", "rate_limit_leases", "broadcast_counters", "executions_live_index", "workflow_embeds", "guardrails", "broadcast_held", "workflow_lifecycle", "time_partitions", "broadcast_report_cost", "conversation_idle_sweep", "broadcast_response_guard", "step_events_unchecked"])
+      assert.deepStrictEqual(names, ["projects", "workflows", "events", "messaging", "webhooks", "functions", "customers", "media_uploads", "hot_updates", "simulator", "executions", "templates", "project_secrets", "execution_checkpoint", "provider_models", "agent_journal", "secrets_at_rest", "rate_limits", "setup_links", "number_operations", "broadcasts", "inbox_embeds", "log_entries", "contact_erasure", "hot_foreign_keys", "log_search_words", "webhook_headers_sealed", "inbound_senders", "rate_limit_leases", "broadcast_counters", "executions_live_index", "workflow_embeds", "guardrails", "broadcast_held", "workflow_lifecycle", "time_partitions", "broadcast_report_cost", "conversation_idle_sweep", "broadcast_response_guard", "step_events_unchecked", "workflow_references"])
       const stored = JSON.parse(Fs.readFileSync(Path.join(dataDir, "postgres.json"), "utf8")) as { port: number }
       // Through the socket in the data directory (a short temporary path has room for one), else over TCP.
       assert.strictEqual(Number(used.searchParams.get("port") ?? used.port), stored.port)

@@ -1,27 +1,10 @@
-/** Functions' `FunctionReferrers` answered from the stored workflows. */
+/** Functions' `FunctionReferrers` answered from the references stored with the workflows. */
 import { Effect, Layer, Option } from "effect"
 import { FunctionReferrers } from "../functions/FunctionReferrers.ts"
-import type { WorkflowRecord, WorkflowStatus } from "./Workflow.ts"
+import type { WorkflowStatus } from "./Workflow.ts"
 import { WorkflowsRepo } from "./WorkflowsRepo.ts"
 
-/** Workflow nodes and agent tools that call the function: function nodes, function decides, agent function tools. */
-export const workflowReferencesFunction = (workflow: WorkflowRecord, functionId: string): boolean =>
-  workflow.definition.nodes.some((node) => {
-    const config = node.data.config
-    switch (node.data.node_type) {
-      case "function":
-      case "decide":
-        return config.function_id === functionId
-      case "agent": {
-        const tools = config.flow_agent_function_tools
-        return Array.isArray(tools) &&
-          tools.some((tool) => typeof tool === "object" && tool !== null && (tool as { function_id?: unknown }).function_id === functionId)
-      }
-      default:
-        return false
-    }
-  })
-
+/** Drafts first, then active, then archived workflows, newest first within each: the one a refusal names. */
 const allStatuses: ReadonlyArray<WorkflowStatus> = ["draft", "active", "archived"]
 
 export const layerFunctionReferrers = Layer.effect(
@@ -29,17 +12,11 @@ export const layerFunctionReferrers = Layer.effect(
   Effect.gen(function*() {
     const workflows = yield* WorkflowsRepo
     return FunctionReferrers.of({
-      first: Effect.fnUntraced(function*(projectId: string, id: string) {
-        for (const status of allStatuses) {
-          for (let page = 1;; page++) {
-            const slice = yield* workflows.list(projectId, { status }, { mode: "page", page, perPage: 100 })
-            const found = slice.items.find((w) => workflowReferencesFunction(w, id))
-            if (found !== undefined) return Option.some(found)
-            if (page * 100 >= slice.total) break
-          }
-        }
-        return Option.none<WorkflowRecord>()
-      })
+      first: (projectId, functionId) =>
+        Effect.map(
+          workflows.referrers(projectId, { kind: "function", target: functionId }, allStatuses, 1),
+          (found) => Option.fromNullishOr(found[0])
+        )
     })
   })
 )

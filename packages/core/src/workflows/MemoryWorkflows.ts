@@ -1,19 +1,41 @@
 /**
- * `WorkflowsRepo` and `TriggersRepo` in memory (unit tests and demos). A deleted workflow takes its triggers, and
- * (declared by the executions adapter, as the foreign keys' cascade does in Postgres) its executions.
+ * `WorkflowsRepo` and `TriggersRepo` in memory (unit tests and demos). A deleted workflow takes its triggers, its
+ * stored references, and (declared by the executions adapter, as the foreign keys' cascade does in Postgres) its
+ * executions.
  */
 import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import { Duplicate } from "../ports/StorageError.ts"
 import type { CursorKey, ListSlice, ListWindow } from "../shared/Pagination.ts"
-import { MemoryStore, memoryTable } from "../ports/MemoryStore.ts"
+import { cascadeOnRemove, MemoryStore, memoryTable, type MemoryTables } from "../ports/MemoryStore.ts"
 import { compareKeys, instant, json, nullableTimestamp, sliceWindow, timestamp, violation } from "../ports/MemoryRows.ts"
 import { ProjectRows } from "../projects/MemoryProjects.ts"
 import { TriggersRepo, WorkflowsRepo } from "./WorkflowsRepo.ts"
 import type { TriggerRecord, TriggerType } from "./Trigger.ts"
-import type { WorkflowFilter, WorkflowRecord, WorkflowSummary } from "./Workflow.ts"
+import type { WorkflowFilter, WorkflowRecord, WorkflowStatus, WorkflowSummary } from "./Workflow.ts"
+import { definitionReferences, type WorkflowReference } from "./WorkflowReferences.ts"
 
 export const WorkflowRows = memoryTable<WorkflowRecord>("workflows")
 const Triggers = memoryTable<TriggerRecord>("triggers")
+/** A workflow's references (`definitionReferences` of its current definition), by workflow id: Postgres's `workflow_references`. */
+const References = memoryTable<{
+  readonly project_id: string
+  readonly workflow_id: string
+  readonly references: ReadonlyArray<WorkflowReference>
+}>("workflow_references")
+
+cascadeOnRemove(WorkflowRows, (db, workflow) => {
+  db.remove(References, workflow.id)
+})
+
+/** Stores `workflow` with the references of its definition, in the caller's atomic `run`. */
+const putWorkflow = (db: MemoryTables, workflow: WorkflowRecord) => {
+  db.put(WorkflowRows, workflow.id, workflow)
+  db.put(References, workflow.id, {
+    project_id: workflow.project_id,
+    workflow_id: workflow.id,
+    references: definitionReferences(workflow.definition)
+  })
+}
 
 const keyOf = (row: { readonly created_at: string; readonly id: string }): CursorKey => ({
   sortKey: row.created_at,
@@ -71,7 +93,7 @@ export const layerMemoryWorkflowsRepo = Layer.effect(
           if (db.get(ProjectRows, workflow.project_id) === undefined) violation(`no project ${workflow.project_id}`)
           if (db.get(WorkflowRows, workflow.id) !== undefined) violation(`duplicate workflow id ${workflow.id}`)
           const duplicate = collision(db.all(WorkflowRows), workflow)
-          if (duplicate === undefined) db.put(WorkflowRows, workflow.id, storedWorkflow(workflow))
+          if (duplicate === undefined) putWorkflow(db, storedWorkflow(workflow))
           return duplicate
         })
         if (duplicate !== undefined) return yield* duplicate
@@ -108,12 +130,29 @@ export const layerMemoryWorkflowsRepo = Layer.effect(
           if (duplicate !== undefined) return duplicate
           // Identity and creation time are not the caller's to change.
           const updated = storedWorkflow({ ...workflow, project_id: current.project_id, created_at: current.created_at })
-          db.put(WorkflowRows, workflow.id, updated)
+          putWorkflow(db, updated)
           return Option.some(updated)
         })
         if (result instanceof Duplicate) return yield* result
         return result
       }),
+      referrers: Effect.fn("WorkflowsRepo.referrers")(
+        (projectId: string, reference: WorkflowReference, statuses: ReadonlyArray<WorkflowStatus>, limit: number) =>
+          store.run((db) => {
+            const found = db.all(References).flatMap((row) => {
+              const workflow = db.get(WorkflowRows, row.workflow_id)
+              return row.project_id === projectId && workflow !== undefined && statuses.includes(workflow.status) &&
+                  row.references.some((r) => r.kind === reference.kind && r.target === reference.target)
+                ? [workflow]
+                : []
+            })
+            const rank = (w: WorkflowRecord) => statuses.indexOf(w.status)
+            return found
+              .sort((a, b) => rank(a) - rank(b) || compareKeys(keyOf(b), keyOf(a)))
+              .slice(0, Math.max(limit, 0))
+              .map(({ id, name, status }) => ({ id, name, status }))
+          })
+      ),
       delete: Effect.fn("WorkflowsRepo.delete")((projectId: string, id: string) =>
         store.run((db) => {
           const workflow = db.get(WorkflowRows, id)

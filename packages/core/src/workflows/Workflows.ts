@@ -259,20 +259,6 @@ export class Workflows extends Context.Service<Workflows, {
         }))
       })
 
-      /** Active workflows whose definition has a `call` node targeting `id`. */
-      const activeCallers = Effect.fnUntraced(function*(projectId: string, id: string) {
-        const callers: Array<WorkflowRecord> = []
-        for (let page = 1;; page++) {
-          const slice = yield* repo.list(projectId, { status: "active" }, { mode: "page", page, perPage: 100 })
-          for (const w of slice.items) {
-            if (w.id !== id && w.definition.nodes.some((n) => n.data.node_type === "call" && n.data.config.workflow_id === id)) {
-              callers.push(w)
-            }
-          }
-          if (page * 100 >= slice.total) return callers
-        }
-      })
-
       const remove = Effect.fn("Workflows.delete")(function*(
         principal: Principal,
         id: string,
@@ -284,7 +270,9 @@ export class Workflows extends Context.Service<Workflows, {
           if (current.status === "active") {
             return yield* unprocessable("Archive or unpublish the workflow before deleting it")
           }
-          const callers = yield* activeCallers(projectId, id)
+          // The newest active workflow whose current definition has a `call` node starting this one (never itself:
+          // it is not active).
+          const callers = yield* repo.referrers(projectId, { kind: "workflow", target: id }, ["active"], 1)
           if (callers.length > 0) {
             return yield* unprocessable(`Workflow is called by active workflow ${callers[0]!.name}`)
           }

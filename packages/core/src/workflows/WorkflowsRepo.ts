@@ -2,7 +2,8 @@
 import { Context, type Effect, type Option } from "effect"
 import type { ListSlice, ListWindow } from "../shared/Pagination.ts"
 import type { TriggerRecord, TriggerType } from "./Trigger.ts"
-import type { WorkflowFilter, WorkflowRecord, WorkflowSummary } from "./Workflow.ts"
+import type { WorkflowFilter, WorkflowRecord, WorkflowStatus, WorkflowSummary } from "./Workflow.ts"
+import type { WorkflowReference, WorkflowReferrer } from "./WorkflowReferences.ts"
 import type { Duplicate } from "../ports/StorageError.ts"
 
 export class WorkflowsRepo extends Context.Service<WorkflowsRepo, {
@@ -31,6 +32,17 @@ export class WorkflowsRepo extends Context.Service<WorkflowsRepo, {
     workflow: WorkflowRecord,
     expectedLockVersion: number
   ) => Effect.Effect<Option.Option<WorkflowRecord>, Duplicate>
+  /**
+   * The project's workflows whose current definition holds `reference` (`definitionReferences`, stored with every
+   * insert and update, gone with the workflow), of one of `statuses`: those of an earlier status in `statuses`
+   * first, newest first by (created_at, id) within one status; at most `limit`. Read without any graph.
+   */
+  readonly referrers: (
+    projectId: string,
+    reference: WorkflowReference,
+    statuses: ReadonlyArray<WorkflowStatus>,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<WorkflowReferrer>>
   /** Removes the workflow and its triggers; false when absent. */
   readonly delete: (projectId: string, id: string) => Effect.Effect<boolean>
   readonly slugTaken: (projectId: string, slug: string) => Effect.Effect<boolean>

@@ -5,7 +5,8 @@ import type { ProjectsRepo } from "../../projects/ProjectsRepo.ts"
 import { Duplicate } from "../../ports/StorageError.ts"
 import { TriggersRepo, WorkflowsRepo } from "../../workflows/WorkflowsRepo.ts"
 import type { ListWindow } from "../../shared/Pagination.ts"
-import type { WorkflowRecord } from "../../workflows/Workflow.ts"
+import type { Definition, WorkflowRecord, WorkflowStatus } from "../../workflows/Workflow.ts"
+import type { WorkflowReference } from "../../workflows/WorkflowReferences.ts"
 import { at, dies, givenProject, makeTrigger, makeWorkflow, uniqueId } from "./fixtures.ts"
 
 const cursor = (limit: number, edge: { after?: WorkflowRecord; before?: WorkflowRecord } = {}): ListWindow => ({
@@ -16,6 +17,19 @@ const cursor = (limit: number, edge: { after?: WorkflowRecord; before?: Workflow
 })
 
 const ids = (items: ReadonlyArray<WorkflowRecord>) => items.map((w) => w.id)
+
+/** A graph of the given nodes (`[node_type, config]`), unconnected: the repository stores what it is given. */
+const graph = (...nodes: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>): Definition => ({
+  nodes: nodes.map(([node_type, config], i) => ({
+    id: `n${i}`,
+    type: node_type,
+    position: { x: 0, y: i * 100 },
+    data: { node_type, config, display_name: node_type }
+  })),
+  edges: []
+})
+
+const EVERY_STATUS: ReadonlyArray<WorkflowStatus> = ["draft", "active", "archived"]
 
 /** Fails the test unless `effect` fails with exactly `Duplicate({ field })`. */
 const duplicateOn = <A, R>(field: string, effect: Effect.Effect<A, Duplicate, R>) =>
@@ -301,6 +315,104 @@ export const workflowsRepoConformance = <E>(
         assert.deepStrictEqual(yield* triggers.listByWorkflow(project.id, other.id), [kept])
         assert.isFalse(yield* repo.delete(project.id, workflow.id), "already gone")
         assert.isFalse(yield* repo.slugTaken(project.id, workflow.slug), "its slug is free again")
+      }))
+
+    it.effect("answers which workflows reference a function or a workflow, by status, in their project only", () =>
+      Effect.gen(function*() {
+        const repo = yield* WorkflowsRepo
+        const project = yield* givenProject()
+        const other = yield* givenProject()
+        const [fn, otherFn, callee] = [uniqueId("fn"), uniqueId("fn"), uniqueId("wf")]
+        const uses = (target: string): WorkflowReference => ({ kind: "function", target })
+        const calls = (target: string): WorkflowReference => ({ kind: "workflow", target })
+        const referrers = (ref: WorkflowReference, statuses = EVERY_STATUS, limit = 10, projectId = project.id) =>
+          Effect.map(repo.referrers(projectId, ref, statuses, limit), (found) => found.map((w) => w.id))
+        // Each way a graph calls: a function node, a decide, an agent's function tool, a call node.
+        const draft = makeWorkflow(project.id, {
+          status: "draft",
+          created_at: at(1),
+          definition: graph(["function", { function_id: fn }], ["call", { workflow_id: callee }])
+        })
+        const activeOld = makeWorkflow(project.id, {
+          status: "active",
+          created_at: at(2),
+          definition: graph(["agent", { flow_agent_function_tools: [{ function_id: otherFn }, "junk", { function_id: fn }] }])
+        })
+        const activeNew = makeWorkflow(project.id, {
+          status: "active",
+          created_at: at(3),
+          definition: graph(["decide", { function_id: fn }], ["call", { workflow_id: callee }], ["call", { workflow_id: callee }])
+        })
+        const archived = makeWorkflow(project.id, { status: "archived", created_at: at(4), definition: graph(["function", { function_id: fn }]) })
+        // Ids named by nodes that run nothing, or not as strings, are no references.
+        const unrelated = makeWorkflow(project.id, {
+          status: "active",
+          created_at: at(5),
+          definition: graph(["send_text", { function_id: fn, workflow_id: callee }], ["function", { function_id: 7 }])
+        })
+        // The same targets' ids in another project.
+        const elsewhere = makeWorkflow(other.id, {
+          status: "active",
+          definition: graph(["function", { function_id: fn }], ["call", { workflow_id: callee }])
+        })
+        for (const w of [archived, activeOld, unrelated, draft, elsewhere, activeNew]) yield* repo.insert(w)
+
+        // Drafts, then active, then archived workflows as the statuses are given, newest first within one.
+        assert.deepStrictEqual(yield* referrers(uses(fn)), [draft.id, activeNew.id, activeOld.id, archived.id])
+        assert.deepStrictEqual(yield* referrers(uses(fn), ["archived", "active"]), [archived.id, activeNew.id, activeOld.id])
+        assert.deepStrictEqual(yield* referrers(uses(fn), ["active"], 1), [activeNew.id])
+        assert.deepStrictEqual(yield* referrers(uses(otherFn)), [activeOld.id])
+        assert.deepStrictEqual(yield* referrers(calls(callee), ["active"]), [activeNew.id])
+        assert.deepStrictEqual(yield* referrers(calls(callee)), [draft.id, activeNew.id])
+        // The kind is part of the reference, and the answer carries what a refusal names.
+        assert.deepStrictEqual(yield* referrers(calls(fn)), [])
+        assert.deepStrictEqual(yield* repo.referrers(project.id, uses(fn), ["archived"], 10), [
+          { id: archived.id, name: archived.name, status: "archived" }
+        ])
+        // Other projects never leak either way.
+        assert.deepStrictEqual(yield* referrers(uses(fn), EVERY_STATUS, 10, other.id), [elsewhere.id])
+        assert.deepStrictEqual(yield* referrers(calls(callee), EVERY_STATUS, 10, other.id), [elsewhere.id])
+        assert.deepStrictEqual(yield* referrers(uses(otherFn), EVERY_STATUS, 10, other.id), [])
+      }))
+
+    it.effect("keeps the references with the current definition: updates, failed updates, deletes", () =>
+      Effect.gen(function*() {
+        const repo = yield* WorkflowsRepo
+        const project = yield* givenProject()
+        const [fn, next, callee] = [uniqueId("fn"), uniqueId("fn"), uniqueId("wf")]
+        const referrers = (ref: WorkflowReference, statuses = EVERY_STATUS) =>
+          Effect.map(repo.referrers(project.id, ref, statuses, 10), (found) => found.map((w) => w.id))
+        const workflow = makeWorkflow(project.id, {
+          definition: graph(["function", { function_id: fn }], ["call", { workflow_id: callee }])
+        })
+        const sibling = makeWorkflow(project.id, { created_at: at(1), definition: graph(["function", { function_id: fn }]) })
+        yield* repo.insert(workflow)
+        yield* repo.insert(sibling)
+
+        // The graph changes: the function it no longer runs lets go of it, the new one is found, the kept call stays.
+        const changed = { ...workflow, lock_version: 1, definition: graph(["decide", { function_id: next }], ["call", { workflow_id: callee }]) }
+        assert.isTrue(Option.isSome(yield* repo.update(changed, 0)))
+        assert.deepStrictEqual(yield* referrers({ kind: "function", target: fn }), [sibling.id])
+        assert.deepStrictEqual(yield* referrers({ kind: "function", target: next }), [workflow.id])
+        assert.deepStrictEqual(yield* referrers({ kind: "workflow", target: callee }), [workflow.id])
+
+        // A compare-and-set that missed writes no references.
+        const stale = { ...changed, lock_version: 2, definition: graph(["function", { function_id: fn }]) }
+        assert.isTrue(Option.isNone(yield* repo.update(stale, 0)))
+        assert.deepStrictEqual(yield* referrers({ kind: "function", target: next }), [workflow.id])
+        assert.deepStrictEqual(yield* referrers({ kind: "function", target: fn }), [sibling.id])
+
+        // A status move is seen by the status filter; a graph without references has none.
+        assert.isTrue(Option.isSome(yield* repo.update({ ...changed, status: "active", lock_version: 2 }, 1)))
+        assert.deepStrictEqual(yield* referrers({ kind: "workflow", target: callee }, ["active"]), [workflow.id])
+        assert.deepStrictEqual(yield* referrers({ kind: "workflow", target: callee }, ["draft"]), [])
+        assert.isTrue(Option.isSome(yield* repo.update({ ...changed, lock_version: 3, definition: graph() }, 2)))
+        assert.deepStrictEqual(yield* referrers({ kind: "workflow", target: callee }), [])
+        assert.deepStrictEqual(yield* referrers({ kind: "function", target: next }), [])
+
+        // A deleted workflow references nothing.
+        assert.isTrue(yield* repo.delete(project.id, sibling.id))
+        assert.deepStrictEqual(yield* referrers({ kind: "function", target: fn }), [])
       }))
 
     it.effect("refuses a workflow of a missing project", () =>
