@@ -156,16 +156,21 @@ const rssParts = () => {
 /** The old generation's committed and used bytes (where promoted garbage waits for a full collection). */
 const oldSpace = () => V8.getHeapSpaceStatistics().find((s) => s.space_name === "old_space")
 
+/** The heap's other spaces' committed MB at a peak: the young generation, large objects, code. */
+const otherSpaces = () =>
+  V8.getHeapSpaceStatistics().filter((s) => s.space_name !== "old_space" && s.space_size >= 1024 * 1024)
+    .map((s) => `${s.space_name.replace(/_space$/, "")} ${mb(s.space_size)}`).join(", ")
+
 /** RSS every 250 ms until stopped, with its peak. */
 const rssSampler = () => {
   const start = process.memoryUsage().rss
   let peak = start
-  let atPeak = { ...process.memoryUsage(), ...rssParts(), old: oldSpace() }
+  let atPeak = { ...process.memoryUsage(), ...rssParts(), old: oldSpace(), others: otherSpaces() }
   const sample = () => {
     const now = process.memoryUsage()
     if (now.rss > peak) {
       peak = now.rss
-      atPeak = { ...now, ...rssParts(), old: oldSpace() }
+      atPeak = { ...now, ...rssParts(), old: oldSpace(), others: otherSpaces() }
     }
   }
   const timer = setInterval(sample, 250)
@@ -176,7 +181,7 @@ const rssSampler = () => {
     atPeak: () =>
       `heap ${mb(atPeak.heapTotal)} MB committed, ${mb(atPeak.heapUsed)} MB used (old generation ${mb(atPeak.old?.space_size ?? Number.NaN)} / ${
         mb(atPeak.old?.space_used_size ?? Number.NaN)
-      } MB); external ${mb(atPeak.external)} MB; mapped from files ${mb(atPeak.file)} MB, anonymous ${mb(atPeak.anon)} MB`,
+      } MB; ${atPeak.others}); external ${mb(atPeak.external)} MB; mapped from files ${mb(atPeak.file)} MB, anonymous ${mb(atPeak.anon)} MB`,
     stop: () => {
       sample()
       clearInterval(timer)

@@ -3,6 +3,11 @@
  * `/proc/<pid>/task/<tid>/schedstat` (time on a CPU, in nanoseconds): how the
  * proxy bench charges PostgreSQL's server processes and a network running in
  * a process of its own. Undefined where there is no such `/proc`.
+ *
+ * A process of the tree that ends during a measurement (an autovacuum worker, a backend) takes its CPU out of the
+ * live processes' sum; its parent's `cutime`/`cstime` (`/proc/<pid>/stat`, in clock ticks) hold it once reaped, so
+ * each live process adds its reaped children's time: without it, PostgreSQL's CPU over a window could come out
+ * negative.
  */
 import * as Fs from "node:fs"
 
@@ -25,6 +30,18 @@ const parents = (): Map<number, number> => {
     parentOf.set(Number(entry), Number(fields[1]))
   }
   return parentOf
+}
+
+/** Clock ticks a second (`getconf CLK_TCK`: 100 on Linux's usual builds). */
+const TICK_NANOS = 1e9 / 100
+
+/** CPU of the children a process has reaped (`cutime` + `cstime`). */
+const reapedChildrenNanos = (pid: number): number => {
+  const stat = read(`/proc/${pid}/stat`)
+  if (stat === undefined) return 0
+  // Fields after the command name: state is the first, so `cutime` (field 16 of stat) is at index 13.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[13]) + Number(fields[14])) * TICK_NANOS
 }
 
 const threadsCpuNanos = (pid: number): number => {
@@ -54,6 +71,6 @@ export const processTreeCpuMicros = (rootPid: number): number | undefined => {
     }
   }
   let nanos = 0
-  for (const pid of tree) nanos += threadsCpuNanos(pid)
+  for (const pid of tree) nanos += threadsCpuNanos(pid) + reapedChildrenNanos(pid)
   return nanos / 1000
 }

@@ -21,6 +21,8 @@
  * `PROXY_TRACE=<n>` sends n more, one at a time, each traced, and prints where a send's time went inside the host,
  * hop by hop (the spans: server, `Outbound.send`, the recording's transaction, each SQL statement, the network call),
  * and one send's time line (each span's median start and end).
+ * `PROXY_CALLS=<n>` makes n network calls alone of each kind, alternated (`proxyCalls.ts`): the host's adapter,
+ * effect's `HttpClient` over undici, a bare undici `request`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
@@ -38,6 +40,7 @@ import { countDatabaseWrites, startProfile } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { load, type LoadResult } from "./load.ts"
+import { compareCalls, formatCalls } from "./proxyCalls.ts"
 import { replyTracer, spanBreakdown, spanTimeline } from "./replyTrace.ts"
 import { Simulator } from "@parley/core/simulators"
 
@@ -73,6 +76,8 @@ export interface ProxyBenchResult {
   readonly serialTimeline: ReadonlyArray<{ readonly name: string; readonly startMs: number; readonly endMs: number; readonly count: number }> | undefined
   /** With `PROXY_TRACE`: the traced sends' median latency as the client saw it (the time line's whole). */
   readonly tracedP50: number | undefined
+  /** With `PROXY_CALLS`: one network call alone, each way a host can make it. */
+  readonly calls: Effect.Success<ReturnType<typeof compareCalls>> | undefined
 }
 
 /** Garbage-collection pauses of the host's thread over a run. */
@@ -181,6 +186,7 @@ const startNetwork = (mode: ProxyNetwork, tracer: Tracer.Tracer | undefined) =>
       const directUrl = yield* HttpServer.addressFormattedWith(Effect.succeed).pipe(Effect.provideContext(direct))
       const ingestion = Context.get(context, UpstreamIngestion)
       return {
+        context,
         url,
         postgresPid,
         networkPid: undefined,
@@ -200,13 +206,14 @@ const startNetwork = (mode: ProxyNetwork, tracer: Tracer.Tracer | undefined) =>
     }
     const { command, pid: networkPid, port } = yield* forkNetwork(APP_SECRET)
     const directUrl = `http://127.0.0.1:${port}`
-    const { postgresPid, url } = yield* startBenchHost(KEY, {
+    const { context, postgresPid, url } = yield* startBenchHost(KEY, {
       tracer,
       env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: directUrl, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
     })
     const unmute = command({ sink: `${url}/platform/v1/msg/upstream/webhook` })
     yield* unmute
     return {
+      context,
       url,
       postgresPid,
       networkPid,
@@ -225,12 +232,14 @@ export const benchProxy = (
     readonly network?: ProxyNetwork | undefined
     /** Sends traced one at a time after the one-at-a-time run (`PROXY_TRACE`). */
     readonly traced?: number | undefined
+    /** Network calls alone per way of making one (`PROXY_CALLS`, see `proxyCalls.ts`). */
+    readonly calls?: number | undefined
   }
 ) =>
   Effect.gen(function*() {
     const network = options.network ?? "in-process"
     const tracing = options.traced === undefined ? undefined : replyTracer()
-    const { directUrl, inbound, lift, mute, networkPid, postgresPid, unmute, url } = yield* startNetwork(network, tracing?.tracer)
+    const { context, directUrl, inbound, lift, mute, networkPid, postgresPid, unmute, url } = yield* startNetwork(network, tracing?.tracer)
     const headers = { "x-api-key": KEY, "content-type": "application/json" }
     const connected = yield* Effect.promise(() =>
       fetch(`${url}/platform/v1/msg/phone_numbers`, {
@@ -310,6 +319,16 @@ export const benchProxy = (
     const aloneBytesAll = aloneAllocated()
     const aloneUsed = process.cpuUsage(aloneCpu)
     const aloneShare = (performance.now() - aloneAt) / idleMs
+    // Still muted: the network call alone, each way a host can make it (`PROXY_CALLS`).
+    const calls = options.calls === undefined ? undefined : yield* compareCalls({
+      context,
+      baseUrl: directUrl,
+      phoneNumberId: SIM_NUMBER.phoneNumberId,
+      token: SIM_NUMBER.token,
+      body: bodies[0]!,
+      calls: options.calls,
+      gapsMs: [0, 15]
+    })
     yield* unmute
     const aloneBytes = (aloneBytesAll - idleBytes * aloneShare) / parleyAlone.requests
     const aloneHostCpu =
@@ -362,7 +381,8 @@ export const benchProxy = (
       serialPauses,
       serialSpans,
       serialTimeline,
-      tracedP50: traced?.p50
+      tracedP50: traced?.p50,
+      calls
     } satisfies ProxyBenchResult
   }).pipe(Effect.scoped)
 
@@ -408,6 +428,7 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
         `    ${s.startMs.toFixed(3).padStart(7)} -> ${s.endMs.toFixed(3).padStart(7)}  ${s.name}${s.count < r.serialTimeline![0]!.count ? ` (in ${s.count} sends)` : ""}`
       )
     ]),
+    ...(r.calls === undefined ? [] : formatCalls(r.calls)),
     row(`${r.parley.connections} connections: POST /proxy/...`, r.parley),
     row(`${r.direct.connections} connections: straight to the simulator`, r.direct),
     `  ratio Parley / simulator: ${(r.parley.rps / r.direct.rps).toFixed(2)} (target >= 0.3)`,
@@ -422,7 +443,8 @@ export const formatProxyBench = (r: ProxyBenchResult): string => {
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const network = process.env.NETWORK === "remote" ? "remote" : "in-process"
   const traced = process.env.PROXY_TRACE === undefined ? undefined : Number(process.env.PROXY_TRACE)
-  Effect.runPromise(benchProxy({ durationMs: Number(process.env.DURATION_MS ?? 3000), connections: Number(process.env.CONNECTIONS ?? 16), network, traced }).pipe(
+  const calls = process.env.PROXY_CALLS === undefined ? undefined : Number(process.env.PROXY_CALLS)
+  Effect.runPromise(benchProxy({ durationMs: Number(process.env.DURATION_MS ?? 3000), connections: Number(process.env.CONNECTIONS ?? 16), network, traced, calls }).pipe(
     Effect.map((r) => console.log(formatProxyBench(r))),
     Effect.provideService(References.MinimumLogLevel, "Warn")
   )).catch((error) => {

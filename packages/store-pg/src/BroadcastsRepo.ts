@@ -318,7 +318,7 @@ export const layerBroadcastsRepo = Layer.effect(
         if (ids.length === 0) return
         yield* sql`
           UPDATE msg_broadcast_recipients SET attempted_at = ${at}
-          WHERE broadcast_id = ${broadcastId} AND id IN ${sql.in(ids)}`
+          WHERE broadcast_id = ${broadcastId} AND id = ANY(${ids})`
       }, Effect.orDie),
       postpone: Effect.fnUntraced(function*(broadcastId: string, retries: ReadonlyArray<RecipientRetry>) {
         if (retries.length === 0) return

@@ -14,7 +14,7 @@ import {
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
-import { type Column, columnNames, columnRows, decodeRows, IsoFromDate, JsonRecord, Nullable } from "./Rows.ts"
+import { type Column, columnNames, columnRows, decodeRows, IsoFromDate, JsonRecord, Nullable, valuesStatement } from "./Rows.ts"
 import { jsonOrNull, lastOfEach, listWindow } from "./MessagingRows.ts"
 import { deferred } from "./Transactor.ts"
 
@@ -275,8 +275,9 @@ export const layerConversationsRepo = Layer.effect(
 
     const updateMany = Effect.fnUntraced(function*(conversations: ReadonlyArray<ConversationRecord>) {
       if (conversations.length === 0) return
+      const rows = lastOfEach(conversations)
       // VALUES columns take their types from the casts; untyped parameters would all be text.
-      yield* later(sql`
+      yield* later(valuesStatement(sql`
         UPDATE msg_conversations AS c SET
           phone_number = v.phone_number, business_scoped_user_id = v.business_scoped_user_id,
           parent_business_scoped_user_id = v.parent_business_scoped_user_id, username = v.username,
@@ -287,7 +288,7 @@ export const layerConversationsRepo = Layer.effect(
           last_inbound_at = v.last_inbound_at, last_outbound_at = v.last_outbound_at, updated_at = v.updated_at,
           -- Unchanged but for a conversation ended before 0039 and reopened: an unchanged value keeps the update HOT.
           idle_from = COALESCE(c.idle_from, v.last_active_at)
-        FROM (VALUES ${sql.csv(lastOfEach(conversations).map((c) => sql`(${c.id}, ${c.project_id}, ${c.phone_number},
+        FROM (VALUES ${sql.csv(rows.map((c) => sql`(${c.id}, ${c.project_id}, ${c.phone_number},
           ${c.business_scoped_user_id}, ${c.parent_business_scoped_user_id}, ${c.username}, ${c.contact_name},
           ${c.status}, ${c.end_reason}, ${c.ended_at}::timestamptz, ${c.last_active_at}::timestamptz,
           ${jsonOrNull(c.metadata)}::jsonb, ${c.assigned_user_id}, ${c.messages_count}::integer, ${c.last_message_id},
@@ -297,7 +298,7 @@ export const layerConversationsRepo = Layer.effect(
             contact_name, status, end_reason, ended_at, last_active_at, metadata, assigned_user_id, messages_count,
             last_message_id, last_message_type, last_message_timestamp, last_message_text, last_inbound_at,
             last_outbound_at, updated_at)
-        WHERE c.project_id = v.project_id AND c.id = v.id`)
+        WHERE c.project_id = v.project_id AND c.id = v.id`, rows.length))
     }, Effect.orDie)
 
     return ConversationsRepo.of({
@@ -318,12 +319,12 @@ export const layerConversationsRepo = Layer.effect(
       setLastMessageIds: Effect.fnUntraced(
         function*(updates: Parameters<ConversationsRepo["Service"]["setLastMessageIds"]>[0]) {
           if (updates.length === 0) return
-          yield* later(sql`
+          yield* later(valuesStatement(sql`
             UPDATE msg_conversations AS c SET last_message_id = v.network_id, updated_at = v.at
             FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.timestamp}, ${u.networkId},
               ${u.at}::timestamptz)`))}) AS v (project_id, id, timestamp, network_id, at)
             WHERE c.project_id = v.project_id AND c.id = v.id AND c.last_message_id IS NULL
-              AND c.last_message_timestamp = v.timestamp`)
+              AND c.last_message_timestamp = v.timestamp`, updates.length))
         },
         Effect.orDie
       ),

@@ -25,10 +25,10 @@ import {
   WaitingReason,
   type WorkflowRevision
 } from "@parley/core"
-import { Effect, Layer, type Option, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { deferred } from "./Transactor.ts"
-import { firstWorkflow } from "./WorkflowsRepo.ts"
+import { firstWorkflow, WORKFLOW_COLUMNS } from "./WorkflowsRepo.ts"
 import { Count, decodeCount, decodeFirst, decodeRows, IsoFromDate, jsonb, JsonObject, jsonRows, listNewestFirst } from "./Rows.ts"
 
 type Json<K extends keyof ExecutionRecord> = NonNullable<ExecutionRecord[K]>
@@ -167,11 +167,15 @@ export const stepEventsSinceStart = (sql: SqlClient.SqlClient, started: Statemen
 /** Where a cursor whose event is gone (pruned) stands: before every event of its instant. */
 const SEQ_MIN = -2147483648
 
+/** The prefix of a workflow's columns read beside its execution's (`findRoutedWithWorkflow`). */
+const WORKFLOW_PREFIX = "workflow."
+
 export const layerExecutionsRepo = Layer.effect(
   ExecutionsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const later = deferred(sql)
+    const routedWorkflowColumns = sql.unsafe(WORKFLOW_COLUMNS.map((c) => `w.${c} AS "${WORKFLOW_PREFIX}${c}"`).join(", "))
 
     const where = (projectId: string, filter: ExecutionFilter) =>
       sql.and([
@@ -282,17 +286,22 @@ export const layerExecutionsRepo = Layer.effect(
         )
       }, Effect.orDie),
 
-      findRoutedWorkflow: Effect.fnUntraced(function*(msgConfigId: string, contactId: string) {
-        return yield* firstWorkflow(
-          yield* sql`
-          SELECT w.* FROM (
-            SELECT project_id, workflow_id FROM workflow_executions
+      findRoutedWithWorkflow: Effect.fnUntraced(function*(msgConfigId: string, contactId: string) {
+        // findRouted's execution, its workflow's columns beside it under a prefix (the two tables share names).
+        const rows = yield* sql`
+          SELECT e.*, ${routedWorkflowColumns} FROM (
+            SELECT * FROM workflow_executions
             WHERE msg_config_id = ${msgConfigId} AND contact_id = ${contactId}
               AND NOT observer AND status IN ('running', 'waiting', 'handoff')
             ORDER BY started_at DESC, id DESC
             LIMIT 1
-          ) AS e JOIN workflows AS w ON w.project_id = e.project_id AND w.id = e.workflow_id`
-        )
+          ) AS e LEFT JOIN workflows AS w ON w.project_id = e.project_id AND w.id = e.workflow_id`
+        const owner = yield* firstExecution(rows)
+        const row = rows[0]
+        const workflow = row === undefined || row[`${WORKFLOW_PREFIX}id`] === null
+          ? Option.none()
+          : yield* firstWorkflow([Object.fromEntries(WORKFLOW_COLUMNS.map((c) => [c, row[`${WORKFLOW_PREFIX}${c}`]]))])
+        return { owner, workflow }
       }, Effect.orDie),
 
       listRecoverable: Effect.fnUntraced(function*(now: string, quietBefore: string, limit: number) {

@@ -27,7 +27,8 @@ import {
   jsonb,
   JsonObject,
   JsonRecord,
-  Nullable
+  Nullable,
+  valuesStatement
 } from "./Rows.ts"
 import { jsonOrNull, lastOfEach, listWindow } from "./MessagingRows.ts"
 import { ahead, deferred } from "./Transactor.ts"
@@ -165,21 +166,22 @@ export const layerMessagesRepo = Layer.effect(
 
     const updateMany = Effect.fnUntraced(function*(messages: ReadonlyArray<MessageRecord>) {
       if (messages.length === 0) return
+      const rows = lastOfEach(messages)
       // VALUES columns take their types from the casts; untyped parameters would all be text.
-      yield* later(sql`
+      yield* later(valuesStatement(sql`
         UPDATE msg_messages AS m SET
           network_id = v.network_id, type = v.type, timestamp = v.timestamp, fields = v.fields, status = v.status,
           processing_status = v.processing_status, origin = v.origin, has_media = v.has_media, content = v.content,
           transcript = v.transcript, media = v.media, message_type_data = v.message_type_data, statuses = v.statuses,
           ext_data = v.ext_data, contact_name = v.contact_name, phone_number = v.phone_number, updated_at = v.updated_at
-        FROM (VALUES ${sql.csv(lastOfEach(messages).map((m) => sql`(${m.id}, ${m.project_id}, ${m.network_id}, ${m.type},
+        FROM (VALUES ${sql.csv(rows.map((m) => sql`(${m.id}, ${m.project_id}, ${m.network_id}, ${m.type},
           ${m.timestamp}, ${jsonb(m.fields)}::jsonb, ${m.status}, ${m.processing_status}, ${m.origin},
           ${m.has_media}::boolean, ${m.content}, ${m.transcript}, ${jsonOrNull(m.media)}::jsonb,
           ${jsonOrNull(m.message_type_data)}::jsonb, ${jsonb(m.statuses)}::jsonb, ${jsonb(m.ext_data)}::jsonb,
           ${m.contact_name}, ${m.phone_number}, ${m.updated_at}::timestamptz)`))})
           AS v (id, project_id, network_id, type, timestamp, fields, status, processing_status, origin, has_media,
             content, transcript, media, message_type_data, statuses, ext_data, contact_name, phone_number, updated_at)
-        WHERE m.project_id = v.project_id AND m.id = v.id`)
+        WHERE m.project_id = v.project_id AND m.id = v.id`, rows.length))
     }, Effect.orDie)
 
     // No ON CONFLICT: a duplicate fails the statement, and with it the caller's transaction.
@@ -213,14 +215,14 @@ export const layerMessagesRepo = Layer.effect(
           // row in the update's order, while the broadcast's sender settles many recipients at once: both take the
           // recipients' row locks in id order first (the `locked` init plan runs before any row is updated), so
           // they wait for each other instead of deadlocking.
-          yield* later(sql`
+          yield* later(valuesStatement(sql`
             WITH locked AS (
               SELECT 1 FROM msg_broadcast_recipients WHERE message_id = ANY(${last.map((u) => u.id)}) ORDER BY id FOR UPDATE
             )
             UPDATE msg_messages AS m SET status = v.status, statuses = v.statuses, updated_at = v.updated_at
             FROM (VALUES ${sql.csv(last.map((u) => sql`(${u.project_id}, ${u.id}, ${u.status},
               ${jsonb(u.statuses)}::jsonb, ${u.updated_at}::timestamptz)`))}) AS v (project_id, id, status, statuses, updated_at)
-            WHERE m.project_id = v.project_id AND m.id = v.id AND (SELECT count(*) FROM locked) >= 0`)
+            WHERE m.project_id = v.project_id AND m.id = v.id AND (SELECT count(*) FROM locked) >= 0`, last.length))
         },
         Effect.orDie
       ),
@@ -230,13 +232,13 @@ export const layerMessagesRepo = Layer.effect(
           if (updates.length === 0) return Effect.succeed<ReadonlyArray<string>>([])
           // Each statement of a transaction sees what committed before it began: after the caller's locks, every
           // report that overtook the send.
-          const set = yield* early(sql`
+          const set = yield* early(valuesStatement(sql`
             UPDATE msg_messages AS m SET network_id = v.network_id, updated_at = v.at
             FROM (VALUES ${sql.csv(updates.map((u) => sql`(${u.projectId}, ${u.id}, ${u.phoneNumberId}, ${u.networkId}, ${u.at}::timestamptz)`))})
               AS v (project_id, id, phone_number_id, network_id, at)
             WHERE m.project_id = v.project_id AND m.id = v.id
               AND NOT EXISTS (SELECT 1 FROM msg_status_events e WHERE e.phone_number_id = v.phone_number_id AND e.network_id = v.network_id)
-            RETURNING m.id`)
+            RETURNING m.id`, updates.length))
           return Effect.orDie(Effect.map(Effect.flatMap(set, toIds), (rows) => rows.map((r) => r.id)))
         },
         Effect.orDie
@@ -254,7 +256,7 @@ export const layerMessagesRepo = Layer.effect(
         // The targets (through the partial unique index: hence `IS NOT NULL`), one per conversation (its latest), and
         // the conversations' earlier unread inbound messages, found and changed in one statement. VALUES, not
         // `columnRows`: a keyed join, planned for the true count.
-        const rows = yield* sql`
+        const rows = yield* valuesStatement(sql`
           WITH target AS (
             SELECT m.project_id, m.conversation_id, max(m.created_at) AS created_at, max(v.at) AS at
             FROM (VALUES ${sql.csv(marks.map((k) => sql`(${k.projectId}, ${k.phoneNumberId}, ${k.networkId}, ${k.at}::timestamptz)`))})
@@ -269,7 +271,7 @@ export const layerMessagesRepo = Layer.effect(
               AND m.status = 'delivered' AND m.created_at <= t.created_at
             RETURNING 1
           )
-          SELECT count(*)::int AS n FROM marked`
+          SELECT count(*)::int AS n FROM marked`, marks.length)
         return (yield* decodeMarked(rows))[0]?.n ?? 0
       }, Effect.orDie),
 

@@ -243,6 +243,20 @@ export const batched = Effect.fnUntraced(function*<A, B>(sql: SqlClient.SqlClien
     })
 })
 
+/**
+ * Keyed VALUES lists (below) of more rows than this run unprepared. A VALUES list is a new statement text for every
+ * row count, and a prepared one stays in its connection's statement cache (100 statements on each of up to 56
+ * connections: its text, its parameter types, and the backend's copy) until 100 newer ones push it out. A broadcast
+ * meets most counts up to its batch size once, so the host's heap grew by those texts (~3 MB in 30,000 sends) for
+ * statements it seldom ran again. The small counts recur (a lone send, a status POST's few reports): they stay
+ * prepared. An unprepared statement costs the round trip a first prepared run costs (parse, bind, run).
+ */
+export const PREPARED_VALUES_ROWS = 8
+
+/** `statement`, a keyed VALUES list of `rows` rows, unprepared past `PREPARED_VALUES_ROWS` rows. */
+export const valuesStatement = <A>(statement: Statement.Statement<A>, rows: number): Effect.Effect<ReadonlyArray<A>, SqlError> =>
+  rows > PREPARED_VALUES_ROWS ? statement.unprepared : statement
+
 /** A column of `columnRows`: its name, its PostgreSQL type, and its value in a row. */
 export type Column<A> = readonly [name: string, type: string, value: (row: A) => string | number | boolean | null]
 

@@ -53,6 +53,8 @@ const WorkflowSummaryRow = Schema.Struct({
   created_by: Actor
 })
 const WorkflowRow = Schema.Struct({ ...WorkflowSummaryRow.fields, definition: JsonObject<Definition>() })
+/** The columns `firstWorkflow` decodes (a join that reads a workflow beside another row names them). */
+export const WORKFLOW_COLUMNS: ReadonlyArray<string> = Object.keys(WorkflowRow.fields)
 const firstSummary = decodeFirst("workflows", WorkflowSummaryRow)
 const toSummaries = decodeRows("workflows", WorkflowSummaryRow)
 /** Every column of `workflows` but the graph. */

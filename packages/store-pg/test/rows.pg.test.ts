@@ -4,9 +4,10 @@
  * never with the row's value in the message.
  */
 import { assert, layer } from "@effect/vitest"
-import { StorageError, WorkflowsRepo } from "@parley/core"
+import { MessagesRepo, StorageError, WorkflowsRepo } from "@parley/core"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { PREPARED_VALUES_ROWS } from "../src/Rows.ts"
 import { layerStorage } from "../src/Storage.ts"
 import { layerTestDatabase } from "./pg.ts"
 
@@ -58,5 +59,25 @@ layer(layerStorage.pipe(Layer.provideMerge(layerTestDatabase)), { excludeTestSer
         yield* Effect.exit(repo.list("p-rows", {}, { mode: "page", page: 1, perPage: 50 }))
       )
       assert.strictEqual(listed.query, "workflows")
+    }))
+
+  it.effect("a keyed VALUES list of many rows is not left prepared: each row count would stay in the connection's cache", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* MessagesRepo
+      const updates = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({ project_id: "p-rows", id: `m-${i}`, status: "sent" as const, statuses: [], updated_at: NOW }))
+      // One connection throughout: the statements a connection holds prepared are its own.
+      const prepared = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* repo.setStatuses(updates(PREPARED_VALUES_ROWS))
+        yield* repo.setStatuses(updates(PREPARED_VALUES_ROWS + 1))
+        yield* repo.setStatuses(updates(500))
+        const rows = yield* sql`
+          SELECT statement FROM pg_prepared_statements
+          WHERE statement LIKE '%UPDATE msg_messages AS m SET status%' AND statement NOT LIKE '%pg_prepared_statements%'`
+        return rows.map((row) => String(row.statement))
+      }))
+      // The small count stays prepared (it recurs); the larger ones ran, but left nothing behind.
+      assert.deepStrictEqual(prepared.map((statement) => statement.match(/::timestamptz\)/g)?.length), [PREPARED_VALUES_ROWS])
     }))
 })

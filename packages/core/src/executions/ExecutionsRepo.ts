@@ -55,10 +55,13 @@ export class ExecutionsRepo extends Context.Service<ExecutionsRepo, {
    */
   readonly findRouted: (msgConfigId: string, contactId: string) => Effect.Effect<Option.Option<ExecutionRecord>>
   /**
-   * The workflow of the execution `findRouted` finds, in a statement of its own: it needs no answer of
-   * `findRouted`, so routing sends both at once instead of one after the other.
+   * `findRouted`'s execution and its workflow, read together (one statement: one moment, where two statements side by
+   * side could see an owner that ended between them beside another run's workflow).
    */
-  readonly findRoutedWorkflow: (msgConfigId: string, contactId: string) => Effect.Effect<Option.Option<WorkflowRecord>>
+  readonly findRoutedWithWorkflow: (
+    msgConfigId: string,
+    contactId: string
+  ) => Effect.Effect<{ readonly owner: Option.Option<ExecutionRecord>; readonly workflow: Option.Option<WorkflowRecord> }>
   /**
    * Executions some host should look at, oldest first: `running` ones whose
    * lease is absent or ended before `now`, that last moved before

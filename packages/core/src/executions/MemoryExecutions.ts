@@ -234,11 +234,13 @@ export const layerMemoryExecutionsRepo = Layer.effect(
       findRouted: Effect.fn("ExecutionsRepo.findRouted")((msgConfigId: string, contactId: string) =>
         store.run((db) => routedOwner(db, msgConfigId, contactId))
       ),
-      findRoutedWorkflow: Effect.fn("ExecutionsRepo.findRoutedWorkflow")((msgConfigId: string, contactId: string) =>
-        store.run((db) =>
-          Option.flatMap(routedOwner(db, msgConfigId, contactId), (owner) =>
-            Option.filter(Option.fromNullishOr(db.get(Workflows, owner.workflow_id)), (w) => w.project_id === owner.project_id))
-        )
+      findRoutedWithWorkflow: Effect.fn("ExecutionsRepo.findRoutedWithWorkflow")((msgConfigId: string, contactId: string) =>
+        store.run((db) => {
+          const owner = routedOwner(db, msgConfigId, contactId)
+          const workflow = Option.flatMap(owner, (o) =>
+            Option.filter(Option.fromNullishOr(db.get(Workflows, o.workflow_id)), (w) => w.project_id === o.project_id))
+          return { owner, workflow }
+        })
       ),
       listRecoverable: Effect.fn("ExecutionsRepo.listRecoverable")((now: string, quietBefore: string, limit: number) =>
         store.run((db) =>

@@ -123,15 +123,11 @@ export class InboundRouting extends Context.Service<InboundRouting, {
 
       /** The pair's owner and the workflow that would take its next input (decisions 10.2), for its window. */
       const taking = Effect.fnUntraced(function*(config: MessageConfigRecord, contactId: string) {
-        // Side by side (one round trip): the owner and its workflow.
-        const [owner, workflow] = yield* Effect.all([repo.findRouted(config.id, contactId), repo.findRoutedWorkflow(config.id, contactId)], {
-          concurrency: 2
-        })
+        // The owner and its workflow in one statement.
+        const { owner, workflow } = yield* repo.findRoutedWithWorkflow(config.id, contactId)
         if (Option.isSome(owner)) {
           if (owner.value.status === "handoff") return { owner, workflow: Option.none<WorkflowRecord>() }
-          // Two statements see two moments: an owner that ended between them leaves another's workflow, read again.
-          if (Option.isSome(workflow) && workflow.value.id === owner.value.workflow_id) return { owner, workflow }
-          return { owner, workflow: yield* workflows.findById(config.project_id, owner.value.workflow_id) }
+          return { owner, workflow }
         }
         return { owner, workflow: Option.map(yield* inboundWorkflow(config), (t) => t.workflow) }
       })

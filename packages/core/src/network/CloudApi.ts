@@ -70,6 +70,8 @@ const bodyBytes = (body: NetworkBody): Uint8Array =>
 
 const decodeError = Schema.decodeUnknownOption(NetworkErrorBody)
 
+const noClientSpan = () => true
+
 type Query = Readonly<Record<string, string | number | undefined>>
 
 const definedParams = (query: Query | undefined): Record<string, string> => {
@@ -155,8 +157,12 @@ export const make = (options: CloudApiOptions) =>
         Effect.catchTag("HttpClientError", (error) =>
           Effect.fail(new NetworkUnavailable({ reason: "Transport", detail: error.message }))),
         Effect.flatMap(({ body, contentType, status }) => classify(status, contentType, body, decode)),
-        Effect.provideService(HttpClient.TracerPropagationEnabled, propagate),
-        Effect.withSpan(span)
+        // Without propagation the client's own span (its URL and headers as attributes) would only repeat this call's:
+        // it is not made. Its stack trace would only ever point here.
+        propagate
+          ? Effect.provideService(HttpClient.TracerPropagationEnabled, true)
+          : Effect.provideService(HttpClient.TracerDisabledWhen, noClientSpan),
+        Effect.withSpan(span, undefined, { captureStackTrace: false })
       )
 
     // One decoder per answer's schema, made at its first call (not at every call: a send's is made once).

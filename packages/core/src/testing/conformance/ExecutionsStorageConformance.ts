@@ -470,7 +470,13 @@ export const executionsStorageConformance = <E>(name: string, storage: Layer.Lay
           const contact = uniqueId("contact")
           const on = (ms: number, overrides: Partial<ExecutionRecord>) =>
             makeExecution(workflow, { msg_config_id: number, contact_id: contact, started_at: at(ms), ...overrides })
-          const routedWorkflow = Effect.map(repo.findRoutedWorkflow(number, contact), Option.map((w) => w.id))
+          // The owner and its workflow read together agree with findRouted.
+          const routedWorkflow = Effect.gen(function*() {
+            const { owner, workflow } = yield* repo.findRoutedWithWorkflow(number, contact)
+            assert.deepStrictEqual(owner, yield* repo.findRouted(number, contact))
+            assert.deepStrictEqual(Option.map(workflow, (w) => w.id), Option.map(owner, (o) => o.workflow_id))
+            return Option.map(workflow, (w) => w.id)
+          })
           assert.deepStrictEqual(yield* repo.findRouted(number, contact), Option.none())
           assert.deepStrictEqual(yield* routedWorkflow, Option.none())
           const waiting = on(1_000, { status: "waiting", waiting_reason: "wait_for_response" })
