@@ -81,6 +81,7 @@ export * from "./messaging/ProxyApi.ts"
 export * from "./messaging/Outbound.ts"
 export * from "./messaging/InboundRouter.ts"
 export * from "./messaging/numbers/SendPace.ts"
+export * from "./messaging/ConversationalSends.ts"
 export * from "./messaging/Proxy.ts"
 export {
   invalidParameter,

@@ -4,7 +4,8 @@
  * the messaging limit holds recipients pending until it allows them, a
  * template paused while sending and a disconnected number stop it, and sends a
  * restart left in doubt are settled by the network's reports or sent again;
- * replies on the broadcast's number go first, within its throughput.
+ * replies on the broadcast's number go first, within its throughput, and are
+ * counted while in flight (the sender's window yields to them).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, Option } from "effect"
@@ -14,6 +15,7 @@ import { Broadcasts } from "../src/broadcasts/Broadcasts.ts"
 import { Messaging } from "../src/messaging/Messaging.ts"
 import { Outbound } from "../src/messaging/Outbound.ts"
 import { SendPace } from "../src/messaging/numbers/SendPace.ts"
+import { ConversationalSends } from "../src/messaging/ConversationalSends.ts"
 import { MessageConfigs } from "../src/messaging/numbers/MessageConfigs.ts"
 import { Templates } from "../src/messaging/templates/Templates.ts"
 import { UpstreamSettings } from "../src/messaging/Upstream.ts"
@@ -178,6 +180,24 @@ describe("the broadcast sender", () => {
       yield* pace.bulk(g.phoneNumberId, 10)
       yield* send("15557000002", "workflow")
       assert.strictEqual(yield* waited(pace.bulk(g.phoneNumberId, 10)), 200, "the reply's slot came first")
+    }).pipe(Effect.provide(layerMemoryParley)), 60_000)
+
+  it.effect("Outbound counts a send inside a conversation while in flight, for the broadcasts to yield to; a broadcast's own send it does not", () =>
+    Effect.gen(function*() {
+      const g = yield* given
+      const outbound = yield* Outbound
+      const conversational = yield* ConversationalSends
+      const template = { name: "spring_sale", language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "Ada" }] }] }
+      const send = (to: string, origin: "workflow" | "broadcast") =>
+        outbound.send(g.config, { messaging_product: "whatsapp", to, type: "template", template }, { origin })
+      yield* send("15557100001", "broadcast")
+      assert.deepStrictEqual(yield* conversational.current, { inFlight: 0, lastEndedMs: undefined })
+      yield* TestClock.adjust("3 seconds")
+      const fiber = yield* Effect.forkChild(send("15557100002", "workflow"))
+      yield* Effect.yieldNow
+      assert.strictEqual((yield* conversational.current).inFlight, 1)
+      assert.strictEqual((yield* Fiber.join(fiber))._tag, "Accepted")
+      assert.deepStrictEqual(yield* conversational.current, { inFlight: 0, lastEndedMs: yield* Clock.currentTimeMillis })
     }).pipe(Effect.provide(layerMemoryParley)), 60_000)
 
   it.effect("after a restart, a send in doubt is settled by the network's report, or sent again once the network stayed silent", () =>

@@ -9,7 +9,15 @@
  * Once per round (as many sends as the window holds), like a gradient limit: the new window is the old one scaled by
  * the ratio of the latency allowed to the latency seen (between 0.5 and 1), plus its square root as headroom to grow,
  * half-way smoothed.
+ *
+ * While sends inside conversations are in flight, and for `holdMs` after the last one ended, the window is at most
+ * `whileConversing`: on a busy host the latency does not tell a reply's waits from the broadcast's (every send is
+ * slowed alike), so the broadcast yields whenever a reply is under way, and takes its width back once none was for
+ * `holdMs` (conversations come in turns: the hold keeps the next reply's way clear). The sends made meanwhile say
+ * nothing about the window's own width and are left out of its latency.
  */
+import type { Conversing } from "../messaging/ConversationalSends.ts"
+
 
 export interface SendWindowOptions {
   readonly max: number
@@ -18,13 +26,19 @@ export interface SendWindowOptions {
   readonly tolerance: number
   /** And this many ms more: a send of a millisecond or two may double without anything queued. */
   readonly slackMs: number
+  /** Sends allowed in flight while conversational sends are (or were within `holdMs`). */
+  readonly whileConversing: number
+  readonly holdMs: number
 }
 
 export interface SendWindow {
-  /** Sends allowed in flight now. */
-  readonly limit: () => number
-  /** One send's time (ms, from handing it to `Outbound` to its outcome), ended at `nowMs`; the window that follows. */
-  readonly observe: (ms: number, nowMs: number) => number
+  /** Sends allowed in flight at `nowMs`, given the conversations' sends. */
+  readonly limit: (nowMs: number, conversing: Conversing) => number
+  /**
+   * One send's time (ms, from handing it to `Outbound` to its outcome), ended at `nowMs` with the conversations' sends
+   * as they are then; the window that follows.
+   */
+  readonly observe: (ms: number, nowMs: number, conversing: Conversing) => number
 }
 
 /** Weight of one send in the recent latency: about the last 10 sends. */
@@ -42,9 +56,17 @@ export const makeSendWindow = (options: SendWindowOptions): SendWindow => {
   let baseline: number | undefined
   let seen = 0
   let lastMs: number | undefined
+  const yielding = (nowMs: number, c: Conversing) =>
+    c.inFlight > 0 || (c.lastEndedMs !== undefined && nowMs - c.lastEndedMs < options.holdMs)
+  const current = (nowMs: number, c: Conversing) =>
+    yielding(nowMs, c) ? Math.min(Math.round(limit), options.whileConversing) : Math.round(limit)
   return {
-    limit: () => Math.round(limit),
-    observe: (ms, nowMs) => {
+    limit: current,
+    observe: (ms, nowMs, conversing) => {
+      if (yielding(nowMs, conversing)) {
+        seen = 0
+        return current(nowMs, conversing)
+      }
       recent = recent === undefined ? ms : recent + (ms - recent) * RECENT
       const drift = lastMs === undefined ? 0 : Math.min(1, Math.max(0, nowMs - lastMs) / DRIFT_MS)
       lastMs = nowMs
@@ -56,7 +78,7 @@ export const makeSendWindow = (options: SendWindowOptions): SendWindow => {
         const next = limit * gradient + Math.sqrt(limit)
         limit = Math.min(options.max, Math.max(options.min, (limit + next) / 2))
       }
-      return Math.round(limit)
+      return current(nowMs, conversing)
     }
   }
 }

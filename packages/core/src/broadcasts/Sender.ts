@@ -41,6 +41,7 @@ import { SendPace } from "../messaging/numbers/SendPace.ts"
 import { BroadcastsRepo, type RecipientOutcome, type RecipientRetry } from "./BroadcastsRepo.ts"
 import { decodingPayload, JobQueue } from "../ports/JobQueue.ts"
 import { Messaging } from "../messaging/Messaging.ts"
+import { ConversationalSends } from "../messaging/ConversationalSends.ts"
 import { MessagingNetwork } from "../network/MessagingNetwork.ts"
 import { Ids } from "../shared/Ids.ts"
 import { type BroadcastRecord, type RecipientRecord, recipientMessageId, recipientSendKey, type StopReason } from "./Broadcast.ts"
@@ -59,6 +60,9 @@ export interface BroadcastSettingsShape {
   readonly progressIntervalMs: number
   /** The most broadcast sends the host keeps in flight (the window narrows below it while sends queue). */
   readonly maxInFlight: number
+  /** The most it keeps in flight while sends inside conversations are in flight, or were within `replyHoldMs`. */
+  readonly replyInFlight: number
+  readonly replyHoldMs: number
 }
 
 /**
@@ -76,12 +80,16 @@ const DEFAULTS: BroadcastSettingsShape = {
   sweepIntervalMs: 15_000,
   doubtGraceMs: 300_000,
   progressIntervalMs: 5_000,
-  maxInFlight: IN_FLIGHT
+  maxInFlight: IN_FLIGHT,
+  replyInFlight: MIN_IN_FLIGHT,
+  replyHoldMs: 1_000
 }
 
 /**
  * From `PARLEY_BROADCAST_LEASE_MS`, `PARLEY_BROADCAST_SWEEP_MS`, `PARLEY_BROADCAST_DOUBT_GRACE_MS`,
- * `PARLEY_BROADCAST_PROGRESS_MS`, `PARLEY_BROADCAST_MAX_IN_FLIGHT`; unset keeps the defaults.
+ * `PARLEY_BROADCAST_PROGRESS_MS`, `PARLEY_BROADCAST_MAX_IN_FLIGHT`, `PARLEY_BROADCAST_REPLY_IN_FLIGHT` (at
+ * `PARLEY_BROADCAST_MAX_IN_FLIGHT` or above, broadcasts do not yield to replies), `PARLEY_BROADCAST_REPLY_HOLD_MS`;
+ * unset keeps the defaults.
  */
 const settingsFromConfig = Effect.gen(function*() {
   const ms = (name: string, fallback: number) => Config.Int(name).pipe(Config.withDefault(fallback), Config.map((n) => Math.max(1, n)))
@@ -90,7 +98,9 @@ const settingsFromConfig = Effect.gen(function*() {
     sweepIntervalMs: yield* ms("PARLEY_BROADCAST_SWEEP_MS", DEFAULTS.sweepIntervalMs),
     doubtGraceMs: yield* ms("PARLEY_BROADCAST_DOUBT_GRACE_MS", DEFAULTS.doubtGraceMs),
     progressIntervalMs: yield* ms("PARLEY_BROADCAST_PROGRESS_MS", DEFAULTS.progressIntervalMs),
-    maxInFlight: Math.max(MIN_IN_FLIGHT, yield* ms("PARLEY_BROADCAST_MAX_IN_FLIGHT", DEFAULTS.maxInFlight))
+    maxInFlight: Math.max(MIN_IN_FLIGHT, yield* ms("PARLEY_BROADCAST_MAX_IN_FLIGHT", DEFAULTS.maxInFlight)),
+    replyInFlight: yield* ms("PARLEY_BROADCAST_REPLY_IN_FLIGHT", DEFAULTS.replyInFlight),
+    replyHoldMs: yield* Config.Int("PARLEY_BROADCAST_REPLY_HOLD_MS").pipe(Config.withDefault(DEFAULTS.replyHoldMs), Config.map((n) => Math.max(0, n)))
   } satisfies BroadcastSettingsShape
 }).pipe(Effect.orDie)
 
@@ -157,9 +167,17 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
 
       // One pace per number, shared by every broadcast it sends in this process and yielding to its replies.
       const pace = yield* SendPace
+      const conversational = yield* ConversationalSends
       // The host's broadcast sends in flight, every broadcast's: as many as do not queue inside the host, where the
-      // replies of conversations would wait behind them (issue 30 §2).
-      const window = makeSendWindow({ max: settings.maxInFlight, min: MIN_IN_FLIGHT, tolerance: 2, slackMs: 5 })
+      // replies of conversations would wait behind them (issue 30 §2); fewer while replies are under way.
+      const window = makeSendWindow({
+        max: settings.maxInFlight,
+        min: MIN_IN_FLIGHT,
+        tolerance: 2,
+        slackMs: 5,
+        whileConversing: settings.replyInFlight,
+        holdMs: settings.replyHoldMs
+      })
       const inFlight = yield* Semaphore.make(settings.maxInFlight)
       /** `send` once it has a place in the window, unless the broadcast halted meanwhile (none). */
       const inWindow = <A, E, R>(halted: () => boolean, send: Effect.Effect<A, E, R>) =>
@@ -168,7 +186,7 @@ export class BroadcastSender extends Context.Service<BroadcastSender, {
           const start = yield* Clock.currentTimeMillis
           const outcome = yield* send
           const end = yield* Clock.currentTimeMillis
-          yield* inFlight.resize(window.observe(end - start, end))
+          yield* inFlight.resize(window.observe(end - start, end, yield* conversational.current))
           return Option.some(outcome)
         }))
 

@@ -23,6 +23,7 @@ import { type MessageConfigRecord, phoneDigits } from "./numbers/MessageConfig.t
 import { envelopeTexts } from "./Recording.ts"
 import { observeSend } from "./MessagingTelemetry.ts"
 import { SendPace } from "./numbers/SendPace.ts"
+import { ConversationalSends } from "./ConversationalSends.ts"
 import { type RecipientsSnapshot, SendPolicy, sendRequest } from "../guardrails/SendPolicy.ts"
 import type { Withheld } from "../guardrails/Guardrail.ts"
 
@@ -134,6 +135,7 @@ export class Outbound extends Context.Service<Outbound, {
       const messaging = yield* Messaging
       const network = yield* MessagingNetwork
       const pace = yield* SendPace
+      const conversational = yield* ConversationalSends
       const policy = yield* SendPolicy
 
       // One permit per (number, recipient): a send waits for the one in flight (decisions 4.10).
@@ -285,7 +287,9 @@ export class Outbound extends Context.Service<Outbound, {
         const waId = to === undefined ? undefined : phoneDigits(to) || undefined
         const userId = waId === undefined ? recipient : undefined
         const lane = `${config.phone_number_id}:${(to === undefined ? undefined : phoneDigits(to)) || recipient || ""}`
-        const outcome = yield* serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
+        const inLane = serialised(lane, sendInLane(config, envelope, options, { waId, userId }))
+        // A send inside a conversation is counted while in flight: broadcasts leave the host headroom meanwhile.
+        const outcome = yield* (options.origin === "broadcast" ? inLane : conversational.track(inLane))
         yield* observeSend(config, outcome)
         return outcome
       })

@@ -9,6 +9,7 @@ import { UpstreamIngestion } from "./Ingestion.ts"
 import { Messaging } from "./Messaging.ts"
 import { Outbound } from "./Outbound.ts"
 import { SendPace } from "./numbers/SendPace.ts"
+import { ConversationalSends } from "./ConversationalSends.ts"
 import { Sandbox } from "./Sandbox.ts"
 import { Customers } from "../tenancy/Customers.ts"
 import { LiveNumbers } from "./numbers/LiveNumbers.ts"
@@ -26,6 +27,8 @@ export const layerMessagingServices = Layer.mergeAll(UpstreamIngestion.layer, Sa
   Layer.provideMerge(Outbound.layer),
   // One pace per number shared by broadcasts and replies (BroadcastSender takes it from here).
   Layer.provideMerge(SendPace.layer),
+  // Conversational sends in flight, which broadcasts yield to (BroadcastSender takes it from here too).
+  Layer.provideMerge(ConversationalSends.layer),
   Layer.provideMerge(Layer.mergeAll(MessageConfigs.layer, Messaging.layer, Templates.layer, SetupLinks.layer, SignupSettings.layerConfig)),
   Layer.provideMerge(Customers.layer),
   // Customers and setup links ask messaging for a customer's numbers through a port of theirs.
