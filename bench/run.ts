@@ -3,6 +3,7 @@
  * and the ratio. Targets are printed beside the figures, never asserted.
  */
 import { Effect, References } from "effect"
+import { capMallocArenas } from "../packages/http-node/src/MallocArenas.ts"
 import { benchAgent, formatAgentBench } from "./agent.ts"
 import { benchExecutions, executionsPartsFromEnv, formatExecutionsBench } from "./executions.ts"
 import { benchHttp, formatHttpBench } from "./http.ts"
@@ -22,6 +23,9 @@ import { benchStepEventPlans, formatStepEventPlans } from "./stepEventPlans.ts"
 import { benchInboundTrigger, formatInboundTrigger } from "./inboundTrigger.ts"
 import { benchReferences, formatReferences } from "./references.ts"
 
+// As `npm start` runs the host: glibc's malloc arenas capped (this process executed again, before anything starts).
+capMallocArenas()
+
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /**
  * `BENCH_ONLY=executions` (comma-separated names: http, requestcost, jobqueue, functions, ingestion, webhooks, proxy,
@@ -39,7 +43,8 @@ const program = Effect.gen(function*() {
   const youngGeneration = process.execArgv.find((flag) => flag.startsWith("--max-semi-space-size")) ?? "V8's default young generation"
   // And how far the old generation grows before a full collection (the host's peak RSS during a broadcast).
   const oldGrowth = process.execArgv.find((flag) => flag.startsWith("--heap-growing-percent")) ?? "V8's default heap growing"
-  console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread; ${youngGeneration}, ${oldGrowth})\n`)
+  const arenas = process.env.MALLOC_ARENA_MAX === undefined ? "glibc's default malloc arenas" : `MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}`
+  console.log(`Parley benchmarks (${seconds} s per HTTP run, 32 connections from a worker thread; ${youngGeneration}, ${oldGrowth}, ${arenas})\n`)
   if (runs("http")) {
     console.log(formatHttpBench(yield* benchHttp({ durationMs: seconds * 1000, connections: 32 })))
   }

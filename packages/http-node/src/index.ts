@@ -3,6 +3,7 @@ export { AuthenticationLive } from "./handlers/Authentication.ts"
 export { RequestErrorsLive } from "./handlers/RequestErrors.ts"
 export { HostConfig } from "./Config.ts"
 export { layerLogging } from "./Logging.ts"
+export { capMallocArenas } from "./MallocArenas.ts"
 export { layerCliStorage, layerPorts } from "./Ports.ts"
 export * as Embed from "./embed/Embed.ts"
 export {

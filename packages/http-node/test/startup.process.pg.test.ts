@@ -102,6 +102,11 @@ describe("a starting host (process, embedded PostgreSQL)", () => {
       // The port opened before the host was ready (a port in use fails at once), and said so.
       assert.isTrue(answers.some((a) => a.path === "/platform/v1/workflows" && a.status === 503), "a 503 while starting")
       assert.isTrue(answers.some((a) => a.path === "/healthz" && a.status === 200), "/healthz answers while starting")
+      // The process spawned is the host, executed again with glibc's malloc arenas capped (MallocArenas.ts).
+      if (process.platform === "linux" && process.env.MALLOC_ARENA_MAX === undefined) {
+        const environment = Fs.readFileSync(`/proc/${child.pid}/environ`, "utf8").split("\0")
+        assert.include(environment, "MALLOC_ARENA_MAX=2", "the host runs with its malloc arenas capped")
+      }
     } finally {
       if (child.exitCode === null) child.kill("SIGTERM")
       const code = await Promise.race([exited, sleep(20_000).then(() => "timeout" as const)])
