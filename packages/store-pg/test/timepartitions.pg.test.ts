@@ -9,8 +9,7 @@ import {
   LogSearch,
   logEntry,
   StepEventsRepo,
-  TimePartitions,
-  WorkflowsRepo
+  TimePartitions
 } from "@parley/core"
 import {
   givenProject,
@@ -84,7 +83,25 @@ describe("migration 0036 on a database with rows", () => {
         yield* migrateUpTo(35)
         const project = yield* givenProject()
         const workflow = makeWorkflow(project.id)
-        yield* (yield* WorkflowsRepo).insert(workflow)
+        // The workflow as 0035's schema holds it (today's repository also writes 0042's references).
+        yield* SqlClient.SqlClient.use((sql) =>
+          sql`INSERT INTO workflows ${sql.insert({
+            id: workflow.id,
+            project_id: workflow.project_id,
+            name: workflow.name,
+            slug: workflow.slug,
+            description: workflow.description,
+            status: workflow.status,
+            lock_version: workflow.lock_version,
+            message_debounce_seconds: workflow.message_debounce_seconds,
+            agent_default_tools_version: workflow.agent_default_tools_version,
+            inbound_message_read_mode: workflow.inbound_message_read_mode,
+            created_at: workflow.created_at,
+            updated_at: workflow.updated_at,
+            created_by: JSON.stringify(workflow.created_by),
+            definition: JSON.stringify(workflow.definition)
+          })}`
+        )
         const execution = makeExecution(workflow)
         const other = makeExecution(workflow)
         assert.isTrue(yield* (yield* ExecutionsRepo).insert(execution))
