@@ -11,10 +11,11 @@
  * database server's main process; `project` the project the key belongs to.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Ids, Projects } from "@parley/core"
+import { Ids, Projects, UpstreamSettings } from "@parley/core"
+import { Simulator } from "@parley/core/simulators"
 import { Host } from "@parley/http-node"
 import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerSimulatorStore, layerStorage } from "@parley/store-pg"
-import { ConfigProvider, Context, Effect, Layer, Tracer } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Option, Redacted, Tracer } from "effect"
 import { HttpServer } from "effect/http"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -64,3 +65,36 @@ export const startBenchHost = (
     const postgresPid = Number(Fs.readFileSync(Path.join(pg.dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0])
     return { url, context, postgresPid, project }
   })
+
+/** JSON requests to a bench host with its key: the answer's status and decoded body. */
+export const jsonRequester = (url: string, key: string) => {
+  const headers = { "x-api-key": key, "content-type": "application/json" }
+  const request = (method: string, path: string, body?: unknown) =>
+    Effect.promise(async () => {
+      const res = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body) })
+      const text = await res.text()
+      return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+    })
+  return { headers, request }
+}
+
+/**
+ * Connects the host's simulated number over the API and lifts the network's per-number and per-pair limits (the host
+ * is measured, not the network's model); answers the number's id.
+ */
+export const connectSimulatedNumber = (
+  context: Awaited<ReturnType<typeof startBenchHost> extends Effect.Effect<infer A, any, any> ? A : never>["context"],
+  request: ReturnType<typeof jsonRequester>["request"]
+) =>
+  Effect.gen(function*() {
+    const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
+    const number = Option.getOrThrow(Context.get(context, UpstreamSettings).simulatedNumber)
+    const pnid = number.phoneNumberId
+    const connected = yield* request("POST", "/platform/v1/msg/phone_numbers", {
+      msg_config: { phone_number_id: pnid, business_account_id: number.businessAccountId, access_token: Redacted.value(number.accessToken) }
+    })
+    if (connected.status !== 201) return yield* Effect.die(new Error(`connect: ${connected.status}`))
+    yield* simulator.updateNumber(pnid, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
+    return pnid
+  })
+

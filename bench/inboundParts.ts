@@ -20,7 +20,7 @@ import { Context, Effect, Option, Redacted, References } from "effect"
 import { SqlClient } from "effect/sql"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { waiterDefinition } from "./executions.ts"
-import { startBenchHost } from "./host.ts"
+import { connectSimulatedNumber, jsonRequester, startBenchHost } from "./host.ts"
 import { loadApart } from "./loadProcess.ts"
 
 const KEY = "pk_bench_inbound_parts_0123456789ab"
@@ -35,18 +35,8 @@ const program = Effect.gen(function*() {
   const ingestion = Context.get(context, UpstreamIngestion)
   const number = Option.getOrThrow(Context.get(context, UpstreamSettings).simulatedNumber)
   const pnid = number.phoneNumberId
-  const headers = { "x-api-key": KEY, "content-type": "application/json" }
-  const request = (method: string, path: string, body?: unknown) =>
-    Effect.promise(async () => {
-      const res = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body) })
-      const text = await res.text()
-      return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
-    })
-  const connected = yield* request("POST", "/platform/v1/msg/phone_numbers", {
-    msg_config: { phone_number_id: pnid, business_account_id: number.businessAccountId, access_token: Redacted.value(number.accessToken) }
-  })
-  if (connected.status !== 201) return yield* Effect.die(new Error(`connect: ${connected.status}`))
-  yield* simulator.updateNumber(pnid, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
+  const { headers, request } = jsonRequester(url, KEY)
+  yield* connectSimulatedNumber(context, request)
   const createWorkflow = (name: string, fields: Record<string, unknown>) =>
     Effect.map(
       request("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition: waiterDefinition, message_debounce_seconds: 0, ...fields } }),

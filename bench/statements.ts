@@ -15,10 +15,10 @@
  */
 import { ExecutionEngine, Executions, type Principal, UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
-import { Context, Effect, Option, Redacted, References } from "effect"
+import { Context, Effect, Option, References } from "effect"
 import { SqlClient } from "effect/sql"
 import { chainDefinition, countDatabaseWrites, greeterDefinition, waiterDefinition } from "./executions.ts"
-import { startBenchHost } from "./host.ts"
+import { connectSimulatedNumber, jsonRequester, startBenchHost } from "./host.ts"
 import { loadApart } from "./loadProcess.ts"
 import { traceDatabaseWrites } from "./traceWrites.ts"
 
@@ -55,18 +55,8 @@ const program = Effect.gen(function*() {
         if (i === traceUnits - 1) console.log(`\n${name}, traced: ${lines.length} host writes\n${lines.join("\n")}`)
       }
     })
-  const headers = { "x-api-key": KEY, "content-type": "application/json" }
-  const request = (method: string, path: string, body?: unknown) =>
-    Effect.promise(async () => {
-      const res = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body) })
-      const text = await res.text()
-      return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
-    })
-  const connected = yield* request("POST", "/platform/v1/msg/phone_numbers", {
-    msg_config: { phone_number_id: pnid, business_account_id: number.businessAccountId, access_token: Redacted.value(number.accessToken) }
-  })
-  if (connected.status !== 201) return yield* Effect.die(new Error(`connect: ${connected.status}`))
-  yield* simulator.updateNumber(pnid, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
+  const { headers, request } = jsonRequester(url, KEY)
+  yield* connectSimulatedNumber(context, request)
   const createWorkflow = (name: string, definition: unknown, fields: Record<string, unknown> = {}) =>
     Effect.map(request("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition, ...fields } }), (r) => r.body.data.id as string)
   const count = (workflowId: string, status: string) =>
