@@ -16,6 +16,7 @@ import { Simulator } from "@parley/core/simulators"
 import { Host } from "@parley/http-node"
 import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerSimulatorStore, layerStorage } from "@parley/store-pg"
 import { ConfigProvider, Context, Effect, Layer, Option, Redacted, Tracer } from "effect"
+import type { SqlClient } from "effect/sql"
 import { HttpServer } from "effect/http"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -97,4 +98,22 @@ export const connectSimulatedNumber = (
     yield* simulator.updateNumber(pnid, { throughputPerSecond: 1_000_000, pairBurst: 1_000_000, pairIntervalMs: 1 })
     return pnid
   })
+
+/**
+ * A workflow's runs in a status (`count`), and a wait until `want` of them are (`until`: a read every 100 ms, at most
+ * `tries`; dies past that).
+ */
+export const runsReaching = (sql: SqlClient.SqlClient, tries: number) => {
+  const count = (workflowId: string, status: string) =>
+    Effect.map(sql<{ n: string }>`SELECT count(*) AS n FROM workflow_executions WHERE workflow_id = ${workflowId} AND status = ${status}`, (r) => Number(r[0]!.n))
+  const until = (workflowId: string, status: string, want: number) =>
+    Effect.gen(function*() {
+      for (let i = 0; i < tries; i++) {
+        if ((yield* count(workflowId, status)) >= want) return
+        yield* Effect.sleep("100 millis")
+      }
+      return yield* Effect.die(new Error(`${want} runs of ${workflowId} never reached ${status}`))
+    })
+  return { count, until }
+}
 

@@ -20,7 +20,7 @@ import { Context, Effect, Option, Redacted, References } from "effect"
 import { SqlClient } from "effect/sql"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { waiterDefinition } from "./executions.ts"
-import { connectSimulatedNumber, jsonRequester, startBenchHost } from "./host.ts"
+import { connectSimulatedNumber, jsonRequester, runsReaching, startBenchHost } from "./host.ts"
 import { loadApart } from "./loadProcess.ts"
 
 const KEY = "pk_bench_inbound_parts_0123456789ab"
@@ -42,16 +42,7 @@ const program = Effect.gen(function*() {
       request("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition: waiterDefinition, message_debounce_seconds: 0, ...fields } }),
       (r) => r.body.data.id as string
     )
-  const count = (workflowId: string, status: string) =>
-    Effect.map(sql<{ n: string }>`SELECT count(*) AS n FROM workflow_executions WHERE workflow_id = ${workflowId} AND status = ${status}`, (r) => Number(r[0]!.n))
-  const until = (workflowId: string, status: string, want: number) =>
-    Effect.gen(function*() {
-      for (let i = 0; i < 6000; i++) {
-        if ((yield* count(workflowId, status)) >= want) return
-        yield* Effect.sleep("100 millis")
-      }
-      return yield* Effect.die(new Error(`${want} runs of ${workflowId} never reached ${status}`))
-    })
+  const { until } = runsReaching(sql, 6000)
   const startAll = (workflowId: string, contacts: ReadonlyArray<string>) =>
     Effect.promise(() =>
       loadApart({

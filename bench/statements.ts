@@ -18,7 +18,7 @@ import { Simulator } from "@parley/core/simulators"
 import { Context, Effect, Option, References } from "effect"
 import { SqlClient } from "effect/sql"
 import { chainDefinition, countDatabaseWrites, greeterDefinition, waiterDefinition } from "./executions.ts"
-import { connectSimulatedNumber, jsonRequester, startBenchHost } from "./host.ts"
+import { connectSimulatedNumber, jsonRequester, runsReaching, startBenchHost } from "./host.ts"
 import { loadApart } from "./loadProcess.ts"
 import { traceDatabaseWrites } from "./traceWrites.ts"
 
@@ -59,16 +59,7 @@ const program = Effect.gen(function*() {
   yield* connectSimulatedNumber(context, request)
   const createWorkflow = (name: string, definition: unknown, fields: Record<string, unknown> = {}) =>
     Effect.map(request("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition, ...fields } }), (r) => r.body.data.id as string)
-  const count = (workflowId: string, status: string) =>
-    Effect.map(sql<{ n: string }>`SELECT count(*) AS n FROM workflow_executions WHERE workflow_id = ${workflowId} AND status = ${status}`, (r) => Number(r[0]!.n))
-  const until = (workflowId: string, status: string, want: number) =>
-    Effect.gen(function*() {
-      for (let i = 0; i < 3000; i++) {
-        if ((yield* count(workflowId, status)) >= want) return
-        yield* Effect.sleep("100 millis")
-      }
-      return yield* Effect.die(new Error(`${want} runs of ${workflowId} never reached ${status}`))
-    })
+  const { count, until } = runsReaching(sql, 3000)
   const phones = (prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(7, "0")}`)
   const startAll = (workflowId: string, contacts: ReadonlyArray<string>) =>
     Effect.promise(() =>
