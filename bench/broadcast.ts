@@ -161,16 +161,17 @@ const otherSpaces = () =>
   V8.getHeapSpaceStatistics().filter((s) => s.space_name !== "old_space" && s.space_size >= 1024 * 1024)
     .map((s) => `${s.space_name.replace(/_space$/, "")} ${mb(s.space_size)}`).join(", ")
 
-/** RSS every 250 ms until stopped, with its peak. */
+/** RSS every 250 ms until stopped, with its peak and when it came (seconds from the start). */
 const rssSampler = () => {
   const start = process.memoryUsage().rss
+  const startedAt = performance.now()
   let peak = start
-  let atPeak = { ...process.memoryUsage(), ...rssParts(), old: oldSpace(), others: otherSpaces() }
+  let atPeak = { ...process.memoryUsage(), ...rssParts(), old: oldSpace(), others: otherSpaces(), at: 0 }
   const sample = () => {
     const now = process.memoryUsage()
     if (now.rss > peak) {
       peak = now.rss
-      atPeak = { ...now, ...rssParts(), old: oldSpace(), others: otherSpaces() }
+      atPeak = { ...now, ...rssParts(), old: oldSpace(), others: otherSpaces(), at: (performance.now() - startedAt) / 1000 }
     }
   }
   const timer = setInterval(sample, 250)
@@ -179,7 +180,7 @@ const rssSampler = () => {
     peak: () => peak,
     /** What the RSS held at its peak: V8's heap (committed and used) and memory outside it. */
     atPeak: () =>
-      `heap ${mb(atPeak.heapTotal)} MB committed, ${mb(atPeak.heapUsed)} MB used (old generation ${mb(atPeak.old?.space_size ?? Number.NaN)} / ${
+      `at ${atPeak.at.toFixed(0)} s: heap ${mb(atPeak.heapTotal)} MB committed, ${mb(atPeak.heapUsed)} MB used (old generation ${mb(atPeak.old?.space_size ?? Number.NaN)} / ${
         mb(atPeak.old?.space_used_size ?? Number.NaN)
       } MB; ${atPeak.others}); external ${mb(atPeak.external)} MB; mapped from files ${mb(atPeak.file)} MB, anonymous ${mb(atPeak.anon)} MB`,
     stop: () => {
