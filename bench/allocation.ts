@@ -2,6 +2,7 @@
 import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Inspector from "node:inspector/promises"
+import { constants, type NodeGCPerformanceDetail, PerformanceObserver } from "node:perf_hooks"
 import * as V8 from "node:v8"
 
 /** What a GC profile's collections freed: the heap's use before each less after it. */
@@ -15,10 +16,12 @@ const freedBy = (result: V8.GCProfilerResult | undefined) =>
  * Bytes the host allocated from `start` until `stop`: what its collections freed plus what the heap grew by.
  * Counted, not timed: the same on a busy machine as on a quiet one.
  *
- * The profile is settled every 100 ms (a new one started before the last stops, so no collection falls between):
- * held until the end, a broadcast's thousands of collections came back as one JSON text of ~6 KB each (33 MB at
- * 100,000 sends), parsed at once in the host's process: a burst of large objects that was the peak of the host's
- * RSS the bench reports.
+ * The GC profile is settled after each full collection (a new one started before the last stops, so no collection
+ * falls between). Node's profiler writes every collection (~4 KB of JSON) into a native buffer and hands it back as
+ * one text when stopped: held for a whole 100,000-recipient send, that buffer grew through the send and came back,
+ * parsed at once in the host's process, as a burst of large objects that was the peak of the host's RSS the bench
+ * reported. A stopped profiler records until a full collection takes it, so settling more often than that (on a
+ * timer) would pile up stopped profilers, each recording every collection.
  */
 export const allocationCounter = () => {
   const usedAtStart = V8.getHeapStatistics().used_heap_size
@@ -29,15 +32,18 @@ export const allocationCounter = () => {
     return profiler
   }
   let profiler = started()
-  const settle = () => {
+  const fullCollections = new PerformanceObserver((list) => {
+    const full = list.getEntries().some((entry) =>
+      (entry as { readonly detail?: NodeGCPerformanceDetail }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR
+    )
+    if (!full) return
     const done = profiler
     profiler = started()
     freed += freedBy(done.stop())
-  }
-  const timer = setInterval(settle, 100)
-  timer.unref()
+  })
+  fullCollections.observe({ entryTypes: ["gc"] })
   return () => {
-    clearInterval(timer)
+    fullCollections.disconnect()
     freed += freedBy(profiler.stop())
     return freed + V8.getHeapStatistics().used_heap_size - usedAtStart
   }
