@@ -70,7 +70,8 @@ const isAsciiWordChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || ((c 
 
 /** Whether a UUID as `logWords` reads one starts at `i` (its 8-4-4-4-12 hex digits, no letter or digit after). */
 const isUuidAt = (text: string, i: number): boolean => {
-  if (i + 36 > text.length) return false
+  // Most words are no UUID: the first dash decides at once.
+  if (i + 36 > text.length || text.charCodeAt(i + 8) !== 0x2d) return false
   for (let k = 0; k < 36; k++) {
     const c = text.charCodeAt(i + k)
     if (k === 8 || k === 13 || k === 18 || k === 23 ? c !== 0x2d : !isHex(c)) return false
