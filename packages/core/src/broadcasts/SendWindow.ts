@@ -57,7 +57,7 @@ export const makeSendWindow = (options: SendWindowOptions): SendWindow => {
   let seen = 0
   let lastMs: number | undefined
   const yielding = (nowMs: number, c: Conversing) =>
-    c.inFlight > 0 || (c.lastEndedMs !== undefined && nowMs - c.lastEndedMs < options.holdMs)
+    c.inFlight > 0 || (c.lastSeenMs !== undefined && nowMs - c.lastSeenMs < options.holdMs)
   const current = (nowMs: number, c: Conversing) =>
     yielding(nowMs, c) ? Math.min(Math.round(limit), options.whileConversing) : Math.round(limit)
   return {
