@@ -75,8 +75,8 @@ const IN_FLIGHT = 128
 const MIN_IN_FLIGHT = 8
 /**
  * While replies are under way: 2, below the floor the latency sets. On a host short of CPU every send in flight
- * slows the reply alike; at 2 its p50 during a broadcast was 62-91 ms against 214-233 ms at 8, at no loss of the
- * broadcast's rate there (it was CPU-bound either way; decisions "Broadcasts yield to a contact's message").
+ * slows the reply alike: at 2 its p50 during a broadcast was 62-111 ms against 140-320 ms at 8, the broadcast's rate
+ * within the noise (decisions "Broadcasts yield to a contact's message").
  */
 const REPLY_IN_FLIGHT = 2
 // The doubt grace outlasts the network's first webhook retries to a host that was down: a report still owed after
