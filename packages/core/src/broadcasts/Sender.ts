@@ -74,11 +74,11 @@ export interface BroadcastSettingsShape {
 const IN_FLIGHT = 128
 const MIN_IN_FLIGHT = 8
 /**
- * While replies are under way: 2, below the floor the latency sets. On a host short of CPU every send in flight
- * slows the reply alike: at 2 its p50 during a broadcast was 62-111 ms against 140-320 ms at 8, the broadcast's rate
- * within the noise (decisions "Broadcasts yield to a contact's message").
+ * While replies are under way: the window's floor. 2 served the reply better on a host short of CPU (p50 62-111 ms
+ * against 140-320 ms at 8) but cost the broadcast 60 % of its rate where the host was less loaded, and a window of 2
+ * caps sends that wait on a real network (0.1-0.5 s) at 4-20/s: decisions "Broadcasts yield to a contact's message".
  */
-const REPLY_IN_FLIGHT = 2
+const REPLY_IN_FLIGHT = MIN_IN_FLIGHT
 // The doubt grace outlasts the network's first webhook retries to a host that was down: a report still owed after
 // it would make the send again a duplicate.
 const DEFAULTS: BroadcastSettingsShape = {
