@@ -46,3 +46,21 @@ export const sampleAllocations = (path: string | undefined, options: { readonly 
       session.disconnect()
     })
   })
+
+/**
+ * With a path (e.g. `BENCH_BROADCAST_PROFILE`), V8's CPU profiler from now until the returned effect runs, written
+ * there (a `.cpuprofile`; `bench/profileByFile.ts` sums it by file and function): where the process's CPU goes.
+ */
+export const profileCpu = (path: string | undefined) =>
+  Effect.promise(async () => {
+    if (path === undefined || path === "") return Effect.void
+    const session = new Inspector.Session()
+    session.connect()
+    await session.post("Profiler.enable")
+    await session.post("Profiler.start")
+    return Effect.promise(async () => {
+      const { profile } = await session.post("Profiler.stop")
+      Fs.writeFileSync(path, JSON.stringify(profile))
+      session.disconnect()
+    })
+  })

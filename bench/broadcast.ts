@@ -23,7 +23,7 @@ import * as Path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as V8 from "node:v8"
-import { allocationCounter, sampleAllocations } from "./allocation.ts"
+import { allocationCounter, profileCpu, sampleAllocations } from "./allocation.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { collect, countDatabaseWrites, greeterDefinition } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
@@ -93,11 +93,19 @@ export interface BroadcastBenchResult {
     readonly perReport: PhaseCost
     readonly reportsDrained: number
     /** The statements that ran most often, per send made, over both phases. */
-    readonly top: ReadonlyArray<{ readonly calls: number; readonly query: string }>
+    readonly top: ReadonlyArray<Statement>
+    /** The statements PostgreSQL spent the most time in (execution, triggers included), per send made. */
+    readonly slowest: ReadonlyArray<Statement>
   }
   /** A `GET` of the completed broadcast (median ms), and the aggregate it ran before its counters were kept. */
   readonly getMs: number
   readonly recountMs: number
+  /**
+   * Per table the send and its reports wrote, how many row updates were heap-only (HOT: no index entry written) and
+   * the mean stored row size of the broadcast's messages: what an update costs PostgreSQL.
+   */
+  readonly tables: ReadonlyArray<{ readonly table: string; readonly updates: number; readonly hot: number }>
+  readonly messageBytes: number
   /** A send inside a conversation on the same number (a proxied template, answered once the network took it), ms. */
   readonly replyQuiet: Latency
   readonly replyDuringBroadcast: Latency
@@ -112,6 +120,15 @@ export interface BroadcastBenchResult {
     readonly quiet: ReadonlyArray<{ readonly name: string; readonly ms: number; readonly count: number }>
     readonly during: ReadonlyArray<{ readonly name: string; readonly ms: number; readonly count: number }>
   } | undefined
+}
+
+/** A statement's calls, execution ms, WAL records and buffer pages per send (triggers included). */
+export interface Statement {
+  readonly calls: number
+  readonly ms: number
+  readonly wal: number
+  readonly pages: number
+  readonly query: string
 }
 
 export interface PhaseCost {
@@ -242,7 +259,8 @@ const startNetwork = (mode: BroadcastNetwork, tracer: Tracer.Tracer | undefined)
         networkPid: undefined,
         approve: (templateId: string) => Effect.orDie(simulator.setTemplateStatus(templateId, "APPROVED")),
         write: (waId: string) =>
-          Effect.asVoid(Effect.orDie(simulator.inbound(SIM_NUMBER.phoneNumberId, { from: waId, message: { type: "text", text: { body: "hi" } } })))
+          Effect.asVoid(Effect.orDie(simulator.inbound(SIM_NUMBER.phoneNumberId, { from: waId, message: { type: "text", text: { body: "hi" } } }))),
+        profileNetwork: (_path: string | null) => Effect.void
       }
     }
     const { command, pid: networkPid, port } = yield* forkNetwork(APP_SECRET)
@@ -259,7 +277,8 @@ const startNetwork = (mode: BroadcastNetwork, tracer: Tracer.Tracer | undefined)
       postgresPid,
       networkPid,
       approve: (templateId: string) => command({ approve: templateId }),
-      write: (waId: string) => command({ inbound: { phoneNumberId: SIM_NUMBER.phoneNumberId, contacts: [waId] } })
+      write: (waId: string) => command({ inbound: { phoneNumberId: SIM_NUMBER.phoneNumberId, contacts: [waId] } }),
+      profileNetwork: (path: string | null) => command({ profile: path })
     }
   })
 
@@ -274,7 +293,7 @@ export const benchBroadcast = (options: {
   Effect.gen(function*() {
     const network = options.network ?? "in-process"
     const tracing = options.traceReplies === true ? replyTracer() : undefined
-    const { approve, context, networkPid, postgresPid, url, write } = yield* startNetwork(network, tracing?.tracer)
+    const { approve, context, networkPid, postgresPid, profileNetwork, url, write } = yield* startNetwork(network, tracing?.tracer)
     const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
         const start = performance.now()
@@ -426,6 +445,10 @@ export const benchBroadcast = (options: {
       (r) => r[0]!
     )
     yield* Effect.orDie(sql`SELECT pg_stat_statements_reset()`)
+    const tableUpdates = Effect.orDie(sql<{ table: string; updates: number; hot: number }>`
+      SELECT relname AS table, n_tup_upd::float8 AS updates, n_tup_hot_upd::float8 AS hot FROM pg_stat_user_tables
+      WHERE relname IN ('msg_messages', 'msg_broadcast_recipients', 'msg_conversations') ORDER BY relname`)
+    const updatesAtStart = yield* tableUpdates
     const writes = countDatabaseWrites()
     yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
     /** Where every counter stands, for the difference over a phase. */
@@ -447,6 +470,11 @@ export const benchBroadcast = (options: {
     let allocated = allocationCounter()
     // `BENCH_BROADCAST_HEAP_SURVIVORS=1`: only what outlived the young generation (what grows the old one).
     const profile = yield* sampleAllocations(process.env.BENCH_BROADCAST_HEAP_PROFILE, { survivors: process.env.BENCH_BROADCAST_HEAP_SURVIVORS === "1" })
+    // `BENCH_BROADCAST_PROFILE=<dir>`: CPU profiles over the send and its reports, the host's (`host.cpuprofile`) and
+    // a remote network's (`network.cpuprofile`), for `bench/profileByFile.ts`.
+    const cpuProfiles = process.env.BENCH_BROADCAST_PROFILE
+    const hostProfile = yield* profileCpu(cpuProfiles === undefined || cpuProfiles === "" ? undefined : Path.join(cpuProfiles, "host.cpuprofile"))
+    if (cpuProfiles !== undefined && cpuProfiles !== "") yield* profileNetwork(Path.resolve(cpuProfiles, "network.cpuprofile"))
     const sendStart = performance.now()
     yield* request("POST", `/platform/v1/msg/broadcasts/${id}/send`)
     // Replies on the same number while the broadcast sends: up to five a second, each timed until the network took it.
@@ -499,6 +527,8 @@ export const benchBroadcast = (options: {
     }
     const atDrained = yield* mark(allocated())
     yield* profile
+    yield* hostProfile
+    if (cpuProfiles !== undefined && cpuProfiles !== "") yield* profileNetwork(null)
     writes.restore()
     sendRss.stop()
     const completed = final.status === "completed" && final.completed_at !== null
@@ -523,18 +553,33 @@ export const benchBroadcast = (options: {
       } satisfies PhaseCost
     }
     const sentCount = Math.max(1, atEnd.sent - atStart.sent)
-    const statementRows = yield* Effect.orDie(sql<{ calls: string; query: string }>`
-      SELECT calls::text AS calls, query FROM pg_stat_statements WHERE ${benchOwn} ORDER BY pg_stat_statements.calls DESC`)
+    const statementRows = yield* Effect.orDie(sql<{ calls: string; ms: number; wal: number; pages: number; query: string }>`
+      SELECT calls::text AS calls, total_exec_time::float8 AS ms, wal_records::float8 AS wal,
+        (shared_blks_hit + shared_blks_read)::float8 AS pages, query
+      FROM pg_stat_statements WHERE ${benchOwn}
+      ORDER BY pg_stat_statements.calls DESC`)
+    const perSendMade = (r: Statement): Statement => {
+      const per = Math.max(1, atDrained.sent - atStart.sent)
+      return { calls: r.calls / per, ms: r.ms / per, wal: r.wal / per, pages: r.pages / per, query: r.query.slice(0, 140) }
+    }
+    // A statement of keyed VALUES rows has one text per row count: summed as one.
+    const shape = (query: string) =>
+      query.replace(/\s+/g, " ").replace(/\(\$\d+[^()]*\)(, ?\(\$\d+[^()]*\))*/g, "(…)").replace(/\$\d+/g, "$")
+    const grouped = new Map<string, Statement>()
+    for (const r of statementRows) {
+      const query = shape(r.query)
+      const sum = grouped.get(query) ?? { query, calls: 0, ms: 0, wal: 0, pages: 0 }
+      grouped.set(query, { query, calls: sum.calls + Number(r.calls), ms: sum.ms + r.ms, wal: sum.wal + r.wal, pages: sum.pages + r.pages })
+    }
+    const statementsGrouped = [...grouped.values()]
     const sendPhase = over(atStart, atEnd, sentCount)
     const reportPhase = over(atEnd, atDrained, atDrained.reports - atEnd.reports)
     const perSend = {
       sending: sendPhase,
       perReport: reportPhase,
       reportsDrained: atDrained.reports - atEnd.reports,
-      top: statementRows.slice(0, 20).map((r) => ({
-        calls: Number(r.calls) / Math.max(1, atDrained.sent - atStart.sent),
-        query: r.query.replace(/\s+/g, " ").slice(0, 140)
-      }))
+      top: [...statementsGrouped].sort((a, b) => b.calls - a.calls).slice(0, 20).map(perSendMade),
+      slowest: [...statementsGrouped].sort((a, b) => b.ms - a.ms).slice(0, 20).map(perSendMade)
     }
     // The finished broadcast read: through the API, and the aggregate over its recipients' messages that the read ran
     // before the counters were kept (its SQL as it was), on the same rows.
@@ -543,6 +588,14 @@ export const benchBroadcast = (options: {
     for (let i = 0; i < 21; i++) gets.push(yield* timed(request("GET", `/platform/v1/msg/broadcasts/${id}`)))
     const recounts: Array<number> = []
     for (let i = 0; i < 3; i++) recounts.push(yield* timed(Effect.orDie(sql.unsafe(LEGACY_COUNT, [id]))))
+    // Table statistics reach the view with a delay (a backend reports them at most once a second).
+    yield* Effect.sleep("2 seconds")
+    const tables = (yield* tableUpdates).map((t) => {
+      const before = updatesAtStart.find((b) => b.table === t.table)
+      return { table: t.table, updates: t.updates - (before?.updates ?? 0), hot: t.hot - (before?.hot ?? 0) }
+    })
+    const messageBytes = (yield* Effect.orDie(sql<{ bytes: number }>`
+      SELECT coalesce(avg(pg_column_size(m.*)), 0)::float8 AS bytes FROM msg_messages m WHERE origin = 'broadcast'`))[0]!.bytes
     const liveEndMb = liveHeapMb()
     if (snapshots !== undefined && snapshots !== "") V8.writeHeapSnapshot(Path.join(snapshots, "end.heapsnapshot"))
     // The record's own times: from the send to the last recipient's outcome.
@@ -570,6 +623,8 @@ export const benchBroadcast = (options: {
       perSend,
       getMs: median(gets),
       recountMs: median(recounts),
+      tables,
+      messageBytes,
       replyQuiet: latency(replyQuiet),
       replyDuringBroadcast: latency(replyDuring),
       conversationQuiet: conversationLatency(conversationQuiet),
@@ -583,6 +638,9 @@ export const benchBroadcast = (options: {
 /** NaN crosses the process boundary as null. */
 const fixed = (x: number | null | undefined, digits = 1) => (x === undefined || x === null || !Number.isFinite(x) ? "n/a" : x.toFixed(digits))
 const ms = (x: number | null | undefined) => `${fixed(x, 2)} ms`
+
+const statementLine = (s: Statement) =>
+  `    ${s.calls.toFixed(2).padStart(6)} ${s.ms.toFixed(3).padStart(7)} ms ${s.wal.toFixed(1).padStart(6)} WAL ${s.pages.toFixed(0).padStart(5)} pages  ${s.query}`
 
 /** One phase's costs on a line. */
 const phase = (c: PhaseCost) =>
@@ -622,8 +680,13 @@ export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
     `  per send, over the send (${fixed(r.perSend.sending.reports, 2)} status reports processed per send meanwhile): ${phase(r.perSend.sending)}`,
     `  per status report, over the ${r.perSend.reportsDrained.toLocaleString("en-US")} processed after it: ${phase(r.perSend.perReport)}`,
     `  a send with its three reports, from the two: ${phase(withReports(r.perSend.sending, r.perSend.perReport))} (issue 30: ~2.4 ms of CPU in all, ~420 KB of garbage)`,
-    "  statements run most often, per send:",
-    ...r.perSend.top.map((s) => `    ${s.calls.toFixed(2).padStart(6)}  ${s.query}`),
+    "  statements run most often (calls, ms executing, WAL records, pages touched per send; triggers included):",
+    ...r.perSend.top.map(statementLine),
+    "  statements PostgreSQL spent the most time in (ms executing includes waits for locks):",
+    ...r.perSend.slowest.map(statementLine),
+    `  row updates heap-only (HOT) over the send and its reports: ${
+      r.tables.map((t) => `${t.table} ${fixed(t.hot, 0)} of ${fixed(t.updates, 0)}`).join(", ")
+    }; a broadcast message's stored row: ${fixed(r.messageBytes, 0)} bytes`,
     `  GET of the broadcast after its send: ${fixed(r.getMs)} ms (target <= 20 ms); the recount it ran before kept counters, in SQL: ${fixed(r.recountMs)} ms`,
     `  a reply on the same number (proxied template until the network took it): quiet p50 ${fixed(r.replyQuiet.p50)} ms p99 ${
       fixed(r.replyQuiet.p99)

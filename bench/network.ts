@@ -7,13 +7,15 @@
  * with the app secret given as its argument; several addresses: each webhook to the next in turn, as a load
  * balancer in front of several hosts; `null`: nowhere), `{ lift }` lifts the number's throughput and pair-rate
  * limits, `{ inbound }` makes each contact write first (their windows open),
- * `{ update }` changes a number's facts, `{ approve }` approves a template;
+ * `{ update }` changes a number's facts, `{ approve }` approves a template,
+ * `{ profile: path }` starts its CPU profile and `{ profile: null }` writes it there;
  * each is answered `{ done }`.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Ids } from "@parley/core"
 import { Simulator, type SimulatorNumberPatch } from "@parley/core/simulators"
 import { Effect, Layer, References } from "effect"
+import { profileCpu } from "./allocation.ts"
 import { FetchHttpClient, HttpClient, HttpRouter } from "effect/http"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -27,11 +29,13 @@ type Command =
   | { readonly inbound: { readonly phoneNumberId: string; readonly contacts: ReadonlyArray<string> } }
   | { readonly update: { readonly phoneNumberId: string; readonly patch: SimulatorNumberPatch } }
   | { readonly approve: string }
+  | { readonly profile: string | null }
 
 const program = Effect.gen(function*() {
   const simulator = yield* Simulator.NetworkSimulator
   yield* Simulator.registerSimulatedNumber
   const http = yield* Effect.service(HttpClient.HttpClient)
+  let profiling: Effect.Effect<void> | undefined
   const run = (command: Command) =>
     Effect.gen(function*() {
       if ("sink" in command) {
@@ -45,6 +49,10 @@ const program = Effect.gen(function*() {
       }
       if ("update" in command) yield* Effect.orDie(simulator.updateNumber(command.update.phoneNumberId, command.update.patch))
       if ("approve" in command) yield* Effect.orDie(simulator.setTemplateStatus(command.approve, "APPROVED"))
+      if ("profile" in command) {
+        if (command.profile !== null) profiling = yield* profileCpu(command.profile)
+        else if (profiling !== undefined) yield* profiling
+      }
       if ("inbound" in command) {
         for (const from of command.inbound.contacts) {
           yield* simulator.inbound(command.inbound.phoneNumberId, { from, message: { type: "text", text: { body: "hi" } } })
