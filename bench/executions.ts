@@ -51,7 +51,7 @@ import * as Vm from "node:vm"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { startBenchHost } from "./host.ts"
 import type { LoadResult } from "./load.ts"
-import { loadApart } from "./loadProcess.ts"
+import { loadApart, resumesApart } from "./loadProcess.ts"
 
 const KEY = "pk_bench_executions_0123456789abcd"
 const profileDir = process.env.EXEC_PROFILE
@@ -586,18 +586,7 @@ export const benchExecutions = (options: {
         (rows) => rows.map((r) => r.id)
       ).pipe(Effect.orDie)
       const resumeAll = (ids: ReadonlyArray<string>) =>
-        Effect.promise(() =>
-          loadApart({
-            url,
-            urls: ids.map((id) => `${url}/platform/v1/workflow_executions/${id}/resume`),
-            method: "POST",
-            headers,
-            body: JSON.stringify({ message: { kind: "text", data: "yes" } }),
-            requests: ids.length,
-            connections: concurrency,
-            durationMs: 600_000
-          })
-        )
+        Effect.promise(() => resumesApart(url, headers, ids, concurrency))
       // Warm-up: the same paths, so code and pools are in place before memory is measured.
       const warmRuns = 500
       yield* startAll(waiterId, phones(warmRuns, 0))

@@ -28,7 +28,7 @@ import { SqlClient } from "effect/sql"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { waiterDefinition } from "./executions.ts"
 import { connectSimulatedNumber, jsonRequester, runsReaching, startBenchHost } from "./host.ts"
-import { loadApart } from "./loadProcess.ts"
+import { loadApart, resumesApart } from "./loadProcess.ts"
 import { forkNetwork } from "./networkProcess.ts"
 
 const KEY = "pk_bench_inbound_parts_0123456789ab"
@@ -165,18 +165,7 @@ const program = Effect.gen(function*() {
         const ids = yield* runsOf(reading, phones("1561", r))
         ended += n
         return yield* cpuOf(Effect.andThen(
-          Effect.promise(() =>
-            loadApart({
-              url,
-              urls: ids.map((id) => `${url}/platform/v1/workflow_executions/${id}/resume`),
-              method: "POST",
-              headers,
-              body: JSON.stringify({ message: { kind: "text", data: "yes" } }),
-              requests: ids.length,
-              connections: concurrency,
-              durationMs: 600_000
-            })
-          ),
+          Effect.promise(() => resumesApart(url, headers, ids, concurrency)),
           until(reading, "ended", ended)
         ))
       }),
