@@ -25,7 +25,7 @@ import { fileURLToPath } from "node:url"
 import * as V8 from "node:v8"
 import { allocationCounter, profileCpu, sampleAllocations } from "./allocation.ts"
 import { processTreeCpuMicros } from "./cpu.ts"
-import { collect, countDatabaseWrites } from "./executions.ts"
+import { collect, countDatabaseWrites, greeterDefinition } from "./executions.ts"
 import { startBenchHost } from "./host.ts"
 import { forkNetwork } from "./networkProcess.ts"
 import { replyTracer, spanBreakdown } from "./replyTrace.ts"
@@ -109,6 +109,9 @@ export interface BroadcastBenchResult {
   /** A send inside a conversation on the same number (a proxied template, answered once the network took it), ms. */
   readonly replyQuiet: Latency
   readonly replyDuringBroadcast: Latency
+  /** A workflow's answer to a contact who wrote on the same number (ms from the write), and its stages' p50s. */
+  readonly conversationQuiet: ConversationLatency
+  readonly conversationDuringBroadcast: ConversationLatency
   /** The host's event loop delay (p50, p99 ms) while the quiet replies and the broadcast ran. */
   readonly loopDelayQuiet: Latency
   readonly loopDelayDuringBroadcast: Latency
@@ -146,6 +149,35 @@ export interface Latency {
   readonly count: number
   readonly p50: number
   readonly p99: number
+}
+
+/** A workflow's answer to a contact's message, ms: in all, and each stage's share (see `conversationReply`). */
+interface ConversationReply {
+  readonly total: number
+  readonly acknowledged: number
+  readonly routed: number
+  readonly stepped: number
+  readonly sent: number
+  readonly seen: number
+}
+
+export interface ConversationLatency extends Latency {
+  /** Each stage's p50. */
+  readonly stages: Omit<ConversationReply, "total">
+}
+
+const conversationLatency = (samples: ReadonlyArray<ConversationReply>): ConversationLatency => {
+  const p50 = (of: (r: ConversationReply) => number) => latency(samples.map(of)).p50
+  return {
+    ...latency(samples.map((r) => r.total)),
+    stages: {
+      acknowledged: p50((r) => r.acknowledged),
+      routed: p50((r) => r.routed),
+      stepped: p50((r) => r.stepped),
+      sent: p50((r) => r.sent),
+      seen: p50((r) => r.seen)
+    }
+  }
 }
 
 const latency = (samples: ReadonlyArray<number>): Latency => {
@@ -227,6 +259,8 @@ const startNetwork = (mode: BroadcastNetwork, tracer: Tracer.Tracer | undefined)
         postgresPid,
         networkPid: undefined,
         approve: (templateId: string) => Effect.orDie(simulator.setTemplateStatus(templateId, "APPROVED")),
+        write: (waId: string) =>
+          Effect.asVoid(Effect.orDie(simulator.inbound(SIM_NUMBER.phoneNumberId, { from: waId, message: { type: "text", text: { body: "hi" } } }))),
         profileNetwork: (_path: string | null) => Effect.void
       }
     }
@@ -244,6 +278,7 @@ const startNetwork = (mode: BroadcastNetwork, tracer: Tracer.Tracer | undefined)
       postgresPid,
       networkPid,
       approve: (templateId: string) => command({ approve: templateId }),
+      write: (waId: string) => command({ inbound: { phoneNumberId: SIM_NUMBER.phoneNumberId, contacts: [waId] } }),
       profileNetwork: (path: string | null) => command({ profile: path })
     }
   })
@@ -259,7 +294,7 @@ export const benchBroadcast = (options: {
   Effect.gen(function*() {
     const network = options.network ?? "in-process"
     const tracing = options.traceReplies === true ? replyTracer() : undefined
-    const { approve, context, networkPid, postgresPid, profileNetwork, url } = yield* startNetwork(network, tracing?.tracer)
+    const { approve, context, networkPid, postgresPid, profileNetwork, url, write } = yield* startNetwork(network, tracing?.tracer)
     const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
         const start = performance.now()
@@ -292,6 +327,14 @@ export const benchBroadcast = (options: {
       msg_broadcast: { name: "Bench", phone_number_id: SIM_NUMBER.phoneNumberId, msg_template_id: templates.data[0].id }
     })
     const id = broadcast.data.id as string
+    // A workflow that answers every contact who writes to the broadcast's number: a reply inside a conversation as a
+    // contact meets it (their message through the network, its routing, the run's step, the send).
+    const replier = yield* request("POST", "/platform/v1/workflows", {
+      workflow: { name: "Replier", status: "active", definition: greeterDefinition, message_debounce_seconds: 0 }
+    })
+    yield* request("POST", `/platform/v1/workflows/${replier.data.id}/triggers`, {
+      trigger: { trigger_type: "inbound_message", phone_number_id: SIM_NUMBER.phoneNumberId }
+    })
 
     const sql = Context.get(context, SqlClient.SqlClient)
     yield* Effect.orDie(sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
@@ -324,6 +367,42 @@ export const benchBroadcast = (options: {
           Effect.tap((ms) => Effect.sync(() => trace !== undefined && spans.push([{ name: "(client: the whole request)", ms }, ...trace.take()])))
         )
       })
+    // A contact of its own writes through the network and the workflow answers: ms from the write until the answer
+    // is stored with the network's id, and the stages from the records' own times (the host's clock, the bench's):
+    // to the inbound message recorded (the network's POST acknowledged), to its run started (routing), to the answer
+    // recorded (the run's step), to its network id (the send), to the bench's poll seeing it.
+    const projectId = (yield* Effect.orDie(sql<{ project_id: string }>`SELECT project_id FROM msg_broadcasts WHERE id = ${id}`))[0]!.project_id
+    const conversationReply = (i: number) =>
+      Effect.gen(function*() {
+        const waId = `1${String(5_558_000_000 + i)}`
+        const start = Date.now()
+        yield* write(waId)
+        for (;;) {
+          const rows = yield* Effect.orDie(sql<{ inbound: number; run: number | null; recorded: number; sent: number }>`
+            SELECT extract(epoch FROM i.created_at)::float8 * 1000 AS inbound,
+              (SELECT extract(epoch FROM min(e.started_at))::float8 * 1000 FROM workflow_executions e WHERE e.contact_id = c.id) AS run,
+              extract(epoch FROM o.created_at)::float8 * 1000 AS recorded, extract(epoch FROM o.updated_at)::float8 * 1000 AS sent
+            FROM msg_contacts c
+            JOIN msg_messages o ON o.contact_id = c.id AND o.direction = 'outbound' AND o.network_id IS NOT NULL
+            JOIN msg_messages i ON i.contact_id = c.id AND i.direction = 'inbound'
+            WHERE c.project_id = ${projectId} AND c.wa_id = ${waId}`)
+          const end = Date.now()
+          const row = rows[0]
+          if (row !== undefined) {
+            const run = row.run ?? row.inbound
+            return {
+              total: end - start,
+              acknowledged: row.inbound - start,
+              routed: run - row.inbound,
+              stepped: row.recorded - run,
+              sent: row.sent - row.recorded,
+              seen: end - row.sent
+            } satisfies ConversationReply
+          }
+          if (end - start > 30_000) return yield* Effect.die(new Error(`no answer to ${waId} in 30 s`))
+          yield* Effect.sleep("5 millis")
+        }
+      })
     const loopDelay = () => {
       const histogram = monitorEventLoopDelay({ resolution: 1 })
       histogram.enable()
@@ -337,6 +416,11 @@ export const benchBroadcast = (options: {
     const quietLoop = loopDelay()
     for (let i = 0; i < 20; i++) {
       replyQuiet.push(yield* reply(i, spansQuiet))
+      yield* Effect.sleep("50 millis")
+    }
+    const conversationQuiet: Array<ConversationReply> = []
+    for (let i = 0; i < 10; i++) {
+      conversationQuiet.push(yield* conversationReply(i))
       yield* Effect.sleep("50 millis")
     }
     const loopDelayQuiet = quietLoop()
@@ -394,16 +478,22 @@ export const benchBroadcast = (options: {
     if (cpuProfiles !== undefined && cpuProfiles !== "") yield* profileNetwork(Path.resolve(cpuProfiles, "network.cpuprofile"))
     const sendStart = performance.now()
     yield* request("POST", `/platform/v1/msg/broadcasts/${id}/send`)
-    // Replies on the same number while the broadcast sends: five a second, each timed until the network took it.
+    // Replies on the same number while the broadcast sends: up to five a second, each timed until the network took it.
     // `BENCH_BROADCAST_REPLIES=0`: none, for the broadcast's rate alone (broadcasts yield to replies under way).
     const replyDuring: Array<number> = []
     const spansDuring: Array<ReadonlyArray<{ name: string; ms: number }>> = []
     const duringLoop = loopDelay()
     let sending = process.env.BENCH_BROADCAST_REPLIES !== "0"
+    // And after every third, a contact writing and the workflow answering: one reply at a time, as when quiet.
+    const conversationDuring: Array<ConversationReply> = []
     const replies = yield* Effect.forkChild(Effect.gen(function*() {
       for (let i = 100; sending; i++) {
         replyDuring.push(yield* reply(i, spansDuring))
         yield* Effect.sleep("200 millis")
+        if (i % 3 === 0 && sending) {
+          conversationDuring.push(yield* conversationReply(i))
+          yield* Effect.sleep("200 millis")
+        }
       }
     }))
     const ideal = options.recipients / CEILING
@@ -538,6 +628,8 @@ export const benchBroadcast = (options: {
       messageBytes,
       replyQuiet: latency(replyQuiet),
       replyDuringBroadcast: latency(replyDuring),
+      conversationQuiet: conversationLatency(conversationQuiet),
+      conversationDuringBroadcast: conversationLatency(conversationDuring),
       loopDelayQuiet,
       loopDelayDuringBroadcast,
       replySpans: tracing === undefined ? undefined : { quiet: spanBreakdown(spansQuiet), during: spanBreakdown(spansDuring) }
@@ -602,6 +694,16 @@ export const formatBroadcastBench = (r: BroadcastBenchResult): string =>
     } ms (${r.replyQuiet.count}); during the broadcast p50 ${fixed(r.replyDuringBroadcast.p50)} ms p99 ${
       fixed(r.replyDuringBroadcast.p99)
     } ms (${r.replyDuringBroadcast.count} replies): p50 ${fixed(r.replyDuringBroadcast.p50 / r.replyQuiet.p50, 2)}x the quiet p50 (target: within ~2x, replies never queued behind the broadcast)`,
+    `  a workflow's answer to a contact writing on the same number (from the write through the network to the answer stored with its network id): quiet p50 ${
+      fixed(r.conversationQuiet.p50)
+    } ms p99 ${fixed(r.conversationQuiet.p99)} ms (${r.conversationQuiet.count}); during the broadcast p50 ${fixed(r.conversationDuringBroadcast.p50)} ms p99 ${
+      fixed(r.conversationDuringBroadcast.p99)
+    } ms (${r.conversationDuringBroadcast.count}): p50 ${fixed(r.conversationDuringBroadcast.p50 / r.conversationQuiet.p50, 2)}x the quiet p50`,
+    `    its stages' p50 (ms), quiet | during: ${
+      (["acknowledged", "routed", "stepped", "sent", "seen"] as const).map((k) =>
+        `${k} ${fixed(r.conversationQuiet.stages[k])} | ${fixed(r.conversationDuringBroadcast.stages[k])}`
+      ).join("; ")
+    } (the POST recorded, the run started, the answer recorded, its network id, the bench's poll)`,
     `  the host's event loop delay (a 1 ms timer's interval, so ~1 ms idle): quiet p50 ${fixed(r.loopDelayQuiet.p50)} ms p99 ${fixed(r.loopDelayQuiet.p99)} ms; during the broadcast p50 ${
       fixed(r.loopDelayDuringBroadcast.p50)
     } ms p99 ${fixed(r.loopDelayDuringBroadcast.p99)} ms`,

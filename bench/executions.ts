@@ -51,7 +51,7 @@ import * as Vm from "node:vm"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { startBenchHost } from "./host.ts"
 import type { LoadResult } from "./load.ts"
-import { loadApart } from "./loadProcess.ts"
+import { loadApart, resumesApart } from "./loadProcess.ts"
 
 const KEY = "pk_bench_executions_0123456789abcd"
 const profileDir = process.env.EXEC_PROFILE
@@ -334,10 +334,14 @@ export const benchExecutions = (options: {
     const writes = countDatabaseWrites()
     yield* Effect.addFinalizer(() => Effect.sync(writes.restore))
     const handle = simulator.handle
-    // Every send reaches the in-process network through `handle`, looked up at each call: time the sends there.
+    // Every send reaches the in-process network through `handle`, looked up at each call: time the sends there. Read
+    // mode's mark-read posts to the same edge (`status: read`): it is not a send, and may reach the network first.
+    const decoder = new TextDecoder()
+    const isMarkRead = (body: Parameters<typeof handle>[0]["body"]) =>
+      body._tag === "Bytes" && (JSON.parse(decoder.decode(body.bytes)) as { status?: unknown }).status === "read"
     Object.assign(simulator, {
       handle: (request: Parameters<typeof handle>[0]) => {
-        if (request.method !== "POST" || !request.path.endsWith("/messages")) return handle(request)
+        if (request.method !== "POST" || !request.path.endsWith("/messages") || isMarkRead(request.body)) return handle(request)
         return Effect.suspend(() => {
           const start = performance.now()
           const written = writes.count()
@@ -582,18 +586,7 @@ export const benchExecutions = (options: {
         (rows) => rows.map((r) => r.id)
       ).pipe(Effect.orDie)
       const resumeAll = (ids: ReadonlyArray<string>) =>
-        Effect.promise(() =>
-          loadApart({
-            url,
-            urls: ids.map((id) => `${url}/platform/v1/workflow_executions/${id}/resume`),
-            method: "POST",
-            headers,
-            body: JSON.stringify({ message: { kind: "text", data: "yes" } }),
-            requests: ids.length,
-            connections: concurrency,
-            durationMs: 600_000
-          })
-        )
+        Effect.promise(() => resumesApart(url, headers, ids, concurrency))
       // Warm-up: the same paths, so code and pools are in place before memory is measured.
       const warmRuns = 500
       yield* startAll(waiterId, phones(warmRuns, 0))

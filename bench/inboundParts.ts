@@ -3,7 +3,7 @@
  * alternated rounds so a shared machine's load falls on every part alike (issue 30 §1):
  *
  * - `api`: a waiting run (`wait_for_response`, debounce 0) resumed over `POST .../resume`, to its end;
- * - `inbound`: the same resume by its contact's reply, through the in-process network (read mode the default,
+ * - `inbound`: the same resume by its contact's reply, through the network (read mode the default,
  *   `read_with_typing`: the network's mark-read and its store write);
  * - `inbound, read mode disabled`: the same without read mode;
  * - `network alone`: the in-process network's own share of a reply — rendering, signing and storing the webhook it
@@ -12,7 +12,14 @@
  *
  *   node --max-semi-space-size=8 --conditions=@parley/source bench/inboundParts.ts
  *
- * `INBOUND_PARTS_ROUNDS` (default 3) rounds, after one not counted, of `INBOUND_PARTS_N` (default 150) units per part, 16 at a time.
+ * `INBOUND_PARTS_ROUNDS` (default 3) rounds, after one not counted, of `INBOUND_PARTS_N` (default 150) units per part, 16 at a time;
+ * each round starts one part later, so rounds in a multiple of the parts (4; 3 with the network apart) put every part
+ * in every place once.
+ *
+ * `INBOUND_PARTS_NETWORK=remote` runs the network in a process of its own (`network.ts`), as a host meets the real
+ * one: its webhooks reach the host's ingestion endpoint over HTTP, as the API resume's POSTs reach its API from the
+ * bench's own process, and read mode's mark-read is an HTTP call through the host's client. The host's CPU is then
+ * the host's alone, the network's is measured in its process (third figure), and `network alone` is not run.
  */
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
@@ -21,22 +28,78 @@ import { SqlClient } from "effect/sql"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { waiterDefinition } from "./executions.ts"
 import { connectSimulatedNumber, jsonRequester, runsReaching, startBenchHost } from "./host.ts"
-import { loadApart } from "./loadProcess.ts"
+import { loadApart, resumesApart } from "./loadProcess.ts"
+import { forkNetwork } from "./networkProcess.ts"
 
 const KEY = "pk_bench_inbound_parts_0123456789ab"
 const rounds = Number(process.env.INBOUND_PARTS_ROUNDS ?? 3)
 const n = Number(process.env.INBOUND_PARTS_N ?? 150)
 const concurrency = 16
+const remote = process.env.INBOUND_PARTS_NETWORK === "remote"
+/** The network process's default number (`Simulator.registerSimulatedNumber`) and the app secret its webhooks are signed with. */
+const REMOTE_NUMBER = { phoneNumberId: "100000000000001", businessAccountId: "200000000000001", token: "parley-simulator-token" }
+const APP_SECRET = "bench-inbound-parts-app-secret"
+
+/** The host beside its network: in its process (the host's simulator), or in one of its own. */
+const startWithNetwork = Effect.gen(function*() {
+  if (!remote) {
+    const host = yield* startBenchHost(KEY, { durable: true })
+    const { request } = jsonRequester(host.url, KEY)
+    const pnid = yield* connectSimulatedNumber(host.context, request)
+    const simulator = Option.getOrThrow(Context.getOption(host.context, Simulator.NetworkSimulator))
+    const write = (contacts: ReadonlyArray<string>) =>
+      Effect.forEach(contacts, (from) => simulator.inbound(pnid, { from, message: { type: "text", text: { body: "yes" } } }), {
+        concurrency,
+        discard: true
+      })
+    const ingestion = Context.get(host.context, UpstreamIngestion)
+    const number = Option.getOrThrow(Context.get(host.context, UpstreamSettings).simulatedNumber)
+    const encoder = new TextEncoder()
+    const markRead = (id: string) =>
+      simulator.handle({
+        method: "POST",
+        baseUrl: "http://network.local",
+        path: `/v24.0/${pnid}/messages`,
+        query: {},
+        authorization: `Bearer ${Redacted.value(number.accessToken)}`,
+        body: {
+          _tag: "Bytes",
+          contentType: "application/json",
+          bytes: encoder.encode(JSON.stringify({ messaging_product: "whatsapp", status: "read", message_id: id, typing_indicator: { type: "text" } }))
+        }
+      })
+    // Contacts with no run: the webhook reaches a sink that takes it and does nothing.
+    const networkAlone = (contacts: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        yield* simulator.setSink(() => Effect.void)
+        yield* Effect.forEach(contacts, (from) =>
+          Effect.flatMap(simulator.inbound(pnid, { from, message: { type: "text", text: { body: "yes" } } }), (sent) =>
+            Effect.flatMap(markRead(sent.id), (answer) =>
+              answer.status === 200 ? Effect.void : Effect.die(new Error(`mark-read answered ${answer.status}`)))), { concurrency, discard: true })
+      }).pipe(Effect.ensuring(simulator.setSink((body, signature) => ingestion.receive(body, signature))))
+    return { ...host, pnid, write, networkPid: undefined, networkAlone }
+  }
+  const network = yield* forkNetwork(APP_SECRET)
+  const host = yield* startBenchHost(KEY, {
+    durable: true,
+    env: { PARLEY_UPSTREAM: "cloud", PARLEY_UPSTREAM_URL: `http://127.0.0.1:${network.port}`, PARLEY_UPSTREAM_APP_SECRET: APP_SECRET }
+  })
+  const { request } = jsonRequester(host.url, KEY)
+  const connected = yield* request("POST", "/platform/v1/msg/phone_numbers", {
+    msg_config: { phone_number_id: REMOTE_NUMBER.phoneNumberId, business_account_id: REMOTE_NUMBER.businessAccountId, access_token: REMOTE_NUMBER.token }
+  })
+  if (connected.status !== 201) return yield* Effect.die(new Error(`connect: ${connected.status}`))
+  yield* network.command({ sink: `${host.url}/platform/v1/msg/upstream/webhook` })
+  yield* network.command({ lift: REMOTE_NUMBER.phoneNumberId })
+  const write = (contacts: ReadonlyArray<string>) =>
+    network.command({ inbound: { phoneNumberId: REMOTE_NUMBER.phoneNumberId, contacts, concurrency, body: "yes" } })
+  return { ...host, pnid: REMOTE_NUMBER.phoneNumberId, write, networkPid: network.pid, networkAlone: undefined }
+})
 
 const program = Effect.gen(function*() {
-  const { context, postgresPid, url } = yield* startBenchHost(KEY, { durable: true })
+  const { context, networkAlone, networkPid, pnid, postgresPid, url, write } = yield* startWithNetwork
   const sql = Context.get(context, SqlClient.SqlClient)
-  const simulator = Option.getOrThrow(Context.getOption(context, Simulator.NetworkSimulator))
-  const ingestion = Context.get(context, UpstreamIngestion)
-  const number = Option.getOrThrow(Context.get(context, UpstreamSettings).simulatedNumber)
-  const pnid = number.phoneNumberId
   const { headers, request } = jsonRequester(url, KEY)
-  yield* connectSimulatedNumber(context, request)
   const createWorkflow = (name: string, fields: Record<string, unknown>) =>
     Effect.map(
       request("POST", "/platform/v1/workflows", { workflow: { name, status: "active", definition: waiterDefinition, message_debounce_seconds: 0, ...fields } }),
@@ -56,7 +119,6 @@ const program = Effect.gen(function*() {
       })
     )
   const phones = (prefix: string, round: number) => Array.from({ length: n }, (_, i) => `${prefix}${round}${String(i).padStart(6, "0")}`)
-  const reply = (from: string) => simulator.inbound(pnid, { from, message: { type: "text", text: { body: "yes" } } })
 
   // Every run of every round waits before the first round is measured.
   const reading = yield* createWorkflow("Waiter", {})
@@ -75,11 +137,16 @@ const program = Effect.gen(function*() {
       yield* Effect.sleep("1 second")
       const host = process.cpuUsage()
       const pg = processTreeCpuMicros(postgresPid) ?? 0
+      const net = networkPid === undefined ? 0 : processTreeCpuMicros(networkPid) ?? 0
       yield* effect
       // What the unit leaves to run after its run ended (read marks, log entries) is counted with it.
       yield* Effect.sleep("500 millis")
       const used = process.cpuUsage(host)
-      return { host: (used.user + used.system) / 1000 / n, postgres: ((processTreeCpuMicros(postgresPid) ?? 0) - pg) / 1000 / n }
+      return {
+        host: (used.user + used.system) / 1000 / n,
+        postgres: ((processTreeCpuMicros(postgresPid) ?? 0) - pg) / 1000 / n,
+        network: networkPid === undefined ? 0 : ((processTreeCpuMicros(networkPid) ?? 0) - net) / 1000 / n
+      }
     })
   const runsOf = (workflowId: string, contacts: ReadonlyArray<string>) =>
     Effect.map(
@@ -88,60 +155,33 @@ const program = Effect.gen(function*() {
         WHERE e.workflow_id = ${workflowId} AND e.status = 'waiting' AND c.wa_id = ANY(${contacts})`,
       (rows) => rows.map((r) => r.id)
     )
-  const parts = ["api", "inbound", "inbound, read mode disabled", "network alone"] as const
-  const results = new Map<string, Array<{ host: number; postgres: number }>>(parts.map((p) => [p, []]))
+  const parts = remote ? ["api", "inbound", "inbound, read mode disabled"] as const : ["api", "inbound", "inbound, read mode disabled", "network alone"] as const
+  const results = new Map<string, Array<{ host: number; postgres: number; network: number }>>(parts.map((p) => [p, []]))
   let ended = 0
   let endedSilent = 0
-  // Round 0 warms the host up and is not counted.
+  const unit: Record<string, (r: number) => Effect.Effect<{ host: number; postgres: number; network: number }, unknown>> = {
+    "api": (r) =>
+      Effect.gen(function*() {
+        const ids = yield* runsOf(reading, phones("1561", r))
+        ended += n
+        return yield* cpuOf(Effect.andThen(
+          Effect.promise(() => resumesApart(url, headers, ids, concurrency)),
+          until(reading, "ended", ended)
+        ))
+      }),
+    "inbound": (r) => Effect.suspend(() => cpuOf(Effect.andThen(write(phones("1562", r)), until(reading, "ended", ended += n)))),
+    "inbound, read mode disabled": (r) =>
+      Effect.suspend(() => cpuOf(Effect.andThen(write(phones("1563", r)), until(silent, "ended", endedSilent += n)))),
+    "network alone": (r) => networkAlone === undefined ? Effect.die(new Error("no network in process")) : cpuOf(networkAlone(phones("1564", r)))
+  }
+  // Round 0 warms the host up and is not counted. Each round starts one part later: a part pays for what the one
+  // before it left behind (its garbage, its log entries), so every part takes every place alike (an A/A run, both
+  // inbound workflows with read mode on, gave the part after the API's 1.1 ms more host CPU per unit at load 16).
   for (let r = 0; r < total; r++) {
-    const ids = yield* runsOf(reading, phones("1561", r))
-    ended += n
-    results.get("api")!.push(yield* cpuOf(Effect.andThen(
-      Effect.promise(() =>
-        loadApart({
-          url,
-          urls: ids.map((id) => `${url}/platform/v1/workflow_executions/${id}/resume`),
-          method: "POST",
-          headers,
-          body: JSON.stringify({ message: { kind: "text", data: "yes" } }),
-          requests: ids.length,
-          connections: concurrency,
-          durationMs: 600_000
-        })
-      ),
-      until(reading, "ended", ended)
-    )))
-    ended += n
-    results.get("inbound")!.push(yield* cpuOf(Effect.andThen(
-      Effect.forEach(phones("1562", r), reply, { concurrency, discard: true }),
-      until(reading, "ended", ended)
-    )))
-    endedSilent += n
-    results.get("inbound, read mode disabled")!.push(yield* cpuOf(Effect.andThen(
-      Effect.forEach(phones("1563", r), reply, { concurrency, discard: true }),
-      until(silent, "ended", endedSilent)
-    )))
-    // Contacts with no run: the webhook reaches a sink that takes it and does nothing.
-    yield* simulator.setSink(() => Effect.void)
-    const encoder = new TextEncoder()
-    const markRead = (id: string) =>
-      simulator.handle({
-        method: "POST",
-        baseUrl: "http://network.local",
-        path: `/v24.0/${pnid}/messages`,
-        query: {},
-        authorization: `Bearer ${Redacted.value(number.accessToken)}`,
-        body: {
-          _tag: "Bytes",
-          contentType: "application/json",
-          bytes: encoder.encode(JSON.stringify({ messaging_product: "whatsapp", status: "read", message_id: id, typing_indicator: { type: "text" } }))
-        }
-      })
-    results.get("network alone")!.push(yield* cpuOf(Effect.forEach(phones("1564", r), (from) =>
-      Effect.flatMap(reply(from), (sent) =>
-        Effect.flatMap(markRead(sent.id), (answer) =>
-          answer.status === 200 ? Effect.void : Effect.die(new Error(`mark-read answered ${answer.status}`)))), { concurrency, discard: true })))
-    yield* simulator.setSink((body, signature) => ingestion.receive(body, signature))
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[(r + i) % parts.length]!
+      results.get(part)!.push(yield* unit[part]!(r))
+    }
   }
   for (const rs of results.values()) rs.shift()
   const fmt = (x: number) => x.toFixed(3)
@@ -154,19 +194,19 @@ const program = Effect.gen(function*() {
   }
   const of = (part: string) => {
     const rs = results.get(part)!
-    return { host: median(rs.map((x) => x.host)), postgres: median(rs.map((x) => x.postgres)) }
+    return { host: median(rs.map((x) => x.host)), postgres: median(rs.map((x) => x.postgres)), network: median(rs.map((x) => x.network)) }
   }
-  console.log(`CPU per unit, host / PostgreSQL (ms), ${rounds} alternated rounds of ${n}, ${concurrency} at a time:`)
-  for (const part of parts) {
-    const m = of(part)
-    console.log(`  ${part.padEnd(28)} ${results.get(part)!.map((x) => `${fmt(x.host)} / ${fmt(x.postgres)}`).join("   ")}   median ${fmt(m.host)} / ${fmt(m.postgres)}`)
-  }
+  const cells = (x: { host: number; postgres: number; network: number }) => `${fmt(x.host)} / ${fmt(x.postgres)}${remote ? ` / ${fmt(x.network)}` : ""}`
+  console.log(`CPU per unit, host / PostgreSQL${remote ? " / the network's process" : ""} (ms), ${rounds} alternated rounds of ${n}, ${concurrency} at a time, network ${remote ? "in a process of its own" : "in the host's process"}:`)
+  for (const part of parts) console.log(`  ${part.padEnd(28)} ${results.get(part)!.map(cells).join("   ")}   median ${cells(of(part))}`)
   const api = of("api")
   const inbound = of("inbound")
-  const network = of("network alone")
-  console.log(`  medians, API / inbound: host ${(api.host / inbound.host).toFixed(2)}, both ${((api.host + api.postgres) / (inbound.host + inbound.postgres)).toFixed(2)}; less the network's own share: host ${
-    (api.host / (inbound.host - network.host)).toFixed(2)
-  }, both ${((api.host + api.postgres) / (inbound.host + inbound.postgres - network.host - network.postgres)).toFixed(2)}`)
+  const unread = of("inbound, read mode disabled")
+  const ratios = (i: { host: number; postgres: number }) => `host ${(api.host / i.host).toFixed(2)}, both ${((api.host + api.postgres) / (i.host + i.postgres)).toFixed(2)}`
+  const alone = results.has("network alone") ? of("network alone") : undefined
+  console.log(`  medians, API / inbound: ${ratios(inbound)}${
+    alone === undefined ? "" : `; less the network's own share: ${ratios({ host: inbound.host - alone.host, postgres: inbound.postgres - alone.postgres })}`
+  }; API / inbound with read mode disabled: ${ratios(unread)}`)
 }).pipe(Effect.scoped)
 
 Effect.runPromise(program.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).then(

@@ -27,3 +27,16 @@ if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLTo
     load(options).then((result) => process.send!(result))
   })
 }
+
+/** Resumes each waiting run of `ids` once over `POST .../resume` with a text reply, from a process of its own. */
+export const resumesApart = (url: string, headers: Record<string, string>, ids: ReadonlyArray<string>, connections: number) =>
+  loadApart({
+    url,
+    urls: ids.map((id) => `${url}/platform/v1/workflow_executions/${id}/resume`),
+    method: "POST",
+    headers,
+    body: JSON.stringify({ message: { kind: "text", data: "yes" } }),
+    requests: ids.length,
+    connections,
+    durationMs: 600_000
+  })

@@ -8,9 +8,9 @@
  * And what the recorder drains at a burst (`benchRecorderCapacity`, `BENCH_ONLY=recorder`): 20,000 entries shaped as
  * an engine's step events queued at once (the buffer's bound) and written to the host's PostgreSQL, by recorders of
  * one and of two writers (batches of 500 and of 1,000) in alternating rounds: entries per second, and the host's
- * and PostgreSQL's CPU per 1,000 entries; then, to tell what the indexes cost a row, the indexes as migrated, without
- * the times' BRIN index, without the words' GIN index and without both, in alternating rounds (the bench's throwaway
- * database). An engine's peak hands over about 3 entries per step; the recorder keeps
+ * and PostgreSQL's CPU per 1,000 entries; then, to tell what the indexes and the words cost a row, the indexes as
+ * migrated, the entries without words, and the indexes without the times' BRIN index, without the words' GIN index and
+ * with other pending lists, in alternating rounds (the bench's throwaway database). An engine's peak hands over about 3 entries per step; the recorder keeps
  * up where it drains more than that.
  */
 import { Ids, type LogDraft, LogRecorder, LogSearch, MAX_BUFFERED } from "@parley/core"
@@ -32,11 +32,26 @@ export interface LogSearchBenchResult {
    * a shared machine; the difference is what recording costs the database. Undefined without Linux's `/proc`.
    */
   readonly postgresCpuMsPer1000: { readonly logged: number; readonly unlogged: number } | undefined
-  /** The host's CPU (this process but the load generator's thread) per 1,000 requests, recording and not. */
+  /**
+   * The host's CPU (this process but the load generator's thread) per 1,000 requests, recording and not, less what
+   * the process burns idle. Both hosts of a pair share this process: a round also counts both hosts' timers and
+   * pollers, which cost by the second, not by the request, and so weighed more per request on the slower host (the
+   * recording one): measured alone for `IDLE_MS` before the rounds and taken off each round by its length.
+   */
   readonly hostCpuMsPer1000: { readonly logged: number; readonly unlogged: number }
+  /** What the process (and its main thread) burnt per second of the idle windows, both hosts started, no requests. */
+  readonly idleCpuMsPerSecond: { readonly process: number; readonly mainThread: number }
+  /**
+   * The main thread's CPU alone per 1,000 requests (what `bench/requestCost.ts` counts): the requests' and the
+   * recorder's JavaScript, without V8's helper threads (the collection of what recording allocated runs partly there),
+   * less the main thread's idle share as above.
+   */
+  readonly mainThreadCpuMsPer1000: { readonly logged: number; readonly unlogged: number }
 }
 
 const KEY = "pk_bench_logsearch_0123456789abcdef"
+/** The idle window of a pair, before its rounds. */
+const IDLE_MS = 3000
 
 const combine = (a: LoadResult, b: LoadResult): LoadResult => ({
   connections: a.connections,
@@ -73,18 +88,31 @@ const measurePair = (loggedFirst: boolean, options: { readonly durationMs: numbe
     yield* run(logged.target).pipe(Effect.andThen(run(unlogged.target)))
     const recorded: Array<LoadResult> = []
     const notRecorded: Array<LoadResult> = []
+    const idleProcess = process.cpuUsage()
+    const idleMain = process.threadCpuUsage()
+    yield* Effect.sleep(IDLE_MS)
+    const idleP = process.cpuUsage(idleProcess)
+    const idleM = process.threadCpuUsage(idleMain)
+    // Microseconds a millisecond.
+    const idle = { process: (idleP.user + idleP.system) / IDLE_MS, main: (idleM.user + idleM.system) / IDLE_MS }
     const cpu = { logged: 0, unlogged: 0 }
     const hostCpu = { logged: 0, unlogged: 0 }
+    const mainCpu = { logged: 0, unlogged: 0 }
     // A round's server CPU: from its start to its end plus whatever the recorder still writes for it.
     const measured = (host: typeof logged, into: "logged" | "unlogged") =>
       Effect.gen(function*() {
         const before = processTreeCpuMicros(host.postgresPid) ?? 0
         const hostBefore = process.cpuUsage()
+        const mainBefore = process.threadCpuUsage()
+        const start = performance.now()
         const result = yield* run(host.target)
         yield* Context.get(host.context, LogRecorder).flush
         cpu[into] += (processTreeCpuMicros(host.postgresPid) ?? 0) - before
         const used = process.cpuUsage(hostBefore)
-        hostCpu[into] += used.user + used.system - result.generatorCpuMicros
+        const main = process.threadCpuUsage(mainBefore)
+        const elapsed = performance.now() - start
+        hostCpu[into] += used.user + used.system - result.generatorCpuMicros - idle.process * elapsed
+        mainCpu[into] += main.user + main.system - idle.main * elapsed
         return result
       })
     for (const recordedFirst of [loggedFirst, !loggedFirst, loggedFirst]) {
@@ -95,7 +123,7 @@ const measurePair = (loggedFirst: boolean, options: { readonly durationMs: numbe
     }
     const sql = Context.get(logged.context, SqlClient.SqlClient)
     const [{ entries }] = yield* sql<{ readonly entries: number }>`SELECT count(*)::int AS entries FROM log_entries`.pipe(Effect.orDie)
-    return { recorded, notRecorded, entries, cpu, hostCpu }
+    return { recorded, notRecorded, entries, cpu, hostCpu, mainCpu, idle }
   }).pipe(Effect.scoped)
 
 export const benchLogSearch = (options: { readonly durationMs: number; readonly connections: number }) =>
@@ -119,6 +147,14 @@ export const benchLogSearch = (options: { readonly durationMs: number; readonly 
       hostCpuMsPer1000: {
         logged: per1000(first.hostCpu.logged + second.hostCpu.logged, withLog.requests),
         unlogged: per1000(first.hostCpu.unlogged + second.hostCpu.unlogged, without.requests)
+      },
+      idleCpuMsPerSecond: {
+        process: (first.idle.process + second.idle.process) / 2,
+        mainThread: (first.idle.main + second.idle.main) / 2
+      },
+      mainThreadCpuMsPer1000: {
+        logged: per1000(first.mainCpu.logged + second.mainCpu.logged, withLog.requests),
+        unlogged: per1000(first.mainCpu.unlogged + second.mainCpu.unlogged, without.requests)
       }
     } satisfies LogSearchBenchResult
   })
@@ -136,8 +172,14 @@ export const formatLogSearchBench = (r: LogSearchBenchResult): string => {
         r.postgresCpuMsPer1000.unlogged.toFixed(0)
       } ms not (recording: ${(r.postgresCpuMsPer1000.logged - r.postgresCpuMsPer1000.unlogged).toFixed(0)} ms)`
     ]),
-    `  host CPU per 1,000 requests: ${r.hostCpuMsPer1000.logged.toFixed(0)} ms recorded, ${r.hostCpuMsPer1000.unlogged.toFixed(0)} ms not (recording: ${
+    `  host CPU per 1,000 requests, less the idle hosts' ${r.idleCpuMsPerSecond.process.toFixed(0)} ms a second (main thread ${
+      r.idleCpuMsPerSecond.mainThread.toFixed(0)
+    }):`,
+    `    the process: ${r.hostCpuMsPer1000.logged.toFixed(0)} ms recorded, ${r.hostCpuMsPer1000.unlogged.toFixed(0)} ms not (recording: ${
       (r.hostCpuMsPer1000.logged - r.hostCpuMsPer1000.unlogged).toFixed(0)
+    } ms)`,
+    `    the main thread: ${r.mainThreadCpuMsPer1000.logged.toFixed(0)} ms recorded, ${r.mainThreadCpuMsPer1000.unlogged.toFixed(0)} ms not (recording: ${
+      (r.mainThreadCpuMsPer1000.logged - r.mainThreadCpuMsPer1000.unlogged).toFixed(0)
     } ms)`,
     ""
   ].join("\n")
@@ -180,12 +222,23 @@ export const benchRecorderCapacity = (options: { readonly rounds: number }) =>
   Effect.gen(function*() {
     const host = yield* startBenchHost(KEY, { workers: false, env: { PARLEY_LOG_API_REQUESTS: "false" } })
     const base = Layer.succeedContext(Context.pick(LogSearch, Ids)(host.context))
+    // The same entries without words (an empty `search_text`, so an empty vector): what the words cost, by difference.
+    const logs = Context.get(host.context, LogSearch)
+    const wordless = Layer.succeedContext(Context.add(Context.pick(Ids)(host.context), LogSearch, LogSearch.of({
+      ...logs,
+      append: (entries) => logs.append(entries.map((e) => ({ ...e, search_text: "" })))
+    })))
     const variants = [{ writers: 1, maxBatch: 500 }, { writers: 2, maxBatch: 500 }, { writers: 2, maxBatch: 1000 }]
     const totals = variants.map(() => ({ entries: 0, ms: 0, host: 0, postgres: 0 }))
     let serial = 0
-    const drain = (variant: (typeof variants)[number], total: (typeof totals)[number], settle: Effect.Effect<void> = Effect.void) =>
+    const drain = (
+      variant: (typeof variants)[number],
+      total: (typeof totals)[number],
+      settle: Effect.Effect<void> = Effect.void,
+      store: typeof base = base
+    ) =>
       Effect.gen(function*() {
-        const recorder = Context.get(yield* Layer.build(LogRecorder.layerWith(variant).pipe(Layer.provide(base))), LogRecorder)
+        const recorder = Context.get(yield* Layer.build(LogRecorder.layerWith(variant).pipe(Layer.provide(store))), LogRecorder)
         const drafts = Array.from({ length: MAX_BUFFERED }, () => stepDraft(host.project.id, serial++))
         const postgresBefore = processTreeCpuMicros(host.postgresPid) ?? 0
         const hostBefore = process.cpuUsage()
@@ -221,8 +274,9 @@ export const benchRecorderCapacity = (options: { readonly rounds: number }) =>
       `CREATE INDEX log_entries_search ON log_entries USING gin (search)${options}`,
       BRIN
     ]
-    const indexSets: ReadonlyArray<{ readonly label: string; readonly statements: ReadonlyArray<string> }> = [
+    const indexSets: ReadonlyArray<{ readonly label: string; readonly statements: ReadonlyArray<string>; readonly store?: typeof base }> = [
       { label: "2 writers, indexes as migrated", statements: ginWith("") },
+      { label: "2 writers, entries without words", statements: ginWith(""), store: wordless },
       { label: "2 writers, GIN pending list 1 MB", statements: ginWith(" WITH (gin_pending_list_limit = 1024)") },
       { label: "2 writers, GIN pending list 256 kB", statements: ginWith(" WITH (gin_pending_list_limit = 256)") },
       { label: "2 writers, no BRIN", statements: [...ginWith(""), "DROP INDEX log_entries_occurred_at"] },
@@ -232,7 +286,7 @@ export const benchRecorderCapacity = (options: { readonly rounds: number }) =>
     for (let round = 0; round < options.rounds; round++) {
       for (const i of indexSets.map((_, i) => (i + round) % indexSets.length)) {
         for (const statement of indexSets[i]!.statements) yield* Effect.orDie(sql.unsafe(statement))
-        yield* drain(variants[1]!, setTotals[i]!, Effect.orDie(settle))
+        yield* drain(variants[1]!, setTotals[i]!, Effect.orDie(settle), indexSets[i]!.store)
       }
     }
     totals.push(...setTotals)

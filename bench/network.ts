@@ -6,8 +6,8 @@
  * Then, on the parent's messages: `{ sink }` posts its webhooks there (signed
  * with the app secret given as its argument; several addresses: each webhook to the next in turn, as a load
  * balancer in front of several hosts; `null`: nowhere), `{ lift }` lifts the number's throughput and pair-rate
- * limits, `{ inbound }` makes each contact write first (their windows open),
- * `{ update }` changes a number's facts, `{ approve }` approves a template,
+ * limits, `{ inbound }` makes each contact write (`body`, default "hi"; their windows open; `concurrency` contacts
+ * at a time, default one), `{ update }` changes a number's facts, `{ approve }` approves a template,
  * `{ profile: path }` starts its CPU profile and `{ profile: null }` writes it there;
  * each is answered `{ done }`.
  */
@@ -26,7 +26,7 @@ const appSecret = process.argv[2] ?? "bench-network-app-secret"
 type Command =
   | { readonly sink: string | ReadonlyArray<string> | null }
   | { readonly lift: string }
-  | { readonly inbound: { readonly phoneNumberId: string; readonly contacts: ReadonlyArray<string> } }
+  | { readonly inbound: { readonly phoneNumberId: string; readonly contacts: ReadonlyArray<string>; readonly concurrency?: number; readonly body?: string } }
   | { readonly update: { readonly phoneNumberId: string; readonly patch: SimulatorNumberPatch } }
   | { readonly approve: string }
   | { readonly profile: string | null }
@@ -54,9 +54,11 @@ const program = Effect.gen(function*() {
         else if (profiling !== undefined) yield* profiling
       }
       if ("inbound" in command) {
-        for (const from of command.inbound.contacts) {
-          yield* simulator.inbound(command.inbound.phoneNumberId, { from, message: { type: "text", text: { body: "hi" } } })
-        }
+        const { body = "hi", concurrency = 1, contacts, phoneNumberId } = command.inbound
+        yield* Effect.forEach(contacts, (from) => simulator.inbound(phoneNumberId, { from, message: { type: "text", text: { body } } }), {
+          concurrency,
+          discard: true
+        })
       }
     })
   process.on("message", (command: Command) => Effect.runPromise(run(command)).then(() => process.send!({ done: true })))

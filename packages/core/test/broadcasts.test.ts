@@ -191,13 +191,13 @@ describe("the broadcast sender", () => {
       const send = (to: string, origin: "workflow" | "broadcast") =>
         outbound.send(g.config, { messaging_product: "whatsapp", to, type: "template", template }, { origin })
       yield* send("15557100001", "broadcast")
-      assert.deepStrictEqual(yield* conversational.current, { inFlight: 0, lastEndedMs: undefined })
+      assert.deepStrictEqual(yield* conversational.current, { inFlight: 0, lastSeenMs: undefined })
       yield* TestClock.adjust("3 seconds")
       const fiber = yield* Effect.forkChild(send("15557100002", "workflow"))
       yield* Effect.yieldNow
       assert.strictEqual((yield* conversational.current).inFlight, 1)
       assert.strictEqual((yield* Fiber.join(fiber))._tag, "Accepted")
-      assert.deepStrictEqual(yield* conversational.current, { inFlight: 0, lastEndedMs: yield* Clock.currentTimeMillis })
+      assert.deepStrictEqual(yield* conversational.current, { inFlight: 0, lastSeenMs: yield* Clock.currentTimeMillis })
     }).pipe(Effect.provide(layerMemoryParley)), 60_000)
 
   it.effect("after a restart, a send in doubt is settled by the network's report, or sent again once the network stayed silent", () =>

@@ -211,9 +211,24 @@ describe("log entries of each source", () => {
     const searchText = (message: string) =>
       logEntry({ id: "e", project_id: "p", source: "external_api_log", occurred_at: "t", ingested_at: "t", problem: false, message }).search_text
     // The ASCII scan and `logWords` agree: the same text either way.
-    for (const message of ["GET /v1/Things?a=B_c 200", "  --Héllo, WÖRLD!! déjà-vu 42", "İstanbul ß ΣΑΣ 😀 x", "", "!!!"]) {
+    const uuid = "0193A5B2-7c1d-7abc-8def-0123456789ab"
+    for (
+      const message of [
+        "GET /v1/Things?a=B_c 200",
+        "  --Héllo, WÖRLD!! déjà-vu 42",
+        "İstanbul ß ΣΑΣ 😀 x",
+        "",
+        "!!!",
+        `GET /platform/v1/workflows/${uuid} 200`,
+        `x${uuid} ${uuid}x ${uuid}-more ${uuid.slice(0, 35)} é ${uuid}`,
+        `${uuid}é`
+      ]
+    ) {
       assert.strictEqual(searchText(message), logWords(message).join(" "), message)
     }
+    // A UUID is one word of its digits, lowercased; with a letter or digit next to it, it is no UUID.
+    assert.strictEqual(searchText(`to ${uuid}.`), "to 0193a5b27c1d7abc8def0123456789ab")
+    assert.strictEqual(searchText(`${uuid}0`), "0193a5b2 7c1d 7abc 8def 0123456789ab0")
     // Cut after the last whole word that fits, whether the text is ASCII or not.
     const long = "a".repeat(MAX_SEARCH_TEXT - 3)
     assert.strictEqual(searchText(`${long} bb cc`), `${long} bb`)

@@ -18,6 +18,7 @@ import {
 } from "../src/messaging/DomainEvents.ts"
 import { renderInbound, replyFacts } from "../src/messaging/Content.ts"
 import { UpstreamIngestion } from "../src/messaging/Ingestion.ts"
+import { ConversationalSends } from "../src/messaging/ConversationalSends.ts"
 import { Messaging } from "../src/messaging/Messaging.ts"
 import { nextStatus } from "../src/messaging/Recording.ts"
 import { Outbound } from "../src/messaging/Outbound.ts"
@@ -607,6 +608,18 @@ describe("ingestion and stored messages", () => {
       assert.strictEqual(failed.status, "failed")
       assert.deepStrictEqual((failed.statuses[0] as any).errors, [{ code: 131047, title: "Re-engagement message" }])
       assert.deepStrictEqual(types(yield* written), [msgMessageStatusEvent("failed")])
+    }))
+
+  scenario("counts a contact's message as conversational work from its acknowledgement (broadcasts yield to its reply); a status report not", () =>
+    Effect.gen(function*() {
+      const { config, deliver, simulator } = yield* given
+      const conversational = yield* ConversationalSends
+      yield* deliver(statusChange(config.phone_number_id, config.business_account_id, { id: "wamid.S", status: "sent", timestamp: "1" }))
+      assert.deepStrictEqual(yield* conversational.current, { inFlight: 0, lastSeenMs: undefined })
+      yield* TestClock.adjust("2 seconds")
+      yield* simulator.inbound(config.phone_number_id, { from: "15550007777", message: { type: "text", text: { body: "hi" } } })
+      yield* settle
+      assert.deepStrictEqual(yield* conversational.current, { inFlight: 0, lastSeenMs: yield* Clock.currentTimeMillis })
     }))
 
   scenario("drops changes for numbers nobody connected, and refuses unsigned payloads", () =>

@@ -10,10 +10,11 @@
  * the ratio of the latency allowed to the latency seen (between 0.5 and 1), plus its square root as headroom to grow,
  * half-way smoothed.
  *
- * While sends inside conversations are in flight, and for `holdMs` after the last one ended, the window is at most
- * `whileConversing`: on a busy host the latency does not tell a reply's waits from the broadcast's (every send is
- * slowed alike), so the broadcast yields whenever a reply is under way, and takes its width back once none was for
- * `holdMs` (conversations come in turns: the hold keeps the next reply's way clear). The sends made meanwhile say
+ * While sends inside conversations are in flight, and for `holdMs` after the last one ended or a contact's message
+ * arrived (its reply's routing and step come before its send), the window is at most `whileConversing`: on a busy
+ * host the latency does not tell a reply's waits from the broadcast's (every send is slowed alike), so the broadcast
+ * yields whenever a reply is under way, and takes its width back once none was for `holdMs` (conversations come in
+ * turns: the hold keeps the next reply's way clear). The sends made meanwhile say
  * nothing about the window's own width and are left out of its latency.
  */
 import type { Conversing } from "../messaging/ConversationalSends.ts"
@@ -57,7 +58,7 @@ export const makeSendWindow = (options: SendWindowOptions): SendWindow => {
   let seen = 0
   let lastMs: number | undefined
   const yielding = (nowMs: number, c: Conversing) =>
-    c.inFlight > 0 || (c.lastEndedMs !== undefined && nowMs - c.lastEndedMs < options.holdMs)
+    c.inFlight > 0 || (c.lastSeenMs !== undefined && nowMs - c.lastSeenMs < options.holdMs)
   const current = (nowMs: number, c: Conversing) =>
     yielding(nowMs, c) ? Math.min(Math.round(limit), options.whileConversing) : Math.round(limit)
   return {

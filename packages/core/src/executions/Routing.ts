@@ -136,21 +136,21 @@ export class InboundRouting extends Context.Service<InboundRouting, {
       const settle = (batch: ReadonlyArray<ExecutionInputRecord>, status: ProcessingStatus) =>
         batch.length === 0 ? Effect.void : messages.settle(batch[0]!.project_id, batch.map((i) => i.id), status)
 
-      /** Read mode of the workflow that took the batch (decisions 10.3), through the network as the proxy does it. */
+      /**
+       * Read mode of the workflow that took the batch (decisions 10.3): its newest message, handed to the mark-readers
+       * (`messaging/ReadMarks.ts`), which mark it read through the network as the proxy does, after this returns.
+       */
       const applyReadMode = (workflow: Option.Option<WorkflowRecord>, config: MessageConfigRecord, batch: ReadonlyArray<ExecutionInputRecord>) => {
         const mode = Option.match(workflow, { onNone: () => "disabled" as const, onSome: (w) => w.inbound_message_read_mode })
-        const networkId = batch[batch.length - 1]?.network_id ?? null
-        if (mode === "disabled" || networkId === null) return Effect.void
-        return messaging.markRead(config, { accessToken: config.access_token }, {
-          messageId: networkId,
+        const newest = batch[batch.length - 1]
+        if (mode === "disabled" || newest === undefined || newest.network_id === null) return Effect.void
+        return messaging.markReadLater({
+          config,
+          conversationId: newest.conversation_id,
+          messageId: newest.network_id,
+          receivedAt: newest.received_at,
           typingIndicator: mode === "read_with_typing"
-        }).pipe(
-          Effect.asVoid,
-          Effect.catch((error) =>
-            Effect.logWarning("Read mode: the network refused the mark-read").pipe(
-              Effect.annotateLogs({ phone_number_id: config.phone_number_id, message_id: networkId, error: String(error._tag) })
-            ))
-        )
+        })
       }
 
       /**

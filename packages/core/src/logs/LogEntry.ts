@@ -41,17 +41,16 @@ const storableJson = (value: unknown): unknown => {
   return value
 }
 
-/** The string and number leaves of a JSON value (keys too), depth first. */
+/**
+ * The string, number and boolean leaves of a JSON value, depth first: its values, not its keys. The keys are the
+ * same few names in every entry of a source (`seq`, `direction`, `request_id`): each was a word of every entry, in
+ * the GIN index's busiest lists, and finds nothing a source or a filter does not (docs/decisions.md "Log entry cost").
+ */
 const leaves = (value: unknown, out: Array<string>): void => {
   if (typeof value === "string") out.push(value)
   else if (typeof value === "number" || typeof value === "boolean") out.push(String(value))
   else if (Array.isArray(value)) for (const item of value) leaves(item, out)
-  else if (Predicate.isObject(value)) {
-    for (const key in value) {
-      out.push(key)
-      leaves(value[key], out)
-    }
-  }
+  else if (Predicate.isObject(value)) for (const key in value) leaves(value[key], out)
 }
 
 /** The words of `parts`, cut at a word boundary once `MAX_SEARCH_TEXT` is reached. */
@@ -66,6 +65,21 @@ export const searchTextOf = (parts: ReadonlyArray<string>): string => {
   return (count === words.length ? words : words.slice(0, count)).join(" ")
 }
 
+const isHex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46)
+const isAsciiWordChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a)
+
+/** Whether a UUID as `logWords` reads one starts at `i` (its 8-4-4-4-12 hex digits, no letter or digit after). */
+const isUuidAt = (text: string, i: number): boolean => {
+  // Most words are no UUID: the first dash decides at once.
+  if (i + 36 > text.length || text.charCodeAt(i + 8) !== 0x2d) return false
+  for (let k = 0; k < 36; k++) {
+    const c = text.charCodeAt(i + k)
+    if (k === 8 || k === 13 || k === 18 || k === 23 ? c !== 0x2d : !isHex(c)) return false
+  }
+  // A character past 0x7f sends the whole text to `logWords` anyway.
+  return i + 36 === text.length || !isAsciiWordChar(text.charCodeAt(i + 36))
+}
+
 /**
  * `logWords` of an ASCII text joined by single spaces and cut as `searchTextOf` cuts, written into one buffer
  * instead of a string per word (a status report's entry built ~70 of them: 5.5 of its 8.8 KB); undefined for a text
@@ -77,12 +91,16 @@ const asciiWords = (text: string): string | undefined => {
   // Where the last whole word written ends: the cut falls there once the limit is passed.
   let wordEnd = 0
   let inWord = false
+  // Inside a UUID (`logWords`: one word of its digits) until here: its dashes are skipped, not word ends.
+  let uuidEnd = -1
   for (let i = 0; i < text.length; i++) {
     let c = text.charCodeAt(i)
     if (c >= 0x80) return undefined
+    if (c === 0x2d && i < uuidEnd) continue
     if (c >= 0x41 && c <= 0x5a) c += 0x20
     const word = (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)
     if (word) {
+      if (!inWord && isUuidAt(text, i)) uuidEnd = i + 36
       if (!inWord && length > 0) {
         if (length >= MAX_SEARCH_TEXT) return out.toString("latin1", 0, wordEnd)
         out[length++] = 0x20

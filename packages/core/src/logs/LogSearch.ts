@@ -4,7 +4,7 @@
  * each, searched by words, window, exact filters and problems, newest first.
  *
  * Words: an entry's `search_text` is its words (runs of letters and digits,
- * lowercased, `logWords`) joined by single spaces; a query matches an entry
+ * lowercased, a UUID one word, `logWords`) joined by single spaces; a query matches an entry
  * holding every one of its words as a whole word. Both adapters compare the
  * same words, so PostgreSQL's full-text search and the memory scan agree.
  */
@@ -113,8 +113,16 @@ export interface LogPage {
 /** Longest `search_text` kept: the words past it are not searchable (the payload is still stored). */
 export const MAX_SEARCH_TEXT = 16_000
 
-/** Lowercased runs of letters and digits: what the search compares. */
-export const logWords = (text: string): ReadonlyArray<string> => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+/**
+ * A UUID as text (8-4-4-4-12 hex digits, lowercased) at a word's start, not followed by a letter or digit: one word of
+ * its 32 digits, not five. Ids are searched whole; as five words each UUID put four more keys in the GIN index,
+ * three of them near-unique (a UUIDv7's random parts), the index's costliest kind (docs/decisions.md "Log entry cost").
+ */
+const WORD = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\p{L}\p{N}])|[\p{L}\p{N}]+/gu
+
+/** Lowercased runs of letters and digits, a UUID's 32 digits as one: what the search compares. */
+export const logWords = (text: string): ReadonlyArray<string> =>
+  (text.toLowerCase().match(WORD) ?? []).map((word) => (word.length === 36 && word[8] === "-" ? word.replaceAll("-", "") : word))
 
 /** A term's words in order, as they would sit in a `search_text`. */
 export const mentionOf = (term: string): string => logWords(term).join(" ")

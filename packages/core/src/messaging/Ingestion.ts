@@ -34,6 +34,7 @@ import { Templates } from "./templates/Templates.ts"
 import { type InboxEntry, MEDIA_TYPES } from "./Message.ts"
 import { type ForwardJob, requestInboxProcessing, UPSTREAM_FORWARD_QUEUE } from "./Queues.ts"
 import { UpstreamSettings } from "./Upstream.ts"
+import { ConversationalSends } from "./ConversationalSends.ts"
 import { decodeUpstream, type MessagesValue, senderOf, sendersOf, type UpstreamChange, type UpstreamMessage } from "./UpstreamPayload.ts"
 import { LogRecorder } from "../logs/LogRecorder.ts"
 import { upstreamChangeEntries } from "../logs/Sources.ts"
@@ -119,6 +120,7 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
       const ids = yield* Ids
       const transcriptionModel = yield* TranscriptionModel
       const recorder = yield* LogRecorder
+      const conversational = yield* ConversationalSends
       // Messaging built alone (its tests) has no registry of interests: then every event is worth writing, as the
       // registry itself answers when no subscriber declared one.
       const interest = yield* Effect.serviceOption(DomainEventInterest)
@@ -169,6 +171,8 @@ export class UpstreamIngestion extends Context.Service<UpstreamIngestion, {
             senders: []
           }
           const decoded = decodeUpstream(body)
+          // A contact's message: its reply is under way from here (broadcasts yield to it, `ConversationalSends`).
+                    if (decoded.some((change) => (change.messages?.messages.length ?? 0) > 0)) yield* conversational.arrived
           const inline = yield* receiveInline(entry, decoded).pipe(
             Effect.catchCause((cause) => Effect.as(Effect.logDebug("An upstream POST could not be recorded at once; queued", cause), false))
           )

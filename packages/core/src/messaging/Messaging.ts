@@ -22,10 +22,11 @@ import { LiveNumbers } from "./numbers/LiveNumbers.ts"
 import type { MessageConfigFilter, MessageConfigRecord } from "./numbers/MessageConfig.ts"
 import { MessageConfigsRepo } from "./numbers/MessageConfigsRepo.ts"
 import { makeOutboundRecording, type OutboundRecording } from "./OutboundRecording.ts"
+import { makeReadMarks, type ReadMarks } from "./ReadMarks.ts"
 import { makeRecording } from "./Recording.ts"
 import { makeStoredConversations, type StoredConversations } from "./StoredConversations.ts"
 
-export class Messaging extends Context.Service<Messaging, InboundRecording & OutboundRecording & StoredConversations & ConversationOpening & {
+export class Messaging extends Context.Service<Messaging, InboundRecording & ReadMarks & OutboundRecording & StoredConversations & ConversationOpening & {
   readonly listMessages: (projectId: string, filter: MessageFilter, window: ListWindow) => Effect.Effect<ListSlice<MessageRecord>>
   /** By Parley's id only, if the project has it. */
   readonly findMessage: (projectId: string, id: string) => Effect.Effect<Option.Option<MessageRecord>>
@@ -66,8 +67,10 @@ export class Messaging extends Context.Service<Messaging, InboundRecording & Out
         return yield* notFound("Message", id)
       })
 
+      const inbound = yield* makeInboundRecording(recording)
       return Messaging.of({
-        ...yield* makeInboundRecording(recording),
+        ...inbound,
+        ...yield* makeReadMarks(inbound.markRead),
         ...yield* makeOutboundRecording(recording),
         ...yield* makeStoredConversations(recording),
         ...yield* makeConversationOpening(recording),

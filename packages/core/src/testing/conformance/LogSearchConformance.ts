@@ -88,6 +88,39 @@ export const logSearchConformance = <E>(name: string, storage: Layer.Layer<LogSe
         assert.deepStrictEqual(yield* found("order missing"), [])
       }))
 
+    it.effect("finds an entry by the values of its attributes and payload, not their keys, and a UUID whole", () =>
+      Effect.gen(function*() {
+        const logs = yield* LogSearch
+        const project = uniqueId("prj")
+        const contact = "0193A5B2-7C1D-7ABC-8DEF-0123456789AB"
+        const failed = entry(project, 0, {
+          source: "flow_event",
+          message: "step_failed at send_1",
+          flow_execution_id: "01a22334-5a48-7002-aa7c-e695d2f57eae",
+          error_message: "Recipient phone number not on WhatsApp",
+          attributes: { seq: 12, direction: "forward" },
+          payload: { to: "+1 (555) 010-0199", contact_id: contact, message_id: "wamid.HBgLMTU1NTAx", text: "Your order shipped" }
+        })
+        const other = entry(project, 1, { message: `GET /platform/v1/contacts/${contact.toLowerCase()}x 200` })
+        yield* logs.append([failed, other])
+        const found = (text: string) => Effect.map(logs.search(query(project, { words: logWords(text) })), (p) => ids(p.entries))
+        // Every value a user looks for: ids (any case), a phone number, a message's id and text, the error.
+        assert.deepStrictEqual(yield* found(contact), [failed.id])
+        assert.deepStrictEqual(yield* found(`contact ${contact.toLowerCase()}`), [])
+        assert.deepStrictEqual(yield* found("01a22334-5a48-7002-aa7c-e695d2f57eae"), [failed.id])
+        assert.deepStrictEqual(yield* found("555 010 0199"), [failed.id])
+        assert.deepStrictEqual(yield* found("wamid.HBgLMTU1NTAx"), [failed.id])
+        assert.deepStrictEqual(yield* found("order shipped"), [failed.id])
+        assert.deepStrictEqual(yield* found("not on whatsapp"), [failed.id])
+        assert.deepStrictEqual(yield* found("forward 12"), [failed.id])
+        // Keys are no words; a UUID is one word, so a part of it finds nothing (as a part of any other word).
+        assert.deepStrictEqual(yield* found("direction"), [])
+        assert.deepStrictEqual(yield* found("message_id"), [])
+        assert.deepStrictEqual(yield* found("e695d2f57eae"), [])
+        // A UUID followed by more letters or digits is not one: its parts are words.
+        assert.deepStrictEqual(yield* found("0123456789abx"), [other.id])
+      }))
+
     it.effect("finds a word of any length, one too long for a PostgreSQL lexeme too, as a whole word", () =>
       Effect.gen(function*() {
         const logs = yield* LogSearch
