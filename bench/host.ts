@@ -15,7 +15,7 @@ import { Ids, Projects, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
 import { Host } from "@parley/http-node"
 import { EmbeddedPostgres, layerFromUrl, layerJobQueue, layerSimulatorStore, layerStorage } from "@parley/store-pg"
-import { ConfigProvider, Context, Effect, Layer, Option, Redacted, Tracer } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Option, Redacted, References, Tracer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { HttpServer } from "effect/http"
 import * as Fs from "node:fs"
@@ -117,3 +117,34 @@ export const runsReaching = (sql: SqlClient.SqlClient, tries: number) => {
   return { count, until }
 }
 
+
+/**
+ * The simulated network's own answer to a mark-read of `id` (with a typing indicator), called as the host's network
+ * client would call it: what the network's side of a mark-read costs.
+ */
+export const simulatedMarkRead = (simulator: Context.Service.Shape<typeof Simulator.NetworkSimulator>, pnid: string, accessToken: string) => {
+  const encoder = new TextEncoder()
+  return (id: string) =>
+    simulator.handle({
+      method: "POST",
+      baseUrl: "http://network.local",
+      path: `/v24.0/${pnid}/messages`,
+      query: {},
+      authorization: `Bearer ${accessToken}`,
+      body: {
+        _tag: "Bytes",
+        contentType: "application/json",
+        bytes: encoder.encode(JSON.stringify({ messaging_product: "whatsapp", status: "read", message_id: id, typing_indicator: { type: "text" } }))
+      }
+    })
+}
+
+/** Runs a bench script's program with warnings and worse logged, and exits: 0 when it ended, 1 when it failed. */
+export const runScript = (program: Effect.Effect<unknown, unknown>) =>
+  Effect.runPromise(program.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )

@@ -23,11 +23,11 @@
  */
 import { UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
-import { Context, Effect, Option, Redacted, References } from "effect"
+import { Context, Effect, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { processTreeCpuMicros } from "./cpu.ts"
 import { waiterDefinition } from "./executions.ts"
-import { connectSimulatedNumber, jsonRequester, runsReaching, startBenchHost } from "./host.ts"
+import { connectSimulatedNumber, jsonRequester, runScript, runsReaching, simulatedMarkRead, startBenchHost } from "./host.ts"
 import { loadApart, resumesApart } from "./loadProcess.ts"
 import { forkNetwork } from "./networkProcess.ts"
 
@@ -54,20 +54,7 @@ const startWithNetwork = Effect.gen(function*() {
       })
     const ingestion = Context.get(host.context, UpstreamIngestion)
     const number = Option.getOrThrow(Context.get(host.context, UpstreamSettings).simulatedNumber)
-    const encoder = new TextEncoder()
-    const markRead = (id: string) =>
-      simulator.handle({
-        method: "POST",
-        baseUrl: "http://network.local",
-        path: `/v24.0/${pnid}/messages`,
-        query: {},
-        authorization: `Bearer ${Redacted.value(number.accessToken)}`,
-        body: {
-          _tag: "Bytes",
-          contentType: "application/json",
-          bytes: encoder.encode(JSON.stringify({ messaging_product: "whatsapp", status: "read", message_id: id, typing_indicator: { type: "text" } }))
-        }
-      })
+    const markRead = simulatedMarkRead(simulator, pnid, Redacted.value(number.accessToken))
     // Contacts with no run: the webhook reaches a sink that takes it and does nothing.
     const networkAlone = (contacts: ReadonlyArray<string>) =>
       Effect.gen(function*() {
@@ -209,10 +196,4 @@ const program = Effect.gen(function*() {
   }; API / inbound with read mode disabled: ${ratios(unread)}`)
 }).pipe(Effect.scoped)
 
-Effect.runPromise(program.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+runScript(program)

@@ -9,10 +9,10 @@
  */
 import { LiveNumbers, Messaging, MessagesRepo, MessagingNetwork, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
-import { Context, Effect, Option, Redacted, References } from "effect"
+import { Context, Effect, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { processTreeCpuMicros } from "./cpu.ts"
-import { connectSimulatedNumber, jsonRequester, startBenchHost } from "./host.ts"
+import { connectSimulatedNumber, jsonRequester, runScript, simulatedMarkRead, startBenchHost } from "./host.ts"
 
 const KEY = "pk_bench_mark_read_parts_0123456789"
 const rounds = Number(process.env.MARK_READ_ROUNDS ?? 3)
@@ -51,23 +51,10 @@ const program = Effect.gen(function*() {
         WHERE m.direction = 'inbound' AND c.wa_id = ANY(${contacts})`,
       (rows) => rows.map((r) => r.network_id)
     )
-  const encoder = new TextEncoder()
   const run: Record<typeof parts[number], (id: string) => Effect.Effect<unknown, unknown>> = {
     "whole": (id) => messaging.markRead(config, access, { messageId: id, typingIndicator: true }),
     "network call": (id) => network.markRead(access, pnid, { messageId: id, typingIndicator: true }),
-    "network's own": (id) =>
-      simulator.handle({
-        method: "POST",
-        baseUrl: "http://network.local",
-        path: `/v24.0/${pnid}/messages`,
-        query: {},
-        authorization: `Bearer ${Redacted.value(number.accessToken)}`,
-        body: {
-          _tag: "Bytes",
-          contentType: "application/json",
-          bytes: encoder.encode(JSON.stringify({ messaging_product: "whatsapp", status: "read", message_id: id, typing_indicator: { type: "text" } }))
-        }
-      }),
+    "network's own": simulatedMarkRead(simulator, pnid, Redacted.value(number.accessToken)),
     "store": (id) => repo.markInboundRead([{ projectId: config.project_id, phoneNumberId: pnid, networkId: id, at: new Date().toISOString() }])
   }
   const results = new Map<string, Array<{ host: number; postgres: number }>>(parts.map((p) => [p, []]))
@@ -92,10 +79,4 @@ const program = Effect.gen(function*() {
   }
 }).pipe(Effect.scoped)
 
-Effect.runPromise(program.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+runScript(program)

@@ -15,10 +15,10 @@
  */
 import { ExecutionEngine, Executions, type Principal, UpstreamIngestion, UpstreamSettings } from "@parley/core"
 import { Simulator } from "@parley/core/simulators"
-import { Context, Effect, Option, References } from "effect"
+import { Context, Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { chainDefinition, countDatabaseWrites, greeterDefinition, waiterDefinition } from "./executions.ts"
-import { connectSimulatedNumber, jsonRequester, runsReaching, startBenchHost } from "./host.ts"
+import { connectSimulatedNumber, jsonRequester, runScript, runsReaching, startBenchHost } from "./host.ts"
 import { loadApart } from "./loadProcess.ts"
 import { traceDatabaseWrites } from "./traceWrites.ts"
 
@@ -211,10 +211,4 @@ const program = Effect.gen(function*() {
   }
 }).pipe(Effect.scoped)
 
-Effect.runPromise(program.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+runScript(program)
